@@ -1,0 +1,172 @@
+// State diagrams: a transition table as Graphviz DOT or Mermaid `stateDiagram-v2` text.
+//
+// The edges are found by asking the table itself, for every state and every input, which row
+// fires; so predicate rows and row priority are drawn exactly as they behave. States and inputs
+// are identified by their names: equal names are drawn as one.
+
+/// One edge of a state diagram: the states it joins and the inputs that take it, in order.
+public struct TransitionDiagramEdge: Equatable, Sendable {
+    /// The name of the state the edge leaves.
+    public var from: String
+    /// The name of the state the edge enters.
+    public var to: String
+    /// The names of the inputs that take this edge.
+    public var inputs: [String]
+
+    /// Creates an edge.
+    public init(from: String, to: String, inputs: [String]) {
+        self.from = from
+        self.to = to
+        self.inputs = inputs
+    }
+}
+
+extension TransitionTable {
+    /// The diagram's edges, one per pair of states, in the order of `states` and `inputs`.
+    ///
+    /// - Parameters:
+    ///   - states: States to draw besides those named in rows (needed for predicate rows).
+    ///   - inputs: Inputs to try besides those named in rows (needed for predicate inputs).
+    ///   - stateName: The label of a state; it identifies the state in the diagram.
+    ///   - inputName: The label of an input.
+    public func diagramEdges(
+        states: [State] = [],
+        inputs: [Input] = [],
+        stateName: (State) -> String,
+        inputName: (Input) -> String
+    ) -> [TransitionDiagramEdge] {
+        let allStates = unique(states + rows.compactMap { $0.transition.from.value } + rows.map { $0.transition.to }, name: stateName)
+        let allInputs = unique(inputs + rows.compactMap { $0.input.value }, name: inputName)
+        var edges: [TransitionDiagramEdge] = []
+        for state in allStates {
+            for input in allInputs {
+                guard let row = row(for: input, in: state) else { continue }
+                let from = stateName(state), to = stateName(row.transition.to), label = inputName(input)
+                if let index = edges.firstIndex(where: { $0.from == from && $0.to == to }) {
+                    edges[index].inputs.append(label)
+                } else {
+                    edges.append(TransitionDiagramEdge(from: from, to: to, inputs: [label]))
+                }
+            }
+        }
+        return edges
+    }
+
+    /// The table as a Graphviz DOT digraph; render it with `dot -Tsvg`.
+    ///
+    /// Parameters are those of ``diagramEdges(states:inputs:stateName:inputName:)``, plus the
+    /// graph's `name` and the `initial` state, drawn with an arrow from a dot.
+    public func graphvizDOT(
+        name: String = "TransitionTable",
+        initial: State? = nil,
+        states: [State] = [],
+        inputs: [Input] = [],
+        stateName: (State) -> String,
+        inputName: (Input) -> String
+    ) -> String {
+        let edges = diagramEdges(states: states, inputs: inputs, stateName: stateName, inputName: inputName)
+        var text = "digraph \(dotQuoted(name)) {\n    rankdir=LR;\n    node [shape=box, style=rounded];\n"
+        if let initial {
+            text += "    \"[*]\" [shape=point, label=\"\"];\n    \"[*]\" -> \(dotQuoted(stateName(initial)));\n"
+        }
+        for edge in edges {
+            text += "    \(dotQuoted(edge.from)) -> \(dotQuoted(edge.to)) [label=\(dotQuoted(edge.inputs.joined(separator: ", ")))];\n"
+        }
+        return text + "}\n"
+    }
+
+    /// The table as a Mermaid `stateDiagram-v2`; paste it into any Mermaid renderer.
+    ///
+    /// Parameters are those of ``diagramEdges(states:inputs:stateName:inputName:)``, plus the
+    /// `initial` state, drawn from `[*]`.
+    public func mermaidStateDiagram(
+        initial: State? = nil,
+        states: [State] = [],
+        inputs: [Input] = [],
+        stateName: (State) -> String,
+        inputName: (Input) -> String
+    ) -> String {
+        let edges = diagramEdges(states: states, inputs: inputs, stateName: stateName, inputName: inputName)
+        var text = "stateDiagram-v2\n"
+        var declared: [String] = []
+        func id(_ name: String) -> String {
+            let id = mermaidIdentifier(name)
+            if id != name, !declared.contains(name) {
+                declared.append(name)
+                text += "    state \"\(mermaidLabel(name))\" as \(id)\n"
+            }
+            return id
+        }
+        if let initial {
+            let start = id(stateName(initial))
+            text += "    [*] --> \(start)\n"
+        }
+        for edge in edges {
+            let from = id(edge.from), to = id(edge.to)
+            text += "    \(from) --> \(to) : \(edge.inputs.joined(separator: ", "))\n"
+        }
+        return text
+    }
+}
+
+extension TransitionTable where State: CustomStringConvertible, Input: CustomStringConvertible {
+    /// The table as a Graphviz DOT digraph, labelled by `description`.
+    public func graphvizDOT(
+        name: String = "TransitionTable", initial: State? = nil, states: [State] = [], inputs: [Input] = []
+    ) -> String {
+        graphvizDOT(name: name, initial: initial, states: states, inputs: inputs,
+                    stateName: { $0.description }, inputName: { $0.description })
+    }
+
+    /// The table as a Mermaid `stateDiagram-v2`, labelled by `description`.
+    public func mermaidStateDiagram(initial: State? = nil, states: [State] = [], inputs: [Input] = []) -> String {
+        mermaidStateDiagram(initial: initial, states: states, inputs: inputs,
+                            stateName: { $0.description }, inputName: { $0.description })
+    }
+}
+
+private func unique<Value>(_ values: [Value], name: (Value) -> String) -> [Value] {
+    var names: [String] = []
+    var result: [Value] = []
+    for value in values {
+        let key = name(value)
+        if !names.contains(key) {
+            names.append(key)
+            result.append(value)
+        }
+    }
+    return result
+}
+
+private func dotQuoted(_ text: String) -> String {
+    var quoted = "\""
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case "\"": quoted += "\\\""
+        case "\\": quoted += "\\\\"
+        case "\n": quoted += "\\n"
+        default: quoted.unicodeScalars.append(scalar)
+        }
+    }
+    return quoted + "\""
+}
+
+private func mermaidIdentifier(_ name: String) -> String {
+    var id = ""
+    for scalar in name.unicodeScalars {
+        let isLetter = (scalar >= "a" && scalar <= "z") || (scalar >= "A" && scalar <= "Z")
+        let isDigit = scalar >= "0" && scalar <= "9"
+        id.unicodeScalars.append(isLetter || isDigit || scalar == "_" ? scalar : "_")
+    }
+    if let first = id.unicodeScalars.first, first >= "0" && first <= "9" { id = "_" + id }
+    return id.isEmpty ? "_" : id
+}
+
+/// Mermaid labels cannot hold a raw `"`; it has an entity code for it.
+private func mermaidLabel(_ name: String) -> String {
+    var label = ""
+    for scalar in name.unicodeScalars {
+        if scalar == "\"" { label += "#quot;" } else { label.unicodeScalars.append(scalar) }
+    }
+    return label
+}
