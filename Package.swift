@@ -5,6 +5,8 @@ let package = Package(
     name: "Actomaton",
     products: [
         .library(name: "ActomatonCore", targets: ["ActomatonCore"]),
+        .library(name: "CSVExample", targets: ["CSVExample"]),
+        .library(name: "TicTacToeExample", targets: ["TicTacToeExample"]),
     ],
     targets: [
         // Layer 1: the Embedded-clean core. Depends on nothing.

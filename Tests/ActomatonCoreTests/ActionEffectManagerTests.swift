@@ -67,3 +67,51 @@ struct ActionEffectManagerTests {
         #expect(machine.state == [.a, .b, .d, .c])
     }
 }
+
+/// The same script, returning `Feedback` instead of arrays.
+private let inlineScript = MealyReducer<Step, [Step], Void, Feedback<Step>> { action, log, _ in
+    log.append(action)
+    switch action {
+    case .a: return .actions(.b, .c)
+    case .b: return .action(.d)
+    case .c, .d: return .none
+    case .loop: return [.loop]
+    case .fork: return Feedback([.b, .c, .d])
+    }
+}
+
+@Suite("Feedback")
+struct FeedbackTests {
+    @Test func inlineFeedbackRunsInTheSameOrderAsArrays() {
+        var machine = MealyMachine(state: [], reducer: inlineScript, effectManager: ActionEffectManager())
+        #expect(machine.send(.a) == .completed(steps: 4))
+        #expect(machine.state == [.a, .b, .d, .c])
+        machine.state = []
+        #expect(machine.send(.loop) == .depthLimitReached(steps: 101))
+    }
+
+    @Test func spillsToAnArrayPastTwoActions() {
+        var machine = MealyMachine(state: [], reducer: inlineScript, effectManager: ActionEffectManager())
+        #expect(machine.send(.fork) == .completed(steps: 5))
+        #expect(machine.state == [.fork, .b, .d, .c, .d])
+    }
+
+    @Test func collectionAndCombine() {
+        let one: Feedback<Step> = .action(.a)
+        let two: Feedback<Step> = [.b, .c]
+        #expect(Array(Feedback<Step>.none) == [])
+        #expect(Array(one) == [.a])
+        #expect(Array(two) == [.b, .c])
+        #expect(Array(Feedback.combine(one, two)) == [.a, .b, .c])
+        #expect(Feedback.combine(.none, two) == two)
+        #expect(Feedback<Step>([.a, .b, .c, .d]).count == 4)
+    }
+
+    @Test func composesWithCombine() {
+        let first = MealyReducer<Step, Int, Void, Feedback<Step>> { _, n, _ in n += 1; return .action(.c) }
+        let second = MealyReducer<Step, Int, Void, Feedback<Step>> { _, n, _ in n *= 10; return .action(.d) }
+        var n = 0
+        #expect(Array(MealyReducer.combine(first, second).run(.a, &n, ())) == [.c, .d])
+        #expect(n == 10)
+    }
+}

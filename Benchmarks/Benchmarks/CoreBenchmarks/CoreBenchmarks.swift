@@ -1,0 +1,101 @@
+// ActomatonCore against the physical limit: each machine is measured beside a hand-written
+// loop doing the same work on a plain struct, in the same run. `make bench` prints the ratios.
+//
+// Naming: "<group>: <variant>"; the variant "baseline" is the hand-written loop of its group.
+
+import ActomatonCore
+import Benchmark
+import CSVExample
+
+let benchmarks: @Sendable () -> Void = {
+    Benchmark.defaultConfiguration = .init(
+        metrics: [.wallClock, .throughput, .mallocCountTotal],
+        timeUnits: .nanoseconds,
+        warmupIterations: 3,
+        scalingFactor: .kilo,
+        maxDuration: .seconds(2),
+        maxIterations: 1_000_000
+    )
+
+    // MARK: Counter on NoOpEffectManager
+
+    Benchmark("counter: baseline") { benchmark in
+        var state = CounterState()
+        for index in benchmark.scaledIterations {
+            handWrittenCounter(counterActions[index & counterMask], &state)
+        }
+        blackHole(state)
+    }
+
+    Benchmark("counter: MealyMachine, struct reducer, NoOpEffectManager") { benchmark in
+        var machine = MealyMachine(state: CounterState(), reducer: CounterReducer())
+        for index in benchmark.scaledIterations {
+            machine.send(counterActions[index & counterMask])
+        }
+        blackHole(machine.state)
+    }
+
+    Benchmark("counter: MealyMachine, closure MealyReducer, NoOpEffectManager") { benchmark in
+        var machine = MealyMachine(state: CounterState(), reducer: MealyReducer(CounterReducer()))
+        for index in benchmark.scaledIterations {
+            machine.send(counterActions[index & counterMask])
+        }
+        blackHole(machine.state)
+    }
+
+    // MARK: Feedback chain on ActionEffectManager
+
+    Benchmark("feedback: baseline") { benchmark in
+        var state = ChainState()
+        for index in benchmark.scaledIterations {
+            handWrittenChain(chainActions[index & counterMask], &state)
+        }
+        blackHole(state)
+    }
+
+    Benchmark("feedback: MealyMachine, struct reducer, ActionEffectManager, Feedback output") { benchmark in
+        var machine = MealyMachine(state: ChainState(), reducer: InlineChainReducer(), effectManager: ActionEffectManager())
+        for index in benchmark.scaledIterations {
+            blackHole(machine.send(chainActions[index & counterMask]))
+        }
+        blackHole(machine.state)
+    }
+
+    Benchmark("feedback: MealyMachine, struct reducer, ActionEffectManager, [Action] output") { benchmark in
+        var machine = MealyMachine(state: ChainState(), reducer: ArrayChainReducer(), effectManager: ActionEffectManager())
+        for index in benchmark.scaledIterations {
+            blackHole(machine.send(chainActions[index & counterMask]))
+        }
+        blackHole(machine.state)
+    }
+
+    // MARK: CSV tokenizer
+
+    let csv = sampleCSV(byteCount: 1 << 20)
+    let expected = machineCSV(csv)
+    var handWritten = FieldSink()
+    handWrittenCSV(csv, into: &handWritten)
+    precondition(handWritten == expected, "the hand-written CSV loop disagrees with CSVTokenizer: \(handWritten) vs \(expected)")
+    let csvConfiguration = Benchmark.Configuration(
+        metrics: [.wallClock, .mallocCountTotal, .throughput],
+        timeUnits: .microseconds,
+        warmupIterations: 1,
+        scalingFactor: .one,
+        maxDuration: .seconds(3),
+        maxIterations: 200
+    )
+
+    Benchmark("csv: baseline", configuration: csvConfiguration) { benchmark in
+        for _ in benchmark.scaledIterations {
+            var sink = FieldSink()
+            handWrittenCSV(csv, into: &sink)
+            blackHole(sink)
+        }
+    }
+
+    Benchmark("csv: MealyMachine, CSVTokenizer, ReplyEffectManager", configuration: csvConfiguration) { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(machineCSV(csv))
+        }
+    }
+}
