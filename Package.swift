@@ -3,20 +3,43 @@ import PackageDescription
 
 let package = Package(
     name: "Actomaton",
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "ActomatonCore", targets: ["ActomatonCore"]),
+        .library(name: "ActomatonEffect", targets: ["ActomatonEffect"]),
+        .library(name: "Actomaton", targets: ["Actomaton"]),
         .library(name: "CSVExample", targets: ["CSVExample"]),
         .library(name: "TicTacToeExample", targets: ["TicTacToeExample"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/pointfreeco/swift-case-paths", from: "1.5.0"),
+        .package(url: "https://github.com/pointfreeco/swift-clocks", from: "1.0.0"),
     ],
     targets: [
         // Layer 1: the Embedded-clean core. Depends on nothing.
         .target(name: "ActomatonCore"),
+
+        // Layer 2: the async effect manager.
+        .target(name: "ActomatonEffect", dependencies: ["ActomatonCore"]),
+        // Layer 2: the Actomaton actor and key-path / case-path composition.
+        .target(name: "Actomaton", dependencies: [
+            "ActomatonEffect",
+            .product(name: "CasePaths", package: "swift-case-paths"),
+        ]),
 
         // Example state machines, written once against the core only.
         .target(name: "CSVExample", dependencies: ["ActomatonCore"], path: "Plugins/CSVExample"),
         .target(name: "TicTacToeExample", dependencies: ["ActomatonCore"], path: "Plugins/TicTacToeExample"),
 
         .testTarget(name: "ActomatonCoreTests", dependencies: ["ActomatonCore"]),
+        .testTarget(name: "ActomatonEffectTests", dependencies: [
+            "ActomatonEffect",
+            .product(name: "Clocks", package: "swift-clocks"),
+        ]),
+        .testTarget(name: "ActomatonTests", dependencies: [
+            "Actomaton",
+            .product(name: "Clocks", package: "swift-clocks"),
+        ]),
         .testTarget(name: "CSVExampleTests", dependencies: ["CSVExample"]),
         .testTarget(name: "TicTacToeExampleTests", dependencies: ["TicTacToeExample"]),
     ],

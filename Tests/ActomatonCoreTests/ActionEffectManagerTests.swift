@@ -102,8 +102,8 @@ struct FeedbackTests {
         #expect(Array(Feedback<Step>.none) == [])
         #expect(Array(one) == [.a])
         #expect(Array(two) == [.b, .c])
-        #expect(Array(Feedback.combine(one, two)) == [.a, .b, .c])
-        #expect(Feedback.combine(.none, two) == two)
+        #expect(Array(one + two) == [.a, .b, .c])
+        #expect(Feedback.none + two == two)
         #expect(Feedback<Step>([.a, .b, .c, .d]).count == 4)
     }
 

@@ -61,7 +61,7 @@ public struct Feedback<Action>: BidirectionalCollection, ExpressibleByArrayLiter
 
     /// The actions of `lhs`, then those of `rhs`.
     @inlinable
-    public static func combine(_ lhs: Feedback, _ rhs: Feedback) -> Feedback {
+    public static func + (lhs: Feedback, rhs: Feedback) -> Feedback {
         if lhs.isEmpty { return rhs }
         if rhs.isEmpty { return lhs }
         return Feedback(Array(lhs) + Array(rhs))

@@ -16,7 +16,7 @@ extension MealyReducer where Output: ReducerOutput {
         MealyReducer { action, state, environment in
             var output = Output.empty
             for reducer in reducers {
-                output = Output.combine(output, reducer.run(action, &state, environment))
+                output = output + reducer.run(action, &state, environment)
             }
             return output
         }

@@ -1,0 +1,162 @@
+import ActomatonCore
+
+/// What a reducer asks the world to do next: actions to feed back, async work that may send
+/// actions, and cancellations.
+///
+/// There are five ways to make one, and any number combine with `+`:
+///
+/// | Form | Runs |
+/// |---|---|
+/// | ``nextAction(_:)`` | no work: the action is fed back at once, within the same `send` |
+/// | ``fireAndForget(id:queue:run:)-(_,_,()->Void)`` | one `async` job, no next action |
+/// | ``init(id:queue:run:)-(_,_,()->Action?)`` | one `async` job whose result, if not `nil`, is the next action |
+/// | ``init(id:queue:sequence:)-(_,_,()->S)`` | an `AsyncSequence` whose every element is a next action |
+/// | ``cancel(id:)`` / ``cancel(ids:)`` | cancels running effects by ID |
+///
+/// Work that sleeps should sleep on `context.clock` (the closures that take an
+/// ``EffectContext``), so that tests control time.
+public struct Effect<Action: Sendable>: Sendable {
+    @usableFromInline
+    let parts: [Part]
+
+    @usableFromInline
+    init(parts: [Part]) {
+        self.parts = parts
+    }
+
+    @usableFromInline
+    enum Part: Sendable {
+        case nextAction(Action)
+        case work(Work)
+        case cancel([AnyEffectID])
+    }
+
+    /// One piece of async work: what it is called, which lane it runs in, and the job itself.
+    @usableFromInline
+    struct Work: Sendable {
+        let id: AnyEffectID?
+        let queue: AnyEffectQueue?
+        /// Runs the job; `send` delivers each next action.
+        let run: @Sendable (_ context: EffectContext, _ send: @escaping @Sendable (Action) async -> Void) async throws -> Void
+
+        init(id: (any EffectID)?, queue: (any EffectQueue)?,
+             run: @escaping @Sendable (EffectContext, @escaping @Sendable (Action) async -> Void) async throws -> Void) {
+            self.id = id.map { AnyEffectID($0) }
+            self.queue = queue.map { AnyEffectQueue($0) }
+            self.run = run
+        }
+    }
+}
+
+extension Effect {
+    /// No effect.
+    @inlinable
+    public static var empty: Effect { Effect(parts: []) }
+
+    /// Feeds `action` back at once, within the same `send`, before any async work runs.
+    public static func nextAction(_ action: Action) -> Effect {
+        Effect(parts: [.nextAction(action)])
+    }
+
+    /// Runs `run` once; its result, if not `nil`, is sent as the next action.
+    ///
+    /// - Parameters:
+    ///   - id: Cancels effects running with an equal ID when this one starts, and lets
+    ///     ``cancel(id:)`` cancel this one.
+    ///   - queue: The lane this effect runs in; see ``EffectQueue``.
+    public init(
+        id: (any EffectID)? = nil,
+        queue: (any EffectQueue)? = nil,
+        run: @escaping @Sendable () async throws -> Action?
+    ) {
+        self.init(id: id, queue: queue) { _ in try await run() }
+    }
+
+    /// Runs `run` once with the machine's ``EffectContext``; its result, if not `nil`, is sent
+    /// as the next action.
+    public init(
+        id: (any EffectID)? = nil,
+        queue: (any EffectQueue)? = nil,
+        run: @escaping @Sendable (EffectContext) async throws -> Action?
+    ) {
+        self.init(parts: [.work(Work(id: id, queue: queue) { context, send in
+            if let action = try await run(context) { await send(action) }
+        })])
+    }
+
+    /// Iterates the sequence `sequence` makes; every element is sent as a next action, in order.
+    public init<S: AsyncSequence & Sendable>(
+        id: (any EffectID)? = nil,
+        queue: (any EffectQueue)? = nil,
+        sequence: @escaping @Sendable () async throws -> S
+    ) where S.Element == Action {
+        self.init(id: id, queue: queue, sequence: { _ in try await sequence() })
+    }
+
+    /// Iterates the sequence `sequence` makes with the machine's ``EffectContext``; every
+    /// element is sent as a next action, in order.
+    public init<S: AsyncSequence & Sendable>(
+        id: (any EffectID)? = nil,
+        queue: (any EffectQueue)? = nil,
+        sequence: @escaping @Sendable (EffectContext) async throws -> S
+    ) where S.Element == Action {
+        self.init(parts: [.work(Work(id: id, queue: queue) { context, send in
+            for try await action in try await sequence(context) {
+                try Task.checkCancellation()
+                await send(action)
+            }
+        })])
+    }
+
+    /// Runs `run` once, for its side effects only.
+    public static func fireAndForget(
+        id: (any EffectID)? = nil,
+        queue: (any EffectQueue)? = nil,
+        run: @escaping @Sendable () async throws -> Void
+    ) -> Effect {
+        fireAndForget(id: id, queue: queue) { _ in try await run() }
+    }
+
+    /// Runs `run` once with the machine's ``EffectContext``, for its side effects only.
+    public static func fireAndForget(
+        id: (any EffectID)? = nil,
+        queue: (any EffectQueue)? = nil,
+        run: @escaping @Sendable (EffectContext) async throws -> Void
+    ) -> Effect {
+        Effect(parts: [.work(Work(id: id, queue: queue) { context, _ in try await run(context) })])
+    }
+
+    /// Cancels every effect running (or waiting in a queue) with an ID equal to `id`.
+    public static func cancel(id: some EffectID) -> Effect {
+        Effect(parts: [.cancel([AnyEffectID(id)])])
+    }
+
+    /// Cancels every effect running (or waiting in a queue) with an ID equal to one of `ids`.
+    public static func cancel(ids: [any EffectID]) -> Effect {
+        Effect(parts: [.cancel(ids.map { AnyEffectID($0) })])
+    }
+}
+
+extension Effect: ReducerOutput {
+
+    /// All of `effects`, in order.
+    public static func combine(_ effects: Effect...) -> Effect {
+        combine(effects)
+    }
+
+    /// All of `effects`, in order.
+    public static func combine(_ effects: [Effect]) -> Effect {
+        Effect(parts: effects.flatMap(\.parts))
+    }
+
+    /// `lhs`'s parts, then `rhs`'s.
+    @inlinable
+    public static func + (lhs: Effect, rhs: Effect) -> Effect {
+        if lhs.parts.isEmpty { return rhs }
+        if rhs.parts.isEmpty { return lhs }
+        return Effect(parts: lhs.parts + rhs.parts)
+    }
+
+    /// Whether the effect does nothing.
+    public var isEmpty: Bool { parts.isEmpty }
+}

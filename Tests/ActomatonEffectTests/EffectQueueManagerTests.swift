@@ -1,0 +1,232 @@
+import ActomatonCore
+import ActomatonEffect
+import Clocks
+import Testing
+
+private enum Action: Sendable, Equatable {
+    case start(Int, id: Int? = nil, queue: Queue? = nil)
+    case startAfter(Int, seconds: Int)
+    case cancel(id: Int)
+    case done(Int)
+    case chain(Int)
+    case feedback([Action])
+}
+
+private struct ID: EffectID { var value: Int }
+
+private enum Queue: String, Sendable, Equatable, EffectQueue {
+    case newest1, newest2, discard1, suspend1, suspend2, delayed
+
+    var effectQueuePolicy: EffectQueuePolicy {
+        switch self {
+        case .newest1: .runNewest(maxCount: 1)
+        case .newest2: .runNewest(maxCount: 2)
+        case .discard1: .runOldest(maxCount: 1, .discardNew)
+        case .suspend1: .runOldest(maxCount: 1, .suspendNew)
+        case .suspend2: .runOldest(maxCount: 2, .suspendNew)
+        case .delayed: .runOldest(maxCount: 5, .suspendNew)
+        }
+    }
+
+    var effectQueueDelay: EffectQueueDelay {
+        self == .delayed ? .constant(2) : .none
+    }
+}
+
+/// State: the effects that delivered, in order.
+private func reducer(gates: Gates) -> MealyReducer<Action, [Int], Void, Effect<Action>> {
+    MealyReducer { action, delivered, _ in
+        switch action {
+        case let .start(key, id, queue):
+            return Effect(id: id.map { ID(value: $0) }, queue: queue) {
+                await gates.wait(for: key)
+                return .done(key)
+            }
+        case let .startAfter(key, seconds):
+            return Effect { context in
+                try await context.clock.sleep(for: .seconds(seconds))
+                return .done(key)
+            }
+        case let .cancel(id):
+            return .cancel(id: ID(value: id))
+        case let .done(key):
+            delivered.append(key)
+            return .empty
+        case let .chain(key):
+            delivered.append(key)
+            return key > 0 ? Effect { .chain(key - 1) } : .empty
+        case let .feedback(actions):
+            return .combine(actions.map(Effect.nextAction))
+        }
+    }
+}
+
+@Suite("EffectQueueManager")
+struct EffectQueueManagerTests {
+    let gates = Gates()
+    let clock = TestClock()
+
+    private func host() -> TestHost<Action, [Int]> {
+        TestHost(state: [], reducer: reducer(gates: gates), clock: clock)
+    }
+
+    @Test func anActionWithoutEffectsReturnsNoTask() async {
+        let host = host()
+        #expect(await host.send(.done(1)) == nil)
+        #expect(await host.state == [1])
+    }
+
+    @Test func nextActionsAreFedBackWithinTheSameSend() async {
+        let host = host()
+        #expect(await host.send(.feedback([.done(1), .feedback([.done(2)]), .done(3)])) == nil)
+        #expect(await host.state == [1, 2, 3])
+    }
+
+    @Test func singleAsyncEffectDeliversItsNextAction() async throws {
+        let host = host()
+        let task = await host.send(.start(1))
+        await gates.release(1)
+        try await task?.value
+        #expect(await host.state == [1])
+        #expect(await host.runningEffectCount == 0)
+    }
+
+    @Test func effectsSleepOnTheMachinesClock() async throws {
+        let host = host()
+        let task = await host.send(.startAfter(1, seconds: 5))
+        await clock.advance(by: .seconds(4))
+        #expect(await host.state == [])
+        await clock.advance(by: .seconds(1))
+        try await task?.value
+        #expect(await host.state == [1])
+    }
+
+    @Test func startingAnEffectWithARunningIDCancelsTheOldOne() async throws {
+        let host = host()
+        let first = await host.send(.start(1, id: 7))
+        let second = await host.send(.start(2, id: 7))
+        try? await first?.value
+        await gates.release(1)
+        await gates.release(2)
+        try await second?.value
+        #expect(await host.state == [2])
+    }
+
+    @Test func cancelByIDDeliversNothing() async throws {
+        let host = host()
+        let task = await host.send(.start(1, id: 7))
+        await host.send(.cancel(id: 7))
+        try? await task?.value
+        await gates.release(1)
+        #expect(await host.state == [])
+        #expect(await host.runningEffectCount == 0)
+    }
+
+    @Test func cancellingTheSendTaskCancelsTheWork() async {
+        let host = host()
+        let task = await host.send(.start(1))
+        task?.cancel()
+        await #expect(throws: CancellationError.self) { try await task?.value }
+        #expect(await host.state == [])
+        #expect(await host.runningEffectCount == 0)
+    }
+
+    @Test func runNewestCancelsTheOldestRunning() async throws {
+        let host = host()
+        let first = await host.send(.start(1, queue: .newest2))
+        await host.send(.start(2, queue: .newest2))
+        let third = await host.send(.start(3, queue: .newest2))
+        try? await first?.value  // cancelled by the third
+        for key in 1...3 { await gates.release(key) }
+        try await third?.value
+        #expect(await host.state.sorted() == [2, 3])
+    }
+
+    @Test func runOldestDiscardNewDropsNewEffectsWhileFull() async throws {
+        let host = host()
+        let first = await host.send(.start(1, queue: .discard1))
+        #expect(await host.send(.start(2, queue: .discard1)) == nil)
+        await gates.release(1)
+        try await first?.value
+        let third = await host.send(.start(3, queue: .discard1))
+        await gates.release(3)
+        try await third?.value
+        #expect(await host.state == [1, 3])
+    }
+
+    @Test func runOldestSuspendNewRunsInOrderWhenSlotsFree() async throws {
+        let host = host()
+        var tasks: [Task<Void, Error>?] = []
+        for key in 1...4 { tasks.append(await host.send(.start(key, queue: .suspend2))) }
+        #expect(await host.runningEffectCount == 4)
+        // 1 and 2 hold the slots; 3 and 4 wait. Finishing 2 lets 3 in, then 1 lets 4 in.
+        await gates.release(2)
+        try await tasks[1]?.value
+        await gates.release(3)
+        try await tasks[2]?.value
+        await gates.release(1)
+        try await tasks[0]?.value
+        await gates.release(4)
+        try await tasks[3]?.value
+        #expect(await host.state == [2, 3, 1, 4])
+        #expect(await gates.entered == [1, 2, 3, 4])
+    }
+
+    @Test func cancellingAWaitingEffectRemovesItFromTheQueue() async throws {
+        let host = host()
+        let first = await host.send(.start(1, queue: .suspend1))
+        let second = await host.send(.start(2, id: 9, queue: .suspend1))
+        let third = await host.send(.start(3, queue: .suspend1))
+        await host.send(.cancel(id: 9))
+        try? await second?.value
+        await gates.release(1)
+        try await first?.value
+        await gates.release(3)
+        try await third?.value
+        #expect(await host.state == [1, 3])
+        #expect(await gates.entered == [1, 3])
+    }
+
+    @Test func queueDelaySpacesStartsApart() async throws {
+        let host = host()
+        for key in 1...3 {
+            await gates.release(key)
+            await host.send(.start(key, queue: .delayed))
+        }
+        #expect(await eventually { await gates.entered == [1] })
+        await clock.advance(by: .seconds(2))
+        #expect(await eventually { await gates.entered == [1, 2] })
+        await clock.advance(by: .seconds(1))
+        #expect(await gates.entered == [1, 2])
+        await clock.advance(by: .seconds(1))
+        #expect(await eventually { await gates.entered == [1, 2, 3] })
+    }
+
+    @Test func tracksFeedbacksWaitsForTheEffectsOfFedBackActions() async throws {
+        let host = host()
+        let task = await host.send(.chain(3), tracksFeedbacks: true)
+        try await task?.value
+        #expect(await host.state == [3, 2, 1, 0])
+    }
+
+    @Test func twoMachinesWithTheSameIDDoNotCancelEachOther() async throws {
+        let (a, b) = (host(), host())
+        let first = await a.send(.start(1, id: 7))
+        let second = await b.send(.start(2, id: 7))
+        await gates.release(1)
+        await gates.release(2)
+        try await first?.value
+        try await second?.value
+        #expect(await a.state == [1])
+        #expect(await b.state == [2])
+    }
+
+    @Test func releasingTheHostCancelsItsEffects() async throws {
+        var host: TestHost<Action, [Int]>? = self.host()
+        weak let weakHost = host
+        let task = await host?.send(.start(1))
+        host = nil
+        #expect(weakHost == nil)
+        await #expect(throws: Never.self) { try await task?.value }
+    }
+}
