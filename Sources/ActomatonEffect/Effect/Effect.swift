@@ -39,6 +39,13 @@ public struct Effect<Action: Sendable>: Sendable {
         /// Runs the job; `send` delivers each next action.
         let run: @Sendable (_ context: EffectContext, _ send: @escaping @Sendable (Action) async -> Void) async throws -> Void
 
+        init(id: AnyEffectID?, queue: AnyEffectQueue?,
+             run: @escaping @Sendable (EffectContext, @escaping @Sendable (Action) async -> Void) async throws -> Void) {
+            self.id = id
+            self.queue = queue
+            self.run = run
+        }
+
         init(id: (any EffectID)?, queue: (any EffectQueue)?,
              run: @escaping @Sendable (EffectContext, @escaping @Sendable (Action) async -> Void) async throws -> Void) {
             self.id = id.map { AnyEffectID($0) }
@@ -159,4 +166,25 @@ extension Effect: ReducerOutput {
 
     /// Whether the effect does nothing.
     public var isEmpty: Bool { parts.isEmpty }
+}
+
+extension Effect {
+    /// The same effect, with every action it produces transformed; how a child reducer's
+    /// effects become its parent's.
+    public func map<NewAction: Sendable>(
+        _ transform: @escaping @Sendable (Action) -> NewAction
+    ) -> Effect<NewAction> {
+        Effect<NewAction>(parts: parts.map { part in
+            switch part {
+            case let .nextAction(action):
+                .nextAction(transform(action))
+            case let .work(work):
+                .work(Effect<NewAction>.Work(id: work.id, queue: work.queue) { context, send in
+                    try await work.run(context) { action in await send(transform(action)) }
+                })
+            case let .cancel(ids):
+                .cancel(ids)
+            }
+        })
+    }
 }
