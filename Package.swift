@@ -10,10 +10,14 @@ let package = Package(
         .library(name: "Actomaton", targets: ["Actomaton"]),
         .library(name: "CSVExample", targets: ["CSVExample"]),
         .library(name: "TicTacToeExample", targets: ["TicTacToeExample"]),
+        // Debugging and testing products:
+        // Plugin host products:
     ],
     dependencies: [
         .package(url: "https://github.com/pointfreeco/swift-case-paths", from: "1.5.0"),
         .package(url: "https://github.com/pointfreeco/swift-clocks", from: "1.0.0"),
+        // Debugging and testing dependencies:
+        // Plugin host dependencies:
     ],
     targets: [
         // Layer 1: the Embedded-clean core. Depends on nothing.
@@ -26,6 +30,10 @@ let package = Package(
             "ActomatonEffect",
             .product(name: "CasePaths", package: "swift-case-paths"),
         ]),
+
+        // Layer 2: debugging and testing.
+
+        // Layer 3: the Linux plugin host.
 
         // Example state machines, written once against the core only.
         .target(name: "CSVExample", dependencies: ["ActomatonCore"], path: "Plugins/CSVExample"),
@@ -42,6 +50,8 @@ let package = Package(
         ]),
         .testTarget(name: "CSVExampleTests", dependencies: ["CSVExample"]),
         .testTarget(name: "TicTacToeExampleTests", dependencies: ["TicTacToeExample"]),
+        // Debugging and testing tests:
+        // Plugin host tests:
     ],
     swiftLanguageModes: [.v6]
 )
