@@ -16,6 +16,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/pointfreeco/swift-case-paths", from: "1.5.0"),
         .package(url: "https://github.com/pointfreeco/swift-clocks", from: "1.0.0"),
+        // Runs the wasm modules of `make wasm-build` in the wasm tests.
+        .package(url: "https://github.com/swiftwasm/WasmKit", exact: "0.4.2"),
         // Debugging and testing dependencies:
         // Plugin host dependencies:
     ],
@@ -40,16 +42,15 @@ let package = Package(
         .target(name: "TicTacToeExample", dependencies: ["ActomatonCore"], path: "Plugins/TicTacToeExample"),
 
         .testTarget(name: "ActomatonCoreTests", dependencies: ["ActomatonCore"]),
-        .testTarget(name: "ActomatonEffectTests", dependencies: [
-            "ActomatonEffect",
-            .product(name: "Clocks", package: "swift-clocks"),
-        ]),
-        .testTarget(name: "ActomatonTests", dependencies: [
-            "Actomaton",
-            .product(name: "Clocks", package: "swift-clocks"),
-        ]),
+        .testTarget(name: "ActomatonEffectTests", dependencies: ["ActomatonEffect"]),
+        .testTarget(name: "ActomatonTests", dependencies: ["Actomaton"]),
         .testTarget(name: "CSVExampleTests", dependencies: ["CSVExample"]),
         .testTarget(name: "TicTacToeExampleTests", dependencies: ["TicTacToeExample"]),
+        // The modules `make wasm-build` produces, run under WasmKit against the native machines.
+        .testTarget(name: "WasmModuleTests", dependencies: [
+            "ActomatonCore", "CSVExample", "TicTacToeExample",
+            .product(name: "WasmKit", package: "WasmKit"),
+        ]),
         // Debugging and testing tests:
         // Plugin host tests:
     ],

@@ -19,7 +19,8 @@ public struct CSVTokenizer: MealyReducerProtocol, Sendable {
     public enum Action: Equatable, Sendable {
         /// The next byte of input.
         case byte(UInt8)
-        /// The input has ended: emits the last field and record, if any, and resets.
+        /// The input has ended: emits the last field and record, if any, and resets the
+        /// tokenizer (position included) for a new input.
         case endOfInput
     }
 
@@ -129,9 +130,10 @@ public struct CSVTokenizer: MealyReducerProtocol, Sendable {
         return nil
     }
 
+    /// Ends the input and resets the state, position included, for the next input.
     @inlinable
     func finish(_ state: inout State) -> [CSVToken] {
-        defer { state.phase = .recordStart }
+        defer { state = State() }
         switch state.phase {
         case .recordStart, .afterCarriageReturn:
             return []

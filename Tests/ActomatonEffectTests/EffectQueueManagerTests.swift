@@ -1,6 +1,5 @@
 import ActomatonCore
 import ActomatonEffect
-import Clocks
 import Testing
 
 private enum Action: Sendable, Equatable {
@@ -64,7 +63,7 @@ private func reducer(gates: Gates) -> MealyReducer<Action, [Int], Void, Effect<A
 @Suite("EffectQueueManager")
 struct EffectQueueManagerTests {
     let gates = Gates()
-    let clock = TestClock()
+    let clock = ManualClock()
 
     private func host() -> TestHost<Action, [Int]> {
         TestHost(state: [], reducer: reducer(gates: gates), clock: clock)
@@ -94,6 +93,7 @@ struct EffectQueueManagerTests {
     @Test func effectsSleepOnTheMachinesClock() async throws {
         let host = host()
         let task = await host.send(.startAfter(1, seconds: 5))
+        await clock.waitForSleepers(1)
         await clock.advance(by: .seconds(4))
         #expect(await host.state == [])
         await clock.advance(by: .seconds(1))
@@ -194,6 +194,7 @@ struct EffectQueueManagerTests {
             await host.send(.start(key, queue: .delayed))
         }
         #expect(await eventually { await gates.entered == [1] })
+        #expect(await clock.waitForSleepers(2))
         await clock.advance(by: .seconds(2))
         #expect(await eventually { await gates.entered == [1, 2] })
         await clock.advance(by: .seconds(1))

@@ -1,5 +1,4 @@
 import Actomaton
-import Clocks
 import Testing
 
 // The seed README's example 1-1: a counter, with and without side effects.
@@ -47,7 +46,7 @@ struct CounterExampleTests {
 
     @Test func counterWithFireAndForgetEffects() async throws {
         let log = Log()
-        let clock = TestClock()
+        let clock = ManualClock()
         let reducer = Reducer<Action, State, Environment> { action, state, environment in
             switch action {
             case .increment:
@@ -69,6 +68,7 @@ struct CounterExampleTests {
         try await actomaton.send(.increment)?.value
         let decrement = await actomaton.send(.decrement)
         #expect(await eventually { await log.lines == ["increment", "decrement and sleep..."] })
+        await clock.waitForSleepers(1)
         await clock.advance(by: .seconds(1))
         try await decrement?.value
         #expect(await log.lines == ["increment", "decrement and sleep...", "I'm awake!"])

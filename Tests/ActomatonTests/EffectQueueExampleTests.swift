@@ -1,5 +1,4 @@
 import Actomaton
-import Clocks
 import Testing
 
 // The seed README's example 1-4: fetches through a queue that runs 3 at once, suspends the
@@ -61,7 +60,7 @@ private actor Server {
 @Suite("Example: effect queue")
 struct EffectQueueExampleTests {
     @Test func delayedEffectQueue() async throws {
-        let clock = TestClock()
+        let clock = ManualClock()
         let server = Server()
         let actomaton = Actomaton<Action, State>(
             state: State(),
@@ -76,6 +75,7 @@ struct EffectQueueExampleTests {
         let item4 = await actomaton.send(.fetch(id: "item4")) // starts when item1 or 2 or 3 finishes
 
         #expect(await eventually { await server.started == ["item1"] })
+        #expect(await clock.waitForSleepers(2)) // item2 and item3 wait for their start times
         await clock.advance(by: .milliseconds(99))
         #expect(await server.started == ["item1"])
         await clock.advance(by: .milliseconds(201))

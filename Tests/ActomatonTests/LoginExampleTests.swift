@@ -1,5 +1,4 @@
 import Actomaton
-import Clocks
 import Testing
 
 // The seed README's example 1-2: login / logout, with forceLogout cancelling login's effect
@@ -67,7 +66,7 @@ private let reducer = Reducer<Action, State, Environment> { action, state, envir
 
 @Suite("Example: login / logout")
 struct LoginExampleTests {
-    let clock = TestClock()
+    let clock = ManualClock()
 
     private func makeActomaton() -> Actomaton<Action, State> {
         Actomaton<Action, State>(
@@ -87,6 +86,7 @@ struct LoginExampleTests {
         t = await actomaton.send(.login)
         #expect(await actomaton.state == .loggingIn)
 
+        await clock.waitForSleepers(1) // the login request is under way
         await clock.advance(by: .seconds(1))
         try await t?.value // wait for previous effect
         #expect(await actomaton.state == .loggedIn)
@@ -94,6 +94,7 @@ struct LoginExampleTests {
         t = await actomaton.send(.logout)
         #expect(await actomaton.state == .loggingOut)
 
+        await clock.waitForSleepers(1)
         await clock.advance(by: .seconds(1))
         try await t?.value // wait for previous effect
         #expect(await actomaton.state == .loggedOut)
@@ -110,12 +111,14 @@ struct LoginExampleTests {
 
         // Wait for a while and interrupt by `forceLogout`.
         // Login's effect will be automatically cancelled because of same `EffectID.
+        await clock.waitForSleepers(1)
         await clock.advance(by: .milliseconds(500))
         t = await actomaton.send(.forceLogout)
 
         #expect(await actomaton.state == .loggingOut)
         await #expect(throws: Never.self) { try await login?.value } // ended: cancelled, delivered nothing
 
+        await clock.waitForSleepers(1) // the logout request
         await clock.advance(by: .seconds(1))
         try await t?.value // wait for previous effect
         #expect(await actomaton.state == .loggedOut)

@@ -1,5 +1,4 @@
 import Actomaton
-import Clocks
 import Testing
 
 // The seed README's example 1-3: a timer as an AsyncSequence effect, stopped by EffectID.
@@ -47,7 +46,7 @@ private let reducer = Reducer<Action, State, Environment> { action, state, envir
 @Suite("Example: timer")
 struct TimerExampleTests {
     @Test func timer() async {
-        let clock = TestClock()
+        let clock = ManualClock()
         let actomaton = Actomaton<Action, State>(
             state: 0,
             reducer: reducer,
@@ -61,12 +60,15 @@ struct TimerExampleTests {
 
         #expect(await actomaton.state == 0)
 
+        await clock.waitForSleepers(1)
         await clock.advance(by: .seconds(1))
         #expect(await eventually { await actomaton.state == 1 })
 
+        await clock.waitForSleepers(1)
         await clock.advance(by: .seconds(1))
         #expect(await eventually { await actomaton.state == 2 })
 
+        await clock.waitForSleepers(1)
         await clock.advance(by: .seconds(1))
         #expect(await eventually { await actomaton.state == 3 })
 

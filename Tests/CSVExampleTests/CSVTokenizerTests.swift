@@ -69,6 +69,7 @@ struct CSVTokenizerTests {
         _ = machine.send(.byte(UInt8(ascii: "\"")))
         #expect(machine.send(.endOfInput).contains(.endOfRecord))
         #expect(machine.send(.byte(UInt8(ascii: "z"))) == [])
+        #expect(machine.state.line == 1 && machine.state.column == 1)
         #expect(machine.send(.endOfInput) == [field("z"), .endOfRecord])
     }
 
