@@ -11,6 +11,8 @@ let package = Package(
         .library(name: "CSVExample", targets: ["CSVExample"]),
         .library(name: "TicTacToeExample", targets: ["TicTacToeExample"]),
         // Debugging and testing products:
+        .library(name: "ActomatonDebugging", targets: ["ActomatonDebugging"]),
+        .library(name: "ActomatonTesting", targets: ["ActomatonTesting"]),
         // Plugin host products:
     ],
     dependencies: [
@@ -19,6 +21,9 @@ let package = Package(
         // Runs the wasm modules of `make wasm-build` in the wasm tests.
         .package(url: "https://github.com/swiftwasm/WasmKit", exact: "0.4.2"),
         // Debugging and testing dependencies:
+        .package(url: "https://github.com/pointfreeco/swift-custom-dump", from: "1.3.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
+        .package(url: "https://github.com/pointfreeco/xctest-dynamic-overlay", from: "1.4.0"),
         // Plugin host dependencies:
     ],
     targets: [
@@ -34,6 +39,21 @@ let package = Package(
         ]),
 
         // Layer 2: debugging and testing.
+        .target(name: "ActomatonDebugging", dependencies: [
+            "ActomatonCore",
+            .product(name: "CustomDump", package: "swift-custom-dump"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .target(name: "ActomatonTesting", dependencies: [
+            "ActomatonCore",
+            "ActomatonEffect",
+            .product(name: "Clocks", package: "swift-clocks"),
+            .product(name: "CustomDump", package: "swift-custom-dump"),
+            .product(name: "IssueReporting", package: "xctest-dynamic-overlay"),
+            // Not imported: loaded at run time so that failures reach Swift Testing and XCTest
+            // on Linux without users adding it to their test targets.
+            .product(name: "IssueReportingTestSupport", package: "xctest-dynamic-overlay"),
+        ]),
 
         // Layer 3: the Linux plugin host.
 
@@ -52,6 +72,17 @@ let package = Package(
             .product(name: "WasmKit", package: "WasmKit"),
         ]),
         // Debugging and testing tests:
+        .testTarget(name: "ActomatonDebuggingTests", dependencies: [
+            "ActomatonDebugging",
+            "Actomaton",
+            .product(name: "Clocks", package: "swift-clocks"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .testTarget(name: "ActomatonTestingTests", dependencies: [
+            "ActomatonTesting",
+            "Actomaton",
+            .product(name: "Clocks", package: "swift-clocks"),
+        ]),
         // Plugin host tests:
     ],
     swiftLanguageModes: [.v6]

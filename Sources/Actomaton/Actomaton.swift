@@ -10,11 +10,9 @@
 /// Effect IDs and queues are scoped to one `Actomaton`. Running effects hold it weakly: when
 /// the last reference to it goes, every effect still running is cancelled.
 public actor Actomaton<Action: Sendable, State: Sendable> {
-    private var machine: MealyMachine<MealyReducer<Action, State, Void, Effect<Action>>, EffectQueueManager<Action>>
+    @usableFromInline
+    var machine: MealyMachine<MealyReducer<Action, State, Void, Effect<Action>>, EffectQueueManager<Action>>
     private let effects: EffectQueueManager<Action>
-
-    /// The current state.
-    public var state: State { machine.state }
 
     /// Creates a machine in `state`, with `environment` handed to every reducer call.
     ///
@@ -49,6 +47,18 @@ public actor Actomaton<Action: Sendable, State: Sendable> {
         effects.shutDown()
     }
 
+    /// How many effects are running or waiting in a queue.
+    public var runningEffectCount: Int { effects.runningEffectCount }
+}
+
+// `send` and `state` are emitted into the caller's module, where they are specialised for its
+// Action and State: a call to a generic actor's method is not specialised across modules, and
+// unspecialised it spends most of its time looking up generic metadata (0.8 µs against 0.05 µs).
+extension Actomaton {
+    /// The current state.
+    @_alwaysEmitIntoClient
+    public var state: State { machine.state }
+
     /// Runs `action` through the reducer and starts the effects it returns.
     ///
     /// - Parameters:
@@ -56,7 +66,10 @@ public actor Actomaton<Action: Sendable, State: Sendable> {
     ///   - tracksFeedbacks: When `true`, the returned task also waits for the effects of the
     ///     actions those effects send back, and theirs, transitively.
     /// - Returns: A task that completes when every effect `action` started has completed, and
-    ///   that cancels them when cancelled; `nil` when `action` started no effect.
+    ///   that cancels them when cancelled; `nil` when `action` started no effect. It throws
+    ///   `CancellationError` if any of those effects was cancelled (by this task, an effect ID
+    ///   or a queue policy).
+    @_alwaysEmitIntoClient
     @discardableResult
     public func send(
         _ action: Action,
@@ -66,9 +79,6 @@ public actor Actomaton<Action: Sendable, State: Sendable> {
         machine.effectManager.sendOptions = .init(priority: priority, tracksFeedbacks: tracksFeedbacks)
         return machine.send(action)
     }
-
-    /// How many effects are running or waiting in a queue.
-    public var runningEffectCount: Int { effects.runningEffectCount }
 }
 
 extension Actomaton: EffectQueueHost {

@@ -24,7 +24,7 @@ extension MealyReducer where Output: ReducerOutput {
     /// Lifts the reducer to one case of an enum state (`\.playing` on a `@CasePathable` enum);
     /// in other cases it does nothing.
     @inlinable
-    public func contramap<GlobalState: CasePathable>(
+    public func contramap<GlobalState: CasePathable & SendableMetatype>(
         state casePath: CaseKeyPath<GlobalState, State> & Sendable
     ) -> MealyReducer<Action, GlobalState, Environment, Output> {
         contramap(state: StatePrism(extract: { $0[case: casePath] }, embed: { casePath($0) }))

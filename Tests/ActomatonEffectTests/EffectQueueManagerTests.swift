@@ -228,6 +228,18 @@ struct EffectQueueManagerTests {
         let task = await host?.send(.start(1))
         host = nil
         #expect(weakHost == nil)
-        await #expect(throws: Never.self) { try await task?.value }
+        await #expect(throws: CancellationError.self) { try await task?.value }
+    }
+
+    @Test func theSendTaskThrowsWhenItsEffectWasCancelledElsewhere() async throws {
+        let host = host()
+        let first = await host.send(.start(1, id: 7))
+        await host.send(.cancel(id: 7))
+        await #expect(throws: CancellationError.self) { try await first?.value }
+        let both = await host.send(.feedback([.start(2), .start(3)]))
+        await gates.release(2)
+        await gates.release(3)
+        try await both?.value
+        #expect(await host.state.sorted() == [2, 3])
     }
 }

@@ -116,7 +116,7 @@ struct LoginExampleTests {
         t = await actomaton.send(.forceLogout)
 
         #expect(await actomaton.state == .loggingOut)
-        await #expect(throws: Never.self) { try await login?.value } // ended: cancelled, delivered nothing
+        await #expect(throws: CancellationError.self) { try await login?.value } // cancelled, delivered nothing
 
         await clock.waitForSleepers(1) // the logout request
         await clock.advance(by: .seconds(1))

@@ -10,7 +10,8 @@ import ActomatonCore
 ///   ``ActionEffectManager`` (and with its loop limits);
 /// - cancellations apply, and async work starts, in the order the effect lists them;
 /// - `send` returns a task that awaits every effect started — `nil` when none was — and
-///   cancelling that task cancels their work.
+///   cancelling that task cancels their work. It throws `CancellationError` if any of those
+///   effects was cancelled, by that task or otherwise (an ID, a queue policy).
 ///
 /// Work that is cancelled never delivers a next action, even one already computed.
 public struct EffectQueueManager<Action: Sendable>: EffectManager, Sendable {
@@ -29,9 +30,12 @@ public struct EffectQueueManager<Action: Sendable>: EffectManager, Sendable {
         }
     }
 
+    @usableFromInline
     let runtime: EffectRuntime<Action>
+    @usableFromInline
     var feedback: ActionEffectManager<[Action]>
-    var startedTasks: [Task<Void, Never>] = []
+    @usableFromInline
+    var startedTasks: [Task<Void, Error>] = []
     /// Options for the next `send`; reset after it.
     public var sendOptions = SendOptions()
 
@@ -61,6 +65,12 @@ public struct EffectQueueManager<Action: Sendable>: EffectManager, Sendable {
     /// How many effects are running or waiting in a queue.
     public var runningEffectCount: Int { runtime.count }
 
+    /// Cancels every effect running or waiting in a queue; new effects still start. A test
+    /// machine uses it to drop the effects a test chose not to wait for.
+    public func cancelAll() {
+        runtime.cancelAll()
+    }
+
     /// Cancels every effect and refuses new ones; for the host's `deinit`.
     public func shutDown() {
         runtime.shutDown()
@@ -68,6 +78,7 @@ public struct EffectQueueManager<Action: Sendable>: EffectManager, Sendable {
 
     /// Applies the effect's cancellations and starts its work, in order; returns the first of
     /// its next actions (the rest run after it, depth-first).
+    @inlinable
     public mutating func handle(_ effect: Effect<Action>) -> Action? {
         var nextActions: [Action] = []
         for part in effect.parts {
@@ -87,23 +98,44 @@ public struct EffectQueueManager<Action: Sendable>: EffectManager, Sendable {
     }
 
     /// Returns a task awaiting every effect this `send` started, or `nil` if it started none.
+    @inlinable
     public mutating func finishSend() -> Task<Void, Error>? {
         let result = feedback.finishSend()
-        if !result.isCompleted {
-            print("Actomaton: an Effect.nextAction loop was cut off (\(result)); check the reducer for a cycle.")
-        }
+        if !result.isCompleted { reportFeedbackLoop(result) }
         let options = sendOptions
         sendOptions = SendOptions()
-        guard !startedTasks.isEmpty else { return nil }
+        switch startedTasks.count {
+        case 0:
+            return nil
+        case 1:
+            // The effect's own task already awaits, cancels and reports as required.
+            defer { startedTasks.removeAll(keepingCapacity: true) }
+            return startedTasks[0]
+        default:
+            return awaitStartedTasks(priority: options.priority)
+        }
+    }
+
+    @usableFromInline
+    func reportFeedbackLoop(_ result: FeedbackResult) {
+        print("Actomaton: an Effect.nextAction loop was cut off (\(result)); check the reducer for a cycle.")
+    }
+
+    /// A task awaiting the tasks this send started; cancelling it cancels them.
+    @usableFromInline
+    mutating func awaitStartedTasks(priority: TaskPriority?) -> Task<Void, Error> {
         let tasks = startedTasks
         startedTasks = []
-        return Task(priority: options.priority) {
+        return Task(priority: priority) {
+            var cancelled = false
             await withTaskCancellationHandler {
-                for task in tasks { await task.value }
+                for task in tasks {
+                    do { try await task.value } catch { cancelled = true }
+                }
             } onCancel: {
                 for task in tasks { task.cancel() }
             }
-            try Task.checkCancellation()
+            if cancelled || Task.isCancelled { throw CancellationError() }
         }
     }
 }

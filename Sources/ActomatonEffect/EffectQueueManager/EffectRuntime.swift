@@ -23,6 +23,7 @@ struct EffectInstanceID: Hashable, Sendable {
 ///
 /// and from any phase, cancellation (by ID, by its queue's policy, by the send's task, or when
 /// the host goes away) removes it at once.
+@usableFromInline
 final class EffectRuntime<Action: Sendable>: Sendable {
     let clock: EffectClock
     let context: EffectContext
@@ -42,7 +43,7 @@ final class EffectRuntime<Action: Sendable>: Sendable {
     private struct Record {
         let id: AnyEffectID?
         let queue: AnyEffectQueue?
-        var task: Task<Void, Never>?
+        var task: Task<Void, Error>?
         var phase: Phase
     }
 
@@ -76,7 +77,7 @@ final class EffectRuntime<Action: Sendable>: Sendable {
 
     /// What to do once the lock is released.
     private struct Aftermath {
-        var tasksToCancel: [Task<Void, Never>] = []
+        var tasksToCancel: [Task<Void, Error>] = []
         var continuations: [(CheckedContinuation<Duration?, Never>, Duration?)] = []
 
         func run() {
@@ -109,10 +110,11 @@ final class EffectRuntime<Action: Sendable>: Sendable {
 
     /// Starts `work`: applies its ID and queue policy, then creates its task. Returns the task,
     /// or `nil` when the queue discarded it or the runtime is shut down.
-    func start(_ work: Effect<Action>.Work, priority: TaskPriority?, tracksFeedbacks: Bool) -> Task<Void, Never>? {
+    @usableFromInline
+    func start(_ work: Effect<Action>.Work, priority: TaskPriority?, tracksFeedbacks: Bool) -> Task<Void, Error>? {
         var aftermath = Aftermath()
         defer { aftermath.run() }
-        return state.withLock { state -> Task<Void, Never>? in
+        return state.withLock { state -> Task<Void, Error>? in
             guard !state.isShutDown else { return nil }
             if let id = work.id {
                 for instance in state.instancesByID[id] ?? [] {
@@ -153,6 +155,8 @@ final class EffectRuntime<Action: Sendable>: Sendable {
             // The task blocks on this lock until the record holds its handle.
             let task = Task(priority: priority) { [self] in
                 await run(work, as: instance, tracksFeedbacks: tracksFeedbacks)
+                // Whoever cancelled it (its ID, its queue, the send's task), say so.
+                try Task.checkCancellation()
             }
             state.records[instance]?.task = task
             return task
@@ -160,6 +164,7 @@ final class EffectRuntime<Action: Sendable>: Sendable {
     }
 
     /// Cancels every effect with one of `ids`.
+    @usableFromInline
     func cancel(ids: [AnyEffectID]) {
         var aftermath = Aftermath()
         state.withLock { state in
@@ -184,6 +189,17 @@ final class EffectRuntime<Action: Sendable>: Sendable {
         var aftermath = Aftermath()
         state.withLock { state in
             state.isShutDown = true
+            for instance in Array(state.records.keys) {
+                remove(instance, cancelling: true, from: &state, aftermath: &aftermath)
+            }
+        }
+        aftermath.run()
+    }
+
+    /// Cancels every effect; unlike `shutDown()`, new ones still start.
+    func cancelAll() {
+        var aftermath = Aftermath()
+        state.withLock { state in
             for instance in Array(state.records.keys) {
                 remove(instance, cancelling: true, from: &state, aftermath: &aftermath)
             }

@@ -1,0 +1,56 @@
+import Clocks
+
+extension TestMachine {
+    /// Moves the test clock forward by `duration`, waking every effect whose sleep ends by then,
+    /// in order of their deadlines.
+    ///
+    /// Effects started just before get to their sleep first. Actions the woken effects send
+    /// back run as they arrive; assert them with `receive`.
+    public func advance(by duration: Duration = .zero) async {
+        await settle()
+        await clock.advance(by: duration)
+        await settle()
+    }
+
+    /// Moves the test clock forward until no effect sleeps on it any more.
+    ///
+    /// Fails if effects keep sleeping (a timer that is never stopped) after `timeout` of real
+    /// time; use ``advance(by:)`` for those.
+    public func run(
+        timeout: Duration = .milliseconds(500),
+        fileID: StaticString = #fileID,
+        filePath: StaticString = #filePath,
+        line: UInt = #line,
+        column: UInt = #column
+    ) async {
+        let realClock = ContinuousClock()
+        let deadline = realClock.now.advanced(by: timeout)
+        while true {
+            await settle()
+            // An effect woken by the last round may sleep again only once it has run on: go
+            // round until nothing sleeps, or the time is up (the test clock then reports).
+            guard await hasSleepers else { return }
+            guard realClock.now < deadline else {
+                SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
+                    .fail(Failure.clockStillHasSleepers(timeout: timeout))
+                return
+            }
+            await clock.run(
+                timeout: realClock.now.duration(to: deadline),
+                fileID: fileID, filePath: filePath, line: line, column: column
+            )
+        }
+    }
+
+    /// Whether some task sleeps on the test clock.
+    private var hasSleepers: Bool {
+        get async {
+            do {
+                try await clock.checkSuspension()
+                return false
+            } catch {
+                return true
+            }
+        }
+    }
+}
