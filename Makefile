@@ -53,3 +53,5 @@ readme-check: ## Check that every Swift example in the README is also a test.
 bench: ## Run the benchmarks (release build of Benchmarks/) and print the ratios.
 	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark --format jmh --path .build/results
 	python3 Benchmarks/report.py Benchmarks/.build/results
+
+demo: wasm-build embedded-build ## The main job: build the example machines for WebAssembly and microcontrollers.

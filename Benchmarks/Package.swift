@@ -10,20 +10,47 @@ let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingL
 
 let package = Package(
     name: "ActomatonBenchmarks",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     dependencies: [
         .package(path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/swiftwasm/WasmKit", exact: "0.4.2"),
     ],
     targets: [
+        // Inputs shared by the benchmarks.
+        .target(name: "BenchmarkSupport"),
         .executableTarget(
             name: "CoreBenchmarks",
             dependencies: [
+                "BenchmarkSupport",
                 .product(name: "ActomatonCore", package: root),
                 .product(name: "CSVExample", package: root),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/CoreBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        // The async layer: Actomaton's send, effect throughput, cancellation churn.
+        .executableTarget(
+            name: "AsyncBenchmarks",
+            dependencies: [
+                .product(name: "Actomaton", package: root),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/AsyncBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        // The CSV tokenizer in csv.wasm (`make wasm-build`) under WasmKit, against the same code native.
+        .executableTarget(
+            name: "WasmBenchmarks",
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "ActomatonCore", package: root),
+                .product(name: "CSVExample", package: root),
+                .product(name: "WasmKit", package: "WasmKit"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/WasmBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
     ],

@@ -24,26 +24,37 @@ def main(folder):
         time = metrics["Time (wall clock)"]
         ns = time["scorePercentiles"]["50.0"] * UNIT_NS[time["scoreUnit"]]
         mallocs = metrics.get("Malloc (total)", {}).get("scorePercentiles", {}).get("50.0")
-        rows.append((group, variant, ns, mallocs))
+        memory = metrics.get("Memory (resident peak)", {}).get("scorePercentiles", {}).get("50.0")
+        rows.append((group, variant, ns, mallocs, memory))
 
     by_group = {}
     for row in rows:
         by_group.setdefault(row[0], []).append(row)
-    scale = {"csv": "per MiB of CSV"}
-    print("| benchmark | variant | time (p50) | ratio to baseline | mallocs (p50) |")
-    print("|---|---|---:|---:|---:|")
+    # Benchmarks with scalingFactor .kilo measure 1,000 operations per iteration.
+    per_operation = {"counter", "feedback", "actor-send", "plugin-send"}
+    # Benchmarks that run 100,000 effects per iteration; only they measure peak memory.
+    per_100_000 = {"effects", "churn"}
+    print("| benchmark | variant | time (p50) | ratio to baseline | mallocs (p50) | peak memory |")
+    print("|---|---|---:|---:|---:|---:|")
     for group in sorted(by_group):
         members = sorted(by_group[group], key=lambda r: (r[1] != "baseline", r[1]))
         baseline = next((r[2] for r in members if r[1] == "baseline"), None)
-        for _, variant, ns, mallocs in members:
-            if group == "csv":
+        for _, variant, ns, mallocs, memory in members:
+            if group in per_operation:
+                shown = f"{ns / 1000:.2f} ns/op"
+            elif group.startswith("csv"):
                 shown = f"{ns / 1e6:.2f} ms = {1e9 / ns:.0f} MiB/s"
+            elif group in per_100_000:
+                shown = f"{ns / 1e6:.0f} ms = {100_000 / (ns / 1e9):,.0f}/s"
             else:
-                # The per-send benchmarks run 1,000 sends per measured iteration.
-                shown = f"{ns / 1000:.2f} ns/send"
+                shown = f"{ns / 1e6:.1f} ms"
             ratio = f"{ns / baseline:.2f}x" if baseline else "-"
-            per = "" if group == "csv" else " per 1,000 sends"
-            print(f"| {group} | {variant} | {shown} | {ratio} | {mallocs:.0f}{per} |")
+            if mallocs is None:
+                allocations = "-"
+            else:
+                allocations = f"{mallocs:.0f}" + (" per 1,000 ops" if group in per_operation else "")
+            peak = f"{memory / 1048576:.0f} MiB" if memory is not None and group in per_100_000 else "-"
+            print(f"| {group} | {variant} | {shown} | {ratio} | {allocations} | {peak} |")
 
 if __name__ == "__main__":
     main(sys.argv[1] if len(sys.argv) > 1 else "Benchmarks/.build/results")

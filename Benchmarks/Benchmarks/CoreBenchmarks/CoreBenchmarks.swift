@@ -5,6 +5,7 @@
 
 import ActomatonCore
 import Benchmark
+import BenchmarkSupport
 import CSVExample
 
 let benchmarks: @Sendable () -> Void = {
