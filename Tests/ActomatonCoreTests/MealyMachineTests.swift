@@ -70,3 +70,16 @@ struct MealyMachineTests {
         #expect(machine.send(3) == "total 5")
     }
 }
+
+@Suite("SplitMix64")
+struct SplitMix64Tests {
+    @Test func theSameSeedGivesTheSameNumbers() {
+        var a = SplitMix64(seed: 42), b = SplitMix64(seed: 42), c = SplitMix64(seed: 43)
+        let first = (0..<5).map { _ in a.next() }
+        #expect(first == (0..<5).map { _ in b.next() })
+        #expect(first != (0..<5).map { _ in c.next() })
+        // The reference sequence of SplitMix64 for seed 0.
+        var zero = SplitMix64(seed: 0)
+        #expect(zero.next() == 0xE220_A839_7B1D_CDAF)
+    }
+}

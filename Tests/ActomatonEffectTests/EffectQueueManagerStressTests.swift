@@ -1,5 +1,5 @@
 import ActomatonCore
-@testable import ActomatonEffect
+import ActomatonEffect
 import Testing
 
 private enum StressQueue: String, CaseIterable, Sendable, EffectQueue {

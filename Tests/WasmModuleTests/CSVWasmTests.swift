@@ -1,3 +1,4 @@
+import ActomatonCore
 import CSVExample
 import Testing
 
