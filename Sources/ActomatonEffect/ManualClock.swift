@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A clock whose time moves only when told to, and which tells how many tasks sleep on it.
 ///
 /// For tests and simulations: give it to a machine (`Actomaton(…, clock: clock)`), then move
@@ -52,7 +50,7 @@ public final class ManualClock: Clock, Sendable {
         var cancelled: Set<UInt64> = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// A clock at time zero.
     public init() {}

@@ -1,5 +1,4 @@
 import ActomatonCore
-import Synchronization
 
 /// Identifies one started effect within one ``EffectQueueManager``.
 struct EffectInstanceID: Hashable, Sendable {
@@ -8,7 +7,7 @@ struct EffectInstanceID: Hashable, Sendable {
 
 /// The bookkeeping behind an ``EffectQueueManager``: every effect's lifecycle, its ID, and its
 /// queue's lanes. Shared by the manager (on its host actor) and the effects' tasks (anywhere),
-/// so its state sits behind a lock; work that may re-enter it (cancelling a task runs that
+/// so its state sits behind a lock (``Locked``); work that may re-enter it (cancelling a task runs that
 /// task's cancellation handlers, resuming a continuation runs its task) happens after unlocking.
 ///
 /// One effect goes through these phases:
@@ -28,7 +27,7 @@ struct EffectInstanceID: Hashable, Sendable {
 final class EffectRuntime<Action: Sendable>: Sendable {
     let clock: EffectClock
     let context: EffectContext
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     private enum Phase {
         /// Suspended by its queue's `.suspendNew` policy; its task has not asked to start yet.
@@ -66,7 +65,7 @@ final class EffectRuntime<Action: Sendable>: Sendable {
         var isForgettable: Bool { active.isEmpty && waiting.isEmpty && delay == .none }
     }
 
-    private struct State: ~Copyable {
+    private struct State {
         var nextInstance: UInt64 = 0
         var records: [EffectInstanceID: Record] = [:]
         var instancesByID: [AnyEffectID: [EffectInstanceID]] = [:]
@@ -90,7 +89,7 @@ final class EffectRuntime<Action: Sendable>: Sendable {
     init(clock: some Clock<Duration>, randomSeed: UInt64) {
         self.clock = EffectClock(clock)
         context = EffectContext(clock: clock)
-        state = Mutex(State(random: SplitMix64(seed: randomSeed)))
+        state = Locked(State(random: SplitMix64(seed: randomSeed)))
     }
 
     func connect(to host: any EffectQueueHost<Action>) {
