@@ -54,4 +54,57 @@ bench: ## Run the benchmarks (release build of Benchmarks/) and print the ratios
 	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark --format jmh --path .build/results
 	python3 Benchmarks/report.py Benchmarks/.build/results
 
-demo: wasm-build embedded-build ## The main job: build the example machines for WebAssembly and microcontrollers.
+demo: host-demo wasm-build ## The main job: drive the example plugins through actomaton-host, build the wasm modules.
+
+# --- Plugin host ---
+# The Linux plugin host: reducer plugins built to .so files and driven through actomaton-host.
+# HOST_SCRATCH is the SwiftPM scratch path (`make plugins HOST_SCRATCH=.build-host`).
+HOST_SCRATCH ?= .build
+HOST_BIN = $(HOST_SCRATCH)/debug
+PLUGIN_DIR = $(HOST_SCRATCH)/plugins
+HOST = $(HOST_BIN)/actomaton-host
+DEMO = Plugins/demo
+# product name : file name in $(PLUGIN_DIR)
+HOST_PLUGINS := CounterPlugin:counter CSVTokenizerPlugin:csv TicTacToePlugin:tictactoe LoginPlugin:login
+
+.PHONY: plugins host host-demo host-bench
+
+plugins: deps ## Build the example plugins (three in Swift, one in C) to .so files.
+	@for entry in $(HOST_PLUGINS); do \
+	  $(SWIFT) build --scratch-path $(HOST_SCRATCH) --product $${entry%%:*} || exit 1; \
+	done
+	@mkdir -p $(PLUGIN_DIR)
+	@for entry in $(HOST_PLUGINS); do \
+	  install -m 0755 $(HOST_BIN)/lib$${entry%%:*}.so $(PLUGIN_DIR)/$${entry##*:}.so; \
+	done
+	@echo "Plugins built:"; for f in $(PLUGIN_DIR)/*.so; do echo "  $$f"; done
+
+host: deps ## Build the plugin host executable, actomaton-host.
+	$(SWIFT) build --scratch-path $(HOST_SCRATCH) --product actomaton-host
+
+host-demo: plugins host ## Build the example plugins and drive them through actomaton-host.
+	@echo; echo "== actomaton-host inspect: each plugin's manifest"
+	@for f in counter csv tictactoe login; do $(HOST) inspect $(PLUGIN_DIR)/$$f.so; echo; done
+	@echo "== run: the C counter, with a delayed action and a timer ($(DEMO)/counter.txt)"
+	$(HOST) run $(PLUGIN_DIR)/counter.so --script $(DEMO)/counter.txt
+	@echo; echo "== run: tic-tac-toe ($(DEMO)/tictactoe.txt)"
+	$(HOST) run $(PLUGIN_DIR)/tictactoe.so --script $(DEMO)/tictactoe.txt
+	@echo; echo "== run: the CSV tokenizer, from standard input"
+	$(HOST) run $(PLUGIN_DIR)/csv.so < $(DEMO)/csv.txt
+	@echo; echo "== run: login / logout with timers and cancellation, in real time ($(DEMO)/login.txt)"
+	$(HOST) run $(PLUGIN_DIR)/login.so --script $(DEMO)/login.txt
+	@echo; echo "== run: bad input, each reported with its line (exits 1)"
+	@$(HOST) run $(PLUGIN_DIR)/counter.so --script $(DEMO)/bad-input.txt --keep-going; echo "exit status: $$?"
+	@echo; echo "== inspect: a file that is not a plugin (exits 1)"
+	@$(HOST) inspect $(DEMO)/counter.txt; echo "exit status: $$?"
+	@echo; echo "== serve: every plugin of a directory; counter.so is replaced half-way and reloaded"
+	@rm -rf $(HOST_SCRATCH)/serve-demo && mkdir -p $(HOST_SCRATCH)/serve-demo
+	@cp $(PLUGIN_DIR)/*.so $(HOST_SCRATCH)/serve-demo/
+	@( cat $(DEMO)/serve-1.txt; sleep 1.5; \
+	   cp $(PLUGIN_DIR)/counter.so $(HOST_SCRATCH)/serve-demo/counter.so.new; \
+	   mv $(HOST_SCRATCH)/serve-demo/counter.so.new $(HOST_SCRATCH)/serve-demo/counter.so; \
+	   sleep 0.2; cat $(DEMO)/serve-2.txt ) | $(HOST) serve --plugins $(HOST_SCRATCH)/serve-demo
+
+host-bench: ## Benchmark a plugin action against the same reducer compiled in (release build).
+	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark --target HostBenchmarks --format jmh --path .build/results
+	python3 Benchmarks/report.py Benchmarks/.build/results

@@ -14,6 +14,16 @@ let package = Package(
         .library(name: "ActomatonDebugging", targets: ["ActomatonDebugging"]),
         .library(name: "ActomatonTesting", targets: ["ActomatonTesting"]),
         // Plugin host products:
+        .library(name: "ActomatonPluginKit", targets: ["ActomatonPluginKit"]),
+        .library(name: "ActomatonHost", targets: ["ActomatonHost"]),
+        .executable(name: "actomaton-host", targets: ["actomaton-host"]),
+        // The example plugins, each a shared library for `actomaton-host` (`make plugins`).
+        .library(name: "CounterPlugin", type: .dynamic, targets: ["CounterPlugin"]),
+        .library(name: "CSVTokenizerPlugin", type: .dynamic, targets: ["CSVTokenizerPlugin"]),
+        .library(name: "TicTacToePlugin", type: .dynamic, targets: ["TicTacToePlugin"]),
+        .library(name: "LoginPlugin", type: .dynamic, targets: ["LoginPlugin"]),
+        // Broken and probing plugins the host's tests load (not for users).
+        .library(name: "ActomatonHostTestFixtures", type: .dynamic, targets: ["ActomatonHostTestFixtures"]),
     ],
     dependencies: [
         .package(url: "https://github.com/pointfreeco/swift-case-paths", from: "1.5.0"),
@@ -25,6 +35,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
         .package(url: "https://github.com/pointfreeco/xctest-dynamic-overlay", from: "1.4.0"),
         // Plugin host dependencies:
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     ],
     targets: [
         // Layer 1: the Embedded-clean core. Depends on nothing.
@@ -56,6 +67,24 @@ let package = Package(
         ]),
 
         // Layer 3: the Linux plugin host.
+        // libffi, behind its own shim module: nothing else includes its headers.
+        .systemLibrary(name: "CFFI", path: "Sources/CFFI", providers: [.apt(["libffi-dev"])]),
+        // The plugin contract: a C header (and its one helper).
+        .target(name: "ActomatonPluginABI"),
+        // Exports a core reducer as a plugin.
+        .target(name: "ActomatonPluginKit", dependencies: ["ActomatonCore", "ActomatonPluginABI", "CFFI"]),
+        // Loads plugins and runs each on an Actomaton.
+        .target(name: "ActomatonHost", dependencies: ["Actomaton", "ActomatonPluginABI", "CFFI"]),
+        .executableTarget(name: "actomaton-host", dependencies: [
+            "ActomatonHost",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        // The example plugins: three in Swift on the kit, one in plain C.
+        .target(name: "CounterPlugin", dependencies: ["ActomatonPluginABI"], path: "Plugins/CounterPlugin"),
+        .target(name: "CSVTokenizerPlugin", dependencies: ["ActomatonPluginKit", "CSVExample"], path: "Plugins/CSVTokenizerPlugin"),
+        .target(name: "TicTacToePlugin", dependencies: ["ActomatonPluginKit", "TicTacToeExample"], path: "Plugins/TicTacToePlugin"),
+        .target(name: "LoginPlugin", dependencies: ["ActomatonPluginKit"], path: "Plugins/LoginPlugin"),
+        .target(name: "ActomatonHostTestFixtures", dependencies: ["ActomatonPluginABI"], path: "Tests/ActomatonHostTestFixtures"),
 
         // Example state machines, written once against the core only.
         .target(name: "CSVExample", dependencies: ["ActomatonCore"], path: "Plugins/CSVExample"),
@@ -84,6 +113,11 @@ let package = Package(
             .product(name: "Clocks", package: "swift-clocks"),
         ]),
         // Plugin host tests:
+        .testTarget(name: "ActomatonPluginKitTests", dependencies: ["ActomatonPluginKit", "ActomatonPluginABI"]),
+        .testTarget(name: "ActomatonHostTests", dependencies: [
+            "ActomatonHost",
+            .product(name: "Clocks", package: "swift-clocks"),
+        ]),
     ],
     swiftLanguageModes: [.v6]
 )

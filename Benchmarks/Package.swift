@@ -40,6 +40,21 @@ let package = Package(
             path: "Benchmarks/AsyncBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // The plugin host: a plugin action through libffi against the same reducer compiled in,
+        // and plugin load time. Depends on the C counter plugin's product so its .so is built
+        // beside the executable.
+        .executableTarget(
+            name: "HostBenchmarks",
+            dependencies: [
+                .product(name: "Actomaton", package: root),
+                .product(name: "ActomatonHost", package: root),
+                .product(name: "CounterPlugin", package: root),
+                .product(name: "LoginPlugin", package: root),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/HostBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
         // The CSV tokenizer in csv.wasm (`make wasm-build`) under WasmKit, against the same code native.
         .executableTarget(
             name: "WasmBenchmarks",

@@ -1,0 +1,111 @@
+// The plugin host: one synchronous action sent to an Actomaton whose reducer is a loaded
+// plugin (the C counter, called through its prepared libffi call interface), against the same
+// Actomaton running the same counter compiled in; and the time to load a plugin.
+//
+// Naming: "<group>: <variant>"; the variant "baseline" is the compiled-in reducer.
+
+import Actomaton
+import ActomatonHost
+import Benchmark
+import Foundation
+
+/// The counter plugin, built beside this executable (the package depends on its product).
+let counterPluginPath: String = {
+    if let path = ProcessInfo.processInfo.environment["ACTOMATON_COUNTER_PLUGIN"] { return path }
+    let directory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+    return directory.appendingPathComponent("libCounterPlugin.so").path
+}()
+
+/// The login plugin (Swift, on the kit), also built beside this executable.
+let loginPluginPath: String = {
+    let directory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+    return directory.appendingPathComponent("libLoginPlugin.so").path
+}()
+
+/// The C counter's vocabulary, compiled in: the same transitions (overflow-checked).
+enum CounterAction: Sendable {
+    case increment, decrement, add(Int64)
+}
+
+let compiledCounter = Reducer<CounterAction, Int64, Void> { action, count, _ in
+    switch action {
+    case .increment:
+        if count < .max { count += 1 }
+    case .decrement:
+        if count > .min { count -= 1 }
+    case let .add(amount):
+        let (sum, overflow) = count.addingReportingOverflow(amount)
+        if !overflow { count = sum }
+    }
+    return .empty
+}
+
+/// A fixed, irregular action stream, the same for both machines.
+let actionMask = 1023
+let compiledActions: [CounterAction] = (0...actionMask).map { index in
+    switch (index &* 2_654_435_761) % 7 {
+    case 0, 1: .decrement
+    case 2: .add(Int64(index % 5))
+    default: .increment
+    }
+}
+
+let benchmarks: @Sendable () -> Void = {
+    let perSend = Benchmark.Configuration(
+        metrics: [.wallClock, .throughput, .mallocCountTotal],
+        timeUnits: .nanoseconds,
+        warmupIterations: 3,
+        scalingFactor: .kilo,
+        maxDuration: .seconds(2),
+        maxIterations: 100_000
+    )
+    let perLoad = Benchmark.Configuration(
+        metrics: [.wallClock, .throughput, .mallocCountTotal],
+        timeUnits: .microseconds,
+        warmupIterations: 2,
+        scalingFactor: .one,
+        maxDuration: .seconds(2),
+        maxIterations: 500
+    )
+
+    Benchmark("plugin-send: baseline", configuration: perSend) { benchmark in
+        let actomaton = Actomaton<CounterAction, Int64>(state: 0, reducer: compiledCounter)
+        for index in benchmark.scaledIterations {
+            await actomaton.send(compiledActions[index & actionMask])
+        }
+        blackHole(await actomaton.state)
+    }
+
+    Benchmark("plugin-send: C counter plugin through libffi", configuration: perSend) { benchmark in
+        let plugin = try Plugin.load(path: counterPluginPath)
+        let machine = try PluginMachine(plugin: plugin)
+        let actions: [PluginMachineAction] = try compiledActions.map { action in
+            switch action {
+            case .increment: .perform(try plugin.action("increment", []))
+            case .decrement: .perform(try plugin.action("decrement", []))
+            case let .add(amount): .perform(try plugin.action("add", [.int(amount)]))
+            }
+        }
+        let actomaton = machine.actomaton
+        benchmark.startMeasurement()
+        for index in benchmark.scaledIterations {
+            await actomaton.send(actions[index & actionMask])
+        }
+        benchmark.stopMeasurement()
+        blackHole(await machine.describe())
+    }
+
+    Benchmark("plugin-load: C counter plugin, load and create a machine", configuration: perLoad) { benchmark in
+        for _ in benchmark.scaledIterations {
+            let plugin = try Plugin.load(path: counterPluginPath)
+            blackHole(try PluginMachine(plugin: plugin))
+        }
+    }
+
+    Benchmark("plugin-load: Swift login plugin (kit), load and create a machine", configuration: perLoad) { benchmark in
+        for _ in benchmark.scaledIterations {
+            let plugin = try Plugin.load(path: loginPluginPath)
+            blackHole(try PluginMachine(plugin: plugin))
+        }
+    }
+}

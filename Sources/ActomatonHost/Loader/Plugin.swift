@@ -1,0 +1,159 @@
+import ActomatonPluginABI
+import CFFI
+import Synchronization
+
+/// A loaded plugin: its validated manifest, one libffi call interface per action prepared at
+/// load, and its lifecycle functions. Immutable and shareable; each machine makes its own
+/// ``PluginInstance`` from it.
+///
+/// ```swift
+/// let plugin = try Plugin.load(path: "counter.so")
+/// let action = try plugin.action("add", [.int(5)])
+/// ```
+public final class Plugin: Sendable {
+    /// Options for ``load(path:options:)``.
+    public struct LoadOptions: Sendable {
+        /// Loads a file that group or other users can write. Off by default: whoever can write
+        /// a plugin file can run code in the host.
+        public var allowWritableByOthers: Bool
+        /// The entry symbol to look up. Tests use it to load the fixture library's broken
+        /// manifests; plugins always export the default.
+        public var entrySymbol: String
+
+        /// Creates options.
+        public init(allowWritableByOthers: Bool = false, entrySymbol: String = ACTOMATON_PLUGIN_ENTRY_SYMBOL) {
+            self.allowWritableByOthers = allowWritableByOthers
+            self.entrySymbol = entrySymbol
+        }
+    }
+
+    /// The file the plugin was loaded from, as given.
+    public let path: String
+    /// The validated manifest.
+    public let manifest: PluginManifest
+    /// Identifies this load: actions checked against it carry it.
+    let vocabulary: UInt64
+    /// The file's identity when it was read, to notice when it is replaced.
+    let fileIdentity: FileIdentity
+    /// One prepared call per action, in manifest order.
+    let actions: [PreparedAction]
+    let functions: LifecycleFunctions
+    /// Action indices by name.
+    private let actionIndex: [String: Int]
+
+    private static let nextVocabulary = Atomic<UInt64>(1)
+
+    init(path: String, manifest: PluginManifest, fileIdentity: FileIdentity, actions: [PreparedAction], functions: LifecycleFunctions) {
+        self.path = path
+        self.manifest = manifest
+        self.fileIdentity = fileIdentity
+        self.actions = actions
+        self.functions = functions
+        vocabulary = Self.nextVocabulary.add(1, ordering: .relaxed).newValue
+        actionIndex = Dictionary(uniqueKeysWithValues: manifest.actions.enumerated().map { ($1.name, $0) })
+    }
+
+    /// Loads, validates and prepares the plugin at `path`; see ``PluginLoader``.
+    public static func load(path: String, options: LoadOptions = LoadOptions()) throws(PluginError) -> Plugin {
+        var loader = PluginLoader(path: path, options: options)
+        return try loader.run()
+    }
+
+    /// The plugin's name, from its manifest.
+    public var name: String { manifest.name }
+
+    /// Checks `name` and `arguments` against the vocabulary and returns the action to send.
+    ///
+    /// Refuses an unknown action, a wrong number of arguments, an argument of the wrong kind
+    /// and an integer out of its parameter's range, naming which.
+    public func action(_ name: String, _ arguments: [PluginValue]) throws(PluginError) -> PluginAction {
+        guard let index = actionIndex[name] else {
+            throw PluginError(.unknownAction(name, plugin: manifest.name, known: manifest.actions.map(\.name)), at: "plugin \(manifest.name)")
+        }
+        let signature = manifest.actions[index]
+        guard arguments.count == signature.parameters.count else {
+            throw PluginError(.wrongArgumentCount(action: name, signature: signature.description,
+                                                  expected: signature.parameters.count, got: arguments.count),
+                              at: "plugin \(manifest.name)")
+        }
+        var checked: [PluginValue] = []
+        checked.reserveCapacity(arguments.count)
+        for (position, (value, parameter)) in zip(arguments, signature.parameters).enumerated() {
+            do {
+                checked.append(try Self.check(value, against: parameter.type))
+            } catch let failure {
+                let reason: PluginError.Reason = switch failure {
+                case .wrongKind:
+                    .wrongArgumentType(action: name, index: position + 1, parameter: parameter.name,
+                                       expected: parameter.type, got: value.kindDescription)
+                case .outOfRange:
+                    .integerOutOfRange(action: name, index: position + 1, parameter: parameter.name,
+                                       type: parameter.type, value: value.description)
+                }
+                throw PluginError(reason, at: "plugin \(manifest.name)")
+            }
+        }
+        return PluginAction(name: name, arguments: checked, index: index, vocabulary: vocabulary)
+    }
+
+    private enum CheckFailure: Error { case wrongKind, outOfRange }
+
+    /// `value` in the form the call expects for `type`: integers as `.int` (or `.uint` for
+    /// unsigned types), floats as `.float`.
+    private static func check(_ value: PluginValue, against type: PluginValueType) throws(CheckFailure) -> PluginValue {
+        switch (type, value) {
+        case (.bool, .bool), (.string, .string):
+            return value
+        case (.float, .float), (.double, .float):
+            return value
+        case (.float, .int(let n)), (.double, .int(let n)):
+            return .float(Double(n))
+        case (.float, .uint(let n)), (.double, .uint(let n)):
+            return .float(Double(n))
+        case (_, .int(let n)):
+            if let range = type.signedRange {
+                guard range.contains(n) else { throw .outOfRange }
+                return .int(n)
+            }
+            if let max = type.unsignedMax {
+                guard n >= 0, UInt64(n) <= max else { throw .outOfRange }
+                return .uint(UInt64(n))
+            }
+            throw .wrongKind
+        case (_, .uint(let n)):
+            if type.signedRange != nil { throw .outOfRange } // .uint is only made for values above Int64.max
+            if let max = type.unsignedMax {
+                guard n <= max else { throw .outOfRange }
+                return .uint(n)
+            }
+            throw .wrongKind
+        default:
+            throw .wrongKind
+        }
+    }
+}
+
+/// One action's libffi call interface and entry point, prepared at load.
+final class PreparedAction: @unchecked Sendable {
+    /// `actomaton_status entry(void *state, T1, ..., Tn)`.
+    let interface: CallInterface
+    /// The entry point, as libffi calls it.
+    let entry: @convention(c) () -> Void
+    /// The parameter types, in order.
+    let parameterTypes: [PluginValueType]
+
+    init(interface: CallInterface, entry: @escaping @convention(c) () -> Void, parameterTypes: [PluginValueType]) {
+        self.interface = interface
+        self.entry = entry
+        self.parameterTypes = parameterTypes
+    }
+}
+
+/// The plugin's lifecycle functions, checked non-`NULL` at load.
+struct LifecycleFunctions: @unchecked Sendable {
+    let create: @convention(c) (UnsafePointer<actomaton_host>?) -> UnsafeMutableRawPointer?
+    let destroy: @convention(c) (UnsafeMutableRawPointer?) -> Void
+    let snapshot: @convention(c) (UnsafeRawPointer?, UnsafeMutablePointer<UInt8>?, Int) -> Int
+    let restore: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<UInt8>?, Int) -> Int32
+    let describe: @convention(c) (UnsafeRawPointer?, UnsafeMutablePointer<CChar>?, Int) -> Int
+}

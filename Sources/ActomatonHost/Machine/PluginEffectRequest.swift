@@ -1,0 +1,157 @@
+import ActomatonEffect
+
+/// The ID and queue a plugin gave a delayed or repeating action.
+public struct PluginEffectOptions: Sendable, Hashable {
+    /// A queue's policy (`ACTOMATON_QUEUE_*`).
+    public enum Policy: Sendable, Hashable {
+        /// `.runNewest(maxCount:)`.
+        case runNewest(maxCount: Int)
+        /// `.runOldest(maxCount:, .discardNew)` or `.suspendNew`.
+        case runOldest(maxCount: Int, discardNew: Bool)
+    }
+
+    /// A named queue and its policy.
+    public struct Queue: Sendable, Hashable {
+        /// The queue's name.
+        public var name: String
+        /// How many of its effects run at once, and what happens to the rest.
+        public var policy: Policy
+    }
+
+    /// The effect ID, if any.
+    public var id: String?
+    /// The queue, if any.
+    public var queue: Queue?
+
+    /// No ID, no queue.
+    public init(id: String? = nil, queue: Queue? = nil) {
+        self.id = id
+        self.queue = queue
+    }
+}
+
+/// An effect a plugin requested through its host table during one action.
+public enum PluginEffectRequest: Sendable, Hashable, CustomStringConvertible {
+    /// Feed the action back at once, within the same send.
+    case next(PluginAction)
+    /// Send the action after a delay on the machine's clock.
+    case delayed(PluginAction, after: Duration, PluginEffectOptions)
+    /// Send the action every interval on the machine's clock, until cancelled.
+    case repeating(PluginAction, every: Duration, PluginEffectOptions)
+    /// Cancel the effects with this ID.
+    case cancel(id: String)
+
+    /// How the CLI prints it: `loginOK after 1s (id login)`.
+    public var description: String {
+        switch self {
+        case let .next(action): "next: \(action)"
+        case let .delayed(action, delay, options): "after \(seconds(delay)): \(action)\(describe(options))"
+        case let .repeating(action, interval, options): "every \(seconds(interval)): \(action)\(describe(options))"
+        case let .cancel(id): "cancel: \(id)"
+        }
+    }
+}
+
+private func seconds(_ duration: Duration) -> String {
+    let (whole, fraction) = duration.components
+    if fraction == 0 { return "\(whole)s" }
+    let milliseconds = Double(whole) * 1000 + Double(fraction) / 1e15
+    if milliseconds < 1000 { return "\(formatted(milliseconds))ms" }
+    return "\(formatted(milliseconds / 1000))s"
+}
+
+private func formatted(_ value: Double) -> String {
+    let rounded = (value * 1000).rounded() / 1000
+    return rounded == rounded.rounded() ? "\(Int(rounded))" : "\(rounded)"
+}
+
+private func describe(_ options: PluginEffectOptions) -> String {
+    var parts: [String] = []
+    if let id = options.id { parts.append("id \(id)") }
+    if let queue = options.queue {
+        switch queue.policy {
+        case let .runNewest(maxCount): parts.append("queue \(queue.name): newest \(maxCount)")
+        case let .runOldest(maxCount, discardNew): parts.append("queue \(queue.name): oldest \(maxCount), \(discardNew ? "discard" : "suspend") new")
+        }
+    }
+    return parts.isEmpty ? "" : " (\(parts.joined(separator: ", ")))"
+}
+
+/// A plugin's effect ID, scoped to its machine like every ``EffectID``.
+struct PluginEffectID: EffectID, CustomStringConvertible {
+    let name: String
+    var description: String { name }
+}
+
+/// A plugin's named queue; queues with the same name and policy share a lane.
+struct PluginEffectQueue: EffectQueue {
+    let name: String
+    let policy: PluginEffectOptions.Policy
+
+    var effectQueuePolicy: EffectQueuePolicy {
+        switch policy {
+        case let .runNewest(maxCount): .runNewest(maxCount: maxCount)
+        case let .runOldest(maxCount, discardNew): .runOldest(maxCount: maxCount, discardNew ? .discardNew : .suspendNew)
+        }
+    }
+}
+
+/// The actions a repeating effect sends: one per interval on the machine's clock, counted
+/// from when the plugin asked (so ticks do not drift, and do not depend on when the effect's
+/// task happens to start).
+struct TimerSequence<C: Clock<Duration>, Element: Sendable>: AsyncSequence, Sendable {
+    let clock: C
+    let start: C.Instant
+    let interval: Duration
+    let element: Element
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let clock: C
+        var deadline: C.Instant
+        let interval: Duration
+        let element: Element
+
+        mutating func next() async throws -> Element? {
+            deadline = deadline.advanced(by: interval)
+            if clock.now < deadline { try await clock.sleep(until: deadline, tolerance: nil) }
+            return element
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(clock: clock, deadline: start, interval: interval, element: element)
+    }
+}
+
+extension PluginEffectRequest {
+    /// The request as an async-layer ``Effect`` on the machine's ``EffectQueueManager``;
+    /// `wrap` turns the plugin action into the machine's action. Delays count from now, when
+    /// the plugin asked, on `clock` (the machine's).
+    func effect<C: Clock<Duration>, Action: Sendable>(
+        clock: C, _ wrap: @escaping @Sendable (PluginAction, PluginEffectRequest) -> Action
+    ) -> Effect<Action> {
+        switch self {
+        case let .next(action):
+            return .nextAction(wrap(action, self))
+        case let .delayed(action, delay, options):
+            let next = wrap(action, self)
+            let deadline = clock.now.advanced(by: delay)
+            return Effect(id: options.id.map(PluginEffectID.init), queue: options.queue.map(queue)) { _ in
+                if clock.now < deadline { try await clock.sleep(until: deadline, tolerance: nil) }
+                return next
+            }
+        case let .repeating(action, interval, options):
+            let next = wrap(action, self)
+            let start = clock.now
+            return Effect(id: options.id.map(PluginEffectID.init), queue: options.queue.map(queue), sequence: { _ in
+                TimerSequence(clock: clock, start: start, interval: interval, element: next)
+            })
+        case let .cancel(id):
+            return .cancel(id: PluginEffectID(name: id))
+        }
+    }
+}
+
+private func queue(_ queue: PluginEffectOptions.Queue) -> PluginEffectQueue {
+    PluginEffectQueue(name: queue.name, policy: queue.policy)
+}

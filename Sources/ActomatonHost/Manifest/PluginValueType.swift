@@ -1,0 +1,91 @@
+import ActomatonPluginABI
+import CFFI
+
+/// The type of an action parameter, as a plugin's manifest declares it (`ACTOMATON_TYPE_*`).
+///
+/// Each type is the C type the action's entry point takes, so it decides the libffi type of
+/// that argument and the range of values it accepts.
+public enum PluginValueType: UInt32, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// C `bool`.
+    case bool = 1
+    /// C `int8_t`.
+    case int8 = 2
+    /// C `int16_t`.
+    case int16 = 3
+    /// C `int32_t`.
+    case int32 = 4
+    /// C `int64_t`.
+    case int64 = 5
+    /// C `uint8_t`.
+    case uint8 = 6
+    /// C `uint16_t`.
+    case uint16 = 7
+    /// C `uint32_t`.
+    case uint32 = 8
+    /// C `uint64_t`.
+    case uint64 = 9
+    /// C `float`.
+    case float = 10
+    /// C `double`.
+    case double = 11
+    /// C `const char *`: UTF-8, NUL-terminated.
+    case string = 12
+
+    /// The name used in messages and by `inspect` (`int32`, `string`).
+    public var description: String {
+        switch self {
+        case .bool: "bool"
+        case .int8: "int8"
+        case .int16: "int16"
+        case .int32: "int32"
+        case .int64: "int64"
+        case .uint8: "uint8"
+        case .uint16: "uint16"
+        case .uint32: "uint32"
+        case .uint64: "uint64"
+        case .float: "float"
+        case .double: "double"
+        case .string: "string"
+        }
+    }
+
+    /// The smallest and largest value of a signed integer type.
+    var signedRange: ClosedRange<Int64>? {
+        switch self {
+        case .int8: Int64(Int8.min)...Int64(Int8.max)
+        case .int16: Int64(Int16.min)...Int64(Int16.max)
+        case .int32: Int64(Int32.min)...Int64(Int32.max)
+        case .int64: Int64.min...Int64.max
+        default: nil
+        }
+    }
+
+    /// The largest value of an unsigned integer type.
+    var unsignedMax: UInt64? {
+        switch self {
+        case .uint8: UInt64(UInt8.max)
+        case .uint16: UInt64(UInt16.max)
+        case .uint32: UInt64(UInt32.max)
+        case .uint64: UInt64.max
+        default: nil
+        }
+    }
+
+    /// libffi's descriptor of the C type.
+    var ffiType: UnsafeMutablePointer<ffi_type> {
+        switch self {
+        case .bool: cffi_type_uint8()
+        case .int8: cffi_type_sint8()
+        case .int16: cffi_type_sint16()
+        case .int32: cffi_type_sint32()
+        case .int64: cffi_type_sint64()
+        case .uint8: cffi_type_uint8()
+        case .uint16: cffi_type_uint16()
+        case .uint32: cffi_type_uint32()
+        case .uint64: cffi_type_uint64()
+        case .float: cffi_type_float()
+        case .double: cffi_type_double()
+        case .string: cffi_type_pointer()
+        }
+    }
+}

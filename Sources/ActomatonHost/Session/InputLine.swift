@@ -1,0 +1,229 @@
+import Foundation
+
+/// One line of input to `actomaton-host run` or `serve`, parsed.
+///
+/// The text form is the action's name and its arguments, separated by spaces; under `serve`
+/// the plugin's name comes first:
+///
+///     add 5
+///     login "alice"
+///     counter add 5          (serve)
+///     {"action": "place", "args": [1, 2]}
+///     {"plugin": "tictactoe", "action": "place", "args": {"row": 1, "column": 2}}
+///
+/// Integers, decimals (`2.5`, `1e3`), `true` / `false`, and strings in double quotes (with
+/// `\"`, `\\`, `\n`, `\t` escapes) are the argument forms. Blank lines and lines starting
+/// with `#` are skipped; lines starting with `:` are directives (`:sleep 1.5`, `:idle`,
+/// `:state`).
+public enum InputLine: Sendable, Hashable {
+    /// Nothing to do: blank, or a comment.
+    case skip
+    /// Send an action.
+    case action(plugin: String?, name: String, arguments: Arguments)
+    /// Wait this many seconds on the machine's clock.
+    case sleep(Duration)
+    /// Wait until no effect is running.
+    case idle
+    /// Print the state of every machine.
+    case state
+
+    /// An action's arguments: in order, or by parameter name (JSON objects).
+    public enum Arguments: Sendable, Hashable {
+        /// In parameter order.
+        case positional([PluginValue])
+        /// By parameter name.
+        case named([String: PluginValue])
+    }
+
+    /// Parses `line`; `namesPlugin` when the text form starts with a plugin name (`serve`).
+    /// Throws a ``PluginError/Reason/syntax(_:)`` reason saying what cannot be read.
+    public static func parse(_ line: String, namesPlugin: Bool) throws(PluginError.Reason) -> InputLine {
+        let text = line.trimmingCharacters(in: .whitespaces)
+        if text.isEmpty || text.hasPrefix("#") { return .skip }
+        if text.hasPrefix(":") { return try directive(text) }
+        if text.hasPrefix("{") { return try json(text, namesPlugin: namesPlugin) }
+
+        var scanner = Scanner(Array(text.unicodeScalars))
+        guard var first = scanner.word() else { throw .syntax("expected an action name, got \(quoted(text))") }
+        var plugin: String?
+        if namesPlugin {
+            // `plugin action` or `plugin.action`.
+            if let dot = first.firstIndex(of: ".") {
+                plugin = String(first[..<dot])
+                first = String(first[first.index(after: dot)...])
+            } else {
+                plugin = first
+                guard let name = scanner.word() else {
+                    throw .syntax("expected an action name after the plugin name '\(first)'")
+                }
+                first = name
+            }
+        }
+        var arguments: [PluginValue] = []
+        while let value = try scanner.value(position: arguments.count + 1) { arguments.append(value) }
+        return .action(plugin: plugin, name: first, arguments: .positional(arguments))
+    }
+
+    private static func directive(_ text: String) throws(PluginError.Reason) -> InputLine {
+        let parts = text.dropFirst().split(separator: " ", omittingEmptySubsequences: true)
+        switch parts.first {
+        case "sleep":
+            guard parts.count == 2, let seconds = Double(parts[1]), seconds >= 0, seconds < 86_400 else {
+                throw .syntax("`:sleep` takes a number of seconds, as in `:sleep 1.5`")
+            }
+            return .sleep(.milliseconds(Int64((seconds * 1000).rounded())))
+        case "idle" where parts.count == 1:
+            return .idle
+        case "state" where parts.count == 1:
+            return .state
+        default:
+            throw .syntax("unknown directive \(quoted(text)) (known: `:sleep SECONDS`, `:idle`, `:state`)")
+        }
+    }
+
+    private static func json(_ text: String, namesPlugin: Bool) throws(PluginError.Reason) -> InputLine {
+        let object: [String: JSONValue]
+        do {
+            object = try JSONDecoder().decode([String: JSONValue].self, from: Data(text.utf8))
+        } catch {
+            throw .syntax("not a JSON object: \(jsonMessage(error))")
+        }
+        for key in object.keys where !["plugin", "action", "args"].contains(key) {
+            throw .syntax("unknown JSON key \(quoted(key)) (known: \"plugin\", \"action\", \"args\")")
+        }
+        guard case let .string(name)? = object["action"] else { throw .syntax("the JSON line has no \"action\" string") }
+        var plugin: String?
+        switch object["plugin"] {
+        case nil: if namesPlugin { throw .syntax("the JSON line has no \"plugin\" string") }
+        case let .string(name)?: plugin = name
+        default: throw .syntax("\"plugin\" must be a string")
+        }
+        switch object["args"] {
+        case nil:
+            return .action(plugin: plugin, name: name, arguments: .positional([]))
+        case let .array(values)?:
+            return .action(plugin: plugin, name: name, arguments: .positional(try values.enumerated().map { position, value throws(PluginError.Reason) in
+                try value.pluginValue(what: "argument \(position + 1)")
+            }))
+        case let .object(values)?:
+            var named: [String: PluginValue] = [:]
+            for (key, value) in values { named[key] = try value.pluginValue(what: "argument \(quoted(key))") }
+            return .action(plugin: plugin, name: name, arguments: .named(named))
+        default:
+            throw .syntax("\"args\" must be an array or an object")
+        }
+    }
+}
+
+/// Reads the text form, one token at a time.
+private struct Scanner {
+    let scalars: [Unicode.Scalar]
+    var index = 0
+
+    init(_ scalars: [Unicode.Scalar]) {
+        self.scalars = scalars
+    }
+
+    mutating func skipSpaces() {
+        while index < scalars.count, scalars[index] == " " || scalars[index] == "\t" { index += 1 }
+    }
+
+    /// The next space-separated token, or `nil` at the end.
+    mutating func word() -> String? {
+        skipSpaces()
+        guard index < scalars.count else { return nil }
+        var word = String.UnicodeScalarView()
+        while index < scalars.count, scalars[index] != " ", scalars[index] != "\t" {
+            word.append(scalars[index])
+            index += 1
+        }
+        return String(word)
+    }
+
+    /// The next argument, or `nil` at the end.
+    mutating func value(position: Int) throws(PluginError.Reason) -> PluginValue? {
+        skipSpaces()
+        guard index < scalars.count else { return nil }
+        if scalars[index] == "\"" { return .string(try string(position: position)) }
+        guard let word = word() else { return nil }
+        if word == "true" { return .bool(true) }
+        if word == "false" { return .bool(false) }
+        if let n = Int64(word) { return .int(n) }
+        if let n = UInt64(word) { return .uint(n) }
+        let isNumber = word.unicodeScalars.allSatisfy { "0123456789+-.eE".unicodeScalars.contains($0) }
+            && word.unicodeScalars.contains { "0123456789".unicodeScalars.contains($0) }
+        if isNumber, !word.contains("."), !word.contains("e"), !word.contains("E") {
+            throw .syntax("argument \(position), \(word), is out of range of every integer type")
+        }
+        if isNumber, let x = Double(word), x.isFinite { return .float(x) }
+        throw .syntax("cannot read argument \(position), \(word): write strings in double quotes, as in \"\(word)\"")
+    }
+
+    /// A double-quoted string, with escapes.
+    mutating func string(position: Int) throws(PluginError.Reason) -> String {
+        index += 1 // the opening quote
+        var text = String.UnicodeScalarView()
+        while index < scalars.count {
+            let scalar = scalars[index]
+            index += 1
+            switch scalar {
+            case "\"":
+                if index < scalars.count, scalars[index] != " ", scalars[index] != "\t" {
+                    throw .syntax("argument \(position): expected a space after the closing quote")
+                }
+                return String(text)
+            case "\\":
+                guard index < scalars.count else { break }
+                let escaped = scalars[index]
+                index += 1
+                switch escaped {
+                case "n": text.append("\n")
+                case "t": text.append("\t")
+                case "r": text.append("\r")
+                case "\"", "\\": text.append(escaped)
+                default: throw .syntax("argument \(position): unknown escape \\\(escaped) (known: \\\" \\\\ \\n \\t \\r)")
+                }
+            default:
+                text.append(scalar)
+            }
+        }
+        throw .syntax("argument \(position): the string has no closing quote")
+    }
+}
+
+/// A JSON value, as far as input lines need one.
+private enum JSONValue: Decodable {
+    case bool(Bool), int(Int64), uint(UInt64), float(Double), string(String)
+    case array([JSONValue]), object([String: JSONValue]), null
+
+    init(from decoder: Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() { self = .null }
+        else if let value = try? container.decode(Bool.self) { self = .bool(value) }
+        else if let value = try? container.decode(Int64.self) { self = .int(value) }
+        else if let value = try? container.decode(UInt64.self) { self = .uint(value) }
+        else if let value = try? container.decode(Double.self) { self = .float(value) }
+        else if let value = try? container.decode(String.self) { self = .string(value) }
+        else if let value = try? container.decode([JSONValue].self) { self = .array(value) }
+        else { self = .object(try container.decode([String: JSONValue].self)) }
+    }
+
+    func pluginValue(what: String) throws(PluginError.Reason) -> PluginValue {
+        switch self {
+        case let .bool(value): return .bool(value)
+        case let .int(value): return .int(value)
+        case let .uint(value): return .uint(value)
+        case let .float(value): return .float(value)
+        case let .string(value): return .string(value)
+        case .null: throw .syntax("\(what) is null")
+        case .array, .object: throw .syntax("\(what) must be a number, a boolean or a string")
+        }
+    }
+}
+
+private func jsonMessage(_ error: Error) -> String {
+    if case let DecodingError.dataCorrupted(context) = error {
+        return (context.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String ?? context.debugDescription
+    }
+    return "\(error)"
+}

@@ -1,0 +1,163 @@
+/// Every plugin a host runs, each on its own ``PluginMachine``, addressed by name; what
+/// `actomaton-host serve` is built on.
+///
+/// A bad plugin file is refused with an error and changes nothing: the plugins already loaded
+/// keep running with their state. ``reloadChangedPlugins()`` reloads a plugin whose file was
+/// replaced, carrying its state over through snapshot / restore.
+public actor PluginHost {
+    /// What a scan of the plugin files did.
+    public enum Event: Sendable, Hashable, CustomStringConvertible {
+        /// A plugin was loaded for the first time.
+        case loaded(name: String, path: String)
+        /// A replaced plugin file was reloaded, its state carried over.
+        case reloaded(name: String, path: String)
+        /// A plugin file could not be loaded or reloaded; what was running goes on unchanged.
+        case failed(PluginError)
+
+        /// The line `serve` prints.
+        public var description: String {
+            switch self {
+            case let .loaded(name, path): "loaded plugin \(name) from \(path)"
+            case let .reloaded(name, path): "reloaded plugin \(name) from \(path), state carried over"
+            case let .failed(error): "error: \(error)"
+            }
+        }
+    }
+
+    private struct Entry {
+        let machine: PluginMachine
+        var path: String
+        var identity: FileIdentity
+    }
+
+    private let loadOptions: Plugin.LoadOptions
+    /// Makes a machine on the host's clock (captured generically, so never an existential).
+    private let machineFactory: @Sendable (Plugin) throws(PluginError) -> PluginMachine
+    private var entries: [String: Entry] = [:]
+    /// Plugin files that failed to load, with the identity they failed with, so a scan
+    /// reports each bad version once.
+    private var failedFiles: [String: FileIdentity] = [:]
+
+    /// Creates a host with no plugin.
+    ///
+    /// - Parameters:
+    ///   - clock: The clock every machine's effects sleep on; tests pass a test clock.
+    ///   - loadOptions: How plugin files are loaded (e.g. allowing files others can write).
+    ///   - describesState: Whether transitions handed to `observer` carry the state's description.
+    ///   - observer: Told about every transition of every machine.
+    ///   - log: Where plugins' `host->log` lines go (standard error by default).
+    public init(
+        clock: some Clock<Duration> = ContinuousClock(),
+        loadOptions: Plugin.LoadOptions = .init(),
+        describesState: Bool = false,
+        observer: PluginMachine.Observer? = nil,
+        log: (@Sendable (String) -> Void)? = nil
+    ) {
+        self.loadOptions = loadOptions
+        machineFactory = { plugin throws(PluginError) in
+            try PluginMachine(plugin: plugin, clock: clock, describesState: describesState, observer: observer, log: log)
+        }
+    }
+
+    /// The names of the loaded plugins, sorted.
+    public var names: [String] { entries.keys.sorted() }
+
+    /// Loads the plugin at `path` and starts a machine for it.
+    ///
+    /// Refuses a second plugin with the same name as a loaded one.
+    @discardableResult
+    public func load(path: String) throws(PluginError) -> PluginMachine {
+        let plugin = try Plugin.load(path: path, options: loadOptions)
+        if let existing = entries[plugin.name] {
+            throw PluginError(.duplicatePlugin(plugin.name, otherPath: existing.path), at: path)
+        }
+        let machine = try makeMachine(plugin)
+        entries[plugin.name] = Entry(machine: machine, path: path, identity: plugin.fileIdentity)
+        failedFiles[path] = nil
+        return machine
+    }
+
+    /// Loads every `*.so` file of `directory` not loaded yet, and reloads every loaded plugin
+    /// whose file was replaced. Returns what it did, one event per file that changed.
+    public func scan(directory: String) async -> [Event] {
+        guard let files = sharedLibraries(in: directory) else {
+            return [.failed(PluginError(.notADirectory, at: directory))]
+        }
+        var events = await reloadChangedPlugins()
+        let loadedPaths = Set(entries.values.map(\.path))
+        for path in files where !loadedPaths.contains(path) {
+            let identity = PluginFile.identity(of: path)
+            if let identity, failedFiles[path] == identity { continue }
+            do {
+                let machine = try load(path: path)
+                events.append(.loaded(name: machine.name, path: path))
+            } catch {
+                failedFiles[path] = identity
+                events.append(.failed(error))
+            }
+        }
+        return events
+    }
+
+    /// Reloads every loaded plugin whose file was replaced or rewritten since it was loaded,
+    /// carrying its state over; see ``PluginMachine/reload(with:)``.
+    public func reloadChangedPlugins() async -> [Event] {
+        var events: [Event] = []
+        for name in entries.keys.sorted() {
+            guard let entry = entries[name], let identity = PluginFile.identity(of: entry.path),
+                  identity != entry.identity
+            else { continue }
+            // Marked before the reload awaits, so a scan that runs meanwhile does not reload
+            // this version again.
+            entries[name]?.identity = identity
+            do {
+                let plugin = try Plugin.load(path: entry.path, options: loadOptions)
+                try await entry.machine.reload(with: plugin)
+                failedFiles[entry.path] = nil
+                events.append(.reloaded(name: name, path: entry.path))
+            } catch {
+                failedFiles[entry.path] = identity
+                events.append(.failed(error))
+            }
+        }
+        return events
+    }
+
+    /// The machine of the plugin named `name`.
+    public func machine(named name: String) throws(PluginError) -> PluginMachine {
+        guard let entry = entries[name] else {
+            throw PluginError(.unknownPlugin(name, known: names), at: "plugin \(name)")
+        }
+        return entry.machine
+    }
+
+    /// Waits until no machine has an effect running; see ``PluginMachine/waitUntilIdle()``.
+    public func waitUntilIdle() async {
+        for entry in entries.values { await entry.machine.waitUntilIdle() }
+    }
+
+    private func makeMachine(_ plugin: Plugin) throws(PluginError) -> PluginMachine {
+        try machineFactory(plugin)
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The paths of the `*.so` files in `directory`, sorted; `nil` if it is not a directory.
+private func sharedLibraries(in directory: String) -> [String]? {
+    guard let stream = opendir(directory) else { return nil }
+    defer { closedir(stream) }
+    var paths: [String] = []
+    while let entry = readdir(stream) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
+            String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        guard name.hasSuffix(".so"), !name.hasPrefix(".") else { continue }
+        paths.append(directory.hasSuffix("/") ? directory + name : directory + "/" + name)
+    }
+    return paths.sorted()
+}

@@ -1,0 +1,58 @@
+import ActomatonPluginABI
+
+/// One action of an exported plugin's vocabulary: its name, its typed parameters, and how
+/// its arguments become the reducer's action.
+///
+/// The parameter types come from the closure's argument types (see ``PluginArgument``):
+///
+/// ```swift
+/// .action("place", "row", "column") { (row: UInt8, column: UInt8) in
+///     .place(row: Int(row), column: Int(column))
+/// }
+/// ```
+///
+/// When the reducer requests one of its own actions as an effect (``PluginEffect/after(_:send:id:queue:)``),
+/// the kit finds the vocabulary entry by the enum case's name and reads the payload in
+/// order, so name each entry after its case and list the parameters in payload order.
+public struct PluginActionExport<Action>: Sendable {
+    let name: String
+    let parameters: [(name: String, type: actomaton_type)]
+    /// Makes the action from the argument slots (`slots[0]` is the first argument).
+    let decode: @Sendable (UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> Action
+
+    /// An action without parameters.
+    public static func action(_ name: String, _ make: @escaping @Sendable () -> Action) -> Self {
+        Self(name: name, parameters: [], decode: { _ in make() })
+    }
+
+    /// An action with one parameter, named `a`.
+    public static func action<A: PluginArgument>(
+        _ name: String, _ a: String, _ make: @escaping @Sendable (A) -> Action
+    ) -> Self {
+        Self(name: name, parameters: [(a, A.pluginType)], decode: { slots in make(A.load(from: slots[0]!)) })
+    }
+
+    /// An action with two parameters, named `a` and `b`.
+    public static func action<A: PluginArgument, B: PluginArgument>(
+        _ name: String, _ a: String, _ b: String, _ make: @escaping @Sendable (A, B) -> Action
+    ) -> Self {
+        Self(name: name, parameters: [(a, A.pluginType), (b, B.pluginType)],
+             decode: { slots in make(A.load(from: slots[0]!), B.load(from: slots[1]!)) })
+    }
+
+    /// An action with three parameters.
+    public static func action<A: PluginArgument, B: PluginArgument, C: PluginArgument>(
+        _ name: String, _ a: String, _ b: String, _ c: String, _ make: @escaping @Sendable (A, B, C) -> Action
+    ) -> Self {
+        Self(name: name, parameters: [(a, A.pluginType), (b, B.pluginType), (c, C.pluginType)],
+             decode: { slots in make(A.load(from: slots[0]!), B.load(from: slots[1]!), C.load(from: slots[2]!)) })
+    }
+
+    /// An action with four parameters.
+    public static func action<A: PluginArgument, B: PluginArgument, C: PluginArgument, D: PluginArgument>(
+        _ name: String, _ a: String, _ b: String, _ c: String, _ d: String, _ make: @escaping @Sendable (A, B, C, D) -> Action
+    ) -> Self {
+        Self(name: name, parameters: [(a, A.pluginType), (b, B.pluginType), (c, C.pluginType), (d, D.pluginType)],
+             decode: { slots in make(A.load(from: slots[0]!), B.load(from: slots[1]!), C.load(from: slots[2]!), D.load(from: slots[3]!)) })
+    }
+}

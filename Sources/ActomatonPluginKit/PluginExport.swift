@@ -1,0 +1,393 @@
+import ActomatonCore
+import ActomatonPluginABI
+import CFFI
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Exports a core reducer as an Actomaton plugin: it writes the manifest, the typed entry
+/// points, state creation, snapshot / restore (JSON, through `Codable`) and the description
+/// (the same JSON, or the state's `description` when it is `CustomStringConvertible`).
+///
+/// A Swift plugin is a reducer whose output is ``PluginEffect``, a `Codable` state, and these
+/// few lines (in a `.library(type: .dynamic)` target):
+///
+/// ```swift
+/// let plugin = PluginExport(
+///     name: "counter", version: "1.0.0",
+///     reducer: counter, initialState: 0,
+///     actions: [
+///         .action("add", "amount") { (amount: Int64) in .add(amount) },
+///         .action("reset") { .reset },
+///     ]
+/// )
+///
+/// @_cdecl("actomaton_plugin_entry")
+/// public func actomatonPluginEntry(_ hostABIVersion: UInt32) -> UnsafeRawPointer? {
+///     plugin.manifest
+/// }
+/// ```
+///
+/// The typed entry points are libffi closures made once, when the manifest is first asked
+/// for: each has the C signature its parameters declare, so the host calls it exactly as it
+/// calls a plugin written in C. An action runs the reducer on a copy of the state and keeps
+/// the copy only when the output does not ``PluginEffect/fail(_:)`` and the host accepts
+/// every effect request: a refused action leaves the state unchanged.
+public final class PluginExport<Reducer: MealyReducerProtocol & Sendable>: ExportBase, @unchecked Sendable
+where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action>, Reducer.State: Codable {
+    /// The manifest to return from `actomaton_plugin_entry`. If libffi could not make the
+    /// entry points, its `create` is `NULL`, which the host refuses with a clear error.
+    public let manifest: UnsafeRawPointer
+
+    let reducer: Reducer
+    let initialState: Reducer.State
+    let actions: [PluginActionExport<Reducer.Action>]
+    /// The closures and objects the manifest's function pointers use; kept for the library's life.
+    private var keepAlive: [AnyObject] = []
+
+    /// Describes the plugin and builds its manifest.
+    ///
+    /// - Parameters:
+    ///   - name: The plugin's name (letters, digits and `_`).
+    ///   - version: Its version, free text.
+    ///   - summary: One line saying what it does.
+    ///   - reducer: The reducer every state runs.
+    ///   - initialState: The state `create` makes.
+    ///   - actions: The vocabulary.
+    public init(
+        name: String,
+        version: String,
+        summary: String? = nil,
+        reducer: Reducer,
+        initialState: Reducer.State,
+        actions: [PluginActionExport<Reducer.Action>]
+    ) {
+        self.reducer = reducer
+        self.initialState = initialState
+        self.actions = actions
+        manifest = Self.buildManifest(name: name, version: version, summary: summary, actions: actions)
+        super.init()
+        finishManifest()
+    }
+
+    // MARK: Manifest
+
+    private static func buildManifest(
+        name: String, version: String, summary: String?, actions: [PluginActionExport<Reducer.Action>]
+    ) -> UnsafeRawPointer {
+        let manifest = UnsafeMutablePointer<actomaton_manifest>.allocate(capacity: 1)
+        manifest.initialize(to: actomaton_manifest())
+        manifest.pointee.abi_version = ACTOMATON_PLUGIN_ABI_VERSION
+        manifest.pointee.name = UnsafePointer(strdup(name))
+        manifest.pointee.version = UnsafePointer(strdup(version))
+        manifest.pointee.summary = summary.map { UnsafePointer(strdup($0)) }
+        let table = UnsafeMutablePointer<actomaton_action>.allocate(capacity: max(actions.count, 1))
+        for (index, action) in actions.enumerated() {
+            let parameters = UnsafeMutablePointer<actomaton_parameter>.allocate(capacity: max(action.parameters.count, 1))
+            for (position, parameter) in action.parameters.enumerated() {
+                parameters[position] = actomaton_parameter(name: UnsafePointer(strdup(parameter.name)), type: parameter.type)
+            }
+            table[index] = actomaton_action(name: UnsafePointer(strdup(action.name)), parameters: UnsafePointer(parameters),
+                                            parameter_count: UInt32(action.parameters.count), entry: nil)
+        }
+        manifest.pointee.actions = UnsafePointer(table)
+        manifest.pointee.action_count = UInt32(actions.count)
+        manifest.pointee.destroy = destroyState
+        manifest.pointee.snapshot = snapshotState
+        manifest.pointee.describe = describeState
+        manifest.pointee.restore = restoreState
+        return UnsafeRawPointer(manifest)
+    }
+
+    /// Makes the libffi closures (create and the typed entry points) that need `self`.
+    private func finishManifest() {
+        let raw = UnsafeMutablePointer(mutating: manifest.assumingMemoryBound(to: actomaton_manifest.self))
+        let me = Unmanaged.passUnretained(self as ExportBase).toOpaque()
+
+        guard let createInterface = KitCallInterface(returning: cffi_type_pointer(), arguments: [cffi_type_pointer()]),
+              let create = KitClosure(interface: createInterface, userData: me, trampoline: createTrampoline)
+        else { return fail(raw) }
+        keepAlive.append(create)
+        raw.pointee.create = unsafeBitCast(create.code, to: (@convention(c) (UnsafePointer<actomaton_host>?) -> UnsafeMutableRawPointer?).self)
+
+        let table = UnsafeMutablePointer(mutating: raw.pointee.actions!)
+        for (index, action) in actions.enumerated() {
+            let types: [UnsafeMutablePointer<ffi_type>] = [cffi_type_pointer()] + action.parameters.map { ffiType($0.type) }
+            let entry = ActionEntry(export: self, index: index)
+            guard let interface = KitCallInterface(returning: cffi_type_sint32(), arguments: types),
+                  let closure = KitClosure(interface: interface, userData: Unmanaged.passUnretained(entry as EntryBase).toOpaque(),
+                                           trampoline: actionTrampoline)
+            else { return fail(raw) }
+            keepAlive.append(entry)
+            keepAlive.append(closure)
+            table[index].entry = unsafeBitCast(closure.code, to: actomaton_function.self)
+        }
+    }
+
+    /// Leaves a manifest the host refuses (no `create`), rather than one that crashes it.
+    private func fail(_ raw: UnsafeMutablePointer<actomaton_manifest>) {
+        raw.pointee.create = nil
+    }
+
+    // MARK: Running an action
+
+    override func makeState(host: UnsafePointer<actomaton_host>?) -> StateBox {
+        TypedStateBox(export: self, host: host)
+    }
+
+    /// Runs the reducer for one typed entry point call.
+    final class ActionEntry: EntryBase {
+        unowned let export: PluginExport
+        let index: Int
+
+        init(export: PluginExport, index: Int) {
+            self.export = export
+            self.index = index
+        }
+
+        override func call(_ arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> actomaton_status {
+            let state = arguments[0]!.load(as: UnsafeMutableRawPointer.self)
+            let box = unsafeDowncast(Unmanaged<StateBox>.fromOpaque(state).takeUnretainedValue(), to: TypedStateBox.self)
+            let action = export.actions[index].decode(arguments + 1)
+            return box.perform(action)
+        }
+    }
+
+    /// The state of one machine, with the host table bound to it.
+    final class TypedStateBox: StateBox {
+        unowned let export: PluginExport
+        var state: Reducer.State
+
+        init(export: PluginExport, host: UnsafePointer<actomaton_host>?) {
+            self.export = export
+            state = export.initialState
+            super.init(host: host)
+        }
+
+        func perform(_ action: Reducer.Action) -> actomaton_status {
+            var next = state
+            let output = export.reducer.reduce(action, into: &next, environment: ())
+            for case let .fail(message) in output.parts {
+                message.withCString { host?.pointee.fail($0) }
+                return ACTOMATON_ERROR
+            }
+            for part in output.parts {
+                let status = request(part)
+                guard status == ACTOMATON_OK else { return status }
+            }
+            state = next
+            return ACTOMATON_OK
+        }
+
+        /// Asks the host for one effect.
+        private func request(_ part: PluginEffect<Reducer.Action>.Part) -> actomaton_status {
+            guard let host = host?.pointee else { return ACTOMATON_INVALID_REQUEST }
+            switch part {
+            case .fail:
+                return ACTOMATON_OK
+            case let .cancel(id):
+                return id.withCString { host.cancel($0) }
+            case let .next(action):
+                return withCall(action) { host.next_action($0) }
+            case let .delayed(action, delay, id, queue):
+                return withCall(action) { call in
+                    withOptions(id: id, queue: queue) { host.delayed_action(call, nanoseconds(delay), $0) }
+                }
+            case let .repeating(action, interval, id, queue):
+                return withCall(action) { call in
+                    withOptions(id: id, queue: queue) { host.repeating_action(call, nanoseconds(interval), $0) }
+                }
+            }
+        }
+
+        /// Runs `body` with `action` as an `actomaton_call`: the vocabulary entry named after
+        /// its enum case, with its payload in order.
+        private func withCall(_ action: Reducer.Action, _ body: (UnsafePointer<actomaton_call>) -> actomaton_status) -> actomaton_status {
+            let (name, payload) = caseNameAndPayload(action)
+            guard let entry = export.actions.first(where: { $0.name == name }), entry.parameters.count == payload.count else {
+                let message = "the reducer requested '\(name)', which is not an action of the plugin's vocabulary with \(payload.count) parameters"
+                message.withCString { host?.pointee.fail($0) }
+                return ACTOMATON_INVALID_REQUEST
+            }
+            var strings: [UnsafeMutablePointer<CChar>] = []
+            defer { strings.forEach { free($0) } }
+            var values: [actomaton_value] = []
+            for (value, parameter) in zip(payload, entry.parameters) {
+                guard let converted = contractValue(value, type: parameter.type, strings: &strings) else {
+                    let message = "the reducer requested '\(name)' with \(value) for parameter '\(parameter.name)', which does not fit its type"
+                    message.withCString { host?.pointee.fail($0) }
+                    return ACTOMATON_INVALID_REQUEST
+                }
+                values.append(converted)
+            }
+            return name.withCString { cName in
+                values.withUnsafeBufferPointer { buffer in
+                    var call = actomaton_call(action: cName, args: buffer.baseAddress, arg_count: UInt32(buffer.count))
+                    return body(&call)
+                }
+            }
+        }
+
+        override var snapshot: [UInt8] {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            return (try? Array(encoder.encode(state))) ?? []
+        }
+
+        override var description: [UInt8] {
+            if let custom = state as? CustomStringConvertible { return Array(custom.description.utf8) }
+            return snapshot
+        }
+
+        override func restore(_ bytes: [UInt8]) -> actomaton_status {
+            do {
+                state = try JSONDecoder().decode(Reducer.State.self, from: Data(bytes))
+                return ACTOMATON_OK
+            } catch {
+                "cannot read the snapshot: \(error)".withCString { host?.pointee.fail($0) }
+                return ACTOMATON_ERROR
+            }
+        }
+    }
+}
+
+/// An export as the non-generic `create` trampoline sees it.
+public class ExportBase {
+    func makeState(host: UnsafePointer<actomaton_host>?) -> StateBox { StateBox(host: host) }
+}
+
+/// A typed entry point's target as the non-generic trampoline sees it.
+class EntryBase {
+    func call(_ arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> actomaton_status { ACTOMATON_ERROR }
+}
+
+// The C functions of every exported manifest: non-generic, dispatching through the classes.
+
+private func createTrampoline(
+    _: UnsafeMutablePointer<ffi_cif>?, result: UnsafeMutableRawPointer?,
+    arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, userData: UnsafeMutableRawPointer?
+) {
+    let export = Unmanaged<ExportBase>.fromOpaque(userData!).takeUnretainedValue()
+    let host = arguments![0]!.load(as: UnsafePointer<actomaton_host>?.self)
+    let box = export.makeState(host: host)
+    result!.storeBytes(of: Unmanaged.passRetained(box).toOpaque(), as: UnsafeMutableRawPointer?.self)
+}
+
+private func actionTrampoline(
+    _: UnsafeMutablePointer<ffi_cif>?, result: UnsafeMutableRawPointer?,
+    arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, userData: UnsafeMutableRawPointer?
+) {
+    let entry = Unmanaged<EntryBase>.fromOpaque(userData!).takeUnretainedValue()
+    result!.storeBytes(of: ffi_sarg(entry.call(arguments!)), as: ffi_sarg.self)
+}
+
+private func destroyState(_ state: UnsafeMutableRawPointer?) {
+    guard let state else { return }
+    Unmanaged<StateBox>.fromOpaque(state).release()
+}
+
+private func snapshotState(_ state: UnsafeRawPointer?, _ buffer: UnsafeMutablePointer<UInt8>?, _ capacity: Int) -> Int {
+    Unmanaged<StateBox>.fromOpaque(state!).takeUnretainedValue().write(\.snapshot, into: buffer, capacity: capacity)
+}
+
+private func describeState(_ state: UnsafeRawPointer?, _ buffer: UnsafeMutablePointer<CChar>?, _ capacity: Int) -> Int {
+    let bytes = UnsafeMutableRawPointer(buffer)?.assumingMemoryBound(to: UInt8.self)
+    return Unmanaged<StateBox>.fromOpaque(state!).takeUnretainedValue().write(\.description, into: bytes, capacity: capacity)
+}
+
+private func restoreState(_ state: UnsafeMutableRawPointer?, _ bytes: UnsafePointer<UInt8>?, _ length: Int) -> actomaton_status {
+    let box = Unmanaged<StateBox>.fromOpaque(state!).takeUnretainedValue()
+    return box.restore(Array(UnsafeBufferPointer(start: bytes, count: length)))
+}
+
+/// A plugin state as the non-generic lifecycle functions see it.
+class StateBox {
+    /// The host table bound to this state.
+    let host: UnsafePointer<actomaton_host>?
+
+    init(host: UnsafePointer<actomaton_host>?) {
+        self.host = host
+    }
+
+    /// The snapshot bytes.
+    var snapshot: [UInt8] { [] }
+    /// The description, UTF-8.
+    var description: [UInt8] { [] }
+    /// Replaces the state from snapshot bytes.
+    func restore(_ bytes: [UInt8]) -> actomaton_status { ACTOMATON_ERROR }
+
+    /// Writes `bytes` with the snprintf convention of `snapshot` and `describe`.
+    func write(_ bytes: KeyPath<StateBox, [UInt8]>, into buffer: UnsafeMutablePointer<UInt8>?, capacity: Int) -> Int {
+        let value = self[keyPath: bytes]
+        if value.count <= capacity, let buffer {
+            value.withUnsafeBufferPointer { buffer.update(from: $0.baseAddress!, count: value.count) }
+        }
+        return value.count
+    }
+}
+
+/// `duration` in whole nanoseconds, 0 for negative durations.
+func nanoseconds(_ duration: Duration) -> UInt64 {
+    let (seconds, attoseconds) = duration.components
+    guard seconds >= 0 else { return 0 }
+    return UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
+}
+
+/// Runs `body` with effect options for `id` and `queue` (or `NULL` when both are `nil`).
+func withOptions(id: String?, queue: PluginQueue?, _ body: (UnsafePointer<actomaton_effect_options>?) -> actomaton_status) -> actomaton_status {
+    if id == nil && queue == nil { return body(nil) }
+    let idCopy = id.map { strdup($0)! }
+    let queueCopy = queue.map { strdup($0.name)! }
+    defer { free(idCopy); free(queueCopy) }
+    var options = actomaton_effect_options()
+    options.id = idCopy.map { UnsafePointer($0) }
+    options.queue = queueCopy.map { UnsafePointer($0) }
+    switch queue?.policy {
+    case let .runNewest(maxCount)?:
+        options.policy = ACTOMATON_QUEUE_RUN_NEWEST
+        options.max_count = UInt32(clamping: maxCount)
+    case let .runOldest(maxCount, discardNew)?:
+        options.policy = discardNew ? ACTOMATON_QUEUE_RUN_OLDEST_DISCARD_NEW : ACTOMATON_QUEUE_RUN_OLDEST_SUSPEND_NEW
+        options.max_count = UInt32(clamping: maxCount)
+    case nil:
+        break
+    }
+    return body(&options)
+}
+
+/// The enum case name of `action` and its payload's values, in order.
+func caseNameAndPayload(_ action: Any) -> (String, [Any]) {
+    let mirror = Mirror(reflecting: action)
+    guard mirror.displayStyle == .enum, let child = mirror.children.first, let label = child.label else {
+        return ("\(action)", [])
+    }
+    let payload = Mirror(reflecting: child.value)
+    if payload.displayStyle == .tuple {
+        return (label, payload.children.map(\.value))
+    }
+    return (label, [child.value])
+}
+
+/// libffi's descriptor of a contract type.
+func ffiType(_ type: actomaton_type) -> UnsafeMutablePointer<ffi_type> {
+    switch type {
+    case ACTOMATON_TYPE_BOOL, ACTOMATON_TYPE_UINT8: cffi_type_uint8()
+    case ACTOMATON_TYPE_INT8: cffi_type_sint8()
+    case ACTOMATON_TYPE_INT16: cffi_type_sint16()
+    case ACTOMATON_TYPE_INT32: cffi_type_sint32()
+    case ACTOMATON_TYPE_INT64: cffi_type_sint64()
+    case ACTOMATON_TYPE_UINT16: cffi_type_uint16()
+    case ACTOMATON_TYPE_UINT32: cffi_type_uint32()
+    case ACTOMATON_TYPE_UINT64: cffi_type_uint64()
+    case ACTOMATON_TYPE_FLOAT: cffi_type_float()
+    case ACTOMATON_TYPE_DOUBLE: cffi_type_double()
+    default: cffi_type_pointer()
+    }
+}

@@ -1,0 +1,209 @@
+// Plugins for the host's tests. The library deliberately does not export the standard entry
+// symbol (so loading it plainly tests "a shared library without the entry symbol"); each
+// fixture has its own entry symbol, which tests pass as Plugin.LoadOptions.entrySymbol.
+#include "fixtures.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+// ---- A small valid plugin, the base of the broken ones, and the probe of host functions.
+
+typedef struct probe_state {
+    const actomaton_host *host;
+    int32_t value;
+    int32_t create_request_status; // what a request made from `create` returned
+} probe_state;
+
+static void *create(const actomaton_host *host) {
+    probe_state *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->host = host;
+    // Outside an action: the host must refuse this request.
+    s->create_request_status = host->cancel("anything");
+    return s;
+}
+
+static void destroy(void *state) { free(state); }
+
+static size_t snapshot(const void *state, uint8_t *buffer, size_t capacity) {
+    if (capacity >= 4) memcpy(buffer, &((const probe_state *)state)->value, 4);
+    return 4;
+}
+
+static actomaton_status restore(void *state, const uint8_t *bytes, size_t length) {
+    probe_state *s = state;
+    if (length != 4) {
+        s->host->fail("a probe snapshot is 4 bytes");
+        return ACTOMATON_ERROR;
+    }
+    memcpy(&s->value, bytes, 4);
+    return ACTOMATON_OK;
+}
+
+static size_t describe(const void *state, char *buffer, size_t capacity) {
+    const probe_state *s = state;
+    char text[96];
+    int n = snprintf(text, sizeof text, "{\"value\":%d,\"create_request_status\":%d}", s->value, s->create_request_status);
+    if ((size_t)n <= capacity) memcpy(buffer, text, (size_t)n);
+    return (size_t)n;
+}
+
+// set(int32 value)
+static actomaton_status set(void *state, int32_t value) {
+    ((probe_state *)state)->value = value;
+    return ACTOMATON_OK;
+}
+
+// set_then_request_unknown(int32 value): changes nothing, asks for an action that does not exist.
+static actomaton_status request_unknown(void *state) {
+    probe_state *s = state;
+    actomaton_call call = {.action = "no_such_action"};
+    return s->host->next_action(&call);
+}
+
+// request_wrong_type(): asks for set("x"), a string where an int32 is declared.
+static actomaton_status request_wrong_type(void *state) {
+    probe_state *s = state;
+    actomaton_value args[1] = {{.type = ACTOMATON_TYPE_STRING, .as.s = "x"}};
+    actomaton_call call = {.action = "set", .args = args, .arg_count = 1};
+    return s->host->next_action(&call);
+}
+
+// request_out_of_range(): asks for set(2^40).
+static actomaton_status request_out_of_range(void *state) {
+    probe_state *s = state;
+    actomaton_value args[1] = {{.type = ACTOMATON_TYPE_INT32, .as.i = ((int64_t)1) << 40}};
+    actomaton_call call = {.action = "set", .args = args, .arg_count = 1};
+    return s->host->next_action(&call);
+}
+
+// ignore_invalid_request(): makes an invalid request, changes nothing, and returns OK anyway.
+static actomaton_status ignore_invalid_request(void *state) {
+    probe_state *s = state;
+    actomaton_call call = {.action = "no_such_action"};
+    (void)s->host->next_action(&call);
+    return ACTOMATON_OK;
+}
+
+// chain(int32 value): feeds back set(value) as a next action.
+static actomaton_status chain(void *state, int32_t value) {
+    probe_state *s = state;
+    actomaton_value args[1] = {{.type = ACTOMATON_TYPE_INT32, .as.i = value}};
+    actomaton_call call = {.action = "set", .args = args, .arg_count = 1};
+    return s->host->next_action(&call);
+}
+
+// queued(string id, uint32 policy, uint32 max_count, uint32 delay_ms, int32 value):
+// sends set(value) after delay_ms in queue "q" with the given policy.
+static actomaton_status queued(void *state, const char *id, uint32_t policy, uint32_t max_count, uint32_t delay_ms, int32_t value) {
+    probe_state *s = state;
+    actomaton_value args[1] = {{.type = ACTOMATON_TYPE_INT32, .as.i = value}};
+    actomaton_call call = {.action = "set", .args = args, .arg_count = 1};
+    actomaton_effect_options options = {.id = id[0] ? id : NULL, .queue = "q", .policy = policy, .max_count = max_count};
+    return s->host->delayed_action(&call, (uint64_t)delay_ms * 1000000u, &options);
+}
+
+// every_types(bool b, int8 i8, int16 i16, uint8 u8, uint16 u16, uint64 u64, float f, double d, string s):
+// sets value to a checksum of all of them, to test every libffi argument type.
+static actomaton_status every_type(void *state, bool b, int8_t i8, int16_t i16, uint8_t u8, uint16_t u16,
+                                   uint64_t u64, float f, double d, const char *s) {
+    probe_state *p = state;
+    p->value = (int32_t)(b + i8 + i16 + u8 + u16 + (int64_t)(u64 % 1000) + (int64_t)(f * 10) + (int64_t)(d * 100) + (int64_t)strlen(s));
+    return ACTOMATON_OK;
+}
+
+static const actomaton_parameter set_parameters[] = {{"value", ACTOMATON_TYPE_INT32}};
+static const actomaton_parameter queued_parameters[] = {
+    {"id", ACTOMATON_TYPE_STRING}, {"policy", ACTOMATON_TYPE_UINT32}, {"max_count", ACTOMATON_TYPE_UINT32},
+    {"delay_ms", ACTOMATON_TYPE_UINT32}, {"value", ACTOMATON_TYPE_INT32},
+};
+static const actomaton_parameter every_type_parameters[] = {
+    {"b", ACTOMATON_TYPE_BOOL}, {"i8", ACTOMATON_TYPE_INT8}, {"i16", ACTOMATON_TYPE_INT16},
+    {"u8", ACTOMATON_TYPE_UINT8}, {"u16", ACTOMATON_TYPE_UINT16}, {"u64", ACTOMATON_TYPE_UINT64},
+    {"f", ACTOMATON_TYPE_FLOAT}, {"d", ACTOMATON_TYPE_DOUBLE}, {"s", ACTOMATON_TYPE_STRING},
+};
+
+static const actomaton_action probe_actions[] = {
+    {"set", set_parameters, 1, (actomaton_function)set},
+    {"request_unknown", NULL, 0, (actomaton_function)request_unknown},
+    {"request_wrong_type", NULL, 0, (actomaton_function)request_wrong_type},
+    {"request_out_of_range", NULL, 0, (actomaton_function)request_out_of_range},
+    {"ignore_invalid_request", NULL, 0, (actomaton_function)ignore_invalid_request},
+    {"chain", set_parameters, 1, (actomaton_function)chain},
+    {"queued", queued_parameters, 5, (actomaton_function)queued},
+    {"every_type", every_type_parameters, 9, (actomaton_function)every_type},
+};
+
+#define PROBE_MANIFEST(actions_, count_)                                                   \
+    {.abi_version = ACTOMATON_PLUGIN_ABI_VERSION, .name = "probe", .version = "0.1",       \
+     .summary = "Probes the host's functions", .actions = actions_, .action_count = count_, \
+     .create = create, .destroy = destroy, .snapshot = snapshot, .restore = restore,        \
+     .describe = describe}
+
+static const actomaton_manifest probe = PROBE_MANIFEST(probe_actions, 8);
+
+EXPORT const actomaton_manifest *fixture_probe_entry(uint32_t host_abi_version) {
+    (void)host_abi_version;
+    return &probe;
+}
+
+// ---- Broken manifests.
+
+static const actomaton_manifest wrong_abi = {.abi_version = 3};
+
+EXPORT const actomaton_manifest *fixture_wrong_abi_entry(uint32_t host_abi_version) {
+    (void)host_abi_version;
+    return &wrong_abi;
+}
+
+EXPORT const actomaton_manifest *fixture_null_entry(uint32_t host_abi_version) {
+    (void)host_abi_version;
+    return NULL;
+}
+
+static const actomaton_parameter unknown_type_parameters[] = {{"speed", 99}};
+static const actomaton_action unknown_type_actions[] = {
+    {"go", unknown_type_parameters, 1, (actomaton_function)set},
+};
+static const actomaton_manifest unknown_type = PROBE_MANIFEST(unknown_type_actions, 1);
+
+EXPORT const actomaton_manifest *fixture_unknown_type_entry(uint32_t host_abi_version) {
+    (void)host_abi_version;
+    return &unknown_type;
+}
+
+static const actomaton_action duplicate_actions[] = {
+    {"go", NULL, 0, (actomaton_function)request_unknown},
+    {"stop", NULL, 0, (actomaton_function)request_unknown},
+    {"go", NULL, 0, (actomaton_function)request_unknown},
+};
+static const actomaton_manifest duplicate_action = PROBE_MANIFEST(duplicate_actions, 3);
+
+EXPORT const actomaton_manifest *fixture_duplicate_action_entry(uint32_t host_abi_version) {
+    (void)host_abi_version;
+    return &duplicate_action;
+}
+
+static const actomaton_action bad_name_actions[] = {
+    {"go home", NULL, 0, (actomaton_function)request_unknown},
+};
+static const actomaton_manifest bad_name = PROBE_MANIFEST(bad_name_actions, 1);
+
+EXPORT const actomaton_manifest *fixture_bad_name_entry(uint32_t host_abi_version) {
+    (void)host_abi_version;
+    return &bad_name;
+}
+
+static const actomaton_manifest missing_function = {
+    .abi_version = ACTOMATON_PLUGIN_ABI_VERSION, .name = "broken", .version = "0.1",
+    .actions = probe_actions, .action_count = 1,
+    .create = create, .destroy = destroy, .snapshot = snapshot, .restore = NULL, .describe = describe,
+};
+
+EXPORT const actomaton_manifest *fixture_missing_function_entry(uint32_t host_abi_version) {
+    (void)host_abi_version;
+    return &missing_function;
+}

@@ -1,0 +1,196 @@
+@testable import ActomatonHost
+import Clocks
+import Foundation
+import Testing
+
+@Suite("Plugins on Actomaton: actions through libffi, effects on the EffectQueueManager")
+struct PluginMachineTests {
+    @Test func inspectPrintsTheManifest() throws {
+        let counter = try Plugin.load(path: plugin("CounterPlugin"))
+        #expect(counter.manifest.text == """
+            plugin counter 1.0.0 (ABI 1)
+              A counter, written in plain C
+            actions:
+              increment()
+              decrement()
+              add(amount: int64)
+              reset()
+              add_later(amount: int64, seconds: double)
+              start(interval_ms: uint32)
+              stop()
+            """)
+        let login = try Plugin.load(path: plugin("LoginPlugin"))
+        #expect(login.manifest.actions.map(\.description) == [
+            "login(user: string)", "loginOK()", "logout()", "logoutOK()", "forceLogout()", "tick()",
+        ])
+    }
+
+    @Test func everyParameterTypeCrossesLibffi() async throws {
+        let (path, options) = fixture("fixture_probe_entry")
+        let probe = try PluginMachine(plugin: Plugin.load(path: path, options: options), log: { _ in })
+        // b + i8 + i16 + u8 + u16 + u64 % 1000 + f * 10 + d * 100 + strlen(s)
+        try await probe.send("every_type", [.bool(true), .int(-3), .int(300), .int(200), .int(60000),
+                                            .uint(UInt64.max), .float(1.5), .float(2.25), .string("héllo")])
+        let expected = 1 - 3 + 300 + 200 + 60000 + Int(UInt64.max % 1000) + 15 + 225 + 6
+        #expect(await probe.describe() == #"{"value":\#(expected),"create_request_status":2}"#)
+    }
+
+    @Test func statesOfOnePluginAreIndependent() async throws {
+        let counter = try Plugin.load(path: plugin("CounterPlugin"))
+        let clock = TestClock()
+        let first = try PluginMachine(plugin: counter, clock: clock)
+        let second = try PluginMachine(plugin: counter, clock: clock)
+        try await first.send("add", [.int(2)])
+        try await second.send("start", [.int(1000)])
+        for _ in 1...3 { await clock.advanceWhenSleeping(by: .seconds(1)) }
+        #expect(await eventually { await second.describe() == #"{"count":3}"# })
+        #expect(await first.describe() == #"{"count":2}"#, "host callbacks are bound per instance")
+        try await second.send("stop")
+    }
+
+    @Test func delayedAction() async throws {
+        let clock = TestClock()
+        let recorder = Recorder()
+        let counter = try PluginMachine(plugin: Plugin.load(path: plugin("CounterPlugin")), clock: clock,
+                                        describesState: true, observer: recorder.record)
+        let effects = try await counter.send("add_later", [.int(4), .float(2)])
+        #expect(effects.map(\.description) == ["after 2s: add 4"])
+        await clock.advanceWhenSleeping(by: .seconds(1))
+        #expect(await counter.describe() == #"{"count":0}"#)
+        await clock.advanceWhenSleeping(by: .seconds(1))
+        await counter.waitUntilIdle()
+        #expect(await counter.describe() == #"{"count":4}"#)
+        #expect(recorder.lines == [
+            #"counter: add_later 4 2.0 => {"count":0}; started after 2s: add 4"#,
+            #"counter: add 4 (delayed) => {"count":4}"#,
+        ])
+    }
+
+    @Test func repeatingActionAndCancellationByID() async throws {
+        let clock = TestClock()
+        let recorder = Recorder()
+        let counter = try PluginMachine(plugin: Plugin.load(path: plugin("CounterPlugin")), clock: clock,
+                                        describesState: true, observer: recorder.record)
+        try await counter.send("start", [.int(500)])
+        #expect(await counter.runningEffectCount == 1)
+        for expected in 1...3 {
+            await clock.advanceWhenSleeping(by: .milliseconds(500))
+            #expect(await eventually { await counter.describe() == #"{"count":\#(expected)}"# })
+        }
+        // Starting again with the same ID replaces the running timer.
+        try await counter.send("start", [.int(1000)])
+        #expect(await eventually { await counter.runningEffectCount == 1 })
+        try await counter.send("stop")
+        #expect(await eventually { await counter.runningEffectCount == 0 })
+        await clock.advance(by: .seconds(10))
+        await counter.waitUntilIdle()
+        #expect(await counter.describe() == #"{"count":3}"#)
+        #expect(recorder.lines.first == #"counter: start 500 => {"count":0}; started every 500ms: increment (id ticker)"#)
+        #expect(recorder.lines.last == #"counter: stop => {"count":3}; cancelled ticker"#)
+    }
+
+    @Test func nextActionIsFedBackWithinTheSameSend() async throws {
+        let (path, options) = fixture("fixture_probe_entry")
+        let recorder = Recorder()
+        let probe = try PluginMachine(plugin: Plugin.load(path: path, options: options), observer: recorder.record, log: { _ in })
+        try await probe.send("chain", [.int(42)])
+        #expect(await probe.describe().hasPrefix(#"{"value":42"#))
+        #expect(recorder.lines == ["probe: chain 42; started next: set 42", "probe: set 42 (next)"])
+    }
+
+    @Test func queuePolicies() async throws {
+        let (path, options) = fixture("fixture_probe_entry")
+        let clock = TestClock()
+        let recorder = Recorder()
+        let probe = try PluginMachine(plugin: Plugin.load(path: path, options: options), clock: clock, observer: recorder.record, log: { _ in })
+        // runOldest(1, discardNew): the second is dropped while the first runs.
+        try await probe.send("queued", [.string(""), .int(3), .int(1), .int(100), .int(1)])
+        try await probe.send("queued", [.string(""), .int(3), .int(1), .int(100), .int(2)])
+        await clock.advanceWhenSleeping(by: .milliseconds(100))
+        await probe.waitUntilIdle()
+        #expect(await probe.describe().hasPrefix(#"{"value":1,"#))
+        // runNewest(1): the second cancels the first.
+        try await probe.send("queued", [.string(""), .int(1), .int(1), .int(100), .int(3)])
+        try await probe.send("queued", [.string(""), .int(1), .int(1), .int(100), .int(4)])
+        await clock.advanceWhenSleeping(by: .milliseconds(100))
+        await probe.waitUntilIdle()
+        #expect(await probe.describe().hasPrefix(#"{"value":4,"#))
+        // runOldest(1, suspendNew): both run, one after the other (the second's delay counts
+        // from when it was asked for, so it is due when the first completes).
+        try await probe.send("queued", [.string(""), .int(2), .int(1), .int(100), .int(5)])
+        try await probe.send("queued", [.string(""), .int(2), .int(1), .int(100), .int(6)])
+        await clock.advanceWhenSleeping(by: .milliseconds(100))
+        await probe.waitUntilIdle()
+        #expect(await probe.describe().hasPrefix(#"{"value":6,"#))
+        #expect(recorder.lines.suffix(2) == ["probe: set 5 (delayed)", "probe: set 6 (delayed)"])
+        // A bad policy is an invalid request.
+        let error = await #expect(throws: PluginError.self) { try await probe.send("queued", [.string(""), .int(9), .int(1), .int(1), .int(7)]) }
+        #expect(error?.description.contains("queue 'q' has unknown policy 9") == true)
+    }
+
+    @Test func loginLogoutWithTimers() async throws {
+        let clock = TestClock()
+        let login = try PluginMachine(plugin: Plugin.load(path: plugin("LoginPlugin")), clock: clock)
+        #expect(await login.describe() == #"{"phase":"loggedOut","seconds":0}"#)
+        try await login.send("login", [.string("alice")])
+        #expect(await login.describe() == #"{"phase":"loggingIn","seconds":0,"user":"alice"}"#)
+        await clock.advanceWhenSleeping(by: .seconds(1))
+        #expect(await eventually { await login.describe() == #"{"phase":"loggedIn","seconds":0,"user":"alice"}"# })
+        for seconds in 1...2 {
+            await clock.advanceWhenSleeping(by: .seconds(1))
+            #expect(await eventually { await login.describe() == #"{"phase":"loggedIn","seconds":\#(seconds),"user":"alice"}"# })
+        }
+        try await login.send("logout")
+        #expect(await login.describe() == #"{"phase":"loggingOut","seconds":2,"user":"alice"}"#)
+        await clock.advanceWhenSleeping(by: .seconds(1))
+        await login.waitUntilIdle()
+        #expect(await login.describe() == #"{"phase":"loggedOut","seconds":0}"#)
+        #expect(await login.runningEffectCount == 0)
+    }
+
+    @Test func forceLogoutCancelsALoginInProgress() async throws {
+        let clock = TestClock()
+        let recorder = Recorder()
+        let login = try PluginMachine(plugin: Plugin.load(path: plugin("LoginPlugin")), clock: clock, observer: recorder.record)
+        try await login.send("login", [.string("bob")])
+        await clock.advanceWhenSleeping(by: .milliseconds(500))
+        try await login.send("forceLogout")
+        await clock.advanceWhenSleeping(by: .seconds(1))
+        await login.waitUntilIdle()
+        #expect(await login.describe() == #"{"phase":"loggedOut","seconds":0}"#)
+        #expect(!recorder.lines.contains { $0.hasPrefix("login: loginOK") }, "loginOK was cancelled by the shared effect ID")
+        let refused = await #expect(throws: PluginError.self) { try await login.send("login", [.string("")]) }
+        #expect(refused?.description == #"plugin login: 'login ""' failed: the user name must not be empty (state unchanged)"#)
+        let wrongPhase = await #expect(throws: PluginError.self) { try await login.send("logout") }
+        #expect(wrongPhase?.description == "plugin login: 'logout' failed: cannot logout while loggedOut (state unchanged)")
+    }
+
+    @Test func fastPathThroughTheActomaton() async throws {
+        let clock = TestClock()
+        let recorder = Recorder()
+        let plugin = try Plugin.load(path: plugin("CounterPlugin"))
+        let counter = try PluginMachine(plugin: plugin, clock: clock, describesState: true, observer: recorder.record)
+        await counter.actomaton.send(.perform(try plugin.action("add", [.int(3)])))
+        await counter.actomaton.send(.perform(try plugin.action("add", [.int(.max)])))
+        let task = await counter.actomaton.send(.perform(try plugin.action("add_later", [.int(1), .float(1)])))
+        await clock.advanceWhenSleeping(by: .seconds(1))
+        try await task?.value
+        #expect(await counter.describe() == #"{"count":4}"#)
+        #expect(recorder.lines == [
+            #"counter: add 3 => {"count":3}"#,
+            "counter: add 9223372036854775807 => refused: 'add 9223372036854775807' failed: adding that amount would overflow the counter (state unchanged)",
+            #"counter: add_later 1 1.0 => {"count":3}; started after 1s: add 1"#,
+            #"counter: add 1 (delayed) => {"count":4}"#,
+        ])
+    }
+
+    @Test func csvPlugin() async throws {
+        let csv = try PluginMachine(plugin: Plugin.load(path: plugin("CSVTokenizerPlugin")))
+        try await csv.send("feed", [.string("name,quote\nalice,\"say \"\"hi\"\"\"\nbob")])
+        try await csv.send("byte", [.int(Int64(UInt8(ascii: ",")))])
+        try await csv.send("end")
+        let description = await csv.describe()
+        #expect(description.contains(#""records":[["name","quote"],["alice","say \"hi\""],["bob",""]]"#))
+        #expect(description.contains(#""errors":[]"#))
+    }
+}

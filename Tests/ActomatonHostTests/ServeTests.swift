@@ -1,0 +1,122 @@
+@testable import ActomatonHost
+import Clocks
+import Foundation
+import Testing
+
+@Suite("serve: a directory of plugins, reloaded with their state")
+struct ServeTests {
+    @Test func scanLoadsEveryPluginAndReportsBadFilesOnce() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try install(plugin("CounterPlugin"), at: directory + "/counter.so")
+        try install(plugin("TicTacToePlugin"), at: directory + "/tictactoe.so")
+        try "not a plugin".write(toFile: directory + "/broken.so", atomically: true, encoding: .utf8)
+        let host = PluginHost(clock: TestClock())
+        let events = await host.scan(directory: directory)
+        #expect(events.map(\.description) == [
+            "error: \(directory)/broken.so: not a shared library this host can load (it is not an ELF file)",
+            "loaded plugin counter from \(directory)/counter.so",
+            "loaded plugin tictactoe from \(directory)/tictactoe.so",
+        ])
+        #expect(await host.scan(directory: directory).isEmpty, "a bad file is reported once, until it changes")
+        #expect(await host.names == ["counter", "tictactoe"])
+        let missing = await host.scan(directory: directory + "/nope")
+        #expect(missing.map(\.description) == ["error: \(directory)/nope: no such directory"])
+    }
+
+    @Test func replacedPluginIsReloadedWithItsState() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/counter.so"
+        try install(plugin("CounterPlugin"), at: path)
+        let clock = TestClock()
+        let recorder = Recorder()
+        let host = PluginHost(clock: clock, observer: recorder.record)
+        _ = await host.scan(directory: directory)
+        try await host.load(path: plugin("TicTacToePlugin"))
+        let counter = try await host.machine(named: "counter")
+        try await counter.send("add", [.int(41)])
+        try await counter.send("start", [.int(1000)])
+        let game = try await host.machine(named: "tictactoe")
+        try await game.send("place", [.int(0), .int(0)])
+        let oldPlugin = counter.plugin
+
+        try install(plugin("CounterPlugin"), at: path) // a new file: a new inode
+        #expect(await host.scan(directory: directory).map(\.description) == ["reloaded plugin counter from \(path), state carried over"])
+        #expect(counter.plugin !== oldPlugin)
+        #expect(await counter.describe() == #"{"count":41}"#)
+        // The timer started before the reload keeps running, on the new code.
+        await clock.advanceWhenSleeping(by: .seconds(1))
+        #expect(await eventually { await counter.describe() == #"{"count":42}"# }, "\(recorder.lines)")
+        try await counter.send("stop")
+        try await counter.send("increment")
+        #expect(await counter.describe() == #"{"count":43}"#)
+        #expect(await game.describe() == #"{"board":["X..","...","..."],"next":"O","outcome":null}"#)
+    }
+
+    @Test func brokenReplacementKeepsTheRunningVersion() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/counter.so"
+        try install(plugin("CounterPlugin"), at: path)
+        let host = PluginHost()
+        _ = await host.scan(directory: directory)
+        let counter = try await host.machine(named: "counter")
+        try await counter.send("add", [.int(5)])
+
+        try "garbage".write(toFile: path + ".tmp", atomically: true, encoding: .utf8)
+        _ = rename(path + ".tmp", path)
+        #expect(await host.reloadChangedPlugins().map(\.description) == [
+            "error: \(path): not a shared library this host can load (it is not an ELF file)",
+        ])
+        #expect(await host.reloadChangedPlugins().isEmpty)
+        #expect(await counter.describe() == #"{"count":5}"#)
+        try await counter.send("increment")
+        #expect(await counter.describe() == #"{"count":6}"#)
+
+        // Another plugin under the same file name is refused too.
+        try install(plugin("LoginPlugin"), at: path)
+        #expect(await host.reloadChangedPlugins().map(\.description) == [
+            "error: \(path): invalid manifest: the new version is named 'login', not 'counter'",
+        ])
+        #expect(await counter.describe() == #"{"count":6}"#)
+    }
+}
+
+@Suite("Input lines")
+struct InputLineTests {
+    @Test func textForm() throws {
+        #expect(try InputLine.parse(#"  login "alice"  "#, namesPlugin: false) == .action(plugin: nil, name: "login", arguments: .positional([.string("alice")])))
+        #expect(try InputLine.parse(#"add_later -3 2.5 true "a \"b\"\n" 18446744073709551615"#, namesPlugin: false)
+            == .action(plugin: nil, name: "add_later", arguments: .positional([.int(-3), .float(2.5), .bool(true), .string("a \"b\"\n"), .uint(.max)])))
+        #expect(try InputLine.parse("counter add 5", namesPlugin: true) == .action(plugin: "counter", name: "add", arguments: .positional([.int(5)])))
+        #expect(try InputLine.parse("counter.add 5", namesPlugin: true) == .action(plugin: "counter", name: "add", arguments: .positional([.int(5)])))
+        #expect(try InputLine.parse("# a comment", namesPlugin: false) == .skip)
+        #expect(try InputLine.parse("", namesPlugin: false) == .skip)
+        #expect(try InputLine.parse(":sleep 1.5", namesPlugin: false) == .sleep(.milliseconds(1500)))
+        #expect(try InputLine.parse(":idle", namesPlugin: false) == .idle)
+    }
+
+    @Test func jsonForm() throws {
+        #expect(try InputLine.parse(#"{"action": "place", "args": [1, 2]}"#, namesPlugin: false)
+            == .action(plugin: nil, name: "place", arguments: .positional([.int(1), .int(2)])))
+        #expect(try InputLine.parse(#"{"plugin": "t", "action": "place", "args": {"row": 1, "column": 2.5}}"#, namesPlugin: true)
+            == .action(plugin: "t", name: "place", arguments: .named(["row": .int(1), "column": .float(2.5)])))
+        #expect(throws: PluginError.Reason.syntax(#"the JSON line has no "plugin" string"#)) {
+            try InputLine.parse(#"{"action": "add"}"#, namesPlugin: true)
+        }
+        #expect(throws: PluginError.Reason.syntax(#"unknown JSON key "arguments" (known: "plugin", "action", "args")"#)) {
+            try InputLine.parse(#"{"action": "add", "arguments": [1]}"#, namesPlugin: false)
+        }
+    }
+
+    @Test func namedArgumentsFollowTheParameters() async throws {
+        let host = PluginHost()
+        try await host.load(path: plugin("TicTacToePlugin"))
+        let session = HostSession(host: host, defaultPlugin: "tictactoe", clock: ContinuousClock(), output: { _ in })
+        try await session.handle(#"{"action": "place", "args": {"column": 2, "row": 0}}"#, at: "x:1")
+        #expect(try await host.machine(named: "tictactoe").describe() == #"{"board":["..X","...","..."],"next":"O","outcome":null}"#)
+        let error = await #expect(throws: PluginError.self) { try await session.handle(#"{"action": "place", "args": {"row": 0}}"#, at: "x:2") }
+        #expect(error?.description == #"x:2: 'place' needs argument "column": place(row: uint8, column: uint8)"#)
+    }
+}

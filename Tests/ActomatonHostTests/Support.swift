@@ -1,0 +1,82 @@
+@testable import ActomatonHost
+import Clocks
+import Synchronization
+import Foundation
+import Testing
+
+/// The directory of the built plugins: the test binary's own (`swift build` puts the `.so`
+/// products beside it), or `ACTOMATON_PLUGIN_DIR`.
+let pluginDirectory: String = {
+    if let directory = ProcessInfo.processInfo.environment["ACTOMATON_PLUGIN_DIR"] { return directory }
+    return URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().path
+}()
+
+/// The path of a built plugin product, e.g. `plugin("CounterPlugin")`.
+func plugin(_ product: String) -> String {
+    let path = "\(pluginDirectory)/lib\(product).so"
+    precondition(FileManager.default.fileExists(atPath: path), "\(path) is missing: run `swift build` (or `make plugins`) first")
+    return path
+}
+
+/// The test fixtures library, with one of its fixture entry symbols.
+func fixture(_ entry: String) -> (path: String, options: Plugin.LoadOptions) {
+    (plugin("ActomatonHostTestFixtures"), Plugin.LoadOptions(entrySymbol: entry))
+}
+
+/// A fresh temporary directory.
+func temporaryDirectory() throws -> String {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("actomaton-host-tests-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url.path
+}
+
+/// Copies `source` to `destination` as a new file (a new inode), mode 0755.
+func install(_ source: String, at destination: String) throws {
+    let temporary = destination + ".tmp"
+    try? FileManager.default.removeItem(atPath: temporary)
+    try FileManager.default.copyItem(atPath: source, toPath: temporary)
+    try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: temporary)
+    _ = rename(temporary, destination)
+}
+
+/// Waits, by yielding (never sleeping), until `condition` holds; `false` if it never does.
+func eventually(_ condition: () async -> Bool) async -> Bool {
+    for _ in 0..<20_000 {
+        if await condition() { return true }
+        await Task.yield()
+    }
+    return await condition()
+}
+
+/// Collects transitions and log lines from machines, for assertions.
+final class Recorder: Sendable {
+    private let storage = Mutex<[String]>([])
+
+    var lines: [String] { storage.withLock { $0 } }
+
+    @Sendable func record(_ transition: PluginTransition) {
+        storage.withLock { $0.append(HostSession.format(transition)) }
+    }
+
+    @Sendable func log(_ line: String) {
+        storage.withLock { $0.append("log: \(line)") }
+    }
+}
+
+
+extension TestClock<Duration> {
+    /// Waits until an effect sleeps on the clock, then advances it: an effect's task may start
+    /// a little after the action that asked for it, and a sleep that starts after the advance
+    /// would wait for the next one.
+    func advanceWhenSleeping(by duration: Duration) async {
+        _ = await eventually {
+            do {
+                try await checkSuspension()
+                return false
+            } catch {
+                return true
+            }
+        }
+        await advance(by: duration)
+    }
+}
