@@ -40,6 +40,13 @@ final class EffectRuntime<Action: Sendable>: Sendable {
         case started
     }
 
+    /// What an effect's task finds when it begins.
+    private enum StartDecision {
+        case at(Duration)
+        case waitForSlot
+        case cancelled
+    }
+
     private struct Record {
         let id: AnyEffectID?
         let queue: AnyEffectQueue?
@@ -154,7 +161,7 @@ final class EffectRuntime<Action: Sendable>: Sendable {
             state.records[instance] = Record(id: work.id, queue: work.queue, task: nil, phase: phase)
             // The task blocks on this lock until the record holds its handle.
             let task = Task(priority: priority) { [self] in
-                await run(work, as: instance, tracksFeedbacks: tracksFeedbacks)
+                try await run(work, as: instance, tracksFeedbacks: tracksFeedbacks)
                 // Whoever cancelled it (its ID, its queue, the send's task), say so.
                 try Task.checkCancellation()
             }
@@ -292,35 +299,47 @@ final class EffectRuntime<Action: Sendable>: Sendable {
 
     // MARK: An effect's task
 
-    private func run(_ work: Effect<Action>.Work, as instance: EffectInstanceID, tracksFeedbacks: Bool) async {
-        let start: Duration? = state.withLock { state in
-            guard var record = state.records[instance] else { return nil }
-            guard case let .admitted(start) = record.phase else { return Duration?.none }
+    /// Runs one effect's task: waits for its slot and start time, runs the work, frees the slot.
+    ///
+    /// Throws `CancellationError` when the effect was cancelled. Cancellation removes the effect's
+    /// record under the lock but cancels its task only after unlocking, so a missing record is
+    /// the first sign of it, and is checked before each step.
+    private func run(_ work: Effect<Action>.Work, as instance: EffectInstanceID, tracksFeedbacks: Bool) async throws {
+        let start: StartDecision = state.withLock { state in
+            guard var record = state.records[instance] else { return .cancelled }
+            guard case let .admitted(start) = record.phase else { return .waitForSlot }
             record.phase = .started
             state.records[instance] = record
-            return start
+            return .at(start)
         }
         let startTime: Duration
-        if let start {
-            startTime = start
-        } else {
-            guard isAlive(instance), let admitted = await admission(of: instance) else { return }
+        switch start {
+        case let .at(time):
+            startTime = time
+        case .waitForSlot:
+            guard let admitted = await admission(of: instance) else { throw CancellationError() }
             startTime = admitted
+        case .cancelled:
+            throw CancellationError()
         }
         if startTime > clock.now() {
             do {
                 try await clock.sleepUntil(startTime)
             } catch {
-                return finish(instance)
+                finish(instance)
+                throw CancellationError()
             }
         }
-        if !Task.isCancelled {
-            try? await work.run(context) { [self] action in
-                await deliver(action, from: instance, tracksFeedbacks: tracksFeedbacks)
-            }
+        guard !Task.isCancelled, isAlive(instance) else {
+            finish(instance)
+            throw CancellationError()
+        }
+        try? await work.run(context) { [self] action in
+            await deliver(action, from: instance, tracksFeedbacks: tracksFeedbacks)
         }
         finish(instance)
     }
+
 
     /// Sends an effect's next action to the host, unless the effect was cancelled meanwhile;
     /// with `tracksFeedbacks`, waits for the effects that action starts.
