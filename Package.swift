@@ -69,12 +69,14 @@ let package = Package(
         // Layer 3: the Linux plugin host.
         // libffi, behind its own shim module: nothing else includes its headers.
         .systemLibrary(name: "CFFI", path: "Sources/CFFI", providers: [.apt(["libffi-dev"])]),
+        // The Swift side of libffi: call interfaces and closures, for the host and the kit.
+        .target(name: "ActomatonFFI", dependencies: ["CFFI"]),
         // The plugin contract: a C header (and its one helper).
         .target(name: "ActomatonPluginABI"),
         // Exports a core reducer as a plugin.
-        .target(name: "ActomatonPluginKit", dependencies: ["ActomatonCore", "ActomatonPluginABI", "CFFI"]),
+        .target(name: "ActomatonPluginKit", dependencies: ["ActomatonCore", "ActomatonPluginABI", "ActomatonFFI"]),
         // Loads plugins and runs each on an Actomaton.
-        .target(name: "ActomatonHost", dependencies: ["Actomaton", "ActomatonPluginABI", "CFFI"]),
+        .target(name: "ActomatonHost", dependencies: ["Actomaton", "ActomatonPluginABI", "ActomatonFFI"]),
         .executableTarget(name: "actomaton-host", dependencies: [
             "ActomatonHost",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),

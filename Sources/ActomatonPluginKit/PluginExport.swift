@@ -1,5 +1,6 @@
 import ActomatonCore
 import ActomatonPluginABI
+import ActomatonFFI
 import CFFI
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -111,8 +112,8 @@ where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action
         let raw = UnsafeMutablePointer(mutating: manifest.assumingMemoryBound(to: actomaton_manifest.self))
         let me = Unmanaged.passUnretained(self as ExportBase).toOpaque()
 
-        guard let createInterface = KitCallInterface(returning: cffi_type_pointer(), arguments: [cffi_type_pointer()]),
-              let create = KitClosure(interface: createInterface, userData: me, trampoline: createTrampoline)
+        guard let createInterface = CallInterface(returning: cffi_type_pointer(), arguments: [cffi_type_pointer()]),
+              let create = FFIClosure(interface: createInterface, trampoline: createTrampoline, userData: me)
         else { return fail(raw) }
         keepAlive.append(create)
         raw.pointee.create = unsafeBitCast(create.code, to: (@convention(c) (UnsafePointer<actomaton_host>?) -> UnsafeMutableRawPointer?).self)
@@ -121,9 +122,9 @@ where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action
         for (index, action) in actions.enumerated() {
             let types: [UnsafeMutablePointer<ffi_type>] = [cffi_type_pointer()] + action.parameters.map { ffiType($0.type) }
             let entry = ActionEntry(export: self, index: index)
-            guard let interface = KitCallInterface(returning: cffi_type_sint32(), arguments: types),
-                  let closure = KitClosure(interface: interface, userData: Unmanaged.passUnretained(entry as EntryBase).toOpaque(),
-                                           trampoline: actionTrampoline)
+            guard let interface = CallInterface(returning: cffi_type_sint32(), arguments: types),
+                  let closure = FFIClosure(interface: interface, trampoline: actionTrampoline,
+                                           userData: Unmanaged.passUnretained(entry as EntryBase).toOpaque())
             else { return fail(raw) }
             keepAlive.append(entry)
             keepAlive.append(closure)

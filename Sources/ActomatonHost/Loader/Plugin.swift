@@ -1,4 +1,5 @@
 import ActomatonPluginABI
+import ActomatonFFI
 import CFFI
 import Synchronization
 

@@ -1,4 +1,5 @@
 import ActomatonPluginABI
+import ActomatonFFI
 import CFFI
 
 /// Loads one plugin file, step by step, as an explicit state machine.

@@ -1,4 +1,5 @@
 import ActomatonPluginABI
+import ActomatonFFI
 import CFFI
 #if canImport(Glibc)
 import Glibc
