@@ -18,7 +18,7 @@ let package = Package(
     ],
     targets: [
         // Inputs shared by the benchmarks.
-        .target(name: "BenchmarkSupport"),
+        .target(name: "BenchmarkSupport", dependencies: [.product(name: "Benchmark", package: "benchmark")]),
         .executableTarget(
             name: "CoreBenchmarks",
             dependencies: [
@@ -34,6 +34,7 @@ let package = Package(
         .executableTarget(
             name: "AsyncBenchmarks",
             dependencies: [
+                "BenchmarkSupport",
                 .product(name: "Actomaton", package: root),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
@@ -46,6 +47,7 @@ let package = Package(
         .executableTarget(
             name: "HostBenchmarks",
             dependencies: [
+                "BenchmarkSupport",
                 .product(name: "Actomaton", package: root),
                 .product(name: "ActomatonHost", package: root),
                 .product(name: "CounterPlugin", package: root),

@@ -3,16 +3,10 @@
 
 import Actomaton
 import Benchmark
+import BenchmarkSupport
 
 let benchmarks: @Sendable () -> Void = {
-    let perSend = Benchmark.Configuration(
-        metrics: [.wallClock, .throughput, .mallocCountTotal],
-        timeUnits: .nanoseconds,
-        warmupIterations: 3,
-        scalingFactor: .kilo,
-        maxDuration: .seconds(2),
-        maxIterations: 100_000
-    )
+    let perSend = Benchmark.Configuration.perOperation
     let bulk = Benchmark.Configuration(
         metrics: [.wallClock, .throughput, .peakMemoryResident],
         timeUnits: .milliseconds,

@@ -9,14 +9,7 @@ import BenchmarkSupport
 import CSVExample
 
 let benchmarks: @Sendable () -> Void = {
-    Benchmark.defaultConfiguration = .init(
-        metrics: [.wallClock, .throughput, .mallocCountTotal],
-        timeUnits: .nanoseconds,
-        warmupIterations: 3,
-        scalingFactor: .kilo,
-        maxDuration: .seconds(2),
-        maxIterations: 1_000_000
-    )
+    Benchmark.defaultConfiguration = .perOperation
 
     // MARK: Counter on NoOpEffectManager
 

@@ -7,6 +7,7 @@
 import Actomaton
 import ActomatonHost
 import Benchmark
+import BenchmarkSupport
 import Foundation
 
 /// The counter plugin, built beside this executable (the package depends on its product).
@@ -51,14 +52,7 @@ let compiledActions: [CounterAction] = (0...actionMask).map { index in
 }
 
 let benchmarks: @Sendable () -> Void = {
-    let perSend = Benchmark.Configuration(
-        metrics: [.wallClock, .throughput, .mallocCountTotal],
-        timeUnits: .nanoseconds,
-        warmupIterations: 3,
-        scalingFactor: .kilo,
-        maxDuration: .seconds(2),
-        maxIterations: 100_000
-    )
+    let perSend = Benchmark.Configuration.perOperation
     let perLoad = Benchmark.Configuration(
         metrics: [.wallClock, .throughput, .mallocCountTotal],
         timeUnits: .microseconds,
