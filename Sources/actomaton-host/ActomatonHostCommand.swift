@@ -1,6 +1,7 @@
 import ActomatonHost
 import ArgumentParser
 import Foundation
+import Synchronization
 
 /// `actomaton-host`: loads reducer plugins (`.so`) and runs them on Actomaton machines.
 @main
@@ -14,10 +15,58 @@ struct ActomatonHostCommand: AsyncParsableCommand {
 
 /// Options every subcommand that loads plugins takes.
 struct LoadingOptions: ParsableArguments {
-    @Flag(help: "Load plugin files that group or other users can write (refused by default: whoever can write a plugin can run code in the host).")
+    @Flag(help: ArgumentHelp(
+        "Load plugin files that other users could change.",
+        discussion: "By default a plugin file must belong to root or to you, must not be writable by group or others, "
+            + "and every directory above it must be as safe (or sticky, like /tmp); whoever can change a plugin file "
+            + "can run code in the host. This flag turns those checks off."))
     var allowWritable = false
 
-    var loadOptions: Plugin.LoadOptions { .init(allowWritableByOthers: allowWritable) }
+    @Option(help: ArgumentHelp("The largest plugin file to load, in bytes (K, M and G suffixes allowed).", valueName: "size"),
+            transform: parseSize)
+    var maxPluginSize: Int64 = PluginLimits.defaultMaxFileSize
+
+    var loadOptions: Plugin.LoadOptions { .init(allowWritableByOthers: allowWritable, maxFileSize: maxPluginSize) }
+}
+
+/// Options of the commands that run machines.
+struct MachineOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("How many delayed and repeating actions one machine may have running or waiting; "
+                                + "an action asking for more fails.", valueName: "count"))
+    var maxEffects = PluginLimits.defaultMaxEffects
+
+    @Option(name: .customLong("print"), help: ArgumentHelp(
+        "What to print after each transition: state (the action and the plugin's description of the state, "
+            + "cut after \(stateLineLimit) bytes), summary (the action and its effects), or none (errors only).",
+        valueName: "what"))
+    var printMode: PrintMode = .state
+
+    func validate() throws {
+        guard maxEffects >= 1 else { throw ValidationError("--max-effects must be at least 1") }
+    }
+}
+
+/// What `run` and `serve` print after each transition.
+enum PrintMode: String, ExpressibleByArgument, CaseIterable {
+    case state, summary, none
+}
+
+/// The longest state description printed on a transition line; `:state` prints it whole.
+let stateLineLimit = 4096
+
+/// Reads `256M`, `1G`, `4096`.
+func parseSize(_ text: String) throws -> Int64 {
+    let units: [Character: Int64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
+    var digits = Substring(text)
+    var unit: Int64 = 1
+    if let last = digits.last, let factor = units[Character(last.uppercased())] {
+        unit = factor
+        digits = digits.dropLast()
+    }
+    guard let number = Int64(digits), number > 0, number <= Int64.max / unit else {
+        throw ValidationError("'\(text)' is not a size: write a number of bytes, optionally with K, M or G, as in 512M")
+    }
+    return number * unit
 }
 
 struct Inspect: AsyncParsableCommand {
@@ -29,7 +78,7 @@ struct Inspect: AsyncParsableCommand {
     @OptionGroup var loading: LoadingOptions
 
     func run() async throws {
-        let loaded = try orExit { () throws(PluginError) in try Plugin.load(path: plugin, options: loading.loadOptions) }
+        let loaded = try orExit { () throws(PluginLoadError) in try Plugin.load(path: plugin, options: loading.loadOptions) }
         emit(loaded.manifest.text)
     }
 }
@@ -40,7 +89,8 @@ struct Run: AsyncParsableCommand {
         discussion: """
             Lines are `ACTION ARGS...` (e.g. `login "alice"`, `add 5`) or JSON \
             ({"action": "add", "args": [5]}). `#` starts a comment; `:sleep SECONDS`, `:idle` \
-            and `:state` are directives. Exits when the input ends and no effect is running.
+            and `:state` are directives. Exits when the input ends and no effect is running: \
+            with status 0 if every line and every action succeeded, 1 otherwise.
             """
     )
 
@@ -54,10 +104,13 @@ struct Run: AsyncParsableCommand {
     var keepGoing = false
 
     @OptionGroup var loading: LoadingOptions
+    @OptionGroup var machines: MachineOptions
 
     func run() async throws {
-        let host = PluginHost(loadOptions: loading.loadOptions, describesState: true, observer: printTransition)
-        let machine = try await orExitAsync { () async throws(PluginError) in try await host.load(path: plugin) }
+        CrashReport.install()
+        let host = PluginHost(loadOptions: loading.loadOptions, describesState: machines.printMode == .state,
+                              observer: transitionPrinter(machines.printMode), maxEffects: machines.maxEffects)
+        let machine = try await orExitAsync { () async throws(PluginLoadError) in try await host.load(path: plugin) }
         emit("loaded plugin \(machine.name) \(machine.plugin.manifest.version) from \(plugin)")
         let session = HostSession(host: host, defaultPlugin: machine.name, clock: ContinuousClock(), output: { emit($0) })
         var failed = false
@@ -71,7 +124,7 @@ struct Run: AsyncParsableCommand {
             }
         }
         await session.finish()
-        if failed { throw ExitCode.failure }
+        if failed || ErrorCount.any { throw ExitCode.failure }
     }
 }
 
@@ -93,14 +146,17 @@ struct Serve: AsyncParsableCommand {
     var script: String?
 
     @OptionGroup var loading: LoadingOptions
+    @OptionGroup var machines: MachineOptions
 
     func run() async throws {
+        CrashReport.install()
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: plugins, isDirectory: &isDirectory), isDirectory.boolValue else {
-            printError(PluginError(.notADirectory, at: plugins))
+            printError(PluginHostError.notADirectory(plugins))
             throw ExitCode.failure
         }
-        let host = PluginHost(loadOptions: loading.loadOptions, describesState: true, observer: printTransition)
+        let host = PluginHost(loadOptions: loading.loadOptions, describesState: machines.printMode == .state,
+                              observer: transitionPrinter(machines.printMode), maxEffects: machines.maxEffects)
         for event in await host.scan(directory: plugins) { report(event) }
         let session = HostSession(host: host, defaultPlugin: nil, clock: ContinuousClock(), output: { emit($0) })
         let directory = plugins
@@ -123,23 +179,35 @@ struct Serve: AsyncParsableCommand {
     }
 }
 
-/// Prints a transition (the machines' observer).
-@Sendable func printTransition(_ transition: PluginTransition) {
-    if case let .failure(error) = transition.outcome {
-        // Input lines report their own failures, with the line.
-        if transition.origin != .input { printError(error) }
-        return
+/// The machines' observer: prints each transition as `mode` says, and every failure.
+func transitionPrinter(_ mode: PrintMode) -> PluginMachine.Observer {
+    { transition in
+        if case let .failure(error) = transition.outcome {
+            // Input lines report their own failures, with the line.
+            if transition.origin != .input { printError(error) }
+            return
+        }
+        if mode != .none { emit(HostSession.format(transition, stateLimit: stateLineLimit)) }
+        if case let .failure(error)? = transition.state { printError(error) }
     }
-    emit(HostSession.format(transition))
 }
 
 func report(_ event: PluginHost.Event) {
     if case let .failed(error) = event { printError(error) } else { emit(event.description) }
 }
 
-/// Prints `error: <what and where>` to standard error.
+/// Prints `error: <what and where>` to standard error, and counts it.
 func printError(_ error: Error) {
+    ErrorCount.record()
     writeLine("error: \(error)", to: 2)
+}
+
+/// Whether any error was printed: `run` then exits with status 1.
+enum ErrorCount {
+    private static let count = Atomic<Int>(0)
+
+    static func record() { count.add(1, ordering: .relaxed) }
+    static var any: Bool { count.load(ordering: .relaxed) > 0 }
 }
 
 /// Prints a line to standard output at once (unbuffered, so it interleaves with errors in order).
@@ -147,12 +215,15 @@ func printError(_ error: Error) {
     writeLine(line, to: 1)
 }
 
+/// Writes one line, with control characters and invalid UTF-8 escaped (``TerminalText``): no
+/// text from outside can forge another line or drive the terminal.
 func writeLine(_ line: String, to descriptor: Int32) {
-    var text = line + "\n"
+    var text = TerminalText.escaping(line) + "\n"
     text.withUTF8 { bytes in
         var offset = 0
         while offset < bytes.count {
             let written = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0 && errno == EINTR { continue }
             if written <= 0 { return }
             offset += written
         }
@@ -160,7 +231,7 @@ func writeLine(_ line: String, to descriptor: Int32) {
 }
 
 /// Runs `body`, or prints its error and exits with status 1.
-func orExit<T>(_ body: () throws(PluginError) -> T) throws -> T {
+func orExit<T>(_ body: () throws(PluginLoadError) -> T) throws -> T {
     do {
         return try body()
     } catch {
@@ -170,7 +241,7 @@ func orExit<T>(_ body: () throws(PluginError) -> T) throws -> T {
 }
 
 /// Runs `body`, or prints its error and exits with status 1.
-func orExitAsync<T>(_ body: () async throws(PluginError) -> T) async throws -> T {
+func orExitAsync<T>(_ body: () async throws(PluginLoadError) -> T) async throws -> T {
     do {
         return try await body()
     } catch {

@@ -17,21 +17,21 @@ struct BadInputTests {
     /// The counter still has its state, and still works.
     private func expectUnharmed(_ host: PluginHost, _ counter: PluginMachine) async throws {
         #expect(await host.names.contains("counter"))
-        #expect(await counter.describe() == #"{"count":5}"#)
+        #expect(try await counter.describe() == #"{"count":5}"#)
         try await counter.send("increment")
-        #expect(await counter.describe() == #"{"count":6}"#)
+        #expect(try await counter.describe() == #"{"count":6}"#)
     }
 
     private func expectLoadError(_ path: String, options: Plugin.LoadOptions = .init(), _ message: String) async throws {
         let (host, counter) = try await hostWithCounter()
-        let error = #expect(throws: PluginError.self) { try Plugin.load(path: path, options: options) }
+        let error = #expect(throws: PluginLoadError.self) { try Plugin.load(path: path, options: options) }
         #expect(error?.description == "\(path): \(message)")
         // Through a running host too: refused, and nothing else changes.
-        let hostError = await #expect(throws: PluginError.self) {
+        let hostError = await #expect(throws: PluginLoadError.self) {
             _ = try await PluginHost(loadOptions: options).load(path: path)
         }
         #expect(hostError == error)
-        await #expect(throws: PluginError.self) { try await host.load(path: path) }
+        await #expect(throws: PluginLoadError.self) { try await host.load(path: path) }
         try await expectUnharmed(host, counter)
     }
 
@@ -42,7 +42,7 @@ struct BadInputTests {
     @Test func directoryInsteadOfAFile() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        try await expectLoadError(directory, "not a regular file")
+        try await expectLoadError(directory, "not a regular file (it is a directory)")
     }
 
     @Test func fileThatIsNotASharedLibrary() async throws {
@@ -59,7 +59,7 @@ struct BadInputTests {
         let path = directory + "/truncated.so"
         let bytes = try Data(contentsOf: URL(fileURLWithPath: plugin("CounterPlugin"))).prefix(64)
         try bytes.write(to: URL(fileURLWithPath: path))
-        let error = #expect(throws: PluginError.self) { try Plugin.load(path: path) }
+        let error = #expect(throws: PluginLoadError.self) { try Plugin.load(path: path) }
         #expect(error?.description.hasPrefix("\(path): not a shared library this host can load (") == true)
         #expect(error?.description.contains("-truncated.so") == false, "the message names the user's file, not the private copy")
     }
@@ -110,7 +110,7 @@ struct BadInputTests {
         try await expectLoadError(path,
             "refusing to load a plugin file that other users can write (mode 757); run `chmod go-w` on it, or pass --allow-writable to load it anyway")
         chmod(path, 0o775)
-        #expect(throws: PluginError.self) { try Plugin.load(path: path) }
+        #expect(throws: PluginLoadError.self) { try Plugin.load(path: path) }
         // Unless the user says otherwise.
         let loaded = try Plugin.load(path: path, options: .init(allowWritableByOthers: true))
         #expect(loaded.name == "counter")
@@ -122,55 +122,55 @@ struct BadInputTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let copy = directory + "/counter-copy.so"
         try install(plugin("CounterPlugin"), at: copy)
-        let error = await #expect(throws: PluginError.self) { try await host.load(path: copy) }
+        let error = await #expect(throws: PluginLoadError.self) { try await host.load(path: copy) }
         #expect(error?.description == "\(copy): a plugin named 'counter' is already loaded from \(plugin("CounterPlugin"))")
         try await expectUnharmed(host, counter)
     }
 
     @Test func unknownAction() async throws {
         let (host, counter) = try await hostWithCounter()
-        let error = await #expect(throws: PluginError.self) { try await counter.send("jump", [.int(1)]) }
+        let error = await #expect(throws: PluginCallError.self) { try await counter.send("jump", [.int(1)]) }
         #expect(error?.description == "plugin counter: unknown action 'jump' for plugin 'counter' (its actions: increment, decrement, add, reset, add_later, start, stop)")
         try await expectUnharmed(host, counter)
     }
 
     @Test func wrongArgumentCount() async throws {
         let (host, counter) = try await hostWithCounter()
-        let error = await #expect(throws: PluginError.self) { try await counter.send("add", [.int(1), .int(2)]) }
+        let error = await #expect(throws: PluginCallError.self) { try await counter.send("add", [.int(1), .int(2)]) }
         #expect(error?.description == "plugin counter: 'add' takes 1 argument, got 2: add(amount: int64)")
-        let none = await #expect(throws: PluginError.self) { try await counter.send("add_later", []) }
+        let none = await #expect(throws: PluginCallError.self) { try await counter.send("add_later", []) }
         #expect(none?.description == "plugin counter: 'add_later' takes 2 arguments, got 0: add_later(amount: int64, seconds: double)")
         try await expectUnharmed(host, counter)
     }
 
     @Test func wrongArgumentTypes() async throws {
         let (host, counter) = try await hostWithCounter()
-        let error = await #expect(throws: PluginError.self) { try await counter.send("add", [.string("five")]) }
+        let error = await #expect(throws: PluginCallError.self) { try await counter.send("add", [.string("five")]) }
         #expect(error?.description == #"plugin counter: argument 1 (amount) of 'add' must be an int64, got the string "five""#)
-        let float = await #expect(throws: PluginError.self) { try await counter.send("add", [.float(1.5)]) }
+        let float = await #expect(throws: PluginCallError.self) { try await counter.send("add", [.float(1.5)]) }
         #expect(float?.description == "plugin counter: argument 1 (amount) of 'add' must be an int64, got the number 1.5")
-        let bool = await #expect(throws: PluginError.self) { try await counter.send("add_later", [.int(1), .bool(true)]) }
+        let bool = await #expect(throws: PluginCallError.self) { try await counter.send("add_later", [.int(1), .bool(true)]) }
         #expect(bool?.description == "plugin counter: argument 2 (seconds) of 'add_later' must be a double, got the boolean true")
         try await expectUnharmed(host, counter)
     }
 
     @Test func integerOutOfRange() async throws {
         let (host, counter) = try await hostWithCounter()
-        let negative = await #expect(throws: PluginError.self) { try await counter.send("start", [.int(-1)]) }
+        let negative = await #expect(throws: PluginCallError.self) { try await counter.send("start", [.int(-1)]) }
         #expect(negative?.description == "plugin counter: argument 1 (interval_ms) of 'start' is -1, out of range for uint32 (0...4294967295)")
-        let large = await #expect(throws: PluginError.self) { try await counter.send("start", [.int(1 << 40)]) }
+        let large = await #expect(throws: PluginCallError.self) { try await counter.send("start", [.int(1 << 40)]) }
         #expect(large?.description == "plugin counter: argument 1 (interval_ms) of 'start' is 1099511627776, out of range for uint32 (0...4294967295)")
-        let huge = await #expect(throws: PluginError.self) { try await counter.send("add", [.uint(UInt64(Int64.max) + 1)]) }
+        let huge = await #expect(throws: PluginCallError.self) { try await counter.send("add", [.uint(UInt64(Int64.max) + 1)]) }
         #expect(huge?.description == "plugin counter: argument 1 (amount) of 'add' is 9223372036854775808, out of range for int64 (-9223372036854775808...9223372036854775807)")
         try await expectUnharmed(host, counter)
     }
 
     @Test func pluginReportsAnErrorFromATransition() async throws {
         let (host, counter) = try await hostWithCounter()
-        let before = await counter.snapshot()
-        let error = await #expect(throws: PluginError.self) { try await counter.send("add", [.int(.max)]) }
-        #expect(error?.description == "plugin counter: 'add 9223372036854775807' failed: adding that amount would overflow the counter (state unchanged)")
-        #expect(await counter.snapshot() == before)
+        let before = try await counter.snapshot()
+        let error = await #expect(throws: PluginCallError.self) { try await counter.send("add", [.int(.max)]) }
+        #expect(error?.description == "plugin counter: 'add 9223372036854775807' failed: adding that amount would overflow the counter")
+        #expect(try await counter.snapshot() == before)
         try await expectUnharmed(host, counter)
     }
 
@@ -178,11 +178,11 @@ struct BadInputTests {
         let (host, counter) = try await hostWithCounter()
         let game = try await host.load(path: plugin("TicTacToePlugin"))
         try await game.send("place", [.int(1), .int(1)])
-        let before = await game.snapshot()
-        let error = await #expect(throws: PluginError.self) { try await game.send("place", [.int(1), .int(1)]) }
-        #expect(error?.description == "plugin tictactoe: 'place 1 1' failed: that square is taken (state unchanged)")
-        #expect(await game.snapshot() == before)
-        #expect(await game.describe() == #"{"board":["...",".X.","..."],"next":"O","outcome":null}"#)
+        let before = try await game.snapshot()
+        let error = await #expect(throws: PluginCallError.self) { try await game.send("place", [.int(1), .int(1)]) }
+        #expect(error?.description == "plugin tictactoe: 'place 1 1' failed: that square is taken")
+        #expect(try await game.snapshot() == before)
+        #expect(try await game.describe() == #"{"board":["...",".X.","..."],"next":"O","outcome":null}"#)
         try await expectUnharmed(host, counter)
     }
 
@@ -198,10 +198,10 @@ struct BadInputTests {
             (#"{"plugin": "counter", "action": "add", "args": {"amount": "x"}}"#, #"demo.txt:6: argument 1 (amount) of 'add' must be an int64, got the string "x""#),
             (#"{"plugin": "counter", "action": "add", "args": [1}"#, "demo.txt:7: not a JSON object: "),
             (":wait 3", "demo.txt:8: unknown directive \":wait 3\" (known: `:sleep SECONDS`, `:idle`, `:state`)"),
-            ("counter add 9223372036854775807", "demo.txt:9: 'add 9223372036854775807' failed: adding that amount would overflow the counter (state unchanged)"),
+            ("counter add 9223372036854775807", "demo.txt:9: 'add 9223372036854775807' failed: adding that amount would overflow the counter"),
         ]
         for (number, (line, message)) in cases.enumerated() {
-            let error = await #expect(throws: PluginError.self) { try await session.handle(line, at: "demo.txt:\(number + 1)") }
+            let error = await #expect(throws: HostLineError.self) { try await session.handle(line, at: "demo.txt:\(number + 1)") }
             #expect(error?.description.hasPrefix(message) == true, "\(error?.description ?? "no error") should start with \(message)")
         }
         try await expectUnharmed(host, counter)
@@ -219,20 +219,20 @@ struct BadInputTests {
             ("ignore_invalid_request", "the plugin made an invalid request: next_action: unknown action 'no_such_action'"),
         ]
         for (action, message) in expected {
-            let error = await #expect(throws: PluginError.self) { try await probe.send(action) }
+            let error = await #expect(throws: PluginCallError.self) { try await probe.send(action) }
             #expect(error?.description.hasPrefix("plugin probe: '\(action)' failed: \(message)") == true, "\(error?.description ?? "")")
         }
-        #expect(await probe.describe() == #"{"value":7,"create_request_status":2}"#, "a request from create is refused with ACTOMATON_INVALID_REQUEST")
+        #expect(try await probe.describe() == #"{"value":7,"create_request_status":2}"#, "a request from create is refused with ACTOMATON_INVALID_REQUEST")
         #expect(await probe.runningEffectCount == 0)
         try await expectUnharmed(host, counter)
     }
 
     @Test func restoreRefusesBadSnapshots() async throws {
         let (host, counter) = try await hostWithCounter()
-        let error = await #expect(throws: PluginError.self) { try await counter.restore([1, 2, 3]) }
-        #expect(error?.description == "\(plugin("CounterPlugin")): the plugin refused the snapshot: not a counter snapshot (state unchanged)")
+        let error = await #expect(throws: PluginCallError.self) { try await counter.restore([1, 2, 3]) }
+        #expect(error?.description == "plugin counter: the plugin refused the snapshot: not a counter snapshot")
         let game = try await host.load(path: plugin("TicTacToePlugin"))
-        let swiftError = await #expect(throws: PluginError.self) { try await game.restore(Array("{}".utf8)) }
+        let swiftError = await #expect(throws: PluginCallError.self) { try await game.restore(Array("{}".utf8)) }
         #expect(swiftError?.description.contains("the plugin refused the snapshot: cannot read the snapshot") == true)
         try await expectUnharmed(host, counter)
     }

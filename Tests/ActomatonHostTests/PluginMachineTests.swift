@@ -32,7 +32,7 @@ struct PluginMachineTests {
         try await probe.send("every_type", [.bool(true), .int(-3), .int(300), .int(200), .int(60000),
                                             .uint(UInt64.max), .float(1.5), .float(2.25), .string("héllo")])
         let expected = 1 - 3 + 300 + 200 + 60000 + Int(UInt64.max % 1000) + 15 + 225 + 6
-        #expect(await probe.describe() == #"{"value":\#(expected),"create_request_status":2}"#)
+        #expect(await probe.describedState() == #"{"value":\#(expected),"create_request_status":2}"#)
     }
 
     @Test func statesOfOnePluginAreIndependent() async throws {
@@ -43,8 +43,8 @@ struct PluginMachineTests {
         try await first.send("add", [.int(2)])
         try await second.send("start", [.int(1000)])
         for _ in 1...3 { await clock.advanceWhenSleeping(by: .seconds(1)) }
-        #expect(await eventually { await second.describe() == #"{"count":3}"# })
-        #expect(await first.describe() == #"{"count":2}"#, "host callbacks are bound per instance")
+        #expect(await eventually { await second.describedState() == #"{"count":3}"# })
+        #expect(await first.describedState() == #"{"count":2}"#, "host callbacks are bound per instance")
         try await second.send("stop")
     }
 
@@ -56,10 +56,10 @@ struct PluginMachineTests {
         let effects = try await counter.send("add_later", [.int(4), .float(2)])
         #expect(effects.map(\.description) == ["after 2s: add 4"])
         await clock.advanceWhenSleeping(by: .seconds(1))
-        #expect(await counter.describe() == #"{"count":0}"#)
+        #expect(await counter.describedState() == #"{"count":0}"#)
         await clock.advanceWhenSleeping(by: .seconds(1))
         await counter.waitUntilIdle()
-        #expect(await counter.describe() == #"{"count":4}"#)
+        #expect(await counter.describedState() == #"{"count":4}"#)
         #expect(recorder.lines == [
             #"counter: add_later 4 2.0 => {"count":0}; started after 2s: add 4"#,
             #"counter: add 4 (delayed) => {"count":4}"#,
@@ -75,7 +75,7 @@ struct PluginMachineTests {
         #expect(await counter.runningEffectCount == 1)
         for expected in 1...3 {
             await clock.advanceWhenSleeping(by: .milliseconds(500))
-            #expect(await eventually { await counter.describe() == #"{"count":\#(expected)}"# })
+            #expect(await eventually { await counter.describedState() == #"{"count":\#(expected)}"# })
         }
         // Starting again with the same ID replaces the running timer.
         try await counter.send("start", [.int(1000)])
@@ -84,7 +84,7 @@ struct PluginMachineTests {
         #expect(await eventually { await counter.runningEffectCount == 0 })
         await clock.advance(by: .seconds(10))
         await counter.waitUntilIdle()
-        #expect(await counter.describe() == #"{"count":3}"#)
+        #expect(await counter.describedState() == #"{"count":3}"#)
         #expect(recorder.lines.first == #"counter: start 500 => {"count":0}; started every 500ms: increment (id ticker)"#)
         #expect(recorder.lines.last == #"counter: stop => {"count":3}; cancelled ticker"#)
     }
@@ -94,7 +94,7 @@ struct PluginMachineTests {
         let recorder = Recorder()
         let probe = try PluginMachine(plugin: Plugin.load(path: path, options: options), observer: recorder.record, log: { _ in })
         try await probe.send("chain", [.int(42)])
-        #expect(await probe.describe().hasPrefix(#"{"value":42"#))
+        #expect(await probe.describedState().hasPrefix(#"{"value":42"#))
         #expect(recorder.lines == ["probe: chain 42; started next: set 42", "probe: set 42 (next)"])
     }
 
@@ -108,43 +108,43 @@ struct PluginMachineTests {
         try await probe.send("queued", [.string(""), .int(3), .int(1), .int(100), .int(2)])
         await clock.advanceWhenSleeping(by: .milliseconds(100))
         await probe.waitUntilIdle()
-        #expect(await probe.describe().hasPrefix(#"{"value":1,"#))
+        #expect(await probe.describedState().hasPrefix(#"{"value":1,"#))
         // runNewest(1): the second cancels the first.
         try await probe.send("queued", [.string(""), .int(1), .int(1), .int(100), .int(3)])
         try await probe.send("queued", [.string(""), .int(1), .int(1), .int(100), .int(4)])
         await clock.advanceWhenSleeping(by: .milliseconds(100))
         await probe.waitUntilIdle()
-        #expect(await probe.describe().hasPrefix(#"{"value":4,"#))
+        #expect(await probe.describedState().hasPrefix(#"{"value":4,"#))
         // runOldest(1, suspendNew): both run, one after the other (the second's delay counts
         // from when it was asked for, so it is due when the first completes).
         try await probe.send("queued", [.string(""), .int(2), .int(1), .int(100), .int(5)])
         try await probe.send("queued", [.string(""), .int(2), .int(1), .int(100), .int(6)])
         await clock.advanceWhenSleeping(by: .milliseconds(100))
         await probe.waitUntilIdle()
-        #expect(await probe.describe().hasPrefix(#"{"value":6,"#))
+        #expect(await probe.describedState().hasPrefix(#"{"value":6,"#))
         #expect(recorder.lines.suffix(2) == ["probe: set 5 (delayed)", "probe: set 6 (delayed)"])
         // A bad policy is an invalid request.
-        let error = await #expect(throws: PluginError.self) { try await probe.send("queued", [.string(""), .int(9), .int(1), .int(1), .int(7)]) }
+        let error = await #expect(throws: PluginCallError.self) { try await probe.send("queued", [.string(""), .int(9), .int(1), .int(1), .int(7)]) }
         #expect(error?.description.contains("queue 'q' has unknown policy 9") == true)
     }
 
     @Test func loginLogoutWithTimers() async throws {
         let clock = TestClock()
         let login = try PluginMachine(plugin: Plugin.load(path: plugin("LoginPlugin")), clock: clock)
-        #expect(await login.describe() == #"{"phase":"loggedOut","seconds":0}"#)
+        #expect(await login.describedState() == #"{"phase":"loggedOut","seconds":0}"#)
         try await login.send("login", [.string("alice")])
-        #expect(await login.describe() == #"{"phase":"loggingIn","seconds":0,"user":"alice"}"#)
+        #expect(await login.describedState() == #"{"phase":"loggingIn","seconds":0,"user":"alice"}"#)
         await clock.advanceWhenSleeping(by: .seconds(1))
-        #expect(await eventually { await login.describe() == #"{"phase":"loggedIn","seconds":0,"user":"alice"}"# })
+        #expect(await eventually { await login.describedState() == #"{"phase":"loggedIn","seconds":0,"user":"alice"}"# })
         for seconds in 1...2 {
             await clock.advanceWhenSleeping(by: .seconds(1))
-            #expect(await eventually { await login.describe() == #"{"phase":"loggedIn","seconds":\#(seconds),"user":"alice"}"# })
+            #expect(await eventually { await login.describedState() == #"{"phase":"loggedIn","seconds":\#(seconds),"user":"alice"}"# })
         }
         try await login.send("logout")
-        #expect(await login.describe() == #"{"phase":"loggingOut","seconds":2,"user":"alice"}"#)
+        #expect(await login.describedState() == #"{"phase":"loggingOut","seconds":2,"user":"alice"}"#)
         await clock.advanceWhenSleeping(by: .seconds(1))
         await login.waitUntilIdle()
-        #expect(await login.describe() == #"{"phase":"loggedOut","seconds":0}"#)
+        #expect(await login.describedState() == #"{"phase":"loggedOut","seconds":0}"#)
         #expect(await login.runningEffectCount == 0)
     }
 
@@ -157,12 +157,12 @@ struct PluginMachineTests {
         try await login.send("forceLogout")
         await clock.advanceWhenSleeping(by: .seconds(1))
         await login.waitUntilIdle()
-        #expect(await login.describe() == #"{"phase":"loggedOut","seconds":0}"#)
+        #expect(await login.describedState() == #"{"phase":"loggedOut","seconds":0}"#)
         #expect(!recorder.lines.contains { $0.hasPrefix("login: loginOK") }, "loginOK was cancelled by the shared effect ID")
-        let refused = await #expect(throws: PluginError.self) { try await login.send("login", [.string("")]) }
-        #expect(refused?.description == #"plugin login: 'login ""' failed: the user name must not be empty (state unchanged)"#)
-        let wrongPhase = await #expect(throws: PluginError.self) { try await login.send("logout") }
-        #expect(wrongPhase?.description == "plugin login: 'logout' failed: cannot logout while loggedOut (state unchanged)")
+        let refused = await #expect(throws: PluginCallError.self) { try await login.send("login", [.string("")]) }
+        #expect(refused?.description == #"plugin login: 'login ""' failed: the user name must not be empty"#)
+        let wrongPhase = await #expect(throws: PluginCallError.self) { try await login.send("logout") }
+        #expect(wrongPhase?.description == "plugin login: 'logout' failed: cannot logout while loggedOut")
     }
 
     @Test func fastPathThroughTheActomaton() async throws {
@@ -175,10 +175,10 @@ struct PluginMachineTests {
         let task = await counter.actomaton.send(.perform(try plugin.action("add_later", [.int(1), .float(1)])))
         await clock.advanceWhenSleeping(by: .seconds(1))
         try await task?.value
-        #expect(await counter.describe() == #"{"count":4}"#)
+        #expect(await counter.describedState() == #"{"count":4}"#)
         #expect(recorder.lines == [
             #"counter: add 3 => {"count":3}"#,
-            "counter: add 9223372036854775807 => refused: 'add 9223372036854775807' failed: adding that amount would overflow the counter (state unchanged)",
+            "counter: add 9223372036854775807 => refused: 'add 9223372036854775807' failed: adding that amount would overflow the counter",
             #"counter: add_later 1 1.0 => {"count":3}; started after 1s: add 1"#,
             #"counter: add 1 (delayed) => {"count":4}"#,
         ])
@@ -189,7 +189,7 @@ struct PluginMachineTests {
         try await csv.send("feed", [.string("name,quote\nalice,\"say \"\"hi\"\"\"\nbob")])
         try await csv.send("byte", [.int(Int64(UInt8(ascii: ",")))])
         try await csv.send("end")
-        let description = await csv.describe()
+        let description = await csv.describedState()
         #expect(description.contains(#""records":[["name","quote"],["alice","say \"hi\""],["bob",""]]"#))
         #expect(description.contains(#""errors":[]"#))
     }

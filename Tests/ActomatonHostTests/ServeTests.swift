@@ -44,14 +44,14 @@ struct ServeTests {
         try install(plugin("CounterPlugin"), at: path) // a new file: a new inode
         #expect(await host.scan(directory: directory).map(\.description) == ["reloaded plugin counter from \(path), state carried over"])
         #expect(counter.plugin !== oldPlugin)
-        #expect(await counter.describe() == #"{"count":41}"#)
+        #expect(await counter.describedState() == #"{"count":41}"#)
         // The timer started before the reload keeps running, on the new code.
         await clock.advanceWhenSleeping(by: .seconds(1))
-        #expect(await eventually { await counter.describe() == #"{"count":42}"# }, "\(recorder.lines)")
+        #expect(await eventually { await counter.describedState() == #"{"count":42}"# }, "\(recorder.lines)")
         try await counter.send("stop")
         try await counter.send("increment")
-        #expect(await counter.describe() == #"{"count":43}"#)
-        #expect(await game.describe() == #"{"board":["X..","...","..."],"next":"O","outcome":null}"#)
+        #expect(await counter.describedState() == #"{"count":43}"#)
+        #expect(await game.describedState() == #"{"board":["X..","...","..."],"next":"O","outcome":null}"#)
     }
 
     @Test func brokenReplacementKeepsTheRunningVersion() async throws {
@@ -70,16 +70,16 @@ struct ServeTests {
             "error: \(path): not a shared library this host can load (it is not an ELF file)",
         ])
         #expect(await host.reloadChangedPlugins().isEmpty)
-        #expect(await counter.describe() == #"{"count":5}"#)
+        #expect(await counter.describedState() == #"{"count":5}"#)
         try await counter.send("increment")
-        #expect(await counter.describe() == #"{"count":6}"#)
+        #expect(await counter.describedState() == #"{"count":6}"#)
 
         // Another plugin under the same file name is refused too.
         try install(plugin("LoginPlugin"), at: path)
         #expect(await host.reloadChangedPlugins().map(\.description) == [
             "error: \(path): invalid manifest: the new version is named 'login', not 'counter'",
         ])
-        #expect(await counter.describe() == #"{"count":6}"#)
+        #expect(await counter.describedState() == #"{"count":6}"#)
     }
 }
 
@@ -102,10 +102,10 @@ struct InputLineTests {
             == .action(plugin: nil, name: "place", arguments: .positional([.int(1), .int(2)])))
         #expect(try InputLine.parse(#"{"plugin": "t", "action": "place", "args": {"row": 1, "column": 2.5}}"#, namesPlugin: true)
             == .action(plugin: "t", name: "place", arguments: .named(["row": .int(1), "column": .float(2.5)])))
-        #expect(throws: PluginError.Reason.syntax(#"the JSON line has no "plugin" string"#)) {
+        #expect(throws: InputLineError.syntax(#"the JSON line has no "plugin" string"#)) {
             try InputLine.parse(#"{"action": "add"}"#, namesPlugin: true)
         }
-        #expect(throws: PluginError.Reason.syntax(#"unknown JSON key "arguments" (known: "plugin", "action", "args")"#)) {
+        #expect(throws: InputLineError.syntax(#"unknown JSON key "arguments" (known: "plugin", "action", "args")"#)) {
             try InputLine.parse(#"{"action": "add", "arguments": [1]}"#, namesPlugin: false)
         }
     }
@@ -116,7 +116,7 @@ struct InputLineTests {
         let session = HostSession(host: host, defaultPlugin: "tictactoe", clock: ContinuousClock(), output: { _ in })
         try await session.handle(#"{"action": "place", "args": {"column": 2, "row": 0}}"#, at: "x:1")
         #expect(try await host.machine(named: "tictactoe").describe() == #"{"board":["..X","...","..."],"next":"O","outcome":null}"#)
-        let error = await #expect(throws: PluginError.self) { try await session.handle(#"{"action": "place", "args": {"row": 0}}"#, at: "x:2") }
+        let error = await #expect(throws: HostLineError.self) { try await session.handle(#"{"action": "place", "args": {"row": 0}}"#, at: "x:2") }
         #expect(error?.description == #"x:2: 'place' needs argument "column": place(row: uint8, column: uint8)"#)
     }
 }

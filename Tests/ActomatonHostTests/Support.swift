@@ -80,3 +80,15 @@ extension TestClock<Duration> {
         await advance(by: duration)
     }
 }
+
+extension PluginMachine {
+    /// The plugin's description of the state, or the error's text: for `#expect` and
+    /// `eventually`, which take non-throwing expressions.
+    func describedState() async -> String {
+        do {
+            return try await describe()
+        } catch {
+            return "error: \(error)"
+        }
+    }
+}

@@ -14,16 +14,24 @@ import Synchronization
 public final class Plugin: Sendable {
     /// Options for ``load(path:options:)``.
     public struct LoadOptions: Sendable {
-        /// Loads a file that group or other users can write. Off by default: whoever can write
-        /// a plugin file can run code in the host.
+        /// Loads a file that others could change: one owned by another user, writable by group
+        /// or others, or in a directory they can write (see ``PluginFile``). Off by default:
+        /// whoever can write a plugin file, or replace it, can run code in the host.
         public var allowWritableByOthers: Bool
+        /// The largest plugin file loaded, in bytes; see ``PluginLimits/defaultMaxFileSize``.
+        public var maxFileSize: Int64
         /// The entry symbol to look up. Tests use it to load the fixture library's broken
         /// manifests; plugins always export the default.
         public var entrySymbol: String
 
         /// Creates options.
-        public init(allowWritableByOthers: Bool = false, entrySymbol: String = ACTOMATON_PLUGIN_ENTRY_SYMBOL) {
+        public init(
+            allowWritableByOthers: Bool = false,
+            maxFileSize: Int64 = PluginLimits.defaultMaxFileSize,
+            entrySymbol: String = ACTOMATON_PLUGIN_ENTRY_SYMBOL
+        ) {
             self.allowWritableByOthers = allowWritableByOthers
+            self.maxFileSize = maxFileSize
             self.entrySymbol = entrySymbol
         }
     }
@@ -55,7 +63,7 @@ public final class Plugin: Sendable {
     }
 
     /// Loads, validates and prepares the plugin at `path`; see ``PluginLoader``.
-    public static func load(path: String, options: LoadOptions = LoadOptions()) throws(PluginError) -> Plugin {
+    public static func load(path: String, options: LoadOptions = LoadOptions()) throws(PluginLoadError) -> Plugin {
         var loader = PluginLoader(path: path, options: options)
         return try loader.run()
     }
@@ -65,17 +73,26 @@ public final class Plugin: Sendable {
 
     /// Checks `name` and `arguments` against the vocabulary and returns the action to send.
     ///
-    /// Refuses an unknown action, a wrong number of arguments, an argument of the wrong kind
-    /// and an integer out of its parameter's range, naming which.
-    public func action(_ name: String, _ arguments: [PluginValue]) throws(PluginError) -> PluginAction {
+    /// Refuses an unknown action, a wrong number of arguments, an argument of the wrong kind,
+    /// an integer out of its parameter's range, and a string with a NUL character or longer
+    /// than ``PluginLimits/maxStringArgumentBytes``, naming which.
+    public func action(_ name: String, _ arguments: [PluginValue]) throws(PluginCallError) -> PluginAction {
+        do {
+            return try checkedAction(name, arguments)
+        } catch {
+            throw PluginCallError(error, plugin: manifest.name)
+        }
+    }
+
+    /// ``action(_:_:)``, throwing the reason alone.
+    func checkedAction(_ name: String, _ arguments: [PluginValue]) throws(PluginCallError.Reason) -> PluginAction {
         guard let index = actionIndex[name] else {
-            throw PluginError(.unknownAction(name, plugin: manifest.name, known: manifest.actions.map(\.name)), at: "plugin \(manifest.name)")
+            throw .unknownAction(name, plugin: manifest.name, known: manifest.actions.map(\.name))
         }
         let signature = manifest.actions[index]
         guard arguments.count == signature.parameters.count else {
-            throw PluginError(.wrongArgumentCount(action: name, signature: signature.description,
-                                                  expected: signature.parameters.count, got: arguments.count),
-                              at: "plugin \(manifest.name)")
+            throw .wrongArgumentCount(action: name, signature: signature.description,
+                                      expected: signature.parameters.count, got: arguments.count)
         }
         var checked: [PluginValue] = []
         checked.reserveCapacity(arguments.count)
@@ -83,27 +100,36 @@ public final class Plugin: Sendable {
             do {
                 checked.append(try Self.check(value, against: parameter.type))
             } catch let failure {
-                let reason: PluginError.Reason = switch failure {
+                switch failure {
                 case .wrongKind:
-                    .wrongArgumentType(action: name, index: position + 1, parameter: parameter.name,
-                                       expected: parameter.type, got: value.kindDescription)
+                    throw .wrongArgumentType(action: name, index: position + 1, parameter: parameter.name,
+                                             expected: parameter.type, got: value.kindDescription)
                 case .outOfRange:
-                    .integerOutOfRange(action: name, index: position + 1, parameter: parameter.name,
-                                       type: parameter.type, value: value.description)
+                    throw .integerOutOfRange(action: name, index: position + 1, parameter: parameter.name,
+                                             type: parameter.type, value: value.description)
+                case .containsNUL:
+                    throw .stringContainsNUL(action: name, index: position + 1, parameter: parameter.name)
+                case .tooLong:
+                    throw .stringTooLong(action: name, index: position + 1, parameter: parameter.name,
+                                         limit: PluginLimits.maxStringArgumentBytes)
                 }
-                throw PluginError(reason, at: "plugin \(manifest.name)")
             }
         }
         return PluginAction(name: name, arguments: checked, index: index, vocabulary: vocabulary)
     }
 
-    private enum CheckFailure: Error { case wrongKind, outOfRange }
+    private enum CheckFailure: Error { case wrongKind, outOfRange, containsNUL, tooLong }
 
     /// `value` in the form the call expects for `type`: integers as `.int` (or `.uint` for
     /// unsigned types), floats as `.float`.
     private static func check(_ value: PluginValue, against type: PluginValueType) throws(CheckFailure) -> PluginValue {
         switch (type, value) {
-        case (.bool, .bool), (.string, .string):
+        case (.bool, .bool):
+            return value
+        case let (.string, .string(text)):
+            // A C plugin receives a NUL-terminated string: a NUL would cut it short.
+            guard text.utf8.count <= PluginLimits.maxStringArgumentBytes else { throw .tooLong }
+            guard !text.utf8.contains(0) else { throw .containsNUL }
             return value
         case (.float, .float), (.double, .float):
             return value

@@ -6,80 +6,158 @@ import Musl
 
 /// A plugin file, vetted and copied to a private place before `dlopen` sees it.
 ///
-/// The checks and the copy read the same open file descriptor, so the file cannot be swapped
-/// between them. The private copy has a name no other load used: the dynamic loader reuses a
-/// library already loaded under the same name, so loading a replaced file by its own path
-/// would give back the old code. The copy (and its directory) is removed as soon as it is mapped.
+/// The rules, checked in this order on the file a symbolic link finally points to:
+///
+/// 1. Every directory from `/` down to the file belongs to root or to the user running the
+///    host, and none can be written by group or others unless its sticky bit is set (then
+///    others cannot rename or replace a file they do not own). These are the rules sshd's
+///    `StrictModes` applies to `authorized_keys`.
+/// 2. The file is opened once, without blocking (`O_NONBLOCK`): a FIFO, a device or a
+///    directory is refused at once, from `fstat` on that descriptor.
+/// 3. The file belongs to root or to the user running the host, and group and others cannot
+///    write it.
+/// 4. It is at most ``Plugin/LoadOptions/maxFileSize`` bytes.
+/// 5. Its first bytes are an ELF header of a shared library for this machine.
+///
+/// `allowUntrustedFiles` skips 1 and 3 (`--allow-writable`). The checks and the copy read the
+/// same open file descriptor, so the file cannot be swapped between them; the copy is made in
+/// chunks and stops at the size limit even if the file grows meanwhile. The private copy has a
+/// name no other load used: the dynamic loader reuses a library already loaded under the same
+/// name, so loading a replaced file by its own path would give back the old code. The copy
+/// (and its directory) is removed as soon as it is mapped, or on any error.
 enum PluginFile {
+    /// Vets `path` and writes a private copy; returns the copy's path and the file's identity.
+    static func makePrivateCopy(of path: String, options: Plugin.LoadOptions) throws(PluginLoadError) -> (copy: String, identity: FileIdentity) {
+        do {
+            return try copy(path, options: options)
+        } catch {
+            throw PluginLoadError(error, at: path)
+        }
+    }
 
-    /// Reads `path` and writes a private copy; returns the copy's path.
-    ///
-    /// - Parameter allowWritableByOthers: Loads a file that group or other users can write,
-    ///   which is refused by default: whoever can write it can run code in the host.
-    static func makePrivateCopy(of path: String, allowWritableByOthers: Bool) throws(PluginError) -> (copy: String, identity: FileIdentity) {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    private static func copy(_ path: String, options: Plugin.LoadOptions) throws(PluginLoadError.Reason) -> (copy: String, identity: FileIdentity) {
+        let resolved = try resolve(path)
+        if !options.allowWritableByOthers { try checkDirectories(of: resolved) }
+
+        let descriptor = open(resolved, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY)
         guard descriptor >= 0 else {
             let code = errno
-            if code == ENOENT || code == ENOTDIR { throw PluginError(.fileNotFound, at: path) }
-            throw PluginError(.unreadable(systemMessage(code)), at: path)
+            if code == ENOENT || code == ENOTDIR { throw .fileNotFound }
+            throw .unreadable(systemMessage(code))
         }
         defer { close(descriptor) }
         var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw PluginError(.unreadable(systemMessage(errno)), at: path) }
-        guard info.st_mode & S_IFMT == S_IFREG else { throw PluginError(.notARegularFile, at: path) }
-        if !allowWritableByOthers && info.st_mode & (S_IWGRP | S_IWOTH) != 0 {
-            throw PluginError(.writableByOthers(mode: UInt32(info.st_mode)), at: path)
+        guard fstat(descriptor, &info) == 0 else { throw .unreadable(systemMessage(errno)) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw .notARegularFile(kind: fileKind(info.st_mode)) }
+        if !options.allowWritableByOthers {
+            guard isTrusted(owner: info.st_uid) else { throw .untrustedOwner(uid: UInt32(info.st_uid)) }
+            guard info.st_mode & (S_IWGRP | S_IWOTH) == 0 else { throw .writableByOthers(mode: UInt32(info.st_mode)) }
         }
-        let bytes = try readAll(descriptor, path: path)
-        guard bytes.count >= 4, bytes[0] == 0x7F, bytes[1] == 0x45, bytes[2] == 0x4C, bytes[3] == 0x46 else {
-            throw PluginError(.notASharedLibrary("it is not an ELF file"), at: path)
+        guard Int64(info.st_size) <= options.maxFileSize else {
+            throw .tooLarge(size: Int64(info.st_size), limit: options.maxFileSize)
         }
+
+        var header = [UInt8](repeating: 0, count: ELFHeader.size)
+        let headerLength = try readFully(descriptor, into: &header)
+        try ELFHeader.check(header[0..<headerLength])
+
         let copy = try privatePath(for: path)
-        let output = open(copy, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o500)
-        guard output >= 0 else {
+        do {
+            try write(header[0..<headerLength], andRestOf: descriptor, to: copy, limit: options.maxFileSize)
+        } catch {
             removePrivateCopy(copy)
-            throw PluginError(.unreadable("cannot write a private copy: \(systemMessage(errno))"), at: path)
-        }
-        defer { close(output) }
-        var written = 0
-        while written < bytes.count {
-            let n = bytes.withUnsafeBytes { write(output, $0.baseAddress! + written, bytes.count - written) }
-            guard n > 0 else {
-                removePrivateCopy(copy)
-                throw PluginError(.unreadable("cannot write a private copy: \(systemMessage(errno))"), at: path)
-            }
-            written += n
+            throw error
         }
         return (copy, FileIdentity(info))
     }
 
-    /// The identity of the file at `path` now, or `nil` if there is none.
-    static func identity(of path: String) -> FileIdentity? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        return FileIdentity(info)
+    /// The file a path finally names, with every symbolic link resolved.
+    private static func resolve(_ path: String) throws(PluginLoadError.Reason) -> String {
+        guard let resolved = realpath(path, nil) else {
+            let code = errno
+            if code == ENOENT || code == ENOTDIR { throw .fileNotFound }
+            throw .unreadable(systemMessage(code))
+        }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
-    private static func readAll(_ descriptor: Int32, path: String) throws(PluginError) -> [UInt8] {
-        var bytes: [UInt8] = []
+    /// Checks every directory from `/` down to the one holding `resolved` (an absolute path
+    /// without links).
+    private static func checkDirectories(of resolved: String) throws(PluginLoadError.Reason) {
+        var directory = resolved
+        while let slash = directory.lastIndex(of: "/") {
+            directory = slash == directory.startIndex ? "/" : String(directory[..<slash])
+            var info = stat()
+            guard lstat(directory, &info) == 0 else { throw .unreadable("\(directory): \(systemMessage(errno))") }
+            guard isTrusted(owner: info.st_uid) else {
+                throw .untrustedDirectory(directory, why: "belongs to another user (uid \(info.st_uid))")
+            }
+            if info.st_mode & (S_IWGRP | S_IWOTH) != 0 && info.st_mode & S_ISVTX == 0 {
+                throw .untrustedDirectory(directory, why: "can be written by \(info.st_mode & S_IWOTH != 0 ? "every user" : "its group") (mode \(octal(UInt32(info.st_mode))))")
+            }
+            if directory == "/" { return }
+        }
+    }
+
+    /// Root and the user running the host.
+    private static func isTrusted(owner: uid_t) -> Bool {
+        owner == 0 || owner == geteuid()
+    }
+
+    /// Reads until `buffer` is full or the file ends; returns how many bytes were read.
+    private static func readFully(_ descriptor: Int32, into buffer: inout [UInt8]) throws(PluginLoadError.Reason) -> Int {
+        var filled = 0
+        while filled < buffer.count {
+            let n = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + filled, $0.count - filled) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw .unreadable(systemMessage(errno))
+            }
+            if n == 0 { break }
+            filled += n
+        }
+        return filled
+    }
+
+    /// Writes `head`, then the rest of `descriptor`, to a new file at `copy`, in chunks; fails
+    /// if the whole passes `limit` bytes (the file grew after `fstat`).
+    private static func write(_ head: ArraySlice<UInt8>, andRestOf descriptor: Int32, to copy: String, limit: Int64) throws(PluginLoadError.Reason) {
+        let output = open(copy, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o500)
+        guard output >= 0 else { throw .unreadable("cannot write a private copy: \(systemMessage(errno))") }
+        defer { close(output) }
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        var total = Int64(head.count)
+        try writeAll(Array(head), count: head.count, to: output)
         while true {
             let n = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
             if n < 0 {
                 if errno == EINTR { continue }
-                throw PluginError(.unreadable(systemMessage(errno)), at: path)
+                throw .unreadable(systemMessage(errno))
             }
-            if n == 0 { return bytes }
-            bytes.append(contentsOf: chunk[0..<n])
+            if n == 0 { return }
+            total += Int64(n)
+            guard total <= limit else { throw .tooLarge(size: total, limit: limit) }
+            try writeAll(chunk, count: n, to: output)
+        }
+    }
+
+    private static func writeAll(_ bytes: [UInt8], count: Int, to output: Int32) throws(PluginLoadError.Reason) {
+        var written = 0
+        while written < count {
+            let n = bytes.withUnsafeBytes { Glibc.write(output, $0.baseAddress! + written, count - written) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { throw .unreadable("cannot write a private copy: \(systemMessage(errno))") }
+            written += n
         }
     }
 
     /// A path for the private copy of `path`, in a new directory only this user can read.
-    private static func privatePath(for path: String) throws(PluginError) -> String {
+    private static func privatePath(for path: String) throws(PluginLoadError.Reason) -> String {
         let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
         var template = Array("\(base)/actomaton-host-XXXXXX".utf8CString)
         guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
-            throw PluginError(.unreadable("cannot make a private directory in \(base): \(systemMessage(errno))"), at: path)
+            throw .unreadable("cannot make a private directory in \(base): \(systemMessage(errno))")
         }
         let name = path.split(separator: "/").last.map(String.init) ?? "plugin.so"
         let directory = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -90,6 +168,27 @@ enum PluginFile {
     static func removePrivateCopy(_ copy: String) {
         unlink(copy)
         if let slash = copy.lastIndex(of: "/") { rmdir(String(copy[..<slash])) }
+    }
+
+    /// The identity of the file at `path` now, or of the link itself when it points nowhere;
+    /// `nil` if there is nothing at `path`.
+    static func identity(of path: String) -> FileIdentity? {
+        var info = stat()
+        if stat(path, &info) == 0 || lstat(path, &info) == 0 { return FileIdentity(info) }
+        return nil
+    }
+}
+
+/// What `st_mode` says a file is, for messages: "a directory", "a FIFO".
+func fileKind(_ mode: mode_t) -> String {
+    switch mode & S_IFMT {
+    case S_IFDIR: "a directory"
+    case S_IFIFO: "a FIFO"
+    case S_IFCHR: "a character device"
+    case S_IFBLK: "a block device"
+    case S_IFSOCK: "a socket"
+    case S_IFLNK: "a symbolic link"
+    default: "not a regular file"
     }
 }
 

@@ -25,7 +25,7 @@ struct PluginLoader {
         case manifestRead(UnsafePointer<actomaton_manifest>, library: SharedLibrary, identity: FileIdentity)
         case validated(PluginManifest, UnsafePointer<actomaton_manifest>, library: SharedLibrary, identity: FileIdentity)
         case ready(Plugin)
-        case failed(PluginError)
+        case failed(PluginLoadError)
     }
 
     private let path: String
@@ -38,7 +38,7 @@ struct PluginLoader {
     }
 
     /// Runs every step and returns the plugin, or throws the first step's error.
-    mutating func run() throws(PluginError) -> Plugin {
+    mutating func run() throws(PluginLoadError) -> Plugin {
         while true {
             switch state {
             case .start: copyFile()
@@ -55,11 +55,12 @@ struct PluginLoader {
 
     // MARK: Transitions
 
-    /// start → copied: vets the file (exists, regular, not writable by others, ELF) and copies it.
+    /// start → copied: vets the file (see ``PluginFile``: trusted owner and directories, a regular
+    /// file, within the size limit, an ELF shared library) and copies it.
     private mutating func copyFile() {
         guard case .start = state else { preconditionFailure("copyFile from \(state)") }
         do {
-            let (copy, identity) = try PluginFile.makePrivateCopy(of: path, allowWritableByOthers: options.allowWritableByOthers)
+            let (copy, identity) = try PluginFile.makePrivateCopy(of: path, options: options)
             state = .copied(privatePath: copy, identity: identity)
         } catch {
             state = .failed(error)
@@ -81,7 +82,7 @@ struct PluginLoader {
     private mutating func findEntry() {
         guard case let .opened(library, identity) = state else { preconditionFailure("findEntry from \(state)") }
         guard let symbol = library.symbol(options.entrySymbol) else {
-            state = .failed(PluginError(.missingEntrySymbol(options.entrySymbol), at: path))
+            state = .failed(PluginLoadError(.missingEntrySymbol(options.entrySymbol), at: path))
             return
         }
         state = .entryFound(unsafeBitCast(symbol, to: actomaton_plugin_entry_fn.self), library: library, identity: identity)
@@ -91,14 +92,14 @@ struct PluginLoader {
     private mutating func readManifest() {
         guard case let .entryFound(entry, library, identity) = state else { preconditionFailure("readManifest from \(state)") }
         guard let manifest = entry(ManifestReader.supportedABIVersion) else {
-            state = .failed(PluginError(.noManifest, at: path))
+            state = .failed(PluginLoadError(.noManifest, at: path))
             return
         }
         do {
             try ManifestReader.checkABIVersion(UnsafeRawPointer(manifest))
             state = .manifestRead(manifest, library: library, identity: identity)
         } catch {
-            state = .failed(PluginError(error, at: path))
+            state = .failed(PluginLoadError(error, at: path))
         }
     }
 
@@ -108,7 +109,7 @@ struct PluginLoader {
         do {
             state = .validated(try ManifestReader.read(pointer), pointer, library: library, identity: identity)
         } catch {
-            state = .failed(PluginError(error, at: path))
+            state = .failed(PluginLoadError(error, at: path))
         }
     }
 
@@ -122,7 +123,7 @@ struct PluginLoader {
             guard let interface = CallInterface(returning: cffi_type_sint32(),
                                                 arguments: [cffi_type_pointer()] + types.map(\.ffiType))
             else {
-                state = .failed(PluginError(.libffi("cannot prepare a call interface for \(action)"), at: path))
+                state = .failed(PluginLoadError(.libffi("cannot prepare a call interface for \(action)"), at: path))
                 return
             }
             prepared.append(PreparedAction(interface: interface, entry: raw.actions[index].entry!, parameterTypes: types))

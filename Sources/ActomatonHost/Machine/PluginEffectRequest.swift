@@ -104,12 +104,15 @@ struct TimerSequence<C: Clock<Duration>, Element: Sendable>: AsyncSequence, Send
     let start: C.Instant
     let interval: Duration
     let element: Element
+    /// The timer's place in its machine's effect budget, held while it ticks.
+    let token: EffectBudget.Token
 
     struct AsyncIterator: AsyncIteratorProtocol {
         let clock: C
         var deadline: C.Instant
         let interval: Duration
         let element: Element
+        let token: EffectBudget.Token
 
         mutating func next() async throws -> Element? {
             deadline = deadline.advanced(by: interval)
@@ -119,7 +122,7 @@ struct TimerSequence<C: Clock<Duration>, Element: Sendable>: AsyncSequence, Send
     }
 
     func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(clock: clock, deadline: start, interval: interval, element: element)
+        AsyncIterator(clock: clock, deadline: start, interval: interval, element: element, token: token)
     }
 }
 
@@ -127,8 +130,10 @@ extension PluginEffectRequest {
     /// The request as an async-layer ``Effect`` on the machine's ``EffectQueueManager``;
     /// `wrap` turns the plugin action into the machine's action. Delays count from now, when
     /// the plugin asked, on `clock` (the machine's).
+    /// Each delayed or repeating effect holds a place in `budget` until the effect is
+    /// released (completed, cancelled or dropped).
     func effect<C: Clock<Duration>, Action: Sendable>(
-        clock: C, _ wrap: @escaping @Sendable (PluginAction, PluginEffectRequest) -> Action
+        clock: C, budget: EffectBudget, _ wrap: @escaping @Sendable (PluginAction, PluginEffectRequest) -> Action
     ) -> Effect<Action> {
         switch self {
         case let .next(action):
@@ -136,15 +141,18 @@ extension PluginEffectRequest {
         case let .delayed(action, delay, options):
             let next = wrap(action, self)
             let deadline = clock.now.advanced(by: delay)
+            let token = budget.token()
             return Effect(id: options.id.map(PluginEffectID.init), queue: options.queue.map(queue)) { _ in
+                withExtendedLifetime(token) {}
                 if clock.now < deadline { try await clock.sleep(until: deadline, tolerance: nil) }
                 return next
             }
         case let .repeating(action, interval, options):
             let next = wrap(action, self)
             let start = clock.now
+            let token = budget.token()
             return Effect(id: options.id.map(PluginEffectID.init), queue: options.queue.map(queue), sequence: { _ in
-                TimerSequence(clock: clock, start: start, interval: interval, element: next)
+                TimerSequence(clock: clock, start: start, interval: interval, element: next, token: token)
             })
         case let .cancel(id):
             return .cancel(id: PluginEffectID(name: id))

@@ -9,11 +9,16 @@ import Musl
 
 /// One plugin state, with the host function table bound to it.
 ///
-/// The table's function pointers are libffi closures whose user data is this instance, so a
-/// plugin calling `host->delayed_action(...)` reaches exactly the machine that runs this
-/// state, without global state on either side. Calls are confined: the host calls into the
-/// instance from one task at a time (the machine's actor), and host functions are accepted
-/// only on the thread of the action call in progress.
+/// The table's function pointers are libffi closures whose user data is this instance's
+/// ``HostBinding``, so a plugin calling `host->delayed_action(...)` reaches exactly the machine
+/// that runs this state, without global state on either side. Calls are confined: the host
+/// calls into the instance from one task at a time (the machine's actor), and host functions
+/// are accepted only on the thread of the call in progress.
+///
+/// The binding, the table and its closures are never freed: a plugin may keep the table and
+/// call it from a thread of its own after `destroy` (the library stays mapped for the life of
+/// the process), and such a call must get an error status, not freed memory. They cost about
+/// 1 KB per state the host creates (one per machine, one per reload).
 ///
 /// An instance moves through these phases:
 ///
@@ -27,39 +32,33 @@ public final class PluginInstance: @unchecked Sendable {
     /// The plugin whose state this is.
     public let plugin: Plugin
 
-    private enum Phase {
-        case idle
-        /// Inside an action's entry point, on `thread`: effect requests and `fail` are taken.
-        case acting(thread: pthread_t)
-        /// Inside `restore`, on `thread`: `fail` is taken.
-        case restoring(thread: pthread_t)
-    }
-
-    /// What changes during calls. It sits behind a pointer, not in `var` properties, so the
-    /// per-action path pays no dynamic exclusivity checks; the confinement above keeps it safe.
-    private struct Scratch {
-        var phase = Phase.idle
+    /// What changes during calls, touched only on the thread of the call in progress. It sits
+    /// behind a pointer, not in `var` properties, so the per-action path pays no dynamic
+    /// exclusivity checks; the confinement above keeps it safe.
+    struct Scratch {
         /// The effects the current action requested, in order.
         var requests: [PluginEffectRequest] = []
+        /// How many of `requests` are delayed or repeating (count against the effect limit).
+        var requestedEffects = 0
         /// What the plugin said through `fail` during the current call.
         var failureMessage: String?
         /// The first invalid request of the current action, if any.
-        var invalidRequest: String?
+        var invalidRequest: InvalidRequest?
         /// The pointer `create` returned; `nil` only while `init` runs or when it failed.
         var statePointer: UnsafeMutableRawPointer?
     }
 
-    private let scratch: UnsafeMutablePointer<Scratch>
-    /// The host table handed to `create`; valid until `destroy` returns.
-    private let table: UnsafeMutablePointer<actomaton_host>
-    private var closures: [FFIClosure] = []
+    let scratch: UnsafeMutablePointer<Scratch>
+    /// What the table's closures reach; outlives the instance.
+    let binding: HostBinding
     /// One 8-byte slot per argument (the state pointer first), and a pointer to each.
     private let slots: UnsafeMutableRawPointer
     private let argumentPointers: UnsafeMutablePointer<UnsafeMutableRawPointer?>
-    private let log: @Sendable (String) -> Void
     /// Each action's call, without reference counting: the plugin (held above) owns the call
     /// interfaces these point into.
     private let calls: UnsafeMutableBufferPointer<Call>
+    /// The effects running or waiting on the machine this state runs on.
+    let effectBudget: EffectBudget
 
     /// One action's prepared call, as plain pointers.
     private struct Call {
@@ -70,11 +69,14 @@ public final class PluginInstance: @unchecked Sendable {
 
     /// Creates a state of `plugin` with a host table bound to it.
     ///
-    /// - Parameter log: Where `host->log` lines go; standard error by default.
-    public init(plugin: Plugin, log: (@Sendable (String) -> Void)? = nil) throws(PluginError) {
+    /// - Parameters:
+    ///   - log: Where `host->log` lines go; standard error by default, escaped.
+    ///   - effectBudget: The effect limit of the machine this state runs on; unlimited when
+    ///     `nil`.
+    public init(plugin: Plugin, log: (@Sendable (String) -> Void)? = nil, effectBudget: EffectBudget? = nil) throws(PluginLoadError) {
         self.plugin = plugin
         let name = plugin.name
-        self.log = log ?? { line in printToStandardError("[\(name)] \(line)") }
+        self.effectBudget = effectBudget ?? EffectBudget(limit: .max)
         let slotCount = Int(ACTOMATON_MAX_PARAMETERS) + 1
         slots = .allocate(byteCount: slotCount * 8, alignment: 8)
         argumentPointers = .allocate(capacity: slotCount)
@@ -87,25 +89,21 @@ public final class PluginInstance: @unchecked Sendable {
             _ = types.initialize(from: action.parameterTypes)
             calls.initializeElement(at: index, to: Call(cif: action.interface.cif, entry: action.entry, types: types))
         }
-        table = .allocate(capacity: 1)
-        table.initialize(to: actomaton_host())
-        table.pointee.abi_version = ManifestReader.supportedABIVersion
-        // `deinit` frees what was allocated if either step throws.
-        do {
-            try bindHostFunctions()
-        } catch {
-            throw PluginError(error, at: plugin.path)
+        // `deinit` frees what was allocated if a step throws.
+        binding = HostBinding(log: log ?? { line in printToStandardError("[\(name)] \(line)") })
+        guard binding.isBound else {
+            throw PluginLoadError(.libffi("cannot allocate a closure for the host function table"), at: plugin.path)
         }
-        guard let created = plugin.functions.create(table) else {
-            throw PluginError(.stateCreationFailed, at: plugin.path)
+        binding.attach(self)
+        guard let created = plugin.functions.create(binding.table) else {
+            throw PluginLoadError(.stateCreationFailed, at: plugin.path)
         }
         scratch.pointee.statePointer = created
     }
 
     deinit {
+        binding.detach()
         if let statePointer = scratch.pointee.statePointer { plugin.functions.destroy(statePointer) }
-        closures = []
-        table.deallocate()
         slots.deallocate()
         argumentPointers.deallocate()
         scratch.deinitialize(count: 1)
@@ -117,20 +115,19 @@ public final class PluginInstance: @unchecked Sendable {
     // MARK: Actions
 
     /// What one action did: the effects it requested, or why the plugin (or the host) refused it.
-    public typealias Outcome = Result<[PluginEffectRequest], PluginError.Reason>
+    public typealias Outcome = Result<[PluginEffectRequest], PluginCallError.Reason>
 
     /// Runs `action` through its prepared libffi call. An action checked against another load
     /// of the plugin (see ``Plugin/action(_:_:)``) is checked again, by name, first.
     ///
-    /// On failure the plugin has left its state unchanged (the contract), and the effects it
-    /// requested are discarded.
+    /// On failure the effects it requested are discarded.
     public func perform(_ action: PluginAction) -> Outcome {
         guard action.vocabulary == plugin.vocabulary else {
             // Checked against another load of a plugin: check it again, by name.
             do {
-                return perform(try plugin.action(action.name, action.arguments))
+                return perform(try plugin.checkedAction(action.name, action.arguments))
             } catch {
-                return .failure(error.reason)
+                return .failure(error)
             }
         }
         let call = calls[action.index]
@@ -151,300 +148,106 @@ public final class PluginInstance: @unchecked Sendable {
             case let (.float, .float(x)): slot.storeBytes(of: Float(x), as: Float.self)
             case let (.double, .float(x)): slot.storeBytes(of: x, as: Double.self)
             case let (.string, .string(s)):
-                let copy = strdup(s)!
+                guard let copy = strdup(s) else {
+                    for string in strings { free(string) }
+                    return .failure(.invalidRequest(action: action.description, message: "out of memory for a string argument"))
+                }
                 strings.append(copy)
                 slot.storeBytes(of: UnsafePointer(copy), as: UnsafePointer<CChar>.self)
             default:
-                preconditionFailure("PluginAction \(action) was not checked against \(plugin.name)")
+                // `Plugin.checkedAction` made the action: the kinds always match.
+                for string in strings { free(string) }
+                return .failure(.wrongArgumentType(action: action.name, index: position + 1, parameter: "",
+                                                   expected: call.types[position], got: value.kindDescription))
             }
         }
-        scratch.pointee.phase = .acting(thread: pthread_self())
+        binding.enter(.acting)
         // libffi widens integral returns narrower than a register to `ffi_arg`.
         var result: ffi_sarg = 0
         ffi_call(call.cif, call.entry, &result, argumentPointers)
         let status = Int32(truncatingIfNeeded: result)
-        scratch.pointee.phase = .idle
+        binding.leave()
         if !strings.isEmpty { for string in strings { free(string) } }
 
         if status == ACTOMATON_OK && scratch.pointee.invalidRequest == nil {
             scratch.pointee.failureMessage = nil
+            scratch.pointee.requestedEffects = 0
             if scratch.pointee.requests.isEmpty { return .success([]) }
             defer { scratch.pointee.requests.removeAll(keepingCapacity: true) }
             return .success(scratch.pointee.requests)
         }
-        let message = scratch.pointee.invalidRequest.map { "the plugin made an invalid request: \($0)" }
-            ?? scratch.pointee.failureMessage
-            ?? "the plugin returned status \(status) without saying why"
+        let reason: PluginCallError.Reason
+        switch scratch.pointee.invalidRequest {
+        case let .effectLimitReached(limit)?:
+            reason = .effectLimitReached(action: action.description, limit: limit)
+        case let .message(message)?:
+            reason = .invalidRequest(action: action.description, message: message)
+        case nil:
+            reason = .refused(action: action.description,
+                              message: scratch.pointee.failureMessage ?? "the plugin returned status \(status) without saying why")
+        }
         scratch.pointee.invalidRequest = nil
         scratch.pointee.failureMessage = nil
+        scratch.pointee.requestedEffects = 0
         scratch.pointee.requests.removeAll(keepingCapacity: true)
-        return .failure(.transitionFailed(action: action.description, message: message))
+        return .failure(reason)
     }
 
     // MARK: Snapshot, restore, describe
 
-    /// The plugin's snapshot of the state, in its own format.
-    public func snapshot() -> [UInt8] {
-        var capacity = 256
-        while true {
-            var buffer = [UInt8](repeating: 0, count: capacity)
-            let size = buffer.withUnsafeMutableBufferPointer { plugin.functions.snapshot(scratch.pointee.statePointer, $0.baseAddress, capacity) }
-            if size <= capacity { return Array(buffer[0..<size]) }
-            precondition(size <= 1 << 30, "plugin \(plugin.name) asked for a snapshot buffer of \(size) bytes")
-            capacity = size
+    /// The plugin's snapshot of the state, in its own format; at most
+    /// ``PluginLimits/maxSnapshotBytes``.
+    public func snapshot() throws(PluginCallError.Reason) -> [UInt8] {
+        let state = UnsafeRawPointer(scratch.pointee.statePointer)
+        let snapshot = plugin.functions.snapshot
+        do {
+            return try SizedCall.run(limit: PluginLimits.maxSnapshotBytes) { buffer, capacity in snapshot(state, buffer, capacity) }
+        } catch {
+            throw .snapshotFailed(error.description)
         }
     }
 
     /// Replaces the state with one read from `snapshot`; the plugin refuses bytes it cannot
-    /// read and then leaves the state unchanged.
-    public func restore(_ snapshot: [UInt8]) throws(PluginError) {
-        scratch.pointee.phase = .restoring(thread: pthread_self())
+    /// read.
+    public func restore(_ snapshot: [UInt8]) throws(PluginCallError.Reason) {
+        binding.enter(.restoring)
         let status = snapshot.withUnsafeBufferPointer { plugin.functions.restore(scratch.pointee.statePointer, $0.baseAddress, $0.count) }
-        scratch.pointee.phase = .idle
+        binding.leave()
         let message = scratch.pointee.failureMessage
         scratch.pointee.failureMessage = nil
+        scratch.pointee.invalidRequest = nil
+        scratch.pointee.requests.removeAll(keepingCapacity: true)
         guard status == ACTOMATON_OK else {
-            throw PluginError(.restoreFailed(message ?? "restore returned status \(status)"), at: plugin.path)
+            throw .restoreRefused(message ?? "restore returned status \(status)")
         }
     }
 
-    /// The plugin's one-line description of the state (often JSON).
-    public func describe() -> String {
-        var capacity = 256
-        while true {
-            var buffer = [UInt8](repeating: 0, count: capacity)
-            let size = buffer.withUnsafeMutableBufferPointer { bytes in
-                bytes.withMemoryRebound(to: CChar.self) { plugin.functions.describe(scratch.pointee.statePointer, $0.baseAddress, capacity) }
-            }
-            if size <= capacity { return String(decoding: buffer[0..<size], as: UTF8.self) }
-            precondition(size <= 1 << 26, "plugin \(plugin.name) asked for a description buffer of \(size) bytes")
-            capacity = size
-        }
-    }
-
-    // MARK: Host functions
-
-    private func bindHostFunctions() throws(PluginError.Reason) {
-        let me = Unmanaged.passUnretained(self).toOpaque()
-        func closure(_ interface: CallInterface, _ trampoline: FFIClosure.Trampoline) throws(PluginError.Reason) -> UnsafeMutableRawPointer {
-            guard let closure = FFIClosure(interface: interface, trampoline: trampoline, userData: me) else {
-                throw .libffi("cannot allocate a closure for the host function table")
-            }
-            closures.append(closure)
-            return closure.code
-        }
-        let signatures = HostFunctionSignatures.shared
-        table.pointee.next_action = unsafeBitCast(try closure(signatures.call, nextActionTrampoline), to: type(of: table.pointee.next_action))
-        table.pointee.delayed_action = unsafeBitCast(try closure(signatures.timed, delayedActionTrampoline), to: type(of: table.pointee.delayed_action))
-        table.pointee.repeating_action = unsafeBitCast(try closure(signatures.timed, repeatingActionTrampoline), to: type(of: table.pointee.repeating_action))
-        table.pointee.cancel = unsafeBitCast(try closure(signatures.call, cancelTrampoline), to: type(of: table.pointee.cancel))
-        table.pointee.fail = unsafeBitCast(try closure(signatures.message, failTrampoline), to: type(of: table.pointee.fail))
-        table.pointee.log = unsafeBitCast(try closure(signatures.message, logTrampoline), to: type(of: table.pointee.log))
-    }
-
-    /// Whether the caller is the action call in progress; records an invalid request if not.
-    private func acceptsEffectRequest(_ what: String) -> Bool {
-        guard case let .acting(thread) = scratch.pointee.phase else {
-            log("\(what) called outside an action: ignored")
-            return false
-        }
-        guard pthread_equal(thread, pthread_self()) != 0 else {
-            log("\(what) called from another thread than the action's: ignored")
-            return false
-        }
-        return true
-    }
-
-    fileprivate func request(_ make: () throws(PluginError.Reason) -> PluginEffectRequest, what: String) -> Int32 {
-        guard acceptsEffectRequest(what) else { return Int32(ACTOMATON_INVALID_REQUEST) }
+    /// The plugin's one-line description of the state (often JSON), at most
+    /// ``PluginLimits/maxDescriptionBytes``; invalid UTF-8 is shown as `\xHH`.
+    public func describe() throws(PluginCallError.Reason) -> String {
+        let state = UnsafeRawPointer(scratch.pointee.statePointer)
+        let describe = plugin.functions.describe
         do {
-            scratch.pointee.requests.append(try make())
-            return ACTOMATON_OK
+            let bytes = try SizedCall.run(limit: PluginLimits.maxDescriptionBytes) { buffer, capacity in
+                buffer.withMemoryRebound(to: CChar.self, capacity: max(capacity, 1)) { describe(state, $0, capacity) }
+            }
+            return TerminalText.decoding(bytes)
         } catch {
-            if scratch.pointee.invalidRequest == nil { scratch.pointee.invalidRequest = "\(what): \(error)" }
-            return Int32(ACTOMATON_INVALID_REQUEST)
+            throw .describeFailed(error.description)
         }
-    }
-
-    fileprivate func fail(_ message: String) {
-        switch scratch.pointee.phase {
-        case let .acting(thread), let .restoring(thread):
-            if pthread_equal(thread, pthread_self()) != 0 {
-                if scratch.pointee.failureMessage == nil { scratch.pointee.failureMessage = message }
-                return
-            }
-        case .idle:
-            break
-        }
-        log("fail called outside an action: \(message)")
-    }
-
-    fileprivate func logLine(_ line: String) { log(line) }
-
-    /// Reads an `actomaton_call` and checks it against this plugin's vocabulary.
-    fileprivate func readCall(_ pointer: UnsafePointer<actomaton_call>?) throws(PluginError.Reason) -> PluginAction {
-        guard let call = pointer?.pointee else { throw .syntax("the action is NULL") }
-        guard let name = readString(call.action, limit: Int(ACTOMATON_MAX_NAME_LENGTH)) else {
-            throw .syntax("the action name is NULL, too long or not UTF-8")
-        }
-        guard let signature = plugin.manifest.actions.first(where: { $0.name == name }) else {
-            throw .unknownAction(name, plugin: plugin.name, known: plugin.manifest.actions.map(\.name))
-        }
-        let count = Int(call.arg_count)
-        guard count == signature.parameters.count else {
-            throw .wrongArgumentCount(action: name, signature: signature.description, expected: signature.parameters.count, got: count)
-        }
-        var values: [PluginValue] = []
-        for (position, parameter) in signature.parameters.enumerated() {
-            guard let args = call.args else { throw .syntax("args is NULL but arg_count is \(count)") }
-            let value = args[position]
-            guard value.type == parameter.type.rawValue else {
-                let got = PluginValueType(rawValue: value.type).map { "a value of type \($0)" } ?? "unknown type \(value.type)"
-                throw .wrongArgumentType(action: name, index: position + 1, parameter: parameter.name, expected: parameter.type, got: got)
-            }
-            switch parameter.type {
-            case .bool: values.append(.bool(value.as.b))
-            case .int8, .int16, .int32, .int64: values.append(.int(value.as.i))
-            case .uint8, .uint16, .uint32, .uint64: values.append(.uint(value.as.u))
-            case .float, .double: values.append(.float(value.as.f))
-            case .string:
-                guard let text = readString(value.as.s, limit: 1 << 20) else {
-                    throw .wrongArgumentType(action: name, index: position + 1, parameter: parameter.name, expected: .string, got: "NULL or invalid UTF-8")
-                }
-                values.append(.string(text))
-            }
-        }
-        do {
-            return try plugin.action(name, values)
-        } catch {
-            throw error.reason
-        }
-    }
-
-    /// Reads effect options; `nil` pointer means none.
-    fileprivate func readOptions(_ pointer: UnsafePointer<actomaton_effect_options>?) throws(PluginError.Reason) -> PluginEffectOptions {
-        guard let options = pointer?.pointee else { return PluginEffectOptions() }
-        var result = PluginEffectOptions()
-        if options.id != nil {
-            guard let id = readString(options.id, limit: 256) else { throw .syntax("the effect ID is too long or not UTF-8") }
-            result.id = id
-        }
-        if options.queue != nil {
-            guard let queue = readString(options.queue, limit: 256) else { throw .syntax("the queue name is too long or not UTF-8") }
-            guard options.max_count >= 1 else { throw .syntax("queue '\(queue)' has max_count 0; it must be at least 1") }
-            let maxCount = Int(options.max_count)
-            let policy: PluginEffectOptions.Policy
-            switch options.policy {
-            case ACTOMATON_QUEUE_RUN_NEWEST: policy = .runNewest(maxCount: maxCount)
-            case ACTOMATON_QUEUE_RUN_OLDEST_SUSPEND_NEW: policy = .runOldest(maxCount: maxCount, discardNew: false)
-            case ACTOMATON_QUEUE_RUN_OLDEST_DISCARD_NEW: policy = .runOldest(maxCount: maxCount, discardNew: true)
-            default: throw .syntax("queue '\(queue)' has unknown policy \(options.policy)")
-            }
-            result.queue = .init(name: queue, policy: policy)
-        }
-        return result
     }
 }
 
-/// A NUL-terminated UTF-8 string of at most `limit` bytes, or `nil`.
-private func readString(_ pointer: UnsafePointer<CChar>?, limit: Int) -> String? {
-    guard let pointer else { return nil }
-    let length = strnlen(pointer, limit + 1)
-    guard length <= limit else { return nil }
-    return String(validating: UnsafeRawBufferPointer(start: pointer, count: length), as: UTF8.self)
-}
-
-/// Writes `line` and a newline to standard error.
+/// Writes `line` and a newline to standard error, with control characters escaped.
 func printToStandardError(_ line: String) {
-    var text = line + "\n"
-    text.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
-}
-
-/// The call interfaces of the host functions, shared by every instance's closures.
-private final class HostFunctionSignatures: Sendable {
-    static let shared = HostFunctionSignatures()
-    /// `actomaton_status f(const void *)`: next_action, cancel.
-    let call = CallInterface(returning: cffi_type_sint32(), arguments: [cffi_type_pointer()])!
-    /// `actomaton_status f(const actomaton_call *, uint64_t, const actomaton_effect_options *)`.
-    let timed = CallInterface(returning: cffi_type_sint32(), arguments: [cffi_type_pointer(), cffi_type_uint64(), cffi_type_pointer()])!
-    /// `void f(const char *)`: fail, log.
-    let message = CallInterface(returning: cffi_type_void(), arguments: [cffi_type_pointer()])!
-}
-
-// MARK: Trampolines: libffi jumps here with the instance as user data.
-
-private func instance(_ userData: UnsafeMutableRawPointer?) -> PluginInstance {
-    Unmanaged<PluginInstance>.fromOpaque(userData!).takeUnretainedValue()
-}
-
-private func returnStatus(_ status: Int32, _ result: UnsafeMutableRawPointer?) {
-    result?.storeBytes(of: ffi_sarg(status), as: ffi_sarg.self)
-}
-
-private func argument<T>(_ arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ index: Int, as type: T.Type) -> T {
-    arguments![index]!.load(as: T.self)
-}
-
-private func nextActionTrampoline(
-    _: UnsafeMutablePointer<ffi_cif>?, result: UnsafeMutableRawPointer?,
-    arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, userData: UnsafeMutableRawPointer?
-) {
-    let host = instance(userData)
-    let call = argument(arguments, 0, as: UnsafePointer<actomaton_call>?.self)
-    returnStatus(host.request({ () throws(PluginError.Reason) in .next(try host.readCall(call)) }, what: "next_action"), result)
-}
-
-private func delayedActionTrampoline(
-    _: UnsafeMutablePointer<ffi_cif>?, result: UnsafeMutableRawPointer?,
-    arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, userData: UnsafeMutableRawPointer?
-) {
-    let host = instance(userData)
-    let call = argument(arguments, 0, as: UnsafePointer<actomaton_call>?.self)
-    let delay = argument(arguments, 1, as: UInt64.self)
-    let options = argument(arguments, 2, as: UnsafePointer<actomaton_effect_options>?.self)
-    returnStatus(host.request({ () throws(PluginError.Reason) in
-        .delayed(try host.readCall(call), after: .nanoseconds(delay), try host.readOptions(options))
-    }, what: "delayed_action"), result)
-}
-
-private func repeatingActionTrampoline(
-    _: UnsafeMutablePointer<ffi_cif>?, result: UnsafeMutableRawPointer?,
-    arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, userData: UnsafeMutableRawPointer?
-) {
-    let host = instance(userData)
-    let call = argument(arguments, 0, as: UnsafePointer<actomaton_call>?.self)
-    let interval = argument(arguments, 1, as: UInt64.self)
-    let options = argument(arguments, 2, as: UnsafePointer<actomaton_effect_options>?.self)
-    returnStatus(host.request({ () throws(PluginError.Reason) in
-        guard interval > 0 else { throw .syntax("the interval must be more than 0") }
-        return .repeating(try host.readCall(call), every: .nanoseconds(interval), try host.readOptions(options))
-    }, what: "repeating_action"), result)
-}
-
-private func cancelTrampoline(
-    _: UnsafeMutablePointer<ffi_cif>?, result: UnsafeMutableRawPointer?,
-    arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, userData: UnsafeMutableRawPointer?
-) {
-    let host = instance(userData)
-    let id = argument(arguments, 0, as: UnsafePointer<CChar>?.self)
-    returnStatus(host.request({ () throws(PluginError.Reason) in
-        guard let id = readString(id, limit: 256) else { throw .syntax("the effect ID is NULL, too long or not UTF-8") }
-        return .cancel(id: id)
-    }, what: "cancel"), result)
-}
-
-private func failTrampoline(
-    _: UnsafeMutablePointer<ffi_cif>?, result: UnsafeMutableRawPointer?,
-    arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, userData: UnsafeMutableRawPointer?
-) {
-    let message = argument(arguments, 0, as: UnsafePointer<CChar>?.self)
-    instance(userData).fail(readString(message, limit: 4096) ?? "(an unreadable message)")
-}
-
-private func logTrampoline(
-    _: UnsafeMutablePointer<ffi_cif>?, result: UnsafeMutableRawPointer?,
-    arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, userData: UnsafeMutableRawPointer?
-) {
-    let message = argument(arguments, 0, as: UnsafePointer<CChar>?.self)
-    instance(userData).logLine(readString(message, limit: 4096) ?? "(an unreadable message)")
+    var text = TerminalText.escaping(line) + "\n"
+    text.withUTF8 { bytes in
+        var offset = 0
+        while offset < bytes.count {
+            let written = write(2, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0 && errno == EINTR { continue }
+            if written <= 0 { return }
+            offset += written
+        }
+    }
 }

@@ -21,10 +21,11 @@ public struct PluginTransition: Sendable {
     public var action: PluginAction
     /// Where it came from.
     public var origin: Origin
-    /// The effects it requested, or why it was refused (then the state is unchanged).
-    public var outcome: Result<[PluginEffectRequest], PluginError>
-    /// The plugin's description of the state after the transition, when the observer asked.
-    public var state: String?
+    /// The effects it requested, or why it failed.
+    public var outcome: Result<[PluginEffectRequest], PluginCallError>
+    /// The plugin's description of the state after the transition, or why it could not be
+    /// had; `nil` when the observer did not ask for it.
+    public var state: Result<String, PluginCallError>?
 }
 
 /// The action type of a plugin's ``Actomaton``: a plugin action to perform, or host work that
@@ -33,7 +34,9 @@ public struct PluginMachineAction: Sendable {
     enum Kind: Sendable {
         /// A user's action without a reply: one reference, so the machine copies it cheaply.
         case send(PluginAction)
-        case perform(PluginAction, PluginTransition.Origin, ReplyBox<Result<[PluginEffectRequest], PluginError>>?)
+        /// An action with where it came from, a reply box for the sender, and how many
+        /// `next_action` requests deep it is.
+        case perform(PluginAction, PluginTransition.Origin, ReplyBox<Result<[PluginEffectRequest], PluginCallError>>?, depth: Int)
         case access(@Sendable (PluginSlot) -> Void)
     }
 
@@ -51,17 +54,26 @@ public struct PluginMachineState: Sendable {
     let slot: PluginSlot
 }
 
-/// Holds a machine's current ``PluginInstance``; a reload replaces it.
+/// Holds a machine's current ``PluginInstance`` (a reload replaces it) and the count of the
+/// `next_action` chain in progress.
 ///
-/// Touched only by the machine's reducer, so only on its actor. The instance sits behind a
-/// pointer rather than in a `var`, so reading it on every action pays no dynamic
+/// Touched only by the machine's reducer, so only on its actor. The contents sit behind a
+/// pointer rather than in `var`s, so reading them on every action pays no dynamic
 /// exclusivity check.
 final class PluginSlot: @unchecked Sendable {
-    private let cell: UnsafeMutablePointer<PluginInstance>
+    private struct Contents {
+        var instance: PluginInstance
+        /// Actions run by `next_action` requests since the last action that was not one.
+        var feedbackSteps = 0
+        /// Whether the chain in progress was cut off (its other next actions are dropped).
+        var feedbackCut = false
+    }
+
+    private let cell: UnsafeMutablePointer<Contents>
 
     init(_ instance: PluginInstance) {
         cell = .allocate(capacity: 1)
-        cell.initialize(to: instance)
+        cell.initialize(to: Contents(instance: instance))
     }
 
     deinit {
@@ -71,8 +83,31 @@ final class PluginSlot: @unchecked Sendable {
 
     /// The current instance.
     var instance: PluginInstance {
-        get { cell.pointee }
-        set { cell.pointee = newValue }
+        get { cell.pointee.instance }
+        set { cell.pointee.instance = newValue }
+    }
+
+    /// Counts an action of `origin` at `depth` against the feedback limits; the reason to
+    /// refuse it, or `nil` to run it. Only the first action past a limit is reported: the
+    /// rest of its chain is dropped silently (`.some(nil)`).
+    func admit(origin: PluginTransition.Origin, depth: Int, action: PluginAction) -> PluginCallError.Reason?? {
+        guard origin == .next else {
+            cell.pointee.feedbackSteps = 0
+            cell.pointee.feedbackCut = false
+            return nil
+        }
+        if cell.pointee.feedbackCut { return .some(nil) }
+        cell.pointee.feedbackSteps += 1
+        let limit: String
+        if depth > PluginLimits.maxFeedbackDepth {
+            limit = "\(PluginLimits.maxFeedbackDepth) levels"
+        } else if cell.pointee.feedbackSteps > PluginLimits.maxFeedbackSteps {
+            limit = "\(PluginLimits.maxFeedbackSteps) actions"
+        } else {
+            return nil
+        }
+        cell.pointee.feedbackCut = true
+        return .feedbackLimitReached(action: action.description, limit: limit)
     }
 }
 
@@ -106,6 +141,8 @@ public final class PluginMachine: Sendable {
     private let log: (@Sendable (String) -> Void)?
     /// The tasks of the effects user sends started, feedback included, for ``waitUntilIdle()``.
     private let effectTasks = Mutex<[Task<Void, Error>]>([])
+    /// The effects running or waiting, against the machine's limit.
+    public let effectBudget: EffectBudget
 
     /// Creates a state of `plugin` and a machine for it.
     ///
@@ -114,20 +151,25 @@ public final class PluginMachine: Sendable {
     ///   - observer: Told about every transition, with the state's description when
     ///     `describesState` is `true`.
     ///   - log: Where the plugin's `host->log` lines go (standard error by default).
+    ///   - maxEffects: How many delayed and repeating actions the machine may have running or
+    ///     waiting; a request past it fails its action.
     public init(
         plugin: Plugin,
         clock: some Clock<Duration> = ContinuousClock(),
         describesState: Bool = false,
         observer: Observer? = nil,
-        log: (@Sendable (String) -> Void)? = nil
-    ) throws(PluginError) {
-        let instance = try PluginInstance(plugin: plugin, log: log)
+        log: (@Sendable (String) -> Void)? = nil,
+        maxEffects: Int = PluginLimits.defaultMaxEffects
+    ) throws(PluginLoadError) {
+        let budget = EffectBudget(limit: maxEffects)
+        let instance = try PluginInstance(plugin: plugin, log: log, effectBudget: budget)
         name = plugin.name
         currentPlugin = Mutex(plugin)
         self.log = log
+        effectBudget = budget
         actomaton = Actomaton(
             state: PluginMachineState(slot: PluginSlot(instance)),
-            reducer: Self.reducer(clock: clock, describesState: describesState, observer: observer),
+            reducer: Self.reducer(clock: clock, describesState: describesState, observer: observer, budget: budget),
             clock: clock
         )
     }
@@ -135,12 +177,11 @@ public final class PluginMachine: Sendable {
     /// The loaded plugin the machine runs now.
     public var plugin: Plugin { currentPlugin.withLock { $0 } }
 
-    /// Performs `action` and returns the effects it requested, or throws why it was refused
-    /// (the state is then unchanged).
+    /// Performs `action` and returns the effects it requested, or throws why it failed.
     @discardableResult
-    public func send(_ action: PluginAction) async throws(PluginError) -> [PluginEffectRequest] {
-        let reply = ReplyBox<Result<[PluginEffectRequest], PluginError>>()
-        if let task = await actomaton.send(PluginMachineAction(kind: .perform(action, .input, reply)), tracksFeedbacks: true) {
+    public func send(_ action: PluginAction) async throws(PluginCallError) -> [PluginEffectRequest] {
+        let reply = ReplyBox<Result<[PluginEffectRequest], PluginCallError>>()
+        if let task = await actomaton.send(PluginMachineAction(kind: .perform(action, .input, reply, depth: 0)), tracksFeedbacks: true) {
             effectTasks.withLock { $0.append(task) }
         }
         return try reply.take()!.get()
@@ -148,23 +189,38 @@ public final class PluginMachine: Sendable {
 
     /// Checks `name` and `arguments` against the plugin's vocabulary, then performs the action.
     @discardableResult
-    public func send(_ name: String, _ arguments: [PluginValue] = []) async throws(PluginError) -> [PluginEffectRequest] {
+    public func send(_ name: String, _ arguments: [PluginValue] = []) async throws(PluginCallError) -> [PluginEffectRequest] {
         try await send(try plugin.action(name, arguments))
     }
 
     /// The plugin's snapshot of the state.
-    public func snapshot() async -> [UInt8] {
-        await access { $0.instance.snapshot() }
+    public func snapshot() async throws(PluginCallError) -> [UInt8] {
+        let name = self.name
+        return try await access { slot in
+            Result { () throws(PluginCallError) in
+                do throws(PluginCallError.Reason) { return try slot.instance.snapshot() } catch { throw PluginCallError(error, plugin: name) }
+            }
+        }.get()
     }
 
     /// The plugin's description of the state.
-    public func describe() async -> String {
-        await access { $0.instance.describe() }
+    public func describe() async throws(PluginCallError) -> String {
+        let name = self.name
+        return try await access { slot in
+            Result { () throws(PluginCallError) in
+                do throws(PluginCallError.Reason) { return try slot.instance.describe() } catch { throw PluginCallError(error, plugin: name) }
+            }
+        }.get()
     }
 
-    /// Replaces the state with one read from `snapshot`; unchanged if the plugin refuses it.
-    public func restore(_ snapshot: [UInt8]) async throws(PluginError) {
-        try await access { slot in Result { () throws(PluginError) in try slot.instance.restore(snapshot) } }.get()
+    /// Replaces the state with one read from `snapshot`; the plugin may refuse it.
+    public func restore(_ snapshot: [UInt8]) async throws(PluginCallError) {
+        let name = self.name
+        try await access { slot in
+            Result { () throws(PluginCallError) in
+                do throws(PluginCallError.Reason) { try slot.instance.restore(snapshot) } catch { throw PluginCallError(error, plugin: name) }
+            }
+        }.get()
     }
 
     /// Swaps in a new load of the plugin, carrying the state over with snapshot / restore.
@@ -173,16 +229,18 @@ public final class PluginMachine: Sendable {
     /// running; the actions they send are checked again against the new vocabulary. If the
     /// new plugin has another name, cannot create a state or refuses the snapshot, the
     /// machine keeps the old one, unchanged.
-    public func reload(with newPlugin: Plugin) async throws(PluginError) {
+    public func reload(with newPlugin: Plugin) async throws(PluginLoadError) {
         guard newPlugin.name == name else {
-            throw PluginError(.invalidManifest("the new version is named '\(newPlugin.name)', not '\(name)'"), at: newPlugin.path)
+            throw PluginLoadError(.renamed(from: name, to: newPlugin.name), at: newPlugin.path)
         }
         let log = self.log
+        let budget = effectBudget
         try await access { slot in
-            Result { () throws(PluginError) in
-                let snapshot = slot.instance.snapshot()
-                let replacement = try PluginInstance(plugin: newPlugin, log: log)
-                try replacement.restore(snapshot)
+            Result { () throws(PluginLoadError) in
+                let snapshot: [UInt8]
+                do throws(PluginCallError.Reason) { snapshot = try slot.instance.snapshot() } catch { throw PluginLoadError(.stateNotCarriedOver(error), at: newPlugin.path) }
+                let replacement = try PluginInstance(plugin: newPlugin, log: log, effectBudget: budget)
+                do throws(PluginCallError.Reason) { try replacement.restore(snapshot) } catch { throw PluginLoadError(.stateNotCarriedOver(error), at: newPlugin.path) }
                 slot.instance = replacement
             }
         }.get()
@@ -217,15 +275,29 @@ public final class PluginMachine: Sendable {
     // MARK: The reducer
 
     static func reducer<C: Clock<Duration>>(
-        clock: C, describesState: Bool, observer: Observer?
+        clock: C, describesState: Bool, observer: Observer?, budget: EffectBudget
     ) -> Reducer<PluginMachineAction, PluginMachineState, Void> {
         /// The effects a plugin requested, as one `Effect` whose actions come back to this machine.
-        @Sendable func effect(of requests: [PluginEffectRequest]) -> Effect<PluginMachineAction> {
+        @Sendable func effect(of requests: [PluginEffectRequest], depth: Int) -> Effect<PluginMachineAction> {
             Effect.combine(requests.map { request in
-                request.effect(clock: clock) { action, request in
-                    PluginMachineAction(kind: .perform(action, request.origin, nil))
+                request.effect(clock: clock, budget: budget) { action, request in
+                    // A next action goes one level deeper; a timed one starts a new chain.
+                    if case .next = request { return PluginMachineAction(kind: .perform(action, .next, nil, depth: depth + 1)) }
+                    return PluginMachineAction(kind: .perform(action, request.origin, nil, depth: 0))
                 }
             })
+        }
+
+        /// Tells the observer about a transition, with the state when it asked.
+        @Sendable func report(_ instance: PluginInstance, _ action: PluginAction, _ origin: PluginTransition.Origin,
+                              _ outcome: Result<[PluginEffectRequest], PluginCallError>) {
+            guard let observer else { return }
+            let state: Result<String, PluginCallError>? = describesState
+                ? Result { () throws(PluginCallError) in
+                    do throws(PluginCallError.Reason) { return try instance.describe() } catch { throw PluginCallError(error, plugin: instance.plugin.name) }
+                }
+                : nil
+            observer(PluginTransition(plugin: instance.plugin.name, action: action, origin: origin, outcome: outcome, state: state))
         }
 
         return Reducer<PluginMachineAction, PluginMachineState, Void> { action, state, _ in
@@ -235,35 +307,28 @@ public final class PluginMachine: Sendable {
                 return .empty
             case let .send(action):
                 let instance = state.slot.instance
-                switch instance.perform(action) {
-                case let .success(requests):
-                    if let observer {
-                        observer(PluginTransition(plugin: instance.plugin.name, action: action, origin: .input, outcome: .success(requests),
-                                                  state: describesState ? instance.describe() : nil))
-                    }
-                    if requests.isEmpty { return .empty }
-                    return effect(of: requests)
-                case let .failure(reason):
-                    if let observer {
-                        let error = PluginError(reason, at: "plugin \(instance.plugin.name)")
-                        observer(PluginTransition(plugin: instance.plugin.name, action: action, origin: .input, outcome: .failure(error),
-                                                  state: describesState ? instance.describe() : nil))
-                    }
-                    return .empty
-                }
-            case let .perform(action, origin, reply):
-                let instance = state.slot.instance
-                let outcome = instance.perform(action).mapError { PluginError($0, at: "plugin \(instance.plugin.name)") }
-                reply?.set(outcome)
-                if let observer {
-                    observer(PluginTransition(plugin: instance.plugin.name, action: action, origin: origin, outcome: outcome,
-                                              state: describesState ? instance.describe() : nil))
-                }
+                _ = state.slot.admit(origin: .input, depth: 0, action: action)
+                let outcome = instance.perform(action).mapError { PluginCallError($0, plugin: instance.plugin.name) }
+                report(instance, action, .input, outcome)
                 guard case let .success(requests) = outcome, !requests.isEmpty else { return .empty }
-                return effect(of: requests)
+                return effect(of: requests, depth: 0)
+            case let .perform(action, origin, reply, depth):
+                let instance = state.slot.instance
+                let outcome: Result<[PluginEffectRequest], PluginCallError>
+                switch state.slot.admit(origin: origin, depth: depth, action: action) {
+                case nil:
+                    outcome = instance.perform(action).mapError { PluginCallError($0, plugin: instance.plugin.name) }
+                case let .some(refusal?):
+                    outcome = .failure(PluginCallError(refusal, plugin: instance.plugin.name))
+                case .some(nil):
+                    return .empty // the rest of a chain already cut off and reported
+                }
+                reply?.set(outcome)
+                report(instance, action, origin, outcome)
+                guard case let .success(requests) = outcome, !requests.isEmpty else { return .empty }
+                return effect(of: requests, depth: depth)
             }
         }
-
     }
 }
 

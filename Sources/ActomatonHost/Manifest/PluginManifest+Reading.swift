@@ -10,7 +10,7 @@ enum ManifestReader {
     static let supportedABIVersion = UInt32(ACTOMATON_PLUGIN_ABI_VERSION)
 
     /// Reads only the manifest's first field, the ABI version, and checks it.
-    static func checkABIVersion(_ manifest: UnsafeRawPointer) throws(PluginError.Reason) {
+    static func checkABIVersion(_ manifest: UnsafeRawPointer) throws(PluginLoadError.Reason) {
         let found = manifest.load(as: UInt32.self)
         guard found == supportedABIVersion else {
             throw .unsupportedABIVersion(found: found, supported: supportedABIVersion)
@@ -18,7 +18,7 @@ enum ManifestReader {
     }
 
     /// Reads and validates the whole manifest; the ABI version must already be checked.
-    static func read(_ pointer: UnsafePointer<actomaton_manifest>) throws(PluginError.Reason) -> PluginManifest {
+    static func read(_ pointer: UnsafePointer<actomaton_manifest>) throws(PluginLoadError.Reason) -> PluginManifest {
         let raw = pointer.pointee
         let name = try readName(raw.name, what: "the plugin name")
         guard let version = try readText(raw.version, maxLength: 64, what: "the plugin version") else {
@@ -76,7 +76,7 @@ enum ManifestReader {
     }
 
     /// A name: 1...64 bytes of `[A-Za-z0-9_]`, not starting with a digit.
-    private static func readName(_ pointer: UnsafePointer<CChar>?, what: String) throws(PluginError.Reason) -> String {
+    private static func readName(_ pointer: UnsafePointer<CChar>?, what: String) throws(PluginLoadError.Reason) -> String {
         guard let text = try readText(pointer, maxLength: Int(ACTOMATON_MAX_NAME_LENGTH), what: what) else {
             throw .invalidManifest("\(what) is missing")
         }
@@ -97,7 +97,7 @@ enum ManifestReader {
 
     /// A NUL-terminated UTF-8 string of at most `maxLength` bytes, or `nil` for `NULL`;
     /// never reads more than `maxLength + 1` bytes.
-    private static func readText(_ pointer: UnsafePointer<CChar>?, maxLength: Int, what: String) throws(PluginError.Reason) -> String? {
+    private static func readText(_ pointer: UnsafePointer<CChar>?, maxLength: Int, what: String) throws(PluginLoadError.Reason) -> String? {
         guard let pointer else { return nil }
         var length = 0
         while pointer[length] != 0 {

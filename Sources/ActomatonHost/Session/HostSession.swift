@@ -3,8 +3,7 @@
 ///
 /// Each action line is checked against the addressed plugin's vocabulary and sent to its
 /// machine; transitions are printed by the host's observer (see ``format(_:)``). A line that
-/// cannot be run throws a ``PluginError`` located at the line (`script.txt:3`), and changes
-/// nothing.
+/// cannot be run throws a ``HostLineError`` located at the line (`script.txt:3`).
 public struct HostSession: Sendable {
     /// The plugins.
     public let host: PluginHost
@@ -28,12 +27,12 @@ public struct HostSession: Sendable {
     }
 
     /// Runs one input line; `location` names it in errors (`script.txt:3`).
-    public func handle(_ line: String, at location: String) async throws(PluginError) {
+    public func handle(_ line: String, at location: String) async throws(HostLineError) {
         let parsed: InputLine
         do {
             parsed = try InputLine.parse(line, namesPlugin: defaultPlugin == nil)
         } catch {
-            throw PluginError(error, at: location)
+            throw HostLineError(.input(error), at: location)
         }
         switch parsed {
         case .skip:
@@ -44,16 +43,27 @@ public struct HostSession: Sendable {
             await host.waitUntilIdle()
         case .state:
             for name in await host.names {
-                let machine = try await host.machine(named: name)
-                output("\(name): \(await machine.describe())")
+                do {
+                    let machine = try await host.machine(named: name)
+                    output("\(name): \(try await machine.describe())")
+                } catch let error as PluginCallError {
+                    throw HostLineError(.call(error), at: location)
+                } catch {
+                    continue // unloaded meanwhile
+                }
             }
         case let .action(plugin, name, arguments):
-            do throws(PluginError) {
-                let machine = try await host.machine(named: plugin ?? defaultPlugin ?? "")
+            let machine: PluginMachine
+            do {
+                machine = try await host.machine(named: plugin ?? defaultPlugin ?? "")
+            } catch {
+                throw HostLineError(.host(error), at: location)
+            }
+            do throws(PluginCallError) {
                 let action = try machine.plugin.action(name, try Self.positional(arguments, for: name, of: machine.plugin))
                 try await machine.send(action)
             } catch {
-                throw error.at(location)
+                throw HostLineError(.call(error), at: location)
             }
         }
     }
@@ -64,7 +74,7 @@ public struct HostSession: Sendable {
     }
 
     /// Orders named (JSON object) arguments by the action's parameters.
-    static func positional(_ arguments: InputLine.Arguments, for name: String, of plugin: Plugin) throws(PluginError) -> [PluginValue] {
+    static func positional(_ arguments: InputLine.Arguments, for name: String, of plugin: Plugin) throws(PluginCallError) -> [PluginValue] {
         switch arguments {
         case let .positional(values):
             return values
@@ -75,12 +85,12 @@ public struct HostSession: Sendable {
             var ordered: [PluginValue] = []
             for parameter in signature.parameters {
                 guard let value = values[parameter.name] else {
-                    throw PluginError(.syntax("'\(name)' needs argument \"\(parameter.name)\": \(signature)"), at: "plugin \(plugin.name)")
+                    throw PluginCallError(.missingArgument(action: name, parameter: parameter.name, signature: signature.description), plugin: plugin.name)
                 }
                 ordered.append(value)
             }
             if let extra = values.keys.sorted().first(where: { key in !signature.parameters.contains { $0.name == key } }) {
-                throw PluginError(.syntax("'\(name)' has no parameter \"\(extra)\": \(signature)"), at: "plugin \(plugin.name)")
+                throw PluginCallError(.unknownParameter(action: name, parameter: extra, signature: signature.description), plugin: plugin.name)
             }
             return ordered
         }
@@ -88,8 +98,9 @@ public struct HostSession: Sendable {
 
     /// A transition as `run` and `serve` print it, one line:
     /// `counter: add 5 => {"count":5}`, with the effects it requested and where it came from:
-    /// `counter: increment (every ticker) => {"count":6}`.
-    public static func format(_ transition: PluginTransition) -> String {
+    /// `counter: increment (every ticker) => {"count":6}`. A state description longer than
+    /// `stateLimit` bytes is cut, with a note saying how much was left out.
+    public static func format(_ transition: PluginTransition, stateLimit: Int = .max) -> String {
         var line = "\(transition.plugin): \(transition.action)"
         switch transition.origin {
         case .input: break
@@ -99,7 +110,11 @@ public struct HostSession: Sendable {
         }
         switch transition.outcome {
         case let .success(requests):
-            if let state = transition.state { line += " => \(state)" }
+            switch transition.state {
+            case let .success(state)?: line += " => " + cut(state, to: stateLimit)
+            case .failure?: line += " => (the state cannot be described)"
+            case nil: break
+            }
             for request in requests {
                 switch request {
                 case let .cancel(id): line += "; cancelled \(id)"
@@ -110,5 +125,20 @@ public struct HostSession: Sendable {
             line += " => refused: \(error.reason)"
         }
         return line
+    }
+
+    /// `text`, or its first `limit` bytes (whole characters) and a note.
+    static func cut(_ text: String, to limit: Int) -> String {
+        guard text.utf8.count > limit else { return text }
+        var kept = 0
+        var end = text.startIndex
+        for index in text.indices {
+            let next = text.index(after: index)
+            let size = text.utf8.distance(from: index, to: next)
+            if kept + size > limit { break }
+            kept += size
+            end = next
+        }
+        return "\(text[..<end]) … (\(text.utf8.count - kept) more bytes; `:state` prints it whole)"
     }
 }

@@ -37,7 +37,7 @@ public enum InputLine: Sendable, Hashable {
 
     /// Parses `line`; `namesPlugin` when the text form starts with a plugin name (`serve`).
     /// Throws a ``PluginError/Reason/syntax(_:)`` reason saying what cannot be read.
-    public static func parse(_ line: String, namesPlugin: Bool) throws(PluginError.Reason) -> InputLine {
+    public static func parse(_ line: String, namesPlugin: Bool) throws(InputLineError) -> InputLine {
         let text = line.trimmingCharacters(in: .whitespaces)
         if text.isEmpty || text.hasPrefix("#") { return .skip }
         if text.hasPrefix(":") { return try directive(text) }
@@ -64,7 +64,7 @@ public enum InputLine: Sendable, Hashable {
         return .action(plugin: plugin, name: first, arguments: .positional(arguments))
     }
 
-    private static func directive(_ text: String) throws(PluginError.Reason) -> InputLine {
+    private static func directive(_ text: String) throws(InputLineError) -> InputLine {
         let parts = text.dropFirst().split(separator: " ", omittingEmptySubsequences: true)
         switch parts.first {
         case "sleep":
@@ -81,7 +81,7 @@ public enum InputLine: Sendable, Hashable {
         }
     }
 
-    private static func json(_ text: String, namesPlugin: Bool) throws(PluginError.Reason) -> InputLine {
+    private static func json(_ text: String, namesPlugin: Bool) throws(InputLineError) -> InputLine {
         let object: [String: JSONValue]
         do {
             object = try JSONDecoder().decode([String: JSONValue].self, from: Data(text.utf8))
@@ -102,7 +102,7 @@ public enum InputLine: Sendable, Hashable {
         case nil:
             return .action(plugin: plugin, name: name, arguments: .positional([]))
         case let .array(values)?:
-            return .action(plugin: plugin, name: name, arguments: .positional(try values.enumerated().map { position, value throws(PluginError.Reason) in
+            return .action(plugin: plugin, name: name, arguments: .positional(try values.enumerated().map { position, value throws(InputLineError) in
                 try value.pluginValue(what: "argument \(position + 1)")
             }))
         case let .object(values)?:
@@ -141,7 +141,7 @@ private struct Scanner {
     }
 
     /// The next argument, or `nil` at the end.
-    mutating func value(position: Int) throws(PluginError.Reason) -> PluginValue? {
+    mutating func value(position: Int) throws(InputLineError) -> PluginValue? {
         skipSpaces()
         guard index < scalars.count else { return nil }
         if scalars[index] == "\"" { return .string(try string(position: position)) }
@@ -160,7 +160,7 @@ private struct Scanner {
     }
 
     /// A double-quoted string, with escapes.
-    mutating func string(position: Int) throws(PluginError.Reason) -> String {
+    mutating func string(position: Int) throws(InputLineError) -> String {
         index += 1 // the opening quote
         var text = String.UnicodeScalarView()
         while index < scalars.count {
@@ -208,7 +208,7 @@ private enum JSONValue: Decodable {
         else { self = .object(try container.decode([String: JSONValue].self)) }
     }
 
-    func pluginValue(what: String) throws(PluginError.Reason) -> PluginValue {
+    func pluginValue(what: String) throws(InputLineError) -> PluginValue {
         switch self {
         case let .bool(value): return .bool(value)
         case let .int(value): return .int(value)

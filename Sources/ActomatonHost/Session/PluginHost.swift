@@ -12,7 +12,9 @@ public actor PluginHost {
         /// A replaced plugin file was reloaded, its state carried over.
         case reloaded(name: String, path: String)
         /// A plugin file could not be loaded or reloaded; what was running goes on unchanged.
-        case failed(PluginError)
+        case failed(PluginLoadError)
+        /// The plugin directory could not be read.
+        case directoryUnreadable(PluginHostError)
 
         /// The line `serve` prints.
         public var description: String {
@@ -20,6 +22,7 @@ public actor PluginHost {
             case let .loaded(name, path): "loaded plugin \(name) from \(path)"
             case let .reloaded(name, path): "reloaded plugin \(name) from \(path), state carried over"
             case let .failed(error): "error: \(error)"
+            case let .directoryUnreadable(error): "error: \(error)"
             }
         }
     }
@@ -32,7 +35,7 @@ public actor PluginHost {
 
     private let loadOptions: Plugin.LoadOptions
     /// Makes a machine on the host's clock (captured generically, so never an existential).
-    private let machineFactory: @Sendable (Plugin) throws(PluginError) -> PluginMachine
+    private let machineFactory: @Sendable (Plugin) throws(PluginLoadError) -> PluginMachine
     private var entries: [String: Entry] = [:]
     /// Plugin files that failed to load, with the identity they failed with, so a scan
     /// reports each bad version once.
@@ -46,16 +49,20 @@ public actor PluginHost {
     ///   - describesState: Whether transitions handed to `observer` carry the state's description.
     ///   - observer: Told about every transition of every machine.
     ///   - log: Where plugins' `host->log` lines go (standard error by default).
+    ///   - maxEffects: How many delayed and repeating actions each machine may have running
+    ///     or waiting.
     public init(
         clock: some Clock<Duration> = ContinuousClock(),
         loadOptions: Plugin.LoadOptions = .init(),
         describesState: Bool = false,
         observer: PluginMachine.Observer? = nil,
-        log: (@Sendable (String) -> Void)? = nil
+        log: (@Sendable (String) -> Void)? = nil,
+        maxEffects: Int = PluginLimits.defaultMaxEffects
     ) {
         self.loadOptions = loadOptions
-        machineFactory = { plugin throws(PluginError) in
-            try PluginMachine(plugin: plugin, clock: clock, describesState: describesState, observer: observer, log: log)
+        machineFactory = { plugin throws(PluginLoadError) in
+            try PluginMachine(plugin: plugin, clock: clock, describesState: describesState, observer: observer, log: log,
+                              maxEffects: maxEffects)
         }
     }
 
@@ -66,10 +73,10 @@ public actor PluginHost {
     ///
     /// Refuses a second plugin with the same name as a loaded one.
     @discardableResult
-    public func load(path: String) throws(PluginError) -> PluginMachine {
+    public func load(path: String) throws(PluginLoadError) -> PluginMachine {
         let plugin = try Plugin.load(path: path, options: loadOptions)
         if let existing = entries[plugin.name] {
-            throw PluginError(.duplicatePlugin(plugin.name, otherPath: existing.path), at: path)
+            throw PluginLoadError(.duplicateName(plugin.name, loadedFrom: existing.path), at: path)
         }
         let machine = try makeMachine(plugin)
         entries[plugin.name] = Entry(machine: machine, path: path, identity: plugin.fileIdentity)
@@ -81,7 +88,7 @@ public actor PluginHost {
     /// whose file was replaced. Returns what it did, one event per file that changed.
     public func scan(directory: String) async -> [Event] {
         guard let files = sharedLibraries(in: directory) else {
-            return [.failed(PluginError(.notADirectory, at: directory))]
+            return [.directoryUnreadable(.notADirectory(directory))]
         }
         var events = await reloadChangedPlugins()
         let loadedPaths = Set(entries.values.map(\.path))
@@ -124,9 +131,9 @@ public actor PluginHost {
     }
 
     /// The machine of the plugin named `name`.
-    public func machine(named name: String) throws(PluginError) -> PluginMachine {
+    public func machine(named name: String) throws(PluginHostError) -> PluginMachine {
         guard let entry = entries[name] else {
-            throw PluginError(.unknownPlugin(name, known: names), at: "plugin \(name)")
+            throw .unknownPlugin(name, known: names)
         }
         return entry.machine
     }
@@ -136,7 +143,7 @@ public actor PluginHost {
         for entry in entries.values { await entry.machine.waitUntilIdle() }
     }
 
-    private func makeMachine(_ plugin: Plugin) throws(PluginError) -> PluginMachine {
+    private func makeMachine(_ plugin: Plugin) throws(PluginLoadError) -> PluginMachine {
         try machineFactory(plugin)
     }
 }

@@ -56,6 +56,14 @@ extern "C" {
 #define ACTOMATON_MAX_PARAMETERS 16u      /* parameters of one action */
 #define ACTOMATON_MAX_NAME_LENGTH 64u     /* bytes in a plugin, action or parameter name */
 
+/* Limits the host enforces on every call, in both directions. A value past one fails that
+ * call (the action, the snapshot, the reload) with one line; the host goes on. */
+#define ACTOMATON_MAX_STRING_LENGTH 1048576u     /* bytes in a string argument, either way */
+#define ACTOMATON_MAX_ID_LENGTH 256u             /* bytes in an effect ID or a queue name */
+#define ACTOMATON_MAX_MESSAGE_LENGTH 4096u       /* bytes of a `fail` or `log` message */
+#define ACTOMATON_MAX_SNAPSHOT_SIZE 67108864u    /* bytes `snapshot` may ask for (64 MiB) */
+#define ACTOMATON_MAX_DESCRIPTION_SIZE 16777216u /* bytes `describe` may ask for (16 MiB) */
+
 /* ---------------------------------------------------------------------------------------
  * Status codes, returned by actions, by `restore` and by host functions.
  * ------------------------------------------------------------------------------------- */
@@ -139,7 +147,9 @@ typedef struct actomaton_effect_options {
 } actomaton_effect_options;
 
 /* The host functions a plugin calls. The host creates one table per plugin state and hands
- * it to `create`; it stays valid until `destroy` returns. Its function pointers are bound to
+ * it to `create`; it stays valid until `destroy` returns, and its functions stay callable for
+ * as long as the library is loaded: after `destroy` they do nothing and return
+ * ACTOMATON_INVALID_REQUEST (a plugin thread that outlives its state cannot crash the host). Its function pointers are bound to
  * that state (they are libffi closures), so they take no context argument.
  *
  * Effect requests are accepted only while the host is inside one of this state's action
@@ -243,8 +253,9 @@ typedef struct actomaton_manifest {
 
     /* Writes a snapshot of the state into `buffer` (which the host owns) and returns its size
      * in bytes. When the size is more than `capacity`, it writes nothing, and the host calls
-     * again with a buffer of at least that size (the snprintf convention). `buffer` may be
-     * NULL when `capacity` is 0. The bytes are the plugin's own format; `restore` of a later
+     * again, once, with a buffer of at least that size (the snprintf convention); a size past
+     * ACTOMATON_MAX_SNAPSHOT_SIZE, a second "too small", or a write past `capacity` fails the
+     * snapshot. `buffer` may be NULL when `capacity` is 0. The bytes are the plugin's own format; `restore` of a later
      * version of the plugin should accept them, which is how state survives a reload. */
     size_t (*snapshot)(const void *state, uint8_t *buffer, size_t capacity);
 
@@ -254,7 +265,9 @@ typedef struct actomaton_manifest {
 
     /* Writes a one-line, human-readable description of the state as UTF-8 (JSON is a good
      * choice), with the same convention as `snapshot`: returns the length, not counting a
-     * NUL, and writes nothing when it is more than `capacity`. The host needs no NUL. */
+     * NUL, and writes nothing when it is more than `capacity`. The host needs no NUL. The limit
+     * is ACTOMATON_MAX_DESCRIPTION_SIZE; the host escapes control characters and invalid UTF-8
+     * before it prints a description. */
     size_t (*describe)(const void *state, char *buffer, size_t capacity);
 } actomaton_manifest;
 

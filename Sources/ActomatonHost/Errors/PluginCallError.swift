@@ -1,0 +1,109 @@
+/// Why an action, a snapshot, a restore or a description of one plugin's state failed.
+///
+/// Its description is one line: `plugin counter: 'add 1 2' ...`. When an action fails, the
+/// effects it requested are discarded; what is known about the plugin's state is part of the
+/// message (a plugin that refused an action promises to keep its state; a plugin the host
+/// stopped may have changed it).
+public struct PluginCallError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The plugin's name.
+    public var plugin: String
+    /// What went wrong.
+    public var reason: Reason
+
+    /// Creates an error.
+    public init(_ reason: Reason, plugin: String) {
+        self.plugin = plugin
+        self.reason = reason
+    }
+
+    /// `plugin NAME: reason`.
+    public var description: String { "plugin \(plugin): \(reason)" }
+
+    /// What went wrong in a call.
+    public enum Reason: Error, Sendable, Hashable, CustomStringConvertible {
+        /// No action of that name in the plugin's vocabulary.
+        case unknownAction(String, plugin: String, known: [String])
+        /// The action was given the wrong number of arguments.
+        case wrongArgumentCount(action: String, signature: String, expected: Int, got: Int)
+        /// An argument has the wrong type for its parameter.
+        case wrongArgumentType(action: String, index: Int, parameter: String, expected: PluginValueType, got: String)
+        /// An integer argument does not fit its parameter's type.
+        case integerOutOfRange(action: String, index: Int, parameter: String, type: PluginValueType, value: String)
+        /// Named arguments lack one of the action's parameters.
+        case missingArgument(action: String, parameter: String, signature: String)
+        /// Named arguments name a parameter the action does not have.
+        case unknownParameter(action: String, parameter: String, signature: String)
+        /// A string argument contains a NUL character, which a C string cannot carry.
+        case stringContainsNUL(action: String, index: Int, parameter: String)
+        /// A string argument is longer than ``PluginLimits/maxStringArgumentBytes``.
+        case stringTooLong(action: String, index: Int, parameter: String, limit: Int)
+        /// The plugin refused the action; its message. The contract asks it to keep its state,
+        /// which the host cannot check, so the message claims nothing about the state.
+        case refused(action: String, message: String)
+        /// The plugin made a request the host refused (a bad effect request, a NULL, an
+        /// unknown action); the action's effects were discarded, and the plugin may have
+        /// changed its state before the request.
+        case invalidRequest(action: String, message: String)
+        /// The action asked for more effects than the machine may have running or waiting.
+        case effectLimitReached(action: String, limit: Int)
+        /// A chain of `next_action` requests went past the host's limits (see
+        /// ``PluginLimits/maxFeedbackDepth`` and ``PluginLimits/maxFeedbackSteps``).
+        case feedbackLimitReached(action: String, limit: String)
+        /// `describe` broke the contract (a size past the limit, a write past the buffer).
+        case describeFailed(String)
+        /// `snapshot` broke the contract (a size past the limit, a write past the buffer).
+        case snapshotFailed(String)
+        /// The plugin refused a snapshot in `restore`; its message.
+        case restoreRefused(String)
+
+        /// The reason, as one line.
+        public var description: String {
+            switch self {
+            case let .unknownAction(name, plugin, known):
+                return "unknown action '\(name)' for plugin '\(plugin)' (its actions: \(known.joined(separator: ", ")))"
+            case let .wrongArgumentCount(action, signature, expected, got):
+                return "'\(action)' takes \(expected) argument\(expected == 1 ? "" : "s"), got \(got): \(signature)"
+            case let .wrongArgumentType(action, index, parameter, expected, got):
+                return "argument \(index) (\(parameter)) of '\(action)' must be \(article(expected)) \(expected), got \(got)"
+            case let .integerOutOfRange(action, index, parameter, type, value):
+                return "argument \(index) (\(parameter)) of '\(action)' is \(value), out of range for \(type) (\(range(type)))"
+            case let .missingArgument(action, parameter, signature):
+                return "'\(action)' needs argument \"\(parameter)\": \(signature)"
+            case let .unknownParameter(action, parameter, signature):
+                return "'\(action)' has no parameter \"\(parameter)\": \(signature)"
+            case let .stringContainsNUL(action, index, parameter):
+                return "argument \(index) (\(parameter)) of '\(action)' contains a NUL character, which a plugin cannot receive"
+            case let .stringTooLong(action, index, parameter, limit):
+                return "argument \(index) (\(parameter)) of '\(action)' is longer than the limit of \(limit) bytes"
+            case let .refused(action, message):
+                return "'\(action)' failed: \(message)"
+            case let .invalidRequest(action, message):
+                return "'\(action)' failed: the plugin made an invalid request: \(message); its effects were discarded, and its state may have changed"
+            case let .effectLimitReached(action, limit):
+                return "'\(action)' failed: the machine already has \(limit) effects running or waiting, its limit (--max-effects); "
+                    + "its effects were discarded, and its state may have changed"
+            case let .feedbackLimitReached(action, limit):
+                return "'\(action)' not run: a chain of next actions went past \(limit) (a loop in the plugin?); the chain was cut off"
+            case let .describeFailed(message):
+                return "cannot describe the state: \(message)"
+            case let .snapshotFailed(message):
+                return "cannot take a snapshot of the state: \(message)"
+            case let .restoreRefused(message):
+                return "the plugin refused the snapshot: \(message)"
+            }
+        }
+    }
+}
+
+private func article(_ type: PluginValueType) -> String {
+    switch type {
+    case .int8, .int16, .int32, .int64: "an"
+    default: "a"
+    }
+}
+
+private func range(_ type: PluginValueType) -> String {
+    if let range = type.signedRange { return "\(range.lowerBound)...\(range.upperBound)" }
+    if let max = type.unsignedMax { return "0...\(max)" }
+    return "-"
+}

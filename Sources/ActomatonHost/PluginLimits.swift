@@ -1,0 +1,30 @@
+import ActomatonPluginABI
+
+/// The limits the host puts on what crosses the plugin boundary, in both directions.
+///
+/// The contract's limits are `#define`s in `actomaton_plugin.h`; the host's own defaults
+/// (file size, effects per machine, feedback steps) can be changed per host.
+public enum PluginLimits {
+    /// The largest plugin file loaded by default: 256 MiB (`--max-plugin-size`).
+    public static let defaultMaxFileSize: Int64 = 256 << 20
+    /// The longest string argument, either way: `ACTOMATON_MAX_STRING_LENGTH` bytes.
+    public static let maxStringArgumentBytes = Int(ACTOMATON_MAX_STRING_LENGTH)
+    /// The longest effect ID or queue name: `ACTOMATON_MAX_ID_LENGTH` bytes.
+    public static let maxIdentifierBytes = Int(ACTOMATON_MAX_ID_LENGTH)
+    /// The longest `fail` or `log` message: `ACTOMATON_MAX_MESSAGE_LENGTH` bytes.
+    public static let maxMessageBytes = Int(ACTOMATON_MAX_MESSAGE_LENGTH)
+    /// The largest snapshot: `ACTOMATON_MAX_SNAPSHOT_SIZE` bytes.
+    public static let maxSnapshotBytes = Int(ACTOMATON_MAX_SNAPSHOT_SIZE)
+    /// The longest description: `ACTOMATON_MAX_DESCRIPTION_SIZE` bytes.
+    public static let maxDescriptionBytes = Int(ACTOMATON_MAX_DESCRIPTION_SIZE)
+    /// How many effects (delayed and repeating actions) one machine may have running or
+    /// waiting by default: 10,000 (`--max-effects`).
+    public static let defaultMaxEffects = 10_000
+    /// How many `next_action` requests deep a chain may go from the action that started it:
+    /// 64. Below the async layer's own limit (100), so the host, not the layer, cuts a loop
+    /// off and reports it.
+    public static let maxFeedbackDepth = 64
+    /// How many actions `next_action` requests may run in all after the action that started
+    /// them: 1,000 (the async layer's limit is 10,000).
+    public static let maxFeedbackSteps = 1_000
+}

@@ -1,0 +1,276 @@
+// A plugin that misbehaves on command, for the host's hardening tests: bad sizes, writes past
+// buffers, NULLs, control characters, effect fan-out, endless next-action chains, calls after
+// destroy and from other threads. Entry symbol: fixture_hostile_entry.
+#include "fixtures.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+enum size_mode {
+    SIZE_OK = 0,          // a well-behaved size
+    SIZE_MAX_VALUE = 1,   // returns SIZE_MAX ("negative" in a signed view)
+    SIZE_ONE_MORE = 2,    // always asks for one byte more than it was given, for ever
+    SIZE_WRITE_PAST = 3,  // claims to fit, but writes 8 bytes past the buffer
+    SIZE_OVER_LIMIT = 4,  // asks for 17 MiB / 65 MiB, just past the contract's limits
+    SIZE_CONTROLS = 5,    // describe: control characters and an escape sequence
+    SIZE_BAD_UTF8 = 6,    // describe: bytes that are not UTF-8
+    SIZE_AT_LIMIT = 7,    // asks for exactly the contract's limit
+};
+
+typedef struct hostile_state {
+    const actomaton_host *host;
+    int32_t value;
+    uint32_t describe_mode;
+    uint32_t snapshot_mode;
+} hostile_state;
+
+static const actomaton_host *kept_host;
+static pthread_t thread;
+static atomic_int thread_accepted;
+
+static void *create(const actomaton_host *host) {
+    hostile_state *s = calloc(1, sizeof *s);
+    if (s) s->host = host;
+    return s;
+}
+
+static void destroy(void *state) { free(state); }
+
+static size_t sized(uint32_t mode, uint8_t *buffer, size_t capacity, const char *text, size_t limit) {
+    size_t length = strlen(text);
+    switch (mode) {
+    case SIZE_MAX_VALUE: return SIZE_MAX;
+    case SIZE_ONE_MORE: return capacity + 1;
+    case SIZE_WRITE_PAST:
+        if (capacity >= 8) memset(buffer, 'x', capacity + 8);
+        return capacity >= 8 ? capacity : 8;
+    case SIZE_OVER_LIMIT: return limit + 1;
+    case SIZE_AT_LIMIT:
+        if (capacity >= limit) { memset(buffer, 'a', limit); }
+        return limit;
+    default:
+        if (length <= capacity) memcpy(buffer, text, length);
+        return length;
+    }
+}
+
+static size_t snapshot(const void *state, uint8_t *buffer, size_t capacity) {
+    const hostile_state *s = state;
+    uint8_t bytes[4];
+    memcpy(bytes, &s->value, 4);
+    if (s->snapshot_mode == SIZE_OK) {
+        if (capacity >= 4) memcpy(buffer, bytes, 4);
+        return 4;
+    }
+    return sized(s->snapshot_mode, buffer, capacity, "", ACTOMATON_MAX_SNAPSHOT_SIZE);
+}
+
+static actomaton_status restore(void *state, const uint8_t *bytes, size_t length) {
+    hostile_state *s = state;
+    if (length != 4) {
+        s->host->fail("a hostile snapshot is 4 bytes");
+        return ACTOMATON_ERROR;
+    }
+    memcpy(&s->value, bytes, 4);
+    return ACTOMATON_OK;
+}
+
+static size_t describe(const void *state, char *buffer, size_t capacity) {
+    const hostile_state *s = state;
+    char text[128];
+    switch (s->describe_mode) {
+    case SIZE_CONTROLS: snprintf(text, sizeof text, "{\"value\":%d}\nerror: forged line\x1b[2J\x1b]0;title\a", s->value); break;
+    case SIZE_BAD_UTF8: snprintf(text, sizeof text, "{\"value\":%d,\"bytes\":\"\xff\xfe\xc3\"}", s->value); break;
+    default: snprintf(text, sizeof text, "{\"value\":%d}", s->value); break;
+    }
+    return sized(s->describe_mode, (uint8_t *)buffer, capacity, text, ACTOMATON_MAX_DESCRIPTION_SIZE);
+}
+
+static actomaton_status set(void *state, int32_t value) {
+    ((hostile_state *)state)->value = value;
+    return ACTOMATON_OK;
+}
+
+static actomaton_status describe_mode(void *state, uint32_t mode) {
+    ((hostile_state *)state)->describe_mode = mode;
+    return ACTOMATON_OK;
+}
+
+static actomaton_status snapshot_mode(void *state, uint32_t mode) {
+    ((hostile_state *)state)->snapshot_mode = mode;
+    return ACTOMATON_OK;
+}
+
+// Refuses with a message that tries to forge a line and drive the terminal.
+static actomaton_status fail_with_controls(void *state) {
+    hostile_state *s = state;
+    s->host->fail("no\nerror: forged line\x1b[31m red \xff");
+    return ACTOMATON_ERROR;
+}
+
+static actomaton_status log_with_controls(void *state) {
+    hostile_state *s = state;
+    s->host->log("line one\r\nerror: forged\x1b[0m");
+    return ACTOMATON_OK;
+}
+
+// Refuses with a 10,000-byte message.
+static actomaton_status fail_long(void *state) {
+    hostile_state *s = state;
+    static char message[10001];
+    memset(message, 'm', 10000);
+    message[10000] = 0;
+    s->host->fail(message);
+    return ACTOMATON_ERROR;
+}
+
+// Every NULL a plugin could hand over; returns how many were refused as the value.
+static actomaton_status null_requests(void *state) {
+    hostile_state *s = state;
+    int refused = 0;
+    refused += s->host->next_action(NULL) == ACTOMATON_INVALID_REQUEST;
+    actomaton_call no_name = {.action = NULL};
+    refused += s->host->next_action(&no_name) == ACTOMATON_INVALID_REQUEST;
+    actomaton_call no_args = {.action = "set", .args = NULL, .arg_count = 1};
+    refused += s->host->next_action(&no_args) == ACTOMATON_INVALID_REQUEST;
+    actomaton_value null_string[1] = {{.type = ACTOMATON_TYPE_STRING, .as.s = NULL}};
+    actomaton_call bad_string = {.action = "set", .args = null_string, .arg_count = 1};
+    refused += s->host->next_action(&bad_string) == ACTOMATON_INVALID_REQUEST;
+    refused += s->host->cancel(NULL) == ACTOMATON_INVALID_REQUEST;
+    refused += s->host->delayed_action(NULL, 1, NULL) == ACTOMATON_INVALID_REQUEST;
+    s->host->fail(NULL);
+    s->host->log(NULL);
+    s->value = refused;
+    return ACTOMATON_OK;
+}
+
+// Changes the state, then makes an invalid request and returns OK anyway.
+static actomaton_status change_then_invalid(void *state, int32_t value) {
+    hostile_state *s = state;
+    s->value = value;
+    actomaton_call call = {.action = "no_such_action"};
+    (void)s->host->next_action(&call);
+    return ACTOMATON_OK;
+}
+
+// Feeds itself back for ever.
+static actomaton_status loop(void *state) {
+    hostile_state *s = state;
+    s->value += 1;
+    actomaton_call call = {.action = "loop"};
+    return s->host->next_action(&call);
+}
+
+// Feeds itself back twice: the chain doubles at every level.
+static actomaton_status branch(void *state) {
+    hostile_state *s = state;
+    s->value += 1;
+    actomaton_call call = {.action = "branch"};
+    if (s->host->next_action(&call) != ACTOMATON_OK) return ACTOMATON_ERROR;
+    return s->host->next_action(&call);
+}
+
+// Each run asks for two more runs of itself after 1 ms: effects fan out without end.
+static actomaton_status spawn(void *state) {
+    hostile_state *s = state;
+    s->value += 1;
+    actomaton_call call = {.action = "spawn"};
+    if (s->host->delayed_action(&call, 1000000u, NULL) != ACTOMATON_OK) return ACTOMATON_ERROR;
+    return s->host->delayed_action(&call, 1000000u, NULL);
+}
+
+// Keeps the host table past the state's life.
+static actomaton_status keep_host(void *state) {
+    kept_host = ((hostile_state *)state)->host;
+    return ACTOMATON_OK;
+}
+
+// Calls every function of the kept table (another state's, maybe destroyed); the value is the
+// number of calls refused with ACTOMATON_INVALID_REQUEST.
+static actomaton_status call_kept_host(void *state) {
+    hostile_state *s = state;
+    if (!kept_host) return ACTOMATON_ERROR;
+    actomaton_call call = {.action = "set"};
+    int refused = 0;
+    refused += kept_host->next_action(&call) == ACTOMATON_INVALID_REQUEST;
+    refused += kept_host->delayed_action(&call, 1, NULL) == ACTOMATON_INVALID_REQUEST;
+    refused += kept_host->repeating_action(&call, 1, NULL) == ACTOMATON_INVALID_REQUEST;
+    refused += kept_host->cancel("x") == ACTOMATON_INVALID_REQUEST;
+    kept_host->fail("after destroy");
+    kept_host->log("after destroy");
+    s->value = refused;
+    return ACTOMATON_OK;
+}
+
+static void *hammer(void *unused) {
+    (void)unused;
+    actomaton_value args[1] = {{.type = ACTOMATON_TYPE_INT32, .as.i = 1}};
+    actomaton_call call = {.action = "set", .args = args, .arg_count = 1};
+    for (int i = 0; i < 20000; i++) {
+        if (kept_host->next_action(&call) == ACTOMATON_OK) atomic_fetch_add(&thread_accepted, 1);
+        if (kept_host->cancel("x") == ACTOMATON_OK) atomic_fetch_add(&thread_accepted, 1);
+        kept_host->fail("from a thread");
+    }
+    return NULL;
+}
+
+// Starts a thread that calls this state's host table 20,000 times while the host goes on.
+static actomaton_status start_thread(void *state) {
+    kept_host = ((hostile_state *)state)->host;
+    atomic_store(&thread_accepted, 0);
+    return pthread_create(&thread, NULL, hammer, NULL) == 0 ? ACTOMATON_OK : ACTOMATON_ERROR;
+}
+
+// Waits for the thread; the value is how many of its requests the host accepted (must be 0).
+static actomaton_status join_thread(void *state) {
+    pthread_join(thread, NULL);
+    ((hostile_state *)state)->value = atomic_load(&thread_accepted);
+    return ACTOMATON_OK;
+}
+
+static actomaton_status crash(void *state) {
+    (void)state;
+    raise(SIGSEGV);
+    return ACTOMATON_OK;
+}
+
+static const actomaton_parameter value_parameters[] = {{"value", ACTOMATON_TYPE_INT32}};
+static const actomaton_parameter mode_parameters[] = {{"mode", ACTOMATON_TYPE_UINT32}};
+
+static const actomaton_action hostile_actions[] = {
+    {"set", value_parameters, 1, (actomaton_function)set},
+    {"describe_mode", mode_parameters, 1, (actomaton_function)describe_mode},
+    {"snapshot_mode", mode_parameters, 1, (actomaton_function)snapshot_mode},
+    {"fail_with_controls", NULL, 0, (actomaton_function)fail_with_controls},
+    {"log_with_controls", NULL, 0, (actomaton_function)log_with_controls},
+    {"fail_long", NULL, 0, (actomaton_function)fail_long},
+    {"null_requests", NULL, 0, (actomaton_function)null_requests},
+    {"change_then_invalid", value_parameters, 1, (actomaton_function)change_then_invalid},
+    {"loop", NULL, 0, (actomaton_function)loop},
+    {"branch", NULL, 0, (actomaton_function)branch},
+    {"spawn", NULL, 0, (actomaton_function)spawn},
+    {"keep_host", NULL, 0, (actomaton_function)keep_host},
+    {"call_kept_host", NULL, 0, (actomaton_function)call_kept_host},
+    {"start_thread", NULL, 0, (actomaton_function)start_thread},
+    {"join_thread", NULL, 0, (actomaton_function)join_thread},
+    {"crash", NULL, 0, (actomaton_function)crash},
+};
+
+static const actomaton_manifest hostile = {
+    .abi_version = ACTOMATON_PLUGIN_ABI_VERSION, .name = "hostile", .version = "0.1",
+    .summary = "Misbehaves on command", .actions = hostile_actions,
+    .action_count = sizeof hostile_actions / sizeof hostile_actions[0],
+    .create = create, .destroy = destroy, .snapshot = snapshot, .restore = restore, .describe = describe,
+};
+
+EXPORT const actomaton_manifest *fixture_hostile_entry(uint32_t host_abi_version) {
+    (void)host_abi_version;
+    return &hostile;
+}
