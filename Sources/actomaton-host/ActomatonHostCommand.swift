@@ -26,7 +26,10 @@ struct LoadingOptions: ParsableArguments {
             transform: parseSize)
     var maxPluginSize: Int64 = PluginLimits.defaultMaxFileSize
 
-    var loadOptions: Plugin.LoadOptions { .init(allowWritableByOthers: allowWritable, maxFileSize: maxPluginSize) }
+    @Option(help: .hidden)
+    var entrySymbol: String = "actomaton_plugin_entry"
+
+    var loadOptions: Plugin.LoadOptions { .init(allowWritableByOthers: allowWritable, maxFileSize: maxPluginSize, entrySymbol: entrySymbol) }
 }
 
 /// Options of the commands that run machines.

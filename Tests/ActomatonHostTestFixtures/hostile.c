@@ -168,13 +168,19 @@ static actomaton_status loop(void *state) {
     return s->host->next_action(&call);
 }
 
-// Feeds itself back twice: the chain doubles at every level.
-static actomaton_status branch(void *state) {
+// Feeds back 1,500 `bump`s: a shallow chain with many steps.
+static actomaton_status burst(void *state) {
     hostile_state *s = state;
-    s->value += 1;
-    actomaton_call call = {.action = "branch"};
-    if (s->host->next_action(&call) != ACTOMATON_OK) return ACTOMATON_ERROR;
-    return s->host->next_action(&call);
+    actomaton_call call = {.action = "bump"};
+    for (int i = 0; i < 1500; i++) {
+        if (s->host->next_action(&call) != ACTOMATON_OK) return ACTOMATON_ERROR;
+    }
+    return ACTOMATON_OK;
+}
+
+static actomaton_status bump(void *state) {
+    ((hostile_state *)state)->value += 1;
+    return ACTOMATON_OK;
 }
 
 // Each run asks for two more runs of itself after 1 ms: effects fan out without end.
@@ -254,7 +260,8 @@ static const actomaton_action hostile_actions[] = {
     {"null_requests", NULL, 0, (actomaton_function)null_requests},
     {"change_then_invalid", value_parameters, 1, (actomaton_function)change_then_invalid},
     {"loop", NULL, 0, (actomaton_function)loop},
-    {"branch", NULL, 0, (actomaton_function)branch},
+    {"burst", NULL, 0, (actomaton_function)burst},
+    {"bump", NULL, 0, (actomaton_function)bump},
     {"spawn", NULL, 0, (actomaton_function)spawn},
     {"keep_host", NULL, 0, (actomaton_function)keep_host},
     {"call_kept_host", NULL, 0, (actomaton_function)call_kept_host},

@@ -100,8 +100,9 @@ public struct HostSession: Sendable {
     /// `counter: add 5 => {"count":5}`, with the effects it requested and where it came from:
     /// `counter: increment (every ticker) => {"count":6}`. A state description longer than
     /// `stateLimit` bytes is cut, with a note saying how much was left out.
+    /// The action itself is cut after ``actionEchoLimit`` bytes.
     public static func format(_ transition: PluginTransition, stateLimit: Int = .max) -> String {
-        var line = "\(transition.plugin): \(transition.action)"
+        var line = "\(transition.plugin): \(cut(transition.action.description, to: actionEchoLimit, note: ""))"
         switch transition.origin {
         case .input: break
         case .next: line += " (next)"
@@ -127,8 +128,11 @@ public struct HostSession: Sendable {
         return line
     }
 
+    /// The longest action echoed on a transition line, in bytes.
+    public static let actionEchoLimit = 1024
+
     /// `text`, or its first `limit` bytes (whole characters) and a note.
-    static func cut(_ text: String, to limit: Int) -> String {
+    static func cut(_ text: String, to limit: Int, note: String = "; `:state` prints it whole") -> String {
         guard text.utf8.count > limit else { return text }
         var kept = 0
         var end = text.startIndex
@@ -139,6 +143,6 @@ public struct HostSession: Sendable {
             kept += size
             end = next
         }
-        return "\(text[..<end]) … (\(text.utf8.count - kept) more bytes; `:state` prints it whole)"
+        return "\(text[..<end]) … (\(text.utf8.count - kept) more bytes\(note))"
     }
 }

@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+
+/// `actomaton-host` itself, run as a user runs it: exit statuses and what reaches the terminal.
+@Suite("actomaton-host: exit statuses and output")
+struct CommandLineTests {
+    struct Outcome {
+        var status: Int32
+        var signalled: Bool
+        var output: String
+        var errors: String
+    }
+
+    /// Runs `actomaton-host arguments` with `input` on standard input.
+    private func host(_ arguments: [String], input: String) throws -> Outcome {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "\(pluginDirectory)/actomaton-host")
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["SWIFT_BACKTRACE"] = nil
+        process.environment = environment
+        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        stdin.fileHandleForWriting.write(Data(input.utf8))
+        try stdin.fileHandleForWriting.close()
+        let output = stdout.fileHandleForReading.readDataToEndOfFile()
+        let errors = stderr.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Outcome(status: process.terminationStatus, signalled: process.terminationReason == .uncaughtSignal,
+                       output: String(decoding: output, as: UTF8.self), errors: String(decoding: errors, as: UTF8.self))
+    }
+
+    private var hostileArguments: [String] {
+        ["\(pluginDirectory)/libActomatonHostTestFixtures.so", "--entry-symbol", "fixture_hostile_entry"]
+    }
+
+    @Test func aCrashIsReportedAndNeverExitsZero() throws {
+        for _ in 0..<3 {
+            let run = try host(["run"] + hostileArguments, input: "set 1\ncrash\nset 2\n")
+            #expect(run.signalled && run.status == SIGSEGV, "status \(run.status)")
+            #expect(run.errors == "error: actomaton-host crashed (SIGSEGV, a bad memory access), and every plugin's machine with it\n")
+        }
+        let directory = NSTemporaryDirectory() + "serve-crash-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try install(plugin("ActomatonHostTestFixtures"), at: directory + "/hostile.so")
+        for _ in 0..<3 {
+            let serve = try host(["serve", "--plugins", directory, "--entry-symbol", "fixture_hostile_entry"], input: "hostile crash\n")
+            #expect(serve.signalled && serve.status == SIGSEGV, "status \(serve.status)")
+            #expect(serve.errors.hasSuffix("error: actomaton-host crashed (SIGSEGV, a bad memory access), and every plugin's machine with it\n"))
+        }
+    }
+
+    @Test func aCutOffLoopIsAnErrorAndAFailedRun() throws {
+        let run = try host(["run"] + hostileArguments, input: "loop\n")
+        #expect(run.status == 1)
+        #expect(run.errors == "error: plugin hostile: 'loop' not run: a chain of next actions went past 64 levels (a loop in the plugin?); the chain was cut off\n")
+    }
+
+    @Test func nothingFromOutsideReachesTheTerminalRaw() throws {
+        let run = try host(["run", "--keep-going"] + hostileArguments, input: "describe_mode 5\nset 3\nfail_with_controls\nlog_with_controls\n\"\u{1B}[2J\"\n")
+        #expect(run.status == 1)
+        let everything = run.output + run.errors
+        #expect(!everything.contains("\u{1B}"), "no escape character is printed")
+        #expect(!everything.contains("\r"))
+        #expect(run.output.contains(#"hostile: set 3 => {"value":3}\nerror: forged line\u{1B}[2J\u{1B}]0;title\u{7}"#))
+        #expect(run.errors.contains(#"failed: no\nerror: forged line\u{1B}[31m red \xFF"#))
+        #expect(run.errors.contains(#"[hostile] line one\r\nerror: forged\u{1B}[0m"#))
+        // Every line printed is one line: none starts with the forged text.
+        #expect(!everything.split(separator: "\n").contains { $0.hasPrefix("error: forged") })
+    }
+
+    @Test func printModes() throws {
+        let input = "set 1\nset 2\n"
+        let state = try host(["run"] + hostileArguments, input: input)
+        #expect(state.output.contains(#"hostile: set 2 => {"value":2}"#))
+        let summary = try host(["run", "--print", "summary"] + hostileArguments, input: input)
+        #expect(summary.output.split(separator: "\n").suffix(2) == ["hostile: set 1", "hostile: set 2"])
+        let none = try host(["run", "--print", "none"] + hostileArguments, input: input)
+        #expect(none.output.split(separator: "\n").count == 1, "only the loaded line: \(none.output)")
+        #expect(none.status == 0)
+    }
+
+    @Test func aLongStateLineIsCutWithANote() throws {
+        let feed = "feed \"\(String(repeating: "a", count: 5000))\"\n"
+        let run = try host(["run", "\(pluginDirectory)/libCSVTokenizerPlugin.so"], input: feed + "end\n")
+        let lines = run.output.split(separator: "\n")
+        let fed = try #require(lines.dropLast().last)
+        #expect(fed.hasPrefix("csv: feed \"aaa"))
+        #expect(fed.contains("… (3983 more bytes) => "), "the echoed action is cut at 1,024 bytes")
+        let ended = try #require(lines.last)
+        #expect(ended.hasPrefix(#"csv: end => {"errors":[],"records":[["aaa"#))
+        #expect(ended.hasSuffix("more bytes; `:state` prints it whole)"))
+        #expect(ended.utf8.count < 4096 + 100)
+    }
+}
