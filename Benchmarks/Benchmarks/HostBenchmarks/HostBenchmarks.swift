@@ -86,7 +86,7 @@ let benchmarks: @Sendable () -> Void = {
             await actomaton.send(actions[index & actionMask])
         }
         benchmark.stopMeasurement()
-        blackHole(await machine.describe())
+        blackHole(try await machine.describe())
     }
 
     Benchmark("plugin-load: C counter plugin, load and create a machine", configuration: perLoad) { benchmark in
