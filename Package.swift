@@ -75,8 +75,10 @@ let package = Package(
         .target(name: "ActomatonPluginABI"),
         // Exports a core reducer as a plugin.
         .target(name: "ActomatonPluginKit", dependencies: ["ActomatonCore", "ActomatonPluginABI", "ActomatonFFI"]),
-        // Loads plugins and runs each on an Actomaton.
-        .target(name: "ActomatonHost", dependencies: ["Actomaton", "ActomatonPluginABI", "ActomatonFFI"]),
+        // prctl and posix_spawn for plugin workers, behind their own shim module.
+        .target(name: "CProcessControl"),
+        // Loads plugins and runs each on an Actomaton, in-process or in a worker process.
+        .target(name: "ActomatonHost", dependencies: ["Actomaton", "ActomatonPluginABI", "ActomatonFFI", "CProcessControl"]),
         .executableTarget(name: "actomaton-host", dependencies: [
             "ActomatonHost",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -9,8 +9,77 @@ struct ActomatonHostCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "actomaton-host",
         abstract: "Load Actomaton reducer plugins (.so) and run them on the async effect manager.",
-        subcommands: [Inspect.self, Run.self, Serve.self]
+        subcommands: [Inspect.self, Run.self, Serve.self, Worker.self]
     )
+}
+
+/// Where plugins run, and how their workers are limited and supervised.
+struct IsolationOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("none: plugins run inside the host (fastest; a crash ends the host); "
+                                + "process: each plugin runs in a supervised worker process.", valueName: "mode"))
+    var isolation: IsolationMode?
+
+    @Option(help: ArgumentHelp("Seconds an isolated plugin may take for one action before its worker is killed.", valueName: "seconds"))
+    var actionTimeout: Double = 2
+
+    @Option(help: ArgumentHelp("The address space each worker may use (K, M and G suffixes allowed).", valueName: "size"),
+            transform: parseSize)
+    var workerMemory: Int64 = 4 << 30
+
+    @Option(help: ArgumentHelp("The CPU time each worker may use in all, in seconds (default: no limit).", valueName: "seconds"))
+    var workerCPUSeconds: UInt64?
+
+    @Option(help: ArgumentHelp("How many files each worker may have open.", valueName: "count"))
+    var workerOpenFiles: UInt64 = 64
+
+    @Option(help: ArgumentHelp("After how many actions the host snapshots an isolated plugin's state "
+                                + "(a restarted worker replays the actions since).", valueName: "count"))
+    var snapshotEvery = 16
+
+    func validate() throws {
+        guard actionTimeout > 0, actionTimeout <= 3600 else { throw ValidationError("--action-timeout must be between 0 and 3600 seconds") }
+        guard snapshotEvery >= 1 else { throw ValidationError("--snapshot-every must be at least 1") }
+        guard workerOpenFiles >= 8 else { throw ValidationError("--worker-open-files must be at least 8") }
+    }
+
+    /// The isolation `mode` asks for, or `defaultMode` when the user did not choose.
+    func isolation(default defaultMode: IsolationMode) -> PluginIsolation {
+        switch isolation ?? defaultMode {
+        case .none:
+            return .none
+        case .process:
+            let limits = WorkerLimits(memoryBytes: UInt64(workerMemory), cpuSeconds: workerCPUSeconds, openFiles: workerOpenFiles)
+            return .process(WorkerOptions(executable: currentExecutable(), limits: limits,
+                                          actionTimeout: .milliseconds(Int64(actionTimeout * 1000)), snapshotInterval: snapshotEvery))
+        }
+    }
+}
+
+/// `--isolation`.
+enum IsolationMode: String, ExpressibleByArgument, CaseIterable {
+    case none, process
+}
+
+/// This executable's path, which workers are started from.
+func currentExecutable() -> String {
+    var buffer = [CChar](repeating: 0, count: 4096)
+    let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+    guard length > 0 else { return CommandLine.arguments[0] }
+    return String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+/// `actomaton-host worker`: a plugin's worker process, started by the host (not for users).
+struct Worker: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "A plugin worker process (started by the host).", shouldDisplay: false)
+
+    @Option var parent: Int32
+    @Option var memory: UInt64
+    @Option var files: UInt64
+    @Option var cpu: UInt64?
+
+    func run() throws {
+        PluginWorker.run(parent: parent, limits: WorkerLimits(memoryBytes: memory, cpuSeconds: cpu, openFiles: files))
+    }
 }
 
 /// Options every subcommand that loads plugins takes.
@@ -108,11 +177,13 @@ struct Run: AsyncParsableCommand {
 
     @OptionGroup var loading: LoadingOptions
     @OptionGroup var machines: MachineOptions
+    @OptionGroup var isolation: IsolationOptions
 
     func run() async throws {
         CrashReport.install()
         let host = PluginHost(loadOptions: loading.loadOptions, describesState: machines.printMode == .state,
-                              observer: transitionPrinter(machines.printMode), maxEffects: machines.maxEffects)
+                              observer: transitionPrinter(machines.printMode), maxEffects: machines.maxEffects,
+                              isolation: isolation.isolation(default: .none))
         let machine = try await orExitAsync { () async throws(PluginLoadError) in try await host.load(path: plugin) }
         emit("loaded plugin \(machine.name) \(machine.plugin.manifest.version) from \(plugin)")
         let session = HostSession(host: host, defaultPlugin: machine.name, clock: ContinuousClock(), output: { emit($0) })
@@ -150,6 +221,7 @@ struct Serve: AsyncParsableCommand {
 
     @OptionGroup var loading: LoadingOptions
     @OptionGroup var machines: MachineOptions
+    @OptionGroup var isolation: IsolationOptions
 
     func run() async throws {
         CrashReport.install()
@@ -159,7 +231,8 @@ struct Serve: AsyncParsableCommand {
             throw ExitCode.failure
         }
         let host = PluginHost(loadOptions: loading.loadOptions, describesState: machines.printMode == .state,
-                              observer: transitionPrinter(machines.printMode), maxEffects: machines.maxEffects)
+                              observer: transitionPrinter(machines.printMode), maxEffects: machines.maxEffects,
+                              isolation: isolation.isolation(default: .process))
         for event in await host.scan(directory: plugins) { report(event) }
         let session = HostSession(host: host, defaultPlugin: nil, clock: ContinuousClock(), output: { emit($0) })
         let directory = plugins

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -63,6 +64,7 @@ static size_t sized(uint32_t mode, uint8_t *buffer, size_t capacity, const char 
 
 static size_t snapshot(const void *state, uint8_t *buffer, size_t capacity) {
     const hostile_state *s = state;
+    if (s->snapshot_mode == 8) raise(SIGSEGV);
     uint8_t bytes[4];
     memcpy(bytes, &s->value, 4);
     if (s->snapshot_mode == SIZE_OK) {
@@ -247,6 +249,46 @@ static actomaton_status crash(void *state) {
     return ACTOMATON_OK;
 }
 
+static actomaton_status do_abort(void *state) {
+    (void)state;
+    abort();
+}
+
+static int recurse(volatile char *previous) {
+    volatile char frame[1024];
+    frame[0] = previous ? previous[0] + 1 : 0;
+    return recurse(frame) + frame[1];
+}
+
+static actomaton_status overflow(void *state) {
+    (void)state;
+    return recurse(NULL);
+}
+
+static actomaton_status exit_zero(void *state) {
+    (void)state;
+    exit(0);
+}
+
+static actomaton_status exit_42(void *state) {
+    (void)state;
+    exit(42);
+}
+
+static actomaton_status spin(void *state) {
+    volatile int *value = &((hostile_state *)state)->value;
+    for (;;) *value += 1;
+    return ACTOMATON_OK;
+}
+
+// Writes garbage to every descriptor from 3 up: in a worker, that is the host's socket.
+static actomaton_status corrupt(void *state) {
+    (void)state;
+    static const char garbage[] = "\xff\xff\xff\x7f garbage that is not a frame";
+    for (int fd = 3; fd < 16; fd++) (void)!write(fd, garbage, sizeof garbage);
+    return ACTOMATON_OK;
+}
+
 static const actomaton_parameter value_parameters[] = {{"value", ACTOMATON_TYPE_INT32}};
 static const actomaton_parameter mode_parameters[] = {{"mode", ACTOMATON_TYPE_UINT32}};
 
@@ -268,6 +310,12 @@ static const actomaton_action hostile_actions[] = {
     {"start_thread", NULL, 0, (actomaton_function)start_thread},
     {"join_thread", NULL, 0, (actomaton_function)join_thread},
     {"crash", NULL, 0, (actomaton_function)crash},
+    {"abort", NULL, 0, (actomaton_function)do_abort},
+    {"overflow", NULL, 0, (actomaton_function)overflow},
+    {"exit_zero", NULL, 0, (actomaton_function)exit_zero},
+    {"exit_42", NULL, 0, (actomaton_function)exit_42},
+    {"spin", NULL, 0, (actomaton_function)spin},
+    {"corrupt", NULL, 0, (actomaton_function)corrupt},
 };
 
 static const actomaton_manifest hostile = {
@@ -280,4 +328,29 @@ static const actomaton_manifest hostile = {
 EXPORT const actomaton_manifest *fixture_hostile_entry(uint32_t host_abi_version) {
     (void)host_abi_version;
     return &hostile;
+}
+
+// Crashes in its entry point, before the host sees a manifest.
+EXPORT const actomaton_manifest *fixture_crash_in_entry_entry(uint32_t host_abi_version) {
+    (void)host_abi_version;
+    raise(SIGSEGV);
+    return &hostile;
+}
+
+static void *crashing_create(const actomaton_host *host) {
+    (void)host;
+    raise(SIGSEGV);
+    return NULL;
+}
+
+static const actomaton_manifest crashes_in_create = {
+    .abi_version = ACTOMATON_PLUGIN_ABI_VERSION, .name = "hostile", .version = "0.2",
+    .summary = "Crashes in create", .actions = hostile_actions,
+    .action_count = sizeof hostile_actions / sizeof hostile_actions[0],
+    .create = crashing_create, .destroy = destroy, .snapshot = snapshot, .restore = restore, .describe = describe,
+};
+
+EXPORT const actomaton_manifest *fixture_crash_in_create_entry(uint32_t host_abi_version) {
+    (void)host_abi_version;
+    return &crashes_in_create;
 }

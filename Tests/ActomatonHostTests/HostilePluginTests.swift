@@ -125,10 +125,9 @@ struct HostilePluginTests {
     @Test func aChangedStateIsNotClaimedUnchanged() async throws {
         let machine = try hostile()
         let error = await #expect(throws: PluginCallError.self) { try await machine.send("change_then_invalid", [.int(1000)]) }
-        #expect(error?.description == "plugin hostile: 'change_then_invalid 1000' failed: the plugin made an invalid request: "
-            + "next_action: unknown action 'no_such_action' for plugin 'hostile' (its actions: set, describe_mode, snapshot_mode, "
-            + "fail_with_controls, log_with_controls, fail_long, null_requests, change_then_invalid, loop, burst, bump, spawn, keep_host, "
-            + "call_kept_host, start_thread, join_thread, crash); its effects were discarded, and its state may have changed")
+        #expect(error?.description.hasPrefix("plugin hostile: 'change_then_invalid 1000' failed: the plugin made an invalid request: "
+            + "next_action: unknown action 'no_such_action' for plugin 'hostile' (its actions: set, describe_mode, ") == true)
+        #expect(error?.description.hasSuffix("); its effects were discarded, and its state may have changed") == true)
         #expect(try await machine.describe() == #"{"value":1000}"#)
     }
 

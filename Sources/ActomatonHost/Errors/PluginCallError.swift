@@ -55,6 +55,11 @@ public struct PluginCallError: Error, Sendable, Hashable, CustomStringConvertibl
         case snapshotFailed(String)
         /// The plugin refused a snapshot in `restore`; its message.
         case restoreRefused(String)
+        /// The plugin's worker process crashed, exited, hung or broke the protocol during the
+        /// call (`cause`), and was restarted from the last good state or stopped (`recovery`).
+        case workerFailed(call: String, cause: String, recovery: String)
+        /// The plugin was stopped after failing too often; nothing runs it any more.
+        case pluginStopped(String)
 
         /// The reason, as one line.
         public var description: String {
@@ -90,6 +95,10 @@ public struct PluginCallError: Error, Sendable, Hashable, CustomStringConvertibl
                 return "cannot take a snapshot of the state: \(message)"
             case let .restoreRefused(message):
                 return "the plugin refused the snapshot: \(message)"
+            case let .workerFailed(call, cause, recovery):
+                return "\(call) failed: the plugin \(cause); \(recovery)"
+            case let .pluginStopped(why):
+                return "the plugin is stopped: \(why)"
             }
         }
     }

@@ -58,6 +58,11 @@ public struct PluginLoadError: Error, Sendable, Hashable, CustomStringConvertibl
         case duplicateName(String, loadedFrom: String)
         /// A reload found a plugin of another name in the file.
         case renamed(from: String, to: String)
+        /// The worker process that was loading the plugin failed: it crashed, exited, hung,
+        /// broke the protocol, or could not be started.
+        case workerFailed(String)
+        /// The worker reported the load error (its one-line description).
+        case reportedByWorker(String)
         /// A reload could not carry the state over: the old version's snapshot or the new
         /// version's restore failed.
         case stateNotCarriedOver(PluginCallError.Reason)
@@ -102,6 +107,10 @@ public struct PluginLoadError: Error, Sendable, Hashable, CustomStringConvertibl
                 return "a plugin named '\(name)' is already loaded from \(otherPath)"
             case let .renamed(old, new):
                 return "invalid manifest: the new version is named '\(new)', not '\(old)'"
+            case let .workerFailed(cause):
+                return "the plugin's worker process \(cause) while loading it"
+            case let .reportedByWorker(message):
+                return message
             case let .stateNotCarriedOver(reason):
                 return "not reloaded, the running version goes on: \(reason)"
             }

@@ -44,15 +44,19 @@ public final class Plugin: Sendable {
     let vocabulary: UInt64
     /// The file's identity when it was read, to notice when it is replaced.
     let fileIdentity: FileIdentity
-    /// One prepared call per action, in manifest order.
+    /// One prepared call per action, in manifest order; empty when the plugin runs in a
+    /// worker process.
     let actions: [PreparedAction]
-    let functions: LifecycleFunctions
+    /// The lifecycle functions; `nil` when the plugin runs in a worker process.
+    let functions: LifecycleFunctions?
+    /// Whether the library is mapped in this process (not in a worker).
+    var isLoadedInProcess: Bool { functions != nil }
     /// Action indices by name.
     private let actionIndex: [String: Int]
 
     private static let nextVocabulary = Atomic<UInt64>(1)
 
-    init(path: String, manifest: PluginManifest, fileIdentity: FileIdentity, actions: [PreparedAction], functions: LifecycleFunctions) {
+    init(path: String, manifest: PluginManifest, fileIdentity: FileIdentity, actions: [PreparedAction], functions: LifecycleFunctions?) {
         self.path = path
         self.manifest = manifest
         self.fileIdentity = fileIdentity

@@ -59,6 +59,7 @@ public final class PluginInstance: @unchecked Sendable {
     private let calls: UnsafeMutableBufferPointer<Call>
     /// The effects running or waiting on the machine this state runs on.
     let effectBudget: EffectBudget
+    private let functions: LifecycleFunctions
 
     /// One action's prepared call, as plain pointers.
     private struct Call {
@@ -76,6 +77,10 @@ public final class PluginInstance: @unchecked Sendable {
     public init(plugin: Plugin, log: (@Sendable (String) -> Void)? = nil, effectBudget: EffectBudget? = nil) throws(PluginLoadError) {
         self.plugin = plugin
         let name = plugin.name
+        guard let functions = plugin.functions else {
+            throw PluginLoadError(.invalidManifest("the plugin runs in a worker process, not in this one"), at: plugin.path)
+        }
+        self.functions = functions
         self.effectBudget = effectBudget ?? EffectBudget(limit: .max)
         let slotCount = Int(ACTOMATON_MAX_PARAMETERS) + 1
         slots = .allocate(byteCount: slotCount * 8, alignment: 8)
@@ -95,7 +100,7 @@ public final class PluginInstance: @unchecked Sendable {
             throw PluginLoadError(.libffi("cannot allocate a closure for the host function table"), at: plugin.path)
         }
         binding.attach(self)
-        guard let created = plugin.functions.create(binding.table) else {
+        guard let created = functions.create(binding.table) else {
             throw PluginLoadError(.stateCreationFailed, at: plugin.path)
         }
         scratch.pointee.statePointer = created
@@ -103,7 +108,7 @@ public final class PluginInstance: @unchecked Sendable {
 
     deinit {
         binding.detach()
-        if let statePointer = scratch.pointee.statePointer { plugin.functions.destroy(statePointer) }
+        if let statePointer = scratch.pointee.statePointer { functions.destroy(statePointer) }
         slots.deallocate()
         argumentPointers.deallocate()
         scratch.deinitialize(count: 1)
@@ -199,7 +204,7 @@ public final class PluginInstance: @unchecked Sendable {
     /// ``PluginLimits/maxSnapshotBytes``.
     public func snapshot() throws(PluginCallError.Reason) -> [UInt8] {
         let state = UnsafeRawPointer(scratch.pointee.statePointer)
-        let snapshot = plugin.functions.snapshot
+        let snapshot = functions.snapshot
         do {
             return try SizedCall.run(limit: PluginLimits.maxSnapshotBytes) { buffer, capacity in snapshot(state, buffer, capacity) }
         } catch {
@@ -211,7 +216,7 @@ public final class PluginInstance: @unchecked Sendable {
     /// read.
     public func restore(_ snapshot: [UInt8]) throws(PluginCallError.Reason) {
         binding.enter(.restoring)
-        let status = snapshot.withUnsafeBufferPointer { plugin.functions.restore(scratch.pointee.statePointer, $0.baseAddress, $0.count) }
+        let status = snapshot.withUnsafeBufferPointer { functions.restore(scratch.pointee.statePointer, $0.baseAddress, $0.count) }
         binding.leave()
         let message = scratch.pointee.failureMessage
         scratch.pointee.failureMessage = nil
@@ -226,7 +231,7 @@ public final class PluginInstance: @unchecked Sendable {
     /// ``PluginLimits/maxDescriptionBytes``; invalid UTF-8 is shown as `\xHH`.
     public func describe() throws(PluginCallError.Reason) -> String {
         let state = UnsafeRawPointer(scratch.pointee.statePointer)
-        let describe = plugin.functions.describe
+        let describe = functions.describe
         do {
             let bytes = try SizedCall.run(limit: PluginLimits.maxDescriptionBytes) { buffer, capacity in
                 buffer.withMemoryRebound(to: CChar.self, capacity: max(capacity, 1)) { describe(state, $0, capacity) }

@@ -62,7 +62,7 @@ public struct PluginMachineState: Sendable {
 /// exclusivity check.
 final class PluginSlot: @unchecked Sendable {
     private struct Contents {
-        var instance: PluginInstance
+        var backend: PluginBackend
         /// Actions run by `next_action` requests since the last action that was not one.
         var feedbackSteps = 0
         /// Whether the chain in progress was cut off (its other next actions are dropped).
@@ -71,9 +71,9 @@ final class PluginSlot: @unchecked Sendable {
 
     private let cell: UnsafeMutablePointer<Contents>
 
-    init(_ instance: PluginInstance) {
+    init(_ backend: PluginBackend) {
         cell = .allocate(capacity: 1)
-        cell.initialize(to: Contents(instance: instance))
+        cell.initialize(to: Contents(backend: backend))
     }
 
     deinit {
@@ -81,10 +81,10 @@ final class PluginSlot: @unchecked Sendable {
         cell.deallocate()
     }
 
-    /// The current instance.
-    var instance: PluginInstance {
-        get { cell.pointee.instance }
-        set { cell.pointee.instance = newValue }
+    /// Where the plugin state lives now.
+    var backend: PluginBackend {
+        get { cell.pointee.backend }
+        set { cell.pointee.backend = newValue }
     }
 
     /// Counts an action of `origin` at `depth` against the feedback limits; the reason to
@@ -128,7 +128,7 @@ final class ReplyBox<Value: Sendable>: Sendable {
 /// _ = try await machine.send("add", [.int(5)])
 /// #expect(await machine.describe() == #"{"count":5}"#)
 /// ```
-public final class PluginMachine: Sendable {
+public final class PluginMachine: @unchecked Sendable {
     /// Called after every transition, on the machine's actor: keep it short.
     public typealias Observer = @Sendable (PluginTransition) -> Void
 
@@ -139,6 +139,9 @@ public final class PluginMachine: Sendable {
     public let name: String
     private let currentPlugin: Mutex<Plugin>
     private let log: (@Sendable (String) -> Void)?
+    /// How reloads load a replaced file.
+    private let isolation: PluginIsolation
+    private let loadOptions: Plugin.LoadOptions
     /// The tasks of the effects user sends started, feedback included, for ``waitUntilIdle()``.
     private let effectTasks = Mutex<[Task<Void, Error>]>([])
     /// The effects running or waiting, against the machine's limit.
@@ -153,7 +156,7 @@ public final class PluginMachine: Sendable {
     ///   - log: Where the plugin's `host->log` lines go (standard error by default).
     ///   - maxEffects: How many delayed and repeating actions the machine may have running or
     ///     waiting; a request past it fails its action.
-    public init(
+    public convenience init(
         plugin: Plugin,
         clock: some Clock<Duration> = ContinuousClock(),
         describesState: Bool = false,
@@ -163,15 +166,56 @@ public final class PluginMachine: Sendable {
     ) throws(PluginLoadError) {
         let budget = EffectBudget(limit: maxEffects)
         let instance = try PluginInstance(plugin: plugin, log: log, effectBudget: budget)
-        name = plugin.name
-        currentPlugin = Mutex(plugin)
+        self.init(backend: .inProcess(instance), budget: budget, isolation: .none, loadOptions: .init(), clock: clock,
+                  describesState: describesState, observer: observer, log: log)
+    }
+
+    /// Starts a worker process that loads the plugin at `path`, and a machine for its state;
+    /// see ``PluginIsolation/process(_:)``.
+    public convenience init(
+        isolatedPluginAt path: String,
+        loadOptions: Plugin.LoadOptions = .init(),
+        workerOptions: WorkerOptions,
+        clock: some Clock<Duration> = ContinuousClock(),
+        describesState: Bool = false,
+        observer: Observer? = nil,
+        log: (@Sendable (String) -> Void)? = nil,
+        maxEffects: Int = PluginLimits.defaultMaxEffects
+    ) throws(PluginLoadError) {
+        let budget = EffectBudget(limit: maxEffects)
+        let name = Mutex("plugin")
+        let sink = log ?? { line in printToStandardError("[\(name.withLock { $0 })] \(line)") }
+        let instance = try IsolatedInstance.start(path: path, loadOptions: loadOptions, options: workerOptions, log: sink)
+        name.withLock { $0 = instance.plugin.name }
+        self.init(backend: .worker(instance, budget), budget: budget, isolation: .process(workerOptions), loadOptions: loadOptions,
+                  clock: clock, describesState: describesState, observer: observer, log: sink)
+    }
+
+    private init(
+        backend: PluginBackend, budget: EffectBudget, isolation: PluginIsolation, loadOptions: Plugin.LoadOptions,
+        clock: some Clock<Duration>, describesState: Bool, observer: Observer?, log: (@Sendable (String) -> Void)?
+    ) {
+        name = backend.plugin.name
+        currentPlugin = Mutex(backend.plugin)
         self.log = log
+        self.isolation = isolation
+        self.loadOptions = loadOptions
         effectBudget = budget
         actomaton = Actomaton(
-            state: PluginMachineState(slot: PluginSlot(instance)),
+            state: PluginMachineState(slot: PluginSlot(backend)),
             reducer: Self.reducer(clock: clock, describesState: describesState, observer: observer, budget: budget),
             clock: clock
         )
+    }
+
+    /// The worker process's ID when the plugin runs isolated and its worker is up.
+    public var workerProcessID: Int32? {
+        get async {
+            await access { slot in
+                if case let .worker(instance, _) = slot.backend { return instance.workerProcessID }
+                return nil
+            }
+        }
     }
 
     /// The loaded plugin the machine runs now.
@@ -198,7 +242,7 @@ public final class PluginMachine: Sendable {
         let name = self.name
         return try await access { slot in
             Result { () throws(PluginCallError) in
-                do throws(PluginCallError.Reason) { return try slot.instance.snapshot() } catch { throw PluginCallError(error, plugin: name) }
+                do throws(PluginCallError.Reason) { return try slot.backend.snapshot() } catch { throw PluginCallError(error, plugin: name) }
             }
         }.get()
     }
@@ -208,7 +252,7 @@ public final class PluginMachine: Sendable {
         let name = self.name
         return try await access { slot in
             Result { () throws(PluginCallError) in
-                do throws(PluginCallError.Reason) { return try slot.instance.describe() } catch { throw PluginCallError(error, plugin: name) }
+                do throws(PluginCallError.Reason) { return try slot.backend.describe() } catch { throw PluginCallError(error, plugin: name) }
             }
         }.get()
     }
@@ -218,7 +262,7 @@ public final class PluginMachine: Sendable {
         let name = self.name
         try await access { slot in
             Result { () throws(PluginCallError) in
-                do throws(PluginCallError.Reason) { try slot.instance.restore(snapshot) } catch { throw PluginCallError(error, plugin: name) }
+                do throws(PluginCallError.Reason) { try slot.backend.restore(snapshot) } catch { throw PluginCallError(error, plugin: name) }
             }
         }.get()
     }
@@ -235,16 +279,41 @@ public final class PluginMachine: Sendable {
         }
         let log = self.log
         let budget = effectBudget
+        try await swapBackend(from: newPlugin.path) { () throws(PluginLoadError) in
+            .inProcess(try PluginInstance(plugin: newPlugin, log: log, effectBudget: budget))
+        }
+        currentPlugin.withLock { $0 = newPlugin }
+    }
+
+    /// Loads the plugin file at `path` again — in this process or in a new worker, as the
+    /// machine runs it — and swaps it in with the state carried over; see ``reload(with:)``.
+    public func reload(fromFile path: String) async throws(PluginLoadError) {
+        switch isolation {
+        case .none:
+            try await reload(with: Plugin.load(path: path, options: loadOptions))
+        case let .process(options):
+            let instance = try IsolatedInstance.start(path: path, loadOptions: loadOptions, options: options, log: log ?? { _ in })
+            guard instance.plugin.name == name else {
+                throw PluginLoadError(.renamed(from: name, to: instance.plugin.name), at: path)
+            }
+            let budget = effectBudget
+            try await swapBackend(from: path) { () throws(PluginLoadError) in .worker(instance, budget) }
+            currentPlugin.withLock { $0 = instance.plugin }
+        }
+    }
+
+    /// Snapshots the current backend, restores the snapshot into the one `make` returns, and
+    /// swaps it in; on any failure the current one goes on.
+    private func swapBackend(from path: String, _ make: @escaping @Sendable () throws(PluginLoadError) -> PluginBackend) async throws(PluginLoadError) {
         try await access { slot in
             Result { () throws(PluginLoadError) in
                 let snapshot: [UInt8]
-                do throws(PluginCallError.Reason) { snapshot = try slot.instance.snapshot() } catch { throw PluginLoadError(.stateNotCarriedOver(error), at: newPlugin.path) }
-                let replacement = try PluginInstance(plugin: newPlugin, log: log, effectBudget: budget)
-                do throws(PluginCallError.Reason) { try replacement.restore(snapshot) } catch { throw PluginLoadError(.stateNotCarriedOver(error), at: newPlugin.path) }
-                slot.instance = replacement
+                do throws(PluginCallError.Reason) { snapshot = try slot.backend.snapshot() } catch { throw PluginLoadError(.stateNotCarriedOver(error), at: path) }
+                let replacement = try make()
+                do throws(PluginCallError.Reason) { try replacement.restore(snapshot) } catch { throw PluginLoadError(.stateNotCarriedOver(error), at: path) }
+                slot.backend = replacement
             }
         }.get()
-        currentPlugin.withLock { $0 = newPlugin }
     }
 
     /// Waits until every effect started by ``send(_:)``, and every effect those started in
@@ -289,7 +358,7 @@ public final class PluginMachine: Sendable {
         }
 
         /// Tells the observer about a transition, with the state when it asked.
-        @Sendable func report(_ instance: PluginInstance, _ action: PluginAction, _ origin: PluginTransition.Origin,
+        @Sendable func report(_ instance: PluginBackend, _ action: PluginAction, _ origin: PluginTransition.Origin,
                               _ outcome: Result<[PluginEffectRequest], PluginCallError>) {
             guard let observer else { return }
             let state: Result<String, PluginCallError>? = describesState
@@ -306,14 +375,14 @@ public final class PluginMachine: Sendable {
                 body(state.slot)
                 return .empty
             case let .send(action):
-                let instance = state.slot.instance
+                let instance = state.slot.backend
                 _ = state.slot.admit(origin: .input, depth: 0, action: action)
                 let outcome = instance.perform(action).mapError { PluginCallError($0, plugin: instance.plugin.name) }
                 report(instance, action, .input, outcome)
                 guard case let .success(requests) = outcome, !requests.isEmpty else { return .empty }
                 return effect(of: requests, depth: 0)
             case let .perform(action, origin, reply, depth):
-                let instance = state.slot.instance
+                let instance = state.slot.backend
                 let outcome: Result<[PluginEffectRequest], PluginCallError>
                 switch state.slot.admit(origin: origin, depth: depth, action: action) {
                 case nil:

@@ -34,8 +34,9 @@ public actor PluginHost {
     }
 
     private let loadOptions: Plugin.LoadOptions
-    /// Makes a machine on the host's clock (captured generically, so never an existential).
-    private let machineFactory: @Sendable (Plugin) throws(PluginLoadError) -> PluginMachine
+    /// Makes a machine for a plugin file on the host's clock (captured generically, so never
+    /// an existential), in this process or in a worker.
+    private let machineFactory: @Sendable (String) throws(PluginLoadError) -> PluginMachine
     private var entries: [String: Entry] = [:]
     /// Plugin files that failed to load, with the identity they failed with, so a scan
     /// reports each bad version once.
@@ -51,18 +52,26 @@ public actor PluginHost {
     ///   - log: Where plugins' `host->log` lines go (standard error by default).
     ///   - maxEffects: How many delayed and repeating actions each machine may have running
     ///     or waiting.
+    ///   - isolation: Whether each plugin runs in this process or in a worker process.
     public init(
         clock: some Clock<Duration> = ContinuousClock(),
         loadOptions: Plugin.LoadOptions = .init(),
         describesState: Bool = false,
         observer: PluginMachine.Observer? = nil,
         log: (@Sendable (String) -> Void)? = nil,
-        maxEffects: Int = PluginLimits.defaultMaxEffects
+        maxEffects: Int = PluginLimits.defaultMaxEffects,
+        isolation: PluginIsolation = .none
     ) {
         self.loadOptions = loadOptions
-        machineFactory = { plugin throws(PluginLoadError) in
-            try PluginMachine(plugin: plugin, clock: clock, describesState: describesState, observer: observer, log: log,
-                              maxEffects: maxEffects)
+        machineFactory = { path throws(PluginLoadError) in
+            switch isolation {
+            case .none:
+                try PluginMachine(plugin: Plugin.load(path: path, options: loadOptions), clock: clock, describesState: describesState,
+                                  observer: observer, log: log, maxEffects: maxEffects)
+            case let .process(options):
+                try PluginMachine(isolatedPluginAt: path, loadOptions: loadOptions, workerOptions: options, clock: clock,
+                                  describesState: describesState, observer: observer, log: log, maxEffects: maxEffects)
+            }
         }
     }
 
@@ -74,12 +83,11 @@ public actor PluginHost {
     /// Refuses a second plugin with the same name as a loaded one.
     @discardableResult
     public func load(path: String) throws(PluginLoadError) -> PluginMachine {
-        let plugin = try Plugin.load(path: path, options: loadOptions)
-        if let existing = entries[plugin.name] {
-            throw PluginLoadError(.duplicateName(plugin.name, loadedFrom: existing.path), at: path)
+        let machine = try machineFactory(path)
+        if let existing = entries[machine.name] {
+            throw PluginLoadError(.duplicateName(machine.name, loadedFrom: existing.path), at: path)
         }
-        let machine = try makeMachine(plugin)
-        entries[plugin.name] = Entry(machine: machine, path: path, identity: plugin.fileIdentity)
+        entries[machine.name] = Entry(machine: machine, path: path, identity: machine.plugin.fileIdentity)
         failedFiles[path] = nil
         return machine
     }
@@ -118,8 +126,7 @@ public actor PluginHost {
             // this version again.
             entries[name]?.identity = identity
             do {
-                let plugin = try Plugin.load(path: entry.path, options: loadOptions)
-                try await entry.machine.reload(with: plugin)
+                try await entry.machine.reload(fromFile: entry.path)
                 failedFiles[entry.path] = nil
                 events.append(.reloaded(name: name, path: entry.path))
             } catch {
@@ -143,9 +150,6 @@ public actor PluginHost {
         for entry in entries.values { await entry.machine.waitUntilIdle() }
     }
 
-    private func makeMachine(_ plugin: Plugin) throws(PluginLoadError) -> PluginMachine {
-        try machineFactory(plugin)
-    }
 }
 
 #if canImport(Glibc)

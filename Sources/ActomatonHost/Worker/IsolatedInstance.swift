@@ -1,0 +1,282 @@
+/// One plugin state that lives in a worker process, seen from the host: the same calls as a
+/// ``PluginInstance``, each a round trip over the worker's socket, with supervision.
+///
+/// When the worker crashes, exits, breaks the protocol or misses the action deadline, the
+/// call in progress fails with the cause, and the worker is replaced: a new one loads the
+/// plugin, restores the last snapshot and replays the actions completed since (their effects
+/// are not started again: they already were). The host takes a snapshot every
+/// ``WorkerOptions/snapshotInterval`` actions, so a replay is at most that long. A plugin that
+/// fails more than ``WorkerOptions/maxRestarts`` times within ``WorkerOptions/restartWindow``
+/// is stopped instead, and every later call says so.
+///
+/// Like a ``PluginInstance`` it is confined to its machine's actor: one call at a time.
+final class IsolatedInstance: @unchecked Sendable {
+    /// The plugin: its manifest and vocabulary; its library lives in the worker.
+    let plugin: Plugin
+    private let options: WorkerOptions
+    private let loadOptions: Plugin.LoadOptions
+    private let log: @Sendable (String) -> Void
+    private var worker: WorkerProcess?
+    /// The state to restart from (`nil`: the state `create` makes), and the actions since.
+    private var lastSnapshot: [UInt8]?
+    private var actionsSinceSnapshot: [PluginAction] = []
+    private var restarts: [ContinuousClock.Instant] = []
+    private var stoppedBecause: String?
+
+    private init(plugin: Plugin, worker: WorkerProcess, options: WorkerOptions, loadOptions: Plugin.LoadOptions,
+                 log: @escaping @Sendable (String) -> Void) {
+        self.plugin = plugin
+        self.worker = worker
+        self.options = options
+        self.loadOptions = loadOptions
+        self.log = log
+    }
+
+    /// Starts a worker, has it load the plugin at `path`, and returns the state it created.
+    static func start(path: String, loadOptions: Plugin.LoadOptions, options: WorkerOptions,
+                      log: @escaping @Sendable (String) -> Void) throws(PluginLoadError) -> IsolatedInstance {
+        let identity = PluginFile.identity(of: path)
+        let (worker, manifest) = try launch(path: path, loadOptions: loadOptions, options: options, log: log)
+        guard let identity else { throw PluginLoadError(.fileNotFound, at: path) }
+        let plugin = Plugin(path: path, manifest: manifest, fileIdentity: identity, actions: [], functions: nil)
+        return IsolatedInstance(plugin: plugin, worker: worker, options: options, loadOptions: loadOptions, log: log)
+    }
+
+    /// A worker with the plugin loaded, and the manifest it reported.
+    private static func launch(path: String, loadOptions: Plugin.LoadOptions, options: WorkerOptions,
+                               log: @escaping @Sendable (String) -> Void) throws(PluginLoadError) -> (WorkerProcess, PluginManifest) {
+        let worker: WorkerProcess
+        do {
+            worker = try WorkerProcess.start(options)
+        } catch {
+            throw PluginLoadError(.workerFailed(describe(error, of: nil, timeout: options.loadTimeout)), at: path)
+        }
+        var load = FrameWriter(.load)
+        load.string(path)
+        load.string(loadOptions.entrySymbol)
+        load.u64(UInt64(loadOptions.maxFileSize))
+        load.bool(loadOptions.allowWritableByOthers)
+        let answer: Result<PluginManifest, PluginLoadError>
+        do throws(WorkerChannel.Failure) {
+            try worker.channel.send(load.finished())
+            let (tag, payload) = try receiveReply(from: worker, deadline: .now + options.loadTimeout, log: log)
+            var reader = FrameReader(payload: payload)
+            switch tag {
+            case .loaded:
+                answer = .success(try wrap { () throws(WorkerProtocol.Violation) in
+                    let manifest = try reader.manifest()
+                    try reader.finish()
+                    return manifest
+                })
+            case .loadFailed:
+                let message = try wrap { () throws(WorkerProtocol.Violation) in try reader.string(limit: 4096) }
+                answer = .failure(PluginLoadError(.reportedByWorker(message), at: path))
+            default:
+                throw WorkerChannel.Failure.violation(.init("a \(tag) frame answered load"))
+            }
+        } catch {
+            throw PluginLoadError(.workerFailed(describe(error, of: worker, timeout: options.loadTimeout)), at: path)
+        }
+        return (worker, try answer.get())
+    }
+
+    // MARK: Calls
+
+    /// Runs `action` in the worker.
+    func perform(_ action: PluginAction) -> PluginInstance.Outcome {
+        let result = call("'\(action)'") { writer in
+            writer = FrameWriter(.perform)
+            writer.action(name: action.name, arguments: action.arguments)
+        } reply: { tag, reader throws(WorkerProtocol.Violation) -> PluginInstance.Outcome in
+            switch tag {
+            case .performed: return .success(try reader.requests(checkedAgainst: plugin))
+            case .failed: return .failure(try reader.reason())
+            default: throw WorkerProtocol.Violation("a \(tag) frame answered perform")
+            }
+        }
+        switch result {
+        case let .success(outcome):
+            if case .success = outcome { completed(action) }
+            return outcome
+        case let .failure(reason):
+            return .failure(reason)
+        }
+    }
+
+    /// The plugin's snapshot of its state.
+    func snapshot() throws(PluginCallError.Reason) -> [UInt8] {
+        let result = call("the snapshot") { writer in
+            writer = FrameWriter(.snapshot)
+        } reply: { tag, reader throws(WorkerProtocol.Violation) -> Result<[UInt8], PluginCallError.Reason> in
+            switch tag {
+            case .snapshotTaken: return .success(try reader.data(limit: PluginLimits.maxSnapshotBytes))
+            case .failed: return .failure(try reader.reason())
+            default: throw WorkerProtocol.Violation("a \(tag) frame answered snapshot")
+            }
+        }
+        let bytes = try result.get().get()
+        lastSnapshot = bytes
+        actionsSinceSnapshot.removeAll(keepingCapacity: true)
+        return bytes
+    }
+
+    /// Replaces the state with one read from `bytes`.
+    func restore(_ bytes: [UInt8]) throws(PluginCallError.Reason) {
+        let result = call("the restore") { writer in
+            writer = FrameWriter(.restore)
+            writer.data(bytes)
+        } reply: { tag, reader throws(WorkerProtocol.Violation) -> Result<Void, PluginCallError.Reason> in
+            switch tag {
+            case .restored: return .success(())
+            case .failed: return .failure(try reader.reason())
+            default: throw WorkerProtocol.Violation("a \(tag) frame answered restore")
+            }
+        }
+        try result.get().get()
+        lastSnapshot = bytes
+        actionsSinceSnapshot.removeAll(keepingCapacity: true)
+    }
+
+    /// The plugin's description of its state.
+    func describe() throws(PluginCallError.Reason) -> String {
+        let result = call("the description") { writer in
+            writer = FrameWriter(.describe)
+        } reply: { tag, reader throws(WorkerProtocol.Violation) -> Result<String, PluginCallError.Reason> in
+            switch tag {
+            case .described: return .success(try reader.string(limit: PluginLimits.maxDescriptionBytes))
+            case .failed: return .failure(try reader.reason())
+            default: throw WorkerProtocol.Violation("a \(tag) frame answered describe")
+            }
+        }
+        return try result.get().get()
+    }
+
+    /// The worker's process ID, if one runs (for tests that kill it from outside).
+    var workerProcessID: Int32? { worker?.pid }
+
+    // MARK: Supervision
+
+    /// One round trip: sends what `request` writes, reads the answer with `reply`. When the
+    /// worker fails, recovers and returns why the call failed.
+    private func call<T>(
+        _ what: String,
+        request: (inout FrameWriter) -> Void,
+        reply: (WorkerProtocol.Tag, inout FrameReader) throws(WorkerProtocol.Violation) -> T
+    ) -> Result<T, PluginCallError.Reason> {
+        if let stoppedBecause { return .failure(.pluginStopped(stoppedBecause)) }
+        guard let worker else { return .failure(.pluginStopped("its worker could not be restarted")) }
+        var writer = FrameWriter(.describe)
+        request(&writer)
+        do throws(WorkerChannel.Failure) {
+            try worker.channel.send(writer.finished())
+            let (tag, payload) = try Self.receiveReply(from: worker, deadline: .now + options.actionTimeout, log: log)
+            var reader = FrameReader(payload: payload)
+            let value = try Self.wrap { () throws(WorkerProtocol.Violation) in
+                let value = try reply(tag, &reader)
+                try reader.finish()
+                return value
+            }
+            return .success(value)
+        } catch {
+            let cause = Self.describe(error, of: worker, timeout: options.actionTimeout)
+            return .failure(.workerFailed(call: what, cause: cause, recovery: recover()))
+        }
+    }
+
+    /// Counts a completed action; takes a snapshot every ``WorkerOptions/snapshotInterval``.
+    private func completed(_ action: PluginAction) {
+        actionsSinceSnapshot.append(action)
+        if actionsSinceSnapshot.count >= options.snapshotInterval {
+            // A failure here was handled (and logged) by `call`; the actions stay for a replay.
+            do { _ = try snapshot() } catch { log("the snapshot after '\(action)' failed: \(error)") }
+        }
+    }
+
+    /// Replaces the failed worker, or stops the plugin; says which.
+    private func recover() -> String {
+        worker = nil
+        let now = ContinuousClock.now
+        restarts.append(now)
+        restarts.removeAll { $0.duration(to: now) > options.restartWindow }
+        if restarts.count > options.maxRestarts {
+            let why = "it failed \(restarts.count) times within \(options.restartWindow)"
+            stoppedBecause = why
+            return "stopped, \(why)"
+        }
+        do {
+            let (replacement, _) = try Self.launch(path: plugin.path, loadOptions: loadOptions, options: options, log: log)
+            worker = replacement
+            if let lastSnapshot { try restoreSilently(lastSnapshot) }
+            for action in actionsSinceSnapshot {
+                // Effects were started the first time; a replay only rebuilds the state.
+                guard case .success = perform(action, replaying: true) else { throw RestartFailure() }
+            }
+            return "restarted from its last state"
+        } catch {
+            worker = nil
+            stoppedBecause = "it could not be restarted"
+            return "stopped, it could not be restarted"
+        }
+    }
+
+    private struct RestartFailure: Error {}
+
+    private func restoreSilently(_ bytes: [UInt8]) throws(RestartFailure) {
+        guard let worker else { throw RestartFailure() }
+        var writer = FrameWriter(.restore)
+        writer.data(bytes)
+        do {
+            try worker.channel.send(writer.finished())
+            let (tag, _) = try Self.receiveReply(from: worker, deadline: .now + options.actionTimeout, log: log)
+            guard tag == .restored else { throw RestartFailure() }
+        } catch {
+            throw RestartFailure()
+        }
+    }
+
+    private func perform(_ action: PluginAction, replaying: Bool) -> Result<Void, RestartFailure> {
+        guard let worker else { return .failure(RestartFailure()) }
+        var writer = FrameWriter(.perform)
+        writer.action(name: action.name, arguments: action.arguments)
+        do {
+            try worker.channel.send(writer.finished())
+            let (tag, _) = try Self.receiveReply(from: worker, deadline: .now + options.actionTimeout, log: log)
+            return tag == .performed ? .success(()) : .failure(RestartFailure())
+        } catch {
+            return .failure(RestartFailure())
+        }
+    }
+
+    /// The next frame that is not a log line; log lines go to `log` on the way.
+    private static func receiveReply(from worker: WorkerProcess, deadline: ContinuousClock.Instant,
+                                     log: @Sendable (String) -> Void) throws(WorkerChannel.Failure) -> (WorkerProtocol.Tag, [UInt8]) {
+        while true {
+            let (tag, payload) = try worker.channel.receive(deadline: deadline)
+            guard tag == .log else { return (tag, payload) }
+            var reader = FrameReader(payload: payload)
+            let line = try wrap { () throws(WorkerProtocol.Violation) in try reader.string(limit: PluginLimits.maxMessageBytes + 64) }
+            log(line)
+        }
+    }
+
+    private static func wrap<T>(_ body: () throws(WorkerProtocol.Violation) -> T) throws(WorkerChannel.Failure) -> T {
+        do { return try body() } catch { throw .violation(error) }
+    }
+
+    /// What happened to the worker, in words: `crashed (SIGSEGV)`, `did not answer within 2s`.
+    private static func describe(_ failure: WorkerChannel.Failure, of worker: WorkerProcess?, timeout: Duration) -> String {
+        switch failure {
+        case .closed:
+            return worker?.stop() ?? "closed its connection"
+        case .timedOut:
+            _ = worker?.stop()
+            return "did not answer within \(timeout) and was killed"
+        case let .violation(violation):
+            _ = worker?.stop()
+            return "broke the worker protocol (\(violation)) and was killed"
+        case let .system(message):
+            _ = worker?.stop()
+            return "could not be reached (\(message))"
+        }
+    }
+}

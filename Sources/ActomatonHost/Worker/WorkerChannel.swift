@@ -1,0 +1,77 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// One end of the socket between the host and a worker: whole frames out, whole frames in,
+/// within a deadline (see ``WorkerProtocol``).
+struct WorkerChannel: @unchecked Sendable {
+    let descriptor: Int32
+
+    /// Why a frame could not be had.
+    enum Failure: Error {
+        /// The other end closed the socket (it exited or crashed).
+        case closed
+        /// No whole frame came within the deadline.
+        case timedOut
+        /// The frame breaks the protocol.
+        case violation(WorkerProtocol.Violation)
+        /// The system refused; `errno`'s message.
+        case system(String)
+    }
+
+    /// Writes a whole frame.
+    func send(_ frame: [UInt8]) throws(Failure) {
+        var offset = 0
+        while offset < frame.count {
+            let n = frame.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                if errno == EPIPE || errno == ECONNRESET { throw .closed }
+                throw .system(systemMessage(errno))
+            }
+            offset += n
+        }
+    }
+
+    /// Reads one whole frame before `deadline` (`nil`: wait as long as it takes).
+    func receive(deadline: ContinuousClock.Instant?) throws(Failure) -> (tag: WorkerProtocol.Tag, payload: [UInt8]) {
+        var header = [UInt8](repeating: 0, count: 5)
+        try read(into: &header, deadline: deadline)
+        let length = Int(header[0..<4].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+        guard length >= 1, length <= WorkerProtocol.maxFrameBytes else {
+            throw .violation(.init("a frame of \(length) bytes"))
+        }
+        guard let tag = WorkerProtocol.Tag(rawValue: header[4]) else { throw .violation(.init("unknown frame tag \(header[4])")) }
+        var payload = [UInt8](repeating: 0, count: length - 1)
+        try read(into: &payload, deadline: deadline)
+        return (tag, payload)
+    }
+
+    private func read(into buffer: inout [UInt8], deadline: ContinuousClock.Instant?) throws(Failure) {
+        var filled = 0
+        while filled < buffer.count {
+            if let deadline {
+                let left = ContinuousClock.now.duration(to: deadline)
+                guard left > .zero else { throw .timedOut }
+                var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                let milliseconds = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
+                let ready = poll(&poller, 1, milliseconds)
+                if ready < 0 {
+                    if errno == EINTR { continue }
+                    throw .system(systemMessage(errno))
+                }
+                if ready == 0 { throw .timedOut }
+            }
+            let n = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress! + filled, $0.count - filled, 0) }
+            if n < 0 {
+                if errno == EINTR || errno == EAGAIN { continue }
+                if errno == ECONNRESET { throw .closed }
+                throw .system(systemMessage(errno))
+            }
+            if n == 0 { throw .closed }
+            filled += n
+        }
+    }
+}

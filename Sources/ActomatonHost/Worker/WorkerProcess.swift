@@ -1,0 +1,136 @@
+import CProcessControl
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// How plugins run: in the host's process, or each in a worker process of its own.
+public enum PluginIsolation: Sendable, Hashable {
+    /// In the host's process: the fastest path, but a plugin that crashes takes the host down.
+    case none
+    /// Each plugin in a supervised worker process (see ``WorkerOptions``).
+    case process(WorkerOptions)
+}
+
+/// How plugin workers are started, limited and supervised.
+public struct WorkerOptions: Sendable, Hashable {
+    /// The `actomaton-host` executable, started as `actomaton-host worker`.
+    public var executable: String
+    /// The resource limits each worker sets on itself.
+    public var limits: WorkerLimits
+    /// How long an action (or a snapshot, a restore, a description) may take before the
+    /// worker is killed.
+    public var actionTimeout: Duration
+    /// How long loading a plugin may take.
+    public var loadTimeout: Duration
+    /// After how many actions the host takes a snapshot; a restarted worker is restored from
+    /// the last one and replays the actions since.
+    public var snapshotInterval: Int
+    /// How many restarts are allowed within ``restartWindow`` before the plugin is stopped.
+    public var maxRestarts: Int
+    /// See ``maxRestarts``.
+    public var restartWindow: Duration
+
+    /// Creates options; the defaults are what `actomaton-host serve` uses.
+    public init(
+        executable: String,
+        limits: WorkerLimits = WorkerLimits(),
+        actionTimeout: Duration = .seconds(2),
+        loadTimeout: Duration = .seconds(10),
+        snapshotInterval: Int = 16,
+        maxRestarts: Int = 5,
+        restartWindow: Duration = .seconds(60)
+    ) {
+        self.executable = executable
+        self.limits = limits
+        self.actionTimeout = actionTimeout
+        self.loadTimeout = loadTimeout
+        self.snapshotInterval = max(1, snapshotInterval)
+        self.maxRestarts = maxRestarts
+        self.restartWindow = restartWindow
+    }
+}
+
+/// One running worker process and the host's end of its socket.
+final class WorkerProcess: @unchecked Sendable {
+    let pid: pid_t
+    let channel: WorkerChannel
+    private var reaped: String?
+
+    private init(pid: pid_t, channel: WorkerChannel) {
+        self.pid = pid
+        self.channel = channel
+    }
+
+    deinit {
+        _ = stop()
+        close(channel.descriptor)
+    }
+
+    /// Starts a worker and waits for its greeting.
+    static func start(_ options: WorkerOptions) throws(WorkerChannel.Failure) -> WorkerProcess {
+        var descriptors: [Int32] = [0, 0]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &descriptors) == 0 else {
+            throw .system(systemMessage(errno))
+        }
+        let arguments = ["actomaton-host", "worker", "--parent", "\(getpid())"] + options.limits.arguments
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for argument in argv { free(argument) } }
+        let pid = actomaton_spawn_worker(options.executable, &argv, descriptors[1])
+        close(descriptors[1])
+        guard pid > 0 else {
+            close(descriptors[0])
+            throw .system("cannot start \(options.executable): \(systemMessage(-pid))")
+        }
+        let worker = WorkerProcess(pid: pid, channel: WorkerChannel(descriptor: descriptors[0]))
+        let (tag, payload) = try worker.channel.receive(deadline: .now + options.loadTimeout)
+        var reader = FrameReader(payload: payload)
+        do throws(WorkerProtocol.Violation) {
+            guard tag == .hello else { throw WorkerProtocol.Violation("the worker did not say hello") }
+            let version = try reader.u32()
+            try reader.finish()
+            guard version == WorkerProtocol.version else {
+                throw WorkerProtocol.Violation("the worker speaks protocol \(version), not \(WorkerProtocol.version)")
+            }
+        } catch {
+            throw .violation(error)
+        }
+        return worker
+    }
+
+    /// Kills the worker (if it still runs) and says how it ended: `crashed (SIGSEGV)`,
+    /// `exited with status 42`.
+    func stop() -> String {
+        if let reaped { return reaped }
+        kill(pid, SIGKILL)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let cause: String
+        if status & 0x7F == 0 {
+            cause = "exited with status \((status >> 8) & 0xFF)"
+        } else {
+            let signal = status & 0x7F
+            cause = signal == SIGKILL ? "was killed (SIGKILL)" : "crashed (\(signalName(signal)))"
+        }
+        reaped = cause
+        return cause
+    }
+}
+
+/// `SIGSEGV`, `SIGABRT`, …
+func signalName(_ signal: Int32) -> String {
+    switch signal {
+    case SIGSEGV: "SIGSEGV"
+    case SIGABRT: "SIGABRT"
+    case SIGBUS: "SIGBUS"
+    case SIGILL: "SIGILL"
+    case SIGFPE: "SIGFPE"
+    case SIGTRAP: "SIGTRAP"
+    case SIGKILL: "SIGKILL"
+    case SIGTERM: "SIGTERM"
+    case SIGXCPU: "SIGXCPU, out of CPU time"
+    case SIGSYS: "SIGSYS"
+    default: "signal \(signal)"
+    }
+}

@@ -1,0 +1,174 @@
+@testable import ActomatonHost
+import Foundation
+import Testing
+
+/// Plugins in supervised worker processes: a plugin that crashes, hangs, exits or breaks the
+/// protocol takes nothing else with it, and comes back from its last good state.
+@Suite("Isolation: plugins in worker processes")
+struct IsolationTests {
+    private func options(timeout: Duration = .seconds(2), maxRestarts: Int = 5, snapshotInterval: Int = 16) -> WorkerOptions {
+        WorkerOptions(executable: "\(pluginDirectory)/actomaton-host", actionTimeout: timeout,
+                      snapshotInterval: snapshotInterval, maxRestarts: maxRestarts)
+    }
+
+    private func hostile(_ options: WorkerOptions, entry: String = "fixture_hostile_entry") throws -> PluginMachine {
+        try PluginMachine(isolatedPluginAt: plugin("ActomatonHostTestFixtures"), loadOptions: .init(entrySymbol: entry),
+                          workerOptions: options, log: { _ in })
+    }
+
+    /// A host with an isolated counter at 5 and an isolated hostile plugin at 7.
+    private func host(_ options: WorkerOptions) async throws -> (PluginHost, PluginMachine, PluginMachine) {
+        let host = PluginHost(log: { _ in }, isolation: .process(options))
+        let counter = try await host.load(path: plugin("CounterPlugin"))
+        try await counter.send("add", [.int(5)])
+        let hostile = try hostile(options)
+        try await hostile.send("set", [.int(7)])
+        return (host, counter, hostile)
+    }
+
+    @Test(arguments: [
+        ("crash", "crashed (SIGSEGV)"),
+        ("abort", "crashed (SIGABRT)"),
+        ("overflow", "crashed (SIGSEGV)"),
+        ("exit_zero", "exited with status 0"),
+        ("exit_42", "exited with status 42"),
+        ("corrupt", "broke the worker protocol (a frame of 2147483647 bytes) and was killed"),
+    ])
+    func aFailingActionIsRefusedAndTheStateComesBack(action: String, cause: String) async throws {
+        let (_, counter, hostile) = try await host(options())
+        let error = await #expect(throws: PluginCallError.self) { try await hostile.send(action) }
+        #expect(error?.description == "plugin hostile: '\(action)' failed: the plugin \(cause); restarted from its last state")
+        #expect(try await hostile.describe() == #"{"value":7}"#, "the state before the failed action")
+        try await hostile.send("set", [.int(8)])
+        #expect(try await hostile.describe() == #"{"value":8}"#)
+        #expect(try await counter.describe() == #"{"count":5}"#, "another plugin is untouched")
+    }
+
+    @Test func anEndlessLoopMissesTheDeadlineAndIsKilled() async throws {
+        let hostile = try hostile(options(timeout: .milliseconds(300)))
+        try await hostile.send("set", [.int(3)])
+        let error = await #expect(throws: PluginCallError.self) { try await hostile.send("spin") }
+        #expect(error?.description == "plugin hostile: 'spin' failed: the plugin did not answer within 0.3 seconds and was killed; restarted from its last state")
+        #expect(try await hostile.describe() == #"{"value":3}"#)
+    }
+
+    @Test func aWorkerKilledFromOutsideComesBack() async throws {
+        let (_, counter, hostile) = try await host(options())
+        let pid = try #require(await hostile.workerProcessID)
+        #expect(kill(pid, SIGKILL) == 0)
+        let error = await #expect(throws: PluginCallError.self) { try await hostile.send("set", [.int(9)]) }
+        #expect(error?.description == "plugin hostile: 'set 9' failed: the plugin was killed (SIGKILL); restarted from its last state")
+        #expect(try await hostile.describe() == #"{"value":7}"#)
+        #expect(await hostile.workerProcessID != pid)
+        #expect(try await counter.describe() == #"{"count":5}"#)
+    }
+
+    @Test func statesAfterTheLastSnapshotAreReplayed() async throws {
+        let hostile = try hostile(options(snapshotInterval: 4))
+        for value in 1...10 { try await hostile.send("set", [.int(Int64(value))]) }
+        _ = await #expect(throws: PluginCallError.self) { try await hostile.send("crash") }
+        #expect(try await hostile.describe() == #"{"value":10}"#, "snapshot after 8, then 9 and 10 replayed")
+    }
+
+    @Test func aPluginThatKeepsFailingIsStopped() async throws {
+        let (_, counter, hostile) = try await host(options(maxRestarts: 2))
+        for _ in 0..<2 {
+            _ = await #expect(throws: PluginCallError.self) { try await hostile.send("crash") }
+        }
+        let third = await #expect(throws: PluginCallError.self) { try await hostile.send("crash") }
+        #expect(third?.description.hasPrefix("plugin hostile: 'crash' failed: the plugin crashed (SIGSEGV); stopped, it failed 3 times within") == true)
+        let after = await #expect(throws: PluginCallError.self) { try await hostile.send("set", [.int(1)]) }
+        #expect(after?.description.hasPrefix("plugin hostile: the plugin is stopped: it failed 3 times within") == true)
+        try await counter.send("increment")
+        #expect(try await counter.describe() == #"{"count":6}"#)
+    }
+
+    @Test func aCrashWhileLoadingIsALoadError() async throws {
+        for (entry, step) in [("fixture_crash_in_entry_entry", "entry point"), ("fixture_crash_in_create_entry", "create")] {
+            let error = #expect(throws: PluginLoadError.self) { try hostile(options(), entry: entry) }
+            #expect(error?.description == "\(plugin("ActomatonHostTestFixtures")): the plugin's worker process crashed (SIGSEGV) while loading it",
+                    "a crash in \(step)")
+        }
+    }
+
+    @Test func aCrashingReplacementKeepsTheRunningVersion() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/counter.so"
+        try install(plugin("CounterPlugin"), at: path)
+        let host = PluginHost(log: { _ in }, isolation: .process(options()))
+        _ = await host.scan(directory: directory)
+        let counter = try await host.machine(named: "counter")
+        try await counter.send("add", [.int(5)])
+        // The new file is not a plugin the worker can load: the running version goes on.
+        try install(plugin("ActomatonHostTestFixtures"), at: path)
+        let events = await host.scan(directory: directory)
+        #expect(events.map(\.description) == ["error: \(path): no entry symbol `actomaton_plugin_entry`: this shared library is not an Actomaton plugin"])
+        try await counter.send("increment")
+        #expect(try await counter.describe() == #"{"count":6}"#)
+        // A good replacement is reloaded, in a new worker, with the state.
+        let before = await counter.workerProcessID
+        try install(plugin("CounterPlugin"), at: path)
+        #expect(await host.scan(directory: directory).map(\.description) == ["reloaded plugin counter from \(path), state carried over"])
+        #expect(try await counter.describe() == #"{"count":6}"#)
+        #expect(await counter.workerProcessID != before)
+    }
+
+    @Test func aSnapshotCrashDuringAReloadKeepsTheRunningVersion() async throws {
+        let hostile = try hostile(options())
+        try await hostile.send("set", [.int(4)])
+        try await hostile.send("snapshot_mode", [.int(8)])
+        let error = await #expect(throws: PluginLoadError.self) { try await hostile.reload(fromFile: plugin("ActomatonHostTestFixtures")) }
+        #expect(error?.description.contains("not reloaded, the running version goes on: the snapshot failed: the plugin crashed (SIGSEGV); restarted from its last state") == true)
+        #expect(try await hostile.describe().hasPrefix(#"{"value":4"#))
+    }
+
+    @Test func effectsWorkThroughAWorker() async throws {
+        let recorder = Recorder()
+        let counter = try PluginMachine(isolatedPluginAt: plugin("CounterPlugin"), workerOptions: options(), observer: recorder.record)
+        try await counter.send("add_later", [.int(2), .float(0.001)])
+        await counter.waitUntilIdle()
+        #expect(try await counter.describe() == #"{"count":2}"#)
+        #expect(recorder.lines.last == "counter: add 2 (delayed)")
+    }
+
+    @Test func noWorkerOutlivesTheHost() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try install(plugin("CounterPlugin"), at: directory + "/counter.so")
+        try install(plugin("TicTacToePlugin"), at: directory + "/tictactoe.so")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "\(pluginDirectory)/actomaton-host")
+        process.arguments = ["serve", "--plugins", directory]
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        // Both plugins are loaded once two lines came out.
+        var seen = ""
+        while seen.split(separator: "\n").count < 2 {
+            let data = output.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            seen += String(decoding: data, as: UTF8.self)
+        }
+        // Children of every thread of the host (workers are started from the machines' threads).
+        let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/task")
+        let children = tasks.flatMap { task in
+            ((try? String(contentsOfFile: "/proc/\(process.processIdentifier)/task/\(task)/children", encoding: .utf8)) ?? "")
+                .split(separator: " ").compactMap { Int32($0) }
+        }
+        #expect(children.count == 2, "one worker per plugin: \(seen)")
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        for child in children {
+            #expect(await eventually { kill(child, 0) != 0 || isZombie(child) }, "worker \(child) ended with the host")
+        }
+        try? input.fileHandleForWriting.close()
+    }
+}
+
+/// Whether `pid` is a process that ended but was not reaped (its parent died: init reaps it soon).
+private func isZombie(_ pid: Int32) -> Bool {
+    guard let status = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
+    return status.contains(") Z ")
+}
