@@ -23,6 +23,12 @@ let loginPluginPath: String = {
     return directory.appendingPathComponent("libLoginPlugin.so").path
 }()
 
+/// The host executable, built beside this one: isolated plugins run in its worker mode.
+let hostExecutablePath: String = {
+    let directory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+    return directory.appendingPathComponent("actomaton-host").path
+}()
+
 /// The C counter's vocabulary, compiled in: the same transitions (overflow-checked).
 enum CounterAction: Sendable {
     case increment, decrement, add(Int64)
@@ -87,6 +93,30 @@ let benchmarks: @Sendable () -> Void = {
         }
         benchmark.stopMeasurement()
         blackHole(try await machine.describe())
+    }
+
+    // The same plugin in a worker process: one socket round trip per action, and a snapshot
+    // every `interval` actions (1: after every action; 16: the default).
+    for interval in [16, 1] {
+        Benchmark("plugin-send: C counter plugin in a worker process, snapshot every \(interval)", configuration: perSend) { benchmark in
+            let options = WorkerOptions(executable: hostExecutablePath, snapshotInterval: interval)
+            let machine = try PluginMachine(isolatedPluginAt: counterPluginPath, workerOptions: options)
+            let plugin = machine.plugin
+            let actions: [PluginMachineAction] = try compiledActions.map { action in
+                switch action {
+                case .increment: .perform(try plugin.action("increment", []))
+                case .decrement: .perform(try plugin.action("decrement", []))
+                case let .add(amount): .perform(try plugin.action("add", [.int(amount)]))
+                }
+            }
+            let actomaton = machine.actomaton
+            benchmark.startMeasurement()
+            for index in benchmark.scaledIterations {
+                await actomaton.send(actions[index & actionMask])
+            }
+            benchmark.stopMeasurement()
+            blackHole(try await machine.describe())
+        }
     }
 
     Benchmark("plugin-load: C counter plugin, load and create a machine", configuration: perLoad) { benchmark in
