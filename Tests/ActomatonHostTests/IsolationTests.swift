@@ -48,7 +48,7 @@ struct IsolationTests {
         let hostile = try hostile(options(timeout: .milliseconds(300)))
         try await hostile.send("set", [.int(3)])
         let error = await #expect(throws: PluginCallError.self) { try await hostile.send("spin") }
-        #expect(error?.description == "plugin hostile: 'spin' failed: the plugin did not answer within 0.3 seconds and was killed; restarted from its last state")
+        #expect(error?.description == "plugin hostile: 'spin' failed: the plugin did not answer within 300ms and was killed; restarted from its last state")
         #expect(try await hostile.describe() == #"{"value":3}"#)
     }
 

@@ -199,7 +199,7 @@ final class IsolatedInstance: @unchecked Sendable {
         restarts.append(now)
         restarts.removeAll { $0.duration(to: now) > options.restartWindow }
         if restarts.count > options.maxRestarts {
-            let why = "it failed \(restarts.count) times within \(options.restartWindow)"
+            let why = "it failed \(restarts.count) times within \(seconds(options.restartWindow))"
             stoppedBecause = why
             return "stopped, \(why)"
         }
@@ -270,7 +270,7 @@ final class IsolatedInstance: @unchecked Sendable {
             return worker?.stop() ?? "closed its connection"
         case .timedOut:
             _ = worker?.stop()
-            return "did not answer within \(timeout) and was killed"
+            return "did not answer within \(seconds(timeout)) and was killed"
         case let .violation(violation):
             _ = worker?.stop()
             return "broke the worker protocol (\(violation)) and was killed"
