@@ -79,8 +79,11 @@ let package = Package(
         .target(name: "CProcessControl"),
         // Loads plugins and runs each on an Actomaton, in-process or in a worker process.
         .target(name: "ActomatonHost", dependencies: ["Actomaton", "ActomatonPluginABI", "ActomatonFFI", "CProcessControl"]),
+        // The command line's input: lines (text and JSON) read with limits and back-pressure, and the session running them.
+        .target(name: "HostCommandLine", dependencies: ["ActomatonHost"]),
         .executableTarget(name: "actomaton-host", dependencies: [
             "ActomatonHost",
+            "HostCommandLine",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // The example plugins: three in Swift on the kit, one in plain C.
@@ -120,8 +123,10 @@ let package = Package(
         .testTarget(name: "ActomatonPluginKitTests", dependencies: ["ActomatonPluginKit", "ActomatonPluginABI"]),
         .testTarget(name: "ActomatonHostTests", dependencies: [
             "ActomatonHost",
+            "HostCommandLine",
             .product(name: "Clocks", package: "swift-clocks"),
         ]),
+        .testTarget(name: "HostCommandLineTests", dependencies: ["HostCommandLine", "ActomatonHost"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,6 @@
 import ActomatonHost
 import ArgumentParser
+import HostCommandLine
 import Foundation
 import Synchronization
 
@@ -188,9 +189,9 @@ struct Run: AsyncParsableCommand {
         emit("loaded plugin \(machine.name) \(machine.plugin.manifest.version) from \(plugin)")
         let session = HostSession(host: host, defaultPlugin: machine.name, clock: ContinuousClock(), output: { emit($0) })
         var failed = false
-        for try await (number, line) in try lines(from: script) {
+        for await line in try lines(from: script) {
             do {
-                try await session.handle(line, at: "\(script ?? "<stdin>"):\(number)")
+                try await session.handle(line, from: script ?? "<stdin>")
             } catch {
                 printError(error)
                 failed = true
@@ -242,10 +243,10 @@ struct Serve: AsyncParsableCommand {
                 for event in await host.scan(directory: directory) { report(event) }
             }
         }
-        for try await (number, line) in try lines(from: script) {
+        for await line in try lines(from: script) {
             for event in await host.scan(directory: directory) { report(event) }
             do {
-                try await session.handle(line, at: "\(script ?? "<stdin>"):\(number)")
+                try await session.handle(line, from: script ?? "<stdin>")
             } catch {
                 printError(error)
             }
@@ -326,48 +327,14 @@ func orExitAsync<T>(_ body: () async throws(PluginLoadError) -> T) async throws 
     }
 }
 
-/// The lines of `path` (or of standard input), numbered from 1, read on a thread of their own
-/// so a blocking read never holds up the machines.
-func lines(from path: String?) throws -> AsyncStream<(Int, String)> {
-    let file: UnsafeMutablePointer<FILE>
-    if let path {
-        guard let opened = fopen(path, "r") else {
-            printError(Message("\(path): cannot open the script: \(String(cString: strerror(errno)))"))
-            throw ExitCode.failure
-        }
-        file = opened
-    } else {
-        file = fdopen(0, "r")
-    }
-    let handle = UncheckedFile(file: file)
-    return AsyncStream { continuation in
-        let thread = Thread {
-            var number = 0
-            var line: UnsafeMutablePointer<CChar>?
-            var capacity = 0
-            while getline(&line, &capacity, handle.file) >= 0 {
-                number += 1
-                var text = String(cString: line!)
-                while text.hasSuffix("\n") || text.hasSuffix("\r") { text.removeLast() }
-                continuation.yield((number, text))
-            }
-            free(line)
-            continuation.finish()
-        }
-        thread.start()
-    }
-}
-
-/// A `FILE *` read by one thread only.
-struct UncheckedFile: @unchecked Sendable {
-    let file: UnsafeMutablePointer<FILE>
-}
-
-/// An error that is just its message.
-struct Message: Error, CustomStringConvertible {
-    let description: String
-
-    init(_ description: String) {
-        self.description = description
+/// The lines of `path` (or of standard input), read with limits and back-pressure
+/// (``InputLineReader``); a script that cannot be opened, or is a directory, ends the command.
+func lines(from path: String?) throws -> InputLineReader {
+    guard let path else { return InputLineReader() }
+    do {
+        return try InputLineReader(path: path)
+    } catch {
+        printError(error)
+        throw ExitCode.failure
     }
 }

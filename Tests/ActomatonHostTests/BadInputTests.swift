@@ -1,4 +1,5 @@
 @testable import ActomatonHost
+import HostCommandLine
 import Foundation
 import Testing
 
@@ -196,7 +197,7 @@ struct BadInputTests {
             ("counter add 99999999999999999999", "demo.txt:4: argument 1, 99999999999999999999, is out of range of every integer type"),
             (#"counter add "5"#, "demo.txt:5: argument 1: the string has no closing quote"),
             (#"{"plugin": "counter", "action": "add", "args": {"amount": "x"}}"#, #"demo.txt:6: argument 1 (amount) of 'add' must be an int64, got the string "x""#),
-            (#"{"plugin": "counter", "action": "add", "args": [1}"#, "demo.txt:7: not a JSON object: "),
+            (#"{"plugin": "counter", "action": "add", "args": [1}"#, "demo.txt:7: not valid JSON: expected ',' or ']', found '}' (column 50)"),
             (":wait 3", "demo.txt:8: unknown directive \":wait 3\" (known: `:sleep SECONDS`, `:idle`, `:state`)"),
             ("counter add 9223372036854775807", "demo.txt:9: 'add 9223372036854775807' failed: adding that amount would overflow the counter"),
         ]

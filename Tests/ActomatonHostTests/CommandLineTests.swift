@@ -13,6 +13,11 @@ struct CommandLineTests {
 
     /// Runs `actomaton-host arguments` with `input` on standard input.
     private func host(_ arguments: [String], input: String) throws -> Outcome {
+        try host(arguments, bytes: Array(input.utf8))
+    }
+
+    /// Runs `actomaton-host arguments` with `bytes` on standard input.
+    private func host(_ arguments: [String], bytes input: [UInt8]) throws -> Outcome {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "\(pluginDirectory)/actomaton-host")
         process.arguments = arguments
@@ -24,7 +29,7 @@ struct CommandLineTests {
         process.standardOutput = stdout
         process.standardError = stderr
         try process.run()
-        stdin.fileHandleForWriting.write(Data(input.utf8))
+        stdin.fileHandleForWriting.write(Data(input))
         try stdin.fileHandleForWriting.close()
         let output = stdout.fileHandleForReading.readDataToEndOfFile()
         let errors = stderr.fileHandleForReading.readDataToEndOfFile()
@@ -48,10 +53,17 @@ struct CommandLineTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try install(plugin("ActomatonHostTestFixtures"), at: directory + "/hostile.so")
         for _ in 0..<3 {
-            let serve = try host(["serve", "--plugins", directory, "--entry-symbol", "fixture_hostile_entry"], input: "hostile crash\n")
+            let serve = try host(["serve", "--isolation", "none", "--plugins", directory, "--entry-symbol", "fixture_hostile_entry"],
+                                 input: "hostile crash\n")
             #expect(serve.signalled && serve.status == SIGSEGV, "status \(serve.status)")
             #expect(serve.errors.hasSuffix("error: actomaton-host crashed (SIGSEGV, a bad memory access), and every plugin's machine with it\n"))
         }
+        // By default `serve` isolates plugins: the crash costs one action, not the host.
+        let isolated = try host(["serve", "--plugins", directory, "--entry-symbol", "fixture_hostile_entry"],
+                                input: "hostile set 3\nhostile crash\n:state\n")
+        #expect(isolated.status == 0 && !isolated.signalled)
+        #expect(isolated.errors == "error: <stdin>:2: 'crash' failed: the plugin crashed (SIGSEGV); restarted from its last state\n")
+        #expect(isolated.output.hasSuffix("hostile: {\"value\":3}\n"))
     }
 
     @Test func aCutOffLoopIsAnErrorAndAFailedRun() throws {
@@ -95,5 +107,59 @@ struct CommandLineTests {
         #expect(ended.hasPrefix(#"csv: end => {"errors":[],"records":[["aaa"#))
         #expect(ended.hasSuffix("more bytes; `:state` prints it whole)"))
         #expect(ended.utf8.count < 4096 + 100)
+    }
+
+    private var counterArguments: [String] { ["run", "\(pluginDirectory)/libCounterPlugin.so", "--print", "summary"] }
+
+    /// A CRLF script with a byte order mark runs like its LF twin: every line, every directive.
+    @Test func crlfScriptsWithAByteOrderMarkRun() throws {
+        let script = "\u{FEFF}add 2\r\n# a comment\r\n:state\r\n{\"action\": \"add\", \"args\": [3]}\r\n:idle\r\n:state\r\n"
+        let run = try host(counterArguments, input: script)
+        #expect(run.status == 0 && run.errors == "", "\(run.errors)")
+        #expect(run.output.split(separator: "\n").dropFirst() == [
+            "counter: add 2", #"counter: {"count":2}"#, "counter: add 3", #"counter: {"count":5}"#,
+        ])
+    }
+
+    /// A NUL is never cut silently: the line fails, and is not run as its first part.
+    @Test func nulBytesFailTheirLine() throws {
+        let bytes = Array("add 1".utf8) + [0] + Array("junk\nlogin".utf8) + [0x0A] + Array(":state\n".utf8)
+        let run = try host(counterArguments + ["--keep-going"], bytes: bytes)
+        #expect(run.status == 1)
+        #expect(run.errors.hasPrefix("error: <stdin>:1: the line holds a NUL character (column 6); NUL cannot be sent\n"))
+        #expect(run.output.hasSuffix(#"counter: {"count":0}"# + "\n"))
+    }
+
+    @Test func invalidUTF8FailsItsLine() throws {
+        let run = try host(counterArguments, bytes: Array("add 1\nadd \u{FF}".utf8.dropLast(2)) + [0xFF, 0x0A])
+        #expect(run.status == 1)
+        #expect(run.errors == "error: <stdin>:2: the line is not valid UTF-8 (a bad byte at column 5)\n")
+    }
+
+    /// JSON nested a million levels deep costs nothing: refused at level 65.
+    @Test func deeplyNestedJSONIsRefusedAtOnce() throws {
+        let line = #"{"action": "add", "args": "# + String(repeating: "[", count: 1 << 19) + "\n"
+        let started = ContinuousClock.now
+        let run = try host(counterArguments, input: line)
+        #expect(run.errors == "error: <stdin>:1: not valid JSON: arrays and objects are nested deeper than 64 levels (column 90)\n")
+        #expect(ContinuousClock.now - started < .seconds(10))
+    }
+
+    @Test func aLineOverTheLimitIsSkippedAndReported() throws {
+        let long = "add " + String(repeating: "1", count: 1 << 20) + "\n"
+        let run = try host(counterArguments + ["--keep-going"], input: long + "add 4\n:state\n")
+        #expect(run.status == 1)
+        #expect(run.errors == "error: <stdin>:1: the line is longer than 1048576 bytes; it was skipped\n")
+        #expect(run.output.hasSuffix(#"counter: {"count":4}"# + "\n"))
+    }
+
+    @Test func aScriptThatIsADirectoryIsAnError() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        for command in [counterArguments, ["serve", "--plugins", directory]] {
+            let run = try host(command + ["--script", directory], input: "")
+            #expect(run.status == 1)
+            #expect(run.errors.hasSuffix("error: \(directory): cannot read the script: it is a directory, not a file of input lines\n"))
+        }
     }
 }

@@ -1,4 +1,5 @@
 @testable import ActomatonHost
+import HostCommandLine
 import Clocks
 import Foundation
 import Testing
@@ -83,33 +84,8 @@ struct ServeTests {
     }
 }
 
-@Suite("Input lines")
-struct InputLineTests {
-    @Test func textForm() throws {
-        #expect(try InputLine.parse(#"  login "alice"  "#, namesPlugin: false) == .action(plugin: nil, name: "login", arguments: .positional([.string("alice")])))
-        #expect(try InputLine.parse(#"add_later -3 2.5 true "a \"b\"\n" 18446744073709551615"#, namesPlugin: false)
-            == .action(plugin: nil, name: "add_later", arguments: .positional([.int(-3), .float(2.5), .bool(true), .string("a \"b\"\n"), .uint(.max)])))
-        #expect(try InputLine.parse("counter add 5", namesPlugin: true) == .action(plugin: "counter", name: "add", arguments: .positional([.int(5)])))
-        #expect(try InputLine.parse("counter.add 5", namesPlugin: true) == .action(plugin: "counter", name: "add", arguments: .positional([.int(5)])))
-        #expect(try InputLine.parse("# a comment", namesPlugin: false) == .skip)
-        #expect(try InputLine.parse("", namesPlugin: false) == .skip)
-        #expect(try InputLine.parse(":sleep 1.5", namesPlugin: false) == .sleep(.milliseconds(1500)))
-        #expect(try InputLine.parse(":idle", namesPlugin: false) == .idle)
-    }
-
-    @Test func jsonForm() throws {
-        #expect(try InputLine.parse(#"{"action": "place", "args": [1, 2]}"#, namesPlugin: false)
-            == .action(plugin: nil, name: "place", arguments: .positional([.int(1), .int(2)])))
-        #expect(try InputLine.parse(#"{"plugin": "t", "action": "place", "args": {"row": 1, "column": 2.5}}"#, namesPlugin: true)
-            == .action(plugin: "t", name: "place", arguments: .named(["row": .int(1), "column": .float(2.5)])))
-        #expect(throws: InputLineError.syntax(#"the JSON line has no "plugin" string"#)) {
-            try InputLine.parse(#"{"action": "add"}"#, namesPlugin: true)
-        }
-        #expect(throws: InputLineError.syntax(#"unknown JSON key "arguments" (known: "plugin", "action", "args")"#)) {
-            try InputLine.parse(#"{"action": "add", "arguments": [1]}"#, namesPlugin: false)
-        }
-    }
-
+@Suite("Input lines: named arguments")
+struct NamedArgumentTests {
     @Test func namedArgumentsFollowTheParameters() async throws {
         let host = PluginHost()
         try await host.load(path: plugin("TicTacToePlugin"))

@@ -1,4 +1,5 @@
 @testable import ActomatonHost
+import HostCommandLine
 import Clocks
 import Synchronization
 import Foundation

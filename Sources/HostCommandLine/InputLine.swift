@@ -1,4 +1,4 @@
-import Foundation
+import ActomatonHost
 
 /// One line of input to `actomaton-host run` or `serve`, parsed.
 ///
@@ -15,6 +15,9 @@ import Foundation
 /// `\"`, `\\`, `\n`, `\t` escapes) are the argument forms. Blank lines and lines starting
 /// with `#` are skipped; lines starting with `:` are directives (`:sleep 1.5`, `:idle`,
 /// `:state`).
+///
+/// A line holds at most ``maxLength`` bytes of UTF-8 without NUL characters, and JSON nests at
+/// most ``JSONParser/maxDepth`` levels: everything past a limit is an ``InputLineError``.
 public enum InputLine: Sendable, Hashable {
     /// Nothing to do: blank, or a comment.
     case skip
@@ -35,10 +38,17 @@ public enum InputLine: Sendable, Hashable {
         case named([String: PluginValue])
     }
 
+    /// The longest line read, in bytes (1 MiB), line break excluded.
+    public static let maxLength = 1 << 20
+
     /// Parses `line`; `namesPlugin` when the text form starts with a plugin name (`serve`).
-    /// Throws a ``PluginError/Reason/syntax(_:)`` reason saying what cannot be read.
+    /// Throws an ``InputLineError`` saying what cannot be read.
     public static func parse(_ line: String, namesPlugin: Bool) throws(InputLineError) -> InputLine {
-        let text = line.trimmingCharacters(in: .whitespaces)
+        guard line.utf8.count <= maxLength else { throw .tooLong(limit: maxLength) }
+        if let offset = line.utf8.firstIndex(of: 0) {
+            throw .nulCharacter(offset: line.utf8.distance(from: line.utf8.startIndex, to: offset))
+        }
+        let text = trimmed(line)
         if text.isEmpty || text.hasPrefix("#") { return .skip }
         if text.hasPrefix(":") { return try directive(text) }
         if text.hasPrefix("{") { return try json(text, namesPlugin: namesPlugin) }
@@ -65,7 +75,7 @@ public enum InputLine: Sendable, Hashable {
     }
 
     private static func directive(_ text: String) throws(InputLineError) -> InputLine {
-        let parts = text.dropFirst().split(separator: " ", omittingEmptySubsequences: true)
+        let parts = text.dropFirst().split(whereSeparator: { $0 == " " || $0 == "\t" })
         switch parts.first {
         case "sleep":
             guard parts.count == 2, let seconds = Double(parts[1]), seconds >= 0, seconds < 86_400 else {
@@ -82,36 +92,67 @@ public enum InputLine: Sendable, Hashable {
     }
 
     private static func json(_ text: String, namesPlugin: Bool) throws(InputLineError) -> InputLine {
-        let object: [String: JSONValue]
+        let members: [(key: String, value: JSONValue)]
         do {
-            object = try JSONDecoder().decode([String: JSONValue].self, from: Data(text.utf8))
+            guard case let .object(object) = try JSONParser.parse(text) else {
+                throw InputLineError.jsonShape("a JSON line must be an object, as in {\"action\": \"add\", \"args\": [5]}")
+            }
+            members = object
+        } catch let error as JSONParser.Error {
+            throw .json(error)
         } catch {
-            throw .syntax("not a JSON object: \(jsonMessage(error))")
+            throw error as! InputLineError
         }
-        for key in object.keys where !["plugin", "action", "args"].contains(key) {
-            throw .syntax("unknown JSON key \(quoted(key)) (known: \"plugin\", \"action\", \"args\")")
+        var object: [String: JSONValue] = [:]
+        for (key, value) in members {
+            guard ["plugin", "action", "args"].contains(key) else {
+                throw .jsonShape("unknown JSON key \(quoted(key)) (known: \"plugin\", \"action\", \"args\")")
+            }
+            object[key] = value
         }
-        guard case let .string(name)? = object["action"] else { throw .syntax("the JSON line has no \"action\" string") }
+        guard case let .string(name)? = object["action"] else { throw .jsonShape("the JSON line has no \"action\" string") }
         var plugin: String?
         switch object["plugin"] {
-        case nil: if namesPlugin { throw .syntax("the JSON line has no \"plugin\" string") }
+        case nil: if namesPlugin { throw .jsonShape("the JSON line has no \"plugin\" string") }
         case let .string(name)?: plugin = name
-        default: throw .syntax("\"plugin\" must be a string")
+        default: throw .jsonShape("\"plugin\" must be a string")
         }
         switch object["args"] {
         case nil:
             return .action(plugin: plugin, name: name, arguments: .positional([]))
         case let .array(values)?:
-            return .action(plugin: plugin, name: name, arguments: .positional(try values.enumerated().map { position, value throws(InputLineError) in
-                try value.pluginValue(what: "argument \(position + 1)")
-            }))
+            var positional: [PluginValue] = []
+            for (position, value) in values.enumerated() {
+                positional.append(try pluginValue(value, what: "argument \(position + 1)"))
+            }
+            return .action(plugin: plugin, name: name, arguments: .positional(positional))
         case let .object(values)?:
             var named: [String: PluginValue] = [:]
-            for (key, value) in values { named[key] = try value.pluginValue(what: "argument \(quoted(key))") }
+            for (key, value) in values { named[key] = try pluginValue(value, what: "argument \(quoted(key))") }
             return .action(plugin: plugin, name: name, arguments: .named(named))
         default:
-            throw .syntax("\"args\" must be an array or an object")
+            throw .jsonShape("\"args\" must be an array or an object")
         }
+    }
+
+    /// An argument from JSON: a number, a boolean or a string.
+    private static func pluginValue(_ value: JSONValue, what: String) throws(InputLineError) -> PluginValue {
+        switch value {
+        case let .bool(value): return .bool(value)
+        case let .int(value): return .int(value)
+        case let .uint(value): return .uint(value)
+        case let .float(value): return .float(value)
+        case let .string(value): return .string(value)
+        case .null, .array, .object: throw .jsonShape("\(what) must be a number, a boolean or a string, not \(value.kind)")
+        }
+    }
+
+    /// `text` without the spaces and tabs around it.
+    private static func trimmed(_ text: String) -> String {
+        let scalars = text.unicodeScalars
+        guard let first = scalars.firstIndex(where: { $0 != " " && $0 != "\t" }),
+              let last = scalars.lastIndex(where: { $0 != " " && $0 != "\t" }) else { return "" }
+        return String(scalars[first...last])
     }
 }
 
@@ -191,39 +232,7 @@ private struct Scanner {
     }
 }
 
-/// A JSON value, as far as input lines need one.
-private enum JSONValue: Decodable {
-    case bool(Bool), int(Int64), uint(UInt64), float(Double), string(String)
-    case array([JSONValue]), object([String: JSONValue]), null
-
-    init(from decoder: Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() { self = .null }
-        else if let value = try? container.decode(Bool.self) { self = .bool(value) }
-        else if let value = try? container.decode(Int64.self) { self = .int(value) }
-        else if let value = try? container.decode(UInt64.self) { self = .uint(value) }
-        else if let value = try? container.decode(Double.self) { self = .float(value) }
-        else if let value = try? container.decode(String.self) { self = .string(value) }
-        else if let value = try? container.decode([JSONValue].self) { self = .array(value) }
-        else { self = .object(try container.decode([String: JSONValue].self)) }
-    }
-
-    func pluginValue(what: String) throws(InputLineError) -> PluginValue {
-        switch self {
-        case let .bool(value): return .bool(value)
-        case let .int(value): return .int(value)
-        case let .uint(value): return .uint(value)
-        case let .float(value): return .float(value)
-        case let .string(value): return .string(value)
-        case .null: throw .syntax("\(what) is null")
-        case .array, .object: throw .syntax("\(what) must be a number, a boolean or a string")
-        }
-    }
-}
-
-private func jsonMessage(_ error: Error) -> String {
-    if case let DecodingError.dataCorrupted(context) = error {
-        return (context.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String ?? context.debugDescription
-    }
-    return "\(error)"
+/// `text` in double quotes, escaped as an input line writes a string.
+func quoted(_ text: String) -> String {
+    PluginValue.string(text).description
 }

@@ -1,3 +1,5 @@
+import ActomatonHost
+
 /// Why one input line of `actomaton-host run` or `serve` failed: the line could not be read,
 /// it named no loaded plugin, or the plugin's machine refused the action.
 ///

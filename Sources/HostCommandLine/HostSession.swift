@@ -1,3 +1,5 @@
+import ActomatonHost
+
 /// Runs input lines against a ``PluginHost``: what `actomaton-host run` and `serve` do with
 /// each line of a script or of standard input.
 ///
@@ -24,6 +26,16 @@ public struct HostSession: Sendable {
         self.defaultPlugin = defaultPlugin
         self.clock = clock
         self.output = output
+    }
+
+    /// Runs one line from an ``InputLineReader``; `source` names the input in errors
+    /// (`script.txt`, `<stdin>`), with the line's number.
+    public func handle(_ line: InputLineReader.Line, from source: String) async throws(HostLineError) {
+        let location = "\(source):\(line.number)"
+        switch line.text {
+        case let .success(text): try await handle(text, at: location)
+        case let .failure(error): throw HostLineError(.input(error), at: location)
+        }
     }
 
     /// Runs one input line; `location` names it in errors (`script.txt:3`).

@@ -1,0 +1,81 @@
+import ActomatonHost
+import HostCommandLine
+import Testing
+
+@Suite("Input lines: the text and JSON forms, and their limits")
+struct InputLineTests {
+    @Test func textForm() throws {
+        #expect(try InputLine.parse(#"  login "alice"  "#, namesPlugin: false) == .action(plugin: nil, name: "login", arguments: .positional([.string("alice")])))
+        #expect(try InputLine.parse(#"add_later -3 2.5 true "a \"b\"\n" 18446744073709551615"#, namesPlugin: false)
+            == .action(plugin: nil, name: "add_later", arguments: .positional([.int(-3), .float(2.5), .bool(true), .string("a \"b\"\n"), .uint(.max)])))
+        #expect(try InputLine.parse("counter add 5", namesPlugin: true) == .action(plugin: "counter", name: "add", arguments: .positional([.int(5)])))
+        #expect(try InputLine.parse("counter.add 5", namesPlugin: true) == .action(plugin: "counter", name: "add", arguments: .positional([.int(5)])))
+        #expect(try InputLine.parse("\tcounter\tadd\t5\t", namesPlugin: true) == .action(plugin: "counter", name: "add", arguments: .positional([.int(5)])))
+        #expect(try InputLine.parse("# a comment", namesPlugin: false) == .skip)
+        #expect(try InputLine.parse("", namesPlugin: false) == .skip)
+        #expect(try InputLine.parse(" \t ", namesPlugin: false) == .skip)
+        #expect(try InputLine.parse(":sleep 1.5", namesPlugin: false) == .sleep(.milliseconds(1500)))
+        #expect(try InputLine.parse(":sleep\t2", namesPlugin: false) == .sleep(.seconds(2)))
+        #expect(try InputLine.parse(":idle", namesPlugin: false) == .idle)
+        #expect(try InputLine.parse(":state", namesPlugin: false) == .state)
+    }
+
+    @Test func jsonForm() throws {
+        #expect(try InputLine.parse(#"{"action": "place", "args": [1, 2]}"#, namesPlugin: false)
+            == .action(plugin: nil, name: "place", arguments: .positional([.int(1), .int(2)])))
+        #expect(try InputLine.parse(#"{"plugin": "t", "action": "place", "args": {"row": 1, "column": 2.5}}"#, namesPlugin: true)
+            == .action(plugin: "t", name: "place", arguments: .named(["row": .int(1), "column": .float(2.5)])))
+        #expect(try InputLine.parse(#"{"action": "login", "args": ["caf\u00e9 \ud83d\ude00", 18446744073709551615, -9223372036854775808, false]}"#, namesPlugin: false)
+            == .action(plugin: nil, name: "login", arguments: .positional([.string("café 😀"), .uint(.max), .int(.min), .bool(false)])))
+        #expect(throws: InputLineError.jsonShape(#"the JSON line has no "plugin" string"#)) {
+            try InputLine.parse(#"{"action": "add"}"#, namesPlugin: true)
+        }
+        #expect(throws: InputLineError.jsonShape(#"unknown JSON key "arguments" (known: "plugin", "action", "args")"#)) {
+            try InputLine.parse(#"{"action": "add", "arguments": [1]}"#, namesPlugin: false)
+        }
+        #expect(throws: InputLineError.jsonShape(#"argument 1 must be a number, a boolean or a string, not an array"#)) {
+            try InputLine.parse(#"{"action": "add", "args": [[1]]}"#, namesPlugin: false)
+        }
+        #expect(throws: InputLineError.jsonShape(#"argument "x" must be a number, a boolean or a string, not null"#)) {
+            try InputLine.parse(#"{"action": "add", "args": {"x": null}}"#, namesPlugin: false)
+        }
+    }
+
+    /// An out-of-range JSON number says so, instead of a decoder's "expected Dictionary" message.
+    @Test func jsonNumberOutOfRange() {
+        let error = #expect(throws: InputLineError.self) {
+            try InputLine.parse(#"{"action": "add", "args": [99999999999999999999]}"#, namesPlugin: false)
+        }
+        #expect(error?.description == "not valid JSON: the number 99999999999999999999 is out of range (integers from -9223372036854775808 to 18446744073709551615, decimals within ±1.8e308) (column 28)")
+        #expect(throws: InputLineError.json(.init(reason: .numberOutOfRange("1e400"), offset: 27))) {
+            try InputLine.parse(#"{"action": "add", "args": [1e400]}"#, namesPlugin: false)
+        }
+    }
+
+    /// A NUL anywhere in a line is refused: it would cut a C string short.
+    @Test func nulCharactersAreRefused() {
+        #expect(throws: InputLineError.nulCharacter(offset: 5)) { try InputLine.parse("add 1\0junk", namesPlugin: false) }
+        #expect(throws: InputLineError.nulCharacter(offset: 10)) { try InputLine.parse("login \"bob\0mallory\"", namesPlugin: false) }
+    }
+
+    @Test func lengthLimit() throws {
+        let padding = String(repeating: " ", count: InputLine.maxLength - "add 1".utf8.count)
+        #expect(try InputLine.parse("add 1" + padding, namesPlugin: false) == .action(plugin: nil, name: "add", arguments: .positional([.int(1)])))
+        #expect(throws: InputLineError.tooLong(limit: InputLine.maxLength)) { try InputLine.parse("add 1 " + padding, namesPlugin: false) }
+    }
+
+    @Test func messagesAreOneLineEach() {
+        let errors: [InputLineError] = [
+            .tooLong(limit: 1 << 20), .invalidUTF8(offset: 3), .nulCharacter(offset: 0), .syntax("x"),
+            .json(.init(reason: .trailingComma, offset: 4)), .jsonShape("y"),
+        ]
+        #expect(errors.map(\.description) == [
+            "the line is longer than 1048576 bytes; it was skipped",
+            "the line is not valid UTF-8 (a bad byte at column 4)",
+            "the line holds a NUL character (column 1); NUL cannot be sent",
+            "x",
+            "not valid JSON: a comma before the closing bracket (column 5)",
+            "y",
+        ])
+    }
+}
