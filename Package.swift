@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "ActomatonTesting", targets: ["ActomatonTesting"]),
         // Plugin host products:
         .library(name: "ActomatonPluginKit", targets: ["ActomatonPluginKit"]),
+        .library(name: "ActomatonPluginContract", targets: ["ActomatonPluginContract"]),
         .library(name: "ActomatonHost", targets: ["ActomatonHost"]),
         .executable(name: "actomaton-host", targets: ["actomaton-host"]),
         // The example plugins, each a shared library for `actomaton-host` (`make plugins`).
@@ -73,14 +74,19 @@ let package = Package(
         .target(name: "ActomatonFFI", dependencies: ["CFFI"]),
         // The plugin contract: a C header (and its one helper).
         .target(name: "ActomatonPluginABI"),
+        // The contract in Swift, for the host and the kit alike: value types and their C and libffi
+        // types, queue policies, bounded C strings, the manifest and its validation.
+        .target(name: "ActomatonPluginContract", dependencies: ["ActomatonPluginABI", "CFFI"]),
         // Exports a core reducer as a plugin.
-        .target(name: "ActomatonPluginKit", dependencies: ["ActomatonCore", "ActomatonPluginABI", "ActomatonFFI"]),
+        .target(name: "ActomatonPluginKit", dependencies: ["ActomatonCore", "ActomatonPluginABI", "ActomatonPluginContract", "ActomatonFFI"]),
         // prctl and posix_spawn for plugin workers, behind their own shim module.
         .target(name: "CProcessControl"),
         // Loads plugins and runs each on an Actomaton, in-process or in a worker process.
-        .target(name: "ActomatonHost", dependencies: ["Actomaton", "ActomatonPluginABI", "ActomatonFFI", "CProcessControl"]),
+        .target(name: "ActomatonHost", dependencies: [
+            "Actomaton", "ActomatonPluginABI", "ActomatonPluginContract", "ActomatonFFI", "CProcessControl",
+        ]),
         // The command line's input: lines (text and JSON) read with limits and back-pressure, and the session running them.
-        .target(name: "HostCommandLine", dependencies: ["ActomatonHost"]),
+        .target(name: "HostCommandLine", dependencies: ["ActomatonHost", "ActomatonPluginContract"]),
         .executableTarget(name: "actomaton-host", dependencies: [
             "ActomatonHost",
             "HostCommandLine",
@@ -126,7 +132,8 @@ let package = Package(
             "HostCommandLine",
             .product(name: "Clocks", package: "swift-clocks"),
         ]),
-        .testTarget(name: "HostCommandLineTests", dependencies: ["HostCommandLine", "ActomatonHost"]),
+        .testTarget(name: "HostCommandLineTests", dependencies: ["HostCommandLine", "ActomatonPluginContract"]),
+        .testTarget(name: "ActomatonPluginContractTests", dependencies: ["ActomatonPluginContract", "ActomatonPluginABI"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,4 +1,5 @@
 import ActomatonPluginABI
+import ActomatonPluginContract
 
 /// A Swift type an exported action's parameter can have; each maps to one C type of the
 /// plugin contract.
@@ -102,24 +103,12 @@ func contractValue(_ value: Any, type: actomaton_type, strings: inout [UnsafeMut
         guard let b = value as? Bool else { return nil }
         result.as.b = b
     case ACTOMATON_TYPE_INT8, ACTOMATON_TYPE_INT16, ACTOMATON_TYPE_INT32, ACTOMATON_TYPE_INT64:
-        guard let integer = value as? any BinaryInteger, let n = Int64(exactly: integer) else { return nil }
-        let bits: Int64 = switch type {
-        case ACTOMATON_TYPE_INT8: 8
-        case ACTOMATON_TYPE_INT16: 16
-        case ACTOMATON_TYPE_INT32: 32
-        default: 64
-        }
-        if bits < 64 { guard n >= -(1 << (bits - 1)), n < (1 << (bits - 1)) else { return nil } }
+        guard let integer = value as? any BinaryInteger, let n = Int64(exactly: integer),
+              PluginValueType(abiType: type)?.accepts(n) == true else { return nil }
         result.as.i = n
     case ACTOMATON_TYPE_UINT8, ACTOMATON_TYPE_UINT16, ACTOMATON_TYPE_UINT32, ACTOMATON_TYPE_UINT64:
-        guard let integer = value as? any BinaryInteger, let n = UInt64(exactly: integer) else { return nil }
-        let max: UInt64 = switch type {
-        case ACTOMATON_TYPE_UINT8: UInt64(UInt8.max)
-        case ACTOMATON_TYPE_UINT16: UInt64(UInt16.max)
-        case ACTOMATON_TYPE_UINT32: UInt64(UInt32.max)
-        default: UInt64.max
-        }
-        guard n <= max else { return nil }
+        guard let integer = value as? any BinaryInteger, let n = UInt64(exactly: integer),
+              PluginValueType(abiType: type)?.accepts(n) == true else { return nil }
         result.as.u = n
     case ACTOMATON_TYPE_FLOAT, ACTOMATON_TYPE_DOUBLE:
         if let x = value as? Double { result.as.f = x }

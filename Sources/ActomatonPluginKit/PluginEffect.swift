@@ -1,3 +1,4 @@
+import ActomatonPluginContract
 import ActomatonCore
 
 /// What a plugin's reducer asks the host to do next: the output type of a reducer exported
@@ -72,12 +73,7 @@ extension PluginEffect.Part: Sendable where Action: Sendable {}
 /// policy, as with the async layer's `EffectQueue`.
 public struct PluginQueue: Sendable, Hashable {
     /// How many of the queue's effects run at once, and what happens to the rest.
-    public enum Policy: Sendable, Hashable {
-        /// Runs the `maxCount` newest, cancelling the oldest running ones.
-        case runNewest(maxCount: Int)
-        /// Runs the `maxCount` oldest; new ones wait (`discardNew: false`) or are dropped.
-        case runOldest(maxCount: Int, discardNew: Bool)
-    }
+    public typealias Policy = PluginQueuePolicy
 
     /// The queue's name.
     public var name: String

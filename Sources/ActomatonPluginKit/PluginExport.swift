@@ -1,5 +1,6 @@
 import ActomatonCore
 import ActomatonPluginABI
+import ActomatonPluginContract
 import ActomatonFFI
 import CFFI
 #if canImport(FoundationEssentials)
@@ -120,7 +121,7 @@ where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action
 
         let table = UnsafeMutablePointer(mutating: raw.pointee.actions!)
         for (index, action) in actions.enumerated() {
-            let types: [UnsafeMutablePointer<ffi_type>] = [cffi_type_pointer()] + action.parameters.map { ffiType($0.type) }
+            let types: [UnsafeMutablePointer<ffi_type>] = [cffi_type_pointer()] + action.parameters.map { PluginValueType(abiType: $0.type)?.ffiType ?? cffi_type_pointer() }
             let entry = ActionEntry(export: self, index: index)
             guard let interface = CallInterface(returning: cffi_type_sint32(), arguments: types),
                   let closure = FFIClosure(interface: interface, trampoline: actionTrampoline,
@@ -350,15 +351,9 @@ func withOptions(id: String?, queue: PluginQueue?, _ body: (UnsafePointer<actoma
     var options = actomaton_effect_options()
     options.id = idCopy.map { UnsafePointer($0) }
     options.queue = queueCopy.map { UnsafePointer($0) }
-    switch queue?.policy {
-    case let .runNewest(maxCount)?:
-        options.policy = ACTOMATON_QUEUE_RUN_NEWEST
-        options.max_count = UInt32(clamping: maxCount)
-    case let .runOldest(maxCount, discardNew)?:
-        options.policy = discardNew ? ACTOMATON_QUEUE_RUN_OLDEST_DISCARD_NEW : ACTOMATON_QUEUE_RUN_OLDEST_SUSPEND_NEW
-        options.max_count = UInt32(clamping: maxCount)
-    case nil:
-        break
+    if let policy = queue?.policy {
+        options.policy = policy.abiPolicy
+        options.max_count = UInt32(clamping: policy.maxCount)
     }
     return body(&options)
 }
@@ -374,21 +369,4 @@ func caseNameAndPayload(_ action: Any) -> (String, [Any]) {
         return (label, payload.children.map(\.value))
     }
     return (label, [child.value])
-}
-
-/// libffi's descriptor of a contract type.
-func ffiType(_ type: actomaton_type) -> UnsafeMutablePointer<ffi_type> {
-    switch type {
-    case ACTOMATON_TYPE_BOOL, ACTOMATON_TYPE_UINT8: cffi_type_uint8()
-    case ACTOMATON_TYPE_INT8: cffi_type_sint8()
-    case ACTOMATON_TYPE_INT16: cffi_type_sint16()
-    case ACTOMATON_TYPE_INT32: cffi_type_sint32()
-    case ACTOMATON_TYPE_INT64: cffi_type_sint64()
-    case ACTOMATON_TYPE_UINT16: cffi_type_uint16()
-    case ACTOMATON_TYPE_UINT32: cffi_type_uint32()
-    case ACTOMATON_TYPE_UINT64: cffi_type_uint64()
-    case ACTOMATON_TYPE_FLOAT: cffi_type_float()
-    case ACTOMATON_TYPE_DOUBLE: cffi_type_double()
-    default: cffi_type_pointer()
-    }
 }

@@ -1,3 +1,4 @@
+import ActomatonPluginContract
 import ActomatonHost
 
 /// Runs input lines against a ``PluginHost``: what `actomaton-host run` and `serve` do with

@@ -1,3 +1,4 @@
+import ActomatonPluginContract
 import ActomatonHost
 
 /// One line of input to `actomaton-host run` or `serve`, parsed.

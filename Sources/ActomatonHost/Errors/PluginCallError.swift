@@ -1,3 +1,5 @@
+import ActomatonPluginContract
+
 /// Why an action, a snapshot, a restore or a description of one plugin's state failed.
 ///
 /// Its description is one line: `plugin counter: 'add 1 2' ...`. When an action fails, the

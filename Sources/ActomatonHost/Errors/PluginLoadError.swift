@@ -1,3 +1,5 @@
+import ActomatonPluginContract
+
 /// Why a plugin file could not be loaded or reloaded: the file, the library, its manifest, or
 /// its first state.
 ///
@@ -46,10 +48,8 @@ public struct PluginLoadError: Error, Sendable, Hashable, CustomStringConvertibl
         case missingEntrySymbol(String)
         /// The entry symbol returned `NULL`.
         case noManifest
-        /// The manifest was built for another ABI version.
-        case unsupportedABIVersion(found: UInt32, supported: UInt32)
-        /// The manifest breaks a rule of the contract.
-        case invalidManifest(String)
+        /// The manifest was built for another ABI version, or breaks a rule of the contract.
+        case manifest(PluginManifestError)
         /// libffi could not prepare a call or a closure.
         case libffi(String)
         /// The plugin's `create` returned `NULL`.
@@ -95,10 +95,8 @@ public struct PluginLoadError: Error, Sendable, Hashable, CustomStringConvertibl
                 return "no entry symbol `\(symbol)`: this shared library is not an Actomaton plugin"
             case .noManifest:
                 return "the plugin's entry symbol returned no manifest"
-            case let .unsupportedABIVersion(found, supported):
-                return "plugin ABI version \(found) is not supported (this host speaks \(supported))"
-            case let .invalidManifest(message):
-                return "invalid manifest: \(message)"
+            case let .manifest(error):
+                return error.description
             case let .libffi(message):
                 return "libffi: \(message)"
             case .stateCreationFailed:

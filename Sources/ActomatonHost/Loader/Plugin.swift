@@ -1,3 +1,4 @@
+import ActomatonPluginContract
 import ActomatonPluginABI
 import ActomatonFFI
 import CFFI

@@ -1,3 +1,4 @@
+import ActomatonPluginContract
 import ActomatonPluginABI
 import ActomatonFFI
 import CFFI
@@ -99,7 +100,7 @@ struct PluginLoader {
             try ManifestReader.checkABIVersion(UnsafeRawPointer(manifest))
             state = .manifestRead(manifest, library: library, identity: identity)
         } catch {
-            state = .failed(PluginLoadError(error, at: path))
+            state = .failed(PluginLoadError(.manifest(error), at: path))
         }
     }
 
@@ -109,7 +110,7 @@ struct PluginLoader {
         do {
             state = .validated(try ManifestReader.read(pointer), pointer, library: library, identity: identity)
         } catch {
-            state = .failed(PluginLoadError(error, at: path))
+            state = .failed(PluginLoadError(.manifest(error), at: path))
         }
     }
 

@@ -1,3 +1,4 @@
+import ActomatonPluginContract
 import ActomatonPluginABI
 import ActomatonFFI
 import CFFI
@@ -230,12 +231,8 @@ extension PluginInstance {
             guard let queue = readString(options.queue, limit: limit) else { throw HostRequestError("the queue name is longer than \(limit) bytes or not UTF-8") }
             guard options.max_count >= 1 else { throw HostRequestError("queue '\(queue)' has max_count 0; it must be at least 1") }
             let maxCount = Int(options.max_count)
-            let policy: PluginEffectOptions.Policy
-            switch options.policy {
-            case ACTOMATON_QUEUE_RUN_NEWEST: policy = .runNewest(maxCount: maxCount)
-            case ACTOMATON_QUEUE_RUN_OLDEST_SUSPEND_NEW: policy = .runOldest(maxCount: maxCount, discardNew: false)
-            case ACTOMATON_QUEUE_RUN_OLDEST_DISCARD_NEW: policy = .runOldest(maxCount: maxCount, discardNew: true)
-            default: throw HostRequestError("queue '\(queue)' has unknown policy \(options.policy)")
+            guard let policy = PluginQueuePolicy(abiPolicy: options.policy, maxCount: maxCount) else {
+                throw HostRequestError("queue '\(queue)' has unknown policy \(options.policy)")
             }
             result.queue = .init(name: queue, policy: policy)
         }
@@ -243,12 +240,9 @@ extension PluginInstance {
     }
 }
 
-/// A NUL-terminated UTF-8 string of at most `limit` bytes, or `nil`.
+/// A NUL-terminated UTF-8 string of at most `limit` bytes, or `nil` (for `NULL` too).
 private func readString(_ pointer: UnsafePointer<CChar>?, limit: Int) -> String? {
-    guard let pointer else { return nil }
-    let length = strnlen(pointer, limit + 1)
-    guard length <= limit else { return nil }
-    return String(validating: UnsafeRawBufferPointer(start: pointer, count: length), as: UTF8.self)
+    (try? CString.read(pointer, limit: limit)) ?? nil
 }
 
 /// A message (`fail`, `log`): at most ``PluginLimits/maxMessageBytes``, cut with a note past

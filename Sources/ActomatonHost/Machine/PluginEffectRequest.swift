@@ -1,14 +1,10 @@
 import ActomatonEffect
+import ActomatonPluginContract
 
 /// The ID and queue a plugin gave a delayed or repeating action.
 public struct PluginEffectOptions: Sendable, Hashable {
     /// A queue's policy (`ACTOMATON_QUEUE_*`).
-    public enum Policy: Sendable, Hashable {
-        /// `.runNewest(maxCount:)`.
-        case runNewest(maxCount: Int)
-        /// `.runOldest(maxCount:, .discardNew)` or `.suspendNew`.
-        case runOldest(maxCount: Int, discardNew: Bool)
-    }
+    public typealias Policy = PluginQueuePolicy
 
     /// A named queue and its policy.
     public struct Queue: Sendable, Hashable {

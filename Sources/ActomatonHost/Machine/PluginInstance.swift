@@ -1,3 +1,4 @@
+import ActomatonPluginContract
 import ActomatonPluginABI
 import ActomatonFFI
 import CFFI
@@ -78,7 +79,7 @@ public final class PluginInstance: @unchecked Sendable {
         self.plugin = plugin
         let name = plugin.name
         guard let functions = plugin.functions else {
-            throw PluginLoadError(.invalidManifest("the plugin runs in a worker process, not in this one"), at: plugin.path)
+            throw PluginLoadError(.manifest(.invalid("the plugin runs in a worker process, not in this one")), at: plugin.path)
         }
         self.functions = functions
         self.effectBudget = effectBudget ?? EffectBudget(limit: .max)

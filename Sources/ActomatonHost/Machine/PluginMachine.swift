@@ -1,3 +1,4 @@
+import ActomatonPluginContract
 import Actomaton
 import Synchronization
 

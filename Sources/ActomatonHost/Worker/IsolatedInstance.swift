@@ -1,3 +1,5 @@
+import ActomatonPluginContract
+
 /// One plugin state that lives in a worker process, seen from the host: the same calls as a
 /// ``PluginInstance``, each a round trip over the worker's socket, with supervision.
 ///

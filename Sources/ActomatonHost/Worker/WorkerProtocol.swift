@@ -1,3 +1,5 @@
+import ActomatonPluginContract
+
 /// The protocol between `actomaton-host` and a plugin's worker process, version 1.
 ///
 /// A worker is the same executable started in worker mode, connected to the host by a Unix
@@ -24,7 +26,7 @@
 ///                count:u32 (name:string parameterCount:u32 (name:string type:u32)*)*
 ///     requests = count:u32 request*;  request = kind:u8 (1 next, 2 delayed, 3 repeating,
 ///                4 cancel) then action [nanoseconds:u64 options] | id:string
-///     options  = hasID:u8 [id:string] hasQueue:u8 [name:string policy:u8 maxCount:u32]
+///     options  = hasID:u8 [id:string] hasQueue:u8 [name:string policy:u8 (ACTOMATON_QUEUE_*) maxCount:u32]
 ///     reason   = kind:u8 a:string b:string n:u64   (see ``WorkerProtocol/encode(_:)``)
 ///
 /// Both sides check every frame: a length past ``maxFrameBytes``, an unknown tag, a field
@@ -205,10 +207,8 @@ extension FrameWriter {
         bool(options.queue != nil)
         if let queue = options.queue {
             string(queue.name)
-            switch queue.policy {
-            case let .runNewest(maxCount): u8(1); u32(UInt32(maxCount))
-            case let .runOldest(maxCount, discardNew): u8(discardNew ? 3 : 2); u32(UInt32(maxCount))
-            }
+            u8(UInt8(queue.policy.abiPolicy))
+            u32(UInt32(queue.policy.maxCount))
         }
     }
 
@@ -321,11 +321,9 @@ extension FrameReader {
             let policy = try u8()
             let maxCount = Int(try u32())
             guard maxCount >= 1 else { throw WorkerProtocol.Violation("a queue has max_count 0") }
-            switch policy {
-            case 1: options.queue = .init(name: name, policy: .runNewest(maxCount: maxCount))
-            case 2: options.queue = .init(name: name, policy: .runOldest(maxCount: maxCount, discardNew: false))
-            case 3: options.queue = .init(name: name, policy: .runOldest(maxCount: maxCount, discardNew: true))
-            default: throw WorkerProtocol.Violation("unknown queue policy \(policy)")
+            switch PluginQueuePolicy(abiPolicy: UInt32(policy), maxCount: maxCount) {
+            case let known?: options.queue = .init(name: name, policy: known)
+            case nil: throw WorkerProtocol.Violation("unknown queue policy \(policy)")
             }
         }
         return options

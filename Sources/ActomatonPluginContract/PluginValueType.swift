@@ -50,7 +50,7 @@ public enum PluginValueType: UInt32, Sendable, Hashable, CaseIterable, CustomStr
     }
 
     /// The smallest and largest value of a signed integer type.
-    var signedRange: ClosedRange<Int64>? {
+    public var signedRange: ClosedRange<Int64>? {
         switch self {
         case .int8: Int64(Int8.min)...Int64(Int8.max)
         case .int16: Int64(Int16.min)...Int64(Int16.max)
@@ -61,7 +61,7 @@ public enum PluginValueType: UInt32, Sendable, Hashable, CaseIterable, CustomStr
     }
 
     /// The largest value of an unsigned integer type.
-    var unsignedMax: UInt64? {
+    public var unsignedMax: UInt64? {
         switch self {
         case .uint8: UInt64(UInt8.max)
         case .uint16: UInt64(UInt16.max)
@@ -72,7 +72,7 @@ public enum PluginValueType: UInt32, Sendable, Hashable, CaseIterable, CustomStr
     }
 
     /// libffi's descriptor of the C type.
-    var ffiType: UnsafeMutablePointer<ffi_type> {
+    public var ffiType: UnsafeMutablePointer<ffi_type> {
         switch self {
         case .bool: cffi_type_uint8()
         case .int8: cffi_type_sint8()
@@ -87,5 +87,27 @@ public enum PluginValueType: UInt32, Sendable, Hashable, CaseIterable, CustomStr
         case .double: cffi_type_double()
         case .string: cffi_type_pointer()
         }
+    }
+
+    /// The type a C `actomaton_type` names, or `nil` for an unknown value.
+    public init?(abiType: actomaton_type) {
+        self.init(rawValue: abiType)
+    }
+
+    /// The C value of the type (`ACTOMATON_TYPE_*`).
+    public var abiType: actomaton_type { rawValue }
+
+    /// Whether `value`, a signed integer, fits the type (an integer type).
+    public func accepts(_ value: Int64) -> Bool {
+        if let range = signedRange { return range.contains(value) }
+        if let max = unsignedMax { return value >= 0 && UInt64(value) <= max }
+        return false
+    }
+
+    /// Whether `value`, an unsigned integer, fits the type (an integer type).
+    public func accepts(_ value: UInt64) -> Bool {
+        if let range = signedRange { return value <= UInt64(range.upperBound) }
+        if let max = unsignedMax { return value <= max }
+        return false
     }
 }
