@@ -62,9 +62,35 @@ static size_t sized(uint32_t mode, uint8_t *buffer, size_t capacity, const char 
     }
 }
 
+// The ways a plugin can fail outright, on command: in an action, in `snapshot`, in
+// `create` and in the entry point.
+enum misbehaviour { MISBEHAVE_SEGV = 1, MISBEHAVE_ABORT, MISBEHAVE_OVERFLOW, MISBEHAVE_EXIT_ZERO, MISBEHAVE_EXIT_42, MISBEHAVE_SPIN };
+
+static int recurse(volatile char *previous) {
+    volatile char frame[1024];
+    frame[0] = previous ? previous[0] + 1 : 0;
+    return recurse(frame) + frame[1];
+}
+
+static volatile int spin_counter;
+
+static void misbehave(int kind) {
+    switch (kind) {
+    case MISBEHAVE_SEGV: raise(SIGSEGV); break;
+    case MISBEHAVE_ABORT: abort();
+    case MISBEHAVE_OVERFLOW: (void)recurse(NULL); break;
+    case MISBEHAVE_EXIT_ZERO: exit(0);
+    case MISBEHAVE_EXIT_42: exit(42);
+    case MISBEHAVE_SPIN: for (;;) spin_counter += 1;
+    }
+}
+
+// snapshot_mode 8 to 13: `snapshot` fails as misbehaviour 1 to 6.
+#define SNAPSHOT_MISBEHAVES 8
+
 static size_t snapshot(const void *state, uint8_t *buffer, size_t capacity) {
     const hostile_state *s = state;
-    if (s->snapshot_mode == 8) raise(SIGSEGV);
+    if (s->snapshot_mode >= SNAPSHOT_MISBEHAVES) misbehave((int)(s->snapshot_mode - SNAPSHOT_MISBEHAVES + 1));
     uint8_t bytes[4];
     memcpy(bytes, &s->value, 4);
     if (s->snapshot_mode == SIZE_OK) {
@@ -254,12 +280,6 @@ static actomaton_status do_abort(void *state) {
     abort();
 }
 
-static int recurse(volatile char *previous) {
-    volatile char frame[1024];
-    frame[0] = previous ? previous[0] + 1 : 0;
-    return recurse(frame) + frame[1];
-}
-
 static actomaton_status overflow(void *state) {
     (void)state;
     return recurse(NULL);
@@ -330,27 +350,35 @@ EXPORT const actomaton_manifest *fixture_hostile_entry(uint32_t host_abi_version
     return &hostile;
 }
 
-// Crashes in its entry point, before the host sees a manifest.
-EXPORT const actomaton_manifest *fixture_crash_in_entry_entry(uint32_t host_abi_version) {
-    (void)host_abi_version;
-    raise(SIGSEGV);
-    return &hostile;
-}
+// Entry points that fail in the entry point itself, before the host sees a manifest
+// (`fixture_<how>_in_entry_entry`), or in `create` (`fixture_<how>_in_create_entry`), for
+// each misbehaviour: crash (SIGSEGV), abort, overflow, exit_zero, exit_42, spin.
+#define FAILING_ENTRIES(how, kind)                                                                  \
+    EXPORT const actomaton_manifest *fixture_##how##_in_entry_entry(uint32_t host_abi_version) {   \
+        (void)host_abi_version;                                                                    \
+        misbehave(kind);                                                                           \
+        return &hostile;                                                                           \
+    }                                                                                              \
+    static void *how##_create(const actomaton_host *host) {                                        \
+        (void)host;                                                                                \
+        misbehave(kind);                                                                           \
+        return NULL;                                                                               \
+    }                                                                                              \
+    static const actomaton_manifest how##_in_create = {                                            \
+        .abi_version = ACTOMATON_PLUGIN_ABI_VERSION, .name = "hostile", .version = "0.2",          \
+        .summary = "Fails in create", .actions = hostile_actions,                                  \
+        .action_count = sizeof hostile_actions / sizeof hostile_actions[0],                        \
+        .create = how##_create, .destroy = destroy, .snapshot = snapshot, .restore = restore,      \
+        .describe = describe,                                                                      \
+    };                                                                                             \
+    EXPORT const actomaton_manifest *fixture_##how##_in_create_entry(uint32_t host_abi_version) {  \
+        (void)host_abi_version;                                                                    \
+        return &how##_in_create;                                                                   \
+    }
 
-static void *crashing_create(const actomaton_host *host) {
-    (void)host;
-    raise(SIGSEGV);
-    return NULL;
-}
-
-static const actomaton_manifest crashes_in_create = {
-    .abi_version = ACTOMATON_PLUGIN_ABI_VERSION, .name = "hostile", .version = "0.2",
-    .summary = "Crashes in create", .actions = hostile_actions,
-    .action_count = sizeof hostile_actions / sizeof hostile_actions[0],
-    .create = crashing_create, .destroy = destroy, .snapshot = snapshot, .restore = restore, .describe = describe,
-};
-
-EXPORT const actomaton_manifest *fixture_crash_in_create_entry(uint32_t host_abi_version) {
-    (void)host_abi_version;
-    return &crashes_in_create;
-}
+FAILING_ENTRIES(crash, MISBEHAVE_SEGV)
+FAILING_ENTRIES(abort, MISBEHAVE_ABORT)
+FAILING_ENTRIES(overflow, MISBEHAVE_OVERFLOW)
+FAILING_ENTRIES(exit_zero, MISBEHAVE_EXIT_ZERO)
+FAILING_ENTRIES(exit_42, MISBEHAVE_EXIT_42)
+FAILING_ENTRIES(spin, MISBEHAVE_SPIN)

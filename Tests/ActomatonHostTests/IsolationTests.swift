@@ -7,9 +7,19 @@ import Testing
 @Suite("Isolation: plugins in worker processes")
 struct IsolationTests {
     private func options(timeout: Duration = .seconds(2), maxRestarts: Int = 5, snapshotInterval: Int = 16) -> WorkerOptions {
-        WorkerOptions(executable: "\(pluginDirectory)/actomaton-host", actionTimeout: timeout,
+        WorkerOptions(executable: "\(pluginDirectory)/actomaton-host", actionTimeout: timeout, loadTimeout: .milliseconds(500),
                       snapshotInterval: snapshotInterval, maxRestarts: maxRestarts)
     }
+
+    /// Every way the hostile fixture can fail outright, and how the host says it.
+    static let failures: [(how: String, cause: String)] = [
+        ("crash", "crashed (SIGSEGV)"),
+        ("abort", "crashed (SIGABRT)"),
+        ("overflow", "crashed (SIGSEGV)"),
+        ("exit_zero", "exited with status 0"),
+        ("exit_42", "exited with status 42"),
+        ("spin", "did not answer within 500ms and was killed"),
+    ]
 
     private func hostile(_ options: WorkerOptions, entry: String = "fixture_hostile_entry") throws -> PluginMachine {
         try PluginMachine(isolatedPluginAt: plugin("ActomatonHostTestFixtures"), loadOptions: .init(entrySymbol: entry),
@@ -83,12 +93,17 @@ struct IsolationTests {
         #expect(try await counter.describe() == #"{"count":6}"#)
     }
 
-    @Test func aCrashWhileLoadingIsALoadError() async throws {
-        for (entry, step) in [("fixture_crash_in_entry_entry", "entry point"), ("fixture_crash_in_create_entry", "create")] {
-            let error = #expect(throws: PluginLoadError.self) { try hostile(options(), entry: entry) }
-            #expect(error?.description == "\(plugin("ActomatonHostTestFixtures")): the plugin's worker process crashed (SIGSEGV) while loading it",
-                    "a crash in \(step)")
+    /// A failure in the entry point or in `create` is a load error for the file; nothing else is harmed.
+    @Test(arguments: failures)
+    func aFailureWhileLoadingIsALoadError(how: String, cause: String) async throws {
+        let (host, counter, _) = try await host(options(timeout: .milliseconds(500)))
+        for step in ["entry", "create"] {
+            let error = #expect(throws: PluginLoadError.self) { try hostile(options(), entry: "fixture_\(how)_in_\(step)_entry") }
+            #expect(error?.description == "\(plugin("ActomatonHostTestFixtures")): the plugin's worker process \(cause) while loading it",
+                    "\(how) in \(step)")
         }
+        #expect(await host.names == ["counter"])
+        #expect(try await counter.describe() == #"{"count":5}"#)
     }
 
     @Test func aCrashingReplacementKeepsTheRunningVersion() async throws {
@@ -114,12 +129,16 @@ struct IsolationTests {
         #expect(await counter.workerProcessID != before)
     }
 
-    @Test func aSnapshotCrashDuringAReloadKeepsTheRunningVersion() async throws {
-        let hostile = try hostile(options())
+    /// A failure in `snapshot` during a reload: the reload is refused, and the running
+    /// version comes back from its last good state.
+    @Test(arguments: zip(failures, 8...13))
+    func aSnapshotFailureDuringAReloadKeepsTheRunningVersion(failure: (how: String, cause: String), mode: Int) async throws {
+        let hostile = try hostile(options(timeout: .milliseconds(500)))
         try await hostile.send("set", [.int(4)])
-        try await hostile.send("snapshot_mode", [.int(8)])
+        try await hostile.send("snapshot_mode", [.uint(UInt64(mode))])
         let error = await #expect(throws: PluginLoadError.self) { try await hostile.reload(fromFile: plugin("ActomatonHostTestFixtures")) }
-        #expect(error?.description.contains("not reloaded, the running version goes on: the snapshot failed: the plugin crashed (SIGSEGV); restarted from its last state") == true)
+        #expect(error?.description.contains("not reloaded, the running version goes on: the snapshot failed: the plugin \(failure.cause); restarted from its last state") == true,
+                "\(failure.how): \(error?.description ?? "no error")")
         #expect(try await hostile.describe().hasPrefix(#"{"value":4"#))
     }
 
