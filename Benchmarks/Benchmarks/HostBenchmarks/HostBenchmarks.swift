@@ -1,6 +1,7 @@
-// The plugin host: one synchronous action sent to an Actomaton whose reducer is a loaded
-// plugin (the C counter, called through its prepared libffi call interface), against the same
-// Actomaton running the same counter compiled in; and the time to load a plugin.
+// The plugin host: one synchronous action sent to a PluginMachine running a loaded plugin (the
+// C counter, called through its prepared libffi call interface, in this process or in a worker
+// process), against an Actomaton running the same counter compiled in; the cost of a worker's
+// snapshot; and the time to load a plugin.
 //
 // Naming: "<group>: <variant>"; the variant "baseline" is the compiled-in reducer.
 
@@ -79,17 +80,10 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("plugin-send: C counter plugin through libffi", configuration: perSend) { benchmark in
         let plugin = try Plugin.load(path: counterPluginPath)
         let machine = try PluginMachine(plugin: plugin)
-        let actions: [PluginMachineAction] = try compiledActions.map { action in
-            switch action {
-            case .increment: .perform(try plugin.action("increment", []))
-            case .decrement: .perform(try plugin.action("decrement", []))
-            case let .add(amount): .perform(try plugin.action("add", [.int(amount)]))
-            }
-        }
-        let actomaton = machine.actomaton
+        let actions = try counterActions(of: plugin)
         benchmark.startMeasurement()
         for index in benchmark.scaledIterations {
-            await actomaton.send(actions[index & actionMask])
+            _ = try? await machine.send(actions[index & actionMask])
         }
         benchmark.stopMeasurement()
         blackHole(try await machine.describe())
@@ -101,22 +95,23 @@ let benchmarks: @Sendable () -> Void = {
         Benchmark("plugin-send: C counter plugin in a worker process, snapshot every \(interval)", configuration: perSend) { benchmark in
             let options = WorkerOptions(executable: hostExecutablePath, snapshotInterval: interval)
             let machine = try PluginMachine(isolatedPluginAt: counterPluginPath, workerOptions: options)
-            let plugin = machine.plugin
-            let actions: [PluginMachineAction] = try compiledActions.map { action in
-                switch action {
-                case .increment: .perform(try plugin.action("increment", []))
-                case .decrement: .perform(try plugin.action("decrement", []))
-                case let .add(amount): .perform(try plugin.action("add", [.int(amount)]))
-                }
-            }
-            let actomaton = machine.actomaton
+            let actions = try counterActions(of: machine.plugin)
             benchmark.startMeasurement()
             for index in benchmark.scaledIterations {
-                await actomaton.send(actions[index & actionMask])
+                _ = try? await machine.send(actions[index & actionMask])
             }
             benchmark.stopMeasurement()
             blackHole(try await machine.describe())
         }
+    }
+
+    Benchmark("plugin-snapshot: C counter plugin in a worker process", configuration: perSend) { benchmark in
+        let machine = try PluginMachine(isolatedPluginAt: counterPluginPath, workerOptions: WorkerOptions(executable: hostExecutablePath))
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(try await machine.snapshot())
+        }
+        benchmark.stopMeasurement()
     }
 
     Benchmark("plugin-load: C counter plugin, load and create a machine", configuration: perLoad) { benchmark in
@@ -130,6 +125,17 @@ let benchmarks: @Sendable () -> Void = {
         for _ in benchmark.scaledIterations {
             let plugin = try Plugin.load(path: loginPluginPath)
             blackHole(try PluginMachine(plugin: plugin))
+        }
+    }
+}
+
+/// The action stream as `plugin`'s actions, checked once.
+func counterActions(of plugin: Plugin) throws -> [PluginAction] {
+    try compiledActions.map { action in
+        switch action {
+        case .increment: try plugin.action("increment", [])
+        case .decrement: try plugin.action("decrement", [])
+        case let .add(amount): try plugin.action("add", [.int(amount)])
         }
     }
 }

@@ -1,5 +1,7 @@
 import ActomatonPluginContract
 import Actomaton
+import ActomatonCore
+import ActomatonEffect
 import Synchronization
 
 /// One transition of a plugin's machine, as observers and the CLI see it.
@@ -29,124 +31,82 @@ public struct PluginTransition: Sendable {
     public var state: Result<String, PluginCallError>?
 }
 
-/// The action type of a plugin's ``Actomaton``: a plugin action to perform, or host work that
-/// must run on the machine's actor (snapshots, reloads).
+/// An action of a ``PluginMachine``'s own machine: a plugin action, where it came from, and
+/// how many `next_action` requests deep it is. The machine's effects send these back.
 public struct PluginMachineAction: Sendable {
-    enum Kind: Sendable {
-        /// A user's action without a reply: one reference, so the machine copies it cheaply.
-        case send(PluginAction)
-        /// An action with where it came from, a reply box for the sender, and how many
-        /// `next_action` requests deep it is.
-        case perform(PluginAction, PluginTransition.Origin, ReplyBox<Result<[PluginEffectRequest], PluginCallError>>?, depth: Int)
-        case access(@Sendable (PluginSlot) -> Void)
-    }
-
-    let kind: Kind
-
-    /// Performs `action`, sent by the user.
-    public static func perform(_ action: PluginAction) -> PluginMachineAction {
-        PluginMachineAction(kind: .send(action))
-    }
+    let action: PluginAction
+    let origin: PluginTransition.Origin
+    let depth: Int
 }
 
-/// The state of a plugin's ``Actomaton``: the plugin state lives in the plugin's memory; this
-/// holds the instance that owns it.
-public struct PluginMachineState: Sendable {
-    let slot: PluginSlot
-}
+/// The state of a ``PluginMachine``'s machine: the plugin state lives in the plugin's memory
+/// (or its worker's); this holds where, the `next_action` chain in progress, and the outcome
+/// of the last action a user sent, for its sender.
+struct PluginMachineState: Sendable {
+    /// Where the plugin state lives now; a reload replaces it.
+    var backend: PluginBackend
+    /// Actions run by `next_action` requests since the last action that was not one.
+    var feedbackSteps = 0
+    /// Whether the chain in progress was cut off (its other next actions are dropped).
+    var feedbackCut = false
+    /// What the last action sent by ``PluginMachine/send(_:)`` did, until its sender takes it.
+    var inputOutcome: Result<[PluginEffectRequest], PluginCallError>?
 
-/// Holds a machine's current ``PluginInstance`` (a reload replaces it) and the count of the
-/// `next_action` chain in progress.
-///
-/// Touched only by the machine's reducer, so only on its actor. The contents sit behind a
-/// pointer rather than in `var`s, so reading them on every action pays no dynamic
-/// exclusivity check.
-final class PluginSlot: @unchecked Sendable {
-    private struct Contents {
-        var backend: PluginBackend
-        /// Actions run by `next_action` requests since the last action that was not one.
-        var feedbackSteps = 0
-        /// Whether the chain in progress was cut off (its other next actions are dropped).
-        var feedbackCut = false
-    }
-
-    private let cell: UnsafeMutablePointer<Contents>
-
-    init(_ backend: PluginBackend) {
-        cell = .allocate(capacity: 1)
-        cell.initialize(to: Contents(backend: backend))
-    }
-
-    deinit {
-        cell.deinitialize(count: 1)
-        cell.deallocate()
-    }
-
-    /// Where the plugin state lives now.
-    var backend: PluginBackend {
-        get { cell.pointee.backend }
-        set { cell.pointee.backend = newValue }
+    init(backend: PluginBackend) {
+        self.backend = backend
     }
 
     /// Counts an action of `origin` at `depth` against the feedback limits; the reason to
     /// refuse it, or `nil` to run it. Only the first action past a limit is reported: the
     /// rest of its chain is dropped silently (`.some(nil)`).
-    func admit(origin: PluginTransition.Origin, depth: Int, action: PluginAction) -> PluginCallError.Reason?? {
+    mutating func admit(origin: PluginTransition.Origin, depth: Int, action: PluginAction) -> PluginCallError.Reason?? {
         guard origin == .next else {
-            cell.pointee.feedbackSteps = 0
-            cell.pointee.feedbackCut = false
+            feedbackSteps = 0
+            feedbackCut = false
             return nil
         }
-        if cell.pointee.feedbackCut { return .some(nil) }
-        cell.pointee.feedbackSteps += 1
+        if feedbackCut { return .some(nil) }
+        feedbackSteps += 1
         let limit: String
         if depth > PluginLimits.maxFeedbackDepth {
             limit = "\(PluginLimits.maxFeedbackDepth) levels"
-        } else if cell.pointee.feedbackSteps > PluginLimits.maxFeedbackSteps {
+        } else if feedbackSteps > PluginLimits.maxFeedbackSteps {
             limit = "\(PluginLimits.maxFeedbackSteps) actions"
         } else {
             return nil
         }
-        cell.pointee.feedbackCut = true
+        feedbackCut = true
         return .feedbackLimitReached(action: action.description, limit: limit)
     }
 }
 
-/// A value handed from the machine's actor back to the task that sent an action.
-final class ReplyBox<Value: Sendable>: Sendable {
-    private let value = Mutex<Value?>(nil)
-
-    func set(_ newValue: Value) { value.withLock { $0 = newValue } }
-    func take() -> Value? { value.withLock { $0.take() } }
-}
-
-/// A plugin running on an ``Actomaton`` with the ``EffectQueueManager``: each action goes
-/// through the plugin's prepared libffi call, and the effects it requests become real
-/// `Effect`s (IDs, queues, cancellation, timers sleeping on the machine's clock).
+/// A plugin running on a `MealyMachine` with the ``EffectQueueManager``, on an actor of its
+/// own: each action goes through the plugin's prepared libffi call (or to its worker), and the
+/// effects it requests become real `Effect`s (IDs, queues, cancellation, timers sleeping on
+/// the machine's clock).
 ///
 /// ```swift
 /// let machine = try PluginMachine(plugin: plugin, clock: clock)
 /// _ = try await machine.send("add", [.int(5)])
-/// #expect(await machine.describe() == #"{"count":5}"#)
+/// #expect(try await machine.describe() == #"{"count":5}"#)
 /// ```
-public final class PluginMachine: @unchecked Sendable {
+public actor PluginMachine: EffectQueueHost {
     /// Called after every transition, on the machine's actor: keep it short.
     public typealias Observer = @Sendable (PluginTransition) -> Void
 
-    /// The machine. Send ``PluginMachineAction/perform(_:)`` to it directly for the fastest
-    /// path (no reply).
-    public let actomaton: Actomaton<PluginMachineAction, PluginMachineState>
+    private var machine: MealyMachine<Reducer<PluginMachineAction, PluginMachineState, Void>, EffectQueueManager<PluginMachineAction>>
+    private let effects: EffectQueueManager<PluginMachineAction>
     /// The plugin's name; a reload must keep it.
-    public let name: String
-    private let currentPlugin: Mutex<Plugin>
+    public nonisolated let name: String
+    private nonisolated let currentPlugin: Mutex<Plugin>
     private let log: (@Sendable (String) -> Void)?
     /// How reloads load a replaced file.
     private let isolation: PluginIsolation
     private let loadOptions: Plugin.LoadOptions
     /// The tasks of the effects user sends started, feedback included, for ``waitUntilIdle()``.
-    private let effectTasks = Mutex<[Task<Void, Error>]>([])
+    private var effectTasks: [Task<Void, Error>] = []
     /// The effects running or waiting, against the machine's limit.
-    public let effectBudget: EffectBudget
+    public nonisolated let effectBudget: EffectBudget
 
     /// Creates a state of `plugin` and a machine for it.
     ///
@@ -157,7 +117,7 @@ public final class PluginMachine: @unchecked Sendable {
     ///   - log: Where the plugin's `host->log` lines go (standard error by default).
     ///   - maxEffects: How many delayed and repeating actions the machine may have running or
     ///     waiting; a request past it fails its action.
-    public convenience init(
+    public init(
         plugin: Plugin,
         clock: some Clock<Duration> = ContinuousClock(),
         describesState: Bool = false,
@@ -173,7 +133,7 @@ public final class PluginMachine: @unchecked Sendable {
 
     /// Starts a worker process that loads the plugin at `path`, and a machine for its state;
     /// see ``PluginIsolation/process(_:)``.
-    public convenience init(
+    public init(
         isolatedPluginAt path: String,
         loadOptions: Plugin.LoadOptions = .init(),
         workerOptions: WorkerOptions,
@@ -202,70 +162,65 @@ public final class PluginMachine: @unchecked Sendable {
         self.isolation = isolation
         self.loadOptions = loadOptions
         effectBudget = budget
-        actomaton = Actomaton(
-            state: PluginMachineState(slot: PluginSlot(backend)),
+        let effects = EffectQueueManager<PluginMachineAction>(clock: clock)
+        self.effects = effects
+        machine = MealyMachine(
+            state: PluginMachineState(backend: backend),
             reducer: Self.reducer(clock: clock, describesState: describesState, observer: observer, budget: budget),
-            clock: clock
+            effectManager: effects
         )
+        effects.connect(to: self)
+    }
+
+    deinit {
+        effects.shutDown()
     }
 
     /// The worker process's ID when the plugin runs isolated and its worker is up.
     public var workerProcessID: Int32? {
-        get async {
-            await access { slot in
-                if case let .worker(instance, _) = slot.backend { return instance.workerProcessID }
-                return nil
-            }
-        }
+        if case let .worker(instance, _) = machine.state.backend { return instance.workerProcessID }
+        return nil
     }
 
     /// The loaded plugin the machine runs now.
-    public var plugin: Plugin { currentPlugin.withLock { $0 } }
+    public nonisolated var plugin: Plugin { currentPlugin.withLock { $0 } }
 
     /// Performs `action` and returns the effects it requested, or throws why it failed.
     @discardableResult
-    public func send(_ action: PluginAction) async throws(PluginCallError) -> [PluginEffectRequest] {
-        let reply = ReplyBox<Result<[PluginEffectRequest], PluginCallError>>()
-        if let task = await actomaton.send(PluginMachineAction(kind: .perform(action, .input, reply, depth: 0)), tracksFeedbacks: true) {
-            effectTasks.withLock { $0.append(task) }
+    public func send(_ action: PluginAction) throws(PluginCallError) -> [PluginEffectRequest] {
+        machine.effectManager.sendOptions = .init(tracksFeedbacks: true)
+        if let task = machine.send(PluginMachineAction(action: action, origin: .input, depth: 0)) {
+            effectTasks.append(task)
         }
-        return try reply.take()!.get()
+        guard let outcome = machine.state.inputOutcome.take() else { return [] }
+        return try outcome.get()
     }
 
     /// Checks `name` and `arguments` against the plugin's vocabulary, then performs the action.
     @discardableResult
-    public func send(_ name: String, _ arguments: [PluginValue] = []) async throws(PluginCallError) -> [PluginEffectRequest] {
-        try await send(try plugin.action(name, arguments))
+    public func send(_ name: String, _ arguments: [PluginValue] = []) throws(PluginCallError) -> [PluginEffectRequest] {
+        try send(try plugin.action(name, arguments))
+    }
+
+    /// Sends an action one of the machine's effects produced (``EffectQueueHost``).
+    public func send(effectAction action: PluginMachineAction, tracksFeedbacks: Bool) -> Task<Void, Error>? {
+        machine.effectManager.sendOptions = .init(tracksFeedbacks: tracksFeedbacks)
+        return machine.send(action)
     }
 
     /// The plugin's snapshot of the state.
-    public func snapshot() async throws(PluginCallError) -> [UInt8] {
-        let name = self.name
-        return try await access { slot in
-            Result { () throws(PluginCallError) in
-                do throws(PluginCallError.Reason) { return try slot.backend.snapshot() } catch { throw PluginCallError(error, plugin: name) }
-            }
-        }.get()
+    public func snapshot() throws(PluginCallError) -> [UInt8] {
+        do throws(PluginCallError.Reason) { return try machine.state.backend.snapshot() } catch { throw PluginCallError(error, plugin: name) }
     }
 
     /// The plugin's description of the state.
-    public func describe() async throws(PluginCallError) -> String {
-        let name = self.name
-        return try await access { slot in
-            Result { () throws(PluginCallError) in
-                do throws(PluginCallError.Reason) { return try slot.backend.describe() } catch { throw PluginCallError(error, plugin: name) }
-            }
-        }.get()
+    public func describe() throws(PluginCallError) -> String {
+        do throws(PluginCallError.Reason) { return try machine.state.backend.describe() } catch { throw PluginCallError(error, plugin: name) }
     }
 
     /// Replaces the state with one read from `snapshot`; the plugin may refuse it.
-    public func restore(_ snapshot: [UInt8]) async throws(PluginCallError) {
-        let name = self.name
-        try await access { slot in
-            Result { () throws(PluginCallError) in
-                do throws(PluginCallError.Reason) { try slot.backend.restore(snapshot) } catch { throw PluginCallError(error, plugin: name) }
-            }
-        }.get()
+    public func restore(_ snapshot: [UInt8]) throws(PluginCallError) {
+        do throws(PluginCallError.Reason) { try machine.state.backend.restore(snapshot) } catch { throw PluginCallError(error, plugin: name) }
     }
 
     /// Swaps in a new load of the plugin, carrying the state over with snapshot / restore.
@@ -274,13 +229,12 @@ public final class PluginMachine: @unchecked Sendable {
     /// running; the actions they send are checked again against the new vocabulary. If the
     /// new plugin has another name, cannot create a state or refuses the snapshot, the
     /// machine keeps the old one, unchanged.
-    public func reload(with newPlugin: Plugin) async throws(PluginLoadError) {
+    public func reload(with newPlugin: Plugin) throws(PluginLoadError) {
         guard newPlugin.name == name else {
             throw PluginLoadError(.renamed(from: name, to: newPlugin.name), at: newPlugin.path)
         }
-        let log = self.log
-        let budget = effectBudget
-        try await swapBackend(from: newPlugin.path) { () throws(PluginLoadError) in
+        let (log, budget) = (self.log, effectBudget)
+        try swapBackend(from: newPlugin.path) { () throws(PluginLoadError) in
             .inProcess(try PluginInstance(plugin: newPlugin, log: log, effectBudget: budget))
         }
         currentPlugin.withLock { $0 = newPlugin }
@@ -288,59 +242,43 @@ public final class PluginMachine: @unchecked Sendable {
 
     /// Loads the plugin file at `path` again — in this process or in a new worker, as the
     /// machine runs it — and swaps it in with the state carried over; see ``reload(with:)``.
-    public func reload(fromFile path: String) async throws(PluginLoadError) {
+    public func reload(fromFile path: String) throws(PluginLoadError) {
         switch isolation {
         case .none:
-            try await reload(with: Plugin.load(path: path, options: loadOptions))
+            try reload(with: Plugin.load(path: path, options: loadOptions))
         case let .process(options):
             let instance = try IsolatedInstance.start(path: path, loadOptions: loadOptions, options: options, log: log ?? { _ in })
             guard instance.plugin.name == name else {
                 throw PluginLoadError(.renamed(from: name, to: instance.plugin.name), at: path)
             }
             let budget = effectBudget
-            try await swapBackend(from: path) { () throws(PluginLoadError) in .worker(instance, budget) }
+            try swapBackend(from: path) { () throws(PluginLoadError) in .worker(instance, budget) }
             currentPlugin.withLock { $0 = instance.plugin }
         }
     }
 
     /// Snapshots the current backend, restores the snapshot into the one `make` returns, and
     /// swaps it in; on any failure the current one goes on.
-    private func swapBackend(from path: String, _ make: @escaping @Sendable () throws(PluginLoadError) -> PluginBackend) async throws(PluginLoadError) {
-        try await access { slot in
-            Result { () throws(PluginLoadError) in
-                let snapshot: [UInt8]
-                do throws(PluginCallError.Reason) { snapshot = try slot.backend.snapshot() } catch { throw PluginLoadError(.stateNotCarriedOver(error), at: path) }
-                let replacement = try make()
-                do throws(PluginCallError.Reason) { try replacement.restore(snapshot) } catch { throw PluginLoadError(.stateNotCarriedOver(error), at: path) }
-                slot.backend = replacement
-            }
-        }.get()
+    private func swapBackend(from path: String, _ make: () throws(PluginLoadError) -> PluginBackend) throws(PluginLoadError) {
+        let snapshot: [UInt8]
+        do throws(PluginCallError.Reason) { snapshot = try machine.state.backend.snapshot() } catch { throw PluginLoadError(.stateNotCarriedOver(error), at: path) }
+        let replacement = try make()
+        do throws(PluginCallError.Reason) { try replacement.restore(snapshot) } catch { throw PluginLoadError(.stateNotCarriedOver(error), at: path) }
+        machine.state.backend = replacement
     }
 
     /// Waits until every effect started by ``send(_:)``, and every effect those started in
     /// turn, has completed. A repeating action completes only when it is cancelled.
     public func waitUntilIdle() async {
-        while true {
-            let tasks = effectTasks.withLock { tasks in
-                defer { tasks = [] }
-                return tasks
-            }
-            if tasks.isEmpty { return }
+        while !effectTasks.isEmpty {
+            let tasks = effectTasks
+            effectTasks = []
             for task in tasks { _ = try? await task.value }
         }
     }
 
     /// How many effects (delayed and repeating actions) are running or waiting.
-    public var runningEffectCount: Int {
-        get async { await actomaton.runningEffectCount }
-    }
-
-    /// Runs `body` with the slot on the machine's actor and returns its result.
-    private func access<T: Sendable>(_ body: @escaping @Sendable (PluginSlot) -> T) async -> T {
-        let reply = ReplyBox<T>()
-        await actomaton.send(PluginMachineAction(kind: .access { reply.set(body($0)) }))
-        return reply.take()!
-    }
+    public var runningEffectCount: Int { effects.runningEffectCount }
 
     // MARK: The reducer
 
@@ -352,52 +290,35 @@ public final class PluginMachine: @unchecked Sendable {
             Effect.combine(requests.map { request in
                 request.effect(clock: clock, budget: budget) { action, request in
                     // A next action goes one level deeper; a timed one starts a new chain.
-                    if case .next = request { return PluginMachineAction(kind: .perform(action, .next, nil, depth: depth + 1)) }
-                    return PluginMachineAction(kind: .perform(action, request.origin, nil, depth: 0))
+                    if case .next = request { return PluginMachineAction(action: action, origin: .next, depth: depth + 1) }
+                    return PluginMachineAction(action: action, origin: request.origin, depth: 0)
                 }
             })
         }
 
-        /// Tells the observer about a transition, with the state when it asked.
-        @Sendable func report(_ instance: PluginBackend, _ action: PluginAction, _ origin: PluginTransition.Origin,
-                              _ outcome: Result<[PluginEffectRequest], PluginCallError>) {
-            guard let observer else { return }
-            let state: Result<String, PluginCallError>? = describesState
-                ? Result { () throws(PluginCallError) in
-                    do throws(PluginCallError.Reason) { return try instance.describe() } catch { throw PluginCallError(error, plugin: instance.plugin.name) }
-                }
-                : nil
-            observer(PluginTransition(plugin: instance.plugin.name, action: action, origin: origin, outcome: outcome, state: state))
-        }
-
-        return Reducer<PluginMachineAction, PluginMachineState, Void> { action, state, _ in
-            switch action.kind {
-            case let .access(body):
-                body(state.slot)
-                return .empty
-            case let .send(action):
-                let instance = state.slot.backend
-                _ = state.slot.admit(origin: .input, depth: 0, action: action)
-                let outcome = instance.perform(action).mapError { PluginCallError($0, plugin: instance.plugin.name) }
-                report(instance, action, .input, outcome)
-                guard case let .success(requests) = outcome, !requests.isEmpty else { return .empty }
-                return effect(of: requests, depth: 0)
-            case let .perform(action, origin, reply, depth):
-                let instance = state.slot.backend
-                let outcome: Result<[PluginEffectRequest], PluginCallError>
-                switch state.slot.admit(origin: origin, depth: depth, action: action) {
-                case nil:
-                    outcome = instance.perform(action).mapError { PluginCallError($0, plugin: instance.plugin.name) }
-                case let .some(refusal?):
-                    outcome = .failure(PluginCallError(refusal, plugin: instance.plugin.name))
-                case .some(nil):
-                    return .empty // the rest of a chain already cut off and reported
-                }
-                reply?.set(outcome)
-                report(instance, action, origin, outcome)
-                guard case let .success(requests) = outcome, !requests.isEmpty else { return .empty }
-                return effect(of: requests, depth: depth)
+        return Reducer<PluginMachineAction, PluginMachineState, Void> { input, state, _ in
+            let backend = state.backend
+            let plugin = backend.plugin.name
+            let outcome: Result<[PluginEffectRequest], PluginCallError>
+            switch state.admit(origin: input.origin, depth: input.depth, action: input.action) {
+            case nil:
+                outcome = backend.perform(input.action).mapError { PluginCallError($0, plugin: plugin) }
+            case let .some(refusal?):
+                outcome = .failure(PluginCallError(refusal, plugin: plugin))
+            case .some(nil):
+                return .empty // the rest of a chain already cut off and reported
             }
+            if input.origin == .input { state.inputOutcome = outcome }
+            if let observer {
+                let described: Result<String, PluginCallError>? = describesState
+                    ? Result { () throws(PluginCallError) in
+                        do throws(PluginCallError.Reason) { return try backend.describe() } catch { throw PluginCallError(error, plugin: plugin) }
+                    }
+                    : nil
+                observer(PluginTransition(plugin: plugin, action: input.action, origin: input.origin, outcome: outcome, state: described))
+            }
+            guard case let .success(requests) = outcome, !requests.isEmpty else { return .empty }
+            return effect(of: requests, depth: input.depth)
         }
     }
 }
