@@ -52,6 +52,11 @@ struct InputLineTests {
         }
     }
 
+    @Test func jsonTrailingComma() {
+        let error = #expect(throws: InputLineError.self) { try InputLine.parse(#"{"action": "add", "args": [1,]}"#, namesPlugin: false) }
+        #expect(error?.description == "not valid JSON: a comma before the closing bracket (column 29)")
+    }
+
     /// A NUL anywhere in a line is refused: it would cut a C string short.
     @Test func nulCharactersAreRefused() {
         #expect(throws: InputLineError.nulCharacter(offset: 5)) { try InputLine.parse("add 1\0junk", namesPlugin: false) }
