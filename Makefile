@@ -3,9 +3,9 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 SWIFT ?= swift
-# Debian packages the project needs: libffi for the plugin host; wasi-libc, binaryen (wasm-opt)
-# and wabt (wasm-objdump) for the wasm build.
-APT_PACKAGES := libffi-dev wasi-libc
+# Debian packages the project needs: libffi and SQLite (the journal) for the plugin host;
+# wasi-libc, binaryen (wasm-opt) and wabt (wasm-objdump) for the wasm build.
+APT_PACKAGES := libffi-dev libsqlite3-dev wasi-libc
 WASM_APT_PACKAGES := wasi-libc binaryen wabt
 
 .PHONY: help deps build test test-tsan bench demo readme-check wasm-install wasm-build wasm-test embedded-build

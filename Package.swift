@@ -79,11 +79,13 @@ let package = Package(
         .target(name: "ActomatonPluginContract", dependencies: ["ActomatonPluginABI", "CFFI"]),
         // Exports a core reducer as a plugin.
         .target(name: "ActomatonPluginKit", dependencies: ["ActomatonCore", "ActomatonPluginABI", "ActomatonPluginContract", "ActomatonFFI"]),
+        // SQLite, for the host's journal (`--state`), behind its own shim module.
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         // prctl and posix_spawn for plugin workers, behind their own shim module.
         .target(name: "CProcessControl"),
         // Loads plugins and runs each on an Actomaton, in-process or in a worker process.
         .target(name: "ActomatonHost", dependencies: [
-            "Actomaton", "ActomatonPluginABI", "ActomatonPluginContract", "ActomatonFFI", "CProcessControl",
+            "Actomaton", "ActomatonPluginABI", "ActomatonPluginContract", "ActomatonFFI", "CProcessControl", "CSQLite",
         ]),
         // The command line's input: lines (text and JSON) read with limits and back-pressure, and the session running them.
         .target(name: "HostCommandLine", dependencies: ["ActomatonHost", "ActomatonPluginContract"]),

@@ -10,7 +10,7 @@ struct ActomatonHostCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "actomaton-host",
         abstract: "Load Actomaton reducer plugins (.so) and run them on the async effect manager.",
-        subcommands: [Inspect.self, Run.self, Serve.self, Worker.self]
+        subcommands: [Inspect.self, Run.self, Serve.self, Journal.self, Worker.self]
     )
 }
 
@@ -119,6 +119,78 @@ struct MachineOptions: ParsableArguments {
     }
 }
 
+/// Where machines' state is kept across restarts (`--state`), and how durably.
+struct StateOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Keep every machine's state in this SQLite database: accepted actions, snapshots and "
+                                + "pending timers are journaled, and a restarted host brings every machine back.", valueName: "file"))
+    var state: String?
+
+    @Option(help: ArgumentHelp("When an action counts as acknowledged (printed): always (synced to disk first; actions "
+                                + "that arrive together share a sync), batch (synced every 100ms: a crash loses at most that), "
+                                + "off (the operating system syncs).", valueName: "policy"))
+    var sync: JournalSyncPolicy = .always
+
+    @Option(help: ArgumentHelp("After how many journaled actions of a plugin its state is snapshotted and the journal "
+                                + "before the previous snapshot pruned.", valueName: "count"))
+    var journalSnapshotEvery = 1000
+
+    func validate() throws {
+        guard journalSnapshotEvery >= 1 else { throw ValidationError("--journal-snapshot-every must be at least 1") }
+    }
+
+    /// The journal `--state` names, opened; or `nil` without `--state`. Exits with one line
+    /// when the database cannot be used.
+    func openJournal() throws -> PluginJournal? {
+        guard let state else { return nil }
+        do {
+            return try PluginJournal(path: state, options: JournalOptions(sync: sync, snapshotInterval: journalSnapshotEvery))
+        } catch {
+            printError(error)
+            throw ExitCode.failure
+        }
+    }
+}
+
+extension JournalSyncPolicy: ExpressibleByArgument {}
+
+/// `actomaton-host journal`: what a state database holds.
+struct Journal: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show what a state database (--state) holds: each plugin's journal, last snapshot and pending timers.")
+
+    @Argument(help: "The state database.")
+    var state: String
+
+    @Option(help: "Print the journaled actions of this plugin, oldest first.")
+    var plugin: String?
+
+    func run() throws {
+        guard FileManager.default.fileExists(atPath: state) else {
+            printError(PluginJournalError(.unreadable("no such file"), at: state))
+            throw ExitCode.failure
+        }
+        do {
+            let journal = try PluginJournal(path: state, options: JournalOptions(sync: .off))
+            defer { journal.close() }
+            if let plugin {
+                let actions = try journal.journaledActions(of: plugin)
+                if actions.isEmpty { emit("\(plugin): no journaled actions") }
+                for action in actions { emit("#\(action.sequence) \(action.text)  (version \(action.version))") }
+                return
+            }
+            let summaries = try journal.summaries()
+            if summaries.isEmpty { emit("\(state): empty") }
+            for summary in summaries {
+                let snapshot = summary.lastSnapshot.map { "last snapshot after action #\($0.sequence) (\($0.bytes) bytes)" } ?? "no snapshot"
+                emit("\(summary.plugin): \(summary.actionCount) journaled actions, \(snapshot), \(summary.timerCount) pending timers")
+            }
+        } catch {
+            printError(error)
+            throw ExitCode.failure
+        }
+    }
+}
+
 /// What `run` and `serve` print after each transition.
 enum PrintMode: String, ExpressibleByArgument, CaseIterable {
     case state, summary, none
@@ -179,14 +251,19 @@ struct Run: AsyncParsableCommand {
     @OptionGroup var loading: LoadingOptions
     @OptionGroup var machines: MachineOptions
     @OptionGroup var isolation: IsolationOptions
+    @OptionGroup var persistence: StateOptions
 
     func run() async throws {
         CrashReport.install()
+        let journal = try persistence.openJournal()
         let host = PluginHost(loadOptions: loading.loadOptions, describesState: machines.printMode == .state,
                               observer: transitionPrinter(machines.printMode), maxEffects: machines.maxEffects,
-                              isolation: isolation.isolation(default: .none))
+                              isolation: isolation.isolation(default: .none), journal: journal)
+        // Closed while the machines still exist: timers they drop at exit stay journaled.
+        defer { journal?.close(); withExtendedLifetime(host) {} }
         let machine = try await orExitAsync { () async throws(PluginLoadError) in try await host.load(path: plugin) }
         emit("loaded plugin \(machine.name) \(machine.plugin.manifest.version) from \(plugin)")
+        for line in await host.takeJournalReports() { printError(Message(line)) }
         let session = HostSession(host: host, defaultPlugin: machine.name, clock: ContinuousClock(), output: { emit($0) })
         var failed = false
         for await line in try lines(from: script) {
@@ -223,6 +300,7 @@ struct Serve: AsyncParsableCommand {
     @OptionGroup var loading: LoadingOptions
     @OptionGroup var machines: MachineOptions
     @OptionGroup var isolation: IsolationOptions
+    @OptionGroup var persistence: StateOptions
 
     func run() async throws {
         CrashReport.install()
@@ -231,9 +309,11 @@ struct Serve: AsyncParsableCommand {
             printError(PluginHostError.notADirectory(plugins))
             throw ExitCode.failure
         }
+        let journal = try persistence.openJournal()
         let host = PluginHost(loadOptions: loading.loadOptions, describesState: machines.printMode == .state,
                               observer: transitionPrinter(machines.printMode), maxEffects: machines.maxEffects,
-                              isolation: isolation.isolation(default: .process))
+                              isolation: isolation.isolation(default: .process), journal: journal)
+        defer { journal?.close(); withExtendedLifetime(host) {} }
         for event in await host.scan(directory: plugins) { report(event) }
         let session = HostSession(host: host, defaultPlugin: nil, clock: ContinuousClock(), output: { emit($0) })
         let directory = plugins
@@ -336,5 +416,14 @@ func lines(from path: String?) throws -> InputLineReader {
     } catch {
         printError(error)
         throw ExitCode.failure
+    }
+}
+
+/// An error that is just its message.
+struct Message: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ description: String) {
+        self.description = description
     }
 }

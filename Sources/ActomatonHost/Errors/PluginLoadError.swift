@@ -50,6 +50,8 @@ public struct PluginLoadError: Error, Sendable, Hashable, CustomStringConvertibl
         case noManifest
         /// The manifest was built for another ABI version, or breaks a rule of the contract.
         case manifest(PluginManifestError)
+        /// The plugin's state could not be read from the journal.
+        case journal(PluginJournalError)
         /// libffi could not prepare a call or a closure.
         case libffi(String)
         /// The plugin's `create` returned `NULL`.
@@ -97,6 +99,8 @@ public struct PluginLoadError: Error, Sendable, Hashable, CustomStringConvertibl
                 return "the plugin's entry symbol returned no manifest"
             case let .manifest(error):
                 return error.description
+            case let .journal(error):
+                return "its state cannot be brought back from the journal: \(error)"
             case let .libffi(message):
                 return "libffi: \(message)"
             case .stateCreationFailed:

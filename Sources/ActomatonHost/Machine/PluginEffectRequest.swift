@@ -1,4 +1,5 @@
 import ActomatonEffect
+import Synchronization
 import ActomatonPluginContract
 
 /// The ID and queue a plugin gave a delayed or repeating action.
@@ -103,6 +104,8 @@ struct TimerSequence<C: Clock<Duration>, Element: Sendable>: AsyncSequence, Send
     let element: Element
     /// The timer's place in its machine's effect budget, held while it ticks.
     let token: EffectBudget.Token
+    /// Its journal entry, held while it ticks.
+    let timer: JournalTimerToken?
 
     struct AsyncIterator: AsyncIteratorProtocol {
         let clock: C
@@ -110,6 +113,7 @@ struct TimerSequence<C: Clock<Duration>, Element: Sendable>: AsyncSequence, Send
         let interval: Duration
         let element: Element
         let token: EffectBudget.Token
+        let timer: JournalTimerToken?
 
         mutating func next() async throws -> Element? {
             deadline = deadline.advanced(by: interval)
@@ -119,18 +123,20 @@ struct TimerSequence<C: Clock<Duration>, Element: Sendable>: AsyncSequence, Send
     }
 
     func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(clock: clock, deadline: start, interval: interval, element: element, token: token)
+        AsyncIterator(clock: clock, deadline: start, interval: interval, element: element, token: token, timer: timer)
     }
 }
 
 extension PluginEffectRequest {
     /// The request as an async-layer ``Effect`` on the machine's ``EffectQueueManager``;
     /// `wrap` turns the plugin action into the machine's action. Delays count from now, when
-    /// the plugin asked, on `clock` (the machine's).
-    /// Each delayed or repeating effect holds a place in `budget` until the effect is
-    /// released (completed, cancelled or dropped).
+    /// the plugin asked, on `clock` (the machine's); `firstTickAfter` moves a repeating
+    /// action's first tick (a timer armed again after a restart).
+    /// Each delayed or repeating effect holds a place in `budget`, and its journal entry
+    /// (`timer`), until the effect is released (completed, cancelled or dropped).
     func effect<C: Clock<Duration>, Action: Sendable>(
-        clock: C, budget: EffectBudget, _ wrap: @escaping @Sendable (PluginAction, PluginEffectRequest) -> Action
+        clock: C, budget: EffectBudget, timer: JournalTimerToken? = nil, firstTickAfter: Duration? = nil,
+        _ wrap: @escaping @Sendable (PluginAction, PluginEffectRequest) -> Action
     ) -> Effect<Action> {
         switch self {
         case let .next(action):
@@ -142,18 +148,49 @@ extension PluginEffectRequest {
             return Effect(id: options.id.map(PluginEffectID.init), queue: options.queue.map(queue)) { _ in
                 withExtendedLifetime(token) {}
                 if clock.now < deadline { try await clock.sleep(until: deadline, tolerance: nil) }
+                timer?.fire()
                 return next
             }
         case let .repeating(action, interval, options):
             let next = wrap(action, self)
-            let start = clock.now
+            let start = clock.now.advanced(by: (firstTickAfter ?? interval) - interval)
             let token = budget.token()
             return Effect(id: options.id.map(PluginEffectID.init), queue: options.queue.map(queue), sequence: { _ in
-                TimerSequence(clock: clock, start: start, interval: interval, element: next, token: token)
+                TimerSequence(clock: clock, start: start, interval: interval, element: next, token: token, timer: timer)
             })
         case let .cancel(id):
             return .cancel(id: PluginEffectID(name: id))
         }
+    }
+}
+
+/// A journaled timer's entry, held by its effect: when the effect ends without firing
+/// (cancelled, dropped by a queue policy) the journal forgets the timer. A delayed action that
+/// fired is forgotten with the action it sent, in one record; nothing is forgotten while the
+/// journal closes, so a shut-down host arms its timers again on restart.
+final class JournalTimerToken: Sendable {
+    let journal: PluginJournal
+    let key: Int64
+    private let fired = Atomic(false)
+
+    init(journal: PluginJournal, key: Int64) {
+        self.journal = journal
+        self.key = key
+    }
+
+    /// The delayed action is about to be sent: its record forgets the timer.
+    func fire() { fired.store(true, ordering: .relaxed) }
+
+    deinit {
+        if !fired.load(ordering: .relaxed) && !journal.isClosing { journal.append(.timerEnded(key: key)) }
+    }
+}
+
+extension Duration {
+    /// The duration in whole milliseconds.
+    var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
     }
 }
 

@@ -37,6 +37,16 @@ public struct PluginMachineAction: Sendable {
     let action: PluginAction
     let origin: PluginTransition.Origin
     let depth: Int
+    /// The journaled timer that sent it, if any.
+    var timer: FiredTimer? = nil
+    /// Effects to start without performing `action` (timers armed again from the journal).
+    var arming: Effect<PluginMachineAction>? = nil
+}
+
+/// A journaled timer whose action is being delivered.
+struct FiredTimer: Sendable {
+    let key: Int64
+    let repeating: Bool
 }
 
 /// The state of a ``PluginMachine``'s machine: the plugin state lives in the plugin's memory
@@ -51,6 +61,10 @@ struct PluginMachineState: Sendable {
     var feedbackCut = false
     /// What the last action sent by ``PluginMachine/send(_:)`` did, until its sender takes it.
     var inputOutcome: Result<[PluginEffectRequest], PluginCallError>?
+    /// The journal's ticket of the last record this machine appended.
+    var lastTicket: UInt64?
+    /// Journaled actions since the last snapshot.
+    var actionsSinceSnapshot = 0
 
     init(backend: PluginBackend) {
         self.backend = backend
@@ -107,6 +121,9 @@ public actor PluginMachine: EffectQueueHost {
     private var effectTasks: [Task<Void, Error>] = []
     /// The effects running or waiting, against the machine's limit.
     public nonisolated let effectBudget: EffectBudget
+    /// Where accepted actions, snapshots and timers are journaled, if anywhere.
+    public nonisolated let journal: PluginJournal?
+    private let clock: any Clock<Duration>
 
     /// Creates a state of `plugin` and a machine for it.
     ///
@@ -123,12 +140,13 @@ public actor PluginMachine: EffectQueueHost {
         describesState: Bool = false,
         observer: Observer? = nil,
         log: (@Sendable (String) -> Void)? = nil,
-        maxEffects: Int = PluginLimits.defaultMaxEffects
+        maxEffects: Int = PluginLimits.defaultMaxEffects,
+        journal: PluginJournal? = nil
     ) throws(PluginLoadError) {
         let budget = EffectBudget(limit: maxEffects)
         let instance = try PluginInstance(plugin: plugin, log: log, effectBudget: budget)
         self.init(backend: .inProcess(instance), budget: budget, isolation: .none, loadOptions: .init(), clock: clock,
-                  describesState: describesState, observer: observer, log: log)
+                  describesState: describesState, observer: observer, log: log, journal: journal)
     }
 
     /// Starts a worker process that loads the plugin at `path`, and a machine for its state;
@@ -141,7 +159,8 @@ public actor PluginMachine: EffectQueueHost {
         describesState: Bool = false,
         observer: Observer? = nil,
         log: (@Sendable (String) -> Void)? = nil,
-        maxEffects: Int = PluginLimits.defaultMaxEffects
+        maxEffects: Int = PluginLimits.defaultMaxEffects,
+        journal: PluginJournal? = nil
     ) throws(PluginLoadError) {
         let budget = EffectBudget(limit: maxEffects)
         let name = Mutex("plugin")
@@ -149,14 +168,17 @@ public actor PluginMachine: EffectQueueHost {
         let instance = try IsolatedInstance.start(path: path, loadOptions: loadOptions, options: workerOptions, log: sink)
         name.withLock { $0 = instance.plugin.name }
         self.init(backend: .worker(instance, budget), budget: budget, isolation: .process(workerOptions), loadOptions: loadOptions,
-                  clock: clock, describesState: describesState, observer: observer, log: sink)
+                  clock: clock, describesState: describesState, observer: observer, log: sink, journal: journal)
     }
 
     private init(
         backend: PluginBackend, budget: EffectBudget, isolation: PluginIsolation, loadOptions: Plugin.LoadOptions,
-        clock: some Clock<Duration>, describesState: Bool, observer: Observer?, log: (@Sendable (String) -> Void)?
+        clock: some Clock<Duration>, describesState: Bool, observer: Observer?, log: (@Sendable (String) -> Void)?,
+        journal: PluginJournal?
     ) {
         name = backend.plugin.name
+        self.journal = journal
+        self.clock = clock
         currentPlugin = Mutex(backend.plugin)
         self.log = log
         self.isolation = isolation
@@ -166,7 +188,7 @@ public actor PluginMachine: EffectQueueHost {
         self.effects = effects
         machine = MealyMachine(
             state: PluginMachineState(backend: backend),
-            reducer: Self.reducer(clock: clock, describesState: describesState, observer: observer, budget: budget),
+            reducer: Self.reducer(clock: clock, describesState: describesState, observer: observer, budget: budget, journal: journal),
             effectManager: effects
         )
         effects.connect(to: self)
@@ -186,20 +208,23 @@ public actor PluginMachine: EffectQueueHost {
     public nonisolated var plugin: Plugin { currentPlugin.withLock { $0 } }
 
     /// Performs `action` and returns the effects it requested, or throws why it failed.
+    /// With a journal, returns once the action is acknowledged (``JournalSyncPolicy``).
     @discardableResult
-    public func send(_ action: PluginAction) throws(PluginCallError) -> [PluginEffectRequest] {
+    public func send(_ action: PluginAction) async throws(PluginCallError) -> [PluginEffectRequest] {
         machine.effectManager.sendOptions = .init(tracksFeedbacks: true)
         if let task = machine.send(PluginMachineAction(action: action, origin: .input, depth: 0)) {
             effectTasks.append(task)
         }
-        guard let outcome = machine.state.inputOutcome.take() else { return [] }
+        let outcome = machine.state.inputOutcome.take()
+        if let journal, let ticket = machine.state.lastTicket.take() { await journal.waitUntilDurable(ticket) }
+        guard let outcome else { return [] }
         return try outcome.get()
     }
 
     /// Checks `name` and `arguments` against the plugin's vocabulary, then performs the action.
     @discardableResult
-    public func send(_ name: String, _ arguments: [PluginValue] = []) throws(PluginCallError) -> [PluginEffectRequest] {
-        try send(try plugin.action(name, arguments))
+    public func send(_ name: String, _ arguments: [PluginValue] = []) async throws(PluginCallError) -> [PluginEffectRequest] {
+        try await send(try plugin.action(name, arguments))
     }
 
     /// Sends an action one of the machine's effects produced (``EffectQueueHost``).
@@ -265,6 +290,11 @@ public actor PluginMachine: EffectQueueHost {
         let replacement = try make()
         do throws(PluginCallError.Reason) { try replacement.restore(snapshot) } catch { throw PluginLoadError(.stateNotCarriedOver(error), at: path) }
         machine.state.backend = replacement
+        // The journal's next replay starts from a state the new version restored.
+        if let journal, let bytes = try? replacement.snapshot() {
+            machine.state.lastTicket = journal.append(.snapshot(plugin: name, version: replacement.plugin.manifest.version, bytes: bytes))
+            machine.state.actionsSinceSnapshot = 0
+        }
     }
 
     /// Waits until every effect started by ``send(_:)``, and every effect those started in
@@ -283,20 +313,10 @@ public actor PluginMachine: EffectQueueHost {
     // MARK: The reducer
 
     static func reducer<C: Clock<Duration>>(
-        clock: C, describesState: Bool, observer: Observer?, budget: EffectBudget
+        clock: C, describesState: Bool, observer: Observer?, budget: EffectBudget, journal: PluginJournal?
     ) -> Reducer<PluginMachineAction, PluginMachineState, Void> {
-        /// The effects a plugin requested, as one `Effect` whose actions come back to this machine.
-        @Sendable func effect(of requests: [PluginEffectRequest], depth: Int) -> Effect<PluginMachineAction> {
-            Effect.combine(requests.map { request in
-                request.effect(clock: clock, budget: budget) { action, request in
-                    // A next action goes one level deeper; a timed one starts a new chain.
-                    if case .next = request { return PluginMachineAction(action: action, origin: .next, depth: depth + 1) }
-                    return PluginMachineAction(action: action, origin: request.origin, depth: 0)
-                }
-            })
-        }
-
         return Reducer<PluginMachineAction, PluginMachineState, Void> { input, state, _ in
+            if let arming = input.arming { return arming }
             let backend = state.backend
             let plugin = backend.plugin.name
             let outcome: Result<[PluginEffectRequest], PluginCallError>
@@ -309,21 +329,145 @@ public actor PluginMachine: EffectQueueHost {
                 return .empty // the rest of a chain already cut off and reported
             }
             if input.origin == .input { state.inputOutcome = outcome }
+            var report: (@Sendable () -> Void)?
             if let observer {
                 let described: Result<String, PluginCallError>? = describesState
                     ? Result { () throws(PluginCallError) in
                         do throws(PluginCallError.Reason) { return try backend.describe() } catch { throw PluginCallError(error, plugin: plugin) }
                     }
                     : nil
-                observer(PluginTransition(plugin: plugin, action: input.action, origin: input.origin, outcome: outcome, state: described))
+                let transition = PluginTransition(plugin: plugin, action: input.action, origin: input.origin, outcome: outcome, state: described)
+                report = { observer(transition) }
             }
-            guard case let .success(requests) = outcome, !requests.isEmpty else { return .empty }
-            return effect(of: requests, depth: input.depth)
+            guard case let .success(requests) = outcome else {
+                report?()
+                return .empty
+            }
+            var keys: [Int64?] = Array(repeating: nil, count: requests.count)
+            if let journal {
+                // Journaled before it is acknowledged: the transition is reported then.
+                let now = wallClockMilliseconds()
+                var timers: [JournaledTimer] = []
+                var cancelled: [String] = []
+                for (index, request) in requests.enumerated() {
+                    switch request {
+                    case let .delayed(action, delay, options), let .repeating(action, delay, options):
+                        let key = journal.makeTimerKey()
+                        keys[index] = key
+                        var interval: Int64?
+                        if case .repeating = request { interval = delay.milliseconds }
+                        timers.append(JournaledTimer(key: key, plugin: plugin, action: action.name, arguments: action.arguments,
+                                                     due: now + delay.milliseconds, interval: interval, options: options))
+                    case let .cancel(id):
+                        cancelled.append(id)
+                    case .next:
+                        break
+                    }
+                }
+                state.lastTicket = journal.append(.action(
+                    plugin: plugin, version: backend.plugin.manifest.version, name: input.action.name, arguments: input.action.arguments,
+                    firedTimer: input.timer.map { ($0.key, $0.repeating) }, timers: timers, cancelledIDs: cancelled
+                ), acknowledge: report)
+                state.actionsSinceSnapshot += 1
+                if state.actionsSinceSnapshot >= journal.options.snapshotInterval, let bytes = try? backend.snapshot() {
+                    state.lastTicket = journal.append(.snapshot(plugin: plugin, version: backend.plugin.manifest.version, bytes: bytes))
+                    state.actionsSinceSnapshot = 0
+                }
+            } else {
+                report?()
+            }
+            guard !requests.isEmpty else { return .empty }
+            let timerKeys = keys
+            return Effect.combine(requests.enumerated().map { index, request in
+                let key = timerKeys[index]
+                return request.effect(clock: clock, budget: budget, timer: key.map { JournalTimerToken(journal: journal!, key: $0) }) { action, request in
+                    // A next action goes one level deeper; a timed one starts a new chain.
+                    if case .next = request { return PluginMachineAction(action: action, origin: .next, depth: input.depth + 1) }
+                    return PluginMachineAction(action: action, origin: request.origin, depth: 0,
+                                               timer: key.map { FiredTimer(key: $0, repeating: request.isRepeating) })
+                }
+            })
         }
+    }
+
+    // MARK: The journal
+
+    /// Brings the state back from the journal: the newest snapshot the plugin accepts, then
+    /// the actions journaled after it (effects suppressed: they already happened), then the
+    /// pending delayed and repeating actions, armed again with the time they have left (one
+    /// that came due while the host was down fires at once). Returns a line for each thing
+    /// that could not be brought back; nothing is skipped silently.
+    public func recover() throws(PluginJournalError) -> [String] {
+        guard let journal else { return [] }
+        let recovery = try journal.recovery(for: name)
+        if recovery.isEmpty { return [] }
+        var problems: [String] = []
+        let backend = machine.state.backend
+        var base: Int64?
+        for snapshot in recovery.snapshots {
+            do throws(PluginCallError.Reason) {
+                try backend.restore(snapshot.bytes)
+                base = snapshot.sequence
+                break
+            } catch {
+                problems.append("\(name): the journal's snapshot after action #\(snapshot.sequence) (version \(snapshot.version)) was refused: \(error)")
+            }
+        }
+        var actions = recovery.actions
+        if let base {
+            actions.removeAll { $0.sequence <= base }
+        } else if !recovery.startsAtTheBeginning {
+            problems.append("\(name): no snapshot could be restored and the journal before it was pruned: starting from a new state, "
+                            + "\(actions.count) journaled actions not replayed")
+            actions = []
+        }
+        for journaled in actions {
+            do throws(PluginCallError) {
+                let action = try plugin.action(journaled.action, journaled.arguments)
+                if case let .failure(reason) = backend.perform(action) { throw PluginCallError(reason, plugin: name) }
+            } catch {
+                problems.append("\(name): journaled action #\(journaled.sequence) '\(journaled.text)' (version \(journaled.version)) cannot be replayed: \(error.reason)")
+            }
+        }
+        machine.state.actionsSinceSnapshot = actions.count
+        let now = wallClockMilliseconds()
+        var effects: [Effect<PluginMachineAction>] = []
+        var armedAction: PluginAction?
+        for timer in recovery.timers {
+            let action: PluginAction
+            do throws(PluginCallError) {
+                action = try plugin.action(timer.action, timer.arguments)
+            } catch {
+                problems.append("\(name): a journaled timer for '\(timer.action)' cannot be armed again: \(error.reason)")
+                journal.append(.timerEnded(key: timer.key))
+                continue
+            }
+            armedAction = action
+            let remaining = Duration.milliseconds(max(0, timer.due - now))
+            let request: PluginEffectRequest = timer.interval.map { .repeating(action, every: .milliseconds($0), timer.options) }
+                ?? .delayed(action, after: remaining, timer.options)
+            let fired = FiredTimer(key: timer.key, repeating: timer.interval != nil)
+            effects.append(request.effect(clock: clock, budget: effectBudget, timer: JournalTimerToken(journal: journal, key: timer.key),
+                                          firstTickAfter: remaining) { action, request in
+                PluginMachineAction(action: action, origin: request.origin, depth: 0, timer: fired)
+            })
+        }
+        if let armedAction {
+            machine.effectManager.sendOptions = .init(tracksFeedbacks: true)
+            // `action` is not performed: the reducer only starts `arming`.
+            let arming = PluginMachineAction(action: armedAction, origin: .input, depth: 0, arming: Effect.combine(effects))
+            if let task = machine.send(arming) { effectTasks.append(task) }
+        }
+        return problems
     }
 }
 
 extension PluginEffectRequest {
+    /// Whether it is a repeating action.
+    var isRepeating: Bool {
+        if case .repeating = self { true } else { false }
+    }
+
     /// The origin of the actions this request sends.
     var origin: PluginTransition.Origin {
         switch self {

@@ -15,6 +15,8 @@ public actor PluginHost {
         case failed(PluginLoadError)
         /// The plugin directory could not be read.
         case directoryUnreadable(PluginHostError)
+        /// Something the journal held could not be brought back (see ``PluginMachine/recover()``).
+        case journalReport(String)
 
         /// The line `serve` prints.
         public var description: String {
@@ -23,6 +25,7 @@ public actor PluginHost {
             case let .reloaded(name, path): "reloaded plugin \(name) from \(path), state carried over"
             case let .failed(error): "error: \(error)"
             case let .directoryUnreadable(error): "error: \(error)"
+            case let .journalReport(line): "error: \(line)"
             }
         }
     }
@@ -41,6 +44,8 @@ public actor PluginHost {
     /// Plugin files that failed to load, with the identity they failed with, so a scan
     /// reports each bad version once.
     private var failedFiles: [String: FileIdentity] = [:]
+    /// What recovering machines from the journal could not bring back, not yet reported.
+    private var journalReports: [String] = []
 
     /// Creates a host with no plugin.
     ///
@@ -60,17 +65,18 @@ public actor PluginHost {
         observer: PluginMachine.Observer? = nil,
         log: (@Sendable (String) -> Void)? = nil,
         maxEffects: Int = PluginLimits.defaultMaxEffects,
-        isolation: PluginIsolation = .none
+        isolation: PluginIsolation = .none,
+        journal: PluginJournal? = nil
     ) {
         self.loadOptions = loadOptions
         machineFactory = { path throws(PluginLoadError) in
             switch isolation {
             case .none:
                 try PluginMachine(plugin: Plugin.load(path: path, options: loadOptions), clock: clock, describesState: describesState,
-                                  observer: observer, log: log, maxEffects: maxEffects)
+                                  observer: observer, log: log, maxEffects: maxEffects, journal: journal)
             case let .process(options):
                 try PluginMachine(isolatedPluginAt: path, loadOptions: loadOptions, workerOptions: options, clock: clock,
-                                  describesState: describesState, observer: observer, log: log, maxEffects: maxEffects)
+                                  describesState: describesState, observer: observer, log: log, maxEffects: maxEffects, journal: journal)
             }
         }
     }
@@ -82,10 +88,15 @@ public actor PluginHost {
     ///
     /// Refuses a second plugin with the same name as a loaded one.
     @discardableResult
-    public func load(path: String) throws(PluginLoadError) -> PluginMachine {
+    public func load(path: String) async throws(PluginLoadError) -> PluginMachine {
         let machine = try machineFactory(path)
         if let existing = entries[machine.name] {
             throw PluginLoadError(.duplicateName(machine.name, loadedFrom: existing.path), at: path)
+        }
+        do {
+            journalReports += try await machine.recover()
+        } catch {
+            throw PluginLoadError(.journal(error), at: path)
         }
         entries[machine.name] = Entry(machine: machine, path: path, identity: machine.plugin.fileIdentity)
         failedFiles[path] = nil
@@ -104,8 +115,9 @@ public actor PluginHost {
             let identity = PluginFile.identity(of: path)
             if let identity, failedFiles[path] == identity { continue }
             do {
-                let machine = try load(path: path)
+                let machine = try await load(path: path)
                 events.append(.loaded(name: machine.name, path: path))
+                events += takeJournalReports().map(Event.journalReport)
             } catch {
                 failedFiles[path] = identity
                 events.append(.failed(error))
@@ -146,6 +158,13 @@ public actor PluginHost {
     }
 
     /// Waits until no machine has an effect running; see ``PluginMachine/waitUntilIdle()``.
+    /// The lines recovery from the journal reported since the last call (``load(path:)``
+    /// collects them; ``scan(directory:)`` returns them as events).
+    public func takeJournalReports() -> [String] {
+        defer { journalReports = [] }
+        return journalReports
+    }
+
     public func waitUntilIdle() async {
         for entry in entries.values { await entry.machine.waitUntilIdle() }
     }

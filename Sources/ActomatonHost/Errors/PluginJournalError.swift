@@ -1,0 +1,46 @@
+/// Why a state database (`--state`) cannot be used: the host never starts empty over one it
+/// cannot read.
+public struct PluginJournalError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The database file.
+    public var path: String
+    /// What is wrong.
+    public var reason: Reason
+
+    /// Creates an error.
+    public init(_ reason: Reason, at path: String) {
+        self.reason = reason
+        self.path = path
+    }
+
+    /// What is wrong with a state database.
+    public enum Reason: Error, Sendable, Hashable, CustomStringConvertible {
+        /// SQLite cannot open or read it: its message.
+        case unreadable(String)
+        /// It is a SQLite database, but not one of this host's.
+        case notAStateDatabase
+        /// A newer host wrote it, in a format this one does not know.
+        case newerFormat(found: Int64, supported: Int64)
+        /// SQLite's integrity check failed: its first finding.
+        case corrupt(String)
+        /// A record cannot be read (an argument's encoding).
+        case badRecord(String)
+        /// Writing failed: SQLite's message.
+        case writeFailed(String)
+
+        /// The reason, one line.
+        public var description: String {
+            switch self {
+            case let .unreadable(message): "cannot open the state database: \(message)"
+            case .notAStateDatabase: "not a state database of actomaton-host (another application's SQLite file); refusing to use it"
+            case let .newerFormat(found, supported):
+                "the state database was written by a newer actomaton-host (format \(found); this host reads format \(supported)); refusing to use it"
+            case let .corrupt(finding): "the state database is corrupt (\(finding)); refusing to start over it — restore it from a backup, or move it away to start empty"
+            case let .badRecord(what): "the state database holds a record this host cannot read: \(what)"
+            case let .writeFailed(message): "cannot write the state database: \(message)"
+            }
+        }
+    }
+
+    /// `path: reason`.
+    public var description: String { "\(path): \(reason)" }
+}

@@ -1,0 +1,187 @@
+import ActomatonPluginContract
+
+/// When an action counts as acknowledged: how the journal trades speed for durability, like
+/// Redis's `appendfsync`.
+public enum JournalSyncPolicy: String, Sendable, Hashable, CaseIterable {
+    /// Acknowledged once written and synced to disk. Actions that arrive together share one
+    /// sync (group commit). Nothing acknowledged is lost.
+    case always
+    /// Acknowledged at once; written and synced in batches, at most ``JournalOptions/batchWindow``
+    /// apart. A crash loses at most that window.
+    case batch
+    /// Acknowledged at once and written without syncing: the operating system decides when
+    /// the data reaches the disk. A host crash loses nothing; a power loss may.
+    case off
+}
+
+/// How a ``PluginJournal`` writes.
+public struct JournalOptions: Sendable, Hashable {
+    /// When an action counts as acknowledged.
+    public var sync: JournalSyncPolicy
+    /// After how many journaled actions of one plugin its state is snapshotted (and the
+    /// journal before the previous snapshot pruned).
+    public var snapshotInterval: Int
+    /// The longest a batch waits before it is written, under ``JournalSyncPolicy/batch``.
+    public var batchWindow: Duration
+
+    /// Creates options.
+    public init(sync: JournalSyncPolicy = .always, snapshotInterval: Int = 1000, batchWindow: Duration = .milliseconds(100)) {
+        self.sync = sync
+        self.snapshotInterval = max(1, snapshotInterval)
+        self.batchWindow = batchWindow
+    }
+}
+
+/// A delayed or repeating action the journal remembers until it fires (delayed) or is
+/// cancelled, so a restarted host arms it again.
+public struct JournaledTimer: Sendable, Hashable {
+    /// Its key in the journal.
+    public var key: Int64
+    /// The plugin's name.
+    public var plugin: String
+    /// The action's name and arguments.
+    public var action: String
+    public var arguments: [PluginValue]
+    /// When it fires next, in milliseconds since 1970 (wall clock).
+    public var due: Int64
+    /// Its interval in milliseconds for a repeating action; `nil` for a delayed one.
+    public var interval: Int64?
+    /// Its effect ID and queue.
+    public var options: PluginEffectOptions
+}
+
+/// One journaled action of a plugin.
+public struct JournaledAction: Sendable, Hashable {
+    /// Its position in the journal (increasing).
+    public var sequence: Int64
+    /// The plugin's version that ran it.
+    public var version: String
+    /// The action's name and arguments.
+    public var action: String
+    public var arguments: [PluginValue]
+
+    /// The action as an input line writes it: `add 5`.
+    public var text: String {
+        ([action] + arguments.map(\.description)).joined(separator: " ")
+    }
+}
+
+/// A snapshot of a plugin's state in the journal.
+public struct JournaledSnapshot: Sendable, Hashable {
+    /// The last action of the plugin it includes.
+    public var sequence: Int64
+    /// The plugin's version that wrote it.
+    public var version: String
+    /// The state, as the plugin's `snapshot` wrote it.
+    public var bytes: [UInt8]
+}
+
+/// What the journal knows about one plugin: how to bring its state back.
+public struct JournalRecovery: Sendable {
+    /// Snapshots, newest first.
+    public var snapshots: [JournaledSnapshot]
+    /// Actions, oldest first.
+    public var actions: [JournaledAction]
+    /// Whether actions from the start are still there (no action was pruned yet).
+    public var startsAtTheBeginning: Bool
+    /// Pending delayed and repeating actions.
+    public var timers: [JournaledTimer]
+
+    /// Nothing journaled.
+    public var isEmpty: Bool { snapshots.isEmpty && actions.isEmpty && timers.isEmpty }
+}
+
+/// What the journal holds for one plugin, for `actomaton-host journal`.
+public struct JournalSummary: Sendable, Hashable {
+    /// The plugin's name.
+    public var plugin: String
+    /// Journaled actions kept.
+    public var actionCount: Int
+    /// The newest snapshot: its sequence number and size.
+    public var lastSnapshot: (sequence: Int64, bytes: Int)?
+    /// Pending delayed and repeating actions.
+    public var timerCount: Int
+
+    public static func == (lhs: JournalSummary, rhs: JournalSummary) -> Bool {
+        lhs.plugin == rhs.plugin && lhs.actionCount == rhs.actionCount && lhs.timerCount == rhs.timerCount
+            && lhs.lastSnapshot?.sequence == rhs.lastSnapshot?.sequence && lhs.lastSnapshot?.bytes == rhs.lastSnapshot?.bytes
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(plugin)
+        hasher.combine(actionCount)
+    }
+}
+
+/// A change the journal writes, in order.
+enum JournalRecord: Sendable {
+    /// A plugin accepted an action: journal it, with the timers it started and the IDs it
+    /// cancelled; `firedTimer` is the delayed timer that sent it (forgotten now) or the
+    /// repeating one (its next due time moves on).
+    case action(plugin: String, version: String, name: String, arguments: [PluginValue],
+                firedTimer: (key: Int64, repeating: Bool)?, timers: [JournaledTimer], cancelledIDs: [String])
+    /// A snapshot of a plugin's state after its last journaled action.
+    case snapshot(plugin: String, version: String, bytes: [UInt8])
+    /// A timer was cancelled or dropped without firing.
+    case timerEnded(key: Int64)
+}
+
+/// The byte form of action arguments in the journal: per value, a tag and its payload.
+enum ArgumentCoding {
+    static func encode(_ values: [PluginValue]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
+        for value in values {
+            switch value {
+            case let .bool(flag): bytes.append(1); bytes.append(flag ? 1 : 0)
+            case let .int(number): bytes.append(2); append(number)
+            case let .uint(number): bytes.append(3); append(number)
+            case let .float(number): bytes.append(4); append(number.bitPattern)
+            case let .string(text):
+                bytes.append(5)
+                append(UInt32(text.utf8.count))
+                bytes.append(contentsOf: text.utf8)
+            }
+        }
+        return bytes
+    }
+
+    /// The values, or `nil` when the bytes are not a valid encoding.
+    static func decode(_ bytes: [UInt8]) -> [PluginValue]? {
+        var values: [PluginValue] = []
+        var index = 0
+        func read<T: FixedWidthInteger>(_: T.Type) -> T? {
+            guard bytes.count - index >= MemoryLayout<T>.size else { return nil }
+            var value = T.zero
+            withUnsafeMutableBytes(of: &value) { $0.copyBytes(from: bytes[index..<(index + MemoryLayout<T>.size)]) }
+            index += MemoryLayout<T>.size
+            return T(littleEndian: value)
+        }
+        while index < bytes.count {
+            let tag = bytes[index]
+            index += 1
+            switch tag {
+            case 1:
+                guard let flag = read(UInt8.self), flag <= 1 else { return nil }
+                values.append(.bool(flag == 1))
+            case 2:
+                guard let number = read(Int64.self) else { return nil }
+                values.append(.int(number))
+            case 3:
+                guard let number = read(UInt64.self) else { return nil }
+                values.append(.uint(number))
+            case 4:
+                guard let bits = read(UInt64.self) else { return nil }
+                values.append(.float(Double(bitPattern: bits)))
+            case 5:
+                guard let length = read(UInt32.self), bytes.count - index >= Int(length),
+                      let text = String(validating: bytes[index..<(index + Int(length))], as: UTF8.self) else { return nil }
+                index += Int(length)
+                values.append(.string(text))
+            default:
+                return nil
+            }
+        }
+        return values
+    }
+}
