@@ -49,29 +49,43 @@ struct WorkerChannel: @unchecked Sendable {
         return (tag, payload)
     }
 
+    /// How long a read polls the socket without blocking before it sleeps in `poll`.
+    ///
+    /// Waking a blocked process costs tens of microseconds on some machines (a socket pair
+    /// round trip measured 53 µs blocking against 4 µs polling on the 2-core VM the README's
+    /// figures come from): the answer to a quick action usually arrives within this window.
+    /// Between bursts of actions, both ends sleep.
+    static let spinWindow: Duration = .microseconds(50)
+
     private func read(into buffer: inout [UInt8], deadline: ContinuousClock.Instant?) throws(Failure) {
         var filled = 0
+        var spinUntil = ContinuousClock.now + Self.spinWindow
         while filled < buffer.count {
-            if let deadline {
-                let left = ContinuousClock.now.duration(to: deadline)
-                guard left > .zero else { throw .timedOut }
-                var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-                let milliseconds = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
-                let ready = poll(&poller, 1, milliseconds)
-                if ready < 0 {
-                    if errno == EINTR { continue }
-                    throw .system(systemMessage(errno))
-                }
-                if ready == 0 { throw .timedOut }
-            }
-            let n = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress! + filled, $0.count - filled, 0) }
-            if n < 0 {
-                if errno == EINTR || errno == EAGAIN { continue }
-                if errno == ECONNRESET { throw .closed }
-                throw .system(systemMessage(errno))
+            let n = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress! + filled, $0.count - filled, Int32(MSG_DONTWAIT)) }
+            if n > 0 {
+                filled += n
+                spinUntil = ContinuousClock.now + Self.spinWindow
+                continue
             }
             if n == 0 { throw .closed }
-            filled += n
+            if errno == EINTR { continue }
+            if errno == ECONNRESET { throw .closed }
+            guard errno == EAGAIN || errno == EWOULDBLOCK else { throw .system(systemMessage(errno)) }
+            let now = ContinuousClock.now
+            if now < spinUntil { continue }
+            var milliseconds: Int32 = -1
+            if let deadline {
+                let left = now.duration(to: deadline)
+                guard left > .zero else { throw .timedOut }
+                milliseconds = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
+            }
+            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, milliseconds)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                throw .system(systemMessage(errno))
+            }
+            if ready == 0 { throw .timedOut }
         }
     }
 }
