@@ -132,6 +132,7 @@ let package = Package(
         .testTarget(name: "ActomatonHostTests", dependencies: [
             "ActomatonHost",
             "HostCommandLine",
+            "CSQLite",
             .product(name: "Clocks", package: "swift-clocks"),
         ]),
         .testTarget(name: "HostCommandLineTests", dependencies: ["HostCommandLine", "ActomatonPluginContract"]),

@@ -162,4 +162,76 @@ struct CommandLineTests {
             #expect(run.errors.hasSuffix("error: \(directory): cannot read the script: it is a directory, not a file of input lines\n"))
         }
     }
+
+    /// Kill -9 the host while a script runs; restart it on the same `--state`: every machine
+    /// is back after exactly the acknowledged actions (plus, at most, the one whose commit
+    /// the kill caught before it was printed).
+    @Test func aKilledHostLosesNothingAcknowledged() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let state = directory + "/state.sqlite"
+        let counter = "\(pluginDirectory)/libCounterPlugin.so"
+        var total: Int64 = 0
+        var acknowledged: [Int64] = []
+        for round in 0..<3 {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "\(pluginDirectory)/actomaton-host")
+            process.arguments = ["run", counter, "--state", state, "--sync", "always", "--print", "summary", "--journal-snapshot-every", "7"]
+            let stdin = Pipe(), stdout = Pipe()
+            process.standardInput = stdin
+            process.standardOutput = stdout
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            // Distinct amounts: every prefix has its own sum.
+            let amounts = (1...400).map { Int64(round * 1000 + $0) }
+            stdin.fileHandleForWriting.write(Data(amounts.map { "add \($0)\n" }.joined().utf8))
+            let stopAfter = [5, 37, 120][round]
+            var seen = 0
+            var buffer = ""
+            while seen < stopAfter {
+                let data = stdout.fileHandleForReading.availableData
+                if data.isEmpty { break }
+                buffer += String(decoding: data, as: UTF8.self)
+                let lines = buffer.split(separator: "\n", omittingEmptySubsequences: false)
+                buffer = String(lines.last!)
+                for line in lines.dropLast() where line.hasPrefix("counter: add ") {
+                    acknowledged.append(Int64(line.dropFirst("counter: add ".count))!)
+                    seen += 1
+                }
+            }
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            // Lines printed before the kill but not read yet are acknowledged too.
+            let rest = String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            for line in (buffer + rest).split(separator: "\n") where line.hasPrefix("counter: add ") {
+                acknowledged.append(Int64(line.dropFirst("counter: add ".count))!)
+            }
+            total = acknowledged.reduce(0, +)
+            let after = try host(["run", counter, "--state", state, "--print", "none"], input: ":state\n")
+            #expect(after.status == 0, "\(after.errors)")
+            let restored = Int64(after.output.split(separator: "\n").last!.dropFirst(#"counter: {"count":"#.count).dropLast())!
+            let next = amounts.first { !acknowledged.contains($0) } ?? 0
+            #expect(restored == total || restored == total + next, "round \(round): restored \(restored), acknowledged \(total)")
+            // Whatever the journal had, the next round starts from it.
+            if restored != total {
+                acknowledged.append(next)
+                total = restored
+            }
+        }
+    }
+
+    @Test func journalCommandShowsWhatTheHostRemembers() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let state = directory + "/state.sqlite"
+        let run = try host(["run", "\(pluginDirectory)/libCounterPlugin.so", "--state", state, "--print", "none"],
+                           input: "add 2\nadd_later 5 0.01\nincrement\n")
+        #expect(run.status == 0)
+        let summary = try host(["journal", state], input: "")
+        #expect(summary.output == "counter: 4 journaled actions, no snapshot, 0 pending timers\n", "\(summary.output)\(summary.errors)")
+        let actions = try host(["journal", state, "--plugin", "counter"], input: "")
+        #expect(actions.output == "#1 add 2  (version 1.0.0)\n#2 add_later 5 0.01  (version 1.0.0)\n#3 increment  (version 1.0.0)\n#4 add 5  (version 1.0.0)\n")
+        let missing = try host(["journal", directory + "/none.sqlite"], input: "")
+        #expect(missing.status == 1 && missing.errors == "error: \(directory)/none.sqlite: cannot open the state database: no such file\n")
+    }
 }

@@ -87,7 +87,7 @@ extension PluginMachine {
     /// `eventually`, which take non-throwing expressions.
     func describedState() async -> String {
         do {
-            return try await describe()
+            return try describe()
         } catch {
             return "error: \(error)"
         }

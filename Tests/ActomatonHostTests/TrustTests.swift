@@ -137,12 +137,12 @@ struct TrustTests {
         ]
         for (number, (bytes, message)) in cases.enumerated() {
             let path = directory + "/case\(number).so"
-            FileManager.default.createFile(atPath: path, contents: Data(bytes), attributes: [.posixPermissions: 0o644])
+            _ = FileManager.default.createFile(atPath: path, contents: Data(bytes), attributes: [.posixPermissions: 0o644])
             #expect(loadError(path) == "\(path): \(message)")
         }
         #if arch(x86_64)
         let path = directory + "/arm.so"
-        FileManager.default.createFile(atPath: path, contents: Data(header(machine: 183)), attributes: [.posixPermissions: 0o644])
+        _ = FileManager.default.createFile(atPath: path, contents: Data(header(machine: 183)), attributes: [.posixPermissions: 0o644])
         #expect(loadError(path) == "\(path): not a shared library this host can load (it is built for another architecture (ELF machine 183); this host is x86-64)")
         #endif
     }

@@ -1,0 +1,176 @@
+@testable import ActomatonHost
+import Clocks
+import CSQLite
+import Foundation
+import Testing
+
+/// The journal (`--state`): a restarted host brings every machine back — state, and pending
+/// delayed and repeating actions — and refuses a database it cannot trust.
+@Suite("Journal: nothing acknowledged is lost")
+struct JournalTests {
+    private func databasePath() throws -> (String, String) {
+        let directory = try temporaryDirectory()
+        return (directory, directory + "/state.sqlite")
+    }
+
+    /// Runs SQL on the database behind the journal's back (to damage it on purpose).
+    private func tamper(_ path: String, _ sql: String) {
+        var handle: OpaquePointer?
+        #expect(sqlite3_open(path, &handle) == SQLITE_OK)
+        #expect(sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK, "\(String(cString: sqlite3_errmsg(handle)))")
+        sqlite3_close(handle)
+    }
+
+    @Test func stateSurvivesARestart() async throws {
+        let (directory, path) = try databasePath()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let journal = try PluginJournal(path: path)
+            let host = PluginHost(journal: journal)
+            let counter = try await host.load(path: plugin("CounterPlugin"))
+            try await counter.send("add", [.int(5)])
+            try await counter.send("increment")
+            _ = try? await counter.send("add", [.int(.max)]) // refused: not journaled
+            journal.close()
+        }
+        let journal = try PluginJournal(path: path)
+        defer { journal.close() }
+        #expect(try journal.journaledActions(of: "counter").map(\.text) == ["add 5", "increment"])
+        let host = PluginHost(journal: journal)
+        let counter = try await host.load(path: plugin("CounterPlugin"))
+        #expect(await host.takeJournalReports() == [])
+        #expect(try await counter.describe() == #"{"count":6}"#)
+        try await counter.send("increment")
+        #expect(try journal.journaledActions(of: "counter").map(\.text) == ["add 5", "increment", "increment"])
+    }
+
+    /// Snapshots every N actions; the journal keeps two snapshots and the actions after the older.
+    @Test func snapshotsPruneTheJournal() async throws {
+        let (directory, path) = try databasePath()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let journal = try PluginJournal(path: path, options: JournalOptions(snapshotInterval: 3))
+            let counter = try await PluginHost(journal: journal).load(path: plugin("CounterPlugin"))
+            for amount in 1...10 { try await counter.send("add", [.int(Int64(amount))]) }
+            journal.close()
+        }
+        let journal = try PluginJournal(path: path)
+        defer { journal.close() }
+        let summary = try #require(try journal.summaries().first)
+        #expect(summary.plugin == "counter" && summary.lastSnapshot?.sequence == 9)
+        #expect(try journal.journaledActions(of: "counter").map(\.sequence) == [7, 8, 9, 10], "the actions after the older snapshot (#6)")
+        let counter = try await PluginHost(journal: journal).load(path: plugin("CounterPlugin"))
+        #expect(try await counter.describe() == #"{"count":55}"#)
+    }
+
+    /// A snapshot `restore` refuses falls back to the older one and a longer replay.
+    @Test func aRefusedSnapshotFallsBackToAnOlderOne() async throws {
+        let (directory, path) = try databasePath()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let journal = try PluginJournal(path: path, options: JournalOptions(snapshotInterval: 3))
+            let counter = try await PluginHost(journal: journal).load(path: plugin("CounterPlugin"))
+            for amount in 1...7 { try await counter.send("add", [.int(Int64(amount))]) }
+            journal.close()
+        }
+        tamper(path, "UPDATE snapshots SET state = x'7B7D7B' WHERE seq = 6")
+        let journal = try PluginJournal(path: path)
+        defer { journal.close() }
+        let host = PluginHost(journal: journal)
+        let counter = try await host.load(path: plugin("CounterPlugin"))
+        let reports = await host.takeJournalReports()
+        #expect(reports.count == 1 && reports[0].hasPrefix("counter: the journal's snapshot after action #6 (version 1.0.0) was refused: "), "\(reports)")
+        #expect(try await counter.describe() == #"{"count":28}"#)
+    }
+
+    /// An action the plugin's vocabulary no longer has is reported, one line, and the rest replays.
+    @Test func actionsThatNoLongerMatchAreReported() async throws {
+        let (directory, path) = try databasePath()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let journal = try PluginJournal(path: path)
+            let counter = try await PluginHost(journal: journal).load(path: plugin("CounterPlugin"))
+            for amount in 1...3 { try await counter.send("add", [.int(Int64(amount))]) }
+            journal.close()
+        }
+        tamper(path, "UPDATE actions SET action = 'jump' WHERE seq = 2")
+        let journal = try PluginJournal(path: path)
+        defer { journal.close() }
+        let host = PluginHost(journal: journal)
+        let counter = try await host.load(path: plugin("CounterPlugin"))
+        #expect(await host.takeJournalReports() == [
+            "counter: journaled action #2 'jump 2' (version 1.0.0) cannot be replayed: unknown action 'jump' for plugin 'counter' "
+                + "(its actions: increment, decrement, add, reset, add_later, start, stop)",
+        ])
+        #expect(try await counter.describe() == #"{"count":4}"#)
+    }
+
+    /// Delayed and repeating actions pending at shutdown are armed again with the time they
+    /// had left; one that came due while the host was down fires at once.
+    @Test func pendingTimersSurviveARestart() async throws {
+        let (directory, path) = try databasePath()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let journal = try PluginJournal(path: path)
+            let counter = try await PluginHost(clock: TestClock(), journal: journal).load(path: plugin("CounterPlugin"))
+            try await counter.send("add_later", [.int(100), .float(30)])
+            try await counter.send("add_later", [.int(1000), .float(60)])
+            try await counter.send("start", [.uint(10_000)])
+            journal.close()
+            withExtendedLifetime(counter) {}
+        }
+        // The 60-second one came due while the host was down.
+        tamper(path, "UPDATE timers SET due = due - 120000 WHERE args = x'02E803000000000000'")
+        let journal = try PluginJournal(path: path)
+        defer { journal.close() }
+        #expect(try journal.recovery(for: "counter").timers.count == 3)
+        let clock = TestClock()
+        let counter = try await PluginHost(clock: clock, journal: journal).load(path: plugin("CounterPlugin"))
+        await clock.advance(by: .zero)
+        #expect(await eventually { (try? await counter.describe()) == #"{"count":1000}"# }, "the overdue one fired at once")
+        await clock.advance(by: .seconds(10))
+        #expect(await eventually { (try? await counter.describe()) == #"{"count":1001}"# }, "the ticker ticks")
+        await clock.advance(by: .seconds(20))
+        #expect(await eventually { (try? await counter.describe()) == #"{"count":1103}"# }, "30 s: the delayed add and two more ticks")
+        try await counter.send("stop")
+        #expect(await eventually { (try? journal.recovery(for: "counter").timers.count) == 0 }, "fired and cancelled timers are forgotten")
+    }
+
+    @Test func aDatabaseThatCannotBeTrustedIsRefused() async throws {
+        let (directory, path) = try databasePath()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // Not SQLite at all.
+        try Data("this is not a database, but it is not empty either: \(String(repeating: "x", count: 200))".utf8).write(to: URL(fileURLWithPath: path))
+        #expect(throws: PluginJournalError(.corrupt("it is not a SQLite database"), at: path)) { try PluginJournal(path: path) }
+        // Another application's SQLite database.
+        try FileManager.default.removeItem(atPath: path)
+        tamper(path, "CREATE TABLE notes (text TEXT)")
+        #expect(throws: PluginJournalError(.notAStateDatabase, at: path)) { try PluginJournal(path: path) }
+        // A newer host's format.
+        try FileManager.default.removeItem(atPath: path)
+        try PluginJournal(path: path).close()
+        tamper(path, "PRAGMA user_version = 2")
+        #expect(throws: PluginJournalError(.newerFormat(found: 2, supported: 1), at: path)) { try PluginJournal(path: path) }
+        // Truncated: cut after its first page.
+        try FileManager.default.removeItem(atPath: path)
+        do {
+            let journal = try PluginJournal(path: path, options: JournalOptions(snapshotInterval: 2))
+            let counter = try await PluginHost(journal: journal).load(path: plugin("CounterPlugin"))
+            for amount in 1...200 { try await counter.send("add", [.int(Int64(amount))]) }
+            journal.close()
+        }
+        tamper(path, "PRAGMA wal_checkpoint(TRUNCATE)")
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        try handle.truncate(atOffset: 4096 + 100)
+        try handle.close()
+        let error = #expect(throws: PluginJournalError.self) { try PluginJournal(path: path) }
+        #expect(error?.description.contains("the state database is corrupt") == true, "\(error?.description ?? "")")
+    }
+
+    @Test func messages() {
+        #expect(PluginJournalError(.newerFormat(found: 2, supported: 1), at: "/s.db").description
+            == "/s.db: the state database was written by a newer actomaton-host (format 2; this host reads format 1); refusing to use it")
+        #expect(PluginJournalError(.corrupt("it is not a SQLite database"), at: "/s.db").description
+            == "/s.db: the state database is corrupt (it is not a SQLite database); refusing to start over it — restore it from a backup, or move it away to start empty")
+    }
+}
