@@ -114,6 +114,63 @@ let benchmarks: @Sendable () -> Void = {
         benchmark.stopMeasurement()
     }
 
+    // The journal (`--state`): one action through the C counter plugin, journaled under each
+    // sync policy, against the same machine without a journal; one client, in sequence.
+    Benchmark("journal-send: baseline", configuration: perSend) { benchmark in
+        let plugin = try Plugin.load(path: counterPluginPath)
+        let machine = try PluginMachine(plugin: plugin)
+        let actions = try counterActions(of: plugin)
+        benchmark.startMeasurement()
+        for index in benchmark.scaledIterations {
+            _ = try? await machine.send(actions[index & actionMask])
+        }
+        benchmark.stopMeasurement()
+    }
+    for sync in JournalSyncPolicy.allCases {
+        let configuration = sync == .always ? perLoad : perSend
+        Benchmark("journal-send: --sync \(sync)", configuration: configuration) { benchmark in
+            let path = temporaryDatabase()
+            defer { removeDatabase(path) }
+            let journal = try PluginJournal(path: path, options: JournalOptions(sync: sync))
+            let plugin = try Plugin.load(path: counterPluginPath)
+            let machine = try PluginMachine(plugin: plugin, journal: journal)
+            let actions = try counterActions(of: plugin)
+            benchmark.startMeasurement()
+            for index in benchmark.scaledIterations {
+                _ = try? await machine.send(actions[index & actionMask])
+            }
+            benchmark.stopMeasurement()
+            journal.close()
+        }
+    }
+
+    // Restart: open a journal of 1,000,000 actions and bring the counter back, by replaying
+    // them all, or from a snapshot taken at the end.
+    for snapshot in [false, true] {
+        let restart = Benchmark.Configuration(metrics: [.wallClock], timeUnits: .milliseconds, warmupIterations: 0,
+                                              scalingFactor: .one, maxDuration: .seconds(30), maxIterations: 3)
+        Benchmark("journal-restart: 1,000,000 actions, \(snapshot ? "from a snapshot" : "replayed")", configuration: restart) { benchmark in
+            let path = temporaryDatabase()
+            defer { removeDatabase(path) }
+            do {
+                let journal = try PluginJournal(path: path, options: JournalOptions(sync: .off, snapshotInterval: snapshot ? 500_000 : Int.max))
+                let plugin = try Plugin.load(path: counterPluginPath)
+                let machine = try PluginMachine(plugin: plugin, journal: journal)
+                let actions = try counterActions(of: plugin)
+                for index in 0..<1_000_000 { _ = try? await machine.send(actions[index & actionMask]) }
+                journal.close()
+            }
+            benchmark.startMeasurement()
+            for _ in benchmark.scaledIterations {
+                let journal = try PluginJournal(path: path, options: JournalOptions(sync: .off))
+                let machine = try await PluginHost(journal: journal).load(path: counterPluginPath)
+                blackHole(try await machine.describe())
+                journal.close()
+            }
+            benchmark.stopMeasurement()
+        }
+    }
+
     Benchmark("plugin-load: C counter plugin, load and create a machine", configuration: perLoad) { benchmark in
         for _ in benchmark.scaledIterations {
             let plugin = try Plugin.load(path: counterPluginPath)
@@ -138,4 +195,16 @@ func counterActions(of plugin: Plugin) throws -> [PluginAction] {
         case let .add(amount): try plugin.action("add", [.int(amount)])
         }
     }
+}
+
+/// A fresh database path on the disk (not a RAM file system), for the journal benchmarks.
+func temporaryDatabase() -> String {
+    let directory = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(".build/journal-bench")
+    try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    return directory.appendingPathComponent("state-\(UUID().uuidString).sqlite").path
+}
+
+/// Removes a database and its WAL files.
+func removeDatabase(_ path: String) {
+    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
 }
