@@ -173,7 +173,9 @@ struct CommandLineTests {
         let counter = "\(pluginDirectory)/libCounterPlugin.so"
         var total: Int64 = 0
         var acknowledged: [Int64] = []
-        for round in 0..<3 {
+        // `ACTOMATON_KILL_ROUNDS=300 swift test --filter aKilledHost` for the long run.
+        let rounds = ProcessInfo.processInfo.environment["ACTOMATON_KILL_ROUNDS"].flatMap(Int.init) ?? 3
+        for round in 0..<rounds {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "\(pluginDirectory)/actomaton-host")
             process.arguments = ["run", counter, "--state", state, "--sync", "always", "--print", "summary", "--journal-snapshot-every", "7"]
@@ -185,7 +187,7 @@ struct CommandLineTests {
             // Distinct amounts: every prefix has its own sum.
             let amounts = (1...400).map { Int64(round * 1000 + $0) }
             stdin.fileHandleForWriting.write(Data(amounts.map { "add \($0)\n" }.joined().utf8))
-            let stopAfter = [5, 37, 120][round]
+            let stopAfter = [5, 37, 120][round % 3] + (round * 7919) % 97
             var seen = 0
             var buffer = ""
             while seen < stopAfter {
