@@ -36,10 +36,14 @@ private struct Model {
     var active: [StressQueue: [Int]] = [:]
     var waiting: [StressQueue: [Int]] = [:]
     var delivered: Set<Int> = []
+    /// Effects cancelled, dropped by a queue, or discarded: they deliver nothing.
+    var cancelled: Set<Int> = []
+    /// Effects `.discardNew` dropped: their work runs in a task already cancelled.
+    var discarded: Set<Int> = []
     /// The order in which effects of each queue got their slot.
     var admissions: [StressQueue: [Int]] = [:]
 
-    /// Starts effect `key`; false when its queue discards it.
+    /// Starts effect `key`; false when its queue discards it (its work then runs cancelled).
     mutating func start(_ key: Int, id: Int?, queue: StressQueue?) -> Bool {
         if let id { cancel(id: id) }
         guard let queue else {
@@ -49,8 +53,13 @@ private struct Model {
         let maxCount = queue.effectQueuePolicy.maxCount
         switch queue.effectQueuePolicy {
         case .runNewest:
-            while active[queue, default: []].count >= maxCount { remove(active[queue]![0]) }
+            while active[queue, default: []].count >= maxCount {
+                cancelled.insert(active[queue]![0])
+                remove(active[queue]![0])
+            }
         case .runOldest(_, .discardNew) where active[queue, default: []].count >= maxCount:
+            discarded.insert(key)
+            cancelled.insert(key)
             return false
         case .runOldest(_, .suspendNew) where active[queue, default: []].count >= maxCount:
             alive[key] = Effect(id: id, queue: queue, isActive: false)
@@ -66,7 +75,10 @@ private struct Model {
     }
 
     mutating func cancel(id: Int) {
-        for (key, effect) in alive where effect.id == id { remove(key) }
+        for (key, effect) in alive where effect.id == id {
+            cancelled.insert(key)
+            remove(key)
+        }
     }
 
     /// The effect's work ends normally: it delivers, and frees its slot.
@@ -102,8 +114,9 @@ private struct Model {
 struct EffectQueueManagerStressTests {
     /// 100,000 effects with random IDs, queue policies and cancellations, from a seeded
     /// generator, checked against the model: every effect that was not cancelled delivers
-    /// exactly once, no cancelled one delivers, suspended effects start in order, and no task
-    /// outlives the machine.
+    /// exactly once, no cancelled one delivers, every effect's work runs exactly once (a
+    /// discarded one's in a task already cancelled, as only cancelled ones may), suspended
+    /// effects start in order, and no task outlives the machine.
     @Test func randomEffectsFollowTheModel() async throws {
         let effectCount = 100_000
         let gates = Gates()
@@ -140,7 +153,8 @@ struct EffectQueueManagerStressTests {
             let id = random.next() % 5 < 2 ? nil : Int(random.next() % 40)
             let queue = random.next() % 5 < 2 ? nil : StressQueue.allCases[Int(random.next() % 5)]
             let task = await host!.send(.start(key, id: id, queue: queue))
-            #expect((task != nil) == model.start(key, id: id, queue: queue), "effect \(key): started or discarded")
+            _ = model.start(key, id: id, queue: queue)
+            #expect(task != nil, "effect \(key): every effect gets a task, a discarded one too")
             tasks[key] = task
             if random.next() % 10 == 0 {
                 let id = Int(random.next() % 40)
@@ -158,7 +172,13 @@ struct EffectQueueManagerStressTests {
         let delivered = await host!.state
         #expect(delivered.count == Set(delivered).count, "an effect delivered twice")
         #expect(Set(delivered) == model.delivered)
+        #expect(model.delivered.isDisjoint(with: model.cancelled))
         #expect(await host!.runningEffectCount == 0)
+        let entered = await gates.entered
+        #expect(entered.count == effectCount && Set(entered).count == effectCount, "every effect's work ran exactly once")
+        let enteredCancelled = Set(await gates.enteredCancelled)
+        #expect(enteredCancelled.isSubset(of: model.cancelled), "only cancelled effects ran cancelled")
+        #expect(model.discarded.isSubset(of: enteredCancelled), "every discarded effect ran cancelled")
 
         // In a one-slot suspending queue, effects run one at a time, so the order in which their
         // work starts is the order of admission. (With two slots, two admitted effects race.)

@@ -145,13 +145,17 @@ struct EffectQueueManagerTests {
     @Test func runOldestDiscardNewDropsNewEffectsWhileFull() async throws {
         let host = host()
         let first = await host.send(.start(1, queue: .discard1))
-        #expect(await host.send(.start(2, queue: .discard1)) == nil)
+        let second = await host.send(.start(2, queue: .discard1))
+        // Dropped: its work still runs once, in a cancelled task, and delivers nothing.
+        await #expect(throws: CancellationError.self) { try await second?.value }
+        #expect(await gates.enteredCancelled == [2])
         await gates.release(1)
         try await first?.value
         let third = await host.send(.start(3, queue: .discard1))
         await gates.release(3)
         try await third?.value
         #expect(await host.state == [1, 3])
+        #expect(await host.runningEffectCount == 0)
     }
 
     @Test func runOldestSuspendNewRunsInOrderWhenSlotsFree() async throws {
@@ -184,7 +188,8 @@ struct EffectQueueManagerTests {
         await gates.release(3)
         try await third?.value
         #expect(await host.state == [1, 3])
-        #expect(await gates.entered == [1, 3])
+        #expect(await gates.entered.sorted() == [1, 2, 3], "every effect's work runs once")
+        #expect(await gates.enteredCancelled == [2], "the cancelled one's in a cancelled task")
     }
 
     @Test func queueDelaySpacesStartsApart() async throws {

@@ -37,9 +37,12 @@ actor Gates {
     private var released: Set<Int> = []
     private var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
     private(set) var entered: [Int] = []
+    /// The keys whose work began in a task already cancelled.
+    private(set) var enteredCancelled: [Int] = []
 
     func wait(for key: Int) async {
         entered.append(key)
+        if Task.isCancelled { enteredCancelled.append(key) }
         guard !released.contains(key) else { return }
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in

@@ -309,6 +309,18 @@ static actomaton_status corrupt(void *state) {
     return ACTOMATON_OK;
 }
 
+// Counts up, and re-arms itself with the same effect ID until the value is 3: a timer that
+// schedules its successor from its own action must keep going.
+static actomaton_status rearm(void *state) {
+    hostile_state *s = state;
+    s->value += 1;
+    if (s->value >= 3) return ACTOMATON_OK;
+    static const actomaton_call again = {"rearm", NULL, 0};
+    actomaton_effect_options options = {0};
+    options.id = "cycle";
+    return s->host->delayed_action(&again, 1000000000ull, &options);
+}
+
 static const actomaton_parameter value_parameters[] = {{"value", ACTOMATON_TYPE_INT32}};
 static const actomaton_parameter mode_parameters[] = {{"mode", ACTOMATON_TYPE_UINT32}};
 
@@ -336,6 +348,7 @@ static const actomaton_action hostile_actions[] = {
     {"exit_42", NULL, 0, (actomaton_function)exit_42},
     {"spin", NULL, 0, (actomaton_function)spin},
     {"corrupt", NULL, 0, (actomaton_function)corrupt},
+    {"rearm", NULL, 0, (actomaton_function)rearm},
 };
 
 static const actomaton_manifest hostile = {

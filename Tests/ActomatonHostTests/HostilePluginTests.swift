@@ -218,4 +218,19 @@ struct HostilePluginTests {
         try await machine.send("join_thread")
         #expect(try await machine.describe() == #"{"value":0}"#, "no request from the other thread was accepted")
     }
+
+    /// A delayed action that re-arms itself with its own effect ID keeps going: starting the
+    /// successor does not cancel it (the effect that sent it has ended).
+    @Test func aTimerThatReArmsItselfKeepsFiring() async throws {
+        let clock = TestClock()
+        let machine = try hostile(clock: clock)
+        try await machine.send("set", [.int(0)])
+        try await machine.send("rearm")
+        for expected in 2...3 {
+            await clock.advance(by: .seconds(1))
+            #expect(await eventually { await machine.describedState() == #"{"value":\#(expected)}"# }, "tick \(expected)")
+        }
+        await machine.waitUntilIdle()
+        #expect(await machine.runningEffectCount == 0)
+    }
 }

@@ -102,3 +102,49 @@ struct TimerTests {
         #expect(await machine.runningEffectCount == 0)
     }
 }
+
+/// A timer that re-arms itself: each tick schedules the next with the same effect ID.
+private struct CycleID: EffectID {}
+
+private let rearmingReducer = Reducer<Action, State, Void> { action, state, _ in
+    let next = Effect<Action>(id: CycleID()) { context in
+        try await context.clock.sleep(for: .seconds(1))
+        return .tick
+    }
+    switch action {
+    case .start:
+        return next
+    case .tick:
+        state += 1
+        return state < 3 ? next : .empty
+    case .stop:
+        return .cancel(id: CycleID())
+    }
+}
+
+@Suite("TestMachine: a timer that re-arms itself")
+struct RearmingTimerTests {
+    @Test func keepsTicking() async {
+        let machine = TestMachine(state: 0, reducer: rearmingReducer)
+        await machine.send(.start)
+        await machine.advance(by: .seconds(1))
+        await machine.receive(.tick) { $0 = 1 }
+        await machine.advance(by: .seconds(1))
+        await machine.receive(.tick) { $0 = 2 }
+        await machine.advance(by: .seconds(1))
+        await machine.receive(.tick) { $0 = 3 }
+    }
+
+    @Test func onAnActomatonTrackingFeedbacks() async throws {
+        let clock = ManualClock()
+        let actomaton = Actomaton<Action, State>(state: 0, reducer: rearmingReducer, clock: clock)
+        let task = await actomaton.send(.start, tracksFeedbacks: true)
+        for expected in 1...3 {
+            #expect(await clock.waitForSleepers(1))
+            await clock.advance(by: .seconds(1))
+            #expect(await eventually { await actomaton.state == expected })
+        }
+        try await task?.value
+        #expect(await actomaton.state == 3)
+    }
+}

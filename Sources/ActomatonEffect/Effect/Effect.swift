@@ -15,6 +15,18 @@ import ActomatonCore
 ///
 /// Work that sleeps should sleep on `context.clock` (the closures that take an
 /// ``EffectContext``), so that tests control time.
+///
+/// ## Cancellation is cooperative: every effect runs exactly once
+///
+/// Every piece of work a reducer returns runs its body exactly once, as Swift's tasks do. One
+/// cancelled or discarded before its body started — by ``cancel(id:)``, by an effect started
+/// with the same ID, by a ``EffectQueuePolicy/runNewest(maxCount:)`` queue making room, while
+/// suspended by `.suspendNew` or waiting out a queue delay, or dropped by `.discardNew` — still
+/// runs it, in a task that is already cancelled: `Task.isCancelled` is `true` and its sleeps
+/// throw `CancellationError` at once. A cancelled effect never delivers a next action, and the
+/// task `send` returned for it throws `CancellationError`, whatever the timing. It holds no
+/// queue slot while its cancelled body runs. Cancelled bodies run in their own tasks, in no
+/// set order among themselves.
 public struct Effect<Action: Sendable>: Sendable {
     @usableFromInline
     let parts: [Part]
@@ -29,6 +41,7 @@ public struct Effect<Action: Sendable>: Sendable {
         case nextAction(Action)
         case work(Work)
         case cancel([AnyEffectID])
+        case updateQueue(AnyEffectQueue)
     }
 
     /// One piece of async work: what it is called, which lane it runs in, and the job itself.
@@ -36,20 +49,26 @@ public struct Effect<Action: Sendable>: Sendable {
     struct Work: Sendable {
         let id: AnyEffectID?
         let queue: AnyEffectQueue?
+        /// Whether its one next action is its last act: once it is delivered, the effect is
+        /// over, so an effect it starts with the same ID does not cancel it (a timer that
+        /// re-arms itself).
+        let endsWithItsAction: Bool
         /// Runs the job; `send` delivers each next action.
         let run: @Sendable (_ context: EffectContext, _ send: @escaping @Sendable (Action) async -> Void) async throws -> Void
 
-        init(id: AnyEffectID?, queue: AnyEffectQueue?,
+        init(id: AnyEffectID?, queue: AnyEffectQueue?, endsWithItsAction: Bool = false,
              run: @escaping @Sendable (EffectContext, @escaping @Sendable (Action) async -> Void) async throws -> Void) {
             self.id = id
             self.queue = queue
+            self.endsWithItsAction = endsWithItsAction
             self.run = run
         }
 
-        init(id: (any EffectID)?, queue: (any EffectQueue)?,
+        init(id: (any EffectID)?, queue: (any EffectQueue)?, endsWithItsAction: Bool = false,
              run: @escaping @Sendable (EffectContext, @escaping @Sendable (Action) async -> Void) async throws -> Void) {
             self.id = id.map { AnyEffectID($0) }
             self.queue = queue.map { AnyEffectQueue($0) }
+            self.endsWithItsAction = endsWithItsAction
             self.run = run
         }
     }
@@ -86,7 +105,7 @@ extension Effect {
         queue: (any EffectQueue)? = nil,
         run: @escaping @Sendable (EffectContext) async throws -> Action?
     ) {
-        self.init(parts: [.work(Work(id: id, queue: queue) { context, send in
+        self.init(parts: [.work(Work(id: id, queue: queue, endsWithItsAction: true) { context, send in
             if let action = try await run(context) { await send(action) }
         })])
     }
@@ -142,6 +161,13 @@ extension Effect {
     public static func cancel(ids: [any EffectID]) -> Effect {
         Effect(parts: [.cancel(ids.map { AnyEffectID($0) })])
     }
+
+    /// Changes the policy and delay of the lane `queue` names (an equal queue value) to
+    /// `queue`'s, without starting work: a raised `maxCount` starts waiting effects at once; a
+    /// lowered one lets running effects finish and starts nothing new until the lane is below it.
+    public static func updateQueue(_ queue: some EffectQueue) -> Effect {
+        Effect(parts: [.updateQueue(AnyEffectQueue(queue))])
+    }
 }
 
 extension Effect: ReducerOutput {
@@ -179,11 +205,13 @@ extension Effect {
             case let .nextAction(action):
                 .nextAction(transform(action))
             case let .work(work):
-                .work(Effect<NewAction>.Work(id: work.id, queue: work.queue) { context, send in
+                .work(Effect<NewAction>.Work(id: work.id, queue: work.queue, endsWithItsAction: work.endsWithItsAction) { context, send in
                     try await work.run(context) { action in await send(transform(action)) }
                 })
             case let .cancel(ids):
                 .cancel(ids)
+            case let .updateQueue(queue):
+                .updateQueue(queue)
             }
         })
     }

@@ -92,6 +92,8 @@ public struct EffectQueueManager<Action: Sendable>: EffectManager, Sendable {
                 }
             case let .cancel(ids):
                 runtime.cancel(ids: ids)
+            case let .updateQueue(queue):
+                runtime.updateQueue(queue)
             }
         }
         return feedback.handle(nextActions)

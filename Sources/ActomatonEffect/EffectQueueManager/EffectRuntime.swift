@@ -22,7 +22,8 @@ struct EffectInstanceID: Hashable, Sendable {
 ///     └──────────┘
 ///
 /// and from any phase, cancellation (by ID, by its queue's policy, by the send's task, or when
-/// the host goes away) removes it at once.
+/// the host goes away) removes it at once, freeing its slot. An effect removed before its work
+/// started still runs its work once, in its (cancelled) task, and delivers nothing.
 @usableFromInline
 final class EffectRuntime<Action: Sendable>: Sendable {
     let clock: EffectClock
@@ -56,8 +57,9 @@ final class EffectRuntime<Action: Sendable>: Sendable {
 
     /// One queue's lane: the effects that hold a slot, and those waiting for one.
     private struct Lane {
-        let policy: EffectQueuePolicy
-        let delay: EffectQueueDelay
+        /// The latest queue value's policy and delay: a lane follows what was sent last.
+        var policy: EffectQueuePolicy
+        var delay: EffectQueueDelay
         var active: [EffectInstanceID] = []
         var waiting: [EffectInstanceID] = []
         var lastStart: Duration?
@@ -133,6 +135,7 @@ final class EffectRuntime<Action: Sendable>: Sendable {
             state.nextInstance += 1
             var phase = Phase.admitted(start: clock.now())
             if let queue = work.queue {
+                update(queue, in: &state, aftermath: &aftermath)
                 var lane = state.lanes[queue] ?? Lane(queue)
                 switch lane.policy {
                 case .runNewest:
@@ -141,7 +144,8 @@ final class EffectRuntime<Action: Sendable>: Sendable {
                         lane = state.lanes[queue] ?? Lane(queue)
                     }
                 case .runOldest(_, .discardNew) where lane.active.count >= lane.maxCount:
-                    return nil
+                    // Dropped: its work runs once, already cancelled, holding no slot.
+                    return Task(priority: priority) { [self] in try await runCancelled(work) }
                 case .runOldest(_, .suspendNew) where lane.active.count >= lane.maxCount:
                     phase = .waiting
                     lane.waiting.append(instance)
@@ -168,6 +172,23 @@ final class EffectRuntime<Action: Sendable>: Sendable {
             state.records[instance]?.task = task
             return task
         }
+    }
+
+    /// Makes the lane of `queue` follow `queue`'s policy and delay; see `Effect.updateQueue(_:)`.
+    @usableFromInline
+    func updateQueue(_ queue: AnyEffectQueue) {
+        var aftermath = Aftermath()
+        state.withLock { update(queue, in: &$0, aftermath: &aftermath) }
+        aftermath.run()
+    }
+
+    /// Gives an existing lane `queue`'s policy and delay; a raised limit admits waiting effects.
+    private func update(_ queue: AnyEffectQueue, in state: inout State, aftermath: inout Aftermath) {
+        guard var lane = state.lanes[queue] else { return }
+        lane.policy = queue.base.effectQueuePolicy
+        lane.delay = queue.base.effectQueueDelay
+        admitWaiting(in: &lane, state: &state, aftermath: &aftermath)
+        state.lanes[queue] = lane.isForgettable ? nil : lane
     }
 
     /// Cancels every effect with one of `ids`.
@@ -317,35 +338,43 @@ final class EffectRuntime<Action: Sendable>: Sendable {
         case let .at(time):
             startTime = time
         case .waitForSlot:
-            guard let admitted = await admission(of: instance) else { throw CancellationError() }
+            guard let admitted = await admission(of: instance) else { return try await runCancelled(work) }
             startTime = admitted
         case .cancelled:
-            throw CancellationError()
+            return try await runCancelled(work)
         }
         if startTime > clock.now() {
             do {
                 try await clock.sleepUntil(startTime)
             } catch {
                 finish(instance)
-                throw CancellationError()
+                return try await runCancelled(work)
             }
         }
         guard !Task.isCancelled, isAlive(instance) else {
             finish(instance)
-            throw CancellationError()
+            return try await runCancelled(work)
         }
         try? await work.run(context) { [self] action in
-            await deliver(action, from: instance, tracksFeedbacks: tracksFeedbacks)
+            await deliver(action, from: instance, endsTheEffect: work.endsWithItsAction, tracksFeedbacks: tracksFeedbacks)
         }
         finish(instance)
     }
 
+    /// Runs the work of an effect cancelled (or dropped) before it started: once, in a task
+    /// cancelled first, so its sleeps throw and it can clean up; whatever it would send is
+    /// dropped. Throws `CancellationError`.
+    private func runCancelled(_ work: Effect<Action>.Work) async throws {
+        withUnsafeCurrentTask { $0?.cancel() }
+        try? await work.run(context) { _ in }
+        throw CancellationError()
+    }
 
     /// Sends an effect's next action to the host, unless the effect was cancelled meanwhile;
     /// with `tracksFeedbacks`, waits for the effects that action starts.
-    private func deliver(_ action: Action, from instance: EffectInstanceID, tracksFeedbacks: Bool) async {
+    private func deliver(_ action: Action, from instance: EffectInstanceID, endsTheEffect: Bool, tracksFeedbacks: Bool) async {
         guard !Task.isCancelled, let host = state.withLock({ $0.host }) else { return }
-        guard let task = await send(action, from: instance, tracksFeedbacks: tracksFeedbacks, to: host),
+        guard let task = await send(action, from: instance, endsTheEffect: endsTheEffect, tracksFeedbacks: tracksFeedbacks, to: host),
               tracksFeedbacks
         else { return }
         await withTaskCancellationHandler {
@@ -356,11 +385,14 @@ final class EffectRuntime<Action: Sendable>: Sendable {
     }
 
     /// Runs on the host's actor, so the liveness check and the send are one step there.
+    /// When the action is the effect's last act (`endsTheEffect`), the effect is finished
+    /// first: an effect the action starts with the same ID must not cancel the one that sent it.
     private func send(
-        _ action: Action, from instance: EffectInstanceID, tracksFeedbacks: Bool,
+        _ action: Action, from instance: EffectInstanceID, endsTheEffect: Bool, tracksFeedbacks: Bool,
         to host: isolated any EffectQueueHost<Action>
     ) -> Task<Void, Error>? {
         guard isAlive(instance), !Task.isCancelled else { return nil }
+        if endsTheEffect { finish(instance) }
         return host.send(effectAction: action, tracksFeedbacks: tracksFeedbacks)
     }
 }

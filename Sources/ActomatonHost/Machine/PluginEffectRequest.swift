@@ -81,10 +81,14 @@ struct PluginEffectID: EffectID, CustomStringConvertible {
     var description: String { name }
 }
 
-/// A plugin's named queue; queues with the same name and policy share a lane.
+/// A plugin's named queue: effects with the same queue name share a lane, which follows the
+/// policy of the latest effect sent to it.
 struct PluginEffectQueue: EffectQueue {
     let name: String
     let policy: PluginEffectOptions.Policy
+
+    static func == (lhs: PluginEffectQueue, rhs: PluginEffectQueue) -> Bool { lhs.name == rhs.name }
+    func hash(into hasher: inout Hasher) { hasher.combine(name) }
 
     var effectQueuePolicy: EffectQueuePolicy {
         switch policy {

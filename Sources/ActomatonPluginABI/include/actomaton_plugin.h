@@ -138,7 +138,7 @@ typedef struct actomaton_effect_options {
     /* NULL, or an effect ID: starting an effect cancels the running effects with the same ID,
      * and `host->cancel(id)` cancels them on demand. IDs are scoped to one machine. */
     const char *id;
-    /* NULL, or the name of a queue: effects with the same queue name share its policy. */
+    /* NULL, or the name of a queue: effects with the same queue name share one lane, which follows the policy of the latest effect sent to it. */
     const char *queue;
     /* One of ACTOMATON_QUEUE_*; ignored when `queue` is NULL. */
     actomaton_queue_policy policy;
