@@ -127,8 +127,7 @@ let benchmarks: @Sendable () -> Void = {
         benchmark.stopMeasurement()
     }
     for sync in JournalSyncPolicy.allCases {
-        let configuration = sync == .always ? perLoad : perSend
-        Benchmark("journal-send: --sync \(sync)", configuration: configuration) { benchmark in
+        Benchmark("journal-send: --sync \(sync)", configuration: perSend) { benchmark in
             let path = temporaryDatabase()
             defer { removeDatabase(path) }
             let journal = try PluginJournal(path: path, options: JournalOptions(sync: sync))
@@ -147,7 +146,7 @@ let benchmarks: @Sendable () -> Void = {
     // Restart: open a journal of 1,000,000 actions and bring the counter back, by replaying
     // them all, or from a snapshot taken at the end.
     for snapshot in [false, true] {
-        let restart = Benchmark.Configuration(metrics: [.wallClock], timeUnits: .milliseconds, warmupIterations: 0,
+        let restart = Benchmark.Configuration(metrics: [.wallClock, .throughput], timeUnits: .milliseconds, warmupIterations: 0,
                                               scalingFactor: .one, maxDuration: .seconds(30), maxIterations: 3)
         Benchmark("journal-restart: 1,000,000 actions, \(snapshot ? "from a snapshot" : "replayed")", configuration: restart) { benchmark in
             let path = temporaryDatabase()
