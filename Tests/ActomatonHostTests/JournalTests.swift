@@ -44,6 +44,23 @@ struct JournalTests {
         #expect(try journal.journaledActions(of: "counter").map(\.text) == ["add 5", "increment", "increment"])
     }
 
+    /// The journal works the same for plugins in worker processes.
+    @Test func isolatedPluginsComeBackToo() async throws {
+        let (directory, path) = try databasePath()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let options = WorkerOptions(executable: "\(pluginDirectory)/actomaton-host")
+        do {
+            let journal = try PluginJournal(path: path, options: JournalOptions(snapshotInterval: 4))
+            let counter = try await PluginHost(isolation: .process(options), journal: journal).load(path: plugin("CounterPlugin"))
+            for amount in 1...6 { try await counter.send("add", [.int(Int64(amount))]) }
+            journal.close()
+        }
+        let journal = try PluginJournal(path: path)
+        defer { journal.close() }
+        let counter = try await PluginHost(isolation: .process(options), journal: journal).load(path: plugin("CounterPlugin"))
+        #expect(try await counter.describe() == #"{"count":21}"#)
+    }
+
     /// Snapshots every N actions; the journal keeps two snapshots and the actions after the older.
     @Test func snapshotsPruneTheJournal() async throws {
         let (directory, path) = try databasePath()
