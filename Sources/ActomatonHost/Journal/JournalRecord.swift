@@ -80,7 +80,9 @@ public struct JournaledSnapshot: Sendable, Hashable {
 public struct JournalRecovery: Sendable {
     /// Snapshots, newest first.
     public var snapshots: [JournaledSnapshot]
-    /// Actions, oldest first.
+    /// The actions after the newest snapshot (all of them without one), oldest first; a
+    /// recovery that cannot use that snapshot reads the older ones with
+    /// ``PluginJournal/journaledActions(of:after:)``.
     public var actions: [JournaledAction]
     /// Whether actions from the start are still there (no action was pruned yet).
     public var startsAtTheBeginning: Bool

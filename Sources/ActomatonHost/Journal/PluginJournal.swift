@@ -131,7 +131,7 @@ public final class PluginJournal: @unchecked Sendable {
                 while try snapshots.step() {
                     recovery.snapshots.append(JournaledSnapshot(sequence: snapshots.integer(0), version: snapshots.text(1), bytes: snapshots.blob(2)))
                 }
-                recovery.actions = try actions(of: plugin)
+                recovery.actions = try actions(of: plugin, after: recovery.snapshots.first?.sequence ?? 0)
                 let pruned = try database.prepare("SELECT through FROM pruned WHERE plugin = ?")
                 pruned.bind(.text(plugin))
                 recovery.startsAtTheBeginning = try !pruned.step()
@@ -164,10 +164,10 @@ public final class PluginJournal: @unchecked Sendable {
         }
     }
 
-    /// The journaled actions of `plugin`, oldest first (the database lock held).
-    private func actions(of plugin: String) throws -> [JournaledAction] {
-        let statement = try database.prepare("SELECT seq, version, action, args FROM actions WHERE plugin = ? ORDER BY seq")
-        statement.bind(.text(plugin))
+    /// The journaled actions of `plugin` after `sequence`, oldest first (the database lock held).
+    private func actions(of plugin: String, after sequence: Int64) throws -> [JournaledAction] {
+        let statement = try database.prepare("SELECT seq, version, action, args FROM actions WHERE plugin = ? AND seq > ? ORDER BY seq")
+        statement.bind(.text(plugin), .integer(sequence))
         var actions: [JournaledAction] = []
         while try statement.step() {
             guard let arguments = ArgumentCoding.decode(statement.blob(3)) else {
@@ -178,9 +178,17 @@ public final class PluginJournal: @unchecked Sendable {
         return actions
     }
 
-    /// The journaled actions of `plugin`, oldest first.
-    public func journaledActions(of plugin: String) throws(PluginJournalError) -> [JournaledAction] {
-        try recovery(for: plugin).actions
+    /// The journaled actions of `plugin` after `sequence` (all by default), oldest first.
+    public func journaledActions(of plugin: String, after sequence: Int64 = 0) throws(PluginJournalError) -> [JournaledAction] {
+        do {
+            return try databaseLock.withLock { _ in try actions(of: plugin, after: sequence) }
+        } catch let error as PluginJournalError.Reason {
+            throw PluginJournalError(error, at: path)
+        } catch let failure as SQLiteDatabase.Failure {
+            throw PluginJournalError(Self.reason(for: failure), at: path)
+        } catch {
+            throw PluginJournalError(.unreadable("\(error)"), at: path)
+        }
     }
 
     /// Every plugin the journal knows, with what it holds for each.

@@ -414,9 +414,11 @@ public actor PluginMachine: EffectQueueHost {
             }
         }
         var actions = recovery.actions
-        if let base {
-            actions.removeAll { $0.sequence <= base }
-        } else if !recovery.startsAtTheBeginning {
+        if let base, base != recovery.snapshots.first?.sequence {
+            actions = try journal.journaledActions(of: name, after: base)
+        } else if base == nil, recovery.startsAtTheBeginning, !recovery.snapshots.isEmpty {
+            actions = try journal.journaledActions(of: name)
+        } else if base == nil, !recovery.startsAtTheBeginning {
             problems.append("\(name): no snapshot could be restored and the journal before it was pruned: starting from a new state, "
                             + "\(actions.count) journaled actions not replayed")
             actions = []
