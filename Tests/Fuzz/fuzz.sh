@@ -21,7 +21,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-all=(csv)
+all=(csv input-line manifest)
 seconds=${FUZZ_SECONDS:-60}
 build_only=false
 if [[ ${1:-} == --build-only ]]; then build_only=true; shift; fi
