@@ -8,7 +8,7 @@ SWIFT ?= swift
 APT_PACKAGES := libffi-dev libsqlite3-dev wasi-libc
 WASM_APT_PACKAGES := wasi-libc binaryen wabt
 
-.PHONY: help deps build test test-tsan bench demo readme-check wasm-install wasm-build wasm-test embedded-build
+.PHONY: help deps build test test-tsan fuzz bench demo readme-check wasm-install wasm-build wasm-test embedded-build
 
 help: ## List the commands.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -46,6 +46,13 @@ test: deps readme-check wasm-build ## Run every test target, the wasm modules' i
 
 test-tsan: deps ## Run the async layer's tests under ThreadSanitizer (own build folder).
 	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter 'ActomatonEffectTests|ActomatonTests'
+
+# How long `make fuzz` runs each harness, in seconds; FUZZ names the harnesses to run (all when empty).
+FUZZ_SECONDS ?= 60
+FUZZ ?=
+
+fuzz: deps ## Fuzz the parsers and the manifest validator (libFuzzer), FUZZ_SECONDS each (60; FUZZ=csv runs one).
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) Tests/Fuzz/fuzz.sh $(FUZZ)
 
 readme-check: ## Check that every Swift example in the README is also a test.
 	@python3 scripts/readme-check.py

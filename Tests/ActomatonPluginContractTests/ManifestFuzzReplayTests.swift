@@ -1,0 +1,32 @@
+import Foundation
+import Testing
+
+/// Every file of the `manifest` fuzz corpus, seeds and crashes alike, replayed through
+/// ``fuzzManifest(_:)``.
+///
+/// `make fuzz` saves an input that crashes the harness in Tests/Fuzz/Corpus/manifest/, so from
+/// then on it is a regression test here.
+@Suite("Manifest validation: the fuzz corpus, replayed")
+struct ManifestFuzzReplayTests {
+    /// Tests/Fuzz/Corpus/manifest, found from this file.
+    static let corpus = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fuzz/Corpus/manifest")
+
+    /// The corpus's file names, sorted.
+    static let files = ((try? FileManager.default.contentsOfDirectory(atPath: corpus.path)) ?? []).sorted()
+
+    @Test func theCorpusHasSeeds() {
+        #expect(Self.files.contains { $0.hasPrefix("seed-") }, "no seeds in \(Self.corpus.path)")
+    }
+
+    @Test(arguments: files)
+    func replay(file: String) throws {
+        let bytes = [UInt8](try Data(contentsOf: Self.corpus.appendingPathComponent(file)))
+        do {
+            try fuzzManifest(bytes)
+        } catch {
+            Issue.record("\(file): \(error)")
+        }
+    }
+}
