@@ -1,5 +1,4 @@
 import ActomatonPluginContract
-import ActomatonHost
 
 /// One line of input to `actomaton-host run` or `serve`, parsed.
 ///
@@ -13,7 +12,7 @@ import ActomatonHost
 ///     {"plugin": "tictactoe", "action": "place", "args": {"row": 1, "column": 2}}
 ///
 /// Integers, decimals (`2.5`, `1e3`), `true` / `false`, and strings in double quotes (with
-/// `\"`, `\\`, `\n`, `\t` escapes) are the argument forms. Blank lines and lines starting
+/// `\"`, `\\`, `\n`, `\t`, `\r` and `\u{1B}` escapes) are the argument forms. Blank lines and lines starting
 /// with `#` are skipped; lines starting with `:` are directives (`:sleep 1.5`, `:idle`,
 /// `:state`).
 ///
@@ -59,9 +58,11 @@ public enum InputLine: Sendable, Hashable {
         var plugin: String?
         if namesPlugin {
             // `plugin action` or `plugin.action`.
-            if let dot = first.firstIndex(of: ".") {
-                plugin = String(first[..<dot])
-                first = String(first[first.index(after: dot)...])
+            // The dot is found by code point: a combining mark after it must not hide it.
+            let scalars = first.unicodeScalars
+            if let dot = scalars.firstIndex(of: ".") {
+                plugin = String(scalars[..<dot])
+                first = String(scalars[scalars.index(after: dot)...])
             } else {
                 plugin = first
                 guard let name = scanner.word() else {
@@ -194,7 +195,11 @@ private struct Scanner {
         if let n = UInt64(word) { return .uint(n) }
         let isNumber = word.unicodeScalars.allSatisfy { "0123456789+-.eE".unicodeScalars.contains($0) }
             && word.unicodeScalars.contains { "0123456789".unicodeScalars.contains($0) }
-        if isNumber, !word.contains("."), !word.contains("e"), !word.contains("E") {
+        // Only an integer literal (`-?[0-9]+`) can be out of range; `1-2` or `5+` is not a number.
+        let digits = word.unicodeScalars.drop { $0 == "-" || $0 == "+" }
+        let isInteger = word.unicodeScalars.count - digits.count <= 1 && !digits.isEmpty
+            && digits.allSatisfy { "0123456789".unicodeScalars.contains($0) }
+        if isInteger {
             throw .syntax("argument \(position), \(word), is out of range of every integer type")
         }
         if isNumber, let x = Double(word), x.isFinite { return .float(x) }
@@ -223,7 +228,18 @@ private struct Scanner {
                 case "t": text.append("\t")
                 case "r": text.append("\r")
                 case "\"", "\\": text.append(escaped)
-                default: throw .syntax("argument \(position): unknown escape \\\(escaped) (known: \\\" \\\\ \\n \\t \\r)")
+                case "u":
+                    // `\u{1B}`: a scalar by its hex code, as `PluginValue.quoted` writes control characters.
+                    guard index < scalars.count, scalars[index] == "{",
+                          let close = scalars[index...].firstIndex(of: "}"), close - index >= 2, close - index <= 7,
+                          let code = UInt32(String(String.UnicodeScalarView(scalars[(index + 1)..<close])), radix: 16),
+                          let decoded = Unicode.Scalar(code), decoded.value != 0
+                    else {
+                        throw .syntax("argument \(position): \\u takes a hex code in braces, as in \\u{1B} (not 0)")
+                    }
+                    text.append(decoded)
+                    index = close + 1
+                default: throw .syntax("argument \(position): unknown escape \\\(escaped) (known: \\\" \\\\ \\n \\t \\r \\u{HEX})")
                 }
             default:
                 text.append(scalar)

@@ -1,4 +1,4 @@
-import ActomatonHost
+import ActomatonPluginContract
 import HostCommandLine
 import Testing
 
@@ -49,6 +49,39 @@ struct InputLineTests {
         #expect(error?.description == "not valid JSON: the number 99999999999999999999 is out of range (integers from -9223372036854775808 to 18446744073709551615, decimals within ±1.8e308) (column 28)")
         #expect(throws: InputLineError.json(.init(reason: .numberOutOfRange("1e400"), offset: 27))) {
             try InputLine.parse(#"{"action": "add", "args": [1e400]}"#, namesPlugin: false)
+        }
+    }
+
+    /// What `PluginValue.quoted` writes, an input line reads back: control characters too.
+    @Test func quotedStringsReadBack() throws {
+        let text = "a\u{1B}[2J\u{7}b\t\"c\"\\"
+        #expect(try InputLine.parse("say " + PluginValue.quoted(text), namesPlugin: false)
+            == .action(plugin: nil, name: "say", arguments: .positional([.string(text)])))
+        #expect(throws: InputLineError.syntax(#"argument 1: \u takes a hex code in braces, as in \u{1B} (not 0)"#)) {
+            try InputLine.parse(#"say "\u{0}""#, namesPlugin: false)
+        }
+        #expect(throws: InputLineError.syntax(#"argument 1: \u takes a hex code in braces, as in \u{1B} (not 0)"#)) {
+            try InputLine.parse(#"say "\u{D800}""#, namesPlugin: false)
+        }
+    }
+
+    /// Found by fuzzing: a combining mark after the dot of `plugin.action` must not hide it.
+    @Test func theDotIsFoundByCodePoint() throws {
+        #expect(try InputLine.parse("counter.\u{301}add 1", namesPlugin: true)
+            == .action(plugin: "counter", name: "\u{301}add", arguments: .positional([.int(1)])))
+        #expect(try InputLine.parse("a.\u{301}b.c", namesPlugin: true)
+            == .action(plugin: "a", name: "\u{301}b.c", arguments: .positional([])))
+    }
+
+    /// Found by fuzzing: `1-2` is not an integer out of range, it is not a number.
+    @Test func wordsOfNumberCharactersThatAreNotNumbers() {
+        for word in ["1-2", "--5", "5+"] {
+            #expect(throws: InputLineError.syntax(#"cannot read argument 1, \#(word): write strings in double quotes, as in "\#(word)""#)) {
+                try InputLine.parse("add \(word)", namesPlugin: false)
+            }
+        }
+        #expect(throws: InputLineError.syntax("argument 1, -99999999999999999999, is out of range of every integer type")) {
+            try InputLine.parse("add -99999999999999999999", namesPlugin: false)
         }
     }
 
