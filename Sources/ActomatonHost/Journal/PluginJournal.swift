@@ -239,8 +239,9 @@ public final class PluginJournal: @unchecked Sendable {
         let ticket = nextTicket
         nextTicket += 1
         let later = options.sync == .always && !closing
+        // Only an empty queue can have the writer asleep on `wake`.
+        if pending.isEmpty { pthread_cond_broadcast(wake) }
         pending.append((ticket, record, later ? acknowledge : nil))
-        pthread_cond_signal(wake)
         pthread_mutex_unlock(mutex)
         if !later { acknowledge?() }
         return ticket
