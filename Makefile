@@ -111,6 +111,12 @@ host-demo: plugins host ## Build the example plugins and drive them through acto
 	   cp $(PLUGIN_DIR)/counter.so $(HOST_SCRATCH)/serve-demo/counter.so.new; \
 	   mv $(HOST_SCRATCH)/serve-demo/counter.so.new $(HOST_SCRATCH)/serve-demo/counter.so; \
 	   sleep 0.2; cat $(DEMO)/serve-2.txt ) | $(HOST) serve --plugins $(HOST_SCRATCH)/serve-demo
+	@echo; echo "== run --state: the counter is killed with a timer pending, and comes back where it was"
+	@rm -f $(HOST_SCRATCH)/demo-state.sqlite*
+	@( printf 'add 40\nadd_later 2 1.5\n'; sleep 1 ) | $(HOST) run $(PLUGIN_DIR)/counter.so --state $(HOST_SCRATCH)/demo-state.sqlite & \
+	  host=$$!; sleep 0.2; kill -9 $$host; wait 2>/dev/null; echo "(killed with kill -9)"
+	$(HOST) journal $(HOST_SCRATCH)/demo-state.sqlite
+	printf ':state\n:sleep 2\n:state\n' | $(HOST) run $(PLUGIN_DIR)/counter.so --state $(HOST_SCRATCH)/demo-state.sqlite
 
 host-bench: ## Benchmark a plugin action against the same reducer compiled in (release build).
 	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark --target HostBenchmarks --format jmh --path .build/results
