@@ -145,6 +145,7 @@ struct CancellationRulesTests {
         for _ in 0..<50 {
             let (log, delivered, _) = await run([.start(1, id: 7, queue: nil), .cancel(id: 7), .start(2, id: nil, queue: nil)], pause: pause)
             expectEachRanOnce(log, keys: [1, 2], delivered: [2], "cancel by ID")
+            #expect(delivered == [2])
         }
     }
 
@@ -153,6 +154,7 @@ struct CancellationRulesTests {
         for _ in 0..<50 {
             let (log, delivered, _) = await run([.start(1, id: nil, queue: .newest1), .start(2, id: nil, queue: .newest1)], pause: pause)
             expectEachRanOnce(log, keys: [1, 2], delivered: [2], "runNewest")
+            #expect(delivered == [2])
         }
     }
 
@@ -161,6 +163,7 @@ struct CancellationRulesTests {
         for _ in 0..<50 {
             let (log, delivered, results) = await run([.start(1, id: nil, queue: .discard1), .start(2, id: nil, queue: .discard1)], pause: pause)
             expectEachRanOnce(log, keys: [1, 2], delivered: [1], "discardNew")
+            #expect(delivered == [1])
             #expect(log.contains("start 2 (cancelled)"), "a dropped effect's work starts already cancelled: \(log)")
             #expect(results.map { (try? $0.get()) != nil } == [true, false])
         }
@@ -183,6 +186,7 @@ struct CancellationRulesTests {
         for _ in 0..<50 {
             let (log, delivered, _) = await run([.start(1, id: nil, queue: .delayed), .start(2, id: 9, queue: .delayed), .cancel(id: 9)], pause: pause)
             expectEachRanOnce(log, keys: [1, 2], delivered: [1], "queue delay")
+            #expect(delivered == [1])
             #expect(log.contains("start 2 (cancelled)"), "\(log)")
         }
     }

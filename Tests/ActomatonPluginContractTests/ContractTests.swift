@@ -35,7 +35,7 @@ struct ContractTests {
         let text: [CChar] = Array("abcd".utf8CString)
         let atLimit = text.withUnsafeBufferPointer { try? CString.read($0.baseAddress, limit: 4) }
         #expect(atLimit == "abcd")
-        text.withUnsafeBufferPointer { buffer in
+        _ = text.withUnsafeBufferPointer { buffer in
             #expect(throws: CString.Problem.tooLong(limit: 3)) { try CString.read(buffer.baseAddress, limit: 3) }
         }
         #expect(try CString.read(nil, limit: 4) == nil)
