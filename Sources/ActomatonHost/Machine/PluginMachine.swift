@@ -66,8 +66,20 @@ struct PluginMachineState: Sendable {
     /// Journaled actions since the last snapshot.
     var actionsSinceSnapshot = 0
 
+    /// The plugin's name and version, read once per load rather than once per action.
+    private(set) var pluginName: String
+    private(set) var pluginVersion: String
+
     init(backend: PluginBackend) {
         self.backend = backend
+        pluginName = backend.plugin.name
+        pluginVersion = backend.plugin.manifest.version
+    }
+
+    /// Swaps in a reloaded backend.
+    mutating func replaceBackend(with replacement: PluginBackend) {
+        backend = replacement
+        pluginVersion = replacement.plugin.manifest.version
     }
 
     /// Counts an action of `origin` at `depth` against the feedback limits; the reason to
@@ -289,7 +301,7 @@ public actor PluginMachine: EffectQueueHost {
         do throws(PluginCallError.Reason) { snapshot = try machine.state.backend.snapshot() } catch { throw PluginLoadError(.stateNotCarriedOver(error), at: path) }
         let replacement = try make()
         do throws(PluginCallError.Reason) { try replacement.restore(snapshot) } catch { throw PluginLoadError(.stateNotCarriedOver(error), at: path) }
-        machine.state.backend = replacement
+        machine.state.replaceBackend(with: replacement)
         // The journal's next replay starts from a state the new version restored.
         if let journal, let bytes = try? replacement.snapshot() {
             machine.state.lastTicket = journal.append(.snapshot(plugin: name, version: replacement.plugin.manifest.version, bytes: bytes))
@@ -318,7 +330,7 @@ public actor PluginMachine: EffectQueueHost {
         return Reducer<PluginMachineAction, PluginMachineState, Void> { input, state, _ in
             if let arming = input.arming { return arming }
             let backend = state.backend
-            let plugin = backend.plugin.name
+            let plugin = state.pluginName
             let outcome: Result<[PluginEffectRequest], PluginCallError>
             switch state.admit(origin: input.origin, depth: input.depth, action: input.action) {
             case nil:
@@ -365,12 +377,12 @@ public actor PluginMachine: EffectQueueHost {
                     }
                 }
                 state.lastTicket = journal.append(.action(
-                    plugin: plugin, version: backend.plugin.manifest.version, name: input.action.name, arguments: input.action.arguments,
+                    plugin: plugin, version: state.pluginVersion, name: input.action.name, arguments: input.action.arguments,
                     firedTimer: input.timer.map { ($0.key, $0.repeating) }, timers: timers, cancelledIDs: cancelled
                 ), acknowledge: report)
                 state.actionsSinceSnapshot += 1
                 if state.actionsSinceSnapshot >= journal.options.snapshotInterval, let bytes = try? backend.snapshot() {
-                    state.lastTicket = journal.append(.snapshot(plugin: plugin, version: backend.plugin.manifest.version, bytes: bytes))
+                    state.lastTicket = journal.append(.snapshot(plugin: plugin, version: state.pluginVersion, bytes: bytes))
                     state.actionsSinceSnapshot = 0
                 }
             } else {
