@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "ActomatonDebugging", targets: ["ActomatonDebugging"]),
         .library(name: "ActomatonTesting", targets: ["ActomatonTesting"]),
         // Plugin host products:
+        .library(name: "ActomatonPluginCore", targets: ["ActomatonPluginCore"]),
         .library(name: "ActomatonPluginKit", targets: ["ActomatonPluginKit"]),
         .library(name: "ActomatonPluginContract", targets: ["ActomatonPluginContract"]),
         .library(name: "ActomatonHost", targets: ["ActomatonHost"]),
@@ -74,11 +75,13 @@ let package = Package(
         .target(name: "ActomatonFFI", dependencies: ["CFFI"]),
         // The plugin contract: a C header (and its one helper).
         .target(name: "ActomatonPluginABI"),
+        // What both plugin kits share, Embedded-clean: effects, calls, values, snapshot bytes.
+        .target(name: "ActomatonPluginCore", dependencies: ["ActomatonCore"]),
         // The contract in Swift, for the host and the kit alike: value types and their C and libffi
         // types, queue policies, bounded C strings, the manifest and its validation.
-        .target(name: "ActomatonPluginContract", dependencies: ["ActomatonPluginABI", "CFFI"]),
+        .target(name: "ActomatonPluginContract", dependencies: ["ActomatonPluginCore", "ActomatonPluginABI", "CFFI"]),
         // Exports a core reducer as a plugin.
-        .target(name: "ActomatonPluginKit", dependencies: ["ActomatonCore", "ActomatonPluginABI", "ActomatonPluginContract", "ActomatonFFI"]),
+        .target(name: "ActomatonPluginKit", dependencies: ["ActomatonCore", "ActomatonPluginCore", "ActomatonPluginABI", "ActomatonPluginContract", "ActomatonFFI"]),
         // SQLite, for the host's journal (`--state`), behind its own shim module.
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         // prctl and posix_spawn for plugin workers, behind their own shim module.
@@ -96,9 +99,9 @@ let package = Package(
         ]),
         // The example plugins: three in Swift on the kit, one in plain C.
         .target(name: "CounterPlugin", dependencies: ["ActomatonPluginABI"], path: "Plugins/CounterPlugin"),
-        .target(name: "CSVTokenizerPlugin", dependencies: ["ActomatonPluginKit", "CSVExample"], path: "Plugins/CSVTokenizerPlugin"),
-        .target(name: "TicTacToePlugin", dependencies: ["ActomatonPluginKit", "TicTacToeExample"], path: "Plugins/TicTacToePlugin"),
-        .target(name: "LoginPlugin", dependencies: ["ActomatonPluginKit"], path: "Plugins/LoginPlugin"),
+        .target(name: "CSVTokenizerPlugin", dependencies: ["ActomatonPluginKit", "ActomatonPluginCore", "CSVExample"], path: "Plugins/CSVTokenizerPlugin"),
+        .target(name: "TicTacToePlugin", dependencies: ["ActomatonPluginKit", "ActomatonPluginCore", "TicTacToeExample"], path: "Plugins/TicTacToePlugin"),
+        .target(name: "LoginPlugin", dependencies: ["ActomatonPluginKit", "ActomatonPluginCore"], path: "Plugins/LoginPlugin"),
         .target(name: "ActomatonHostTestFixtures", dependencies: ["ActomatonPluginABI"], path: "Tests/ActomatonHostTestFixtures"),
 
         // Example state machines, written once against the core only.
@@ -136,6 +139,7 @@ let package = Package(
             .product(name: "Clocks", package: "swift-clocks"),
         ]),
         .testTarget(name: "HostCommandLineTests", dependencies: ["HostCommandLine", "ActomatonPluginContract"]),
+        .testTarget(name: "ActomatonPluginCoreTests", dependencies: ["ActomatonPluginCore"]),
         .testTarget(name: "ActomatonPluginContractTests", dependencies: ["ActomatonPluginContract", "ActomatonPluginABI"]),
     ],
     swiftLanguageModes: [.v6]

@@ -5,6 +5,13 @@
 #   .build/wasm/csv.wasm        the streaming CSV tokenizer (Plugins/CSVExample)
 #   .build/wasm/tictactoe.wasm  the tic-tac-toe rules (Plugins/TicTacToeExample)
 #
+# and the example plugins for actomaton-host, on the contract of wasm/kit/actomaton_wasm_plugin.h,
+# built with wasm/actomaton-wasm-plugin from the reducer sources the .so plugins use:
+#
+#   .build/wasm/plugins/{counter,csv,tictactoe,login}.wasm
+#
+# and the hostile modules the host's tests load (.build/wasm/hostile/, from WebAssembly text).
+#
 # Each is a reactor module (no start function, no imports) exporting the C ABI of
 # wasm/actomaton_wasm.h and its `memory`. Optimised for size: -Osize, section GC, stripped,
 # then binaryen's wasm-opt -Oz.
@@ -30,7 +37,7 @@ compile TicTacToeExample Plugins/TicTacToeExample/*.swift
 compile CounterWasm wasm/CounterModule.swift wasm/WasmABI.swift
 compile CSVWasm wasm/CSVModule.swift wasm/WasmABI.swift
 compile TicTacToeWasm wasm/TicTacToeModule.swift wasm/WasmABI.swift
-clang --target=wasm32-unknown-unknown -Oz -c wasm/runtime.c -o "$out/objects/runtime.o"
+clang --target=wasm32-unknown-unknown -Oz -fno-builtin -c wasm/runtime.c -o "$out/objects/runtime.o"
 
 # link NAME OBJECTS...: a stripped reactor module. No libc: runtime.c has the heap, and LLVM
 # lowers memcpy and memset to bulk-memory instructions.
@@ -48,5 +55,25 @@ link csv CSVWasm CSVExample ActomatonCore
 link tictactoe TicTacToeWasm TicTacToeExample ActomatonCore
 
 for name in counter csv tictactoe; do
-    printf '%-16s %6d bytes\n' "$out/$name.wasm" "$(stat -c %s "$out/$name.wasm")"
+    printf '%-32s %6d bytes\n' "$out/$name.wasm" "$(stat -c %s "$out/$name.wasm")"
+done
+
+# The example plugins.
+plugin() {
+    local name=$1; shift
+    ./wasm/actomaton-wasm-plugin --cache "$out/plugin-cache" --output "$out/plugins/$name.wasm" "$@" |
+        awk '{ printf "%-32s %6d bytes\n", $1, $2 }'
+}
+ACTOMATON_WASM_CFLAGS="-I Plugins/CounterPlugin/include" plugin counter --name CounterWasmPlugin wasm/plugins/counter_wasm.c
+plugin csv --name CSVWasmPlugin --library CSVExample=Plugins/CSVExample \
+    Plugins/CSVTokenizerPlugin/Sheet.swift wasm/plugins/CSVPlugin.swift
+plugin tictactoe --name TicTacToeWasmPlugin --library TicTacToeExample=Plugins/TicTacToeExample \
+    Plugins/TicTacToePlugin/Game.swift wasm/plugins/TicTacToePlugin.swift
+plugin login --name LoginWasmPlugin Plugins/LoginPlugin/Login.swift wasm/plugins/LoginPlugin.swift
+
+# Hostile modules for the host's tests, from WebAssembly text.
+mkdir -p "$out/hostile"
+for source in Tests/ActomatonHostTests/Fixtures/wasm/*.wat; do
+    [ -e "$source" ] || continue
+    wat2wasm "$source" -o "$out/hostile/$(basename "$source" .wat).wasm"
 done

@@ -86,3 +86,34 @@ void am_deallocate(void *pointer) { free(pointer); }
 // modules never trap on user input; for the bugs that would, the message is dropped rather
 // than making every module import WASI's fd_write.
 int putchar(int character) { return character; }
+
+// memcmp, which Swift's array and string comparisons call.
+int memcmp(const void *left, const void *right, size_t count) {
+    const unsigned char *a = left, *b = right;
+    for (size_t i = 0; i < count; i++) {
+        if (a[i] != b[i]) return a[i] < b[i] ? -1 : 1;
+    }
+    return 0;
+}
+
+// 128-bit multiplication, which Swift's Duration arithmetic lowers to; wasm32 has no
+// compiler-rt in this toolchain. The low 128 bits of the product, from 64-bit halves.
+__int128 __multi3(__int128 a, __int128 b) {
+    unsigned long long a_lo = (unsigned long long)a, a_hi = (unsigned long long)((unsigned __int128)a >> 64);
+    unsigned long long b_lo = (unsigned long long)b, b_hi = (unsigned long long)((unsigned __int128)b >> 64);
+    // a_lo * b_lo as a full 128-bit product, from 32-bit quarters.
+    unsigned long long a0 = a_lo & 0xFFFFFFFFu, a1 = a_lo >> 32, b0 = b_lo & 0xFFFFFFFFu, b1 = b_lo >> 32;
+    unsigned long long p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+    unsigned long long middle = (p00 >> 32) + (p01 & 0xFFFFFFFFu) + (p10 & 0xFFFFFFFFu);
+    unsigned long long low = (middle << 32) | (p00 & 0xFFFFFFFFu);
+    unsigned long long high = p11 + (p01 >> 32) + (p10 >> 32) + (middle >> 32);
+    high += a_lo * b_hi + a_hi * b_lo;
+    return (__int128)(((unsigned __int128)high << 64) | low);
+}
+
+// strlen, which clang makes of a C plugin's own string loops.
+size_t strlen(const char *text) {
+    size_t n = 0;
+    while (text[n]) n++;
+    return n;
+}

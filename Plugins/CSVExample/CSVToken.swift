@@ -19,6 +19,15 @@ public struct CSVSyntaxError: Equatable, Sendable {
         case characterAfterClosingQuote = 2
         /// The input ended inside a quoted field. The field is emitted as read so far.
         case unterminatedQuotedField = 3
+
+        /// The case's name, for messages (`quoteInUnquotedField`), without reflection.
+        public var name: String {
+            switch self {
+            case .quoteInUnquotedField: "quoteInUnquotedField"
+            case .characterAfterClosingQuote: "characterAfterClosingQuote"
+            case .unterminatedQuotedField: "unterminatedQuotedField"
+            }
+        }
     }
 
     /// What is wrong.

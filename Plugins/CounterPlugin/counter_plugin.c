@@ -1,4 +1,5 @@
-// A counter as a reducer plugin, in plain C: no Swift, no global mutable state.
+// A counter as a reducer plugin, in plain C: no Swift, no global mutable state. The rules
+// are in counter_rules.h, shared with the wasm plugin (counter_wasm.c).
 //
 // Vocabulary:
 //   increment()                      count += 1
@@ -9,6 +10,7 @@
 //   start(uint32 interval_ms)        sends increment() every interval, as effect "ticker"
 //   stop()                           cancels "ticker"
 #include "counter_plugin.h"
+#include "counter_rules.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,35 +21,26 @@ typedef struct counter_state {
     int64_t count;
 } counter_state;
 
+/* Reports `error` through the host, if any: the action then fails with the state unchanged. */
+static actomaton_status outcome(counter_state *s, const char *error) {
+    if (!error) return ACTOMATON_OK;
+    s->host->fail(error);
+    return ACTOMATON_ERROR;
+}
+
 static actomaton_status increment(void *state) {
     counter_state *s = state;
-    if (s->count == INT64_MAX) {
-        s->host->fail("the counter is at its maximum");
-        return ACTOMATON_ERROR;
-    }
-    s->count += 1;
-    return ACTOMATON_OK;
+    return outcome(s, counter_increment(&s->count));
 }
 
 static actomaton_status decrement(void *state) {
     counter_state *s = state;
-    if (s->count == INT64_MIN) {
-        s->host->fail("the counter is at its minimum");
-        return ACTOMATON_ERROR;
-    }
-    s->count -= 1;
-    return ACTOMATON_OK;
+    return outcome(s, counter_decrement(&s->count));
 }
 
 static actomaton_status add(void *state, int64_t amount) {
     counter_state *s = state;
-    int64_t sum;
-    if (__builtin_add_overflow(s->count, amount, &sum)) {
-        s->host->fail("adding that amount would overflow the counter");
-        return ACTOMATON_ERROR;
-    }
-    s->count = sum;
-    return ACTOMATON_OK;
+    return outcome(s, counter_add(&s->count, amount));
 }
 
 static actomaton_status reset(void *state) {
@@ -57,10 +50,7 @@ static actomaton_status reset(void *state) {
 
 static actomaton_status add_later(void *state, int64_t amount, double seconds) {
     counter_state *s = state;
-    if (!(seconds >= 0 && seconds < 86400)) {
-        s->host->fail("seconds must be between 0 and 86400");
-        return ACTOMATON_ERROR;
-    }
+    if (outcome(s, counter_check_delay(seconds)) != ACTOMATON_OK) return ACTOMATON_ERROR;
     actomaton_value args[1] = {{.type = ACTOMATON_TYPE_INT64, .as.i = amount}};
     actomaton_call call = {.action = "add", .args = args, .arg_count = 1};
     return s->host->delayed_action(&call, (uint64_t)(seconds * 1e9), NULL);
@@ -68,10 +58,7 @@ static actomaton_status add_later(void *state, int64_t amount, double seconds) {
 
 static actomaton_status start(void *state, uint32_t interval_ms) {
     counter_state *s = state;
-    if (interval_ms == 0) {
-        s->host->fail("interval_ms must be at least 1");
-        return ACTOMATON_ERROR;
-    }
+    if (outcome(s, counter_check_interval(interval_ms)) != ACTOMATON_OK) return ACTOMATON_ERROR;
     actomaton_call call = {.action = "increment", .args = NULL, .arg_count = 0};
     actomaton_effect_options options = {.id = "ticker"};
     return s->host->repeating_action(&call, (uint64_t)interval_ms * 1000000u, &options);
@@ -90,34 +77,22 @@ static void *create(const actomaton_host *host) {
 
 static void destroy(void *state) { free(state); }
 
-// Snapshot format: the 8 bytes "counter1", then the count as 8 little-endian bytes.
 static size_t snapshot(const void *state, uint8_t *buffer, size_t capacity) {
-    const counter_state *s = state;
-    if (capacity < 16) return 16;
-    memcpy(buffer, "counter1", 8);
-    uint64_t v = (uint64_t)s->count;
-    for (int i = 0; i < 8; i++) buffer[8 + i] = (uint8_t)(v >> (8 * i));
-    return 16;
+    if (capacity < COUNTER_SNAPSHOT_SIZE) return COUNTER_SNAPSHOT_SIZE;
+    counter_snapshot(((const counter_state *)state)->count, buffer);
+    return COUNTER_SNAPSHOT_SIZE;
 }
 
 static actomaton_status restore(void *state, const uint8_t *bytes, size_t length) {
     counter_state *s = state;
-    if (length != 16 || memcmp(bytes, "counter1", 8) != 0) {
-        s->host->fail("not a counter snapshot");
-        return ACTOMATON_ERROR;
-    }
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++) v |= (uint64_t)bytes[8 + i] << (8 * i);
-    s->count = (int64_t)v;
-    return ACTOMATON_OK;
+    return outcome(s, counter_restore(&s->count, bytes, length));
 }
 
 static size_t describe(const void *state, char *buffer, size_t capacity) {
-    const counter_state *s = state;
-    char text[48];
-    int n = snprintf(text, sizeof text, "{\"count\":%lld}", (long long)s->count);
-    if ((size_t)n <= capacity) memcpy(buffer, text, (size_t)n);
-    return (size_t)n;
+    char text[32];
+    size_t n = counter_describe(((const counter_state *)state)->count, text);
+    if (n <= capacity) memcpy(buffer, text, n);
+    return n;
 }
 
 static const actomaton_parameter add_parameters[] = {{"amount", ACTOMATON_TYPE_INT64}};

@@ -11,7 +11,7 @@ import ActomatonPluginContract
 /// | `UInt8`, `UInt16`, `UInt32`, `UInt64` | `uint8_t` … `uint64_t` |
 /// | `Float`, `Double` | `float`, `double` |
 /// | `String` | `const char *` (UTF-8) |
-public protocol PluginArgument: Sendable {
+public protocol PluginArgument: PluginParameter, Sendable {
     /// The contract's type code (`ACTOMATON_TYPE_*`).
     static var pluginType: actomaton_type { get }
     /// Reads the value from the storage libffi hands a typed entry point.
@@ -92,36 +92,22 @@ import Glibc
 import Musl
 #endif
 
-/// A Swift value from a reducer's action as the contract's typed value for `type`, for an
-/// effect request; strings are copied with `strdup` into `strings`, which the caller frees.
-/// `nil` when the value does not fit the type.
-func contractValue(_ value: Any, type: actomaton_type, strings: inout [UnsafeMutablePointer<CChar>]) -> actomaton_value? {
+/// `value` as an `actomaton_value` of `type`; strings are copied into `strings`, which the
+/// caller frees. `nil` when the value does not fit the type.
+func contractValue(_ value: PluginValue, type: actomaton_type, strings: inout [UnsafeMutablePointer<CChar>]) -> actomaton_value? {
+    guard let valueType = PluginValueType(abiType: type), valueType.fits(value) else { return nil }
     var result = actomaton_value()
     result.type = type
-    switch type {
-    case ACTOMATON_TYPE_BOOL:
-        guard let b = value as? Bool else { return nil }
-        result.as.b = b
-    case ACTOMATON_TYPE_INT8, ACTOMATON_TYPE_INT16, ACTOMATON_TYPE_INT32, ACTOMATON_TYPE_INT64:
-        guard let integer = value as? any BinaryInteger, let n = Int64(exactly: integer),
-              PluginValueType(abiType: type)?.accepts(n) == true else { return nil }
-        result.as.i = n
-    case ACTOMATON_TYPE_UINT8, ACTOMATON_TYPE_UINT16, ACTOMATON_TYPE_UINT32, ACTOMATON_TYPE_UINT64:
-        guard let integer = value as? any BinaryInteger, let n = UInt64(exactly: integer),
-              PluginValueType(abiType: type)?.accepts(n) == true else { return nil }
-        result.as.u = n
-    case ACTOMATON_TYPE_FLOAT, ACTOMATON_TYPE_DOUBLE:
-        if let x = value as? Double { result.as.f = x }
-        else if let x = value as? Float { result.as.f = Double(x) }
-        else if let integer = value as? any BinaryInteger { result.as.f = Double(integer) }
-        else { return nil }
-    case ACTOMATON_TYPE_STRING:
-        guard let s = value as? String else { return nil }
-        let copy = strdup(s)!
+    switch value {
+    case let .bool(b): result.as.b = b
+    case let .int(n):
+        if valueType.signedRange != nil { result.as.i = n } else { result.as.u = UInt64(n) }
+    case let .uint(n): result.as.u = n
+    case let .float(x): result.as.f = x
+    case let .string(text):
+        guard !text.utf8.contains(0), let copy = strdup(text) else { return nil }
         strings.append(copy)
         result.as.s = UnsafePointer(copy)
-    default:
-        return nil
     }
     return result
 }

@@ -15,11 +15,11 @@ import Musl
 #endif
 
 /// Exports a core reducer as an Actomaton plugin: it writes the manifest, the typed entry
-/// points, state creation, snapshot / restore (JSON, through `Codable`) and the description
-/// (the same JSON, or the state's `description` when it is `CustomStringConvertible`).
+/// points, state creation, snapshot / restore and the description.
 ///
-/// A Swift plugin is a reducer whose output is ``PluginEffect``, a `Codable` state, and these
-/// few lines (in a `.library(type: .dynamic)` target):
+/// A Swift plugin is a reducer whose output is ``PluginEffect``, a state that is `Codable`
+/// (snapshots are JSON) or ``PluginSnapshotCodable`` (snapshots are its bytes, the same as the
+/// wasm kit writes), and these few lines (in a `.library(type: .dynamic)` target):
 ///
 /// ```swift
 /// let plugin = PluginExport(
@@ -28,7 +28,13 @@ import Musl
 ///     actions: [
 ///         .action("add", "amount") { (amount: Int64) in .add(amount) },
 ///         .action("reset") { .reset },
-///     ]
+///     ],
+///     requests: { action in
+///         switch action {
+///         case let .add(amount): PluginCall("add", .int(amount))
+///         case .reset: PluginCall("reset")
+///         }
+///     }
 /// )
 ///
 /// @_cdecl("actomaton_plugin_entry")
@@ -37,24 +43,33 @@ import Musl
 /// }
 /// ```
 ///
+/// `requests` maps an action to its vocabulary entry when the reducer requests it as an
+/// effect (``PluginEffect/next(_:)``, ``PluginEffect/after(_:send:id:queue:)``, …); it is
+/// checked when the manifest is built — each entry's action, made from example arguments,
+/// must map back to that entry — and a plugin whose mapping is wrong is refused at load with
+/// the reason on standard error. A reducer that requests no actions can leave it out.
+///
 /// The typed entry points are libffi closures made once, when the manifest is first asked
 /// for: each has the C signature its parameters declare, so the host calls it exactly as it
 /// calls a plugin written in C. An action runs the reducer on a copy of the state and keeps
 /// the copy only when the output does not ``PluginEffect/fail(_:)`` and the host accepts
 /// every effect request: a refused action leaves the state unchanged.
 public final class PluginExport<Reducer: MealyReducerProtocol & Sendable>: ExportBase, @unchecked Sendable
-where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action>, Reducer.State: Codable {
+where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action> {
     /// The manifest to return from `actomaton_plugin_entry`. If libffi could not make the
-    /// entry points, its `create` is `NULL`, which the host refuses with a clear error.
+    /// entry points, or `requests` does not map the vocabulary back, its `create` is `NULL`,
+    /// which the host refuses with a clear error.
     public let manifest: UnsafeRawPointer
 
     let reducer: Reducer
     let initialState: Reducer.State
     let actions: [PluginActionExport<Reducer.Action>]
+    let requests: ((Reducer.Action) -> PluginCall)?
+    let coding: StateCoding<Reducer.State>
     /// The closures and objects the manifest's function pointers use; kept for the library's life.
     private var keepAlive: [AnyObject] = []
 
-    /// Describes the plugin and builds its manifest.
+    /// Describes a plugin whose state is `Codable` (JSON snapshots) and builds its manifest.
     ///
     /// - Parameters:
     ///   - name: The plugin's name (letters, digits and `_`).
@@ -63,20 +78,76 @@ where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action
     ///   - reducer: The reducer every state runs.
     ///   - initialState: The state `create` makes.
     ///   - actions: The vocabulary.
-    public init(
+    ///   - requests: The vocabulary entry and arguments of an action the reducer requests.
+    public convenience init(
         name: String,
         version: String,
         summary: String? = nil,
         reducer: Reducer,
         initialState: Reducer.State,
-        actions: [PluginActionExport<Reducer.Action>]
+        actions: [PluginActionExport<Reducer.Action>],
+        requests: ((Reducer.Action) -> PluginCall)? = nil
+    ) where Reducer.State: Codable {
+        self.init(name: name, version: version, summary: summary, reducer: reducer, initialState: initialState,
+                  actions: actions, requests: requests, coding: .json())
+    }
+
+    /// Describes a plugin whose state is ``PluginSnapshotCodable`` (byte snapshots, as in the
+    /// wasm kit) and builds its manifest. The description is the state's `description` when it
+    /// is `CustomStringConvertible`.
+    public convenience init(
+        name: String,
+        version: String,
+        summary: String? = nil,
+        reducer: Reducer,
+        initialState: Reducer.State,
+        actions: [PluginActionExport<Reducer.Action>],
+        requests: ((Reducer.Action) -> PluginCall)? = nil
+    ) where Reducer.State: PluginSnapshotCodable {
+        self.init(name: name, version: version, summary: summary, reducer: reducer, initialState: initialState,
+                  actions: actions, requests: requests, coding: .bytes())
+    }
+
+    init(
+        name: String, version: String, summary: String?, reducer: Reducer, initialState: Reducer.State,
+        actions: [PluginActionExport<Reducer.Action>], requests: ((Reducer.Action) -> PluginCall)?,
+        coding: StateCoding<Reducer.State>
     ) {
         self.reducer = reducer
         self.initialState = initialState
         self.actions = actions
+        self.requests = requests
+        self.coding = coding
         manifest = Self.buildManifest(name: name, version: version, summary: summary, actions: actions)
         super.init()
         finishManifest()
+        if let requests, let problem = Self.mappingProblem(actions, requests) {
+            printLine("[\(name)] the plugin cannot be loaded: \(problem)")
+            fail(UnsafeMutablePointer(mutating: manifest.assumingMemoryBound(to: actomaton_manifest.self)))
+        }
+    }
+
+    /// Checks `requests` against the vocabulary: each entry's action, made from example
+    /// arguments, must map back to it.
+    static func mappingProblem(_ actions: [PluginActionExport<Reducer.Action>], _ requests: (Reducer.Action) -> PluginCall) -> String? {
+        let slots = UnsafeMutableRawPointer.allocate(byteCount: 8 * 16, alignment: 8)
+        let pointers = UnsafeMutablePointer<UnsafeMutableRawPointer?>.allocate(capacity: 16)
+        defer { slots.deallocate(); pointers.deallocate() }
+        let empty: StaticString = ""
+        let entries = actions.map { action in
+            (name: action.name, parameters: action.parameters.map { PluginValueType(rawValue: $0.type) ?? .int64 })
+        }
+        return pluginMappingProblem(entries: entries, action: { index in
+            for position in 0..<16 {
+                let slot = slots + position * 8
+                slot.storeBytes(of: 0, as: UInt64.self)
+                if position < actions[index].parameters.count, actions[index].parameters[position].type == ACTOMATON_TYPE_STRING {
+                    slot.storeBytes(of: UnsafeRawPointer(empty.utf8Start), as: UnsafeRawPointer.self)
+                }
+                pointers[position] = slot
+            }
+            return actions[index].decode(pointers)
+        }, requests: requests)
     }
 
     // MARK: Manifest
@@ -209,27 +280,32 @@ where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action
             }
         }
 
-        /// Runs `body` with `action` as an `actomaton_call`: the vocabulary entry named after
-        /// its enum case, with its payload in order.
+        /// Runs `body` with `action` as an `actomaton_call`: the vocabulary entry and
+        /// arguments the export's `requests` mapping gives.
         private func withCall(_ action: Reducer.Action, _ body: (UnsafePointer<actomaton_call>) -> actomaton_status) -> actomaton_status {
-            let (name, payload) = caseNameAndPayload(action)
-            guard let entry = export.actions.first(where: { $0.name == name }), entry.parameters.count == payload.count else {
-                let message = "the reducer requested '\(name)', which is not an action of the plugin's vocabulary with \(payload.count) parameters"
+            guard let requests = export.requests else {
+                "the reducer requested one of its actions, but the plugin's PluginExport has no requests: mapping".withCString { host?.pointee.fail($0) }
+                return ACTOMATON_INVALID_REQUEST
+            }
+            let request = requests(action)
+            guard let entry = export.actions.first(where: { $0.name == request.name }), entry.parameters.count == request.arguments.count else {
+                let message = "the reducer requested '\(request.name)' with \(request.arguments.count) arguments, which is not an action of the plugin's vocabulary"
                 message.withCString { host?.pointee.fail($0) }
                 return ACTOMATON_INVALID_REQUEST
             }
             var strings: [UnsafeMutablePointer<CChar>] = []
             defer { strings.forEach { free($0) } }
             var values: [actomaton_value] = []
-            for (value, parameter) in zip(payload, entry.parameters) {
-                guard let converted = contractValue(value, type: parameter.type, strings: &strings) else {
-                    let message = "the reducer requested '\(name)' with \(value) for parameter '\(parameter.name)', which does not fit its type"
+            for (value, parameter) in zip(request.arguments, entry.parameters) {
+                guard let type = PluginValueType(rawValue: parameter.type), type.fits(value),
+                      let converted = contractValue(value, type: parameter.type, strings: &strings) else {
+                    let message = "the reducer requested '\(request.name)' with \(value) for parameter '\(parameter.name)', which does not fit its type"
                     message.withCString { host?.pointee.fail($0) }
                     return ACTOMATON_INVALID_REQUEST
                 }
                 values.append(converted)
             }
-            return name.withCString { cName in
+            return request.name.withCString { cName in
                 values.withUnsafeBufferPointer { buffer in
                     var call = actomaton_call(action: cName, args: buffer.baseAddress, arg_count: UInt32(buffer.count))
                     return body(&call)
@@ -237,26 +313,86 @@ where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action
             }
         }
 
-        override var snapshot: [UInt8] {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            return (try? Array(encoder.encode(state))) ?? []
+        override var snapshot: [UInt8]? {
+            switch export.coding.encode(state) {
+            case let .success(bytes):
+                return bytes
+            case let .failure(message):
+                "cannot write the snapshot: \(message)".withCString { host?.pointee.log($0) }
+                return nil
+            }
         }
 
         override var description: [UInt8] {
-            if let custom = state as? CustomStringConvertible { return Array(custom.description.utf8) }
-            return snapshot
+            export.coding.describe(state)
         }
 
         override func restore(_ bytes: [UInt8]) -> actomaton_status {
-            do {
-                state = try JSONDecoder().decode(Reducer.State.self, from: Data(bytes))
+            switch export.coding.decode(bytes) {
+            case let .success(restored):
+                state = restored
                 return ACTOMATON_OK
-            } catch {
-                "cannot read the snapshot: \(error)".withCString { host?.pointee.fail($0) }
+            case let .failure(message):
+                "cannot read the snapshot: \(message)".withCString { host?.pointee.fail($0) }
                 return ACTOMATON_ERROR
             }
         }
+    }
+}
+
+/// How an exported plugin's state becomes snapshot bytes and a description, and back.
+struct StateCoding<State> {
+    let encode: (State) -> Outcome<[UInt8]>
+    let decode: ([UInt8]) -> Outcome<State>
+    let describe: (State) -> [UInt8]
+
+    /// A value, or one line saying why there is none.
+    enum Outcome<Value> {
+        case success(Value)
+        case failure(String)
+
+        var value: Value? {
+            if case let .success(value) = self { value } else { nil }
+        }
+    }
+}
+
+extension StateCoding where State: Codable {
+    /// JSON with sorted keys; the description is the state's `description` when it is
+    /// `CustomStringConvertible`, else the JSON.
+    static func json() -> StateCoding {
+        func encode(_ state: State) -> Outcome<[UInt8]> {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            do { return .success(Array(try encoder.encode(state))) } catch { return .failure("\(error)") }
+        }
+        return StateCoding(
+            encode: encode,
+            decode: { bytes -> Outcome<State> in
+                do { return .success(try JSONDecoder().decode(State.self, from: Data(bytes))) } catch { return .failure("\(error)") }
+            },
+            describe: { state in
+                if let custom = state as? CustomStringConvertible { return Array(custom.description.utf8) }
+                return encode(state).value ?? Array("(the state cannot be written as JSON)".utf8)
+            }
+        )
+    }
+}
+
+extension StateCoding where State: PluginSnapshotCodable {
+    /// The state's own bytes; the description is its `description` when it is
+    /// `CustomStringConvertible`, else its size.
+    static func bytes() -> StateCoding {
+        StateCoding(
+            encode: { .success($0.snapshotBytes) },
+            decode: { bytes -> Outcome<State> in
+                do throws(PluginSnapshotError) { return .success(try State(snapshotBytes: bytes)) } catch { return .failure(error.message) }
+            },
+            describe: { state in
+                if let custom = state as? CustomStringConvertible { return Array(custom.description.utf8) }
+                return Array("{\"snapshot_bytes\":\(state.snapshotBytes.count)}".utf8)
+            }
+        )
     }
 }
 
@@ -301,7 +437,7 @@ private func snapshotState(_ state: UnsafeRawPointer?, _ buffer: UnsafeMutablePo
 
 private func describeState(_ state: UnsafeRawPointer?, _ buffer: UnsafeMutablePointer<CChar>?, _ capacity: Int) -> Int {
     let bytes = UnsafeMutableRawPointer(buffer)?.assumingMemoryBound(to: UInt8.self)
-    return Unmanaged<StateBox>.fromOpaque(state!).takeUnretainedValue().write(\.description, into: bytes, capacity: capacity)
+    return Unmanaged<StateBox>.fromOpaque(state!).takeUnretainedValue().write(\.optionalDescription, into: bytes, capacity: capacity)
 }
 
 private func restoreState(_ state: UnsafeMutableRawPointer?, _ bytes: UnsafePointer<UInt8>?, _ length: Int) -> actomaton_status {
@@ -318,16 +454,19 @@ class StateBox {
         self.host = host
     }
 
-    /// The snapshot bytes.
-    var snapshot: [UInt8] { [] }
+    /// The snapshot bytes; `nil` when they cannot be written.
+    var snapshot: [UInt8]? { nil }
     /// The description, UTF-8.
     var description: [UInt8] { [] }
+    var optionalDescription: [UInt8]? { description }
     /// Replaces the state from snapshot bytes.
     func restore(_ bytes: [UInt8]) -> actomaton_status { ACTOMATON_ERROR }
 
     /// Writes `bytes` with the snprintf convention of `snapshot` and `describe`.
-    func write(_ bytes: KeyPath<StateBox, [UInt8]>, into buffer: UnsafeMutablePointer<UInt8>?, capacity: Int) -> Int {
-        let value = self[keyPath: bytes]
+    func write(_ bytes: KeyPath<StateBox, [UInt8]?>, into buffer: UnsafeMutablePointer<UInt8>?, capacity: Int) -> Int {
+        // A size past the contract's limit fails the call, which is how a snapshot that
+        // cannot be written is reported (the reason went to the host's log).
+        guard let value = self[keyPath: bytes] else { return Int(ACTOMATON_MAX_SNAPSHOT_SIZE) + 1 }
         if value.count <= capacity, let buffer {
             value.withUnsafeBufferPointer { buffer.update(from: $0.baseAddress!, count: value.count) }
         }
@@ -358,15 +497,8 @@ func withOptions(id: String?, queue: PluginQueue?, _ body: (UnsafePointer<actoma
     return body(&options)
 }
 
-/// The enum case name of `action` and its payload's values, in order.
-func caseNameAndPayload(_ action: Any) -> (String, [Any]) {
-    let mirror = Mirror(reflecting: action)
-    guard mirror.displayStyle == .enum, let child = mirror.children.first, let label = child.label else {
-        return ("\(action)", [])
-    }
-    let payload = Mirror(reflecting: child.value)
-    if payload.displayStyle == .tuple {
-        return (label, payload.children.map(\.value))
-    }
-    return (label, [child.value])
+/// Writes `line` and a newline to standard error.
+func printLine(_ line: String) {
+    var text = line + "\n"
+    text.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
 }

@@ -37,7 +37,14 @@ let plugin = PluginExport(
         .action("add", "amount") { (amount: Int64) in .add(amount) },
         .action("reset") { .reset },
         .action("remind", "note", "times") { (note: String, times: UInt8) in .remind(note: note, times: times) },
-    ]
+    ],
+    requests: { action in
+        switch action {
+        case let .add(amount): PluginCall("add", .int(amount))
+        case .reset: PluginCall("reset")
+        case let .remind(note, times): PluginCall("remind", .string(note), .uint(UInt64(times)))
+        }
+    }
 )
 
 @_cdecl("actomaton_plugin_entry")
@@ -45,9 +52,35 @@ public func actomatonPluginEntry(_ hostABIVersion: UInt32) -> UnsafeRawPointer? 
     plugin.manifest
 }
 
-enum LabeledAction {
-    case login(user: String)
+/// An action type whose `description` is not its case name: the kit used to look requested
+/// actions up by `description` and refused `TIMER`.
+enum ShoutingAction: Sendable, CustomStringConvertible {
+    case start, timer
+
+    var description: String { self == .start ? "START" : "TIMER" }
 }
+
+let shouting = PluginExport(
+    name: "shouting",
+    version: "1.0.0",
+    reducer: MealyReducer<ShoutingAction, Int64, Void, PluginEffect<ShoutingAction>> { action, count, _ in
+        count += 1
+        return action == .start ? .after(.seconds(1), send: .timer) : .empty
+    },
+    initialState: 0,
+    actions: [.action("start") { .start }, .action("timer") { .timer }],
+    requests: { PluginCall($0 == .start ? "start" : "timer") }
+)
+
+/// A mapping that sends `timer` to an entry that does not exist: refused when the manifest is built.
+let misnamed = PluginExport(
+    name: "misnamed",
+    version: "1.0.0",
+    reducer: MealyReducer<ShoutingAction, Int64, Void, PluginEffect<ShoutingAction>> { _, _, _ in .empty },
+    initialState: 0,
+    actions: [.action("start") { .start }, .action("timer") { .timer }],
+    requests: { PluginCall($0.description) }
+)
 
 /// What the fake host table received; C functions cannot capture, so it is global.
 let received = Mutex<[String]>([])
@@ -200,15 +233,26 @@ struct PluginExportTests {
         #expect(received.withLock { $0 }.first?.hasPrefix("fail cannot read the snapshot") == true)
     }
 
-    @Test func actionsAreEncodedByCaseNameAndPayload() {
-        #expect(caseNameAndPayload(CounterAction.reset).0 == "reset")
-        let (name, payload) = caseNameAndPayload(CounterAction.remind(note: "n", times: 2))
-        #expect(name == "remind")
-        #expect(payload.count == 2 && payload[0] as? String == "n" && payload[1] as? UInt8 == 2)
-        let single = caseNameAndPayload(CounterAction.add(9))
-        #expect(single.0 == "add" && single.1.first as? Int64 == 9)
-        let labeled = caseNameAndPayload(LabeledAction.login(user: "ann"))
-        #expect(labeled.0 == "login" && labeled.1.count == 1 && labeled.1.first as? String == "ann")
+    @Test func requestedActionsGoThroughTheMapping() throws {
+        let manifest = shouting.manifest.load(as: actomaton_manifest.self)
+        let host = fakeHost()
+        let state = try #require(manifest.create(host))
+        defer { manifest.destroy(state) }
+        received.withLock { $0.removeAll() }
+        let start = unsafeBitCast(manifest.actions[0].entry, to: (@convention(c) (UnsafeMutableRawPointer?) -> Int32).self)
+        #expect(start(state) == ACTOMATON_OK)
+        #expect(received.withLock { $0 }.first?.hasPrefix("delayed timer ") == true, "\(received.withLock { $0 })")
+    }
+
+    @Test func aMappingThatDoesNotMapTheVocabularyBackIsRefusedAtLoad() {
+        let manifest = misnamed.manifest.load(as: actomaton_manifest.self)
+        #expect(manifest.create == nil)
+        #expect(shouting.manifest.load(as: actomaton_manifest.self).create != nil)
+        #expect(PluginExport<MealyReducer<ShoutingAction, Int64, Void, PluginEffect<ShoutingAction>>>.mappingProblem(
+            misnamed.actions, misnamed.requests!) == "the vocabulary entry 'start' makes an action that requests(_:) maps to 'START'")
+    }
+
+    @Test func durationsBecomeNanoseconds() {
         #expect(nanoseconds(.milliseconds(1500)) == 1_500_000_000)
         #expect(nanoseconds(.seconds(-1)) == 0)
     }

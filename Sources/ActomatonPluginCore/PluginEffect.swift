@@ -1,4 +1,3 @@
-import ActomatonPluginContract
 import ActomatonCore
 
 /// What a plugin's reducer asks the host to do next: the output type of a reducer exported
@@ -12,15 +11,22 @@ import ActomatonCore
 /// return .cancel(id: "session") + .after(.seconds(1), send: .logoutOK, id: "login-flow")
 /// ```
 public struct PluginEffect<Action>: ReducerOutput {
-    enum Part {
+    /// One request, in the order the reducer made them.
+    public enum Part {
+        /// ``PluginEffect/next(_:)``.
         case next(Action)
+        /// ``PluginEffect/after(_:send:id:queue:)``.
         case delayed(Action, Duration, id: String?, queue: PluginQueue?)
+        /// ``PluginEffect/every(_:send:id:queue:)``.
         case repeating(Action, Duration, id: String?, queue: PluginQueue?)
+        /// ``PluginEffect/cancel(id:)``.
         case cancel(String)
+        /// ``PluginEffect/fail(_:)``.
         case fail(String)
     }
 
-    var parts: [Part]
+    /// The requests, in order.
+    public private(set) var parts: [Part]
 
     init(_ parts: [Part]) {
         self.parts = parts
