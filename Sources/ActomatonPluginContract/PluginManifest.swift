@@ -56,11 +56,15 @@ public struct PluginManifest: Sendable, Hashable {
     }
 
     /// The manifest as `actomaton-host inspect` prints it.
-    public var text: String {
+    public var text: String { lines.joined(separator: "\n") }
+
+    /// The lines of ``text``, each to be printed (and escaped) on its own: a newline inside
+    /// the plugin's own text stays inside its line.
+    public var lines: [String] {
         var lines = ["plugin \(name) \(version) (ABI \(abiVersion))"]
         if let summary { lines.append("  \(summary)") }
         lines.append("actions:")
         for action in actions { lines.append("  \(action)") }
-        return lines.joined(separator: "\n")
+        return lines
     }
 }

@@ -99,7 +99,36 @@ struct LoadingOptions: ParsableArguments {
     @Option(help: .hidden)
     var entrySymbol: String = "actomaton_plugin_entry"
 
-    var loadOptions: Plugin.LoadOptions { .init(allowWritableByOthers: allowWritable, maxFileSize: maxPluginSize, entrySymbol: entrySymbol) }
+    @Option(help: ArgumentHelp(
+        "Fuel per call into a .wasm plugin (about one unit per WebAssembly instruction), or off.",
+        discussion: "An action that runs out fails with one line, and the plugin's state stays as it was. Default: \(WasmLimits.defaultFuel).",
+        valueName: "units"), transform: parseFuel)
+    var fuel: UInt64? = WasmLimits.defaultFuel
+
+    @Option(help: ArgumentHelp("The most linear memory a .wasm plugin may use, in bytes (K, M and G suffixes allowed); "
+                                + "a module that asks for more is refused, or its memory.grow fails.", valueName: "size"),
+            transform: parseSize)
+    var wasmMemoryLimit: Int64 = Int64(WasmLimits.defaultMemoryLimit)
+
+    func validate() throws {
+        guard (65_536...(4 << 30)).contains(wasmMemoryLimit) else {
+            throw ValidationError("--wasm-memory-limit must be between 64K and 4G (one WebAssembly page to the whole 32-bit space)")
+        }
+    }
+
+    var loadOptions: Plugin.LoadOptions {
+        .init(allowWritableByOthers: allowWritable, maxFileSize: maxPluginSize, entrySymbol: entrySymbol,
+              wasmLimits: WasmLimits(fuel: fuel, memoryLimit: Int(wasmMemoryLimit)))
+    }
+}
+
+/// `--fuel`: a positive count of units, or `off`.
+func parseFuel(_ text: String) throws -> UInt64? {
+    if text == "off" { return nil }
+    guard let units = UInt64(text), units >= 1 else {
+        throw ValidationError("--fuel takes a number of units of at least 1, or off; got '\(text)'")
+    }
+    return units
 }
 
 /// Options of the commands that run machines.
@@ -217,14 +246,15 @@ func parseSize(_ text: String) throws -> Int64 {
 struct Inspect: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Print a plugin's manifest: name, version, ABI, and actions with their parameter types.")
 
-    @Argument(help: "The plugin file (.so).")
+    @Argument(help: "The plugin file (.so or .wasm).")
     var plugin: String
 
     @OptionGroup var loading: LoadingOptions
 
     func run() async throws {
         let loaded = try orExit { () throws(PluginLoadError) in try Plugin.load(path: plugin, options: loading.loadOptions) }
-        emit(loaded.manifest.text)
+        for line in loaded.manifest.lines { emit(line) }
+        emit(loaded.isWebAssembly ? "runs in: the WebAssembly sandbox (fuel and memory limits apply)" : "runs in: this process (native code), or a worker with --isolate process")
     }
 }
 
@@ -239,7 +269,7 @@ struct Run: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "The plugin file (.so).")
+    @Argument(help: "The plugin file (.so or .wasm).")
     var plugin: String
 
     @Option(help: "Read actions from this file instead of standard input.")

@@ -29,17 +29,17 @@ import ActomatonPluginCore
 
 // MARK: Host imports
 
-@_extern(wasm, module: "actomaton", name: "next_action")
+@_extern(wasm, module: "actomaton", name: "next_action") @_extern(c)
 func hostNextAction(_ call: UInt32) -> Int32
-@_extern(wasm, module: "actomaton", name: "delayed_action")
+@_extern(wasm, module: "actomaton", name: "delayed_action") @_extern(c)
 func hostDelayedAction(_ call: UInt32, _ delay: UInt64, _ options: UInt32) -> Int32
-@_extern(wasm, module: "actomaton", name: "repeating_action")
+@_extern(wasm, module: "actomaton", name: "repeating_action") @_extern(c)
 func hostRepeatingAction(_ call: UInt32, _ interval: UInt64, _ options: UInt32) -> Int32
-@_extern(wasm, module: "actomaton", name: "cancel")
+@_extern(wasm, module: "actomaton", name: "cancel") @_extern(c)
 func hostCancel(_ id: UInt32, _ length: UInt32) -> Int32
-@_extern(wasm, module: "actomaton", name: "fail")
+@_extern(wasm, module: "actomaton", name: "fail") @_extern(c)
 func hostFail(_ message: UInt32, _ length: UInt32)
-@_extern(wasm, module: "actomaton", name: "log")
+@_extern(wasm, module: "actomaton", name: "log") @_extern(c)
 func hostLog(_ message: UInt32, _ length: UInt32)
 
 /// The plugin the module exports: the user's one line, `@_cdecl("actomaton_wasm_plugin")`.

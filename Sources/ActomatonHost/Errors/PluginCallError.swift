@@ -62,6 +62,9 @@ public struct PluginCallError: Error, Sendable, Hashable, CustomStringConvertibl
         case workerFailed(call: String, cause: String, recovery: String)
         /// The plugin was stopped after failing too often; nothing runs it any more.
         case pluginStopped(String)
+        /// A `.wasm` plugin's call trapped or ran out of fuel (`cause`); `recovery` says what
+        /// became of the instance.
+        case sandboxTrapped(call: String, cause: String, recovery: String)
 
         /// The reason, as one line.
         public var description: String {
@@ -101,6 +104,8 @@ public struct PluginCallError: Error, Sendable, Hashable, CustomStringConvertibl
                 return "\(call) failed: the plugin \(cause); \(recovery)"
             case let .pluginStopped(why):
                 return "the plugin is stopped: \(why)"
+            case let .sandboxTrapped(call, cause, recovery):
+                return "\(call) failed: \(cause); \(recovery)"
             }
         }
     }

@@ -68,6 +68,9 @@ public struct PluginLoadError: Error, Sendable, Hashable, CustomStringConvertibl
         /// A reload could not carry the state over: the old version's snapshot or the new
         /// version's restore failed.
         case stateNotCarriedOver(PluginCallError.Reason)
+        /// A `.wasm` module the host cannot run: invalid, an import it does not provide, an
+        /// export missing or of the wrong signature.
+        case wasm(String)
 
         /// The reason, as one line.
         public var description: String {
@@ -112,6 +115,8 @@ public struct PluginLoadError: Error, Sendable, Hashable, CustomStringConvertibl
             case let .workerFailed(cause):
                 return "the plugin's worker process \(cause) while loading it"
             case let .reportedByWorker(message):
+                return message
+            case let .wasm(message):
                 return message
             case let .stateNotCarriedOver(reason):
                 return "not reloaded, the running version goes on: \(reason)"

@@ -24,16 +24,20 @@ public final class Plugin: Sendable {
         /// The entry symbol to look up. Tests use it to load the fixture library's broken
         /// manifests; plugins always export the default.
         public var entrySymbol: String
+        /// The sandbox's limits for a `.wasm` plugin (fuel, memory); ignored for a `.so`.
+        public var wasmLimits: WasmLimits
 
         /// Creates options.
         public init(
             allowWritableByOthers: Bool = false,
             maxFileSize: Int64 = PluginLimits.defaultMaxFileSize,
-            entrySymbol: String = ACTOMATON_PLUGIN_ENTRY_SYMBOL
+            entrySymbol: String = ACTOMATON_PLUGIN_ENTRY_SYMBOL,
+            wasmLimits: WasmLimits = WasmLimits()
         ) {
             self.allowWritableByOthers = allowWritableByOthers
             self.maxFileSize = maxFileSize
             self.entrySymbol = entrySymbol
+            self.wasmLimits = wasmLimits
         }
     }
 
@@ -50,25 +54,42 @@ public final class Plugin: Sendable {
     let actions: [PreparedAction]
     /// The lifecycle functions; `nil` when the plugin runs in a worker process.
     let functions: LifecycleFunctions?
+    /// The module, when the plugin is a `.wasm` file run in the sandbox.
+    let wasm: WasmPluginModule?
     /// Whether the library is mapped in this process (not in a worker).
     var isLoadedInProcess: Bool { functions != nil }
+    /// Whether the plugin is a `.wasm` module, run in the WebAssembly sandbox.
+    public var isWebAssembly: Bool { wasm != nil }
     /// Action indices by name.
     private let actionIndex: [String: Int]
 
     private static let nextVocabulary = Atomic<UInt64>(1)
 
-    init(path: String, manifest: PluginManifest, fileIdentity: FileIdentity, actions: [PreparedAction], functions: LifecycleFunctions?) {
+    init(path: String, manifest: PluginManifest, fileIdentity: FileIdentity, actions: [PreparedAction], functions: LifecycleFunctions?,
+         wasm: WasmPluginModule? = nil) {
         self.path = path
         self.manifest = manifest
         self.fileIdentity = fileIdentity
         self.actions = actions
         self.functions = functions
+        self.wasm = wasm
         vocabulary = Self.nextVocabulary.add(1, ordering: .relaxed).newValue
         actionIndex = Dictionary(uniqueKeysWithValues: manifest.actions.enumerated().map { ($1.name, $0) })
     }
 
-    /// Loads, validates and prepares the plugin at `path`; see ``PluginLoader``.
+    /// A `.wasm` plugin.
+    convenience init(path: String, manifest: PluginManifest, fileIdentity: FileIdentity, wasm: WasmPluginModule) {
+        self.init(path: path, manifest: manifest, fileIdentity: fileIdentity, actions: [], functions: nil, wasm: wasm)
+    }
+
+    /// Loads, validates and prepares the plugin at `path`: a shared library (see
+    /// ``PluginLoader``) or a WebAssembly module (recognised by its first bytes, whatever the
+    /// file's name), which runs in the sandbox with `options.wasmLimits`.
     public static func load(path: String, options: LoadOptions = LoadOptions()) throws(PluginLoadError) -> Plugin {
+        if PluginFile.isWasm(path) {
+            let (bytes, identity) = try PluginFile.readVetted(path, options: options)
+            return try WasmPluginModule.load(path: path, bytes: bytes, identity: identity, limits: options.wasmLimits)
+        }
         var loader = PluginLoader(path: path, options: options)
         return try loader.run()
     }

@@ -35,7 +35,32 @@ enum PluginFile {
         }
     }
 
-    private static func copy(_ path: String, options: Plugin.LoadOptions) throws(PluginLoadError.Reason) -> (copy: String, identity: FileIdentity) {
+    /// Whether the file at `path` starts with the WebAssembly magic number (it is not vetted
+    /// here: loading it is).
+    static func isWasm(_ path: String) -> Bool {
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var magic = [UInt8](repeating: 0, count: 4)
+        return (try? readFully(descriptor, into: &magic)) == 4 && WasmPluginModule.isWasm(magic)
+    }
+
+    /// Vets `path` as ``makePrivateCopy(of:options:)`` does and returns the file's bytes (a
+    /// `.wasm` module is read, not mapped).
+    static func readVetted(_ path: String, options: Plugin.LoadOptions) throws(PluginLoadError) -> (bytes: [UInt8], identity: FileIdentity) {
+        do {
+            let (descriptor, info) = try openVetted(path, options: options)
+            defer { close(descriptor) }
+            var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+            let count = try readFully(descriptor, into: &bytes)
+            return (Array(bytes[..<count]), FileIdentity(info))
+        } catch {
+            throw PluginLoadError(error, at: path)
+        }
+    }
+
+    /// Opens `path` after the checks above (links resolved, directories, owner, mode, size).
+    private static func openVetted(_ path: String, options: Plugin.LoadOptions) throws(PluginLoadError.Reason) -> (Int32, stat) {
         let resolved = try resolve(path)
         if !options.allowWritableByOthers { try checkDirectories(of: resolved) }
 
@@ -45,17 +70,27 @@ enum PluginFile {
             if code == ENOENT || code == ENOTDIR { throw .fileNotFound }
             throw .unreadable(systemMessage(code))
         }
-        defer { close(descriptor) }
         var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw .unreadable(systemMessage(errno)) }
-        guard info.st_mode & S_IFMT == S_IFREG else { throw .notARegularFile(kind: fileKind(info.st_mode)) }
-        if !options.allowWritableByOthers {
-            guard isTrusted(owner: info.st_uid) else { throw .untrustedOwner(uid: UInt32(info.st_uid)) }
-            guard info.st_mode & (S_IWGRP | S_IWOTH) == 0 else { throw .writableByOthers(mode: UInt32(info.st_mode)) }
+        do throws(PluginLoadError.Reason) {
+            guard fstat(descriptor, &info) == 0 else { throw PluginLoadError.Reason.unreadable(systemMessage(errno)) }
+            guard info.st_mode & S_IFMT == S_IFREG else { throw PluginLoadError.Reason.notARegularFile(kind: fileKind(info.st_mode)) }
+            if !options.allowWritableByOthers {
+                guard isTrusted(owner: info.st_uid) else { throw PluginLoadError.Reason.untrustedOwner(uid: UInt32(info.st_uid)) }
+                guard info.st_mode & (S_IWGRP | S_IWOTH) == 0 else { throw PluginLoadError.Reason.writableByOthers(mode: UInt32(info.st_mode)) }
+            }
+            guard Int64(info.st_size) <= options.maxFileSize else {
+                throw PluginLoadError.Reason.tooLarge(size: Int64(info.st_size), limit: options.maxFileSize)
+            }
+        } catch {
+            close(descriptor)
+            throw error
         }
-        guard Int64(info.st_size) <= options.maxFileSize else {
-            throw .tooLarge(size: Int64(info.st_size), limit: options.maxFileSize)
-        }
+        return (descriptor, info)
+    }
+
+    private static func copy(_ path: String, options: Plugin.LoadOptions) throws(PluginLoadError.Reason) -> (copy: String, identity: FileIdentity) {
+        let (descriptor, info) = try openVetted(path, options: options)
+        defer { close(descriptor) }
 
         var header = [UInt8](repeating: 0, count: ELFHeader.size)
         let headerLength = try readFully(descriptor, into: &header)

@@ -6,12 +6,21 @@ enum PluginBackend: @unchecked Sendable {
     case inProcess(PluginInstance)
     /// The library runs in a supervised worker process.
     case worker(IsolatedInstance, EffectBudget)
+    /// A `.wasm` module, in the WebAssembly sandbox in this process.
+    case wasm(WasmInstance)
+
+    /// A state of `plugin` in this process: sandboxed when it is a `.wasm` module.
+    static func local(_ plugin: Plugin, log: (@Sendable (String) -> Void)?, budget: EffectBudget) throws(PluginLoadError) -> PluginBackend {
+        if plugin.wasm != nil { return .wasm(try WasmInstance(plugin: plugin, log: log, effectBudget: budget)) }
+        return .inProcess(try PluginInstance(plugin: plugin, log: log, effectBudget: budget))
+    }
 
     /// The plugin whose state this is.
     var plugin: Plugin {
         switch self {
         case let .inProcess(instance): instance.plugin
         case let .worker(instance, _): instance.plugin
+        case let .wasm(instance): instance.plugin
         }
     }
 
@@ -30,6 +39,8 @@ enum PluginBackend: @unchecked Sendable {
                 }
             }
             return outcome
+        case let .wasm(instance):
+            return instance.perform(action)
         }
     }
 
@@ -37,6 +48,7 @@ enum PluginBackend: @unchecked Sendable {
         switch self {
         case let .inProcess(instance): try instance.snapshot()
         case let .worker(instance, _): try instance.snapshot()
+        case let .wasm(instance): try instance.snapshot()
         }
     }
 
@@ -44,6 +56,7 @@ enum PluginBackend: @unchecked Sendable {
         switch self {
         case let .inProcess(instance): try instance.restore(bytes)
         case let .worker(instance, _): try instance.restore(bytes)
+        case let .wasm(instance): try instance.restore(bytes)
         }
     }
 
@@ -51,6 +64,7 @@ enum PluginBackend: @unchecked Sendable {
         switch self {
         case let .inProcess(instance): try instance.describe()
         case let .worker(instance, _): try instance.describe()
+        case let .wasm(instance): try instance.describe()
         }
     }
 }

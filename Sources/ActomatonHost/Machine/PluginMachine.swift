@@ -156,8 +156,8 @@ public actor PluginMachine: EffectQueueHost {
         journal: PluginJournal? = nil
     ) throws(PluginLoadError) {
         let budget = EffectBudget(limit: maxEffects)
-        let instance = try PluginInstance(plugin: plugin, log: log, effectBudget: budget)
-        self.init(backend: .inProcess(instance), budget: budget, isolation: .none, loadOptions: .init(), clock: clock,
+        let backend = try PluginBackend.local(plugin, log: log, budget: budget)
+        self.init(backend: backend, budget: budget, isolation: .none, loadOptions: .init(), clock: clock,
                   describesState: describesState, observer: observer, log: log, journal: journal)
     }
 
@@ -175,6 +175,13 @@ public actor PluginMachine: EffectQueueHost {
         journal: PluginJournal? = nil
     ) throws(PluginLoadError) {
         let budget = EffectBudget(limit: maxEffects)
+        if PluginFile.isWasm(path) {
+            // A .wasm module needs no worker: it runs in the sandbox, in this process.
+            let plugin = try Plugin.load(path: path, options: loadOptions)
+            self.init(backend: try .local(plugin, log: log, budget: budget), budget: budget, isolation: .process(workerOptions),
+                      loadOptions: loadOptions, clock: clock, describesState: describesState, observer: observer, log: log, journal: journal)
+            return
+        }
         let name = Mutex("plugin")
         let sink = log ?? { line in printToStandardError("[\(name.withLock { $0 })] \(line)") }
         let instance = try IsolatedInstance.start(path: path, loadOptions: loadOptions, options: workerOptions, log: sink)
@@ -272,7 +279,7 @@ public actor PluginMachine: EffectQueueHost {
         }
         let (log, budget) = (self.log, effectBudget)
         try swapBackend(from: newPlugin.path) { () throws(PluginLoadError) in
-            .inProcess(try PluginInstance(plugin: newPlugin, log: log, effectBudget: budget))
+            try PluginBackend.local(newPlugin, log: log, budget: budget)
         }
         currentPlugin.withLock { $0 = newPlugin }
     }
@@ -282,6 +289,9 @@ public actor PluginMachine: EffectQueueHost {
     public func reload(fromFile path: String) throws(PluginLoadError) {
         switch isolation {
         case .none:
+            try reload(with: Plugin.load(path: path, options: loadOptions))
+        case .process where PluginFile.isWasm(path):
+            // A .wasm module needs no worker: it runs in the sandbox.
             try reload(with: Plugin.load(path: path, options: loadOptions))
         case let .process(options):
             let instance = try IsolatedInstance.start(path: path, loadOptions: loadOptions, options: options, log: log ?? { _ in })

@@ -1,0 +1,254 @@
+import ActomatonPluginContract
+import ActomatonPluginABI
+import WasmKit
+
+/// Runs the host import `name` for a module: records an effect request, a failure message or
+/// a log line in `context`. A request the host cannot accept returns
+/// `ACTOMATON_WASM_INVALID_REQUEST` (2) and fails the action; nothing a module passes can trap
+/// the host.
+func hostCall(_ name: String, _ arguments: [Value], _ context: WasmMachine.Context) throws -> [Value] {
+    func i32(_ index: Int) -> Int { Int(arguments[index].i32 ?? 0) }
+    func i64(_ index: Int) -> UInt64 { arguments[index].i64 ?? 0 }
+    switch name {
+    case "fail":
+        let message = readText(context, offset: i32(0), length: i32(1), limit: PluginLimits.maxMessageBytes)
+        switch context.phase {
+        case .acting, .restoring, .loading:
+            if context.failureMessage == nil { context.failureMessage = message ?? "(an unreadable message)" }
+        case .idle:
+            context.log("fail called outside an action: \(message ?? "(an unreadable message)")")
+        }
+        return []
+    case "log":
+        context.log(readText(context, offset: i32(0), length: i32(1), limit: PluginLimits.maxMessageBytes) ?? "(an unreadable log line)")
+        return []
+    default:
+        return [.i32(UInt32(bitPattern: request(name, arguments, context)))]
+    }
+}
+
+/// Records one effect request; returns the contract's status.
+private func request(_ name: String, _ arguments: [Value], _ context: WasmMachine.Context) -> Int32 {
+    guard context.phase == .acting, let plugin = context.plugin else {
+        context.log("\(name) called outside an action: ignored")
+        return 2
+    }
+    func refuse(_ message: String) -> Int32 {
+        if context.invalidRequest == nil { context.invalidRequest = .message("\(name): \(message)") }
+        return 2
+    }
+    let offset = Int(arguments[0].i32 ?? 0)
+    do throws(HostRequestError) {
+        let request: PluginEffectRequest
+        switch name {
+        case "next_action":
+            request = .next(try readCall(context, plugin, at: offset))
+        case "delayed_action", "repeating_action":
+            let action = try readCall(context, plugin, at: offset)
+            let nanoseconds = arguments[1].i64 ?? 0
+            let options = try readOptions(context, at: Int(arguments[2].i32 ?? 0))
+            let duration = Duration.nanoseconds(Int64(clamping: nanoseconds))
+            if name == "delayed_action" {
+                request = .delayed(action, after: duration, options)
+            } else {
+                guard nanoseconds > 0 else { throw HostRequestError("the interval must be more than 0") }
+                request = .repeating(action, every: duration, options)
+            }
+        case "cancel":
+            let length = Int(arguments[1].i32 ?? 0)
+            guard length <= PluginLimits.maxIdentifierBytes else {
+                throw HostRequestError("the effect ID is longer than \(PluginLimits.maxIdentifierBytes) bytes")
+            }
+            guard let id = readText(context, offset: offset, length: length, limit: PluginLimits.maxIdentifierBytes) else {
+                throw HostRequestError("the effect ID is outside the module's memory or not UTF-8")
+            }
+            request = .cancel(id: id)
+        default:
+            throw HostRequestError("unknown host function")
+        }
+        switch request {
+        case .delayed, .repeating:
+            let limit = context.effectBudget.limit
+            guard context.effectBudget.count + context.requestedEffects < limit else {
+                if context.invalidRequest == nil { context.invalidRequest = .effectLimitReached(limit) }
+                return 2
+            }
+            context.requestedEffects += 1
+        case .next, .cancel:
+            break
+        }
+        context.requests.append(request)
+        return 0
+    } catch {
+        return refuse(error.message)
+    }
+}
+
+/// UTF-8 text the module points to, or `nil` when it is outside memory, too long or not UTF-8.
+private func readText(_ context: WasmMachine.Context, offset: Int, length: Int, limit: Int) -> String? {
+    guard length <= limit, let memory = context.memory, let bytes = readMemory(memory, offset: offset, length: length) else { return nil }
+    return String(validating: bytes, as: UTF8.self)
+}
+
+/// A little-endian UInt32 at `offset`, or `nil` outside memory.
+private func u32(_ memory: Memory, _ offset: Int) -> UInt32? {
+    guard let bytes = readMemory(memory, offset: offset, length: 4) else { return nil }
+    return bytes.enumerated().reduce(0) { $0 | UInt32($1.element) << (8 * $1.offset) }
+}
+
+private func u64(_ memory: Memory, _ offset: Int) -> UInt64? {
+    guard let bytes = readMemory(memory, offset: offset, length: 8) else { return nil }
+    return bytes.enumerated().reduce(0) { $0 | UInt64($1.element) << (8 * $1.offset) }
+}
+
+/// Reads an `actomaton_wasm_call` and checks it against the plugin's vocabulary.
+private func readCall(_ context: WasmMachine.Context, _ plugin: Plugin, at offset: Int) throws(HostRequestError) -> PluginAction {
+    guard let memory = context.memory, let index = u32(memory, offset), let args = u32(memory, offset + 4),
+          let count = u32(memory, offset + 8) else {
+        throw HostRequestError("the call at offset \(offset) is outside the module's memory")
+    }
+    guard Int(index) < plugin.manifest.actions.count else {
+        throw HostRequestError("action index \(index) is not in the vocabulary (\(plugin.manifest.actions.count) actions)")
+    }
+    let signature = plugin.manifest.actions[Int(index)]
+    guard Int(count) == signature.parameters.count else {
+        throw HostRequestError(PluginCallError.Reason.wrongArgumentCount(action: signature.name, signature: signature.description,
+                                                                         expected: signature.parameters.count, got: Int(count)).description)
+    }
+    var values: [PluginValue] = []
+    for (position, parameter) in signature.parameters.enumerated() {
+        let slot = Int(args) + 16 * position
+        guard let type = u32(memory, slot), let raw = u64(memory, slot + 8) else {
+            throw HostRequestError("argument \(position + 1) of '\(signature.name)' is outside the module's memory")
+        }
+        guard type == parameter.type.rawValue else {
+            let got = PluginValueType(rawValue: type).map { "a value of type \($0)" } ?? "unknown type \(type)"
+            throw HostRequestError(PluginCallError.Reason.wrongArgumentType(action: signature.name, index: position + 1, parameter: parameter.name,
+                                                                            expected: parameter.type, got: got).description)
+        }
+        switch parameter.type {
+        case .bool: values.append(.bool(raw & 0xFFFF_FFFF != 0))
+        case .int8, .int16, .int32, .int64: values.append(.int(Int64(bitPattern: raw)))
+        case .uint8, .uint16, .uint32, .uint64: values.append(.uint(raw))
+        case .float, .double: values.append(.float(Double(bitPattern: raw)))
+        case .string:
+            let length = Int(raw >> 32)
+            guard length <= PluginLimits.maxStringArgumentBytes,
+                  let text = readText(context, offset: Int(raw & 0xFFFF_FFFF), length: length, limit: PluginLimits.maxStringArgumentBytes) else {
+                throw HostRequestError("argument \(position + 1) (\(parameter.name)) of '\(signature.name)' is outside the module's memory, "
+                    + "longer than \(PluginLimits.maxStringArgumentBytes) bytes or not UTF-8")
+            }
+            values.append(.string(text))
+        }
+    }
+    do {
+        return try plugin.checkedAction(signature.name, values)
+    } catch {
+        throw HostRequestError(error.description)
+    }
+}
+
+/// Reads `actomaton_wasm_effect_options`; offset 0 means none.
+private func readOptions(_ context: WasmMachine.Context, at offset: Int) throws(HostRequestError) -> PluginEffectOptions {
+    guard offset != 0 else { return PluginEffectOptions() }
+    guard let memory = context.memory, let words = readMemory(memory, offset: offset, length: 24) else {
+        throw HostRequestError("the effect options are outside the module's memory")
+    }
+    func word(_ index: Int) -> Int { (0..<4).reduce(0) { $0 | Int(words[index * 4 + $1]) << (8 * $1) } }
+    let limit = PluginLimits.maxIdentifierBytes
+    var result = PluginEffectOptions()
+    if word(1) > 0 || word(0) != 0 {
+        guard word(1) <= limit, let id = readText(context, offset: word(0), length: word(1), limit: limit) else {
+            throw HostRequestError("the effect ID is outside the module's memory, longer than \(limit) bytes or not UTF-8")
+        }
+        result.id = id
+    }
+    if word(3) > 0 || word(2) != 0 {
+        guard word(3) <= limit, let queue = readText(context, offset: word(2), length: word(3), limit: limit) else {
+            throw HostRequestError("the queue name is outside the module's memory, longer than \(limit) bytes or not UTF-8")
+        }
+        guard word(5) >= 1 else { throw HostRequestError("queue '\(queue)' has max_count 0; it must be at least 1") }
+        guard let policy = PluginQueuePolicy(abiPolicy: UInt32(word(4)), maxCount: word(5)) else {
+            throw HostRequestError("queue '\(queue)' has unknown policy \(word(4))")
+        }
+        result.queue = .init(name: queue, policy: policy)
+    }
+    return result
+}
+
+/// Reads and validates a wasm manifest (`actomaton_wasm_manifest`) from linear memory, with
+/// the same rules as a `.so` manifest.
+struct WasmManifestReader {
+    let memory: Memory
+
+    func read(at offset: UInt32) throws(PluginManifestError) -> PluginManifest {
+        let base = Int(offset)
+        let version = try word(base, "the manifest")
+        guard version == WasmPluginModule.abiVersion else {
+            throw .unsupportedABIVersion(found: version, supported: WasmPluginModule.abiVersion)
+        }
+        let name = try self.name(at: base + 4, what: "the plugin name")
+        guard let version = try text(at: base + 12, limit: Int(ACTOMATON_MAX_NAME_LENGTH), what: "the version") else {
+            throw .invalid("the version is missing")
+        }
+        let summary = try text(at: base + 20, limit: 1024, what: "the summary")
+        let actions = Int(try word(base + 28, "the manifest"))
+        let count = Int(try word(base + 32, "the manifest"))
+        guard (1...Int(ACTOMATON_MAX_ACTIONS)).contains(count) else {
+            throw .invalid("action_count is \(count); it must be 1...\(ACTOMATON_MAX_ACTIONS)")
+        }
+        var result: [PluginManifest.Action] = []
+        var names = Set<String>()
+        for index in 0..<count {
+            let entry = actions + 16 * index
+            let actionName = try self.name(at: entry, what: "the name of action \(index + 1)")
+            guard names.insert(actionName).inserted else { throw .invalid("two actions are named '\(actionName)'") }
+            let parameters = Int(try word(entry + 8, "action '\(actionName)'"))
+            let parameterCount = Int(try word(entry + 12, "action '\(actionName)'"))
+            guard parameterCount <= Int(ACTOMATON_MAX_PARAMETERS) else {
+                throw .invalid("action '\(actionName)' has \(parameterCount) parameters; at most \(ACTOMATON_MAX_PARAMETERS)")
+            }
+            var parameterNames = Set<String>()
+            var list: [PluginManifest.Parameter] = []
+            for position in 0..<parameterCount {
+                let item = parameters + 12 * position
+                let parameterName = try self.name(at: item, what: "parameter \(position + 1) of '\(actionName)'")
+                guard parameterNames.insert(parameterName).inserted else {
+                    throw .invalid("action '\(actionName)' has two parameters named '\(parameterName)'")
+                }
+                let code = try word(item + 8, "action '\(actionName)'")
+                guard let type = PluginValueType(rawValue: code) else {
+                    throw .invalid("parameter '\(parameterName)' of '\(actionName)' has unknown type \(code)")
+                }
+                list.append(.init(name: parameterName, type: type))
+            }
+            result.append(.init(name: actionName, parameters: list))
+        }
+        return PluginManifest(abiVersion: WasmPluginModule.abiVersion, name: name, version: version, summary: summary, actions: result)
+    }
+
+    private func word(_ offset: Int, _ what: String) throws(PluginManifestError) -> UInt32 {
+        guard let value = u32(memory, offset) else { throw .invalid("\(what) points outside the module's memory (offset \(offset))") }
+        return value
+    }
+
+    /// An (offset, length) string; `nil` for (0, 0).
+    private func text(at offset: Int, limit: Int, what: String) throws(PluginManifestError) -> String? {
+        let start = Int(try word(offset, what)), length = Int(try word(offset + 4, what))
+        if start == 0 && length == 0 { return nil }
+        guard length <= limit else { throw .invalid("\(what) is longer than \(limit) bytes") }
+        guard let bytes = ActomatonHost.readMemory(memory, offset: start, length: length) else {
+            throw .invalid("\(what) points outside the module's memory (\(length) bytes at offset \(start))")
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw .invalid("\(what) is not valid UTF-8") }
+        return text
+    }
+
+    private func name(at offset: Int, what: String) throws(PluginManifestError) -> String {
+        guard let text = try text(at: offset, limit: Int(ACTOMATON_MAX_NAME_LENGTH), what: what) else { throw .invalid("\(what) is missing") }
+        guard ManifestReader.isValidName(text) else {
+            throw .invalid("\(what) \(PluginValue.quoted(text)) is not a valid name (letters, digits and _, not starting with a digit)")
+        }
+        return text
+    }
+}

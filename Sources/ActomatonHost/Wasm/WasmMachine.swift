@@ -1,0 +1,324 @@
+import ActomatonPluginContract
+@_spi(Fuzzing) import WasmKit
+
+/// One instance of a `.wasm` plugin module: its store (fuel, memory cap), its exports, and
+/// the host imports bound to it. Every offset and length the module hands over is checked
+/// against its memory before it is read.
+///
+/// Confined to its machine's actor, like a ``PluginInstance``: one call at a time.
+final class WasmMachine: @unchecked Sendable {
+    /// What a call is doing, for the host imports: effects are accepted only while acting,
+    /// `fail` while acting, restoring or reading the manifest.
+    enum Phase { case idle, acting, restoring, loading }
+
+    /// What the imports record during one call.
+    final class Context: @unchecked Sendable {
+        var phase = Phase.idle
+        var memory: Memory?
+        var plugin: Plugin?
+        var requests: [PluginEffectRequest] = []
+        var requestedEffects = 0
+        var failureMessage: String?
+        var invalidRequest: InvalidRequest?
+        var effectBudget = EffectBudget(limit: .max)
+        var log: @Sendable (String) -> Void = { _ in }
+
+        func reset() {
+            requests.removeAll(keepingCapacity: true)
+            requestedEffects = 0
+            failureMessage = nil
+            invalidRequest = nil
+        }
+    }
+
+    let module: WasmPluginModule
+    let path: String
+    let store: Store
+    let instance: Instance
+    let memory: Memory
+    let context = Context()
+    private let alloc: Function
+    private let snapshotFunction: Function
+    private let restoreFunction: Function
+    private let describeFunction: Function
+    /// One export per action, in manifest order; empty until the manifest is read.
+    private(set) var actions: [Function] = []
+
+    /// Instantiates `module`. The manifest is read by ``readManifest()`` (at load) or taken
+    /// from `plugin` (for every later instance).
+    init(module: WasmPluginModule, path: String, plugin: Plugin? = nil) throws(PluginLoadError) {
+        self.module = module
+        self.path = path
+        store = Store(engine: module.engine)
+        store.resourceLimiter = MemoryCap(limit: module.limits.memoryLimit)
+        var imports = Imports()
+        let context = self.context
+        for (name, type) in WasmPluginModule.hostImports {
+            imports.define(module: "actomaton", name: name, Function(store: store, type: type) { _, arguments in
+                try hostCall(name, arguments, context)
+            })
+        }
+        do {
+            instance = try module.module.instantiate(store: store, imports: imports)
+        } catch {
+            var message = "cannot instantiate the module: \(oneLine(error))"
+            if message.contains("resource limit") {
+                message += " (the limit is \(module.limits.memoryLimit) bytes; --wasm-memory-limit raises it)"
+            }
+            throw PluginLoadError(.wasm(message), at: path)
+        }
+        guard let memory = instance.exports[memory: "memory"] else {
+            throw PluginLoadError(.wasm("the module exports no memory named \"memory\""), at: path)
+        }
+        self.memory = memory
+        context.memory = memory
+        var found: [Function] = []
+        for (name, type) in WasmPluginModule.requiredExports {
+            guard let function = instance.exports[function: name] else {
+                throw PluginLoadError(.wasm("the module does not export \(name), which every plugin module must (see actomaton_wasm_plugin.h)"), at: path)
+            }
+            guard function.type == type else {
+                throw PluginLoadError(.wasm("the module's \(name) has the signature \(signatureText(function.type)), not \(signatureText(type))"), at: path)
+            }
+            found.append(function)
+        }
+        alloc = found[2]
+        snapshotFunction = found[3]
+        restoreFunction = found[4]
+        describeFunction = found[5]
+        let abi = found[0], manifest = found[1]
+        _ = manifest
+        let version: UInt32
+        do {
+            version = try call(abi, [])?.i32 ?? 0
+        } catch {
+            throw PluginLoadError(.wasm("actomaton_abi_version trapped: \(error.message)"), at: path)
+        }
+        guard version == WasmPluginModule.abiVersion else {
+            throw PluginLoadError(.manifest(.unsupportedABIVersion(found: version, supported: WasmPluginModule.abiVersion)), at: path)
+        }
+        if let plugin { try bindActions(of: plugin.manifest, plugin: plugin) }
+    }
+
+    /// Binds the action exports and the plugin the imports check requests against.
+    private func bindActions(of manifest: PluginManifest, plugin: Plugin?) throws(PluginLoadError) {
+        var bound: [Function] = []
+        for action in manifest.actions {
+            let name = WasmPluginModule.exportName(of: action.name)
+            let expected = FunctionType(parameters: WasmPluginModule.wasmParameters(action.parameters.map(\.type)), results: [.i32])
+            guard let function = instance.exports[function: name] else {
+                throw PluginLoadError(.wasm("the manifest declares action '\(action.name)' but the module does not export \(name)"), at: path)
+            }
+            guard function.type == expected else {
+                throw PluginLoadError(.wasm("the module's \(name) has the signature \(signatureText(function.type)), "
+                    + "but '\(action)' needs \(signatureText(expected))"), at: path)
+            }
+            bound.append(function)
+        }
+        actions = bound
+        context.plugin = plugin
+    }
+
+    /// Attaches the loaded plugin (the imports check requested actions against it).
+    func attach(_ plugin: Plugin) {
+        context.plugin = plugin
+    }
+
+    // MARK: Calls
+
+    /// Why a call into the module failed.
+    struct CallFailure: Error {
+        let message: String
+        /// Whether the instance trapped (and must not be used again).
+        let trapped: Bool
+    }
+
+    /// Calls `function` with the fuel budget; a trap is a ``CallFailure``.
+    private func call(_ function: Function, _ arguments: [Value]) throws(CallFailure) -> Value? {
+        if let fuel = module.limits.fuel { store.fuel = Fuel(remaining: fuel) }
+        do {
+            return try function.invoke(arguments).first
+        } catch {
+            var message = oneLine(error)
+            if message == "out of fuel", let fuel = module.limits.fuel {
+                message = "it ran out of fuel (the budget is \(fuel) per call; --fuel raises it)"
+            } else {
+                message = "it trapped: \(message)"
+            }
+            throw CallFailure(message: message, trapped: true)
+        }
+    }
+
+    /// Reads and validates the manifest, and binds the action exports it names.
+    func readManifest() throws(PluginLoadError) -> PluginManifest {
+        guard let function = instance.exports[function: "actomaton_manifest"] else {
+            throw PluginLoadError(.wasm("the module does not export actomaton_manifest"), at: path)
+        }
+        context.phase = .loading
+        defer { context.phase = .idle; context.reset() }
+        let offset: UInt32
+        do {
+            offset = try call(function, [])?.i32 ?? 0
+        } catch {
+            throw PluginLoadError(.wasm("actomaton_manifest failed: \(error.message)"), at: path)
+        }
+        guard offset != 0 else {
+            let why = context.failureMessage.map { ": \($0)" } ?? ""
+            throw PluginLoadError(.manifest(.invalid("the module returned no manifest\(why)")), at: path)
+        }
+        let manifest: PluginManifest
+        do {
+            manifest = try WasmManifestReader(memory: memory).read(at: offset)
+        } catch {
+            throw PluginLoadError(.manifest(error), at: path)
+        }
+        try bindActions(of: manifest, plugin: nil)
+        return manifest
+    }
+
+    /// Runs `action` (checked against this plugin), returning what it requested.
+    func perform(_ action: PluginAction) throws(CallFailure) -> PluginInstance.Outcome {
+        var arguments: [Value] = []
+        let types = context.plugin?.manifest.actions[action.index].parameters.map(\.type) ?? []
+        var strings: [[UInt8]] = []
+        for case let .string(text) in action.arguments { strings.append(Array(text.utf8)) }
+        var stringOffset: UInt32 = 0
+        if !strings.isEmpty {
+            let total = strings.reduce(0) { $0 + $1.count }
+            stringOffset = try buffer(for: total, what: "the action's string arguments")
+            var cursor = Int(stringOffset)
+            for bytes in strings {
+                try write(bytes, at: cursor)
+                cursor += bytes.count
+            }
+        }
+        for (value, type) in zip(action.arguments, types) {
+            switch (value, type) {
+            case let (.bool(b), _): arguments.append(.i32(b ? 1 : 0))
+            case let (.int(n), .int64): arguments.append(.i64(UInt64(bitPattern: n)))
+            case let (.int(n), _): arguments.append(.i32(UInt32(truncatingIfNeeded: n)))
+            case let (.uint(n), .uint64): arguments.append(.i64(n))
+            case let (.uint(n), _): arguments.append(.i32(UInt32(truncatingIfNeeded: n)))
+            case let (.float(x), .float): arguments.append(.f32(Float(x).bitPattern))
+            case let (.float(x), _): arguments.append(.f64(x.bitPattern))
+            case let (.string(text), _):
+                let length = UInt32(text.utf8.count)
+                arguments.append(.i32(stringOffset))
+                arguments.append(.i32(length))
+                stringOffset += length
+            }
+        }
+        context.reset()
+        context.phase = .acting
+        defer { context.phase = .idle }
+        let status = Int32(bitPattern: try call(actions[action.index], arguments)?.i32 ?? 1)
+        defer { context.reset() }
+        if status == 0 && context.invalidRequest == nil {
+            return .success(context.requests)
+        }
+        switch context.invalidRequest {
+        case let .effectLimitReached(limit)?:
+            return .failure(.effectLimitReached(action: action.description, limit: limit))
+        case let .message(message)?:
+            return .failure(.invalidRequest(action: action.description, message: message))
+        case nil:
+            return .failure(.refused(action: action.description,
+                                     message: context.failureMessage ?? "the plugin returned status \(status) without saying why"))
+        }
+    }
+
+    /// The module's snapshot of its state.
+    func snapshot() throws(CallFailure) -> [UInt8] {
+        try readPacked(snapshotFunction, limit: PluginLimits.maxSnapshotBytes, what: "snapshot")
+    }
+
+    /// The module's description of its state.
+    func describe() throws(CallFailure) -> String {
+        TerminalText.decoding(try readPacked(describeFunction, limit: PluginLimits.maxDescriptionBytes, what: "description"))
+    }
+
+    /// Replaces the state from `bytes`; a refusal is a ``CallFailure`` that did not trap.
+    func restore(_ bytes: [UInt8]) throws(CallFailure) {
+        let offset = try buffer(for: bytes.count, what: "the snapshot")
+        try write(bytes, at: Int(offset))
+        context.reset()
+        context.phase = .restoring
+        defer { context.phase = .idle; context.reset() }
+        let status = Int32(bitPattern: try call(restoreFunction, [.i32(offset), .i32(UInt32(bytes.count))])?.i32 ?? 1)
+        guard status == 0 else {
+            throw CallFailure(message: context.failureMessage ?? "restore returned status \(status)", trapped: false)
+        }
+    }
+
+    // MARK: Memory
+
+    /// An `actomaton_alloc` buffer of `count` bytes, checked to lie inside memory.
+    private func buffer(for count: Int, what: String) throws(CallFailure) -> UInt32 {
+        let offset = try call(alloc, [.i32(UInt32(count))])?.i32 ?? 0
+        guard offset != 0 else { throw CallFailure(message: "the module has no memory for \(what) (\(count) bytes)", trapped: false) }
+        guard Int(offset) + count <= memory.byteCount else {
+            throw CallFailure(message: "actomaton_alloc returned a buffer past the end of memory", trapped: true)
+        }
+        return offset
+    }
+
+    private func write(_ bytes: [UInt8], at offset: Int) throws(CallFailure) {
+        guard offset + bytes.count <= memory.byteCount else { throw CallFailure(message: "a buffer past the end of memory", trapped: true) }
+        guard !bytes.isEmpty else { return }
+        memory.withUnsafeMutableBufferPointer(offset: UInt(offset), count: bytes.count) { buffer in
+            buffer.copyBytes(from: bytes)
+        }
+    }
+
+    /// Calls a function that returns offset | length << 32 and copies those bytes out.
+    private func readPacked(_ function: Function, limit: Int, what: String) throws(CallFailure) -> [UInt8] {
+        let packed = try call(function, [])?.i64 ?? 0
+        let offset = Int(packed & 0xFFFF_FFFF), length = Int(packed >> 32)
+        guard length <= limit else {
+            throw CallFailure(message: "the \(what) is \(length) bytes, more than the limit of \(limit)", trapped: false)
+        }
+        guard let bytes = readMemory(memory, offset: offset, length: length) else {
+            throw CallFailure(message: "the module returned a \(what) of \(length) bytes at offset \(offset), past the end of its memory (\(memory.byteCount) bytes)", trapped: false)
+        }
+        return bytes
+    }
+}
+
+/// `length` bytes at `offset` of `memory`, or `nil` when they are not all inside it.
+func readMemory(_ memory: Memory, offset: Int, length: Int) -> [UInt8]? {
+    guard offset >= 0, length >= 0, offset + length <= memory.byteCount else { return nil }
+    if length == 0 { return [] }
+    return memory.withUnsafeBufferPointer(offset: UInt(offset), count: length) { Array($0) }
+}
+
+/// A signature as messages show it: `(i32, i64) -> i32`.
+func signatureText(_ type: FunctionType) -> String {
+    func name(_ value: ValueType) -> String {
+        switch value {
+        case .i32: "i32"
+        case .i64: "i64"
+        case .f32: "f32"
+        case .f64: "f64"
+        default: "\(value)"
+        }
+    }
+    let results = type.results.map(name)
+    return "(\(type.parameters.map(name).joined(separator: ", "))) -> " + (results.count == 1 ? results[0] : "(\(results.joined(separator: ", ")))")
+}
+
+/// Refuses memory past the host's cap.
+final class MemoryCap: ResourceLimiter {
+    let limit: Int
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    func limitMemoryGrowth(to desired: Int) throws -> Bool { desired <= limit }
+    func limitTableGrowth(to desired: Int) throws -> Bool { desired <= 100_000 }
+}
+
+extension Value {
+    var i32: UInt32? { if case let .i32(value) = self { value } else { nil } }
+    var i64: UInt64? { if case let .i64(value) = self { value } else { nil } }
+}

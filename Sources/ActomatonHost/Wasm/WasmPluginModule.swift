@@ -1,0 +1,95 @@
+import ActomatonPluginContract
+@_spi(Fuzzing) import WasmKit
+
+/// A validated `.wasm` plugin module: parsed once at load, instantiated once per machine
+/// (and again after a trap). See `wasm/kit/actomaton_wasm_plugin.h` for the contract.
+final class WasmPluginModule: @unchecked Sendable {
+    let engine: Engine
+    let module: Module
+    let limits: WasmLimits
+
+    /// The contract version this host speaks.
+    static let abiVersion: UInt32 = 1
+    /// The imports the host provides, module "actomaton", with their wasm signatures.
+    static let hostImports: [String: FunctionType] = [
+        "next_action": FunctionType(parameters: [.i32], results: [.i32]),
+        "delayed_action": FunctionType(parameters: [.i32, .i64, .i32], results: [.i32]),
+        "repeating_action": FunctionType(parameters: [.i32, .i64, .i32], results: [.i32]),
+        "cancel": FunctionType(parameters: [.i32, .i32], results: [.i32]),
+        "fail": FunctionType(parameters: [.i32, .i32], results: []),
+        "log": FunctionType(parameters: [.i32, .i32], results: []),
+    ]
+    /// The exports every module has, with their signatures.
+    static let requiredExports: [(String, FunctionType)] = [
+        ("actomaton_abi_version", FunctionType(parameters: [], results: [.i32])),
+        ("actomaton_manifest", FunctionType(parameters: [], results: [.i32])),
+        ("actomaton_alloc", FunctionType(parameters: [.i32], results: [.i32])),
+        ("actomaton_snapshot", FunctionType(parameters: [], results: [.i64])),
+        ("actomaton_restore", FunctionType(parameters: [.i32, .i32], results: [.i32])),
+        ("actomaton_describe", FunctionType(parameters: [], results: [.i64])),
+    ]
+
+    private init(engine: Engine, module: Module, limits: WasmLimits) {
+        self.engine = engine
+        self.module = module
+        self.limits = limits
+    }
+
+    /// Whether `bytes` start with the WebAssembly magic number.
+    static func isWasm(_ bytes: some Collection<UInt8>) -> Bool {
+        bytes.starts(with: [0x00, 0x61, 0x73, 0x6D])
+    }
+
+    /// Parses and checks `bytes`, reads the manifest from a first instance and returns the
+    /// plugin.
+    static func load(path: String, bytes: [UInt8], identity: FileIdentity, limits: WasmLimits) throws(PluginLoadError) -> Plugin {
+        let engine = Engine(configuration: EngineConfiguration(fuelMetering: limits.fuel != nil))
+        let module: Module
+        do {
+            module = try parseWasm(bytes: bytes)
+        } catch {
+            throw PluginLoadError(.wasm("not a valid WebAssembly module: \(oneLine(error))"), at: path)
+        }
+        for item in module.imports {
+            guard item.module == "actomaton", case .function = item.descriptor, hostImports[item.name] != nil else {
+                let kind = switch item.descriptor {
+                case .function: "function"
+                case .memory: "memory"
+                case .table: "table"
+                case .global: "global"
+                case .tag: "tag"
+                }
+                let why = item.module.hasPrefix("wasi") ? "plugins get no WASI (file-system, network or clock) access" : "the host provides only the functions of module \"actomaton\""
+                throw PluginLoadError(.wasm("the module imports \(kind) \(item.module).\(item.name), which the host does not provide: \(why)"), at: path)
+            }
+        }
+        let pluginModule = WasmPluginModule(engine: engine, module: module, limits: limits)
+        let probe = try WasmMachine(module: pluginModule, path: path)
+        let manifest = try probe.readManifest()
+        return Plugin(path: path, manifest: manifest, fileIdentity: identity, wasm: pluginModule)
+    }
+
+    /// The wasm parameter types of an action export whose parameters are `types`.
+    static func wasmParameters(_ types: [PluginValueType]) -> [ValueType] {
+        types.flatMap { type -> [ValueType] in
+            switch type {
+            case .bool, .int8, .int16, .int32, .uint8, .uint16, .uint32: [.i32]
+            case .int64, .uint64: [.i64]
+            case .float: [.f32]
+            case .double: [.f64]
+            case .string: [.i32, .i32]
+            }
+        }
+    }
+
+    /// The name of action `name`'s export.
+    static func exportName(of name: String) -> String { "actomaton_action_" + name }
+}
+
+/// `error`'s description on one line, without WasmKit's backtrace.
+func oneLine(_ error: any Error) -> String {
+    var text = "\(error)"
+    if let newline = text.firstIndex(of: "\n") { text = String(text[..<newline]) }
+    if text.hasPrefix("Trap: ") { text.removeFirst(6) }
+    return text
+}
