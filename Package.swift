@@ -135,6 +135,7 @@ let package = Package(
         .testTarget(name: "ActomatonPluginKitTests", dependencies: ["ActomatonPluginKit", "ActomatonPluginABI"]),
         .testTarget(name: "ActomatonHostTests", dependencies: [
             "ActomatonHost",
+            "ActomatonPluginContract",
             "HostCommandLine",
             "CSQLite",
             .product(name: "Clocks", package: "swift-clocks"),

@@ -4,12 +4,12 @@ import HostCommandLine
 import Foundation
 import Synchronization
 
-/// `actomaton-host`: loads reducer plugins (`.so`) and runs them on Actomaton machines.
+/// `actomaton-host`: loads reducer plugins (`.so`, or `.wasm` in a sandbox) and runs them on Actomaton machines.
 @main
 struct ActomatonHostCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "actomaton-host",
-        abstract: "Load Actomaton reducer plugins (.so) and run them on the async effect manager.",
+        abstract: "Load Actomaton reducer plugins (.so, or .wasm in a WebAssembly sandbox) and run them on the async effect manager.",
         subcommands: [Inspect.self, Run.self, Serve.self, Journal.self, Worker.self]
     )
 }
@@ -321,7 +321,7 @@ struct Serve: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "The directory of plugin files (*.so).")
+    @Option(help: "The directory of plugin files (*.so and *.wasm).")
     var plugins: String
 
     @Option(help: "Read actions from this file instead of standard input.")

@@ -103,7 +103,7 @@ public actor PluginHost {
         return machine
     }
 
-    /// Loads every `*.so` file of `directory` not loaded yet, and reloads every loaded plugin
+    /// Loads every `*.so` and `*.wasm` file of `directory` not loaded yet, and reloads every loaded plugin
     /// whose file was replaced. Returns what it did, one event per file that changed.
     public func scan(directory: String) async -> [Event] {
         guard let files = sharedLibraries(in: directory) else {
@@ -178,6 +178,7 @@ import Musl
 #endif
 
 /// The paths of the `*.so` files in `directory`, sorted; `nil` if it is not a directory.
+/// The plugin files of `directory`: `*.so` and `*.wasm`, sorted; hidden files are skipped.
 private func sharedLibraries(in directory: String) -> [String]? {
     guard let stream = opendir(directory) else { return nil }
     defer { closedir(stream) }
@@ -186,7 +187,7 @@ private func sharedLibraries(in directory: String) -> [String]? {
         let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
             String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
         }
-        guard name.hasSuffix(".so"), !name.hasPrefix(".") else { continue }
+        guard name.hasSuffix(".so") || name.hasSuffix(".wasm"), !name.hasPrefix(".") else { continue }
         paths.append(directory.hasSuffix("/") ? directory + name : directory + "/" + name)
     }
     return paths.sorted()

@@ -1,0 +1,253 @@
+@testable import ActomatonHost
+import ActomatonCore
+import ActomatonPluginContract
+import HostCommandLine
+import Foundation
+import Testing
+
+/// The project's root, from this file's path.
+let projectRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+
+/// A module `make wasm-build` wrote: `wasmPlugin("csv")` is `.build/wasm/plugins/csv.wasm`,
+/// `wasmPlugin("hostile", in: "hostile")` a hostile fixture.
+func wasmPlugin(_ name: String, in folder: String = "plugins") -> String {
+    let path = "\(projectRoot)/.build/wasm/\(folder)/\(name).wasm"
+    precondition(FileManager.default.fileExists(atPath: path), "\(path) is missing: run `make wasm-build` first")
+    return path
+}
+
+/// Runs `lines` through a host with the plugin at `path` and returns what a user sees: every
+/// transition, every `:state` line and every error, in order.
+func transcript(of path: String, _ lines: [String], loadOptions: Plugin.LoadOptions = .init()) async throws -> [String] {
+    let recorder = Recorder()
+    let host = PluginHost(loadOptions: loadOptions, describesState: true, observer: recorder.record, log: recorder.log)
+    let machine = try await host.load(path: path)
+    let session = HostSession(host: host, defaultPlugin: machine.name, clock: ContinuousClock(), output: { line in recorder.log("state \(line)") })
+    for (number, line) in lines.enumerated() {
+        do {
+            try await session.handle(line, at: "line \(number + 1)")
+        } catch {
+            recorder.log("error \(error)")
+        }
+    }
+    await session.finish()
+    return recorder.lines
+}
+
+@Suite("WebAssembly plugins: the same machines as the shared libraries")
+struct WasmTranscriptTests {
+    static let scenarios: [(so: String, wasm: String, lines: [String])] = [
+        ("CounterPlugin", "counter", [
+            "increment", "add 41", #"{"action": "add", "args": [-2]}"#, "add_later 100 0.05", ":idle",
+            "add 9223372036854775807", "decrement", "start 0", "start 1000", "stop", "add_later 1 -1", "nope", ":state",
+        ]),
+        ("TicTacToePlugin", "tictactoe", (try? String(contentsOfFile: "\(projectRoot)/Plugins/demo/tictactoe.txt", encoding: .utf8))?
+            .split(separator: "\n").map(String.init) ?? ["demo script missing"]),
+        ("CSVTokenizerPlugin", "csv", (try? String(contentsOfFile: "\(projectRoot)/Plugins/demo/csv.txt", encoding: .utf8))?
+            .split(separator: "\n").map(String.init) ?? ["demo script missing"]),
+        ("LoginPlugin", "login", [
+            #"login """#, #"login "bob""#, "logout", "forceLogout", ":idle", ":state",
+            #"login "alice""#, ":sleep 1.4", "logout", ":idle", ":state",
+        ]),
+    ]
+
+    @Test(arguments: 0..<scenarios.count)
+    func sameTranscript(_ index: Int) async throws {
+        let scenario = Self.scenarios[index]
+        let native = try await transcript(of: plugin(scenario.so), scenario.lines)
+        let sandboxed = try await transcript(of: wasmPlugin(scenario.wasm), scenario.lines)
+        #expect(sandboxed == native)
+        #expect(native.count >= scenario.lines.count / 2, "\(native)")
+    }
+
+    /// The RFC 4180 cases of the CSV tests, fed whole and byte by byte.
+    @Test func csvCasesGiveTheSameSheets() async throws {
+        let cases = [
+            "a,b,c\n1,2,3\n", "a,b", "a,b\r\nc,d\r\n", "a\rb\r", "\"a,b\",c\n", "\"he said \"\"hi\"\"\",x\n",
+            "\"line1\nline2\",x\r\n", ",,\n", "a,", "a\n\nb\n", "\"héllo\",wörld\n", "",
+            "ab\"c,d\n", "x\n\"ab\"c,d\n", "a,\"bc", "\"a\nb\",x\r\nc\"d\n", "/\\\t\u{1}",
+        ]
+        for text in cases {
+            let whole = ["feed \(PluginValue.quoted(text))", "end", ":state"]
+            let bytes = text.utf8.map { "byte \($0)" } + ["end", ":state"]
+            for lines in [whole, bytes] {
+                let native = try await transcript(of: plugin("CSVTokenizerPlugin"), lines)
+                #expect(try await transcript(of: wasmPlugin("csv"), lines) == native, "\(text.debugDescription)")
+            }
+        }
+    }
+
+    /// Random games, illegal moves included.
+    @Test func randomGamesGiveTheSameBoards() async throws {
+        var random = SplitMix64(seed: 12)
+        var lines: [String] = []
+        for _ in 0..<300 {
+            lines.append(random.next() % 20 == 0 ? "restart" : "place \(random.next() % 4) \(random.next() % 4)")
+        }
+        lines.append(":state")
+        let native = try await transcript(of: plugin("TicTacToePlugin"), lines)
+        #expect(try await transcript(of: wasmPlugin("tictactoe"), lines) == native)
+    }
+
+    /// A snapshot taken by one runs in the other only when the formats agree; they do, so a
+    /// state moves between a .so and a .wasm of the same plugin.
+    @Test func snapshotsMoveBetweenTheTwo() async throws {
+        let native = try PluginMachine(plugin: Plugin.load(path: plugin("TicTacToePlugin")))
+        _ = try await native.send(native.plugin.action("place", [.int(1), .int(1)]))
+        let sandboxed = try PluginMachine(plugin: Plugin.load(path: wasmPlugin("tictactoe")))
+        try await sandboxed.restore(try await native.snapshot())
+        #expect(try await sandboxed.describe() == #"{"board":["...",".X.","..."],"next":"O","outcome":null}"#)
+    }
+}
+
+@Suite("WebAssembly plugins: hostile modules")
+struct HostileWasmTests {
+    func load(_ name: String, _ options: Plugin.LoadOptions = .init()) throws(PluginLoadError) -> Plugin {
+        try Plugin.load(path: wasmPlugin(name, in: "hostile"), options: options)
+    }
+
+    @Test(arguments: [
+        ("bad-manifest", "invalid manifest: the name of action 1 points outside the module's memory (offset 70000)"),
+        ("huge-memory", "cannot instantiate the module: initial memory size exceeds the resource limit: 131072000 bytes (the limit is 67108864 bytes; --wasm-memory-limit raises it)"),
+        ("unknown-import", #"the module imports function env.clock, which the host does not provide: the host provides only the functions of module "actomaton""#),
+        ("wasi-import", "the module imports function wasi_snapshot_preview1.fd_write, which the host does not provide: plugins get no WASI (file-system, network or clock) access"),
+        ("wrong-signature", "the module's actomaton_action_bump has the signature (i64) -> i32, but 'bump()' needs () -> i32"),
+    ])
+    func refusedAtLoadWithOneLine(name: String, reason: String) {
+        let error = #expect(throws: PluginLoadError.self) { try load(name) }
+        #expect(error?.reason.description == reason)
+        #expect(error?.description.contains("\n") == false)
+    }
+
+    @Test func notAModuleAtAll() throws {
+        let directory = try temporaryDirectory()
+        let path = "\(directory)/broken.wasm"
+        try install(wasmPlugin("hostile", in: "hostile"), at: path)
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)).prefix(40))
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let error = #expect(throws: PluginLoadError.self) { try Plugin.load(path: path) }
+        #expect(error?.reason.description.hasPrefix("not a valid WebAssembly module: ") == true)
+    }
+
+    @Test func aTrapFailsOneActionAndTheStateIsAsBefore() async throws {
+        let machine = try PluginMachine(plugin: load("hostile", .init(wasmLimits: WasmLimits(fuel: 1_000_000))))
+        let plugin = machine.plugin
+        _ = try await machine.send(plugin.action("bump", []))
+        let expected: [(String, String)] = [
+            ("spin", "'spin' failed: it ran out of fuel (the budget is 1000000 per call; --fuel raises it); the instance was rebuilt with the state as it was before"),
+            ("crash", "'crash' failed: it trapped: unreachable; the instance was rebuilt with the state as it was before"),
+            ("recurse", "'recurse' failed: it trapped: call stack exhausted; the instance was rebuilt with the state as it was before"),
+            ("grow", "'grow' failed: it trapped: unreachable; the instance was rebuilt with the state as it was before"),
+            ("poke", "'poke' failed: it trapped: out of bounds memory access; the instance was rebuilt with the state as it was before"),
+            ("bump_then_crash", "'bump_then_crash' failed: it trapped: unreachable; the instance was rebuilt with the state as it was before"),
+        ]
+        for (action, message) in expected {
+            let error = await #expect(throws: PluginCallError.self) { try await machine.send(plugin.action(action, [])) }
+            #expect(error?.reason.description == message)
+            #expect(try await machine.describe() == "n=1")
+        }
+        _ = try await machine.send(plugin.action("bump", []))
+        #expect(try await machine.describe() == "n=2")
+    }
+
+    /// After many actions and a trap, the rebuilt instance replays the actions since the last snapshot.
+    @Test func recoveryReplaysTheActionsSinceTheLastSnapshot() async throws {
+        let machine = try PluginMachine(plugin: load("hostile", .init(wasmLimits: WasmLimits(snapshotInterval: 4))))
+        for _ in 0..<7 { try await machine.send(machine.plugin.action("bump", [])) }
+        _ = await #expect(throws: PluginCallError.self) { try await machine.send(machine.plugin.action("crash", [])) }
+        #expect(try await machine.describe() == "n=7")
+    }
+
+    @Test func aSnapshotPastMemoryIsRefused() async throws {
+        let machine = try PluginMachine(plugin: load("bad-snapshot"))
+        let error = await #expect(throws: PluginCallError.self) { try await machine.snapshot() }
+        #expect(error?.reason.description == "cannot take a snapshot of the state: the module returned a snapshot of 100000 bytes at offset 65000, past the end of its memory (65536 bytes)")
+        _ = try await machine.send(machine.plugin.action("bump", []))
+    }
+
+    /// The memory cap, at the module's declared size and one byte under it.
+    @Test func theMemoryCapIsInclusive() throws {
+        _ = try load("huge-memory", .init(wasmLimits: WasmLimits(memoryLimit: 2000 * 65536)))
+        #expect(throws: PluginLoadError.self) { try load("huge-memory", .init(wasmLimits: WasmLimits(memoryLimit: 2000 * 65536 - 1))) }
+    }
+
+    /// The fuel budget, at what `bump` needs and one unit less.
+    @Test func theFuelBudgetIsInclusive() async throws {
+        var needed: UInt64 = 0
+        for fuel in UInt64(1)...200 {
+            let machine = try PluginMachine(plugin: load("hostile", .init(wasmLimits: WasmLimits(fuel: fuel))))
+            if (try? await machine.send(machine.plugin.action("bump", []))) != nil {
+                needed = fuel
+                break
+            }
+        }
+        try #require(needed > 1, "bump never ran within 200 units")
+        let atLimit = try PluginMachine(plugin: load("hostile", .init(wasmLimits: WasmLimits(fuel: needed))))
+        _ = try await atLimit.send(atLimit.plugin.action("bump", []))
+        let under = try PluginMachine(plugin: load("hostile", .init(wasmLimits: WasmLimits(fuel: needed - 1))))
+        _ = await #expect(throws: PluginCallError.self) { try await under.send(under.plugin.action("bump", [])) }
+    }
+
+    /// Another plugin in the same host goes on while one traps.
+    @Test func otherPluginsAreUntouched() async throws {
+        let host = PluginHost(loadOptions: .init(wasmLimits: WasmLimits(fuel: 100_000)))
+        let hostile = try await host.load(path: wasmPlugin("hostile", in: "hostile"))
+        let counter = try await host.load(path: wasmPlugin("counter"))
+        _ = try await counter.send(counter.plugin.action("add", [.int(5)]))
+        _ = await #expect(throws: PluginCallError.self) { try await hostile.send(hostile.plugin.action("spin", [])) }
+        _ = try await counter.send(counter.plugin.action("increment", []))
+        #expect(try await counter.describe() == #"{"count":6}"#)
+    }
+}
+
+@Suite("WebAssembly plugins: a user's own package")
+struct UserWasmPluginTests {
+    /// `wasm/actomaton-wasm-plugin` on the fixture package's sources, as the README shows.
+    func build(_ glue: String) throws -> (status: Int32, output: String, path: String) {
+        let directory = try temporaryDirectory()
+        let output = "\(directory)/blinker.wasm"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "\(projectRoot)/wasm/actomaton-wasm-plugin")
+        let package = "\(projectRoot)/Tests/Fixtures/UserWasmPlugin"
+        process.arguments = ["--name", "Blinker", "--output", output, "--cache", "\(projectRoot)/.build/wasm/user-cache",
+                             "\(package)/Sources/Blinker", "\(package)/\(glue)"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, text, output)
+    }
+
+    @Test func theScriptTurnsTheirReducerIntoAPlugin() async throws {
+        let built = try build("WasmPlugin")
+        try #require(built.status == 0, "\(built.output)")
+        let machine = try PluginMachine(plugin: Plugin.load(path: built.path))
+        #expect(machine.plugin.manifest.actions.map(\.description) == ["start(interval_ms: uint32)", "toggle()", "stop()"])
+        _ = try await machine.send(machine.plugin.action("toggle", []))
+        #expect(try await machine.describe() == #"{"blinks":1,"on":true}"#)
+        let error = await #expect(throws: PluginCallError.self) { try await machine.send(machine.plugin.action("start", [.int(0)])) }
+        #expect(error?.reason.description == "'start 0' failed: interval_ms must be at least 1")
+    }
+
+    @Test func aWrongRequestMappingIsRefusedAtLoad() throws {
+        let built = try build("Misnamed")
+        try #require(built.status == 0, "\(built.output)")
+        let error = #expect(throws: PluginLoadError.self) { try Plugin.load(path: built.path) }
+        #expect(error?.reason.description == "invalid manifest: the module returned no manifest: the vocabulary entry 'toggle' makes an action that requests(_:) maps to 'TOGGLE'")
+    }
+
+    @Test func theScriptExplainsBadArguments() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "\(projectRoot)/wasm/actomaton-wasm-plugin")
+        process.arguments = ["--name", "9lives", "--output", "x.wasm", "Sources"]
+        let pipe = Pipe()
+        process.standardError = pipe
+        try process.run()
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 1)
+        #expect(text == "actomaton-wasm-plugin: --name '9lives' is not a Swift module name (letters, digits and _, not a digit first)\n")
+    }
+}
