@@ -61,7 +61,7 @@ bench: ## Run the benchmarks (release build of Benchmarks/) and print the ratios
 	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark --format jmh --path .build/results
 	python3 Benchmarks/report.py Benchmarks/.build/results
 
-demo: host-demo wasm-build ## The main job: drive the example plugins through actomaton-host, build the wasm modules.
+demo: host-demo wasm-demo ## The main job: drive the example plugins through actomaton-host, as .so and as .wasm.
 
 # --- Plugin host ---
 # The Linux plugin host: reducer plugins built to .so files and driven through actomaton-host.
@@ -74,7 +74,7 @@ DEMO = Plugins/demo
 # product name : file name in $(PLUGIN_DIR)
 HOST_PLUGINS := CounterPlugin:counter CSVTokenizerPlugin:csv TicTacToePlugin:tictactoe LoginPlugin:login
 
-.PHONY: plugins host host-demo host-bench
+.PHONY: plugins host host-demo host-bench wasm-demo wasm-plugin
 
 plugins: deps ## Build the example plugins (three in Swift, one in C) to .so files.
 	@for entry in $(HOST_PLUGINS); do \
@@ -117,6 +117,27 @@ host-demo: plugins host ## Build the example plugins and drive them through acto
 	  host=$$!; sleep 0.2; kill -9 $$host; wait 2>/dev/null; echo "(killed with kill -9)"
 	$(HOST) journal $(HOST_SCRATCH)/demo-state.sqlite
 	printf ':state\n:sleep 2\n:state\n' | $(HOST) run $(PLUGIN_DIR)/counter.so --state $(HOST_SCRATCH)/demo-state.sqlite
+
+WASM_PLUGINS = .build/wasm/plugins
+
+wasm-demo: wasm-build host ## The same machines as .wasm plugins in the host's sandbox, and a module that misbehaves.
+	@echo; echo "== inspect: a .wasm plugin (the C counter, compiled to WebAssembly)"
+	@$(HOST) inspect $(WASM_PLUGINS)/counter.wasm
+	@echo; echo "== run: tic-tac-toe as a .wasm plugin, the same script as the .so ($(DEMO)/tictactoe.txt)"
+	$(HOST) run $(WASM_PLUGINS)/tictactoe.wasm --script $(DEMO)/tictactoe.txt
+	@echo; echo "== run: the counter as a .wasm plugin, with its timers on the host's effect manager"
+	$(HOST) run $(WASM_PLUGINS)/counter.wasm --script $(DEMO)/counter.txt
+	@echo; echo "== run: a module that loops forever, traps and recurses; each action fails alone (exits 1)"
+	@printf 'bump\nspin\ncrash\nrecurse\nbump\n:state\n' | $(HOST) run .build/wasm/hostile/hostile.wasm --fuel 1000000 --keep-going; echo "exit status: $$?"
+	@echo; echo "== serve: .so and .wasm plugins side by side"
+	@rm -rf $(HOST_SCRATCH)/serve-mixed && mkdir -p $(HOST_SCRATCH)/serve-mixed
+	@cp $(PLUGIN_DIR)/csv.so $(WASM_PLUGINS)/tictactoe.wasm $(HOST_SCRATCH)/serve-mixed/
+	@printf 'tictactoe.place 1 1\ncsv.feed "a,b\\n"\n:state\n' | $(HOST) serve --plugins $(HOST_SCRATCH)/serve-mixed
+
+# wasm-plugin: NAME (a Swift module name), OUTPUT (the .wasm file) and SOURCES (files or folders).
+wasm-plugin: wasm-install ## Turn your own reducer into a .wasm plugin: make wasm-plugin NAME=Blinker OUTPUT=blinker.wasm SOURCES="..."
+	@[ -n "$(NAME)" ] && [ -n "$(OUTPUT)" ] && [ -n "$(SOURCES)" ] || { echo "usage: make wasm-plugin NAME=Module OUTPUT=file.wasm SOURCES=\"files or folders\""; exit 2; }
+	@./wasm/actomaton-wasm-plugin --name $(NAME) --output $(OUTPUT) $(SOURCES)
 
 host-bench: ## Benchmark a plugin action against the same reducer compiled in (release build).
 	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark --target HostBenchmarks --format jmh --path .build/results
