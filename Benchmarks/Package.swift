@@ -52,6 +52,7 @@ let package = Package(
                 .product(name: "ActomatonHost", package: root),
                 .product(name: "CounterPlugin", package: root),
                 .product(name: "LoginPlugin", package: root),
+                .product(name: "CSVTokenizerPlugin", package: root),
                 // Built beside the benchmark: the worker process of isolated plugins.
                 .product(name: "actomaton-host", package: root),
                 .product(name: "Benchmark", package: "benchmark"),

@@ -24,6 +24,33 @@ let loginPluginPath: String = {
     return directory.appendingPathComponent("libLoginPlugin.so").path
 }()
 
+/// The project's root, from this file's path (Benchmarks/Benchmarks/HostBenchmarks/…).
+let projectRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().deletingLastPathComponent().path
+
+/// A .wasm plugin `make wasm-build` wrote.
+func wasmPluginPath(_ name: String) -> String { "\(projectRoot)/.build/wasm/plugins/\(name).wasm" }
+
+/// The CSV tokenizer plugin (Swift, on the kit), built beside this executable.
+let csvPluginPath: String = {
+    let directory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+    return directory.appendingPathComponent("libCSVTokenizerPlugin.so").path
+}()
+
+/// 1 MiB of CSV (quoted fields, embedded newlines), as `feed` actions of 16 KiB.
+let csvChunks: [PluginValue] = {
+    var text = ""
+    var row = 0
+    while text.utf8.count < 1 << 20 {
+        text += "\(row),\"name \(row)\",\"a \"\"quoted\"\" field\nover two lines\",12.5\n"
+        row += 1
+    }
+    let bytes = Array(text.utf8.prefix(1 << 20))
+    return stride(from: 0, to: bytes.count, by: 16 << 10).map { start in
+        .string(String(decoding: bytes[start..<min(start + (16 << 10), bytes.count)], as: UTF8.self))
+    }
+}()
+
 /// The host executable, built beside this one: isolated plugins run in its worker mode.
 let hostExecutablePath: String = {
     let directory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
@@ -87,6 +114,39 @@ let benchmarks: @Sendable () -> Void = {
         }
         benchmark.stopMeasurement()
         blackHole(try await machine.describe())
+    }
+
+    // The same counter compiled to WebAssembly (wasm/plugins/counter_wasm.c, the same rules),
+    // run in the sandbox under WasmKit, with fuel metering on (the default) and off.
+    for fuel in [true, false] {
+        Benchmark("plugin-send: C counter as a .wasm plugin, fuel \(fuel ? "metered" : "off")", configuration: perSend) { benchmark in
+            let options = Plugin.LoadOptions(wasmLimits: WasmLimits(fuel: fuel ? WasmLimits.defaultFuel : nil))
+            let plugin = try Plugin.load(path: wasmPluginPath("counter"), options: options)
+            let machine = try PluginMachine(plugin: plugin)
+            let actions = try counterActions(of: plugin)
+            benchmark.startMeasurement()
+            for index in benchmark.scaledIterations {
+                _ = try? await machine.send(actions[index & actionMask])
+            }
+            benchmark.stopMeasurement()
+            blackHole(try await machine.describe())
+        }
+    }
+
+    // The CSV tokenizer plugin: 1 MiB fed in 16 KiB strings, as a .so and as a .wasm.
+    let perMiB = Benchmark.Configuration(metrics: [.wallClock, .throughput], timeUnits: .milliseconds, warmupIterations: 1,
+                                         scalingFactor: .one, maxDuration: .seconds(10), maxIterations: 20)
+    for (variant, path) in [("baseline", csvPluginPath), ("csv.wasm plugin", wasmPluginPath("csv"))] {
+        Benchmark("csv-plugin: \(variant == "baseline" ? "baseline (csv.so)" : variant)", configuration: perMiB) { benchmark in
+            for _ in benchmark.scaledIterations {
+                let plugin = try Plugin.load(path: path)
+                let machine = try PluginMachine(plugin: plugin)
+                let actions = try csvChunks.map { try plugin.action("feed", [$0]) }
+                benchmark.startMeasurement()
+                for action in actions { _ = try await machine.send(action) }
+                benchmark.stopMeasurement()
+            }
+        }
     }
 
     // The same plugin in a worker process: one socket round trip per action, and a snapshot
