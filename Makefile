@@ -29,7 +29,7 @@ deps: ## Install the Debian packages the project needs, when missing.
 wasm-install: ## Install what the wasm build needs (Debian packages), when missing.
 	$(call apt-install,$(WASM_APT_PACKAGES))
 
-wasm-build: wasm-install ## Compile the core and the example machines to .wasm modules in .build/wasm/.
+wasm-build: wasm-install ## Compile the core and the examples to .wasm modules, and the example .wasm plugins (.build/wasm/plugins/).
 	@./wasm/build.sh
 
 wasm-test: wasm-build ## Run scenarios inside the .wasm modules (WasmKit) against the native machines.

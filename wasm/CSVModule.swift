@@ -55,7 +55,7 @@ struct ByteBuffer {
     }
 }
 
-// From allocator.c: unlike `UnsafeMutablePointer.allocate`, these return nil instead of trapping.
+// From runtime.c: unlike `UnsafeMutablePointer.allocate`, these return nil instead of trapping.
 @_extern(c, "am_try_allocate") func tryAllocate(_ size: Int) -> UnsafeMutableRawPointer?
 @_extern(c, "am_deallocate") func deallocate(_ pointer: UnsafeMutableRawPointer?)
 

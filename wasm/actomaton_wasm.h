@@ -1,5 +1,6 @@
 /*
- * The C ABI of the Actomaton WebAssembly modules (`make wasm-build` -> .build/wasm/).
+ * The C ABI of the bare Actomaton WebAssembly modules (`make wasm-build` -> .build/wasm/).
+ * (The contract of .wasm *plugins* for actomaton-host is another one: kit/actomaton_wasm_plugin.h.)
  *
  * Each module is a wasm32 "reactor": no start function, no imports at all (not even WASI), and
  * these exports plus its `memory`. Any wasm runtime can drive it: instantiate, then call.

@@ -40,11 +40,16 @@ func install(_ source: String, at destination: String) throws {
     _ = rename(temporary, destination)
 }
 
-/// Waits, by yielding (never sleeping), until `condition` holds; `false` if it never does.
-func eventually(_ condition: () async -> Bool) async -> Bool {
-    for _ in 0..<20_000 {
+/// Waits, by yielding (never sleeping), until `condition` holds; `false` if it does not within
+/// 20,000 yields and `seconds` of wall-clock time (a count of yields alone ran out on a loaded
+/// machine).
+func eventually(within seconds: Int = 10, _ condition: () async -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    var checks = 0
+    while checks < 20_000 || ContinuousClock.now < deadline {
         if await condition() { return true }
         await Task.yield()
+        checks += 1
     }
     return await condition()
 }
@@ -70,7 +75,7 @@ extension TestClock<Duration> {
     /// a little after the action that asked for it, and a sleep that starts after the advance
     /// would wait for the next one.
     func advanceWhenSleeping(by duration: Duration) async {
-        _ = await eventually {
+        _ = await eventually(within: 0) {
             do {
                 try await checkSuspension()
                 return false

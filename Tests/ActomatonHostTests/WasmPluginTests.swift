@@ -89,6 +89,27 @@ struct WasmTranscriptTests {
         #expect(try await transcript(of: wasmPlugin("tictactoe"), lines) == native)
     }
 
+    /// `serve` loads .wasm files and reloads them when they change, state carried over; a
+    /// .so may even replace a .wasm of the same plugin (the snapshot formats agree).
+    @Test func aReplacedModuleIsReloadedWithItsState() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/counter.wasm"
+        try install(wasmPlugin("counter"), at: path)
+        let host = PluginHost()
+        _ = await host.scan(directory: directory)
+        let counter = try await host.machine(named: "counter")
+        _ = try await counter.send("add", [.int(5)])
+        try install(wasmPlugin("counter"), at: path)
+        #expect(await host.reloadChangedPlugins().map(\.description) == ["reloaded plugin counter from \(path), state carried over"])
+        #expect(await counter.describedState() == #"{"count":5}"#)
+        try install(plugin("CounterPlugin"), at: path)
+        #expect(await host.reloadChangedPlugins().map(\.description) == ["reloaded plugin counter from \(path), state carried over"])
+        _ = try await counter.send("increment")
+        #expect(await counter.describedState() == #"{"count":6}"#)
+        #expect(counter.plugin.isWebAssembly == false)
+    }
+
     /// A snapshot taken by one runs in the other only when the formats agree; they do, so a
     /// state moves between a .so and a .wasm of the same plugin.
     @Test func snapshotsMoveBetweenTheTwo() async throws {

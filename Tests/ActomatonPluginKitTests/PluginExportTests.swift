@@ -82,6 +82,19 @@ let misnamed = PluginExport(
     requests: { PluginCall($0.description) }
 )
 
+/// A state that cannot be written as JSON (a non-finite number).
+struct Unencodable: Codable, Sendable {
+    var value = Double.nan
+}
+
+let unencodable = PluginExport(
+    name: "unencodable",
+    version: "1.0.0",
+    reducer: MealyReducer<ShoutingAction, Unencodable, Void, PluginEffect<ShoutingAction>> { _, _, _ in .empty },
+    initialState: Unencodable(),
+    actions: [.action("start") { .start }]
+)
+
 /// What the fake host table received; C functions cannot capture, so it is global.
 let received = Mutex<[String]>([])
 /// What the fake host's effect functions return.
@@ -250,6 +263,19 @@ struct PluginExportTests {
         #expect(shouting.manifest.load(as: actomaton_manifest.self).create != nil)
         #expect(PluginExport<MealyReducer<ShoutingAction, Int64, Void, PluginEffect<ShoutingAction>>>.mappingProblem(
             misnamed.actions, misnamed.requests!) == "the vocabulary entry 'start' makes an action that requests(_:) maps to 'START'")
+    }
+
+    /// A snapshot that cannot be written used to come back as an empty snapshot; now it fails
+    /// (a size past the contract's limit) and says why in the host's log.
+    @Test func aSnapshotThatCannotBeWrittenFailsAndSaysWhy() throws {
+        received.withLock { $0 = [] }
+        let manifest = unencodable.manifest.load(as: actomaton_manifest.self)
+        let host = fakeHost()
+        defer { host.deallocate() }
+        let state = try #require(manifest.create(host))
+        defer { manifest.destroy(state) }
+        #expect(manifest.snapshot(state, nil, 0) == Int(ACTOMATON_MAX_SNAPSHOT_SIZE) + 1)
+        #expect(received.withLock { $0 }.first?.hasPrefix("log cannot write the snapshot: ") == true, "\(received.withLock { $0 })")
     }
 
     @Test func durationsBecomeNanoseconds() {
