@@ -14,9 +14,11 @@ WASM_APT_PACKAGES := wasi-libc binaryen wabt
 help: ## List the commands.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
 
-# apt-install PACKAGES: installs the Debian packages that are missing; silent when none is.
+# apt-install PACKAGES: installs the Debian packages that are missing (removed but not purged
+# counts as missing); silent when none is.
 define apt-install
-	@missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	@missing=""; for p in $(1); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing$$missing (apt-get)"; \
 	  sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
