@@ -4,7 +4,12 @@
 // action, and the tokens are the module's own. The modules' C interface is documented in
 // wasm/actomaton_wasm.h; only the functions listed there are used.
 
+// The interface grows only at the end, so a module of a later version has all of these too.
 const ABI_VERSION = 1;
+const NEEDED_EXPORTS = {
+  tictactoe: ["ttt_reset", "ttt_send", "ttt_square", "ttt_next_player", "ttt_outcome"],
+  csv: ["csv_reset", "csv_input_buffer", "csv_feed", "csv_finish", "csv_output_pointer", "csv_output_length"],
+};
 
 /** Fetches and instantiates wasm/NAME.wasm; it imports nothing. */
 async function loadModule(name) {
@@ -20,10 +25,13 @@ async function loadModule(name) {
   const size = Number(response.headers.get("content-length")) || 0;
   const { instance } = await WebAssembly.instantiateStreaming(response, {});
   const exports = instance.exports;
-  const version = exports.am_abi_version();
-  if (version !== ABI_VERSION) {
-    throw new Error(`${url} speaks version ${version} of the interface; this page speaks ${ABI_VERSION}`);
+  const version = typeof exports.am_abi_version === "function" ? exports.am_abi_version() : 0;
+  if (version < ABI_VERSION) {
+    throw new Error(`${url} speaks version ${version} of the interface; this page needs ${ABI_VERSION} or later`);
   }
+  const missing = NEEDED_EXPORTS[name].filter((export_) => typeof exports[export_] !== "function");
+  if (!(exports.memory instanceof WebAssembly.Memory)) missing.push("memory");
+  if (missing.length) throw new Error(`${url} does not export ${missing.join(", ")}`);
   const label = document.querySelector(`.module[data-module="${name}"]`);
   if (label) label.textContent = size ? `${name}.wasm, ${size.toLocaleString("en")} bytes` : `${name}.wasm`;
   return exports;

@@ -59,7 +59,8 @@ def main() -> None:
     server.quiet = args.quiet
     host, port = server.server_address[:2]
     print(f"http://{host}:{port}/", flush=True)
-    print(f"Serving {directory}/ at that address, on loopback only. Ctrl-C stops.", file=sys.stderr, flush=True)
+    if not args.quiet:
+        print(f"Serving {directory}/ at that address, on loopback only. Ctrl-C stops.", file=sys.stderr, flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

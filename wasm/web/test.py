@@ -25,6 +25,7 @@ import json
 import os
 import pathlib
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -43,6 +44,15 @@ NATIVE = ROOT / ".build/web-gen/native.json"
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 WAIT_SECONDS = 15
+TOTAL_SECONDS = 240  # the whole run; a browser that hangs fails the test instead of CI
+
+
+class OutOfTime(Exception):
+    """The run took more than TOTAL_SECONDS: no further check is tried."""
+
+
+def out_of_time(signum, frame):
+    raise OutOfTime(f"the test did not finish in {TOTAL_SECONDS} s")
 
 
 class Failure(Exception):
@@ -325,6 +335,8 @@ def main() -> int:
             sys.exit(f"web-test: {path.relative_to(ROOT)} is missing: run make web")
     native = json.loads(NATIVE.read_text(encoding="utf-8"))
 
+    signal.signal(signal.SIGALRM, out_of_time)
+    signal.alarm(TOTAL_SECONDS)
     server, url = start_server()
     driver = None
     try:
@@ -332,7 +344,7 @@ def main() -> int:
         if args.screenshot:
             return screenshot(driver, url, args.screenshot)
         return run_checks(driver, url, native)
-    except Failure as failure:
+    except (Failure, OutOfTime) as failure:
         print(f"web-test: {failure}")
         return 1
     except Exception:
