@@ -9,13 +9,16 @@ APT_PACKAGES := libffi-dev libsqlite3-dev wasi-libc
 WASM_APT_PACKAGES := wasi-libc binaryen wabt
 
 .PHONY: help deps build test test-tsan fuzz bench demo readme-check wasm-install wasm-build wasm-test embedded-build
+.PHONY: web web-serve web-test web-screenshot
 
 help: ## List the commands.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
 
-# apt-install PACKAGES: installs the Debian packages that are missing; silent when none is.
+# apt-install PACKAGES: installs the Debian packages that are missing (removed but not purged
+# counts as missing); silent when none is.
 define apt-install
-	@missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	@missing=""; for p in $(1); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing$$missing (apt-get)"; \
 	  sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
@@ -37,6 +40,37 @@ wasm-test: wasm-build ## Run scenarios inside the .wasm modules (WasmKit) agains
 
 embedded-build: ## Compile the core and the examples for Cortex-M and RISC-V with Embedded Swift; print code sizes.
 	@./wasm/embedded-build.sh
+
+# --- The web page ---
+# The wasm modules in a browser: a static page in .build/web/ (sources in wasm/web/), served on
+# loopback and tested in headless Chromium against the native machines.
+WEB_PORT ?= 8000
+WEB_APT_PACKAGES := graphviz
+WEB_TEST_APT_PACKAGES := chromium chromium-driver python3-venv
+WEB_VENV := .build/web-venv
+
+web: wasm-build ## Build the web page (tic-tac-toe, a live CSV tokenizer, state diagrams) in .build/web/.
+	$(call apt-install,$(WEB_APT_PACKAGES))
+	@./wasm/web/build.sh
+
+web-serve: web ## Serve the web page on http://127.0.0.1:8000/ (WEB_PORT=8001 picks another port).
+	python3 wasm/web/serve.py --port $(WEB_PORT)
+
+# The test's Python packages (Selenium), in a virtual environment; remade when the list changes.
+$(WEB_VENV)/installed: wasm/web/requirements.txt
+	$(call apt-install,$(WEB_TEST_APT_PACKAGES))
+	rm -rf $(WEB_VENV)
+	python3 -m venv $(WEB_VENV)
+	$(WEB_VENV)/bin/pip install --quiet --disable-pip-version-check -r wasm/web/requirements.txt
+	@touch $@
+
+web-test: web $(WEB_VENV)/installed ## Play the page in headless Chromium; check its DOM against the native machines.
+	$(call apt-install,$(WEB_TEST_APT_PACKAGES))
+	$(WEB_VENV)/bin/python wasm/web/test.py
+
+web-screenshot: web $(WEB_VENV)/installed ## Retake the README's picture of the page (wasm/web/screenshot.png).
+	$(call apt-install,$(WEB_TEST_APT_PACKAGES) pngquant)
+	$(WEB_VENV)/bin/python wasm/web/test.py --screenshot wasm/web/screenshot.png
 
 build: deps ## Build every module (debug).
 	$(SWIFT) build
