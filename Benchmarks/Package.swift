@@ -53,6 +53,7 @@ let package = Package(
                 .product(name: "CounterPlugin", package: root),
                 .product(name: "LoginPlugin", package: root),
                 .product(name: "CSVTokenizerPlugin", package: root),
+                .product(name: "ActomatonPluginCore", package: root),
                 // Built beside the benchmark: the worker process of isolated plugins.
                 .product(name: "actomaton-host", package: root),
                 .product(name: "Benchmark", package: "benchmark"),

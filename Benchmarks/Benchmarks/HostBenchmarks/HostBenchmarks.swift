@@ -7,6 +7,7 @@
 
 import Actomaton
 import ActomatonHost
+import ActomatonPluginCore
 import Benchmark
 import BenchmarkSupport
 import Foundation
