@@ -80,7 +80,7 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
     }
 
     /// What ``start(id:queue:now:)`` decided.
-    enum StartDecision {
+    enum StartDecision: Equatable {
         /// The effect is recorded as `instance`: create its task and ``attach(_:to:)`` it.
         case run(EffectInstanceID)
         /// Its queue's `.discardNew` policy dropped it: its work runs once, already cancelled,
