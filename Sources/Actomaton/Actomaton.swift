@@ -7,14 +7,14 @@
 /// await actomaton.state.count // 1
 /// ```
 ///
-/// The reducer is any ``MealyReducerProtocol`` whose output is `Effect<Action>`: a ``Reducer``
+/// The reducer is any `MealyReducerProtocol` whose output is `Effect<Action>`: a ``Reducer``
 /// (a closure, with the composition operators), or a struct whose `reduce` the actor calls
 /// statically dispatched, with no closure in between.
 ///
 /// Effect IDs and queues are scoped to one `Actomaton`. Running effects hold it weakly: when
 /// the last reference to it goes, every effect still running is cancelled. Failures no caller
 /// sees (an effect's thrown error, a feedback loop cut off) go to its `onFailure` handler;
-/// see ``EffectFailure``.
+/// see `EffectFailure`.
 public actor Actomaton<Action: Sendable, State: Sendable> {
     /// The machine, behind what the actor does with it; see ``ErasedMachine``.
     @usableFromInline
@@ -33,7 +33,7 @@ public actor Actomaton<Action: Sendable, State: Sendable> {
     /// Creates a machine in `state` running `reducer`, with `environment` handed to every
     /// reducer call.
     ///
-    /// `reducer` is any ``MealyReducerProtocol`` whose output is `Effect<Action>`. A struct
+    /// `reducer` is any `MealyReducerProtocol` whose output is `Effect<Action>`. A struct
     /// reducer is called statically dispatched, specialised in your module; a ``Reducer``
     /// through its closure.
     ///
@@ -51,7 +51,7 @@ public actor Actomaton<Action: Sendable, State: Sendable> {
     ///   - clock: What effects sleep on (`context.clock`) and what queue delays are measured
     ///     with. Tests pass a test clock.
     ///   - onFailure: Receives the failures no caller sees; by default each is a line on
-    ///     standard error. See ``EffectFailure`` for routing them to a swift-log `Logger`.
+    ///     standard error. See `EffectFailure` for routing them to a swift-log `Logger`.
     @_alwaysEmitIntoClient
     public init<R: MealyReducerProtocol & Sendable>(
         state: State,
@@ -72,7 +72,7 @@ public actor Actomaton<Action: Sendable, State: Sendable> {
     /// - Parameters:
     ///   - clock: What effects sleep on (`context.clock`) and what queue delays are measured
     ///     with. Tests pass a test clock.
-    ///   - onFailure: Receives the failures no caller sees; see ``EffectFailure``.
+    ///   - onFailure: Receives the failures no caller sees; see `EffectFailure`.
     @_alwaysEmitIntoClient
     public init<R: MealyReducerProtocol & Sendable>(
         state: State,
@@ -89,7 +89,7 @@ public actor Actomaton<Action: Sendable, State: Sendable> {
     /// - Parameters:
     ///   - clock: What effects sleep on (`context.clock`) and what queue delays are measured
     ///     with. Tests pass a test clock.
-    ///   - onFailure: Receives the failures no caller sees; see ``EffectFailure``.
+    ///   - onFailure: Receives the failures no caller sees; see `EffectFailure`.
     @_alwaysEmitIntoClient
     public init<Environment: Sendable>(
         state: State,
@@ -110,7 +110,7 @@ public actor Actomaton<Action: Sendable, State: Sendable> {
     /// - Parameters:
     ///   - clock: What effects sleep on (`context.clock`) and what queue delays are measured
     ///     with. Tests pass a test clock.
-    ///   - onFailure: Receives the failures no caller sees; see ``EffectFailure``.
+    ///   - onFailure: Receives the failures no caller sees; see `EffectFailure`.
     @_alwaysEmitIntoClient
     public init(
         state: State,
@@ -183,6 +183,7 @@ struct ErasedMachine<Action: Sendable, State> {
     @usableFromInline
     let state: () -> State
 
+    /// Wraps `machine`; emitted into the caller's module, where `R` is known.
     @_alwaysEmitIntoClient
     init<R: MealyReducerProtocol>(_ machine: MealyMachine<R, EffectQueueManager<Action>>)
     where R.Action == Action, R.State == State, R.Output == Effect<Action> {
@@ -198,9 +199,11 @@ struct ErasedMachine<Action: Sendable, State> {
 /// Holds an `Actomaton`'s machine for ``ErasedMachine``'s closures.
 @usableFromInline
 final class MachineBox<R: MealyReducerProtocol> where R.Action: Sendable, R.Output == Effect<R.Action> {
+    /// The machine; only the actor's closures touch it, on the actor.
     @usableFromInline
     var machine: MealyMachine<R, EffectQueueManager<R.Action>>
 
+    /// Holds `machine`.
     @inlinable
     init(_ machine: MealyMachine<R, EffectQueueManager<R.Action>>) {
         self.machine = machine

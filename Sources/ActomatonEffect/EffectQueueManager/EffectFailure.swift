@@ -31,7 +31,7 @@ import Darwin
 /// dropped before it started (see `Effect`'s cancellation rules).
 public enum EffectFailure: Error, Sendable, CustomStringConvertible {
     /// An ``Effect/nextAction(_:)`` loop reached the manager's loop limits (see
-    /// ``ActionEffectManager``): the `send` stopped there, and the actions still waiting to be
+    /// `ActionEffectManager`): the `send` stopped there, and the actions still waiting to be
     /// fed back were dropped. The result says which limit, and how many transitions ran.
     case feedbackLoopCutOff(FeedbackResult)
 
