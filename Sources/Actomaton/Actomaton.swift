@@ -7,40 +7,118 @@
 /// await actomaton.state.count // 1
 /// ```
 ///
+/// The reducer is any `MealyReducerProtocol` whose output is `Effect<Action>`: a ``Reducer``
+/// (a closure, with the composition operators), or a struct whose `reduce` the actor calls
+/// statically dispatched, with no closure in between.
+///
 /// Effect IDs and queues are scoped to one `Actomaton`. Running effects hold it weakly: when
-/// the last reference to it goes, every effect still running is cancelled.
+/// the last reference to it goes, every effect still running is cancelled. Failures no caller
+/// sees (an effect's thrown error, a feedback loop cut off) go to its `onFailure` handler;
+/// see `EffectFailure`.
 public actor Actomaton<Action: Sendable, State: Sendable> {
+    /// The machine, behind what the actor does with it; see ``ErasedMachine``.
     @usableFromInline
-    var machine: MealyMachine<MealyReducer<Action, State, Void, Effect<Action>>, EffectQueueManager<Action>>
-    private let effects: EffectQueueManager<Action>
+    let machine: ErasedMachine<Action, State>
+    @usableFromInline
+    let effects: EffectQueueManager<Action>
 
-    /// Creates a machine in `state`, with `environment` handed to every reducer call.
+    /// Wraps a machine made in the caller's module; the public initializers make it.
+    @usableFromInline
+    init(machine: ErasedMachine<Action, State>, effects: EffectQueueManager<Action>) {
+        self.machine = machine
+        self.effects = effects
+        effects.connect(to: self)
+    }
+
+    /// Creates a machine in `state` running `reducer`, with `environment` handed to every
+    /// reducer call.
     ///
-    /// - Parameter clock: What effects sleep on (`context.clock`) and what queue delays are
-    ///   measured with. Tests pass a test clock.
+    /// `reducer` is any `MealyReducerProtocol` whose output is `Effect<Action>`. A struct
+    /// reducer is called statically dispatched, specialised in your module; a ``Reducer``
+    /// through its closure.
+    ///
+    /// ```swift
+    /// struct Counter: MealyReducerProtocol {
+    ///     func reduce(_ action: CounterAction, into count: inout Int, environment: Void) -> Effect<CounterAction> {
+    ///         count += 1
+    ///         return .empty
+    ///     }
+    /// }
+    /// let actomaton = Actomaton(state: 0, reducer: Counter())
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - clock: What effects sleep on (`context.clock`) and what queue delays are measured
+    ///     with. Tests pass a test clock.
+    ///   - onFailure: Receives the failures no caller sees; by default each is a line on
+    ///     standard error. See `EffectFailure` for routing them to a swift-log `Logger`.
+    @_alwaysEmitIntoClient
+    public init<R: MealyReducerProtocol & Sendable>(
+        state: State,
+        reducer: R,
+        environment: R.Environment,
+        clock: some Clock<Duration> = ContinuousClock(),
+        onFailure: @escaping @Sendable (EffectFailure) -> Void = EffectFailure.writeToStandardError
+    ) where R.Action == Action, R.State == State, R.Output == Effect<Action>, R.Environment: Sendable {
+        let effects = EffectQueueManager<Action>(clock: clock, onFailure: onFailure)
+        self.init(
+            machine: ErasedMachine(MealyMachine(state: state, reducer: reducer, environment: environment, effectManager: effects)),
+            effects: effects
+        )
+    }
+
+    /// Creates a machine in `state` running `reducer`, which needs no environment.
+    ///
+    /// - Parameters:
+    ///   - clock: What effects sleep on (`context.clock`) and what queue delays are measured
+    ///     with. Tests pass a test clock.
+    ///   - onFailure: Receives the failures no caller sees; see `EffectFailure`.
+    @_alwaysEmitIntoClient
+    public init<R: MealyReducerProtocol & Sendable>(
+        state: State,
+        reducer: R,
+        clock: some Clock<Duration> = ContinuousClock(),
+        onFailure: @escaping @Sendable (EffectFailure) -> Void = EffectFailure.writeToStandardError
+    ) where R.Action == Action, R.State == State, R.Output == Effect<Action>, R.Environment == Void {
+        self.init(state: state, reducer: reducer, environment: (), clock: clock, onFailure: onFailure)
+    }
+
+    /// Creates a machine in `state` running a ``Reducer``, with `environment` handed to every
+    /// reducer call.
+    ///
+    /// - Parameters:
+    ///   - clock: What effects sleep on (`context.clock`) and what queue delays are measured
+    ///     with. Tests pass a test clock.
+    ///   - onFailure: Receives the failures no caller sees; see `EffectFailure`.
+    @_alwaysEmitIntoClient
     public init<Environment: Sendable>(
         state: State,
         reducer: Reducer<Action, State, Environment>,
         environment: Environment,
-        clock: some Clock<Duration> = ContinuousClock()
+        clock: some Clock<Duration> = ContinuousClock(),
+        onFailure: @escaping @Sendable (EffectFailure) -> Void = EffectFailure.writeToStandardError
     ) {
-        let effects = EffectQueueManager<Action>(clock: clock)
-        self.effects = effects
-        machine = MealyMachine(
-            state: state,
-            reducer: reducer.contramap(environment: { _ in environment }),
-            effectManager: effects
+        let effects = EffectQueueManager<Action>(clock: clock, onFailure: onFailure)
+        self.init(
+            machine: ErasedMachine(MealyMachine(state: state, reducer: reducer, environment: environment, effectManager: effects)),
+            effects: effects
         )
-        effects.connect(to: self)
     }
 
-    /// Creates a machine in `state` whose reducer needs no environment.
+    /// Creates a machine in `state` running a ``Reducer`` that needs no environment.
+    ///
+    /// - Parameters:
+    ///   - clock: What effects sleep on (`context.clock`) and what queue delays are measured
+    ///     with. Tests pass a test clock.
+    ///   - onFailure: Receives the failures no caller sees; see `EffectFailure`.
+    @_alwaysEmitIntoClient
     public init(
         state: State,
         reducer: Reducer<Action, State, Void>,
-        clock: some Clock<Duration> = ContinuousClock()
+        clock: some Clock<Duration> = ContinuousClock(),
+        onFailure: @escaping @Sendable (EffectFailure) -> Void = EffectFailure.writeToStandardError
     ) {
-        self.init(state: state, reducer: reducer, environment: (), clock: clock)
+        self.init(state: state, reducer: reducer, environment: (), clock: clock, onFailure: onFailure)
     }
 
     deinit {
@@ -57,7 +135,7 @@ public actor Actomaton<Action: Sendable, State: Sendable> {
 extension Actomaton {
     /// The current state.
     @_alwaysEmitIntoClient
-    public var state: State { machine.state }
+    public var state: State { machine.state() }
 
     /// Runs `action` through the reducer and starts the effects it returns.
     ///
@@ -76,8 +154,7 @@ extension Actomaton {
         priority: TaskPriority? = nil,
         tracksFeedbacks: Bool = false
     ) -> Task<Void, Error>? {
-        machine.effectManager.sendOptions = .init(priority: priority, tracksFeedbacks: tracksFeedbacks)
-        return machine.send(action)
+        machine.send(action, .init(priority: priority, tracksFeedbacks: tracksFeedbacks))
     }
 }
 
@@ -85,5 +162,50 @@ extension Actomaton: EffectQueueHost {
     /// Sends an action produced by one of this machine's effects.
     public func send(effectAction action: Action, tracksFeedbacks: Bool) -> Task<Void, Error>? {
         send(action, tracksFeedbacks: tracksFeedbacks)
+    }
+}
+
+/// An `Actomaton`'s machine, whatever its reducer's type, behind the two things the actor does
+/// with it: send an action, read the state.
+///
+/// The actor's type names only `Action` and `State`, so it cannot hold a
+/// `MealyMachine<SomeReducer, …>` directly. Its initializers, emitted into the caller's module
+/// where the reducer's type is known, make these two closures there: `send` runs the machine
+/// specialised for that reducer, so a struct reducer is inlined into it, with no closure box
+/// around the reducer. The machine lives in a ``MachineBox`` the closures share; only the
+/// actor calls them.
+@usableFromInline
+struct ErasedMachine<Action: Sendable, State> {
+    /// Sets the options of the next send, then sends the action through the machine.
+    @usableFromInline
+    let send: (Action, EffectQueueManager<Action>.SendOptions) -> Task<Void, Error>?
+    /// The machine's state.
+    @usableFromInline
+    let state: () -> State
+
+    /// Wraps `machine`; emitted into the caller's module, where `R` is known.
+    @_alwaysEmitIntoClient
+    init<R: MealyReducerProtocol>(_ machine: MealyMachine<R, EffectQueueManager<Action>>)
+    where R.Action == Action, R.State == State, R.Output == Effect<Action> {
+        let box = MachineBox(machine)
+        send = { action, options in
+            box.machine.effectManager.sendOptions = options
+            return box.machine.send(action)
+        }
+        state = { box.machine.state }
+    }
+}
+
+/// Holds an `Actomaton`'s machine for ``ErasedMachine``'s closures.
+@usableFromInline
+final class MachineBox<R: MealyReducerProtocol> where R.Action: Sendable, R.Output == Effect<R.Action> {
+    /// The machine; only the actor's closures touch it, on the actor.
+    @usableFromInline
+    var machine: MealyMachine<R, EffectQueueManager<R.Action>>
+
+    /// Holds `machine`.
+    @inlinable
+    init(_ machine: MealyMachine<R, EffectQueueManager<R.Action>>) {
+        self.machine = machine
     }
 }

@@ -62,7 +62,11 @@ public actor TestMachine<Action: Sendable, State: Sendable & Equatable>: EffectQ
         case finished
     }
 
-    /// Creates a machine in `state`, with `environment` handed to every reducer call.
+    /// Creates a machine in `state` running `reducer`, with `environment` handed to every
+    /// reducer call.
+    ///
+    /// `reducer` is any `MealyReducerProtocol` whose output is `Effect<Action>`: a closure
+    /// `MealyReducer` (`Reducer`), or a struct reducer, as an `Actomaton` takes.
     ///
     /// - Parameters:
     ///   - clock: The clock of `context.clock` and of queue delays. Pass your own to share it
@@ -70,7 +74,59 @@ public actor TestMachine<Action: Sendable, State: Sendable & Equatable>: EffectQ
     ///   - exhaustivity: ``Exhaustivity/on`` by default; see ``setExhaustivity(_:)``.
     ///   - timeout: The default wait for running effects; see ``timeout``.
     ///   - randomSeed: Seeds `EffectQueueDelay.random` delays, so they are the same every run.
+    ///   - onFailure: Receives the failures no caller sees (an effect's thrown error, a
+    ///     feedback loop cut off: `EffectFailure`). By default (`nil`) each fails the test, at
+    ///     the line that created the machine.
     ///   - fileID: Where failures found when the machine is released are reported.
+    public init<R: MealyReducerProtocol & Sendable>(
+        state: State,
+        reducer: R,
+        environment: R.Environment,
+        clock: TestClock<Duration> = TestClock(),
+        exhaustivity: Exhaustivity = .on,
+        timeout: Duration = .seconds(1),
+        randomSeed: UInt64 = 0,
+        onFailure: (@Sendable (EffectFailure) -> Void)? = nil,
+        fileID: StaticString = #fileID,
+        filePath: StaticString = #filePath,
+        line: UInt = #line,
+        column: UInt = #column
+    ) where R.Action == Action, R.State == State, R.Output == Effect<Action>, R.Environment: Sendable {
+        self.init(
+            state: state,
+            base: MealyReducer { action, state, _ in reducer.reduce(action, into: &state, environment: environment) },
+            clock: clock, exhaustivity: exhaustivity, timeout: timeout, randomSeed: randomSeed, onFailure: onFailure,
+            origin: SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
+        )
+    }
+
+    /// Creates a machine in `state` running `reducer`, which needs no environment.
+    ///
+    /// The parameters are those of the initializer that takes an `environment`.
+    public init<R: MealyReducerProtocol & Sendable>(
+        state: State,
+        reducer: R,
+        clock: TestClock<Duration> = TestClock(),
+        exhaustivity: Exhaustivity = .on,
+        timeout: Duration = .seconds(1),
+        randomSeed: UInt64 = 0,
+        onFailure: (@Sendable (EffectFailure) -> Void)? = nil,
+        fileID: StaticString = #fileID,
+        filePath: StaticString = #filePath,
+        line: UInt = #line,
+        column: UInt = #column
+    ) where R.Action == Action, R.State == State, R.Output == Effect<Action>, R.Environment == Void {
+        self.init(
+            state: state, reducer: reducer, environment: (), clock: clock, exhaustivity: exhaustivity,
+            timeout: timeout, randomSeed: randomSeed, onFailure: onFailure,
+            fileID: fileID, filePath: filePath, line: line, column: column
+        )
+    }
+
+    /// Creates a machine in `state` running a closure reducer, with `environment` handed to
+    /// every reducer call.
+    ///
+    /// The parameters are those of the initializer that takes an `environment`.
     public init<Environment: Sendable>(
         state: State,
         reducer: MealyReducer<Action, State, Environment, Effect<Action>>,
@@ -79,28 +135,22 @@ public actor TestMachine<Action: Sendable, State: Sendable & Equatable>: EffectQ
         exhaustivity: Exhaustivity = .on,
         timeout: Duration = .seconds(1),
         randomSeed: UInt64 = 0,
+        onFailure: (@Sendable (EffectFailure) -> Void)? = nil,
         fileID: StaticString = #fileID,
         filePath: StaticString = #filePath,
         line: UInt = #line,
         column: UInt = #column
     ) {
-        let effects = EffectQueueManager<Action>(clock: clock, randomSeed: randomSeed)
-        let recorder = StepRecorder<Action, State>()
-        self.clock = clock
-        self.exhaustivity = exhaustivity
-        self.timeout = timeout
-        self.effects = effects
-        self.recorder = recorder
-        origin = SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
-        machine = MealyMachine(
-            state: state,
-            reducer: RecordingReducer(base: reducer.contramap(environment: { _ in environment }), recorder: recorder),
-            effectManager: effects
+        self.init(
+            state: state, base: reducer.contramap(environment: { _ in environment }),
+            clock: clock, exhaustivity: exhaustivity, timeout: timeout, randomSeed: randomSeed, onFailure: onFailure,
+            origin: SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
         )
-        effects.connect(to: self)
     }
 
-    /// Creates a machine in `state` whose reducer needs no environment.
+    /// Creates a machine in `state` running a closure reducer that needs no environment.
+    ///
+    /// The parameters are those of the initializer that takes an `environment`.
     public init(
         state: State,
         reducer: MealyReducer<Action, State, Void, Effect<Action>>,
@@ -108,15 +158,47 @@ public actor TestMachine<Action: Sendable, State: Sendable & Equatable>: EffectQ
         exhaustivity: Exhaustivity = .on,
         timeout: Duration = .seconds(1),
         randomSeed: UInt64 = 0,
+        onFailure: (@Sendable (EffectFailure) -> Void)? = nil,
         fileID: StaticString = #fileID,
         filePath: StaticString = #filePath,
         line: UInt = #line,
         column: UInt = #column
     ) {
         self.init(
-            state: state, reducer: reducer, environment: (), clock: clock, exhaustivity: exhaustivity,
-            timeout: timeout, randomSeed: randomSeed, fileID: fileID, filePath: filePath, line: line, column: column
+            state: state, base: reducer,
+            clock: clock, exhaustivity: exhaustivity, timeout: timeout, randomSeed: randomSeed, onFailure: onFailure,
+            origin: SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
         )
+    }
+
+    /// The initializer the public ones call, with the reducer under test as a closure.
+    private init(
+        state: State,
+        base: MealyReducer<Action, State, Void, Effect<Action>>,
+        clock: TestClock<Duration>,
+        exhaustivity: Exhaustivity,
+        timeout: Duration,
+        randomSeed: UInt64,
+        onFailure: (@Sendable (EffectFailure) -> Void)?,
+        origin: SourceLocation
+    ) {
+        let effects = EffectQueueManager<Action>(
+            clock: clock, randomSeed: randomSeed,
+            onFailure: onFailure ?? { failure in origin.fail(Failure.effectFailure(failure)) }
+        )
+        let recorder = StepRecorder<Action, State>()
+        self.clock = clock
+        self.exhaustivity = exhaustivity
+        self.timeout = timeout
+        self.effects = effects
+        self.recorder = recorder
+        self.origin = origin
+        machine = MealyMachine(
+            state: state,
+            reducer: RecordingReducer(base: base, recorder: recorder),
+            effectManager: effects
+        )
+        effects.connect(to: self)
     }
 
     deinit {

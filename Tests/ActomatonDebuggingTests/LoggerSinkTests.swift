@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 
 /// What a test logger logged.
-private final class LogStore: Sendable {
+final class LogStore: Sendable {
     let records = Mutex<[(Logger.Level, String)]>([])
 
     func logger(level: Logger.Level) -> Logger {
@@ -14,7 +14,7 @@ private final class LogStore: Sendable {
 }
 
 /// Forwards to a shared store, so the test can read what was logged.
-private struct Forwarding: LogHandler {
+struct Forwarding: LogHandler {
     let store: LogStore
     var logLevel: Logger.Level
     var metadata: Logger.Metadata = [:]

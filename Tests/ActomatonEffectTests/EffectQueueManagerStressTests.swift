@@ -2,112 +2,10 @@ import ActomatonCore
 import ActomatonEffect
 import Testing
 
-private enum StressQueue: String, CaseIterable, Sendable, EffectQueue {
-    case newest1, newest2, discard1, suspend1, suspend2
-
-    var effectQueuePolicy: EffectQueuePolicy {
-        switch self {
-        case .newest1: .runNewest(maxCount: 1)
-        case .newest2: .runNewest(maxCount: 2)
-        case .discard1: .runOldest(maxCount: 1, .discardNew)
-        case .suspend1: .runOldest(maxCount: 1, .suspendNew)
-        case .suspend2: .runOldest(maxCount: 2, .suspendNew)
-        }
-    }
-}
-
-private struct StressID: EffectID { var value: Int }
-
 private enum StressAction: Sendable {
     case start(Int, id: Int?, queue: StressQueue?)
     case cancel(id: Int)
     case done(Int)
-}
-
-/// What must happen, by the rules of IDs and queue policies, computed without any concurrency.
-private struct Model {
-    struct Effect {
-        let id: Int?
-        let queue: StressQueue?
-        var isActive: Bool
-    }
-
-    var alive: [Int: Effect] = [:]
-    var active: [StressQueue: [Int]] = [:]
-    var waiting: [StressQueue: [Int]] = [:]
-    var delivered: Set<Int> = []
-    /// Effects cancelled, dropped by a queue, or discarded: they deliver nothing.
-    var cancelled: Set<Int> = []
-    /// Effects `.discardNew` dropped: their work runs in a task already cancelled.
-    var discarded: Set<Int> = []
-    /// The order in which effects of each queue got their slot.
-    var admissions: [StressQueue: [Int]] = [:]
-
-    /// Starts effect `key`; false when its queue discards it (its work then runs cancelled).
-    mutating func start(_ key: Int, id: Int?, queue: StressQueue?) -> Bool {
-        if let id { cancel(id: id) }
-        guard let queue else {
-            alive[key] = Effect(id: id, queue: nil, isActive: true)
-            return true
-        }
-        let maxCount = queue.effectQueuePolicy.maxCount
-        switch queue.effectQueuePolicy {
-        case .runNewest:
-            while active[queue, default: []].count >= maxCount {
-                cancelled.insert(active[queue]![0])
-                remove(active[queue]![0])
-            }
-        case .runOldest(_, .discardNew) where active[queue, default: []].count >= maxCount:
-            discarded.insert(key)
-            cancelled.insert(key)
-            return false
-        case .runOldest(_, .suspendNew) where active[queue, default: []].count >= maxCount:
-            alive[key] = Effect(id: id, queue: queue, isActive: false)
-            waiting[queue, default: []].append(key)
-            return true
-        case .runOldest:
-            break
-        }
-        alive[key] = Effect(id: id, queue: queue, isActive: true)
-        active[queue, default: []].append(key)
-        admissions[queue, default: []].append(key)
-        return true
-    }
-
-    mutating func cancel(id: Int) {
-        for (key, effect) in alive where effect.id == id {
-            cancelled.insert(key)
-            remove(key)
-        }
-    }
-
-    /// The effect's work ends normally: it delivers, and frees its slot.
-    mutating func complete(_ key: Int) {
-        delivered.insert(key)
-        remove(key)
-    }
-
-    private mutating func remove(_ key: Int) {
-        guard let effect = alive.removeValue(forKey: key) else { return }
-        guard let queue = effect.queue else { return }
-        if effect.isActive {
-            active[queue]!.removeAll { $0 == key }
-            while active[queue, default: []].count < queue.effectQueuePolicy.maxCount, !waiting[queue, default: []].isEmpty {
-                let next = waiting[queue]!.removeFirst()
-                alive[next]!.isActive = true
-                active[queue, default: []].append(next)
-                admissions[queue, default: []].append(next)
-            }
-        } else {
-            waiting[queue]!.removeAll { $0 == key }
-        }
-    }
-
-    /// An effect whose work the test may finish now.
-    func runnable(using random: inout SplitMix64) -> Int? {
-        let keys = alive.filter(\.value.isActive).keys.sorted()
-        return keys.isEmpty ? nil : keys[Int(random.next() % UInt64(keys.count))]
-    }
 }
 
 @Suite("EffectQueueManager under stress")
@@ -138,7 +36,7 @@ struct EffectQueueManagerStressTests {
             },
             clock: ManualClock()
         )
-        var model = Model()
+        var model = EffectRulesModel()
         var random = SplitMix64(seed: 20_261_121)
         var tasks: [Int: Task<Void, Error>] = [:]
 

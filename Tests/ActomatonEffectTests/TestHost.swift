@@ -6,8 +6,11 @@ actor TestHost<Action: Sendable, State: Sendable>: EffectQueueHost {
     private var machine: MealyMachine<MealyReducer<Action, State, Void, Effect<Action>>, EffectQueueManager<Action>>
     private let effects: EffectQueueManager<Action>
 
-    init(state: State, reducer: MealyReducer<Action, State, Void, Effect<Action>>, clock: some Clock<Duration>) {
-        let effects = EffectQueueManager<Action>(clock: clock, randomSeed: 42)
+    init(
+        state: State, reducer: MealyReducer<Action, State, Void, Effect<Action>>, clock: some Clock<Duration>,
+        onFailure: @escaping @Sendable (EffectFailure) -> Void = EffectFailure.writeToStandardError
+    ) {
+        let effects = EffectQueueManager<Action>(clock: clock, randomSeed: 42, onFailure: onFailure)
         self.effects = effects
         machine = MealyMachine(state: state, reducer: reducer, effectManager: effects)
         effects.connect(to: self)

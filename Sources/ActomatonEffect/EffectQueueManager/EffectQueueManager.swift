@@ -14,6 +14,9 @@ import ActomatonCore
 ///   effects was cancelled, by that task or otherwise (an ID, a queue policy).
 ///
 /// Work that is cancelled never delivers a next action, even one already computed.
+///
+/// What fails where no caller can see it — a feedback loop cut off, an effect's work throwing
+/// an error — goes to the manager's failure handler; see ``EffectFailure``.
 public struct EffectQueueManager<Action: Sendable>: EffectManager, Sendable {
     /// Options for the next `send`, set by the host just before it.
     public struct SendOptions: Sendable {
@@ -31,7 +34,7 @@ public struct EffectQueueManager<Action: Sendable>: EffectManager, Sendable {
     }
 
     @usableFromInline
-    let runtime: EffectRuntime<Action>
+    let runtime: EffectRuntimeStorage<Action>
     @usableFromInline
     var feedback: ActionEffectManager<[Action]>
     @usableFromInline
@@ -45,12 +48,15 @@ public struct EffectQueueManager<Action: Sendable>: EffectManager, Sendable {
     ///   - clock: The clock of ``EffectContext`` and of queue delays. Tests pass a test clock.
     ///   - randomSeed: Seeds the draws of ``EffectQueueDelay/random(_:)`` delays.
     ///   - maxFeedbackDepth: The loop limit for ``Effect/nextAction(_:)`` feedback.
+    ///   - onFailure: Receives the failures no caller sees (``EffectFailure``); by default, each
+    ///     is a line on standard error.
     public init(
         clock: some Clock<Duration> = ContinuousClock(),
         randomSeed: UInt64 = .random(in: .min ... .max),
-        maxFeedbackDepth: Int = 100
+        maxFeedbackDepth: Int = 100,
+        onFailure: @escaping @Sendable (EffectFailure) -> Void = EffectFailure.writeToStandardError
     ) {
-        runtime = EffectRuntime(clock: clock, randomSeed: randomSeed)
+        runtime = EffectRuntimeStorage(clock: clock, randomSeed: randomSeed, onFailure: onFailure)
         feedback = ActionEffectManager(maxDepth: maxFeedbackDepth)
     }
 
@@ -118,9 +124,10 @@ public struct EffectQueueManager<Action: Sendable>: EffectManager, Sendable {
         }
     }
 
+    /// Reports a feedback loop cut off to the failure handler.
     @usableFromInline
     func reportFeedbackLoop(_ result: FeedbackResult) {
-        print("Actomaton: an Effect.nextAction loop was cut off (\(result)); check the reducer for a cycle.")
+        runtime.report(.feedbackLoopCutOff(result))
     }
 
     /// A task awaiting the tasks this send started; cancelling it cancels them.

@@ -1,3 +1,4 @@
+import ActomatonEffect
 import CustomDump
 
 /// The messages of a ``TestMachine``'s failures.
@@ -10,6 +11,10 @@ enum Failure {
 
         (Expected: −, Actual: +)
         """
+    }
+
+    static func effectFailure(_ failure: EffectFailure) -> String {
+        "A failure no caller sees: \(failure)."
     }
 
     static func noStateChange<Action>(action: Action) -> String {

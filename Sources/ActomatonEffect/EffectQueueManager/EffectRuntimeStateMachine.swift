@@ -1,0 +1,338 @@
+import ActomatonCore
+
+/// Identifies one started effect within one ``EffectQueueManager``.
+struct EffectInstanceID: Hashable, Sendable {
+    let rawValue: UInt64
+}
+
+/// The rules of an ``EffectQueueManager``, with nothing else: every effect's lifecycle, its ID,
+/// and its queue's lanes. A pure value: it starts no task, reads no clock and takes no lock.
+/// Each transition returns what is left to do — tasks to cancel, waiting tasks to resume —
+/// and ``EffectRuntimeStorage`` does it, after unlocking (cancelling a task runs its
+/// cancellation handlers, resuming a continuation runs its task; either may come back here).
+///
+/// It is generic over what it holds for an effect's task and for a task waiting for a slot, so
+/// that tests run it with plain values, no task and no clock (`EffectRuntimeStateMachineTests`).
+///
+/// One effect goes through these phases:
+///
+///     ┌──────────┐  slot frees  ┌──────────┐  task starts  ┌─────────┐  work ends  ╶╴removed
+///     │ waiting  │────────────▶│ admitted │──────────────▶│ started │──────────────▶
+///     └──────────┘              └──────────┘               └─────────┘
+///          │ task asks first                ▲
+///          ▼                                │ slot frees: resumed with its start time
+///     ┌──────────┐──────────────────────────┘
+///     │  parked  │
+///     └──────────┘
+///
+/// and from any phase, cancellation (by ID, by its queue's policy, by the send's task, or when
+/// the host goes away) removes it at once, freeing its slot. An effect removed before its work
+/// started still runs its work once, in its (cancelled) task, and delivers nothing.
+///
+/// Times are durations since the manager started; transitions that may admit a waiting effect
+/// take `now`, read only when one is admitted.
+struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
+    private enum Phase {
+        /// Suspended by its queue's `.suspendNew` policy; its task has not asked to start yet.
+        case waiting
+        /// Suspended, and its task is waiting for a slot.
+        case parked(Continuation)
+        /// It may start at `start` (the queue's delay included); its task has not started yet.
+        case admitted(start: Duration)
+        /// Its work is running (or sleeping until its start time).
+        case started
+    }
+
+    private struct Record {
+        let id: AnyEffectID?
+        let queue: AnyEffectQueue?
+        var task: TaskHandle?
+        var phase: Phase
+    }
+
+    /// One queue's lane: the effects that hold a slot, and those waiting for one.
+    private struct Lane {
+        /// The latest queue value's policy and delay: a lane follows what was sent last.
+        var policy: EffectQueuePolicy
+        var delay: EffectQueueDelay
+        var active: [EffectInstanceID] = []
+        var waiting: [EffectInstanceID] = []
+        var lastStart: Duration?
+
+        init(_ queue: AnyEffectQueue) {
+            policy = queue.base.effectQueuePolicy
+            delay = queue.base.effectQueueDelay
+        }
+
+        var maxCount: Int { max(policy.maxCount, 1) }
+        /// A lane with nothing in it and no delay to remember can be dropped.
+        var isForgettable: Bool { active.isEmpty && waiting.isEmpty && delay == .none }
+    }
+
+    /// What to do once the lock is released: cancel these tasks, then resume these waiting
+    /// tasks, each with its start time (`nil`: it was cancelled instead).
+    struct Aftermath {
+        var tasksToCancel: [TaskHandle] = []
+        var continuationsToResume: [(Continuation, Duration?)] = []
+
+        /// Whether there is nothing to do.
+        var isEmpty: Bool { tasksToCancel.isEmpty && continuationsToResume.isEmpty }
+    }
+
+    /// What ``start(id:queue:now:)`` decided.
+    enum StartDecision: Equatable {
+        /// The effect is recorded as `instance`: create its task and ``attach(_:to:)`` it.
+        case run(EffectInstanceID)
+        /// Its queue's `.discardNew` policy dropped it: its work runs once, already cancelled,
+        /// holding no slot, and nothing is recorded.
+        case discard
+        /// The runtime is shut down: nothing runs.
+        case reject
+    }
+
+    /// What an effect's task finds when it begins (``taskBegan(_:)``).
+    enum TaskStart: Equatable {
+        /// Start the work at this time.
+        case at(Duration)
+        /// Wait for a slot (``park(_:continuation:)``).
+        case waitForSlot
+        /// The effect was cancelled: run its work cancelled.
+        case cancelled
+    }
+
+    /// What ``park(_:continuation:)`` decided.
+    enum ParkDecision {
+        /// Resume the continuation at once with this start time (`nil`: cancelled).
+        case resume(Duration?)
+        /// The continuation is kept; a later transition returns it to resume.
+        case parked
+    }
+
+    private var nextInstance: UInt64 = 0
+    private var records: [EffectInstanceID: Record] = [:]
+    private var instancesByID: [AnyEffectID: [EffectInstanceID]] = [:]
+    private var lanes: [AnyEffectQueue: Lane] = [:]
+    private var random: SplitMix64
+    /// Whether ``shutDown(now:)`` ran: no effect starts any more.
+    private(set) var isShutDown = false
+
+    /// Creates an empty machine; `randomSeed` seeds the draws of ``EffectQueueDelay/random(_:)``.
+    init(randomSeed: UInt64) {
+        random = SplitMix64(seed: randomSeed)
+    }
+
+    /// How many effects are started or waiting.
+    var count: Int { records.count }
+
+    /// Whether the effect is still alive (not cancelled, not finished).
+    func isAlive(_ instance: EffectInstanceID) -> Bool {
+        records[instance] != nil
+    }
+
+    // MARK: Transitions
+
+    /// Starts an effect: cancels the effects with the same ID, applies its queue's policy, and
+    /// records it. Once it decides ``StartDecision/run(_:)``, attach the effect's task with
+    /// ``attach(_:to:)`` before anything else reads the record.
+    mutating func start(
+        id: AnyEffectID?, queue: AnyEffectQueue?, now: () -> Duration
+    ) -> (decision: StartDecision, aftermath: Aftermath) {
+        var aftermath = Aftermath()
+        guard !isShutDown else { return (.reject, aftermath) }
+        if let id {
+            for instance in instancesByID[id] ?? [] {
+                remove(instance, cancelling: true, now: now, aftermath: &aftermath)
+            }
+        }
+
+        let instance = EffectInstanceID(rawValue: nextInstance)
+        nextInstance += 1
+        var phase = Phase.admitted(start: now())
+        if let queue {
+            update(queue, now: now, aftermath: &aftermath)
+            var lane = lanes[queue] ?? Lane(queue)
+            switch lane.policy {
+            case .runNewest:
+                while lane.active.count >= lane.maxCount, let oldest = lane.active.first {
+                    remove(oldest, cancelling: true, now: now, aftermath: &aftermath)
+                    lane = lanes[queue] ?? Lane(queue)
+                }
+            case .runOldest(_, .discardNew) where lane.active.count >= lane.maxCount:
+                return (.discard, aftermath)
+            case .runOldest(_, .suspendNew) where lane.active.count >= lane.maxCount:
+                phase = .waiting
+                lane.waiting.append(instance)
+            case .runOldest:
+                break
+            }
+            if case .admitted = phase {
+                phase = .admitted(start: nextStart(in: &lane, now: now))
+                lane.active.append(instance)
+            }
+            lanes[queue] = lane
+        }
+        if let id {
+            instancesByID[id, default: []].append(instance)
+        }
+        records[instance] = Record(id: id, queue: queue, task: nil, phase: phase)
+        return (.run(instance), aftermath)
+    }
+
+    /// Gives the effect its task. Returns the task back, to cancel, when the effect is no
+    /// longer alive.
+    mutating func attach(_ task: TaskHandle, to instance: EffectInstanceID) -> TaskHandle? {
+        guard records[instance] != nil else { return task }
+        records[instance]!.task = task
+        return nil
+    }
+
+    /// Makes the lane of `queue` follow `queue`'s policy and delay; a raised limit admits
+    /// waiting effects. See `Effect.updateQueue(_:)`.
+    mutating func updateQueue(_ queue: AnyEffectQueue, now: () -> Duration) -> Aftermath {
+        var aftermath = Aftermath()
+        update(queue, now: now, aftermath: &aftermath)
+        return aftermath
+    }
+
+    /// Cancels every effect with one of `ids`.
+    mutating func cancel(ids: [AnyEffectID], now: () -> Duration) -> Aftermath {
+        var aftermath = Aftermath()
+        for id in ids {
+            for instance in instancesByID[id] ?? [] {
+                remove(instance, cancelling: true, now: now, aftermath: &aftermath)
+            }
+        }
+        return aftermath
+    }
+
+    /// Cancels one effect (its task was cancelled, or it is no longer wanted).
+    mutating func cancel(_ instance: EffectInstanceID, now: () -> Duration) -> Aftermath {
+        var aftermath = Aftermath()
+        remove(instance, cancelling: true, now: now, aftermath: &aftermath)
+        return aftermath
+    }
+
+    /// Cancels every effect; new ones still start.
+    mutating func cancelAll(now: () -> Duration) -> Aftermath {
+        var aftermath = Aftermath()
+        for instance in Array(records.keys) {
+            remove(instance, cancelling: true, now: now, aftermath: &aftermath)
+        }
+        return aftermath
+    }
+
+    /// Cancels every effect, for good: the host is gone.
+    mutating func shutDown(now: () -> Duration) -> Aftermath {
+        isShutDown = true
+        return cancelAll(now: now)
+    }
+
+    /// Records that an effect's work ended; frees its slot.
+    mutating func finish(_ instance: EffectInstanceID, now: () -> Duration) -> Aftermath {
+        var aftermath = Aftermath()
+        remove(instance, cancelling: false, now: now, aftermath: &aftermath)
+        return aftermath
+    }
+
+    /// The effect's task began: whether it starts, and when.
+    mutating func taskBegan(_ instance: EffectInstanceID) -> TaskStart {
+        guard var record = records[instance] else { return .cancelled }
+        guard case let .admitted(start) = record.phase else { return .waitForSlot }
+        record.phase = .started
+        records[instance] = record
+        return .at(start)
+    }
+
+    /// The effect's task waits for a slot with `continuation`: either it has one already (or
+    /// was cancelled meanwhile), or the continuation is kept until it gets one.
+    mutating func park(_ instance: EffectInstanceID, continuation: Continuation) -> ParkDecision {
+        guard var record = records[instance] else { return .resume(nil) }
+        switch record.phase {
+        case let .admitted(start):
+            record.phase = .started
+            records[instance] = record
+            return .resume(start)
+        case .waiting:
+            record.phase = .parked(continuation)
+            records[instance] = record
+            return .parked
+        case .parked, .started:
+            preconditionFailure("an effect asked to start twice")
+        }
+    }
+
+    // MARK: Rules
+
+    /// Gives an existing lane `queue`'s policy and delay; a raised limit admits waiting effects.
+    private mutating func update(_ queue: AnyEffectQueue, now: () -> Duration, aftermath: inout Aftermath) {
+        guard var lane = lanes[queue] else { return }
+        lane.policy = queue.base.effectQueuePolicy
+        lane.delay = queue.base.effectQueueDelay
+        admitWaiting(in: &lane, now: now, aftermath: &aftermath)
+        lanes[queue] = lane.isForgettable ? nil : lane
+    }
+
+    /// The start time of the next effect of `lane`: now, or the queue's delay after the last start.
+    private mutating func nextStart(in lane: inout Lane, now: () -> Duration) -> Duration {
+        let now = now()
+        var start = now
+        if let last = lane.lastStart {
+            start = max(now, last + lane.delay.duration(using: &random))
+        }
+        lane.lastStart = start
+        return start
+    }
+
+    /// Removes an effect from every table; frees its queue slot for the next waiting effect.
+    private mutating func remove(
+        _ instance: EffectInstanceID, cancelling: Bool, now: () -> Duration, aftermath: inout Aftermath
+    ) {
+        guard let record = records.removeValue(forKey: instance) else { return }
+        if cancelling, let task = record.task { aftermath.tasksToCancel.append(task) }
+        if case let .parked(continuation) = record.phase { aftermath.continuationsToResume.append((continuation, nil)) }
+        if let id = record.id {
+            instancesByID[id]?.removeAll { $0 == instance }
+            if instancesByID[id]?.isEmpty == true { instancesByID[id] = nil }
+        }
+        guard let queue = record.queue, var lane = lanes[queue] else { return }
+        if let index = lane.active.firstIndex(of: instance) {
+            lane.active.remove(at: index)
+            admitWaiting(in: &lane, now: now, aftermath: &aftermath)
+        } else {
+            lane.waiting.removeAll { $0 == instance }
+        }
+        lanes[queue] = lane.isForgettable ? nil : lane
+    }
+
+    /// Gives free slots to waiting effects, oldest first.
+    private mutating func admitWaiting(in lane: inout Lane, now: () -> Duration, aftermath: inout Aftermath) {
+        while lane.active.count < lane.maxCount, !lane.waiting.isEmpty {
+            let next = lane.waiting.removeFirst()
+            guard var record = records[next] else { continue }
+            let start = nextStart(in: &lane, now: now)
+            lane.active.append(next)
+            if case let .parked(continuation) = record.phase {
+                record.phase = .started
+                aftermath.continuationsToResume.append((continuation, start))
+            } else {
+                record.phase = .admitted(start: start)
+            }
+            records[next] = record
+        }
+    }
+}
+
+// MARK: Inspection, for tests
+
+extension EffectRuntimeStateMachine {
+    /// The effects of `queue`'s lane that hold a slot and those waiting for one, oldest first;
+    /// `nil` when the lane is forgotten.
+    func lane(of queue: AnyEffectQueue) -> (active: [EffectInstanceID], waiting: [EffectInstanceID])? {
+        lanes[queue].map { ($0.active, $0.waiting) }
+    }
+
+    /// Whether the effect's task is parked, waiting for a slot.
+    func isParked(_ instance: EffectInstanceID) -> Bool {
+        if case .parked = records[instance]?.phase { true } else { false }
+    }
+}

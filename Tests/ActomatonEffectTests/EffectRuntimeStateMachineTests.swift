@@ -1,0 +1,412 @@
+@testable import ActomatonEffect
+import ActomatonCore
+import Testing
+
+/// The state machine with plain values for its tasks and continuations: each is its effect's
+/// key. No task, no clock, no lock.
+private typealias Machine = EffectRuntimeStateMachine<Int, Int>
+
+/// One transition, as the storage would make it; a run is kept to replay it without the model.
+private enum Step {
+    case start(AnyEffectID?, AnyEffectQueue?)
+    case cancelIDs([AnyEffectID])
+    case cancel(EffectInstanceID)
+    case cancelAll
+    case taskBegan(EffectInstanceID)
+    case park(EffectInstanceID, continuation: Int)
+    case finish(EffectInstanceID)
+}
+
+/// Where the simulated task of one effect is.
+private enum TaskPhase: Equatable {
+    /// Created; it has not run yet.
+    case notBegun
+    /// `taskBegan` told it to wait for a slot; it is about to park.
+    case askingForSlot
+    /// Parked: its continuation is in the machine.
+    case parked
+    /// It got its start time and runs its work.
+    case running
+}
+
+/// Checks made hundreds of thousands of times: cheaper than `#expect` when they pass, and
+/// only the first ten failures are recorded.
+private final class Failures {
+    private(set) var count = 0
+
+    func verify(_ condition: Bool, _ message: @autoclosure () -> String = "", sourceLocation: SourceLocation = #_sourceLocation) {
+        guard !condition else { return }
+        count += 1
+        if count <= 10 { Issue.record(Comment(rawValue: message()), sourceLocation: sourceLocation) }
+    }
+}
+
+/// Drives the pure state machine and the stress test's model side by side, checking after
+/// every transition that they agree, and that the machine hands back exactly the tasks to
+/// cancel and the continuations to resume that the rules call for.
+private struct ModelRun {
+    var machine = Machine(randomSeed: 7)
+    var model = EffectRulesModel()
+    var random: SplitMix64
+    /// The time, in milliseconds of the run: one per transition.
+    var now = Duration.zero
+    var steps: [Step] = []
+
+    var instances: [Int: EffectInstanceID] = [:]
+    var keys: [EffectInstanceID: Int] = [:]
+    /// Effects whose task has not started its work yet (not begun, or asking for a slot).
+    var pending: [Int] = []
+    var tasks: [Int: TaskPhase] = [:]
+    /// When each effect got its slot: the start time the machine must give it (no queue delays).
+    var admittedAt: [Int: Duration] = [:]
+    let queues = StressQueue.allCases.map { ($0, AnyEffectQueue($0)) }
+
+    /// The checks that failed.
+    let failures = Failures()
+
+    init(seed: UInt64) {
+        random = SplitMix64(seed: seed)
+    }
+
+
+    private mutating func tick() {
+        now += .milliseconds(1)
+    }
+
+    // MARK: Operations
+
+    mutating func start(_ key: Int, id: Int?, queue: StressQueue?) {
+        tick()
+        let anyID = id.map { AnyEffectID(StressID(value: $0)) }
+        let anyQueue = queue.map { AnyEffectQueue($0) }
+        steps.append(.start(anyID, anyQueue))
+        let aliveBefore = Set(model.alive.keys)
+        let time = now
+        let (decision, aftermath) = machine.start(id: anyID, queue: anyQueue, now: { time })
+        let accepted = model.start(key, id: id, queue: queue)
+        switch decision {
+        case let .run(instance):
+            failures.verify(accepted, "effect \(key): the model discards it, the machine runs it")
+            instances[key] = instance
+            keys[instance] = key
+            failures.verify(machine.attach(key, to: instance) == nil)
+            tasks[key] = .notBegun
+            pending.append(key)
+        case .discard:
+            failures.verify(!accepted, "effect \(key): the machine discards it, the model runs it")
+        case .reject:
+            Issue.record("effect \(key): rejected before the shut-down")
+        }
+        check(aftermath, aliveBefore: aliveBefore, completed: nil)
+    }
+
+    mutating func cancel(id: Int) {
+        tick()
+        let ids = [AnyEffectID(StressID(value: id))]
+        steps.append(.cancelIDs(ids))
+        let aliveBefore = Set(model.alive.keys)
+        let time = now
+        let aftermath = machine.cancel(ids: ids, now: { time })
+        model.cancel(id: id)
+        check(aftermath, aliveBefore: aliveBefore, completed: nil)
+    }
+
+    /// The task `send` returned for a random live effect is cancelled.
+    mutating func cancelTask() {
+        let alive = model.alive.keys.sorted()
+        guard !alive.isEmpty else { return }
+        let key = alive[Int(random.next() % UInt64(alive.count))]
+        guard let instance = instances[key] else { return }
+        tick()
+        steps.append(.cancel(instance))
+        let aliveBefore = Set(model.alive.keys)
+        let time = now
+        let aftermath = machine.cancel(instance, now: { time })
+        model.cancel(key: key)
+        check(aftermath, aliveBefore: aliveBefore, completed: nil)
+    }
+
+    mutating func cancelAll() {
+        tick()
+        steps.append(.cancelAll)
+        let aliveBefore = Set(model.alive.keys)
+        let time = now
+        let aftermath = machine.cancelAll(now: { time })
+        model.cancelAll()
+        check(aftermath, aliveBefore: aliveBefore, completed: nil)
+    }
+
+    /// A random pending task takes its next step: it begins, or it parks.
+    mutating func advanceATask() {
+        guard !pending.isEmpty else { return }
+        let index = Int(random.next() % UInt64(pending.count))
+        let key = pending[index]
+        if step(key) { pending.swapAt(index, pending.count - 1); pending.removeLast() }
+    }
+
+    /// Takes the task of `key` one step; returns whether it is no longer pending.
+    private mutating func step(_ key: Int) -> Bool {
+        let instance = instances[key]!
+        let effect = model.alive[key]
+        switch tasks[key] {
+        case .notBegun:
+            steps.append(.taskBegan(instance))
+            let start = machine.taskBegan(instance)
+            switch effect {
+            case nil:
+                failures.verify(start == .cancelled, "effect \(key): cancelled, but its task is told \(start)")
+                tasks[key] = nil
+                return true
+            case let effect? where effect.isActive:
+                failures.verify(start == .at(admittedAt[key]!), "effect \(key): holds a slot, but its task is told \(start)")
+                tasks[key] = .running
+                return true
+            case _?:
+                failures.verify(start == .waitForSlot, "effect \(key): waiting, but its task is told \(start)")
+                tasks[key] = .askingForSlot
+                return false
+            }
+        case .askingForSlot:
+            steps.append(.park(instance, continuation: key))
+            let decision = machine.park(instance, continuation: key)
+            switch (effect, decision) {
+            case (nil, .resume(nil)):
+                tasks[key] = nil
+            case let (effect?, .resume(start?)) where effect.isActive:
+                failures.verify(start == admittedAt[key]!, "effect \(key): resumed to start at \(start)")
+                tasks[key] = .running
+            case (let effect?, .parked) where !effect.isActive:
+                tasks[key] = .parked
+            default:
+                Issue.record("effect \(key): parking decided \(decision), the model has \(String(describing: effect))")
+                tasks[key] = nil
+            }
+            return true
+        case .parked, .running, nil:
+            Issue.record("effect \(key): not pending")
+            return true
+        }
+    }
+
+    /// A random effect holding a slot ends its work normally.
+    mutating func finishOne() {
+        guard let key = model.runnable(using: &random), let instance = instances[key] else { return }
+        // Its task gets to its work first.
+        if tasks[key] == .notBegun || tasks[key] == .askingForSlot {
+            while !step(key) {}
+            pending.removeAll { $0 == key }
+        }
+        failures.verify(tasks[key] == .running, "effect \(key): holds a slot, but its task is \(String(describing: tasks[key]))")
+        tick()
+        steps.append(.finish(instance))
+        let aliveBefore = Set(model.alive.keys)
+        let time = now
+        let aftermath = machine.finish(instance, now: { time })
+        model.complete(key)
+        tasks[key] = nil
+        check(aftermath, aliveBefore: aliveBefore, completed: key)
+    }
+
+    // MARK: Checks
+
+    /// Checks what one transition handed back, and that the machine and the model agree after it.
+    private mutating func check(_ aftermath: Machine.Aftermath, aliveBefore: Set<Int>, completed: Int?) {
+        var cancelledNow = aliveBefore.subtracting(model.alive.keys)
+        if let completed { cancelledNow.remove(completed) }
+        failures.verify(cancelledNow.isSubset(of: model.cancelled))
+
+        // Every effect cancelled by this transition has its task cancelled, once; no other has.
+        let cancelledTasks = aftermath.tasksToCancel
+        failures.verify(cancelledTasks.count == Set(cancelledTasks).count, "a task cancelled twice: \(cancelledTasks)")
+        failures.verify(Set(cancelledTasks) == cancelledNow, "tasks cancelled \(cancelledTasks), effects cancelled \(cancelledNow)")
+
+        // Effects that just got a slot: they start now.
+        for (key, effect) in model.alive where effect.isActive && admittedAt[key] == nil { admittedAt[key] = now }
+
+        // Parked tasks are resumed once: with their start time when they got a slot (even if
+        // cancelled by the same transition), with nil when cancelled while waiting.
+        var resumed: Set<Int> = []
+        for (key, start) in aftermath.continuationsToResume {
+            failures.verify(tasks[key] == .parked, "effect \(key): resumed, but its task is \(String(describing: tasks[key]))")
+            failures.verify(resumed.insert(key).inserted, "effect \(key): resumed twice")
+            if let start {
+                failures.verify(start == now, "effect \(key): resumed to start at \(start), at \(now)")
+                failures.verify(model.alive[key]?.isActive == true || cancelledNow.contains(key))
+                tasks[key] = .running
+            } else {
+                failures.verify(cancelledNow.contains(key), "effect \(key): resumed as cancelled, but it was not")
+                tasks[key] = nil
+            }
+        }
+        for key in cancelledNow {
+            failures.verify(tasks[key] != .parked, "effect \(key): cancelled, but its task is still parked")
+            if tasks[key] == .running { tasks[key] = nil } // its work ends, cancelled
+        }
+        for (key, effect) in model.alive where effect.isActive {
+            failures.verify(tasks[key] != .parked, "effect \(key): holds a slot, but its task is still parked")
+        }
+
+        // The same effects are alive, and each lane holds the same ones, in the same order.
+        failures.verify(machine.count == model.alive.count)
+        for key in cancelledNow { failures.verify(!machine.isAlive(instances[key]!), "effect \(key): alive in the machine") }
+        for (queue, anyQueue) in queues {
+            let lane = machine.lane(of: anyQueue)
+            let active = (lane?.active ?? []).map { keys[$0]! }
+            let waiting = (lane?.waiting ?? []).map { keys[$0]! }
+            failures.verify(active == model.active[queue, default: []], "\(queue): slots")
+            failures.verify(waiting == model.waiting[queue, default: []], "\(queue): waiting")
+        }
+    }
+}
+
+/// Runs `steps` on a fresh machine, with nothing checked: the machine's own speed.
+private func replay(_ steps: [Step]) -> Machine {
+    var machine = Machine(randomSeed: 7)
+    var time = Duration.zero
+    for step in steps {
+        time += .milliseconds(1)
+        let now = time
+        switch step {
+        case let .start(id, queue):
+            if case let (.run(instance), _) = machine.start(id: id, queue: queue, now: { now }) {
+                _ = machine.attach(0, to: instance)
+            }
+        case let .cancelIDs(ids): _ = machine.cancel(ids: ids, now: { now })
+        case let .cancel(instance): _ = machine.cancel(instance, now: { now })
+        case .cancelAll: _ = machine.cancelAll(now: { now })
+        case let .taskBegan(instance): _ = machine.taskBegan(instance)
+        case let .park(instance, continuation): _ = machine.park(instance, continuation: continuation)
+        case let .finish(instance): _ = machine.finish(instance, now: { now })
+        }
+    }
+    return machine
+}
+
+/// A queue whose `maxCount` can change: `.lane(n)` values are one lane whatever their `n`.
+private struct ResizableLane: EffectQueue {
+    var maxCount: Int
+    var delay: EffectQueueDelay = .none
+    var effectQueuePolicy: EffectQueuePolicy { .runOldest(maxCount: maxCount, .suspendNew) }
+    var effectQueueDelay: EffectQueueDelay { delay }
+    static func == (lhs: ResizableLane, rhs: ResizableLane) -> Bool { true }
+    func hash(into hasher: inout Hasher) {}
+}
+
+@Suite("EffectRuntimeStateMachine: the effect rules, with no task and no clock")
+struct EffectRuntimeStateMachineTests {
+    /// 100,000 effects with random IDs, queue policies and cancellations — the task-level
+    /// stress test's mix, plus cancelled `send` tasks, `cancelAll` and tasks that begin and
+    /// park in any order — checked against the same model after every transition. Prints the
+    /// transitions per second, checked and replayed alone.
+    @Test func randomTransitionsFollowTheModel() {
+        let effectCount = 100_000
+        var run = ModelRun(seed: 20_261_121)
+        let clock = ContinuousClock()
+        let checked = clock.measure {
+            for key in 0..<effectCount {
+                let id = run.random.next() % 5 < 2 ? nil : Int(run.random.next() % 40)
+                let queue = run.random.next() % 5 < 2 ? nil : StressQueue.allCases[Int(run.random.next() % 5)]
+                run.start(key, id: id, queue: queue)
+                if run.random.next() % 10 == 0 { run.cancel(id: Int(run.random.next() % 40)) }
+                if run.random.next() % 50 == 0 { run.cancelTask() }
+                if run.random.next() % 20_000 == 0 { run.cancelAll() }
+                while run.random.next() % 3 != 0 { run.advanceATask() }
+                while run.model.alive.count > 32 || run.random.next() % 3 == 0 {
+                    run.finishOne()
+                    if run.model.alive.isEmpty { break }
+                }
+            }
+            while !run.model.alive.isEmpty { run.finishOne() }
+            // The tasks of effects cancelled before their work started begin late, and learn it.
+            while !run.pending.isEmpty { run.advanceATask() }
+        }
+        #expect(run.failures.count == 0)
+        #expect(run.machine.count == 0)
+        #expect(run.model.delivered.count + run.model.cancelled.count == effectCount)
+        #expect(run.tasks.isEmpty, "tasks left: \(run.tasks.prefix(5))")
+
+        // Shut down, nothing starts any more.
+        let time = run.now
+        #expect(run.machine.shutDown(now: { time }).isEmpty)
+        #expect(run.machine.start(id: nil, queue: nil, now: { time }).decision == .reject)
+
+        let steps = run.steps
+        var replayed: Machine?
+        let alone = clock.measure { replayed = replay(steps) }
+        #expect(replayed?.count == 0)
+
+        let perSecond = { (duration: Duration) in
+            Int(Double(steps.count) / (Double(duration.components.attoseconds) / 1e18 + Double(duration.components.seconds)))
+        }
+        print("EffectRuntimeStateMachine: \(steps.count) transitions; checked against the model in \(checked) (\(perSecond(checked)) per second); replayed alone in \(alone) (\(perSecond(alone)) per second)")
+    }
+
+    /// A raised limit resumes parked tasks at once, and starts admitted ones; a lowered one
+    /// starts nothing new until the lane is below it.
+    @Test func aRaisedLimitAdmitsWaitingEffects() throws {
+        var machine = Machine(randomSeed: 0)
+        let one = AnyEffectQueue(ResizableLane(maxCount: 1))
+        var instances: [EffectInstanceID] = []
+        for key in 0..<3 {
+            let (decision, _) = machine.start(id: nil, queue: one, now: { .zero })
+            guard case let .run(instance) = decision else { Issue.record("\(decision)"); return }
+            #expect(machine.attach(key, to: instance) == nil)
+            instances.append(instance)
+        }
+        #expect(machine.taskBegan(instances[0]) == .at(.zero))
+        #expect(machine.taskBegan(instances[1]) == .waitForSlot)
+        guard case .parked = machine.park(instances[1], continuation: 1) else { Issue.record("not parked"); return }
+        #expect(machine.isParked(instances[1]))
+
+        let aftermath = machine.updateQueue(AnyEffectQueue(ResizableLane(maxCount: 3)), now: { .seconds(1) })
+        #expect(aftermath.tasksToCancel.isEmpty)
+        #expect(aftermath.continuationsToResume.map { $0.0 } == [1])
+        #expect(aftermath.continuationsToResume.map { $0.1 } == [.seconds(1)])
+        #expect(machine.taskBegan(instances[2]) == .at(.seconds(1)), "admitted while its task had not begun")
+
+        // Lowered to 1 with 3 running: a new effect waits until two have finished.
+        _ = machine.updateQueue(AnyEffectQueue(ResizableLane(maxCount: 1)), now: { .seconds(2) })
+        guard case let (.run(fourth), _) = machine.start(id: nil, queue: one, now: { .seconds(2) }) else { return }
+        #expect(machine.finish(instances[0], now: { .seconds(3) }).isEmpty)
+        #expect(machine.taskBegan(fourth) == .waitForSlot)
+        #expect(machine.finish(instances[1], now: { .seconds(4) }).isEmpty)
+        #expect(machine.finish(instances[2], now: { .seconds(5) }).isEmpty)
+        guard case let .resume(start) = machine.park(fourth, continuation: 4) else { Issue.record("not admitted"); return }
+        #expect(start == .seconds(5))
+    }
+
+    /// A queue delay spaces start times apart, from the last start.
+    @Test func aQueueDelaySpacesStarts() {
+        var machine = Machine(randomSeed: 0)
+        let delayed = AnyEffectQueue(ResizableLane(maxCount: 5, delay: .constant(2)))
+        var starts: [EffectRuntimeStateMachine<Int, Int>.TaskStart] = []
+        for second in [0, 1, 10] {
+            guard case let (.run(instance), _) = machine.start(id: nil, queue: delayed, now: { .seconds(second) }) else { return }
+            starts.append(machine.taskBegan(instance))
+        }
+        #expect(starts == [.at(.seconds(0)), .at(.seconds(2)), .at(.seconds(10))])
+    }
+
+    /// An effect cancelled while parked is resumed with nil; cancelling it again, or finishing
+    /// it, does nothing; attaching a task to it hands the task back.
+    @Test func aCancelledEffectIsGoneForGood() {
+        var machine = Machine(randomSeed: 0)
+        let one = AnyEffectQueue(ResizableLane(maxCount: 1))
+        guard case let (.run(first), _) = machine.start(id: nil, queue: one, now: { .zero }),
+              case let (.run(second), _) = machine.start(id: AnyEffectID(StressID(value: 1)), queue: one, now: { .zero })
+        else { Issue.record("not started"); return }
+        #expect(machine.attach(1, to: first) == nil)
+        #expect(machine.attach(2, to: second) == nil)
+        #expect(machine.taskBegan(second) == .waitForSlot)
+        _ = machine.park(second, continuation: 2)
+
+        let aftermath = machine.cancel(ids: [AnyEffectID(StressID(value: 1))], now: { .zero })
+        #expect(aftermath.tasksToCancel == [2])
+        #expect(aftermath.continuationsToResume.map { $0.0 } == [2])
+        #expect(aftermath.continuationsToResume.map { $0.1 } == [nil])
+        #expect(machine.cancel(second, now: { .zero }).isEmpty)
+        #expect(machine.finish(second, now: { .zero }).isEmpty)
+        #expect(machine.attach(3, to: second) == 3)
+        #expect(machine.count == 1)
+    }
+}
