@@ -133,6 +133,7 @@ struct HostileWasmTests {
         ("unknown-import", #"the module imports function env.clock, which the host does not provide: the host provides only the functions of module "actomaton""#),
         ("wasi-import", "the module imports function wasi_snapshot_preview1.fd_write, which the host does not provide: plugins get no WASI (file-system, network or clock) access"),
         ("wrong-signature", "the module's actomaton_action_bump has the signature (i64) -> i32, but 'bump()' needs () -> i32"),
+        ("capabilities", "invalid manifest: the module asks for capabilities 1 (file system, network, clock…), which this host does not grant: plugins run with none"),
     ])
     func refusedAtLoadWithOneLine(name: String, reason: String) {
         let error = #expect(throws: PluginLoadError.self) { try load(name) }

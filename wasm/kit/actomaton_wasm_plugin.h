@@ -105,7 +105,8 @@ typedef struct actomaton_wasm_manifest {   /* 40 bytes */
     actomaton_wasm_string summary;/* one line, or {0, 0} for none */
     uint32_t actions;             /* offset of `action_count` actomaton_wasm_action */
     uint32_t action_count;        /* 1..ACTOMATON_WASM_MAX_ACTIONS */
-    uint32_t capabilities;        /* 0: the module asks for nothing (no other value is defined yet) */
+    uint32_t capabilities;        /* 0: the module asks for nothing. No capability (file system,
+                                     network, clock) is defined yet; a host refuses any other value. */
 } actomaton_wasm_manifest;
 
 /* ---- Exports ---------------------------------------------------------------------------- */

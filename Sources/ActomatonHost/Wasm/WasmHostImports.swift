@@ -192,6 +192,10 @@ struct WasmManifestReader {
             throw .invalid("the version is missing")
         }
         let summary = try text(at: base + 20, limit: 1024, what: "the summary")
+        let capabilities = try word(base + 36, "the manifest")
+        guard capabilities == 0 else {
+            throw .invalid("the module asks for capabilities \(capabilities) (file system, network, clock…), which this host does not grant: plugins run with none")
+        }
         let actions = Int(try word(base + 28, "the manifest"))
         let count = Int(try word(base + 32, "the manifest"))
         guard (1...Int(ACTOMATON_MAX_ACTIONS)).contains(count) else {
