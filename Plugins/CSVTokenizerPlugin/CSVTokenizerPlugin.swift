@@ -9,12 +9,8 @@ let csvPlugin = PluginExport(
     summary: "The streaming RFC 4180 tokenizer from CSVExample (Swift, ActomatonPluginKit)",
     reducer: sheetReducer,
     initialState: Sheet(),
-    actions: [
-        .action("byte", "value") { (value: UInt8) in .byte(value) },
-        .action("feed", "text") { (text: String) in .feed(text) },
-        .action("end") { .end },
-    ],
-    requests: \.call
+    vocabulary: SheetAction.vocabulary,
+    requests: { $0.call }
 )
 
 /// The plugin's entry symbol.

@@ -15,6 +15,13 @@ public enum SheetAction: Sendable {
     /// The end of the input: ends the last record.
     case end
 
+    /// The plugin's vocabulary, for both kits.
+    public static let vocabulary: [PluginActionEntry<SheetAction>] = [
+        .action("byte", "value") { (value: UInt8) in .byte(value) },
+        .action("feed", "text") { (text: String) in .feed(text) },
+        .action("end") { .end },
+    ]
+
     /// The vocabulary entry and arguments of the action (both kits' `requests` mapping).
     public var call: PluginCall {
         switch self {

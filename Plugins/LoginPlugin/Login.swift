@@ -15,6 +15,16 @@ public enum LoginAction: Sendable {
     case forceLogout
     case tick
 
+    /// The plugin's vocabulary, for both kits.
+    public static let vocabulary: [PluginActionEntry<LoginAction>] = [
+        .action("login", "user") { (user: String) in .login(user: user) },
+        .action("loginOK") { .loginOK },
+        .action("logout") { .logout },
+        .action("logoutOK") { .logoutOK },
+        .action("forceLogout") { .forceLogout },
+        .action("tick") { .tick },
+    ]
+
     /// The vocabulary entry and arguments of the action (both kits' `requests` mapping).
     public var call: PluginCall {
         switch self {

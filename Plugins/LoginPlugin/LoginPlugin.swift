@@ -9,15 +9,8 @@ let loginPlugin = PluginExport(
     summary: "A login / logout flow with a session timer (Swift, ActomatonPluginKit)",
     reducer: loginReducer,
     initialState: Session(),
-    actions: [
-        .action("login", "user") { (user: String) in .login(user: user) },
-        .action("loginOK") { .loginOK },
-        .action("logout") { .logout },
-        .action("logoutOK") { .logoutOK },
-        .action("forceLogout") { .forceLogout },
-        .action("tick") { .tick },
-    ],
-    requests: \.call
+    vocabulary: LoginAction.vocabulary,
+    requests: { $0.call }
 )
 
 /// The plugin's entry symbol.

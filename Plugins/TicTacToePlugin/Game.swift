@@ -68,6 +68,12 @@ extension Game: PluginSnapshotCodable {
 }
 
 extension TicTacToe.Action {
+    /// The plugin's vocabulary, for both kits.
+    public static let vocabulary: [PluginActionEntry<TicTacToe.Action>] = [
+        .action("place", "row", "column") { (row: UInt8, column: UInt8) in .place(row: Int(row), column: Int(column)) },
+        .action("restart") { .restart },
+    ]
+
     /// The vocabulary entry and arguments of the action (both kits' `requests` mapping).
     public var call: PluginCall {
         switch self {

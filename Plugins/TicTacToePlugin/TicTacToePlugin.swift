@@ -10,11 +10,8 @@ let ticTacToePlugin = PluginExport(
     summary: "Tic-tac-toe rules from TicTacToeExample (Swift, ActomatonPluginKit)",
     reducer: gameReducer,
     initialState: Game(),
-    actions: [
-        .action("place", "row", "column") { (row: UInt8, column: UInt8) in .place(row: Int(row), column: Int(column)) },
-        .action("restart") { .restart },
-    ],
-    requests: \.call
+    vocabulary: TicTacToe.Action.vocabulary,
+    requests: { $0.call }
 )
 
 /// The plugin's entry symbol.

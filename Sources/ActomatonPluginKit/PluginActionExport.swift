@@ -14,11 +14,29 @@ import ActomatonPluginABI
 /// When the reducer requests one of its own actions as an effect (``PluginEffect/after(_:send:id:queue:)``),
 /// the kit finds the vocabulary entry by the enum case's name and reads the payload in
 /// order, so name each entry after its case and list the parameters in payload order.
-public struct PluginActionExport<Action>: Sendable {
+public struct PluginActionExport<Action>: @unchecked Sendable {
     let name: String
     let parameters: [(name: String, type: actomaton_type)]
-    /// Makes the action from the argument slots (`slots[0]` is the first argument).
-    let decode: @Sendable (UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> Action
+    /// Makes the action from the argument slots (`slots[0]` is the first argument); `nil`
+    /// when a shared vocabulary entry refuses the values.
+    let decode: @Sendable (UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> Action?
+
+    init(name: String, parameters: [(name: String, type: actomaton_type)],
+         decode: @escaping @Sendable (UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> Action?) {
+        self.name = name
+        self.parameters = parameters
+        self.decode = decode
+    }
+
+    /// The export of an entry of a vocabulary shared with the wasm kit: the arguments are read
+    /// as values, then the entry makes the action.
+    public init(_ entry: PluginActionEntry<Action>) {
+        let types = entry.parameters.map(\.type)
+        nonisolated(unsafe) let make = entry.make  // called on the plugin state's thread only
+        self.init(name: entry.name, parameters: entry.parameters.map { ($0.name, $0.type.rawValue) }, decode: { slots in
+            make(types.enumerated().map { index, type in pluginValue(of: type, in: slots[index]!) })
+        })
+    }
 
     /// An action without parameters.
     public static func action(_ name: String, _ make: @escaping @Sendable () -> Action) -> Self {

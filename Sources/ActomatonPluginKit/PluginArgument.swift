@@ -111,3 +111,21 @@ func contractValue(_ value: PluginValue, type: actomaton_type, strings: inout [U
     }
     return result
 }
+
+/// The value of `type` a typed entry point received in `slot`.
+func pluginValue(of type: PluginValueType, in slot: UnsafeRawPointer) -> PluginValue {
+    switch type {
+    case .bool: .bool(Bool.load(from: slot))
+    case .int8: .int(Int64(Int8.load(from: slot)))
+    case .int16: .int(Int64(Int16.load(from: slot)))
+    case .int32: .int(Int64(Int32.load(from: slot)))
+    case .int64: .int(Int64.load(from: slot))
+    case .uint8: .uint(UInt64(UInt8.load(from: slot)))
+    case .uint16: .uint(UInt64(UInt16.load(from: slot)))
+    case .uint32: .uint(UInt64(UInt32.load(from: slot)))
+    case .uint64: .uint(UInt64.load(from: slot))
+    case .float: .float(Double(Float.load(from: slot)))
+    case .double: .float(Double.load(from: slot))
+    case .string: .string(String.load(from: slot))
+    }
+}

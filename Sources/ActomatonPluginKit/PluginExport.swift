@@ -108,6 +108,27 @@ where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action
                   actions: actions, requests: requests, coding: .bytes())
     }
 
+    /// Describes a plugin whose vocabulary is shared with its `.wasm` build
+    /// (``PluginActionEntry``), with a `Codable` state.
+    public convenience init(
+        name: String, version: String, summary: String? = nil, reducer: Reducer, initialState: Reducer.State,
+        vocabulary: [PluginActionEntry<Reducer.Action>], requests: ((Reducer.Action) -> PluginCall)? = nil
+    ) where Reducer.State: Codable {
+        self.init(name: name, version: version, summary: summary, reducer: reducer, initialState: initialState,
+                  actions: vocabulary.map(PluginActionExport.init), requests: requests, coding: .json())
+    }
+
+    /// Describes a plugin whose vocabulary is shared with its `.wasm` build
+    /// (``PluginActionEntry``), with a ``PluginSnapshotCodable`` state: the `.so` and the
+    /// `.wasm` then read each other's snapshots.
+    public convenience init(
+        name: String, version: String, summary: String? = nil, reducer: Reducer, initialState: Reducer.State,
+        vocabulary: [PluginActionEntry<Reducer.Action>], requests: ((Reducer.Action) -> PluginCall)? = nil
+    ) where Reducer.State: PluginSnapshotCodable {
+        self.init(name: name, version: version, summary: summary, reducer: reducer, initialState: initialState,
+                  actions: vocabulary.map(PluginActionExport.init), requests: requests, coding: .bytes())
+    }
+
     init(
         name: String, version: String, summary: String?, reducer: Reducer, initialState: Reducer.State,
         actions: [PluginActionExport<Reducer.Action>], requests: ((Reducer.Action) -> PluginCall)?,
@@ -137,17 +158,22 @@ where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action
         let entries = actions.map { action in
             (name: action.name, parameters: action.parameters.map { PluginValueType(rawValue: $0.type) ?? .int64 })
         }
-        return pluginMappingProblem(entries: entries, action: { index in
+        var examples: [Reducer.Action] = []
+        for action in actions {
             for position in 0..<16 {
                 let slot = slots + position * 8
                 slot.storeBytes(of: 0, as: UInt64.self)
-                if position < actions[index].parameters.count, actions[index].parameters[position].type == ACTOMATON_TYPE_STRING {
+                if position < action.parameters.count, action.parameters[position].type == ACTOMATON_TYPE_STRING {
                     slot.storeBytes(of: UnsafeRawPointer(empty.utf8Start), as: UnsafeRawPointer.self)
                 }
                 pointers[position] = slot
             }
-            return actions[index].decode(pointers)
-        }, requests: requests)
+            guard let example = action.decode(pointers) else {
+                return "the vocabulary entry '\(action.name)' makes no action from its example arguments"
+            }
+            examples.append(example)
+        }
+        return pluginMappingProblem(entries: entries, action: { examples[$0] }, requests: requests)
     }
 
     // MARK: Manifest
@@ -228,7 +254,10 @@ where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action
         override func call(_ arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> actomaton_status {
             let state = arguments[0]!.load(as: UnsafeMutableRawPointer.self)
             let box = unsafeDowncast(Unmanaged<StateBox>.fromOpaque(state).takeUnretainedValue(), to: TypedStateBox.self)
-            let action = export.actions[index].decode(arguments + 1)
+            guard let action = export.actions[index].decode(arguments + 1) else {
+                "the arguments do not make an action of '\(export.actions[index].name)'".withCString { box.host?.pointee.fail($0) }
+                return ACTOMATON_ERROR
+            }
             return box.perform(action)
         }
     }

@@ -77,50 +77,11 @@ public func wasmString(_ bytes: UInt32, _ length: UInt32) -> String {
 
 // MARK: The vocabulary
 
-/// One action of a wasm plugin's vocabulary: its name, its typed parameters, and the action
-/// its arguments make (used to check the `requests` mapping when the host loads the module).
+/// One action of a wasm plugin's vocabulary: the same entries as the `.so` kit takes.
 ///
 /// The export `actomaton_action_<name>` is the user's; its wasm signature must be the one
 /// the parameters declare (the host checks it at load).
-public struct WasmAction<Action> {
-    let name: String
-    let parameters: [(name: String, type: PluginValueType)]
-    let make: ([PluginValue]) -> Action?
-
-    /// An action without parameters.
-    public static func action(_ name: String, _ make: @escaping () -> Action) -> WasmAction {
-        WasmAction(name: name, parameters: [], make: { _ in make() })
-    }
-
-    /// An action with one parameter, named `a`.
-    public static func action<A: PluginParameter>(_ name: String, _ a: String, _ make: @escaping (A) -> Action) -> WasmAction {
-        WasmAction(name: name, parameters: [(a, A.parameterType)], make: { values in
-            guard values.count == 1, let first = A(pluginValue: values[0]) else { return nil }
-            return make(first)
-        })
-    }
-
-    /// An action with two parameters, named `a` and `b`.
-    public static func action<A: PluginParameter, B: PluginParameter>(
-        _ name: String, _ a: String, _ b: String, _ make: @escaping (A, B) -> Action
-    ) -> WasmAction {
-        WasmAction(name: name, parameters: [(a, A.parameterType), (b, B.parameterType)], make: { values in
-            guard values.count == 2, let first = A(pluginValue: values[0]), let second = B(pluginValue: values[1]) else { return nil }
-            return make(first, second)
-        })
-    }
-
-    /// An action with three parameters.
-    public static func action<A: PluginParameter, B: PluginParameter, C: PluginParameter>(
-        _ name: String, _ a: String, _ b: String, _ c: String, _ make: @escaping (A, B, C) -> Action
-    ) -> WasmAction {
-        WasmAction(name: name, parameters: [(a, A.parameterType), (b, B.parameterType), (c, C.parameterType)], make: { values in
-            guard values.count == 3, let first = A(pluginValue: values[0]), let second = B(pluginValue: values[1]),
-                  let third = C(pluginValue: values[2]) else { return nil }
-            return make(first, second, third)
-        })
-    }
-}
+public typealias WasmAction<Action> = PluginActionEntry<Action>
 
 // MARK: The plugin
 
@@ -297,23 +258,9 @@ where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action
 
     override func manifestOffset() -> UInt32 {
         if manifest != 0 { return manifest }
-        if let requests {
-            let entries = actions.map { action in (name: action.name, parameters: action.parameters.map { $0.type }) }
-            var unmade: String?
-            let problem = pluginMappingProblem(entries: entries, action: { index in
-                let examples = actions[index].parameters.map { $0.type.exampleValue }
-                if let action = actions[index].make(examples) { return action }
-                unmade = actions[index].name
-                return actions[0].make(actions[0].parameters.map { $0.type.exampleValue })!
-            }, requests: requests)
-            if let unmade {
-                wasmFail("the vocabulary entry '" + unmade + "' makes no action from its example arguments")
-                return 0
-            }
-            if let problem {
-                wasmFail(problem)
-                return 0
-            }
+        if let requests, let problem = pluginMappingProblem(actions, requests: requests) {
+            wasmFail(problem)
+            return 0
         }
         // Strings, kept for the module's life.
         func string(_ text: String) -> (UInt32, UInt32) {

@@ -9,11 +9,7 @@ let csv = WasmPlugin(
     summary: "The streaming RFC 4180 tokenizer from CSVExample (Embedded Swift, WebAssembly)",
     reducer: sheetReducer,
     initialState: Sheet(),
-    actions: [
-        .action("byte", "value") { (value: UInt8) in .byte(value) },
-        .action("feed", "text") { (text: String) in .feed(text) },
-        .action("end") { .end },
-    ],
+    actions: SheetAction.vocabulary,
     requests: { $0.call }
 )
 

@@ -10,14 +10,7 @@ let login = WasmPlugin(
     summary: "A login / logout flow with a session timer (Embedded Swift, WebAssembly)",
     reducer: loginReducer,
     initialState: Session(),
-    actions: [
-        .action("login", "user") { (user: String) in .login(user: user) },
-        .action("loginOK") { .loginOK },
-        .action("logout") { .logout },
-        .action("logoutOK") { .logoutOK },
-        .action("forceLogout") { .forceLogout },
-        .action("tick") { .tick },
-    ],
+    actions: LoginAction.vocabulary,
     requests: { $0.call }
 )
 

@@ -10,10 +10,7 @@ let ticTacToe = WasmPlugin(
     summary: "Tic-tac-toe rules from TicTacToeExample (Embedded Swift, WebAssembly)",
     reducer: gameReducer,
     initialState: Game(),
-    actions: [
-        .action("place", "row", "column") { (row: UInt8, column: UInt8) in .place(row: Int(row), column: Int(column)) },
-        .action("restart") { .restart },
-    ],
+    actions: TicTacToe.Action.vocabulary,
     requests: { $0.call }
 )
 
