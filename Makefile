@@ -94,6 +94,7 @@ readme-check: ## Check that every Swift example in the README is also a test.
 bench: ## Run the benchmarks (release build of Benchmarks/) and print the ratios.
 	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark --format jmh --path .build/results
 	python3 Benchmarks/report.py Benchmarks/.build/results
+	@python3 Benchmarks/csv_python.py
 
 demo: host-demo wasm-demo ## The main job: drive the example plugins through actomaton-host, as .so and as .wasm.
 

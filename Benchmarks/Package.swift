@@ -15,6 +15,9 @@ let package = Package(
         .package(path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/swiftwasm/WasmKit", exact: "0.4.2"),
+        // The CSV parsers users already have, measured beside the CSVScanner machine.
+        .package(url: "https://github.com/swiftcsv/SwiftCSV", exact: "0.10.0"),
+        .package(url: "https://github.com/yaslab/CSV.swift", exact: "2.5.2"),
     ],
     targets: [
         // Inputs shared by the benchmarks.
@@ -26,6 +29,8 @@ let package = Package(
                 .product(name: "ActomatonCore", package: root),
                 .product(name: "CSVExample", package: root),
                 .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "SwiftCSV", package: "SwiftCSV"),
+                .product(name: "CSV", package: "CSV.swift"),
             ],
             path: "Benchmarks/CoreBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

@@ -37,11 +37,13 @@ def main(folder):
     print("| benchmark | variant | time (p50) | ratio to baseline | mallocs (p50) | peak memory |")
     print("|---|---|---:|---:|---:|---:|")
     for group in sorted(by_group):
-        members = sorted(by_group[group], key=lambda r: (r[1] != "baseline", r[1]))
-        baseline = next((r[2] for r in members if r[1] == "baseline"), None)
+        members = sorted(by_group[group], key=lambda r: (not r[1].startswith("baseline"), r[1]))
+        baseline = next((r[2] for r in members if r[1].startswith("baseline")), None)
         for _, variant, ns, mallocs, memory in members:
             if group in per_operation:
                 shown = f"{ns / 1000:.2f} ns/op"
+            elif group == "csv-64mib":
+                shown = f"{ns / 1e6:.0f} ms = {64e9 / ns:.0f} MiB/s"
             elif group.startswith("csv"):
                 shown = f"{ns / 1e6:.2f} ms = {1e9 / ns:.0f} MiB/s"
             elif group in per_100_000:

@@ -1,5 +1,7 @@
 import ActomatonCore
 import CSVExample
+import CSV
+import SwiftCSV
 
 /// Consumes fields the way a caller would: keeps counts so the work cannot be skipped.
 struct FieldSink: Equatable {
@@ -77,4 +79,70 @@ func handWrittenCSV(_ input: [UInt8], into sink: inout FieldSink) {
         index += 1
     }
     _ = atRecordStart
+}
+
+/// Counts fields and records from a `CSVScanner`'s steps, copying nothing.
+struct ScanCounter: OutputSink, Equatable {
+    var fields = 0, records = 0, bytes = 0
+
+    @inline(__always)
+    mutating func receive(_ step: CSVScanStep) {
+        if let field = step.field {
+            fields &+= 1
+            bytes &+= field.range.count
+        }
+        if step.endsRecord { records &+= 1 }
+    }
+}
+
+/// Tokenizes `input` with `CSVScanner` on a `MealyMachine`, in bulk, fields as ranges.
+func scannedCSV(_ input: [UInt8]) -> ScanCounter {
+    var machine = MealyMachine(state: CSVScanner.State(), reducer: CSVScanner(),
+                               effectManager: SinkEffectManager<CSVScanner.Action, ScanCounter>(ScanCounter()))
+    input.withUnsafeBufferPointer { bytes in
+        machine.send(contentsOf: bytes.lazy.map(CSVScanner.Action.byte))
+    }
+    machine.send(.endOfInput)
+    return machine.effectManager.sink
+}
+
+/// Makes a `String` of every field as the scanner finds it (what the other parsers do).
+struct StringSink: OutputSink {
+    let input: UnsafeBufferPointer<UInt8>
+    var fields = 0, records = 0, characters = 0
+
+    mutating func receive(_ step: CSVScanStep) {
+        if let field = step.field {
+            let text = field.needsDecoding
+                ? String(decoding: field.bytes(in: input), as: UTF8.self)
+                : String(decoding: UnsafeBufferPointer(rebasing: input[field.range]), as: UTF8.self)
+            characters &+= text.utf8.count
+            fields &+= 1
+        }
+        if step.endsRecord { records &+= 1 }
+    }
+}
+
+func scannedCSVStrings(_ input: [UInt8]) -> Int {
+    input.withUnsafeBufferPointer { bytes in
+        var machine = MealyMachine(state: CSVScanner.State(), reducer: CSVScanner(),
+                                   effectManager: SinkEffectManager<CSVScanner.Action, StringSink>(StringSink(input: bytes)))
+        machine.send(contentsOf: bytes.lazy.map(CSVScanner.Action.byte))
+        machine.send(.endOfInput)
+        return machine.effectManager.sink.fields
+    }
+}
+
+/// yaslab/CSV.swift: every row as `[String]`.
+func csvSwiftRows(_ text: String) throws -> Int {
+    let reader = try CSVReader(string: text)
+    var fields = 0
+    while let row = reader.next() { fields &+= row.count }
+    return fields
+}
+
+/// swiftcsv/SwiftCSV: every row as `[String]`, without the by-column index.
+func swiftCSVRows(_ text: String) throws -> Int {
+    let csv = try EnumeratedCSV(string: text, delimiter: .comma, loadColumns: false)
+    return csv.rows.reduce(0) { $0 &+ $1.count } + csv.header.count
 }

@@ -92,4 +92,38 @@ let benchmarks: @Sendable () -> Void = {
             blackHole(machineCSV(csv))
         }
     }
+
+    let scanned = scannedCSV(csv)
+    precondition((scanned.fields, scanned.records) == (expected.fields, expected.records),
+                  "CSVScanner disagrees with CSVTokenizer: \(scanned) vs \(expected)")
+    Benchmark("csv: MealyMachine, CSVScanner, bulk into a sink", configuration: csvConfiguration) { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(scannedCSV(csv))
+        }
+    }
+
+    // MARK: CSV parsers, on 64 MiB: the machine against the parsers users already have
+
+    let big = sampleCSV(byteCount: 64 << 20)
+    let bigText = String(decoding: big, as: UTF8.self)
+    let parserConfiguration = Benchmark.Configuration(
+        metrics: [.wallClock, .mallocCountTotal, .throughput],
+        timeUnits: .milliseconds,
+        warmupIterations: 1,
+        scalingFactor: .one,
+        maxDuration: .seconds(20),
+        maxIterations: 5
+    )
+    Benchmark("csv-64mib: baseline (CSVScanner on a MealyMachine, bulk, fields as ranges)", configuration: parserConfiguration) { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(scannedCSV(big)) }
+    }
+    Benchmark("csv-64mib: CSVScanner, every field made a String", configuration: parserConfiguration) { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(scannedCSVStrings(big)) }
+    }
+    Benchmark("csv-64mib: yaslab/CSV.swift 2.5.2 (CSVReader, every row)", configuration: parserConfiguration) { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(try csvSwiftRows(bigText)) }
+    }
+    Benchmark("csv-64mib: swiftcsv/SwiftCSV 0.10.0 (EnumeratedCSV, loadColumns false)", configuration: parserConfiguration) { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(try swiftCSVRows(bigText)) }
+    }
 }
