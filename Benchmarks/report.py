@@ -31,7 +31,7 @@ def main(folder):
     for row in rows:
         by_group.setdefault(row[0], []).append(row)
     # Benchmarks with scalingFactor .kilo measure 1,000 operations per iteration.
-    per_operation = {"counter", "feedback", "actor-send", "plugin-send"}
+    per_operation = {"counter", "feedback", "actor-send", "plugin-send", "contended-send"}
     # Benchmarks that run 100,000 effects per iteration; only they measure peak memory.
     per_100_000 = {"effects", "churn"}
     print("| benchmark | variant | time (p50) | ratio to baseline | mallocs (p50) | peak memory |")

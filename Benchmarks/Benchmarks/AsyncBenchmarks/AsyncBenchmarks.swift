@@ -44,6 +44,31 @@ let benchmarks: @Sendable () -> Void = {
         blackHole(await actomaton.state)
     }
 
+    // MARK: four producers sending to one machine (the server case)
+
+    // Each iteration is 1,000 sends in all, 250 from each of 4 concurrent tasks: time per send.
+    Benchmark("contended-send: baseline (a bare actor method, 4 tasks)", configuration: perSend) { benchmark in
+        let counter = BareCounter()
+        let rounds = benchmark.scaledIterations.count / 4
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<4 {
+                group.addTask { for _ in 0..<rounds { await counter.increment() } }
+            }
+        }
+        blackHole(await counter.count)
+    }
+
+    Benchmark("contended-send: Actomaton, empty effect, 4 tasks", configuration: perSend) { benchmark in
+        let actomaton = Actomaton<CounterAction, Int>(state: 0, reducer: counterReducer)
+        let rounds = benchmark.scaledIterations.count / 4
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<4 {
+                group.addTask { for _ in 0..<rounds { await actomaton.send(.increment) } }
+            }
+        }
+        blackHole(await actomaton.state)
+    }
+
     // MARK: 100,000 single-async effects, spawned and completed
 
     // All at once: 100,000 tasks alive together, so memory is 100,000 tasks' worth.
