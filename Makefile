@@ -88,7 +88,7 @@ FUZZ ?=
 fuzz: deps ## Fuzz the parsers and the manifest validator (libFuzzer), FUZZ_SECONDS each (60; FUZZ=csv runs one).
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) Tests/Fuzz/fuzz.sh $(FUZZ)
 
-readme-check: ## Check that every Swift example in the README is also a test.
+readme-check: ## Check that every Swift example in the README and the DocC articles is also a test.
 	@python3 scripts/readme-check.py
 
 bench: ## Run the benchmarks (release build of Benchmarks/) and print the ratios.

@@ -5,6 +5,11 @@
 /// states that are not its own. `Array` conforms (feedback actions for
 /// ``ActionEffectManager``), and so do ``Feedback`` and the async layer's `Effect`. `Void`
 /// outputs get their own overloads.
+///
+/// The operators that need it are `combine`, `contramap(action:)`,
+/// `contramap(state:)` with a ``StatePrism``, and `optional()`. An output that does not
+/// conform — an `Optional`, a ``TransitionReply``, a type of your own — must go through
+/// `map(output:)` into one that does before those operators apply.
 public protocol ReducerOutput: SendableMetatype {
     /// The output that asks for nothing.
     static var empty: Self { get }
