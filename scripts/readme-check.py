@@ -30,4 +30,4 @@ for document in documents:
 
 if failed:
     sys.exit(1)
-print(f"README.md and {len(documents) - 1} DocC articles: all {total} swift blocks are tested")
+print(f"README.md and {len(documents) - 1} DocC pages: all {total} swift blocks are tested")

@@ -2,7 +2,7 @@
 ///
 /// For tests and simulations: give it to a machine (`Actomaton(…, clock: clock)`), then move
 /// time with ``advance(by:)``. Effects run concurrently with the test, so before moving time
-/// wait until the effects you expect are asleep — ``waitForSleepers(_:)`` — otherwise an effect
+/// wait until the effects you expect are asleep — `waitForSleepers(_:)` — otherwise an effect
 /// that reaches `context.clock.sleep(for:)` after the advance would sleep from the new time.
 ///
 /// ```swift

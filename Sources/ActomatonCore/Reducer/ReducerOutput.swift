@@ -1,6 +1,6 @@
 /// An output that has an "empty" value and combines in order with `+`.
 ///
-/// Composition needs both: ``MealyReducer/combine(_:)`` joins the outputs of several
+/// Composition needs both: `MealyReducer/combine(_:)` joins the outputs of several
 /// reducers with `+`, and a reducer lifted with `contramap` returns ``empty`` for actions or
 /// states that are not its own. `Array` conforms (feedback actions for
 /// ``ActionEffectManager``), and so do ``Feedback`` and the async layer's `Effect`. `Void`

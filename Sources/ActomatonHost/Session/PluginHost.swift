@@ -58,6 +58,8 @@ public actor PluginHost {
     ///   - maxEffects: How many delayed and repeating actions each machine may have running
     ///     or waiting.
     ///   - isolation: Whether each plugin runs in this process or in a worker process.
+    ///   - journal: Where every machine's actions, snapshots and timers are journaled, so that
+    ///     a restarted host brings them back; none when `nil`.
     public init(
         clock: some Clock<Duration> = ContinuousClock(),
         loadOptions: Plugin.LoadOptions = .init(),
