@@ -34,6 +34,7 @@ public struct MealyReducer<Action, State, Environment, Output>: MealyReducerProt
         }
     }
 
+    /// Runs the stored transition function on `action` and `state`.
     @inlinable
     public func reduce(_ action: Action, into state: inout State, environment: Environment) -> Output {
         run(action, &state, environment)

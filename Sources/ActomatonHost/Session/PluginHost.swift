@@ -167,6 +167,7 @@ public actor PluginHost {
         return journalReports
     }
 
+    /// Waits until no machine of this host has an effect running or waiting.
     public func waitUntilIdle() async {
         for entry in entries.values { await entry.machine.waitUntilIdle() }
     }
