@@ -8,7 +8,7 @@ SWIFT ?= swift
 APT_PACKAGES := libffi-dev libsqlite3-dev wasi-libc
 WASM_APT_PACKAGES := wasi-libc binaryen wabt
 
-.PHONY: help deps build test test-tsan fuzz bench demo readme-check wasm-install wasm-build wasm-test embedded-build
+.PHONY: help deps build test test-tsan fuzz bench demo readme-check docs wasm-install wasm-build wasm-test embedded-build
 .PHONY: web web-serve web-test web-screenshot
 
 help: ## List the commands.
@@ -88,8 +88,21 @@ FUZZ ?=
 fuzz: deps ## Fuzz the parsers and the manifest validator (libFuzzer), FUZZ_SECONDS each (60; FUZZ=csv runs one).
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) Tests/Fuzz/fuzz.sh $(FUZZ)
 
-readme-check: ## Check that every Swift example in the README is also a test.
+readme-check: ## Check that every Swift example in the README and the DocC articles is also a test.
 	@python3 scripts/readme-check.py
+
+# The modules that have a DocC catalog (Sources/<Module>/<Module>.docc), in one combined site.
+# DOCS_STRICT= (empty) lists every warning instead of stopping at the first module that has one.
+DOCS_STRICT ?= --warnings-as-errors
+DOC_MODULES := ActomatonCore ActomatonEffect Actomaton ActomatonTesting ActomatonDebugging \
+	ActomatonPluginCore ActomatonPluginKit ActomatonHost
+
+docs: deps ## Build the documentation (DocC) into .build/docs, a static site; any warning fails it.
+	$(SWIFT) package --allow-writing-to-directory .build/docs generate-documentation \
+	  $(foreach m,$(DOC_MODULES),--target $(m)) \
+	  --enable-experimental-combined-documentation \
+	  --output-path .build/docs --transform-for-static-hosting $(DOCS_STRICT)
+	@echo "Documentation: .build/docs (serve it with: python3 -m http.server -d .build/docs, then open /documentation/)"
 
 bench: ## Run the benchmarks (release build of Benchmarks/) and print the ratios.
 	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark --format jmh --path .build/results

@@ -38,6 +38,8 @@ let package = Package(
         .package(url: "https://github.com/pointfreeco/xctest-dynamic-overlay", from: "1.4.0"),
         // Plugin host dependencies:
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // Documentation: `make docs` (swift package generate-documentation).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // Layer 1: the Embedded-clean core. Depends on nothing.

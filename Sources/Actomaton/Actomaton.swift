@@ -1,5 +1,5 @@
-/// An actor-isolated state machine whose reducer returns ``Effect``s, run as Swift Concurrency
-/// tasks by an ``EffectQueueManager``.
+/// An actor-isolated state machine whose reducer returns `Effect`s, run as Swift Concurrency
+/// tasks by an `EffectQueueManager`.
 ///
 /// ```swift
 /// let actomaton = Actomaton<Action, State>(state: State(), reducer: reducer)
@@ -48,6 +48,9 @@ public actor Actomaton<Action: Sendable, State: Sendable> {
     /// ```
     ///
     /// - Parameters:
+    ///   - state: The state the machine starts in.
+    ///   - reducer: The transition function; its output is the `Effect` to run.
+    ///   - environment: The dependencies handed to every reducer call.
     ///   - clock: What effects sleep on (`context.clock`) and what queue delays are measured
     ///     with. Tests pass a test clock.
     ///   - onFailure: Receives the failures no caller sees; by default each is a line on
@@ -70,6 +73,8 @@ public actor Actomaton<Action: Sendable, State: Sendable> {
     /// Creates a machine in `state` running `reducer`, which needs no environment.
     ///
     /// - Parameters:
+    ///   - state: The state the machine starts in.
+    ///   - reducer: The transition function; its output is the `Effect` to run.
     ///   - clock: What effects sleep on (`context.clock`) and what queue delays are measured
     ///     with. Tests pass a test clock.
     ///   - onFailure: Receives the failures no caller sees; see `EffectFailure`.
@@ -87,6 +92,9 @@ public actor Actomaton<Action: Sendable, State: Sendable> {
     /// reducer call.
     ///
     /// - Parameters:
+    ///   - state: The state the machine starts in.
+    ///   - reducer: The transition function; its output is the `Effect` to run.
+    ///   - environment: The dependencies handed to every reducer call.
     ///   - clock: What effects sleep on (`context.clock`) and what queue delays are measured
     ///     with. Tests pass a test clock.
     ///   - onFailure: Receives the failures no caller sees; see `EffectFailure`.
@@ -108,6 +116,8 @@ public actor Actomaton<Action: Sendable, State: Sendable> {
     /// Creates a machine in `state` running a ``Reducer`` that needs no environment.
     ///
     /// - Parameters:
+    ///   - state: The state the machine starts in.
+    ///   - reducer: The transition function; its output is the `Effect` to run.
     ///   - clock: What effects sleep on (`context.clock`) and what queue delays are measured
     ///     with. Tests pass a test clock.
     ///   - onFailure: Receives the failures no caller sees; see `EffectFailure`.
@@ -140,6 +150,7 @@ extension Actomaton {
     /// Runs `action` through the reducer and starts the effects it returns.
     ///
     /// - Parameters:
+    ///   - action: The action to run.
     ///   - priority: The priority of the effects' tasks.
     ///   - tracksFeedbacks: When `true`, the returned task also waits for the effects of the
     ///     actions those effects send back, and theirs, transitively.

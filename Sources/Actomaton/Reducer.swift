@@ -1,4 +1,4 @@
-/// A reducer whose output is an ``Effect``: the reducer of an ``Actomaton``.
+/// A reducer whose output is an `Effect`: the reducer of an ``Actomaton``.
 ///
 /// It is a `MealyReducer`, so it composes with `combine` and the `contramap` family, here
 /// also over key paths and case paths.

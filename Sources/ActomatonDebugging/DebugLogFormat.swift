@@ -1,4 +1,4 @@
-/// What ``MealyReducer/debug(_:format:to:filter:)`` writes for each action.
+/// What `MealyReducer/debug(_:format:to:filter:)` writes for each action.
 ///
 /// Every entry starts with the action; the format says what follows it: nothing, the whole
 /// state after the action, or a diff of the state from before to after (the default).

@@ -1,4 +1,4 @@
-/// Where ``MealyReducer/debug(_:format:to:filter:)`` writes its entries: standard output, a
+/// Where `MealyReducer/debug(_:format:to:filter:)` writes its entries: standard output, a
 /// swift-log `Logger` (``logger(_:level:)``), or any closure.
 ///
 /// A sink also says whether it is enabled. The logging reducer asks before it copies or

@@ -49,7 +49,7 @@ extension MealyReducer {
     }
 }
 
-/// Formats the entries of ``MealyReducer/debug(_:format:to:filter:)``.
+/// Formats the entries of `MealyReducer/debug(_:format:to:filter:)`.
 enum DebugLogEntry {
     static func message<Action, State>(
         name: String?, format: DebugLogFormat, action: Action, before: State?, after: State

@@ -2,7 +2,7 @@
 ///
 /// For tests and simulations: give it to a machine (`Actomaton(…, clock: clock)`), then move
 /// time with ``advance(by:)``. Effects run concurrently with the test, so before moving time
-/// wait until the effects you expect are asleep — ``waitForSleepers(_:)`` — otherwise an effect
+/// wait until the effects you expect are asleep — `waitForSleepers(_:)` — otherwise an effect
 /// that reaches `context.clock.sleep(for:)` after the advance would sleep from the new time.
 ///
 /// ```swift
@@ -23,14 +23,17 @@ public final class ManualClock: Clock, Sendable {
             self.offset = offset
         }
 
+        /// The instant `duration` later.
         public func advanced(by duration: Duration) -> Instant {
             Instant(offset: offset + duration)
         }
 
+        /// The time from this instant to `other`.
         public func duration(to other: Instant) -> Duration {
             other.offset - offset
         }
 
+        /// Whether `lhs` comes before `rhs`.
         public static func < (lhs: Instant, rhs: Instant) -> Bool {
             lhs.offset < rhs.offset
         }

@@ -1,7 +1,7 @@
 import ActomatonCore
 
 /// What a plugin's reducer asks the host to do next: the output type of a reducer exported
-/// with ``PluginExport``.
+/// with `PluginExport`.
 ///
 /// Each part becomes a host function call (`next_action`, `delayed_action`,
 /// `repeating_action`, `cancel`, `fail`) and, in the host, an async-layer `Effect` on the
@@ -48,6 +48,8 @@ public struct PluginEffect<Action>: ReducerOutput {
     /// Sends `action` after `delay` on the machine's clock.
     ///
     /// - Parameters:
+    ///   - delay: How long to wait, on the machine's clock.
+    ///   - action: The action to send when the delay is over.
     ///   - id: Cancels running effects with the same ID when this one starts, and lets
     ///     ``cancel(id:)`` cancel this one.
     ///   - queue: The queue this effect runs in.

@@ -18,6 +18,7 @@ public protocol PluginParameter {
 }
 
 extension PluginParameter where Self: FixedWidthInteger {
+    /// Reads the value out of a plugin value; `nil` when it does not fit this type.
     public init?(pluginValue: PluginValue) {
         switch pluginValue {
         case let .int(n): guard let value = Self(exactly: n) else { return nil }; self = value
@@ -28,8 +29,11 @@ extension PluginParameter where Self: FixedWidthInteger {
 }
 
 extension Bool: PluginParameter {
+    /// The plugin parameter type this Swift type is sent as.
     public static var parameterType: PluginValueType { .bool }
+    /// This value as a plugin value.
     public var pluginValue: PluginValue { .bool(self) }
+    /// Reads the value out of a plugin value; `nil` when it does not fit this type.
     public init?(pluginValue: PluginValue) {
         guard case let .bool(value) = pluginValue else { return nil }
         self = value
@@ -37,53 +41,74 @@ extension Bool: PluginParameter {
 }
 
 extension Int8: PluginParameter {
+    /// The plugin parameter type this Swift type is sent as.
     public static var parameterType: PluginValueType { .int8 }
+    /// This value as a plugin value.
     public var pluginValue: PluginValue { .int(Int64(self)) }
 }
 
 extension Int16: PluginParameter {
+    /// The plugin parameter type this Swift type is sent as.
     public static var parameterType: PluginValueType { .int16 }
+    /// This value as a plugin value.
     public var pluginValue: PluginValue { .int(Int64(self)) }
 }
 
 extension Int32: PluginParameter {
+    /// The plugin parameter type this Swift type is sent as.
     public static var parameterType: PluginValueType { .int32 }
+    /// This value as a plugin value.
     public var pluginValue: PluginValue { .int(Int64(self)) }
 }
 
 extension Int64: PluginParameter {
+    /// The plugin parameter type this Swift type is sent as.
     public static var parameterType: PluginValueType { .int64 }
+    /// This value as a plugin value.
     public var pluginValue: PluginValue { .int(self) }
 }
 
 extension Int: PluginParameter {
+    /// The plugin parameter type this Swift type is sent as.
     public static var parameterType: PluginValueType { .int64 }
+    /// This value as a plugin value.
     public var pluginValue: PluginValue { .int(Int64(self)) }
 }
 
 extension UInt8: PluginParameter {
+    /// The plugin parameter type this Swift type is sent as.
     public static var parameterType: PluginValueType { .uint8 }
+    /// This value as a plugin value.
     public var pluginValue: PluginValue { .uint(UInt64(self)) }
 }
 
 extension UInt16: PluginParameter {
+    /// The plugin parameter type this Swift type is sent as.
     public static var parameterType: PluginValueType { .uint16 }
+    /// This value as a plugin value.
     public var pluginValue: PluginValue { .uint(UInt64(self)) }
 }
 
 extension UInt32: PluginParameter {
+    /// The plugin parameter type this Swift type is sent as.
     public static var parameterType: PluginValueType { .uint32 }
+    /// This value as a plugin value.
     public var pluginValue: PluginValue { .uint(UInt64(self)) }
 }
 
 extension UInt64: PluginParameter {
+    /// The plugin parameter type this Swift type is sent as.
     public static var parameterType: PluginValueType { .uint64 }
+    /// This value as a plugin value.
     public var pluginValue: PluginValue { .uint(self) }
 }
 
 extension Float: PluginParameter {
+    /// The plugin parameter type this Swift type is sent as.
     public static var parameterType: PluginValueType { .float }
+    /// This value as a plugin value.
     public var pluginValue: PluginValue { .float(Double(self)) }
+    /// Reads the value out of a plugin value; `nil` when it does not fit this type.
     public init?(pluginValue: PluginValue) {
         guard case let .float(value) = pluginValue else { return nil }
         self = Float(value)
@@ -91,8 +116,11 @@ extension Float: PluginParameter {
 }
 
 extension Double: PluginParameter {
+    /// The plugin parameter type this Swift type is sent as.
     public static var parameterType: PluginValueType { .double }
+    /// This value as a plugin value.
     public var pluginValue: PluginValue { .float(self) }
+    /// Reads the value out of a plugin value; `nil` when it does not fit this type.
     public init?(pluginValue: PluginValue) {
         guard case let .float(value) = pluginValue else { return nil }
         self = value
@@ -100,8 +128,11 @@ extension Double: PluginParameter {
 }
 
 extension String: PluginParameter {
+    /// The plugin parameter type this Swift type is sent as.
     public static var parameterType: PluginValueType { .string }
+    /// This value as a plugin value.
     public var pluginValue: PluginValue { .string(self) }
+    /// Reads the value out of a plugin value; `nil` when it does not fit this type.
     public init?(pluginValue: PluginValue) {
         guard case let .string(value) = pluginValue else { return nil }
         self = value

@@ -169,6 +169,8 @@ extension PluginSnapshotCodable {
 }
 
 extension String: PluginSnapshotCodable {
+    /// Writes the string as its UTF-8 length and bytes.
     public func encode(to writer: inout PluginSnapshotWriter) { writer.write(self) }
+    /// Reads a string written by `encode(to:)`.
     public init(from reader: inout PluginSnapshotReader) throws(PluginSnapshotError) { self = try reader.read(String.self) }
 }

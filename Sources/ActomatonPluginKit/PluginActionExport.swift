@@ -11,7 +11,7 @@ import ActomatonPluginABI
 /// }
 /// ```
 ///
-/// When the reducer requests one of its own actions as an effect (``PluginEffect/after(_:send:id:queue:)``),
+/// When the reducer requests one of its own actions as an effect (`PluginEffect/after(_:send:id:queue:)`),
 /// the kit finds the vocabulary entry by the enum case's name and reads the payload in
 /// order, so name each entry after its case and list the parameters in payload order.
 public struct PluginActionExport<Action>: @unchecked Sendable {

@@ -17,8 +17,8 @@ import Musl
 /// Exports a core reducer as an Actomaton plugin: it writes the manifest, the typed entry
 /// points, state creation, snapshot / restore and the description.
 ///
-/// A Swift plugin is a reducer whose output is ``PluginEffect``, a state that is `Codable`
-/// (snapshots are JSON) or ``PluginSnapshotCodable`` (snapshots are its bytes, the same as the
+/// A Swift plugin is a reducer whose output is `PluginEffect`, a state that is `Codable`
+/// (snapshots are JSON) or `PluginSnapshotCodable` (snapshots are its bytes, the same as the
 /// wasm kit writes), and these few lines (in a `.library(type: .dynamic)` target):
 ///
 /// ```swift
@@ -44,7 +44,7 @@ import Musl
 /// ```
 ///
 /// `requests` maps an action to its vocabulary entry when the reducer requests it as an
-/// effect (``PluginEffect/next(_:)``, ``PluginEffect/after(_:send:id:queue:)``, …); it is
+/// effect (`PluginEffect/next(_:)`, `PluginEffect/after(_:send:id:queue:)`, …); it is
 /// checked when the manifest is built — each entry's action, made from example arguments,
 /// must map back to that entry — and a plugin whose mapping is wrong is refused at load with
 /// the reason on standard error. A reducer that requests no actions can leave it out.
@@ -52,7 +52,7 @@ import Musl
 /// The typed entry points are libffi closures made once, when the manifest is first asked
 /// for: each has the C signature its parameters declare, so the host calls it exactly as it
 /// calls a plugin written in C. An action runs the reducer on a copy of the state and keeps
-/// the copy only when the output does not ``PluginEffect/fail(_:)`` and the host accepts
+/// the copy only when the output does not `PluginEffect/fail(_:)` and the host accepts
 /// every effect request: a refused action leaves the state unchanged.
 public final class PluginExport<Reducer: MealyReducerProtocol & Sendable>: ExportBase, @unchecked Sendable
 where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action> {
@@ -92,7 +92,7 @@ where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action
                   actions: actions, requests: requests, coding: .json())
     }
 
-    /// Describes a plugin whose state is ``PluginSnapshotCodable`` (byte snapshots, as in the
+    /// Describes a plugin whose state is `PluginSnapshotCodable` (byte snapshots, as in the
     /// wasm kit) and builds its manifest. The description is the state's `description` when it
     /// is `CustomStringConvertible`.
     public convenience init(

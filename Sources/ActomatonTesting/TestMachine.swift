@@ -5,7 +5,7 @@ import Clocks
 /// A machine for exhaustive state-transition tests, in the style of swift-composable-architecture's
 /// `TestStore`.
 ///
-/// It runs the reducer under test on the real ``EffectQueueManager``, on a `TestClock` the test
+/// It runs the reducer under test on the real `EffectQueueManager`, on a `TestClock` the test
 /// moves by hand, and checks every step:
 ///
 /// ```swift
@@ -69,6 +69,9 @@ public actor TestMachine<Action: Sendable, State: Sendable & Equatable>: EffectQ
     /// `MealyReducer` (`Reducer`), or a struct reducer, as an `Actomaton` takes.
     ///
     /// - Parameters:
+    ///   - state: The state the machine starts in.
+    ///   - reducer: The reducer under test.
+    ///   - environment: The dependencies handed to every reducer call.
     ///   - clock: The clock of `context.clock` and of queue delays. Pass your own to share it
     ///     with an environment that sleeps on it too.
     ///   - exhaustivity: ``Exhaustivity/on`` by default; see ``setExhaustivity(_:)``.
@@ -78,6 +81,9 @@ public actor TestMachine<Action: Sendable, State: Sendable & Equatable>: EffectQ
     ///     feedback loop cut off: `EffectFailure`). By default (`nil`) each fails the test, at
     ///     the line that created the machine.
     ///   - fileID: Where failures found when the machine is released are reported.
+    ///   - filePath: Where failures found when the machine is released are reported.
+    ///   - line: Where failures found when the machine is released are reported.
+    ///   - column: Where failures found when the machine is released are reported.
     public init<R: MealyReducerProtocol & Sendable>(
         state: State,
         reducer: R,

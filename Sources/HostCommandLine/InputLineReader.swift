@@ -105,6 +105,7 @@ public final class InputLineReader: AsyncSequence, @unchecked Sendable {
         return bytesRead
     }
 
+    /// An iterator over the lines, in order.
     public func makeAsyncIterator() -> Iterator {
         startIfNeeded()
         return Iterator(reader: self)
@@ -114,6 +115,7 @@ public final class InputLineReader: AsyncSequence, @unchecked Sendable {
     public struct Iterator: AsyncIteratorProtocol {
         let reader: InputLineReader
 
+        /// The next line, or `nil` when the input has ended.
         public mutating func next() async -> Line? {
             await reader.next()
         }

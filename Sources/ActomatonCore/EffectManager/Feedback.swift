@@ -67,9 +67,11 @@ public struct Feedback<Action>: BidirectionalCollection, ExpressibleByArrayLiter
         return Feedback(Array(lhs) + Array(rhs))
     }
 
+    /// The position of the first action: always 0.
     @inlinable
     public var startIndex: Int { 0 }
 
+    /// One past the position of the last action.
     @inlinable
     public var endIndex: Int {
         switch storage {
@@ -80,12 +82,15 @@ public struct Feedback<Action>: BidirectionalCollection, ExpressibleByArrayLiter
         }
     }
 
+    /// The position after `index`.
     @inlinable
     public func index(after index: Int) -> Int { index + 1 }
 
+    /// The position before `index`.
     @inlinable
     public func index(before index: Int) -> Int { index - 1 }
 
+    /// The action at `position`, in the order they are fed back.
     @inlinable
     public subscript(position: Int) -> Action {
         switch storage {
@@ -101,6 +106,7 @@ extension Feedback: Sendable where Action: Sendable {}
 extension Feedback.Storage: Sendable where Action: Sendable {}
 
 extension Feedback: Equatable where Action: Equatable {
+    /// Whether both hold the same actions in the same order.
     @inlinable
     public static func == (lhs: Feedback, rhs: Feedback) -> Bool {
         lhs.elementsEqual(rhs)

@@ -4,8 +4,8 @@
 /// game's verdict on a move, a ``TransitionTable``'s ``TransitionReply``.
 ///
 /// ```swift
-/// var machine = MealyMachine(state: .loggedOut, reducer: table, effectManager: ReplyEffectManager())
-/// let reply = machine.send(.login) // .transitioned(from: .loggedOut, to: .loggingIn, output: nil)
+/// var machine = MealyMachine(state: .loggedOut, reducer: table.reducer, effectManager: ReplyEffectManager())
+/// let reply = machine.send(.login) // .transitioned(from: .loggedOut, to: .loggingIn, output: "request login")
 /// ```
 public struct ReplyEffectManager<Action, Output>: EffectManager {
     @usableFromInline

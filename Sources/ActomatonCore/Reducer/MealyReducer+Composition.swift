@@ -2,9 +2,19 @@
 //
 // Operators that may skip the reducer (an action or a state case that is not its own) need an
 // output that means "nothing": they come in two forms, for `ReducerOutput` outputs and for `Void`.
+//
+// Which operators need what output:
+// - `combine`, `contramap(action:)`, `contramap(state:)` with a `StatePrism`, and `optional()`:
+//   the output is `Void` or conforms to `ReducerOutput` (`[Action]`, `Feedback`, `Effect`,
+//   `PluginEffect`). Any other output (an optional, a `TransitionReply`, your own type) must be
+//   turned into one with `map(output:)` first.
+// - `contramap(state:)` with a `StateLens`, `contramap(environment:)` and `map(output:)`: any output.
 
 extension MealyReducer where Output: ReducerOutput {
     /// Runs `reducers` in order on the same action and state, combining their outputs in order.
+    ///
+    /// Needs an output that conforms to ``ReducerOutput`` (or `Void`, with its own overload);
+    /// `map(output:)` a reducer with another output into one first.
     @inlinable
     public static func combine(_ reducers: MealyReducer...) -> MealyReducer {
         combine(reducers)
@@ -25,6 +35,19 @@ extension MealyReducer where Output: ReducerOutput {
     /// Lifts the reducer to a global action: `extract` returns this reducer's action, or `nil`
     /// for actions that are not for it (then it returns ``ReducerOutput/empty`` and leaves the
     /// state alone).
+    ///
+    /// Needs an output that conforms to ``ReducerOutput`` (or `Void`, with its own overload),
+    /// because a skipped action must return something that means "nothing". A reducer whose
+    /// output is an optional or a ``TransitionReply`` must be `map(output:)`ed into such an
+    /// output first, or the compiler reports that the generic parameter cannot be inferred:
+    ///
+    /// ```swift
+    /// let doorReducer = doorTable.reducer
+    ///     .map(output: { reply in reply.output.map { [$0] } ?? [] }) // [String] is a ReducerOutput
+    ///     .contramap(action: { (action: AppAction) in
+    ///         if case let .door(input) = action { input } else { nil }
+    ///     })
+    /// ```
     @inlinable
     public func contramap<GlobalAction>(
         action extract: @escaping @Sendable (GlobalAction) -> Action?

@@ -1,6 +1,6 @@
 /// A composable Mealy transition function stored as a closure.
 ///
-/// `MealyReducer` is the building block users combine: ``combine(_:)`` runs several
+/// `MealyReducer` is the building block users combine: `combine(_:)` runs several
 /// reducers in order, and the `contramap` family lifts a reducer written for a local action,
 /// state or environment into a global one. The `Output` is handed to the machine's
 /// ``EffectManager``: `Void` for ``NoOpEffectManager``, `[Action]` for ``ActionEffectManager``.
@@ -34,6 +34,7 @@ public struct MealyReducer<Action, State, Environment, Output>: MealyReducerProt
         }
     }
 
+    /// Runs the stored transition function on `action` and `state`.
     @inlinable
     public func reduce(_ action: Action, into state: inout State, environment: Environment) -> Output {
         run(action, &state, environment)

@@ -1,6 +1,6 @@
 /// A closure lens: reads a part of a larger state and modifies it in place.
 ///
-/// ``MealyReducer/contramap(state:)`` uses it to run a reducer written for the part
+/// `MealyReducer/contramap(state:)` uses it to run a reducer written for the part
 /// on the whole. `modify` hands the part to its body as `inout`, so a part that holds
 /// arrays or strings is mutated where it lives, without a copy.
 ///

@@ -1,6 +1,6 @@
 /// A closure prism: extracts one case of a larger state, and embeds a value back as that case.
 ///
-/// ``MealyReducer/contramap(state:)`` uses it to run a reducer written for one case of an
+/// `MealyReducer/contramap(state:)` uses it to run a reducer written for one case of an
 /// enum (or the wrapped value of an optional) only while the state is in that case; in any
 /// other case the reducer does nothing and the state is left as it was.
 ///

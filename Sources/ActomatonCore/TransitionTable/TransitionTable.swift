@@ -12,8 +12,7 @@
 ///     .logoutOK    | .loggingOut    => .loggedOut,
 ///     .forceLogout | canForceLogout => .loggingOut | .startLogout,
 /// ])
-/// var machine = MealyMachine(state: .loggedOut, reducer: table.reducer,
-///                            effectManager: ReplyEffectManager())
+/// var machine = table.machine(state: .loggedOut) // a TransitionMachine<Input, State, Effect>
 /// machine.send(.login) // .transitioned(from: .loggedOut, to: .loggingIn, output: .startLogin)
 /// ```
 public struct TransitionTable<Input: Sendable, State: Sendable, Output> {
@@ -57,5 +56,33 @@ extension TransitionTable where Output: Sendable {
     @inlinable
     public var reducer: MealyReducer<Input, State, Void, TransitionReply<State, Output>> {
         MealyReducer { input, state, _ in self.send(input, to: &state) }
+    }
+}
+
+/// The machine that runs a ``TransitionTable``: the table's ``TransitionTable/reducer`` on a
+/// ``ReplyEffectManager``, so that `send` returns the ``TransitionReply`` of each input.
+///
+/// It names the type a stored machine needs, which spelled in full is
+/// `MealyMachine<MealyReducer<Input, State, Void, TransitionReply<State, Output>>,
+/// ReplyEffectManager<Input, TransitionReply<State, Output>>>`:
+///
+/// ```swift
+/// struct Door {
+///     var machine: TransitionMachine<DoorInput, DoorState, String>
+/// }
+/// ```
+///
+/// Make one with ``TransitionTable/machine(state:)``, or with `MealyMachine(state:reducer:effectManager:)`.
+public typealias TransitionMachine<Input: Sendable, State: Sendable, Output: Sendable> = MealyMachine<
+    MealyReducer<Input, State, Void, TransitionReply<State, Output>>,
+    ReplyEffectManager<Input, TransitionReply<State, Output>>
+>
+
+extension TransitionTable where Output: Sendable {
+    /// A machine in `state` that runs this table: its `send` returns each input's
+    /// ``TransitionReply``.
+    @inlinable
+    public func machine(state: State) -> TransitionMachine<Input, State, Output> {
+        MealyMachine(state: state, reducer: reducer, effectManager: ReplyEffectManager())
     }
 }

@@ -90,6 +90,7 @@ extension Effect {
     ///   - id: Cancels effects running with an equal ID when this one starts, and lets
     ///     ``cancel(id:)`` cancel this one.
     ///   - queue: The lane this effect runs in; see ``EffectQueue``.
+    ///   - run: The work; it returns the next action, or `nil` for none.
     public init(
         id: (any EffectID)? = nil,
         queue: (any EffectQueue)? = nil,

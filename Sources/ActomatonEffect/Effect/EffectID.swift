@@ -19,15 +19,18 @@ public struct AnyEffectID: Hashable, Sendable, CustomStringConvertible {
         base = id
     }
 
+    /// Whether both wrap IDs of the same type that are equal.
     public static func == (lhs: AnyEffectID, rhs: AnyEffectID) -> Bool {
         lhs.base.isEqual(to: rhs.base)
     }
 
+    /// Hashes the wrapped ID and its type.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(ObjectIdentifier(type(of: base)))
         base.hash(into: &hasher)
     }
 
+    /// The wrapped ID, as `String(describing:)` prints it.
     public var description: String { String(describing: base) }
 }
 

@@ -16,6 +16,7 @@ public protocol EffectQueue: Hashable, Sendable {
 }
 
 extension EffectQueue {
+    /// No delay between starts, unless a queue says otherwise.
     public var effectQueueDelay: EffectQueueDelay { .none }
 }
 
@@ -24,6 +25,7 @@ extension EffectQueue {
 public protocol Newest1EffectQueue: EffectQueue {}
 
 extension Newest1EffectQueue {
+    /// One effect at a time; a new one cancels the one running.
     public var effectQueuePolicy: EffectQueuePolicy { .runNewest(maxCount: 1) }
 }
 
@@ -32,6 +34,7 @@ extension Newest1EffectQueue {
 public protocol Oldest1DiscardNewEffectQueue: EffectQueue {}
 
 extension Oldest1DiscardNewEffectQueue {
+    /// One effect at a time; a new one is dropped while one runs (its work runs once, cancelled).
     public var effectQueuePolicy: EffectQueuePolicy { .runOldest(maxCount: 1, .discardNew) }
 }
 
@@ -40,6 +43,7 @@ extension Oldest1DiscardNewEffectQueue {
 public protocol Oldest1SuspendNewEffectQueue: EffectQueue {}
 
 extension Oldest1SuspendNewEffectQueue {
+    /// One effect at a time; new ones wait their turn, in order.
     public var effectQueuePolicy: EffectQueuePolicy { .runOldest(maxCount: 1, .suspendNew) }
 }
 
@@ -53,10 +57,12 @@ public struct AnyEffectQueue: Hashable, Sendable {
         base = queue
     }
 
+    /// Whether both wrap queues of the same type that are equal.
     public static func == (lhs: AnyEffectQueue, rhs: AnyEffectQueue) -> Bool {
         lhs.base.isEqual(to: rhs.base)
     }
 
+    /// Hashes the wrapped queue and its type.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(ObjectIdentifier(type(of: base)))
         base.hash(into: &hasher)

@@ -7,7 +7,7 @@ import ActomatonCore
 /// that hosts the machine (``EffectQueueHost``); `Actomaton` does both. Within one `send`:
 ///
 /// - ``Effect/nextAction(_:)`` actions are fed back at once, depth-first, like
-///   ``ActionEffectManager`` (and with its loop limits);
+///   `ActionEffectManager` (and with its loop limits);
 /// - cancellations apply, and async work starts, in the order the effect lists them;
 /// - `send` returns a task that awaits every effect started — `nil` when none was — and
 ///   cancelling that task cancels their work. It throws `CancellationError` if any of those

@@ -41,6 +41,7 @@ public struct JournaledTimer: Sendable, Hashable {
     public var plugin: String
     /// The action's name and arguments.
     public var action: String
+    /// The action's arguments, in order.
     public var arguments: [PluginValue]
     /// When it fires next, in milliseconds since 1970 (wall clock).
     public var due: Int64
@@ -58,6 +59,7 @@ public struct JournaledAction: Sendable, Hashable {
     public var version: String
     /// The action's name and arguments.
     public var action: String
+    /// The action's arguments, in order.
     public var arguments: [PluginValue]
 
     /// The action as an input line writes it: `add 5`.
@@ -104,11 +106,13 @@ public struct JournalSummary: Sendable, Hashable {
     /// Pending delayed and repeating actions.
     public var timerCount: Int
 
+    /// Whether both summarise the same journal contents.
     public static func == (lhs: JournalSummary, rhs: JournalSummary) -> Bool {
         lhs.plugin == rhs.plugin && lhs.actionCount == rhs.actionCount && lhs.timerCount == rhs.timerCount
             && lhs.lastSnapshot?.sequence == rhs.lastSnapshot?.sequence && lhs.lastSnapshot?.bytes == rhs.lastSnapshot?.bytes
     }
 
+    /// Hashes the same parts `==` compares.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(plugin)
         hasher.combine(actionCount)

@@ -16,7 +16,7 @@ public final class Plugin: Sendable {
     /// Options for ``load(path:options:)``.
     public struct LoadOptions: Sendable {
         /// Loads a file that others could change: one owned by another user, writable by group
-        /// or others, or in a directory they can write (see ``PluginFile``). Off by default:
+        /// or others, or in a directory they can write (see `PluginFile`). Off by default:
         /// whoever can write a plugin file, or replace it, can run code in the host.
         public var allowWritableByOthers: Bool
         /// The largest plugin file loaded, in bytes; see ``PluginLimits/defaultMaxFileSize``.
@@ -83,7 +83,7 @@ public final class Plugin: Sendable {
     }
 
     /// Loads, validates and prepares the plugin at `path`: a shared library (see
-    /// ``PluginLoader``) or a WebAssembly module (recognised by its first bytes, whatever the
+    /// `PluginLoader`) or a WebAssembly module (recognised by its first bytes, whatever the
     /// file's name), which runs in the sandbox with `options.wasmLimits`.
     public static func load(path: String, options: LoadOptions = LoadOptions()) throws(PluginLoadError) -> Plugin {
         if PluginFile.isWasm(path) {

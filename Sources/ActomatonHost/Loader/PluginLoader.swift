@@ -56,7 +56,7 @@ struct PluginLoader {
 
     // MARK: Transitions
 
-    /// start → copied: vets the file (see ``PluginFile``: trusted owner and directories, a regular
+    /// start → copied: vets the file (see `PluginFile`: trusted owner and directories, a regular
     /// file, within the size limit, an ELF shared library) and copies it.
     private mutating func copyFile() {
         guard case .start = state else { preconditionFailure("copyFile from \(state)") }

@@ -3,7 +3,7 @@ import Synchronization
 /// How many effects (delayed and repeating actions) one machine has running or waiting, and
 /// how many it may have; see ``PluginLimits/defaultMaxEffects``.
 ///
-/// Each effect holds a ``Token`` that gives its place back when the effect is released —
+/// Each effect holds a `Token` that gives its place back when the effect is released —
 /// completed, cancelled, or dropped by its queue before it started — so the count cannot
 /// drift, whatever path the effect takes.
 public final class EffectBudget: Sendable {

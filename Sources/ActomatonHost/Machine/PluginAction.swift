@@ -43,6 +43,7 @@ public struct PluginAction: Sendable, Hashable, CustomStringConvertible {
         lhs.name == rhs.name && lhs.arguments == rhs.arguments
     }
 
+    /// Hashes the same parts `==` compares.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(name)
         hasher.combine(arguments)

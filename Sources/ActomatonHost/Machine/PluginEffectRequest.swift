@@ -132,7 +132,7 @@ struct TimerSequence<C: Clock<Duration>, Element: Sendable>: AsyncSequence, Send
 }
 
 extension PluginEffectRequest {
-    /// The request as an async-layer ``Effect`` on the machine's ``EffectQueueManager``;
+    /// The request as an async-layer ``Effect`` on the machine's `EffectQueueManager`;
     /// `wrap` turns the plugin action into the machine's action. Delays count from now, when
     /// the plugin asked, on `clock` (the machine's); `firstTickAfter` moves a repeating
     /// action's first tick (a timer armed again after a restart).

@@ -11,7 +11,7 @@ import Musl
 /// One plugin state, with the host function table bound to it.
 ///
 /// The table's function pointers are libffi closures whose user data is this instance's
-/// ``HostBinding``, so a plugin calling `host->delayed_action(...)` reaches exactly the machine
+/// `HostBinding`, so a plugin calling `host->delayed_action(...)` reaches exactly the machine
 /// that runs this state, without global state on either side. Calls are confined: the host
 /// calls into the instance from one task at a time (the machine's actor), and host functions
 /// are accepted only on the thread of the call in progress.
@@ -72,6 +72,7 @@ public final class PluginInstance: @unchecked Sendable {
     /// Creates a state of `plugin` with a host table bound to it.
     ///
     /// - Parameters:
+    ///   - plugin: The loaded plugin.
     ///   - log: Where `host->log` lines go; standard error by default, escaped.
     ///   - effectBudget: The effect limit of the machine this state runs on; unlimited when
     ///     `nil`.

@@ -106,7 +106,7 @@ struct PluginMachineState: Sendable {
     }
 }
 
-/// A plugin running on a `MealyMachine` with the ``EffectQueueManager``, on an actor of its
+/// A plugin running on a `MealyMachine` with the `EffectQueueManager`, on an actor of its
 /// own: each action goes through the plugin's prepared libffi call (or to its worker), and the
 /// effects it requests become real `Effect`s (IDs, queues, cancellation, timers sleeping on
 /// the machine's clock).
@@ -140,12 +140,15 @@ public actor PluginMachine: EffectQueueHost {
     /// Creates a state of `plugin` and a machine for it.
     ///
     /// - Parameters:
+    ///   - plugin: The loaded plugin.
     ///   - clock: What delayed and repeating actions sleep on; tests pass a test clock.
+    ///   - describesState: Whether transitions handed to `observer` carry the state's description.
     ///   - observer: Told about every transition, with the state's description when
     ///     `describesState` is `true`.
     ///   - log: Where the plugin's `host->log` lines go (standard error by default).
     ///   - maxEffects: How many delayed and repeating actions the machine may have running or
     ///     waiting; a request past it fails its action.
+    ///   - journal: Where accepted actions, snapshots and timers are journaled; none when `nil`.
     public init(
         plugin: Plugin,
         clock: some Clock<Duration> = ContinuousClock(),
@@ -246,7 +249,7 @@ public actor PluginMachine: EffectQueueHost {
         try await send(try plugin.action(name, arguments))
     }
 
-    /// Sends an action one of the machine's effects produced (``EffectQueueHost``).
+    /// Sends an action one of the machine's effects produced (`EffectQueueHost`).
     public func send(effectAction action: PluginMachineAction, tracksFeedbacks: Bool) -> Task<Void, Error>? {
         machine.effectManager.sendOptions = .init(tracksFeedbacks: tracksFeedbacks)
         return machine.send(action)

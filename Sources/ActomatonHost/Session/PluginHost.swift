@@ -58,6 +58,8 @@ public actor PluginHost {
     ///   - maxEffects: How many delayed and repeating actions each machine may have running
     ///     or waiting.
     ///   - isolation: Whether each plugin runs in this process or in a worker process.
+    ///   - journal: Where every machine's actions, snapshots and timers are journaled, so that
+    ///     a restarted host brings them back; none when `nil`.
     public init(
         clock: some Clock<Duration> = ContinuousClock(),
         loadOptions: Plugin.LoadOptions = .init(),
@@ -165,6 +167,7 @@ public actor PluginHost {
         return journalReports
     }
 
+    /// Waits until no machine of this host has an effect running or waiting.
     public func waitUntilIdle() async {
         for entry in entries.values { await entry.machine.waitUntilIdle() }
     }

@@ -31,7 +31,7 @@ public struct WorkerLimits: Sendable, Hashable {
 
 /// The worker side of process isolation: what `actomaton-host worker` runs. It loads one
 /// plugin, as the host would in-process, and serves the host's requests over descriptor 3
-/// until the host closes it (see ``WorkerProtocol``).
+/// until the host closes it (see `WorkerProtocol`).
 public enum PluginWorker {
     /// The descriptor of the worker's end of the socket pair.
     public static let channelDescriptor: Int32 = 3

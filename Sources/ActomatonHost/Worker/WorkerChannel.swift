@@ -5,7 +5,7 @@ import Musl
 #endif
 
 /// One end of the socket between the host and a worker: whole frames out, whole frames in,
-/// within a deadline (see ``WorkerProtocol``).
+/// within a deadline (see `WorkerProtocol`).
 struct WorkerChannel: @unchecked Sendable {
     let descriptor: Int32
 

@@ -27,7 +27,7 @@ import ActomatonPluginContract
 ///     requests = count:u32 request*;  request = kind:u8 (1 next, 2 delayed, 3 repeating,
 ///                4 cancel) then action [nanoseconds:u64 options] | id:string
 ///     options  = hasID:u8 [id:string] hasQueue:u8 [name:string policy:u8 (ACTOMATON_QUEUE_*) maxCount:u32]
-///     reason   = kind:u8 a:string b:string n:u64   (see ``WorkerProtocol/encode(_:)``)
+///     reason   = kind:u8 a:string b:string n:u64   (see `WorkerProtocol/encode(_:)`)
 ///
 /// Both sides check every frame: a length past ``maxFrameBytes``, an unknown tag, a field
 /// past its cap, a count past the contract's limits, trailing bytes, or a frame that is not

@@ -21,6 +21,7 @@ public enum JSONValue: Sendable, Hashable {
     /// An object's members, in order; keys are unique.
     case object([(key: String, value: JSONValue)])
 
+    /// Whether both are the same JSON value (objects compared key by key, in order).
     public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): true
@@ -35,6 +36,7 @@ public enum JSONValue: Sendable, Hashable {
         }
     }
 
+    /// Hashes the same parts `==` compares.
     public func hash(into hasher: inout Hasher) {
         switch self {
         case .null: hasher.combine(0)

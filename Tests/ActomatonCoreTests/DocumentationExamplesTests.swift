@@ -1,0 +1,55 @@
+// Code blocks of the DocC articles that are not already in the README tour, verbatim.
+// `make readme-check` verifies that each article's block appears in a test file.
+
+import ActomatonCore
+import Testing
+
+@Suite("Documentation: ActomatonCore articles")
+struct DocumentationCoreExamplesTests {
+    enum DoorState: String, Sendable, CustomStringConvertible { case closed, open, locked; var description: String { rawValue } }
+    enum DoorInput: String, Sendable, CustomStringConvertible { case open, close, lock, unlock; var description: String { rawValue } }
+
+    static let doorTable = TransitionTable<DoorInput, DoorState, String>([
+        .open   | .closed => .open,
+        .close  | .open   => .closed,
+        .lock   | .closed => .locked | "engage bolt",
+        .unlock | .locked => .closed | "release bolt",
+    ])
+
+    struct Door {
+        var machine: TransitionMachine<DoorInput, DoorState, String>
+
+        init() {
+            machine = DocumentationCoreExamplesTests.doorTable.machine(state: .closed)
+        }
+
+        mutating func press(_ input: DoorInput) -> String? {
+            machine.send(input).output
+        }
+    }
+
+    @Test func aStoredTransitionMachine() {
+        var door = Door()
+        #expect(door.press(.lock) == "engage bolt")
+        #expect(door.press(.open) == nil)            // no row: still locked
+        #expect(door.machine.state == .locked)
+        #expect(door.press(.unlock) == "release bolt")
+        #expect(door.press(.open) == nil)            // a row without an output
+        #expect(door.machine.state == .open)
+    }
+
+    @Test func mapOutputBeforeContramapAction() {
+        enum AppAction { case door(DoorInput), other }
+
+        let doorReducer = Self.doorTable.reducer
+            .map(output: { reply in reply.output.map { [$0] } ?? [] }) // [String] is a ReducerOutput
+            .contramap(action: { (action: AppAction) in
+                if case let .door(input) = action { input } else { nil }
+            })
+
+        var machine = MealyMachine(state: DoorState.closed, reducer: doorReducer, effectManager: ReplyEffectManager())
+        #expect(machine.send(.door(.lock)) == ["engage bolt"])
+        #expect(machine.send(.other) == [])
+        #expect(machine.state == .locked)
+    }
+}
