@@ -109,7 +109,7 @@ where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action
     }
 
     /// Describes a plugin whose vocabulary is shared with its `.wasm` build
-    /// (``PluginActionEntry``), with a `Codable` state.
+    /// (`PluginActionEntry`), with a `Codable` state.
     public convenience init(
         name: String, version: String, summary: String? = nil, reducer: Reducer, initialState: Reducer.State,
         vocabulary: [PluginActionEntry<Reducer.Action>], requests: ((Reducer.Action) -> PluginCall)? = nil
@@ -119,7 +119,7 @@ where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action
     }
 
     /// Describes a plugin whose vocabulary is shared with its `.wasm` build
-    /// (``PluginActionEntry``), with a ``PluginSnapshotCodable`` state: the `.so` and the
+    /// (`PluginActionEntry`), with a `PluginSnapshotCodable` state: the `.so` and the
     /// `.wasm` then read each other's snapshots.
     public convenience init(
         name: String, version: String, summary: String? = nil, reducer: Reducer, initialState: Reducer.State,
