@@ -145,7 +145,11 @@ struct JournalTests {
         let counter = try await PluginHost(clock: clock, journal: journal).load(path: plugin("CounterPlugin"))
         await clock.advance(by: .zero)
         #expect(await eventually { (try? await counter.describe()) == #"{"count":1000}"# }, "the overdue one fired at once")
-        await clock.advance(by: .seconds(10))
+        // The two others are armed again by tasks of their own: wait until both are in place and
+        // one sleeps before moving the clock, or a timer armed after the advance misses it.
+        #expect(await eventually { await counter.runningEffectCount == 2 })
+        for _ in 0..<1_000 { await Task.yield() }
+        await clock.advanceWhenSleeping(by: .seconds(10))
         #expect(await eventually { (try? await counter.describe()) == #"{"count":1001}"# }, "the ticker ticks")
         await clock.advance(by: .seconds(20))
         #expect(await eventually { (try? await counter.describe()) == #"{"count":1103}"# }, "30 s: the delayed add and two more ticks")

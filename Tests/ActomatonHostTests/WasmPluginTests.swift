@@ -224,14 +224,16 @@ struct HostileWasmTests {
 
 @Suite("WebAssembly plugins: a user's own package")
 struct UserWasmPluginTests {
-    /// `wasm/actomaton-wasm-plugin` on the fixture package's sources, as the README shows.
+    /// `wasm/actomaton-wasm-plugin` on the fixture package's sources, as the README shows. Each
+    /// glue folder gets a cache of its own: the tests run in parallel, and two builds of the
+    /// module `Blinker` into one cache would overwrite each other's object file.
     func build(_ glue: String) throws -> (status: Int32, output: String, path: String) {
         let directory = try temporaryDirectory()
         let output = "\(directory)/blinker.wasm"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "\(projectRoot)/wasm/actomaton-wasm-plugin")
         let package = "\(projectRoot)/Tests/Fixtures/UserWasmPlugin"
-        process.arguments = ["--name", "Blinker", "--output", output, "--cache", "\(projectRoot)/.build/wasm/user-cache",
+        process.arguments = ["--name", "Blinker", "--output", output, "--cache", "\(projectRoot)/.build/wasm/user-cache-\(glue)",
                              "\(package)/Sources/Blinker", "\(package)/\(glue)"]
         let pipe = Pipe()
         process.standardOutput = pipe
