@@ -341,6 +341,23 @@ struct EffectRuntimeStateMachineTests {
         print("EffectRuntimeStateMachine: \(steps.count) transitions; checked against the model in \(checked) (\(perSecond(checked)) per second); replayed alone in \(alone) (\(perSecond(alone)) per second)")
     }
 
+    /// After a burst, an idle machine gives its tables' storage back (the issue measured 4–16 MB
+    /// kept after 100,000 effects); it kept it before.
+    @Test func anIdleMachineGivesItsStorageBack() {
+        var machine = Machine(randomSeed: 0)
+        var instances: [EffectInstanceID] = []
+        for key in 0..<10_000 {
+            guard case let (.run(instance), _) = machine.start(id: nil, queue: nil, now: { .zero }) else { return }
+            _ = machine.attach(key, to: instance)
+            instances.append(instance)
+        }
+        #expect(machine.recordCapacity >= 10_000)
+        for instance in instances.dropLast() { _ = machine.finish(instance, now: { .zero }) }
+        #expect(machine.recordCapacity >= 10_000, "still busy: the storage stays")
+        _ = machine.finish(instances.last!, now: { .zero })
+        #expect(machine.recordCapacity < 64)
+    }
+
     /// A raised limit resumes parked tasks at once, and starts admitted ones; a lowered one
     /// starts nothing new until the lane is below it.
     @Test func aRaisedLimitAdmitsWaitingEffects() throws {

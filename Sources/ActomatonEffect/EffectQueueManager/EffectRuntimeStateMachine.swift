@@ -110,6 +110,8 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
 
     private var nextInstance: UInt64 = 0
     private var records: [EffectInstanceID: Record] = [:]
+    /// How many effects the tables have room for without growing (for tests of the idle footprint).
+    var recordCapacity: Int { records.capacity }
     private var instancesByID: [AnyEffectID: [EffectInstanceID]] = [:]
     private var lanes: [AnyEffectQueue: Lane] = [:]
     private var random: SplitMix64
@@ -288,6 +290,14 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
         _ instance: EffectInstanceID, cancelling: Bool, now: () -> Duration, aftermath: inout Aftermath
     ) {
         guard let record = records.removeValue(forKey: instance) else { return }
+        // Once idle, give back the tables' storage: a burst of 100,000 effects would otherwise
+        // keep megabytes of empty buckets for as long as the machine lives.
+        defer {
+            if records.isEmpty && records.capacity > 64 {
+                records = [:]
+                instancesByID = [:]
+            }
+        }
         if cancelling, let task = record.task { aftermath.tasksToCancel.append(task) }
         if case let .parked(continuation) = record.phase { aftermath.continuationsToResume.append((continuation, nil)) }
         if let id = record.id {
