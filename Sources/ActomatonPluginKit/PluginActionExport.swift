@@ -11,9 +11,9 @@ import ActomatonPluginABI
 /// }
 /// ```
 ///
-/// When the reducer requests one of its own actions as an effect (`PluginEffect/after(_:send:id:queue:)`),
-/// the kit finds the vocabulary entry by the enum case's name and reads the payload in
-/// order, so name each entry after its case and list the parameters in payload order.
+/// When the reducer requests one of its own actions as an effect, `PluginExport`'s `requests`
+/// mapping names the entry; a vocabulary shared with the wasm kit is a list of
+/// `PluginActionEntry` instead (``init(_:)``).
 public struct PluginActionExport<Action>: @unchecked Sendable {
     let name: String
     let parameters: [(name: String, type: actomaton_type)]

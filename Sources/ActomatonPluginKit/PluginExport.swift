@@ -326,8 +326,7 @@ where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action
             defer { strings.forEach { free($0) } }
             var values: [actomaton_value] = []
             for (value, parameter) in zip(request.arguments, entry.parameters) {
-                guard let type = PluginValueType(rawValue: parameter.type), type.fits(value),
-                      let converted = contractValue(value, type: parameter.type, strings: &strings) else {
+                guard let converted = contractValue(value, type: parameter.type, strings: &strings) else {
                     let message = "the reducer requested '\(request.name)' with \(value) for parameter '\(parameter.name)', which does not fit its type"
                     message.withCString { host?.pointee.fail($0) }
                     return ACTOMATON_INVALID_REQUEST

@@ -2,15 +2,34 @@ import ActomatonPluginContract
 import ActomatonPluginABI
 import WasmKit
 
-/// Runs the host import `name` for a module: records an effect request, a failure message or
-/// a log line in `context`. A request the host cannot accept returns
+/// The functions a module may import, all from module `"actomaton"`.
+enum HostImport: String, CaseIterable {
+    case nextAction = "next_action"
+    case delayedAction = "delayed_action"
+    case repeatingAction = "repeating_action"
+    case cancel
+    case fail
+    case log
+
+    /// Its wasm signature.
+    var type: FunctionType {
+        switch self {
+        case .nextAction: FunctionType(parameters: [.i32], results: [.i32])
+        case .delayedAction, .repeatingAction: FunctionType(parameters: [.i32, .i64, .i32], results: [.i32])
+        case .cancel: FunctionType(parameters: [.i32, .i32], results: [.i32])
+        case .fail, .log: FunctionType(parameters: [.i32, .i32], results: [])
+        }
+    }
+}
+
+/// Runs the host import `function` for a module: records an effect request, a failure message
+/// or a log line in `context`. A request the host cannot accept returns
 /// `ACTOMATON_WASM_INVALID_REQUEST` (2) and fails the action; nothing a module passes can trap
 /// the host.
-func hostCall(_ name: String, _ arguments: [Value], _ context: WasmMachine.Context) throws -> [Value] {
+func hostCall(_ function: HostImport, _ arguments: [Value], _ context: WasmMachine.Context) throws -> [Value] {
     func i32(_ index: Int) -> Int { Int(arguments[index].i32 ?? 0) }
-    func i64(_ index: Int) -> UInt64 { arguments[index].i64 ?? 0 }
-    switch name {
-    case "fail":
+    switch function {
+    case .fail:
         let message = readText(context, offset: i32(0), length: i32(1), limit: PluginLimits.maxMessageBytes)
         switch context.phase {
         case .acting, .restoring, .loading:
@@ -19,16 +38,17 @@ func hostCall(_ name: String, _ arguments: [Value], _ context: WasmMachine.Conte
             context.log("fail called outside an action: \(message ?? "(an unreadable message)")")
         }
         return []
-    case "log":
+    case .log:
         context.log(readText(context, offset: i32(0), length: i32(1), limit: PluginLimits.maxMessageBytes) ?? "(an unreadable log line)")
         return []
-    default:
-        return [.i32(UInt32(bitPattern: request(name, arguments, context)))]
+    case .nextAction, .delayedAction, .repeatingAction, .cancel:
+        return [.i32(UInt32(bitPattern: request(function, arguments, context)))]
     }
 }
 
 /// Records one effect request; returns the contract's status.
-private func request(_ name: String, _ arguments: [Value], _ context: WasmMachine.Context) -> Int32 {
+private func request(_ function: HostImport, _ arguments: [Value], _ context: WasmMachine.Context) -> Int32 {
+    let name = function.rawValue
     guard context.phase == .acting, let plugin = context.plugin else {
         context.log("\(name) called outside an action: ignored")
         return 2
@@ -40,21 +60,21 @@ private func request(_ name: String, _ arguments: [Value], _ context: WasmMachin
     let offset = Int(arguments[0].i32 ?? 0)
     do throws(HostRequestError) {
         let request: PluginEffectRequest
-        switch name {
-        case "next_action":
+        switch function {
+        case .nextAction:
             request = .next(try readCall(context, plugin, at: offset))
-        case "delayed_action", "repeating_action":
+        case .delayedAction, .repeatingAction:
             let action = try readCall(context, plugin, at: offset)
             let nanoseconds = arguments[1].i64 ?? 0
             let options = try readOptions(context, at: Int(arguments[2].i32 ?? 0))
             let duration = Duration.nanoseconds(Int64(clamping: nanoseconds))
-            if name == "delayed_action" {
+            if function == .delayedAction {
                 request = .delayed(action, after: duration, options)
             } else {
                 guard nanoseconds > 0 else { throw HostRequestError("the interval must be more than 0") }
                 request = .repeating(action, every: duration, options)
             }
-        case "cancel":
+        case .cancel:
             let length = Int(arguments[1].i32 ?? 0)
             guard length <= PluginLimits.maxIdentifierBytes else {
                 throw HostRequestError("the effect ID is longer than \(PluginLimits.maxIdentifierBytes) bytes")
@@ -63,8 +83,8 @@ private func request(_ name: String, _ arguments: [Value], _ context: WasmMachin
                 throw HostRequestError("the effect ID is outside the module's memory or not UTF-8")
             }
             request = .cancel(id: id)
-        default:
-            throw HostRequestError("unknown host function")
+        case .fail, .log:
+            return 2  // not requests: hostCall handles them
         }
         switch request {
         case .delayed, .repeating:
@@ -91,7 +111,7 @@ private func readText(_ context: WasmMachine.Context, offset: Int, length: Int, 
 }
 
 /// A little-endian UInt32 at `offset`, or `nil` outside memory.
-private func u32(_ memory: Memory, _ offset: Int) -> UInt32? {
+func u32(_ memory: Memory, _ offset: Int) -> UInt32? {
     guard let bytes = readMemory(memory, offset: offset, length: 4) else { return nil }
     return bytes.enumerated().reduce(0) { $0 | UInt32($1.element) << (8 * $1.offset) }
 }
@@ -174,85 +194,4 @@ private func readOptions(_ context: WasmMachine.Context, at offset: Int) throws(
         result.queue = .init(name: queue, policy: policy)
     }
     return result
-}
-
-/// Reads and validates a wasm manifest (`actomaton_wasm_manifest`) from linear memory, with
-/// the same rules as a `.so` manifest.
-struct WasmManifestReader {
-    let memory: Memory
-
-    func read(at offset: UInt32) throws(PluginManifestError) -> PluginManifest {
-        let base = Int(offset)
-        let version = try word(base, "the manifest")
-        guard version == WasmPluginModule.abiVersion else {
-            throw .unsupportedABIVersion(found: version, supported: WasmPluginModule.abiVersion)
-        }
-        let name = try self.name(at: base + 4, what: "the plugin name")
-        guard let version = try text(at: base + 12, limit: Int(ACTOMATON_MAX_NAME_LENGTH), what: "the version") else {
-            throw .invalid("the version is missing")
-        }
-        let summary = try text(at: base + 20, limit: 1024, what: "the summary")
-        let capabilities = try word(base + 36, "the manifest")
-        guard capabilities == 0 else {
-            throw .invalid("the module asks for capabilities \(capabilities) (file system, network, clock…), which this host does not grant: plugins run with none")
-        }
-        let actions = Int(try word(base + 28, "the manifest"))
-        let count = Int(try word(base + 32, "the manifest"))
-        guard (1...Int(ACTOMATON_MAX_ACTIONS)).contains(count) else {
-            throw .invalid("action_count is \(count); it must be 1...\(ACTOMATON_MAX_ACTIONS)")
-        }
-        var result: [PluginManifest.Action] = []
-        var names = Set<String>()
-        for index in 0..<count {
-            let entry = actions + 16 * index
-            let actionName = try self.name(at: entry, what: "the name of action \(index + 1)")
-            guard names.insert(actionName).inserted else { throw .invalid("two actions are named '\(actionName)'") }
-            let parameters = Int(try word(entry + 8, "action '\(actionName)'"))
-            let parameterCount = Int(try word(entry + 12, "action '\(actionName)'"))
-            guard parameterCount <= Int(ACTOMATON_MAX_PARAMETERS) else {
-                throw .invalid("action '\(actionName)' has \(parameterCount) parameters; at most \(ACTOMATON_MAX_PARAMETERS)")
-            }
-            var parameterNames = Set<String>()
-            var list: [PluginManifest.Parameter] = []
-            for position in 0..<parameterCount {
-                let item = parameters + 12 * position
-                let parameterName = try self.name(at: item, what: "parameter \(position + 1) of '\(actionName)'")
-                guard parameterNames.insert(parameterName).inserted else {
-                    throw .invalid("action '\(actionName)' has two parameters named '\(parameterName)'")
-                }
-                let code = try word(item + 8, "action '\(actionName)'")
-                guard let type = PluginValueType(rawValue: code) else {
-                    throw .invalid("parameter '\(parameterName)' of '\(actionName)' has unknown type \(code)")
-                }
-                list.append(.init(name: parameterName, type: type))
-            }
-            result.append(.init(name: actionName, parameters: list))
-        }
-        return PluginManifest(abiVersion: WasmPluginModule.abiVersion, name: name, version: version, summary: summary, actions: result)
-    }
-
-    private func word(_ offset: Int, _ what: String) throws(PluginManifestError) -> UInt32 {
-        guard let value = u32(memory, offset) else { throw .invalid("\(what) points outside the module's memory (offset \(offset))") }
-        return value
-    }
-
-    /// An (offset, length) string; `nil` for (0, 0).
-    private func text(at offset: Int, limit: Int, what: String) throws(PluginManifestError) -> String? {
-        let start = Int(try word(offset, what)), length = Int(try word(offset + 4, what))
-        if start == 0 && length == 0 { return nil }
-        guard length <= limit else { throw .invalid("\(what) is longer than \(limit) bytes") }
-        guard let bytes = ActomatonHost.readMemory(memory, offset: start, length: length) else {
-            throw .invalid("\(what) points outside the module's memory (\(length) bytes at offset \(start))")
-        }
-        guard let text = String(validating: bytes, as: UTF8.self) else { throw .invalid("\(what) is not valid UTF-8") }
-        return text
-    }
-
-    private func name(at offset: Int, what: String) throws(PluginManifestError) -> String {
-        guard let text = try text(at: offset, limit: Int(ACTOMATON_MAX_NAME_LENGTH), what: what) else { throw .invalid("\(what) is missing") }
-        guard ManifestReader.isValidName(text) else {
-            throw .invalid("\(what) \(PluginValue.quoted(text)) is not a valid name (letters, digits and _, not starting with a digit)")
-        }
-        return text
-    }
 }

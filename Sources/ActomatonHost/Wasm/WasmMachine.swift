@@ -41,8 +41,11 @@ final class WasmMachine: @unchecked Sendable {
     private let snapshotFunction: Function
     private let restoreFunction: Function
     private let describeFunction: Function
-    /// One export per action, in manifest order; empty until the manifest is read.
+    private let manifestFunction: Function
+    /// One export per action, in manifest order, with its parameter types; empty until the
+    /// manifest is read.
     private(set) var actions: [Function] = []
+    private var parameterTypes: [[PluginValueType]] = []
 
     /// Instantiates `module`. The manifest is read by ``readManifest()`` (at load) or taken
     /// from `plugin` (for every later instance).
@@ -53,9 +56,9 @@ final class WasmMachine: @unchecked Sendable {
         store.resourceLimiter = MemoryCap(limit: module.limits.memoryLimit)
         var imports = Imports()
         let context = self.context
-        for (name, type) in WasmPluginModule.hostImports {
-            imports.define(module: "actomaton", name: name, Function(store: store, type: type) { _, arguments in
-                try hostCall(name, arguments, context)
+        for function in HostImport.allCases {
+            imports.define(module: "actomaton", name: function.rawValue, Function(store: store, type: function.type) { _, arguments in
+                try hostCall(function, arguments, context)
             })
         }
         do {
@@ -86,11 +89,10 @@ final class WasmMachine: @unchecked Sendable {
         snapshotFunction = found[3]
         restoreFunction = found[4]
         describeFunction = found[5]
-        let abi = found[0], manifest = found[1]
-        _ = manifest
+        manifestFunction = found[1]
         let version: UInt32
         do {
-            version = try call(abi, [])?.i32 ?? 0
+            version = try call(found[0], [])?.i32 ?? 0
         } catch {
             throw PluginLoadError(.wasm("actomaton_abi_version trapped: \(error.message)"), at: path)
         }
@@ -103,6 +105,7 @@ final class WasmMachine: @unchecked Sendable {
     /// Binds the action exports and the plugin the imports check requests against.
     private func bindActions(of manifest: PluginManifest, plugin: Plugin?) throws(PluginLoadError) {
         var bound: [Function] = []
+        parameterTypes = manifest.actions.map { $0.parameters.map(\.type) }
         for action in manifest.actions {
             let name = WasmPluginModule.exportName(of: action.name)
             let expected = FunctionType(parameters: WasmPluginModule.wasmParameters(action.parameters.map(\.type)), results: [.i32])
@@ -116,11 +119,6 @@ final class WasmMachine: @unchecked Sendable {
             bound.append(function)
         }
         actions = bound
-        context.plugin = plugin
-    }
-
-    /// Attaches the loaded plugin (the imports check requested actions against it).
-    func attach(_ plugin: Plugin) {
         context.plugin = plugin
     }
 
@@ -151,14 +149,11 @@ final class WasmMachine: @unchecked Sendable {
 
     /// Reads and validates the manifest, and binds the action exports it names.
     func readManifest() throws(PluginLoadError) -> PluginManifest {
-        guard let function = instance.exports[function: "actomaton_manifest"] else {
-            throw PluginLoadError(.wasm("the module does not export actomaton_manifest"), at: path)
-        }
         context.phase = .loading
         defer { context.phase = .idle; context.reset() }
         let offset: UInt32
         do {
-            offset = try call(function, [])?.i32 ?? 0
+            offset = try call(manifestFunction, [])?.i32 ?? 0
         } catch {
             throw PluginLoadError(.wasm("actomaton_manifest failed: \(error.message)"), at: path)
         }
@@ -179,7 +174,7 @@ final class WasmMachine: @unchecked Sendable {
     /// Runs `action` (checked against this plugin), returning what it requested.
     func perform(_ action: PluginAction) throws(CallFailure) -> PluginInstance.Outcome {
         var arguments: [Value] = []
-        let types = context.plugin?.manifest.actions[action.index].parameters.map(\.type) ?? []
+        let types = parameterTypes[action.index]
         var strings: [[UInt8]] = []
         for case let .string(text) in action.arguments { strings.append(Array(text.utf8)) }
         var stringOffset: UInt32 = 0

@@ -10,15 +10,6 @@ final class WasmPluginModule: @unchecked Sendable {
 
     /// The contract version this host speaks.
     static let abiVersion: UInt32 = 1
-    /// The imports the host provides, module "actomaton", with their wasm signatures.
-    static let hostImports: [String: FunctionType] = [
-        "next_action": FunctionType(parameters: [.i32], results: [.i32]),
-        "delayed_action": FunctionType(parameters: [.i32, .i64, .i32], results: [.i32]),
-        "repeating_action": FunctionType(parameters: [.i32, .i64, .i32], results: [.i32]),
-        "cancel": FunctionType(parameters: [.i32, .i32], results: [.i32]),
-        "fail": FunctionType(parameters: [.i32, .i32], results: []),
-        "log": FunctionType(parameters: [.i32, .i32], results: []),
-    ]
     /// The exports every module has, with their signatures.
     static let requiredExports: [(String, FunctionType)] = [
         ("actomaton_abi_version", FunctionType(parameters: [], results: [.i32])),
@@ -51,7 +42,7 @@ final class WasmPluginModule: @unchecked Sendable {
             throw PluginLoadError(.wasm("not a valid WebAssembly module: \(oneLine(error))"), at: path)
         }
         for item in module.imports {
-            guard item.module == "actomaton", case .function = item.descriptor, hostImports[item.name] != nil else {
+            guard item.module == "actomaton", case .function = item.descriptor, HostImport(rawValue: item.name) != nil else {
                 let kind = switch item.descriptor {
                 case .function: "function"
                 case .memory: "memory"
