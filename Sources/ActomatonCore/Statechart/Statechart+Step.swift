@@ -1,0 +1,438 @@
+// SCXML's run-to-completion step (appendix D of the recommendation) on 128-bit state sets.
+// Scratch space (the enabled transitions and the queue of done events) is on the stack.
+
+extension Statechart {
+    /// Sends `event`: takes the enabled transitions and everything they lead to, emitting the
+    /// exit, transition and entry outputs into `outputs` and telling `trace` of each transition.
+    ///
+    /// This is the form that allocates nothing: pass a sink that does not (a counter, a fixed
+    /// buffer, a ``SinkEffectManager``'s sink) and ``StatechartNoTrace``.
+    @inlinable
+    public func send<Sink: OutputSink, Trace: StatechartTrace>(
+        _ event: Event,
+        to state: inout StatechartState<StateID>,
+        outputs: inout Sink,
+        trace: inout Trace
+    ) -> StatechartStatus where Sink.Output == Output {
+        if state.active.intersects(topLevelFinalStates) { return .finished }
+        return withUnsafeTemporaryAllocation(of: Int16.self, capacity: enabledCapacity) { enabled in
+            let count = select(.event(event), state, enabled)
+            if count == 0 { return .ignored }
+            return withUnsafeTemporaryAllocation(of: Int16.self, capacity: doneQueueCapacity) { buffer in
+                var queue = DoneQueue(buffer)
+                microstep(enabled, count, &state, &queue, &outputs, &trace)
+                return settle(after: 1, &state, enabled, &queue, &outputs, &trace)
+            }
+        }
+    }
+
+    /// Sends `event` and returns what happened with every output, in order.
+    @inlinable
+    @discardableResult
+    public func send(_ event: Event, to state: inout StatechartState<StateID>) -> StatechartReply<[Output]> {
+        var outputs: [Output] = []
+        var trace = StatechartNoTrace()
+        let status = send(event, to: &state, outputs: &outputs, trace: &trace)
+        return StatechartReply(status: status, outputs: outputs)
+    }
+
+    /// Enters the initial states from nothing and settles: how ``initialState`` is made.
+    func start<Sink: OutputSink, Trace: StatechartTrace>(
+        _ state: inout StatechartState<StateID>,
+        outputs: inout Sink,
+        trace: inout Trace
+    ) -> StatechartStatus where Sink.Output == Output {
+        withUnsafeTemporaryAllocation(of: Int16.self, capacity: enabledCapacity) { enabled in
+            withUnsafeTemporaryAllocation(of: Int16.self, capacity: doneQueueCapacity) { buffer in
+                var queue = DoneQueue(buffer)
+                var entering = StatechartStateSet()
+                addDescendants(rootInitial, to: &entering, history: state.history)
+                addAncestors(of: rootInitial, below: -1, to: &entering, history: state.history)
+                enter(entering, &state, &queue, &outputs)
+                return settle(after: 1, &state, enabled, &queue, &outputs, &trace)
+            }
+        }
+    }
+
+    // MARK: - Scratch space
+
+    /// The most transitions one selection can enable: one per active atomic state.
+    @inlinable
+    var enabledCapacity: Int { Swift.max(atomicStates.count, 1) }
+
+    /// Each microstep raises at most two done events, so this never fills.
+    @inlinable
+    var doneQueueCapacity: Int { 2 &* microstepLimit &+ 2 }
+
+    /// What a selection looks for.
+    @usableFromInline
+    enum Occurrence {
+        case event(Event)
+        case done(Int)
+        case none
+    }
+
+    /// The done events raised and not yet processed, first in first out.
+    @usableFromInline
+    struct DoneQueue {
+        @usableFromInline let buffer: UnsafeMutableBufferPointer<Int16>
+        @usableFromInline var head = 0
+        @usableFromInline var tail = 0
+
+        @inlinable
+        init(_ buffer: UnsafeMutableBufferPointer<Int16>) { self.buffer = buffer }
+
+        @inlinable
+        mutating func push(_ state: Int) {
+            guard tail < buffer.count else { return }
+            buffer[tail] = Int16(truncatingIfNeeded: state)
+            tail &+= 1
+        }
+
+        @inlinable
+        mutating func pop() -> Int? {
+            guard head < tail else { return nil }
+            defer { head &+= 1 }
+            return Int(buffer[head])
+        }
+    }
+
+    // MARK: - The macrostep
+
+    /// Takes eventless transitions, then queued done events, until none is enabled.
+    @inlinable
+    func settle<Sink: OutputSink, Trace: StatechartTrace>(
+        after microsteps: Int,
+        _ state: inout StatechartState<StateID>,
+        _ enabled: UnsafeMutableBufferPointer<Int16>,
+        _ queue: inout DoneQueue,
+        _ outputs: inout Sink,
+        _ trace: inout Trace
+    ) -> StatechartStatus where Sink.Output == Output {
+        var microsteps = microsteps
+        while !state.active.intersects(topLevelFinalStates) {
+            var count = select(.none, state, enabled)
+            if count == 0 {
+                guard let done = queue.pop() else { break }
+                count = select(.done(done), state, enabled)
+                if count == 0 { continue }
+            }
+            if microsteps >= microstepLimit { return .stoppedAtMicrostepLimit }
+            microstep(enabled, count, &state, &queue, &outputs, &trace)
+            microsteps &+= 1
+        }
+        return .transitioned
+    }
+
+    // MARK: - Selecting transitions
+
+    /// Fills `enabled` with the optimal enabled transition set for `occurrence` and returns
+    /// its size.
+    @inlinable
+    func select(_ occurrence: Occurrence, _ state: StatechartState<StateID>, _ enabled: UnsafeMutableBufferPointer<Int16>) -> Int {
+        let pair = StatechartStateSetPair(active: state.active, history: state.history)
+        var count = 0
+        forEach(inDocumentOrder: state.active.intersection(atomicStates)) { atom in
+            var node = atom
+            while node >= 0 {
+                for index in nodes[node].transitions where matches(compiled[index], occurrence, pair) {
+                    var seen = false
+                    for position in 0..<count where enabled[position] == Int16(index) { seen = true }
+                    if !seen {
+                        enabled[count] = Int16(index)
+                        count &+= 1
+                    }
+                    return
+                }
+                node = nodes[node].parent
+            }
+        }
+        return count > 1 ? removeConflicts(enabled, count, state) : count
+    }
+
+    @inlinable
+    func matches(_ transition: CompiledTransition, _ occurrence: Occurrence, _ pair: StatechartStateSetPair) -> Bool {
+        switch (transition.trigger, occurrence) {
+        case let (.event(matches), .event(event)):
+            guard matches(event) else { return false }
+        case let (.done(state), .done(done)):
+            guard state == done else { return false }
+        case (.always, .none):
+            break
+        default:
+            return false
+        }
+        return transition.condition?(pair) ?? true
+    }
+
+    /// Drops the transitions that conflict with an earlier or an inner one; the kept ones stay
+    /// in order at the front of `enabled`.
+    @inlinable
+    func removeConflicts(_ enabled: UnsafeMutableBufferPointer<Int16>, _ count: Int, _ state: StatechartState<StateID>) -> Int {
+        var kept = 0
+        for position in 0..<count {
+            let first = Int(enabled[position])
+            let firstExits = exitSet(of: first, state)
+            var preempted = false
+            for keptPosition in 0..<kept {
+                let second = Int(enabled[keptPosition])
+                if firstExits.intersects(exitSet(of: second, state))
+                    && !nodes[compiled[second].source].descendants.contains(compiled[first].source) {
+                    preempted = true
+                    break
+                }
+            }
+            if preempted { continue }
+            var write = 0
+            for keptPosition in 0..<kept {
+                let second = enabled[keptPosition]
+                if !firstExits.intersects(exitSet(of: Int(second), state)) {
+                    enabled[write] = second
+                    write &+= 1
+                }
+            }
+            enabled[write] = Int16(first)
+            kept = write &+ 1
+        }
+        return kept
+    }
+
+    // MARK: - The microstep
+
+    @inlinable
+    func microstep<Sink: OutputSink, Trace: StatechartTrace>(
+        _ enabled: UnsafeMutableBufferPointer<Int16>,
+        _ count: Int,
+        _ state: inout StatechartState<StateID>,
+        _ queue: inout DoneQueue,
+        _ outputs: inout Sink,
+        _ trace: inout Trace
+    ) where Sink.Output == Output {
+        var exiting = StatechartStateSet()
+        for position in 0..<count { exiting = exiting.union(exitSet(of: Int(enabled[position]), state)) }
+        if !exiting.isEmpty {
+            // History is recorded from the configuration before anything exits.
+            for node in exiting where nodes[node].kind == .compound || nodes[node].kind == .parallel {
+                let children = nodes[node].children
+                state.history = state.history.subtracting(children).union(state.active.intersection(children))
+            }
+            forEach(inReverseDocumentOrder: exiting) { node in
+                emit(nodes[node].exitOutputs, &outputs)
+                state.active.remove(node)
+            }
+        }
+        var entering = StatechartStateSet()
+        for position in 0..<count {
+            let index = Int(enabled[position])
+            let transition = compiled[index]
+            trace.took(transition: index)
+            emit(transition.outputs, &outputs)
+            guard !transition.targets.isEmpty else { continue }
+            for target in transition.targets { addDescendants(target, to: &entering, history: state.history) }
+            let domain = domain(of: transition, history: state.history)
+            for target in effectiveTargets(of: transition, history: state.history) {
+                addAncestors(of: target, below: domain, to: &entering, history: state.history)
+            }
+        }
+        enter(entering, &state, &queue, &outputs)
+    }
+
+    /// Enters `entering` in document order, raising done events for the final states.
+    @inlinable
+    func enter<Sink: OutputSink>(
+        _ entering: StatechartStateSet,
+        _ state: inout StatechartState<StateID>,
+        _ queue: inout DoneQueue,
+        _ outputs: inout Sink
+    ) where Sink.Output == Output {
+        forEach(inDocumentOrder: entering) { node in
+            state.active.insert(node)
+            emit(nodes[node].entryOutputs, &outputs)
+            guard nodes[node].kind == .final else { return }
+            let parent = nodes[node].parent
+            guard parent >= 0 else { return }
+            queue.push(parent)
+            let grandparent = nodes[parent].parent
+            if grandparent >= 0, nodes[grandparent].kind == .parallel,
+               nodes[grandparent].children.allSatisfy({ isInFinalState($0, state.active) }) {
+                queue.push(grandparent)
+            }
+        }
+    }
+
+    @inlinable
+    func emit<Sink: OutputSink>(_ range: Range<Int>, _ outputs: inout Sink) where Sink.Output == Output {
+        for index in range { outputs.receive(outputTable[index]) }
+    }
+
+    // MARK: - Domains, exit and entry sets
+
+    /// The active states `transition` exits.
+    @inlinable
+    func exitSet(of index: Int, _ state: StatechartState<StateID>) -> StatechartStateSet {
+        let transition = compiled[index]
+        if transition.targets.isEmpty { return StatechartStateSet() }
+        let domain = domain(of: transition, history: state.history)
+        return domain < 0 ? state.active : state.active.intersection(nodes[domain].descendants)
+    }
+
+    /// The transition's domain: a raw value, or -1 for the whole chart.
+    @inlinable
+    func domain(of transition: CompiledTransition, history: StatechartStateSet) -> Int {
+        if !transition.targetsHistory { return transition.staticDomain }
+        return Self.domain(
+            source: transition.source, targets: effectiveTargets(of: transition, history: history),
+            isInternal: transition.isInternal, nodes: nodes)
+    }
+
+    /// SCXML's transition domain: the source for an internal transition into itself, else the
+    /// innermost compound proper ancestor of the source that contains every target (-1: the
+    /// whole chart).
+    @inlinable
+    static func domain(source: Int, targets: StatechartStateSet, isInternal: Bool, nodes: [CompiledNode]) -> Int {
+        if isInternal && nodes[source].kind == .compound && targets.isSubset(of: nodes[source].descendants) {
+            return source
+        }
+        var ancestor = nodes[source].parent
+        while ancestor >= 0 {
+            if nodes[ancestor].kind == .compound && targets.isSubset(of: nodes[ancestor].descendants) { return ancestor }
+            ancestor = nodes[ancestor].parent
+        }
+        return -1
+    }
+
+    /// The targets with each history state replaced by what it resumes.
+    @inlinable
+    func effectiveTargets(of transition: CompiledTransition, history: StatechartStateSet) -> StatechartStateSet {
+        if !transition.targetsHistory { return transition.targets }
+        var targets = StatechartStateSet()
+        for target in transition.targets {
+            targets = targets.union(nodes[target].isHistory ? resumed(by: target, history: history) : StatechartStateSet(index: target))
+        }
+        return targets
+    }
+
+    /// What the history state `node` enters: the remembered children (shallow) or leaves
+    /// (deep), or its default when nothing is remembered.
+    @inlinable
+    func resumed(by node: Int, history: StatechartStateSet) -> StatechartStateSet {
+        let parent = nodes[node].parent
+        let remembered = history.intersection(nodes[parent].children)
+        if remembered.isEmpty {
+            if nodes[node].initial >= 0 { return StatechartStateSet(index: nodes[node].initial) }
+            return nodes[parent].kind == .compound ? StatechartStateSet(index: nodes[parent].initial) : nodes[parent].children
+        }
+        return nodes[node].kind == .shallowHistory ? remembered : rememberedLeaves(remembered, history: history)
+    }
+
+    @inlinable
+    func rememberedLeaves(_ states: StatechartStateSet, history: StatechartStateSet) -> StatechartStateSet {
+        var leaves = StatechartStateSet()
+        for state in states {
+            let below = history.intersection(nodes[state].children)
+            if nodes[state].kind == .compound || nodes[state].kind == .parallel, !below.isEmpty {
+                leaves = leaves.union(rememberedLeaves(below, history: history))
+            } else {
+                leaves.insert(state)
+            }
+        }
+        return leaves
+    }
+
+    /// SCXML's addDescendantStatesToEnter.
+    @inlinable
+    func addDescendants(_ node: Int, to entering: inout StatechartStateSet, history: StatechartStateSet) {
+        if nodes[node].isHistory {
+            let targets = resumed(by: node, history: history)
+            for target in targets { addDescendants(target, to: &entering, history: history) }
+            for target in targets { addAncestors(of: target, below: nodes[node].parent, to: &entering, history: history) }
+            return
+        }
+        entering.insert(node)
+        switch nodes[node].kind {
+        case .compound:
+            let initial = nodes[node].initial
+            addDescendants(initial, to: &entering, history: history)
+            addAncestors(of: initial, below: node, to: &entering, history: history)
+        case .parallel:
+            for child in nodes[node].children where !entering.intersects(nodes[child].descendants) {
+                addDescendants(child, to: &entering, history: history)
+            }
+        default:
+            break
+        }
+    }
+
+    /// SCXML's addAncestorStatesToEnter: the ancestors of `node` below `ancestor` (-1: all),
+    /// with the other regions of any parallel one.
+    @inlinable
+    func addAncestors(of node: Int, below ancestor: Int, to entering: inout StatechartStateSet, history: StatechartStateSet) {
+        var current = nodes[node].parent
+        while current >= 0 && current != ancestor {
+            entering.insert(current)
+            if nodes[current].kind == .parallel {
+                for child in nodes[current].children where !entering.intersects(nodes[child].descendants) {
+                    addDescendants(child, to: &entering, history: history)
+                }
+            }
+            current = nodes[current].parent
+        }
+    }
+
+    /// Whether `node` is done: a compound state with an active final child, or a parallel state
+    /// whose every region is done.
+    @inlinable
+    func isInFinalState(_ node: Int, _ active: StatechartStateSet) -> Bool {
+        switch nodes[node].kind {
+        case .compound:
+            return nodes[node].children.intersects(active.intersection(finalStates))
+        case .parallel:
+            return nodes[node].children.allSatisfy { isInFinalState($0, active) }
+        default:
+            return false
+        }
+    }
+
+    // MARK: - Document order
+
+    @inlinable
+    func forEach(inDocumentOrder set: StatechartStateSet, _ body: (Int) -> Void) {
+        if rawValuesInDocumentOrder {
+            for node in set { body(node) }
+            return
+        }
+        var ranks = StatechartStateSet()
+        for node in set { ranks.insert(Int(documentRank[node])) }
+        for rank in ranks { body(Int(documentOrder[rank])) }
+    }
+
+    @inlinable
+    func forEach(inReverseDocumentOrder set: StatechartStateSet, _ body: (Int) -> Void) {
+        var ranks = StatechartStateSet()
+        for node in set { ranks.insert(rawValuesInDocumentOrder ? node : Int(documentRank[node])) }
+        // Highest rank first.
+        while !ranks.isEmpty {
+            let rank = ranks.last!
+            ranks.remove(rank)
+            body(rawValuesInDocumentOrder ? rank : Int(documentOrder[rank]))
+        }
+    }
+}
+
+/// What one event did to a ``Statechart``, with the outputs it emitted.
+public struct StatechartReply<Outputs> {
+    /// Whether transitions were taken.
+    public var status: StatechartStatus
+    /// The exit, transition and entry outputs, in the order they were emitted.
+    public var outputs: Outputs
+
+    /// Creates a reply.
+    @inlinable
+    public init(status: StatechartStatus, outputs: Outputs) {
+        self.status = status
+        self.outputs = outputs
+    }
+}
+
+extension StatechartReply: Equatable where Outputs: Equatable {}
+extension StatechartReply: Sendable where Outputs: Sendable {}

@@ -1,0 +1,218 @@
+/// A statechart: nested (compound) and orthogonal (parallel) states, entry and exit actions,
+/// guarded transitions, shallow and deep history, final states with done events — run with
+/// the semantics of the W3C SCXML recommendation, and compiled into a ``MealyReducer`` so it
+/// runs wherever a reducer runs.
+///
+/// ```swift
+/// enum Light: Int, StatechartStateID { case on, bright, dim, off }
+/// enum Switch: Equatable { case toggle, brighter, dimmer }
+///
+/// let chart = try Statechart<Light, Switch, String>(states: [
+///     .compound(.on, onEntry: ["lamp on"], onExit: ["lamp off"],
+///               transitions: [.on(.toggle, to: .off)], children: [
+///         .atomic(.bright, transitions: [.on(.dimmer, to: .dim)]),
+///         .atomic(.dim, transitions: [.on(.brighter, to: .bright)]),
+///     ]),
+///     .atomic(.off, transitions: [.on(.toggle, to: .on)]),
+/// ])
+/// var state = chart.initialState           // on, bright
+/// chart.send(.dimmer, to: &state)          // on, dim
+/// chart.send(.toggle, to: &state).outputs  // ["lamp off"]
+/// ```
+///
+/// ## The rules
+///
+/// Every step follows SCXML's algorithm (section 3.13 and appendix D of the recommendation),
+/// with states in place of its data model:
+///
+/// - **Document order** is the order states and transitions are written in: a parent before its
+///   children, children in order.
+/// - **Selecting transitions.** For each active atomic state, in document order, the chart looks
+///   at the state's transitions, then its parent's, and so on outwards, and takes the first
+///   whose trigger matches and whose condition holds: inner states win over outer ones, and
+///   earlier transitions over later ones.
+/// - **Conflicts.** Two selected transitions conflict when the states they would exit overlap
+///   (two regions of one parallel state both leaving it). The one whose source is inside the
+///   other's source wins; otherwise the one selected first wins. What is left is the optimal
+///   enabled transition set, taken together as one microstep.
+/// - **A microstep** exits the states to exit from the innermost outwards (reverse document
+///   order), recording history first; then emits the transitions' outputs in selection order;
+///   then enters the states to enter from the outermost inwards (document order), entering a
+///   compound state's initial child and every region of a parallel state.
+/// - **The domain** of a transition is the innermost compound state that contains its source and
+///   its targets; the states exited are the active states inside the domain. An
+///   ``StatechartTransitionKind/internal`` transition whose targets are all inside its source
+///   has the source as its domain, so the source is not exited. A transition without targets
+///   exits and enters nothing.
+/// - **Done events.** Entering a final state raises the done event of its parent; when that
+///   parent is a region of a parallel state and every region is then in a final state, the
+///   parallel state's done event follows. A final state at the top finishes the chart: later
+///   events are answered with ``StatechartStatus/finished``.
+/// - **Run to completion.** After the event's microstep, the chart takes eventless transitions
+///   (``StatechartTransition/always(to:kind:when:outputs:)``) and then done events, in the order
+///   they were raised, one microstep at a time, until none is enabled. A step that needs more
+///   than ``microstepLimit`` microsteps stops there, in a legal configuration, and says so with
+///   ``StatechartStatus/stoppedAtMicrostepLimit``.
+/// - **History.** When a compound or parallel state exits, it remembers its active children. A
+///   transition to its shallow history state re-enters the remembered child (which then enters
+///   its own initial states); a deep history state re-enters every remembered descendant. With
+///   nothing remembered yet, the history state's default is entered.
+///
+/// ## Cost
+///
+/// Building a chart allocates its tables. Sending an event allocates nothing in the chart:
+/// the state is two 128-bit sets, and the step's scratch space is on the stack. Outputs go to
+/// a sink the caller chooses (``send(_:to:outputs:trace:)``).
+public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
+    /// The state the chart starts in: its initial states entered, and the eventless
+    /// transitions and done events they lead to taken.
+    public private(set) var initialState = StatechartState<StateID>()
+    /// The outputs emitted while entering ``initialState``: the initial states' entry actions.
+    public private(set) var initialOutputs: [Output] = []
+    /// The most microsteps one event may cause, its own included.
+    public let microstepLimit: Int
+    /// The definition the chart was built from.
+    public let definition: [StatechartNode<StateID, Event, Output>]
+    /// Every transition, with its source, in document order; ``StatechartTrace`` reports
+    /// transitions by their index here.
+    public let transitions: [StatechartEdge<StateID, Event, Output>]
+
+    @usableFromInline let nodes: [CompiledNode]
+    @usableFromInline let compiled: [CompiledTransition]
+    @usableFromInline let outputTable: [Output]
+    /// Raw value → document position, and back.
+    @usableFromInline let documentRank: [UInt8]
+    @usableFromInline let documentOrder: [UInt8]
+    /// Whether raw values already follow document order, so no reordering is needed.
+    @usableFromInline let rawValuesInDocumentOrder: Bool
+    @usableFromInline let allStates: StatechartStateSet
+    @usableFromInline let atomicStates: StatechartStateSet
+    @usableFromInline let finalStates: StatechartStateSet
+    @usableFromInline let topLevelFinalStates: StatechartStateSet
+    @usableFromInline let rootInitial: Int
+
+    /// Builds a chart from its top-level states; `initial` is entered at start (the first
+    /// state when `nil`).
+    ///
+    /// - Parameter microstepLimit: The most microsteps one event may cause (1 to 10,000;
+    ///   100 by default). It stops charts whose eventless transitions loop.
+    /// - Throws: ``StatechartError`` naming the first problem in the definition.
+    public init(
+        initial: StateID? = nil,
+        microstepLimit: Int = 100,
+        states: [StatechartNode<StateID, Event, Output>]
+    ) throws(StatechartError<StateID>) {
+        guard (1...10_000).contains(microstepLimit) else { throw .microstepLimitOutOfRange(microstepLimit) }
+        guard !states.isEmpty else { throw .empty }
+        var builder = StatechartBuilder<StateID, Event, Output>()
+        try builder.add(states, parent: -1)
+        try builder.resolve(initial: initial)
+        self.microstepLimit = microstepLimit
+        self.definition = states
+        self.transitions = builder.edges
+        self.nodes = builder.nodes
+        self.compiled = builder.transitions
+        self.outputTable = builder.outputs
+        self.documentRank = builder.documentRank
+        self.documentOrder = builder.documentOrder
+        self.rawValuesInDocumentOrder = builder.documentOrder.enumerated().allSatisfy { Int($0.element) == $0.offset }
+            && builder.documentOrder.count == builder.nodes.count
+        self.allStates = builder.allStates
+        self.atomicStates = builder.atomicStates
+        self.finalStates = builder.finalStates
+        self.topLevelFinalStates = builder.topLevelFinalStates
+        self.rootInitial = builder.rootInitial
+        var state = StatechartState<StateID>()
+        var outputs: [Output] = []
+        var trace = StatechartNoTrace()
+        let status = start(&state, outputs: &outputs, trace: &trace)
+        if status == .stoppedAtMicrostepLimit { throw .startDidNotSettle }
+        self.initialState = state
+        self.initialOutputs = outputs
+    }
+
+    /// The active child of the compound state `parent`, or `nil` when `parent` is not active
+    /// (or not compound).
+    @inlinable
+    public func activeChild(of parent: StateID, in state: StatechartState<StateID>) -> StateID? {
+        let index = parent.rawValue
+        guard index >= 0, index < nodes.count, nodes[index].kind == .compound else { return nil }
+        return nodes[index].children.intersection(state.active).first.flatMap { StateID(rawValue: $0) }
+    }
+
+    /// The active atomic and final states, in document order: the leaves of the active
+    /// configuration.
+    public func activeLeaves(in state: StatechartState<StateID>) -> [StateID] {
+        inDocumentOrder(state.active.intersection(atomicStates)).compactMap { StateID(rawValue: $0) }
+    }
+
+    /// Whether the chart has entered a final state at its top level, after which it takes no
+    /// more events.
+    @inlinable
+    public func isFinished(_ state: StatechartState<StateID>) -> Bool {
+        state.active.intersects(topLevelFinalStates)
+    }
+
+    /// The raw values of `set`, in document order.
+    @usableFromInline
+    func inDocumentOrder(_ set: StatechartStateSet) -> [Int] {
+        var ranks = StatechartStateSet()
+        for index in set { ranks.insert(Int(documentRank[index])) }
+        return ranks.map { Int(documentOrder[$0]) }
+    }
+}
+
+extension Statechart: Sendable where Output: Sendable {}
+
+/// A transition of a built ``Statechart`` with the state it leaves: what diagrams, coverage
+/// reports and generated tests name.
+public struct StatechartEdge<StateID: StatechartStateID, Event: Sendable, Output> {
+    /// Its position in ``Statechart/transitions``.
+    public let index: Int
+    /// The state whose transition it is.
+    public let source: StateID
+    /// The transition as defined.
+    public let transition: StatechartTransition<StateID, Event, Output>
+}
+
+extension StatechartEdge: Sendable where Output: Sendable {}
+
+/// What one event did to a statechart.
+public enum StatechartStatus: Sendable, Equatable {
+    /// At least one transition was taken.
+    case transitioned
+    /// No transition was enabled for the event; nothing changed and nothing was emitted.
+    case ignored
+    /// The chart had already finished (a top-level final state is active); nothing changed.
+    case finished
+    /// The step reached ``Statechart/microstepLimit`` and stopped there: the state is legal,
+    /// but eventless transitions or done events were left untaken.
+    case stoppedAtMicrostepLimit
+}
+
+/// Told of every transition a statechart takes: for coverage and generated tests.
+///
+/// ``StatechartNoTrace`` is the one that does nothing, for the hot path.
+public protocol StatechartTrace {
+    /// The transition at `index` in ``Statechart/transitions`` was taken.
+    mutating func took(transition index: Int)
+}
+
+/// The trace that records nothing.
+public struct StatechartNoTrace: StatechartTrace, Sendable {
+    /// Creates the trace.
+    @inlinable
+    public init() {}
+
+    /// Does nothing.
+    @inlinable
+    public mutating func took(transition index: Int) {}
+}
+
+extension Array: OutputSink {
+    /// Appends `output`: an array collects a statechart's outputs in order.
+    @inlinable
+    public mutating func receive(_ output: Element) {
+        append(output)
+    }
+}

@@ -1,0 +1,238 @@
+// Turns a statechart's node tree into flat tables indexed by raw value, checking it on the way.
+
+/// A state of a built chart, indexed by its raw value.
+@usableFromInline
+struct CompiledNode: Sendable {
+    @usableFromInline
+    enum Kind: UInt8, Sendable {
+        case unused, atomic, compound, parallel, final, shallowHistory, deepHistory
+    }
+
+    @usableFromInline var kind: Kind = .unused
+    /// The parent's raw value, or -1 at the top.
+    @usableFromInline var parent: Int = -1
+    /// The children that are states (history pseudo-states left out).
+    @usableFromInline var children = StatechartStateSet()
+    /// Every state below, history pseudo-states included.
+    @usableFromInline var descendants = StatechartStateSet()
+    /// For a compound state, the descendant entered by default; for a history state, its
+    /// default target or -1.
+    @usableFromInline var initial: Int = -1
+    @usableFromInline var entryOutputs: Range<Int> = 0..<0
+    @usableFromInline var exitOutputs: Range<Int> = 0..<0
+    @usableFromInline var transitions: Range<Int> = 0..<0
+
+    @usableFromInline var isHistory: Bool { kind == .shallowHistory || kind == .deepHistory }
+}
+
+extension Statechart {
+/// A transition of a built chart.
+@usableFromInline
+struct CompiledTransition: Sendable {
+    @usableFromInline
+    enum Trigger: Sendable {
+        case event(@Sendable (Event) -> Bool)
+        case done(Int)
+        case always
+    }
+
+    @usableFromInline var source: Int
+    @usableFromInline var trigger: Trigger
+    @usableFromInline var condition: (@Sendable (StatechartStateSetPair) -> Bool)?
+    @usableFromInline var targets: StatechartStateSet
+    @usableFromInline var isInternal: Bool
+    @usableFromInline var targetsHistory: Bool
+    /// The domain when no target is a history state: a raw value, -1 for the whole chart, or
+    /// -2 for a transition without targets.
+    @usableFromInline var staticDomain: Int
+    @usableFromInline var outputs: Range<Int>
+}
+}
+
+/// The active and history sets, as a condition receives them (a ``StatechartState`` without its
+/// generic parameter, so compiled transitions need not carry it).
+@usableFromInline
+struct StatechartStateSetPair: Sendable {
+    @usableFromInline var active: StatechartStateSet
+    @usableFromInline var history: StatechartStateSet
+
+    @inlinable
+    init(active: StatechartStateSet, history: StatechartStateSet) {
+        self.active = active
+        self.history = history
+    }
+}
+
+struct StatechartBuilder<StateID: StatechartStateID, Event: Sendable, Output> {
+    typealias Node = StatechartNode<StateID, Event, Output>
+
+    var nodes: [CompiledNode] = []
+    var transitions: [Statechart<StateID, Event, Output>.CompiledTransition] = []
+    var edges: [StatechartEdge<StateID, Event, Output>] = []
+    var outputs: [Output] = []
+    var documentOrder: [UInt8] = []
+    var documentRank: [UInt8] = []
+    var allStates = StatechartStateSet()
+    var atomicStates = StatechartStateSet()
+    var finalStates = StatechartStateSet()
+    var topLevelFinalStates = StatechartStateSet()
+    var rootInitial = -1
+    /// The definitions' transitions and `initial`s, checked once every state is known.
+    private var pending: [(source: Int, transition: StatechartTransition<StateID, Event, Output>)] = []
+    private var initials: [(state: Int, initial: StateID)] = []
+    private var topLevel: [Int] = []
+
+    /// Adds `list` as the children of `parent` (-1 for the top), depth first.
+    mutating func add(_ list: [Node], parent: Int) throws(StatechartError<StateID>) {
+        for node in list {
+            let index = node.id.rawValue
+            guard index >= 0, index < StatechartStateSet.capacity else { throw .rawValueOutOfRange(index) }
+            if index >= nodes.count { nodes += Array(repeating: CompiledNode(), count: index + 1 - nodes.count) }
+            guard nodes[index].kind == .unused else { throw .duplicateState(node.id) }
+            allStates.insert(index)
+            documentOrder.append(UInt8(index))
+            nodes[index].parent = parent
+            nodes[index].kind = switch node.kind {
+            case .atomic: .atomic
+            case .compound: .compound
+            case .parallel: .parallel
+            case .final: .final
+            case .history(.shallow): .shallowHistory
+            case .history(.deep): .deepHistory
+            }
+            if parent < 0 { topLevel.append(index) }
+            switch node.kind {
+            case .atomic, .final:
+                guard node.children.isEmpty else { throw .misplacedContent(node.id) }
+                atomicStates.insert(index)
+                if node.kind == .final {
+                    guard node.transitions.isEmpty else { throw .misplacedContent(node.id) }
+                    finalStates.insert(index)
+                    if parent < 0 { topLevelFinalStates.insert(index) }
+                }
+            case .compound, .parallel:
+                guard node.children.contains(where: { if case .history = $0.kind { false } else { true } }) else {
+                    throw .noChildren(node.id)
+                }
+            case .history:
+                guard parent >= 0 else { throw .historyAtTopLevel(node.id) }
+                guard node.children.isEmpty, node.transitions.isEmpty, node.onEntry.isEmpty, node.onExit.isEmpty else {
+                    throw .misplacedContent(node.id)
+                }
+            }
+            if parent >= 0 {
+                if !nodes[index].isHistory { nodes[parent].children.insert(index) }
+            }
+            var ancestor = parent
+            while ancestor >= 0 {
+                nodes[ancestor].descendants.insert(index)
+                ancestor = nodes[ancestor].parent
+            }
+            nodes[index].entryOutputs = outputs.count..<(outputs.count + node.onEntry.count)
+            outputs += node.onEntry
+            nodes[index].exitOutputs = outputs.count..<(outputs.count + node.onExit.count)
+            outputs += node.onExit
+            for transition in node.transitions { pending.append((index, transition)) }
+            if let initial = node.initial { initials.append((index, initial)) }
+            try add(node.children, parent: index)
+        }
+    }
+
+    /// Checks every reference, fills in defaults and compiles the transitions.
+    mutating func resolve(initial: StateID?) throws(StatechartError<StateID>) {
+        documentRank = Array(repeating: 0, count: nodes.count)
+        for (rank, index) in documentOrder.enumerated() { documentRank[Int(index)] = UInt8(rank) }
+
+        for index in nodes.indices where nodes[index].kind == .compound {
+            nodes[index].initial = nodes[index].children.map { $0 }.min { documentRank[$0] < documentRank[$1] } ?? -1
+        }
+        for (state, initial) in initials {
+            let target = try self.index(of: initial)
+            if nodes[state].isHistory {
+                let parent = nodes[state].parent
+                guard nodes[parent].descendants.contains(target), !nodes[target].isHistory else {
+                    throw .historyDefaultNotDescendant(history: StateID(rawValue: state)!, target: initial)
+                }
+            } else {
+                guard nodes[state].descendants.contains(target), !nodes[target].isHistory else {
+                    throw .initialNotDescendant(state: StateID(rawValue: state)!, initial: initial)
+                }
+            }
+            nodes[state].initial = target
+        }
+        if let initial {
+            rootInitial = try index(of: initial)
+            guard !nodes[rootInitial].isHistory else { throw .initialNotDescendant(state: initial, initial: initial) }
+        } else {
+            rootInitial = topLevel.first { !nodes[$0].isHistory } ?? -1
+        }
+
+        // Transitions in document order of their sources, each state's in its own order.
+        let bySource = pending.enumerated().sorted {
+            (documentRank[$0.element.source], $0.offset) < (documentRank[$1.element.source], $1.offset)
+        }
+        var next = 0
+        for (_, entry) in bySource {
+            let (source, transition) = entry
+            if nodes[source].transitions.isEmpty { nodes[source].transitions = next..<next }
+            nodes[source].transitions = nodes[source].transitions.lowerBound..<(next + 1)
+            next += 1
+            try compile(transition, from: source)
+        }
+    }
+
+    private func index(of state: StateID) throws(StatechartError<StateID>) -> Int {
+        let index = state.rawValue
+        guard index >= 0, index < nodes.count, nodes[index].kind != .unused else { throw .unknownState(state) }
+        return index
+    }
+
+    private mutating func compile(_ transition: StatechartTransition<StateID, Event, Output>, from source: Int) throws(StatechartError<StateID>) {
+        var targets = StatechartStateSet()
+        var targetsHistory = false
+        for target in transition.targets {
+            let index = try self.index(of: target)
+            targets.insert(index)
+            if nodes[index].isHistory { targetsHistory = true }
+        }
+        // Targets must be able to be active together: any two meet in a parallel state.
+        let list = targets.map { $0 }
+        for (position, first) in list.enumerated() {
+            for second in list[(position + 1)...] where !canBeActiveTogether(first, second) {
+                throw .conflictingTargets(source: StateID(rawValue: source)!, targets: transition.targets)
+            }
+        }
+        let trigger: Statechart<StateID, Event, Output>.CompiledTransition.Trigger
+        switch transition.trigger {
+        case let .event(pattern): trigger = .event(pattern.matches)
+        case let .done(state):
+            let index = try self.index(of: state)
+            guard nodes[index].kind == .compound || nodes[index].kind == .parallel else { throw .doneOfStateWithoutChildren(state) }
+            trigger = .done(index)
+        case .always: trigger = .always
+        }
+        var condition: (@Sendable (StatechartStateSetPair) -> Bool)?
+        if let userCondition = transition.condition {
+            condition = { pair in userCondition(StatechartState<StateID>(active: pair.active, history: pair.history)) }
+        }
+        let isInternal = transition.kind == .internal
+        var domain = -2
+        if !targets.isEmpty && !targetsHistory {
+            domain = Statechart<StateID, Event, Output>.domain(source: source, targets: targets, isInternal: isInternal, nodes: nodes)
+        }
+        edges.append(StatechartEdge(index: transitions.count, source: StateID(rawValue: source)!, transition: transition))
+        transitions.append(.init(
+            source: source, trigger: trigger, condition: condition, targets: targets, isInternal: isInternal,
+            targetsHistory: targetsHistory, staticDomain: domain,
+            outputs: outputs.count..<(outputs.count + transition.outputs.count)))
+        outputs += transition.outputs
+    }
+
+    private func canBeActiveTogether(_ first: Int, _ second: Int) -> Bool {
+        if nodes[first].descendants.contains(second) || nodes[second].descendants.contains(first) { return false }
+        // The innermost common ancestor must be parallel.
+        var ancestor = nodes[first].parent
+        while ancestor >= 0 && !nodes[ancestor].descendants.contains(second) { ancestor = nodes[ancestor].parent }
+        return ancestor >= 0 && nodes[ancestor].kind == .parallel
+    }
+}

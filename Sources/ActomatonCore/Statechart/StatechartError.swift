@@ -1,0 +1,74 @@
+/// Why a ``Statechart`` could not be built from its definition.
+public enum StatechartError<StateID: StatechartStateID>: Error, Equatable {
+    /// A state's raw value is outside `0..<128` (``StatechartStateSet/capacity``).
+    case rawValueOutOfRange(Int)
+    /// A state appears twice in the definition.
+    case duplicateState(StateID)
+    /// A transition, an `initial` or a history default names a state that is not in the chart.
+    case unknownState(StateID)
+    /// A compound or parallel state has no child that is a state (history states do not count).
+    case noChildren(StateID)
+    /// A compound state's `initial`, or the chart's, is not one of its descendants.
+    case initialNotDescendant(state: StateID, initial: StateID)
+    /// A history state's default is not a descendant of the history state's parent.
+    case historyDefaultNotDescendant(history: StateID, target: StateID)
+    /// A history state is at the top of the chart, where it has no parent to remember.
+    case historyAtTopLevel(StateID)
+    /// A transition's targets cannot all be active at once (two of them are in the same
+    /// compound state, or one is inside another).
+    case conflictingTargets(source: StateID, targets: [StateID])
+    /// A `done` trigger names a state that is neither compound nor parallel, so it never
+    /// raises a done event.
+    case doneOfStateWithoutChildren(StateID)
+    /// An atomic or final state was given children, or a final or history state transitions.
+    case misplacedContent(StateID)
+    /// The microstep limit is outside `1...10_000`.
+    case microstepLimitOutOfRange(Int)
+    /// The chart has no state.
+    case empty
+    /// The chart's own start did not settle within the microstep limit (eventless transitions
+    /// that loop).
+    case startDidNotSettle
+}
+
+extension StatechartError: CustomStringConvertible {
+    /// One line naming the problem and the states involved.
+    public var description: String {
+        switch self {
+        case let .rawValueOutOfRange(raw):
+            "state raw value \(raw) is outside 0..<\(StatechartStateSet.capacity); a chart holds at most \(StatechartStateSet.capacity) states"
+        case let .duplicateState(state):
+            "state \(Self.name(state)) appears twice in the chart"
+        case let .unknownState(state):
+            "state \(Self.name(state)) is named by a transition or an initial but is not in the chart"
+        case let .noChildren(state):
+            "compound or parallel state \(Self.name(state)) has no child state"
+        case let .initialNotDescendant(state, initial):
+            "the initial state \(Self.name(initial)) of \(Self.name(state)) is not inside it"
+        case let .historyDefaultNotDescendant(history, target):
+            "the default \(Self.name(target)) of history state \(Self.name(history)) is not inside its parent"
+        case let .historyAtTopLevel(state):
+            "history state \(Self.name(state)) is at the top of the chart; it must be inside a compound or parallel state"
+        case let .conflictingTargets(source, targets):
+            "a transition of \(Self.name(source)) targets states that cannot be active together: \(targets.map { Self.name($0) }.joined(separator: ", "))"
+        case let .doneOfStateWithoutChildren(state):
+            "a done transition waits for \(Self.name(state)), which has no children and so is never done"
+        case let .misplacedContent(state):
+            "state \(Self.name(state)) has children or transitions its kind cannot have"
+        case let .microstepLimitOutOfRange(limit):
+            "microstep limit \(limit) is outside 1...10000"
+        case .empty:
+            "the chart has no state"
+        case .startDidNotSettle:
+            "the chart's eventless transitions did not settle within the microstep limit at start"
+        }
+    }
+
+    static func name(_ state: StateID) -> String {
+        #if hasFeature(Embedded)
+        "#\(state.rawValue)"
+        #else
+        String(describing: state)
+        #endif
+    }
+}

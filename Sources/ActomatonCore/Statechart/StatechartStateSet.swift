@@ -1,0 +1,127 @@
+/// A set of up to 128 states of a statechart, one bit per raw value: a value type with no
+/// storage outside itself, so copying and changing it never allocates.
+public struct StatechartStateSet: Hashable, Sendable {
+    /// The number of states a set (and so a chart) can hold: raw values `0..<capacity`.
+    public static let capacity = 128
+
+    /// Bits 0–63.
+    @usableFromInline var low: UInt64
+    /// Bits 64–127.
+    @usableFromInline var high: UInt64
+
+    /// The empty set.
+    @inlinable
+    public init() {
+        low = 0
+        high = 0
+    }
+
+    @inlinable
+    init(low: UInt64, high: UInt64) {
+        self.low = low
+        self.high = high
+    }
+
+    /// A set holding only `index`.
+    @inlinable
+    init(index: Int) {
+        self.init()
+        insert(index)
+    }
+
+    /// Whether the set has no member.
+    @inlinable
+    public var isEmpty: Bool { low | high == 0 }
+
+    /// The number of members.
+    @inlinable
+    public var count: Int { low.nonzeroBitCount + high.nonzeroBitCount }
+
+    /// Whether `index` is a member.
+    @inlinable
+    public func contains(_ index: Int) -> Bool {
+        index < 64 ? low & (1 &<< UInt64(index)) != 0 : high & (1 &<< UInt64(index &- 64)) != 0
+    }
+
+    /// Adds `index`.
+    @inlinable
+    public mutating func insert(_ index: Int) {
+        if index < 64 { low |= 1 &<< UInt64(index) } else { high |= 1 &<< UInt64(index &- 64) }
+    }
+
+    /// Removes `index`.
+    @inlinable
+    public mutating func remove(_ index: Int) {
+        if index < 64 { low &= ~(1 &<< UInt64(index)) } else { high &= ~(1 &<< UInt64(index &- 64)) }
+    }
+
+    /// The members of either set.
+    @inlinable
+    public func union(_ other: Self) -> Self { Self(low: low | other.low, high: high | other.high) }
+
+    /// The members of both sets.
+    @inlinable
+    public func intersection(_ other: Self) -> Self { Self(low: low & other.low, high: high & other.high) }
+
+    /// The members of this set that are not in `other`.
+    @inlinable
+    public func subtracting(_ other: Self) -> Self { Self(low: low & ~other.low, high: high & ~other.high) }
+
+    /// Whether the sets share a member.
+    @inlinable
+    public func intersects(_ other: Self) -> Bool { (low & other.low) | (high & other.high) != 0 }
+
+    /// Whether every member of this set is in `other`.
+    @inlinable
+    public func isSubset(of other: Self) -> Bool { subtracting(other).isEmpty }
+
+    /// The smallest member, or `nil` when the set is empty.
+    @inlinable
+    public var first: Int? {
+        if low != 0 { return low.trailingZeroBitCount }
+        if high != 0 { return 64 &+ high.trailingZeroBitCount }
+        return nil
+    }
+
+    /// The largest member, or `nil` when the set is empty.
+    @inlinable
+    public var last: Int? {
+        if high != 0 { return 127 &- high.leadingZeroBitCount }
+        if low != 0 { return 63 &- low.leadingZeroBitCount }
+        return nil
+    }
+
+    /// Removes and returns the smallest member, or returns `nil` when the set is empty.
+    @inlinable
+    public mutating func popFirst() -> Int? {
+        if low != 0 {
+            let index = low.trailingZeroBitCount
+            low &= low &- 1
+            return index
+        }
+        if high != 0 {
+            let index = 64 &+ high.trailingZeroBitCount
+            high &= high &- 1
+            return index
+        }
+        return nil
+    }
+}
+
+extension StatechartStateSet: Sequence {
+    /// The members in increasing order.
+    public struct Iterator: IteratorProtocol {
+        @usableFromInline var remaining: StatechartStateSet
+
+        @inlinable
+        init(_ set: StatechartStateSet) { remaining = set }
+
+        /// The next member.
+        @inlinable
+        public mutating func next() -> Int? { remaining.popFirst() }
+    }
+
+    /// An iterator over the members in increasing order.
+    @inlinable
+    public func makeIterator() -> Iterator { Iterator(self) }
+}

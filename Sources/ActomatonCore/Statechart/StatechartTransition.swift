@@ -1,0 +1,123 @@
+/// What makes a ``StatechartTransition`` fire.
+public enum StatechartTrigger<StateID: StatechartStateID, Event: Sendable>: Sendable {
+    /// An event that `pattern` matches: one exact event, or every event a predicate accepts.
+    case event(TransitionPattern<Event>)
+    /// The done event of a compound or parallel state: raised when a compound state enters a
+    /// final child, or when every region of a parallel state is in a final state.
+    case done(StateID)
+    /// No event: the transition is taken as soon as its guard holds, after each step
+    /// (SCXML's eventless transition).
+    case always
+}
+
+/// Whether a transition leaves its source state.
+public enum StatechartTransitionKind: Sendable {
+    /// The transition exits its source and enters its targets, running exit and entry actions,
+    /// even when a target is the source itself or inside it.
+    case external
+    /// When every target is inside the source, the source stays active: only the states
+    /// inside it are exited and entered. Otherwise it behaves as ``external``.
+    case `internal`
+}
+
+/// A transition of a statechart state: its trigger, an optional guard, its targets, and the
+/// outputs it emits when taken.
+///
+/// Write transitions with the static functions:
+///
+/// ```swift
+/// .on(.jump, to: .jumping, outputs: [.playJumpSound])
+/// .on(where: { if case .move(let speed) = $0 { speed > 5 } else { false } }, to: .running)
+/// .on(.tick, outputs: [.animate])               // no target: stays put, no exit or entry
+/// .onDone(.attack, to: .idle)                   // when .attack reaches a final state
+/// .always(to: .falling, when: { !$0.isIn(.ground) })
+/// ```
+public struct StatechartTransition<StateID: StatechartStateID, Event: Sendable, Output> {
+    /// What fires the transition.
+    public var trigger: StatechartTrigger<StateID, Event>
+    /// The states the transition enters; empty for a targetless transition, which only emits
+    /// its outputs.
+    public var targets: [StateID]
+    /// External or internal.
+    public var kind: StatechartTransitionKind
+    /// A condition on the state before the transition, or `nil` for none.
+    public var condition: (@Sendable (StatechartState<StateID>) -> Bool)?
+    /// What the transition emits, after the exit actions and before the entry actions.
+    public var outputs: [Output]
+
+    /// Creates a transition.
+    public init(
+        trigger: StatechartTrigger<StateID, Event>,
+        targets: [StateID],
+        kind: StatechartTransitionKind = .external,
+        condition: (@Sendable (StatechartState<StateID>) -> Bool)? = nil,
+        outputs: [Output] = []
+    ) {
+        self.trigger = trigger
+        self.targets = targets
+        self.kind = kind
+        self.condition = condition
+        self.outputs = outputs
+    }
+
+    /// A transition on exactly `event`.
+    public static func on(
+        _ event: Event,
+        to target: StateID? = nil,
+        kind: StatechartTransitionKind = .external,
+        when condition: (@Sendable (StatechartState<StateID>) -> Bool)? = nil,
+        outputs: [Output] = []
+    ) -> Self where Event: Equatable {
+        Self(trigger: .event(TransitionPattern(event)), targets: target.map { [$0] } ?? [],
+             kind: kind, condition: condition, outputs: outputs)
+    }
+
+    /// A transition on every event `predicate` accepts: for events that carry values.
+    public static func on(
+        where predicate: @escaping @Sendable (Event) -> Bool,
+        to target: StateID? = nil,
+        kind: StatechartTransitionKind = .external,
+        when condition: (@Sendable (StatechartState<StateID>) -> Bool)? = nil,
+        outputs: [Output] = []
+    ) -> Self {
+        Self(trigger: .event(TransitionPattern(where: predicate)), targets: target.map { [$0] } ?? [],
+             kind: kind, condition: condition, outputs: outputs)
+    }
+
+    /// A transition on exactly `event` to several targets at once, one per region of a
+    /// parallel state.
+    public static func on(
+        _ event: Event,
+        toAll targets: [StateID],
+        kind: StatechartTransitionKind = .external,
+        when condition: (@Sendable (StatechartState<StateID>) -> Bool)? = nil,
+        outputs: [Output] = []
+    ) -> Self where Event: Equatable {
+        Self(trigger: .event(TransitionPattern(event)), targets: targets, kind: kind, condition: condition, outputs: outputs)
+    }
+
+    /// A transition on the done event of `state`: when the compound `state` enters a final
+    /// child, or every region of the parallel `state` is in a final state.
+    public static func onDone(
+        _ state: StateID,
+        to target: StateID? = nil,
+        kind: StatechartTransitionKind = .external,
+        when condition: (@Sendable (StatechartState<StateID>) -> Bool)? = nil,
+        outputs: [Output] = []
+    ) -> Self {
+        Self(trigger: .done(state), targets: target.map { [$0] } ?? [], kind: kind, condition: condition, outputs: outputs)
+    }
+
+    /// An eventless transition: taken whenever its source is active and `condition` holds, at
+    /// the end of each step.
+    public static func always(
+        to target: StateID? = nil,
+        kind: StatechartTransitionKind = .external,
+        when condition: (@Sendable (StatechartState<StateID>) -> Bool)? = nil,
+        outputs: [Output] = []
+    ) -> Self {
+        Self(trigger: .always, targets: target.map { [$0] } ?? [], kind: kind, condition: condition, outputs: outputs)
+    }
+}
+
+extension StatechartTransition: Sendable where Output: Sendable {}

@@ -1,0 +1,579 @@
+import ActomatonCore
+import Testing
+
+/// State names for the rule tests. Their raw values are deliberately not in the document order
+/// of most charts below, so the reordering path is what runs.
+enum S: Int, StatechartStateID, CustomStringConvertible {
+    case s0, s01, s02, s1, s11, s12, s2, s21, s22, p, ps1, ps2, ps1a, ps1b, ps2a, ps2b, h, hd, x, y, pass, fail, done1, done2
+    var description: String {
+        ["s0", "s01", "s02", "s1", "s11", "s12", "s2", "s21", "s22", "p", "ps1", "ps2", "ps1a", "ps1b", "ps2a", "ps2b",
+         "h", "hd", "x", "y", "pass", "fail", "done1", "done2"][rawValue]
+    }
+}
+
+enum E: Equatable, Sendable { case e, e1, e2, go, back, move(Int) }
+
+typealias Chart = Statechart<S, E, String>
+
+extension Statechart {
+    /// Sends each event, returning the outputs of all of them.
+    func run(_ events: [Event], from state: inout StatechartState<StateID>) -> [Output] {
+        events.flatMap { send($0, to: &state).outputs }
+    }
+}
+
+@Suite("Statechart: the README example")
+struct StatechartExampleTests {
+    enum Light: Int, StatechartStateID { case on, bright, dim, off }
+    enum Switch: Equatable, Sendable { case toggle, brighter, dimmer }
+
+    @Test func theLampExampleRunsAsDocumented() throws {
+        let chart = try Statechart<Light, Switch, String>(states: [
+            .compound(.on, onEntry: ["lamp on"], onExit: ["lamp off"],
+                      transitions: [.on(.toggle, to: .off)], children: [
+                .atomic(.bright, transitions: [.on(.dimmer, to: .dim)]),
+                .atomic(.dim, transitions: [.on(.brighter, to: .bright)]),
+            ]),
+            .atomic(.off, transitions: [.on(.toggle, to: .on)]),
+        ])
+        var state = chart.initialState
+        #expect(state.active == StatechartState<Light>([.on, .bright]).active)
+        #expect(chart.initialOutputs == ["lamp on"])
+        #expect(chart.send(.dimmer, to: &state) == StatechartReply(status: .transitioned, outputs: []))
+        #expect(state.isIn(.dim) && state.isIn(.on) && !state.isIn(.bright))
+        #expect(chart.activeChild(of: .on, in: state) == .dim)
+        #expect(chart.send(.toggle, to: &state).outputs == ["lamp off"])
+        #expect(chart.activeLeaves(in: state) == [.off])
+        #expect(chart.send(.dimmer, to: &state) == StatechartReply(status: .ignored, outputs: []))
+        #expect(chart.send(.toggle, to: &state).outputs == ["lamp on"])
+        #expect(chart.activeLeaves(in: state) == [.bright])
+    }
+
+    @Test func itRunsAsAReducerOnAMachine() throws {
+        let chart = try Statechart<Light, Switch, String>(states: [
+            .atomic(.off, transitions: [.on(.toggle, to: .on, outputs: ["click"])]),
+            .atomic(.on, transitions: [.on(.toggle, to: .off, outputs: ["clack"])]),
+        ])
+        var machine = chart.machine()
+        #expect(machine.send(.toggle).outputs == ["click"])
+        #expect(machine.send(.toggle).outputs == ["clack"])
+        #expect(machine.send(.dimmer).status == .ignored)
+        var closureMachine = MealyMachine(state: chart.initialState, reducer: chart.reducer, effectManager: ReplyEffectManager())
+        #expect(closureMachine.send(.toggle).outputs == ["click"])
+        #expect(closureMachine.state.isIn(.on))
+    }
+}
+
+@Suite("Statechart: selecting transitions (SCXML 3.13, W3C tests 403a–c)")
+struct StatechartSelectionTests {
+    // test403a: the first enabled transition in document order wins; an inner state's wins
+    // over its ancestor's.
+    @Test func documentOrderAndInnerBeforeOuter() throws {
+        let chart = try Chart(states: [
+            .compound(.s0, transitions: [.on(.e1, to: .fail)], children: [
+                .atomic(.s01, transitions: [
+                    .on(.e1, to: .fail, when: { _ in false }),
+                    .on(.e1, to: .s02, outputs: ["second"]),
+                    .on(.e1, to: .fail),
+                ]),
+                .atomic(.s02, transitions: [.on(.e2, to: .pass)]),
+            ]),
+            .final(.pass), .final(.fail),
+        ])
+        var state = chart.initialState
+        #expect(chart.run([.e1], from: &state) == ["second"])
+        #expect(state.isIn(.s02))
+        chart.send(.e2, to: &state)
+        #expect(state.isIn(.pass))
+    }
+
+    // test403b: in a parallel state, regions that both select their ancestor's transition take
+    // it once; the outer state's transition is shadowed.
+    @Test func aSharedAncestorTransitionIsTakenOnce() throws {
+        let chart = try Chart(states: [
+            .compound(.s0, initial: .p, transitions: [.on(.e1, outputs: ["s0"])], children: [
+                .parallel(.p, transitions: [.on(.e1, outputs: ["p"])], children: [
+                    .atomic(.ps1, transitions: [.on(.e2, to: .pass, when: { _ in true })]),
+                    .atomic(.ps2),
+                ]),
+            ]),
+            .final(.pass),
+        ])
+        var state = chart.initialState
+        #expect(chart.send(.e1, to: &state) == StatechartReply(status: .transitioned, outputs: ["p"]))
+        chart.send(.e2, to: &state)
+        #expect(state.isIn(.pass))
+    }
+
+    // test403c: of two conflicting transitions, one whose source is inside the other's
+    // preempts it; otherwise the first selected wins.
+    @Test func conflictsAreResolvedByNestingThenOrder() throws {
+        let chart = try Chart(states: [
+            .parallel(.p, transitions: [.on(.e1, to: .fail)], children: [
+                .atomic(.ps1),
+                .compound(.ps2, children: [
+                    .atomic(.ps2a, transitions: [
+                        .on(.e1, to: .ps2b, outputs: ["inner"]),
+                        .on(.e2, to: .x, outputs: ["ps2a leaves p"]),
+                    ]),
+                    .atomic(.ps2b),
+                ]),
+            ]),
+            .atomic(.x), .atomic(.y), .final(.fail),
+        ])
+        var state = chart.initialState
+        // ps1 selects p's transition (to fail); ps2a's own, selected later, is inside p: it wins.
+        #expect(chart.run([.e1], from: &state) == ["inner"])
+        #expect(state.isIn(.ps2b) && state.isIn(.ps1))
+
+        let racing = try Chart(states: [
+            .parallel(.p, children: [
+                .atomic(.ps1, transitions: [.on(.e1, to: .x, outputs: ["first"])]),
+                .atomic(.ps2, transitions: [.on(.e1, to: .y, outputs: ["second"])]),
+            ]),
+            .atomic(.x), .atomic(.y),
+        ])
+        state = racing.initialState
+        #expect(racing.run([.e1], from: &state) == ["first"])
+        #expect(state.active == StatechartState<S>([.x]).active)
+    }
+
+    @Test func regionsThatDoNotConflictAllTransition() throws {
+        // test405's shape: each region's transition runs, in document order of the regions.
+        let chart = try Chart(states: [
+            .parallel(.p, children: [
+                .compound(.ps1, children: [
+                    .atomic(.ps1a, onExit: ["exit ps1a"], transitions: [.on(.e, to: .ps1b, outputs: ["t1"])]),
+                    .atomic(.ps1b, onEntry: ["enter ps1b"]),
+                ]),
+                .compound(.ps2, children: [
+                    .atomic(.ps2a, onExit: ["exit ps2a"], transitions: [.on(.e, to: .ps2b, outputs: ["t2"])]),
+                    .atomic(.ps2b, onEntry: ["enter ps2b"]),
+                ]),
+            ]),
+        ])
+        var state = chart.initialState
+        #expect(chart.run([.e], from: &state) == ["exit ps2a", "exit ps1a", "t1", "t2", "enter ps1b", "enter ps2b"])
+        #expect(chart.activeLeaves(in: state) == [.ps1b, .ps2b])
+    }
+
+    @Test func predicateTriggersSeeTheEventsValue() throws {
+        let chart = try Chart(states: [
+            .atomic(.s0, transitions: [
+                .on(where: { if case let .move(speed) = $0 { speed > 5 } else { false } }, to: .s2),
+                .on(where: { if case .move = $0 { true } else { false } }, to: .s1),
+            ]),
+            .atomic(.s1), .atomic(.s2),
+        ])
+        var slow = chart.initialState, fast = chart.initialState
+        chart.send(.move(3), to: &slow)
+        chart.send(.move(9), to: &fast)
+        #expect(slow.isIn(.s1) && fast.isIn(.s2))
+    }
+
+    @Test func conditionsSeeTheConfiguration() throws {
+        // SCXML's In() predicate.
+        let chart = try Chart(states: [
+            .parallel(.p, children: [
+                .compound(.ps1, children: [
+                    .atomic(.ps1a, transitions: [.on(.go, to: .ps1b)]),
+                    .atomic(.ps1b),
+                ]),
+                .compound(.ps2, children: [
+                    .atomic(.ps2a, transitions: [.on(.e, to: .ps2b, when: { $0.isIn(.ps1b) })]),
+                    .atomic(.ps2b),
+                ]),
+            ]),
+        ])
+        var state = chart.initialState
+        #expect(chart.send(.e, to: &state).status == .ignored)
+        chart.send(.go, to: &state)
+        chart.send(.e, to: &state)
+        #expect(state.isIn(.ps2b))
+    }
+}
+
+@Suite("Statechart: exit and entry (SCXML 3.13, W3C tests 404, 406, 412, 503–506, 533)")
+struct StatechartExitEntryTests {
+    // test404 and test406: exits innermost first (regions in reverse document order), then the
+    // transition's content, then entries outermost first (regions in document order).
+    @Test func exitAndEntryOrder() throws {
+        let chart = try Chart(states: [
+            .compound(.s0, initial: .p, children: [
+                .parallel(.p, onEntry: ["enter p"], onExit: ["exit p"], transitions: [.on(.e, to: .s1, outputs: ["t"])], children: [
+                    .atomic(.ps1, onEntry: ["enter ps1"], onExit: ["exit ps1"]),
+                    .atomic(.ps2, onEntry: ["enter ps2"], onExit: ["exit ps2"]),
+                ]),
+                .parallel(.s1, onEntry: ["enter s1"], children: [
+                    .atomic(.s11, onEntry: ["enter s11"]),
+                    .atomic(.s12, onEntry: ["enter s12"]),
+                ]),
+            ]),
+        ])
+        #expect(chart.initialOutputs == ["enter p", "enter ps1", "enter ps2"])
+        var state = chart.initialState
+        #expect(chart.run([.e], from: &state) == ["exit ps2", "exit ps1", "exit p", "t", "enter s1", "enter s11", "enter s12"])
+        #expect(state.active == StatechartState<S>([.s0, .s1, .s11, .s12]).active)
+    }
+
+    // test412's shape: an initial that names a deep descendant enters every state on the way.
+    @Test func anInitialDeepInsideEntersThePath() throws {
+        let chart = try Chart(initial: .s1, states: [
+            .atomic(.s0),
+            .compound(.s1, initial: .s12, onEntry: ["s1"], children: [
+                .atomic(.s11, onEntry: ["s11"]),
+                .compound(.s12, initial: .ps1b, onEntry: ["s12"], children: [
+                    .atomic(.ps1a, onEntry: ["ps1a"]),
+                    .atomic(.ps1b, onEntry: ["ps1b"]),
+                ]),
+            ]),
+        ])
+        #expect(chart.initialOutputs == ["s1", "s12", "ps1b"])
+        #expect(chart.activeLeaves(in: chart.initialState) == [.ps1b])
+    }
+
+    // test503: a transition without targets exits and enters nothing.
+    @Test func aTargetlessTransitionOnlyEmits() throws {
+        let chart = try Chart(states: [
+            .compound(.s0, onEntry: ["enter s0"], onExit: ["exit s0"], transitions: [.on(.e, outputs: ["t"])], children: [
+                .atomic(.s01, onEntry: ["enter s01"], onExit: ["exit s01"]),
+            ]),
+        ])
+        var state = chart.initialState
+        #expect(chart.run([.e, .e], from: &state) == ["t", "t"])
+        #expect(state == chart.initialState)
+    }
+
+    // test504: a transition from a parallel state to one of its regions exits the parallel
+    // state (its domain is the compound state above it), and re-enters it.
+    @Test func theExitSetOfATransitionFromAParallelState() throws {
+        let chart = try Chart(states: [
+            .compound(.s2, onExit: ["exit s2"], children: [
+                .parallel(.p, onEntry: ["enter p"], onExit: ["exit p"], transitions: [.on(.e, to: .ps1)], children: [
+                    .atomic(.ps1, onEntry: ["enter ps1"], onExit: ["exit ps1"]),
+                    .atomic(.ps2, onEntry: ["enter ps2"], onExit: ["exit ps2"]),
+                ]),
+            ]),
+        ])
+        var state = chart.initialState
+        #expect(chart.run([.e], from: &state) == ["exit ps2", "exit ps1", "exit p", "enter p", "enter ps1", "enter ps2"])
+    }
+
+    // test505: an internal transition to a child does not exit its compound source; an external
+    // one does.
+    @Test func internalTransitionsKeepTheirSource() throws {
+        func chart(_ kind: StatechartTransitionKind) throws -> Chart {
+            try Chart(states: [
+                .compound(.s1, onEntry: ["enter s1"], onExit: ["exit s1"],
+                          transitions: [.on(.e, to: .s12, kind: kind)], children: [
+                    .atomic(.s11, onExit: ["exit s11"]),
+                    .atomic(.s12, onEntry: ["enter s12"], onExit: ["exit s12"]),
+                ]),
+            ])
+        }
+        var state = try chart(.internal).initialState
+        #expect(try chart(.internal).run([.e], from: &state) == ["exit s11", "enter s12"])
+        state = try chart(.external).initialState
+        #expect(try chart(.external).run([.e], from: &state) == ["exit s11", "exit s1", "enter s1", "enter s12"])
+    }
+
+    // test506 and test533: "internal" only keeps a compound source; from a parallel or an
+    // atomic source, or to a target outside, the transition is external.
+    @Test func internalFromAParallelSourceIsExternal() throws {
+        let chart = try Chart(states: [
+            .compound(.s0, children: [
+                .parallel(.p, onEntry: ["enter p"], onExit: ["exit p"],
+                          transitions: [.on(.e, to: .ps1, kind: .internal)], children: [
+                    .atomic(.ps1, onExit: ["exit ps1"]),
+                    .atomic(.ps2, onExit: ["exit ps2"]),
+                ]),
+            ]),
+        ])
+        var state = chart.initialState
+        #expect(chart.run([.e], from: &state) == ["exit ps2", "exit ps1", "exit p", "enter p"])
+
+        let outward = try Chart(states: [
+            .compound(.s1, onExit: ["exit s1"], transitions: [.on(.e, to: .s2, kind: .internal)], children: [.atomic(.s11)]),
+            .atomic(.s2),
+        ])
+        state = outward.initialState
+        #expect(outward.run([.e], from: &state) == ["exit s1"])
+        #expect(state.active == StatechartState<S>([.s2]).active)
+    }
+
+    @Test func aSelfTransitionExitsAndReentersTheSource() throws {
+        let chart = try Chart(states: [
+            .atomic(.s0, onEntry: ["enter"], onExit: ["exit"], transitions: [.on(.e, to: .s0, outputs: ["t"])]),
+        ])
+        var state = chart.initialState
+        #expect(chart.run([.e], from: &state) == ["exit", "t", "enter"])
+    }
+
+    @Test func aTransitionToSeveralRegionsEntersEachTarget() throws {
+        let chart = try Chart(states: [
+            .atomic(.s0, transitions: [.on(.e, toAll: [.ps1b, .ps2b])]),
+            .parallel(.p, children: [
+                .compound(.ps1, children: [.atomic(.ps1a), .atomic(.ps1b)]),
+                .compound(.ps2, children: [.atomic(.ps2a), .atomic(.ps2b)]),
+            ]),
+        ])
+        var state = chart.initialState
+        chart.send(.e, to: &state)
+        #expect(chart.activeLeaves(in: state) == [.ps1b, .ps2b])
+    }
+}
+
+@Suite("Statechart: done events and eventless transitions (W3C tests 416, 417, 419, 570)")
+struct StatechartCompletionTests {
+    // test416: entering a final child raises the compound state's done event.
+    @Test func aFinalChildRaisesItsParentsDoneEvent() throws {
+        let chart = try Chart(states: [
+            .compound(.s1, transitions: [.onDone(.s11, to: .pass, outputs: ["done s11"])], children: [
+                .compound(.s11, children: [
+                    .atomic(.ps1a, transitions: [.on(.e, to: .done1)]),
+                    .final(.done1, onEntry: ["final"]),
+                ]),
+            ]),
+            .final(.pass),
+        ])
+        var state = chart.initialState
+        #expect(chart.run([.e], from: &state) == ["final", "done s11"])
+        #expect(state.isIn(.pass) && chart.isFinished(state))
+    }
+
+    // test570: a parallel state is done when every region is in a final state, and its done
+    // event follows its regions'.
+    @Test func aParallelStateIsDoneWhenEveryRegionIs() throws {
+        let chart = try Chart(states: [
+            .parallel(.p, transitions: [
+                .onDone(.ps1, outputs: ["ps1 done"]),
+                .onDone(.p, to: .pass, outputs: ["p done"]),
+            ], children: [
+                .compound(.ps1, children: [.atomic(.ps1a, transitions: [.on(.e1, to: .done1)]), .final(.done1)]),
+                .compound(.ps2, children: [.atomic(.ps2a, transitions: [.on(.e2, to: .done2)]), .final(.done2)]),
+            ]),
+            .final(.pass),
+        ])
+        var state = chart.initialState
+        #expect(chart.run([.e1], from: &state) == ["ps1 done"])
+        #expect(!state.isIn(.pass))
+        #expect(chart.run([.e2], from: &state) == ["p done"])
+        #expect(state.isIn(.pass))
+        #expect(chart.isFinished(state))
+        #expect(chart.send(.e1, to: &state).status == .finished)
+    }
+
+    // test419: eventless transitions are taken before queued done events.
+    @Test func eventlessTransitionsGoBeforeDoneEvents() throws {
+        let chart = try Chart(states: [
+            .parallel(.p, children: [
+                .compound(.ps1, transitions: [.onDone(.ps1, outputs: ["done ps1"])], children: [
+                    .atomic(.ps1a, transitions: [.on(.e, to: .done1)]),
+                    .final(.done1),
+                ]),
+                .compound(.ps2, children: [
+                    .atomic(.ps2a, transitions: [.on(.e, to: .ps2b)]),
+                    .atomic(.ps2b, transitions: [.always(to: .x, outputs: ["eventless"])]),
+                    .atomic(.x),
+                ]),
+            ]),
+        ])
+        var state = chart.initialState
+        #expect(chart.run([.e], from: &state) == ["eventless", "done ps1"])
+    }
+
+    @Test func eventlessTransitionsRunAtStart() throws {
+        let chart = try Chart(states: [
+            .atomic(.s0, onEntry: ["s0"], transitions: [.always(to: .s1)]),
+            .atomic(.s1, onEntry: ["s1"], transitions: [.always(to: .s2, when: { _ in false })]),
+            .atomic(.s2),
+        ])
+        #expect(chart.initialOutputs == ["s0", "s1"])
+        #expect(chart.initialState == StatechartState([.s1]))
+    }
+
+    @Test func aStepStopsAtTheMicrostepLimitAndSaysSo() throws {
+        // The event, then a chain of four eventless transitions: five microsteps.
+        func chart(limit: Int) throws -> Chart {
+            try Chart(microstepLimit: limit, states: [
+                .atomic(.s0, transitions: [.on(.e, to: .s1)]),
+                .atomic(.s1, transitions: [.always(to: .s2)]),
+                .atomic(.s2, transitions: [.always(to: .x)]),
+                .atomic(.x, transitions: [.always(to: .y)]),
+                .atomic(.y, transitions: [.always(to: .pass)]),
+                .atomic(.pass),
+            ])
+        }
+        var state = try chart(limit: 5).initialState
+        #expect(try chart(limit: 5).send(.e, to: &state).status == .transitioned)
+        #expect(state.isIn(.pass))
+        state = try chart(limit: 4).initialState
+        #expect(try chart(limit: 4).send(.e, to: &state).status == .stoppedAtMicrostepLimit)
+        #expect(state.isIn(.y))
+    }
+
+    @Test func aLoopOfEventlessTransitionsStopsInsteadOfHanging() throws {
+        let chart = try Chart(states: [
+            .atomic(.s0, transitions: [.on(.e, to: .s1)]),
+            .atomic(.s1, transitions: [.always(to: .s2, outputs: ["a"])]),
+            .atomic(.s2, transitions: [.always(to: .s1, outputs: ["b"])]),
+        ])
+        var state = chart.initialState
+        let reply = chart.send(.e, to: &state)
+        #expect(reply.status == .stoppedAtMicrostepLimit)
+        #expect(reply.outputs.count == 99)
+        #expect(throws: StatechartError<S>.startDidNotSettle) {
+            try Chart(states: [
+                .atomic(.s1, transitions: [.always(to: .s2)]),
+                .atomic(.s2, transitions: [.always(to: .s1)]),
+            ])
+        }
+    }
+}
+
+@Suite("Statechart: history (W3C tests 387, 388, 579, 580)")
+struct StatechartHistoryTests {
+    static let chart = try! Chart(initial: .x, states: [
+        .compound(.s0, transitions: [.on(.e, to: .x), .on(.e2, to: .s1)], children: [
+            .history(.h, .shallow),
+            .history(.hd, .deep, default: .s12),
+            .atomic(.s01),
+            .compound(.s1, children: [
+                .atomic(.s11, transitions: [.on(.e1, to: .s12)]),
+                .atomic(.s12),
+            ]),
+        ]),
+        .atomic(.x, transitions: [.on(.back, to: .h), .on(.go, to: .hd)]),
+    ])
+
+    // test387's shape: the defaults apply before anything is remembered.
+    @Test func defaultsApplyBeforeAnyHistory() {
+        let chart = Self.chart
+        var viaShallow = chart.initialState, viaDeep = chart.initialState
+        chart.send(.back, to: &viaShallow)
+        chart.send(.go, to: &viaDeep)
+        #expect(chart.activeLeaves(in: viaShallow) == [.s01]) // the parent's initial
+        #expect(chart.activeLeaves(in: viaDeep) == [.s12])    // the history's default
+    }
+
+    // test388: shallow history resumes the child (which enters its initial); deep history
+    // resumes the leaf.
+    @Test func shallowResumesTheChildDeepResumesTheLeaf() {
+        let chart = Self.chart
+        var state = chart.initialState
+        _ = chart.run([.back, .e2, .e1], from: &state)
+        #expect(chart.activeLeaves(in: state) == [.s12])
+        chart.send(.e, to: &state)
+        var viaShallow = state, viaDeep = state
+        chart.send(.back, to: &viaShallow)
+        chart.send(.go, to: &viaDeep)
+        #expect(chart.activeLeaves(in: viaShallow) == [.s11])
+        #expect(chart.activeLeaves(in: viaDeep) == [.s12])
+    }
+
+    // test580: a history state is never active.
+    @Test func historyStatesAreNeverActive() {
+        let chart = Self.chart
+        var state = chart.initialState
+        for event in [E.e, .back, .e2, .e1, .e, .go, .e, .back] {
+            chart.send(event, to: &state)
+            #expect(!state.isIn(.h) && !state.isIn(.hd))
+        }
+    }
+
+    @Test func deepHistoryInsideAParallelStateResumesEveryRegion() throws {
+        let chart = try Chart(states: [
+            .compound(.s0, transitions: [.on(.e, to: .x)], children: [
+                .history(.hd, .deep),
+                .parallel(.p, children: [
+                    .compound(.ps1, children: [.atomic(.ps1a, transitions: [.on(.e1, to: .ps1b)]), .atomic(.ps1b)]),
+                    .compound(.ps2, children: [.atomic(.ps2a, transitions: [.on(.e2, to: .ps2b)]), .atomic(.ps2b)]),
+                ]),
+            ]),
+            .atomic(.x, transitions: [.on(.back, to: .hd)]),
+        ])
+        var state = chart.initialState
+        _ = chart.run([.e1, .e, .back], from: &state)
+        #expect(chart.activeLeaves(in: state) == [.ps1b, .ps2a])
+        _ = chart.run([.e2, .e, .back], from: &state)
+        #expect(chart.activeLeaves(in: state) == [.ps1b, .ps2b])
+    }
+
+    @Test func anInnerHistoryKeepsItsMemoryWhenItsParentExitsWithoutIt() throws {
+        // s1 remembers s12; s0 then exits while s01 is active; s1's history must still be s12.
+        let chart = try Chart(states: [
+            .compound(.s0, transitions: [.on(.e, to: .x)], children: [
+                .atomic(.s01, transitions: [.on(.go, to: .s1)]),
+                .compound(.s1, transitions: [.on(.back, to: .s01)], children: [
+                    .history(.h, .shallow),
+                    .atomic(.s11, transitions: [.on(.e1, to: .s12)]),
+                    .atomic(.s12),
+                ]),
+            ]),
+            .atomic(.x, transitions: [.on(.e2, to: .h)]),
+        ])
+        var state = chart.initialState
+        _ = chart.run([.go, .e1, .back, .e, .e2], from: &state)
+        #expect(chart.activeLeaves(in: state) == [.s12])
+    }
+}
+
+@Suite("Statechart: building")
+struct StatechartBuildTests {
+    @Test func everyMistakeInADefinitionIsNamed() {
+        let cases: [(StatechartError<S>, () throws -> Chart)] = [
+            (.duplicateState(.s0), { try Chart(states: [.atomic(.s0), .atomic(.s0)]) }),
+            (.unknownState(.x), { try Chart(states: [.atomic(.s0, transitions: [.on(.e, to: .x)])]) }),
+            (.noChildren(.s0), { try Chart(states: [.compound(.s0, children: [.history(.h)])]) }),
+            (.initialNotDescendant(state: .s0, initial: .s1), {
+                try Chart(states: [.compound(.s0, initial: .s1, children: [.atomic(.s01)]), .atomic(.s1)])
+            }),
+            (.historyDefaultNotDescendant(history: .h, target: .s1), {
+                try Chart(states: [.compound(.s0, children: [.history(.h, default: .s1), .atomic(.s01)]), .atomic(.s1)])
+            }),
+            (.historyAtTopLevel(.h), { try Chart(states: [.atomic(.s0), .history(.h)]) }),
+            (.conflictingTargets(source: .s0, targets: [.s11, .s12]), {
+                try Chart(states: [
+                    .atomic(.s0, transitions: [.on(.e, toAll: [.s11, .s12])]),
+                    .compound(.s1, children: [.atomic(.s11), .atomic(.s12)]),
+                ])
+            }),
+            (.conflictingTargets(source: .s0, targets: [.s1, .s11]), {
+                try Chart(states: [
+                    .atomic(.s0, transitions: [.on(.e, toAll: [.s1, .s11])]),
+                    .compound(.s1, children: [.atomic(.s11), .atomic(.s12)]),
+                ])
+            }),
+            (.doneOfStateWithoutChildren(.s0), { try Chart(states: [.atomic(.s0, transitions: [.onDone(.s0, to: .s0)])]) }),
+            (.misplacedContent(.s0), { try Chart(states: [StatechartNode(id: .s0, kind: .atomic, children: [.atomic(.s1)])]) }),
+            (.microstepLimitOutOfRange(0), { try Chart(microstepLimit: 0, states: [.atomic(.s0)]) }),
+            (.microstepLimitOutOfRange(10_001), { try Chart(microstepLimit: 10_001, states: [.atomic(.s0)]) }),
+            (.empty, { try Chart(states: []) }),
+        ]
+        for (expected, build) in cases {
+            #expect(throws: expected) { try build() }
+        }
+        #expect(throws: Never.self) { try Chart(microstepLimit: 10_000, states: [.atomic(.s0)]) }
+        #expect(StatechartError<S>.duplicateState(.s0).description == "state s0 appears twice in the chart")
+    }
+
+    enum Wide: Int, StatechartStateID {
+        case first = 0, last = 127, tooFar = 128, negative = -1
+    }
+
+    @Test func rawValuesAreCheckedAtTheLimitAndOnePast() {
+        #expect(throws: Never.self) {
+            try Statechart<Wide, E, String>(states: [.atomic(.first, transitions: [.on(.e, to: .last)]), .atomic(.last)])
+        }
+        #expect(throws: StatechartError<Wide>.rawValueOutOfRange(128)) {
+            try Statechart<Wide, E, String>(states: [.atomic(.first), .atomic(.tooFar)])
+        }
+        #expect(throws: StatechartError<Wide>.rawValueOutOfRange(-1)) {
+            try Statechart<Wide, E, String>(states: [.atomic(.negative)])
+        }
+        let chart = try! Statechart<Wide, E, String>(states: [.atomic(.first, transitions: [.on(.e, to: .last)]), .atomic(.last)])
+        var state = chart.initialState
+        chart.send(.e, to: &state)
+        #expect(state.isIn(.last) && !state.isIn(.first) && !state.isIn(.tooFar) && !state.isIn(.negative))
+    }
+}
