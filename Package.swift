@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "Actomaton", targets: ["Actomaton"]),
         .library(name: "CSVExample", targets: ["CSVExample"]),
         .library(name: "TicTacToeExample", targets: ["TicTacToeExample"]),
+        .library(name: "PlatformerExample", targets: ["PlatformerExample"]),
         // Debugging and testing products:
         .library(name: "ActomatonDebugging", targets: ["ActomatonDebugging"]),
         .library(name: "ActomatonTesting", targets: ["ActomatonTesting"]),
@@ -110,12 +111,14 @@ let package = Package(
         // Example state machines, written once against the core only.
         .target(name: "CSVExample", dependencies: ["ActomatonCore"], path: "Plugins/CSVExample"),
         .target(name: "TicTacToeExample", dependencies: ["ActomatonCore"], path: "Plugins/TicTacToeExample"),
+        .target(name: "PlatformerExample", dependencies: ["ActomatonCore"], path: "Plugins/PlatformerExample"),
 
         .testTarget(name: "ActomatonCoreTests", dependencies: ["ActomatonCore"]),
         .testTarget(name: "ActomatonEffectTests", dependencies: ["ActomatonEffect"]),
         .testTarget(name: "ActomatonTests", dependencies: ["Actomaton"]),
         .testTarget(name: "CSVExampleTests", dependencies: ["CSVExample"]),
         .testTarget(name: "TicTacToeExampleTests", dependencies: ["TicTacToeExample"]),
+        .testTarget(name: "PlatformerExampleTests", dependencies: ["PlatformerExample", "ActomatonTesting"]),
         // The modules `make wasm-build` produces, run under WasmKit against the native machines.
         .testTarget(name: "WasmModuleTests", dependencies: [
             "ActomatonCore", "CSVExample", "TicTacToeExample",

@@ -577,3 +577,75 @@ struct StatechartBuildTests {
         #expect(state.isIn(.last) && !state.isIn(.first) && !state.isIn(.tooFar) && !state.isIn(.negative))
     }
 }
+
+@Suite("Generated tests: covering paths")
+struct CoveringPathsTests {
+    @Test func aTablesPathsFireEveryRow() {
+        let covering = loginTable.coveringPaths(from: .loggedOut)
+        #expect(covering.isComplete)
+        #expect(covering.untakenTransitions.isEmpty)
+        // No path is a prefix of another, and together they fire every row.
+        for path in covering.paths {
+            #expect(!covering.paths.contains { $0 != path && $0.starts(with: path) })
+        }
+        var fired = Set<Int>()
+        for path in covering.paths {
+            var state = LoginState.loggedOut
+            for input in path {
+                let index = loginTable.rows.firstIndex { $0.matches(input, in: state) }!
+                fired.insert(index)
+                state = loginTable.rows[index].transition.to
+            }
+        }
+        #expect(fired == Set(loginTable.rows.indices))
+        // The shortest path to the force-logout row from a logged-in state is two inputs long.
+        #expect(covering.pathTakingTransition[4] == [.login, .forceLogout])
+    }
+
+    @Test func aChartsPathsTakeEveryTransitionAndEnterEveryState() throws {
+        let chart = try Chart(states: [
+            .compound(.s0, transitions: [.on(.e, to: .x)], children: [
+                .atomic(.s01, transitions: [.on(.e1, to: .s02)]),
+                .compound(.s02, transitions: [.onDone(.s02, to: .s01, outputs: ["done"])], children: [
+                    .atomic(.s21, transitions: [.on(.e2, to: .done1)]),
+                    .final(.done1),
+                ]),
+            ]),
+            .atomic(.x, transitions: [.on(.back, to: .s0)]),
+            .atomic(.y, transitions: [.on(.go, to: .x)]), // unreachable
+        ])
+        let covering = chart.coveringPaths(events: [.e, .e1, .e2, .back, .go])
+        #expect(covering.isComplete)
+        let unreachable = chart.transitions.first { $0.source == .y }!.index
+        #expect(covering.untakenTransitions == [unreachable])
+        #expect(chart.unreachedStates(events: [.e, .e1, .e2, .back, .go]) == [.y])
+        // done1 is entered (and left at once) by e2 after e1.
+        #expect(covering.paths.contains([.e1, .e2]))
+    }
+
+    @Test func theSearchStopsAtItsStateLimitAndSaysSo() throws {
+        let chart = try Self.smallChart()
+        let full = chart.coveringPaths(events: [.e, .e1, .e2, .back])
+        #expect(full.isComplete)
+        #expect(chart.coveringPaths(events: [.e, .e1, .e2, .back], stateLimit: full.statesExplored).isComplete)
+        let cut = chart.coveringPaths(events: [.e, .e1, .e2, .back], stateLimit: full.statesExplored - 1)
+        #expect(!cut.isComplete)
+        #expect(cut.statesExplored == full.statesExplored - 1)
+    }
+
+    /// A small chart with several reachable states.
+    static func smallChart() throws -> Chart {
+        try Chart(states: [
+            .parallel(.p, children: [
+                .compound(.ps1, children: [
+                    .atomic(.ps1a, transitions: [.on(.e1, to: .ps1b)]),
+                    .atomic(.ps1b, transitions: [.on(.back, to: .ps1a)]),
+                ]),
+                .compound(.ps2, children: [
+                    .atomic(.ps2a, transitions: [.on(.e2, to: .ps2b)]),
+                    .atomic(.ps2b, transitions: [.on(.e, to: .ps2a)]),
+                ]),
+            ]),
+        ])
+    }
+}

@@ -48,7 +48,7 @@ extension Statechart {
                 var entering = StatechartStateSet()
                 addDescendants(rootInitial, to: &entering, history: state.history)
                 addAncestors(of: rootInitial, below: -1, to: &entering, history: state.history)
-                enter(entering, &state, &queue, &outputs)
+                enter(entering, &state, &queue, &outputs, &trace)
                 return settle(after: 1, &state, enabled, &queue, &outputs, &trace)
             }
         }
@@ -234,19 +234,21 @@ extension Statechart {
                 addAncestors(of: target, below: domain, to: &entering, history: state.history)
             }
         }
-        enter(entering, &state, &queue, &outputs)
+        enter(entering, &state, &queue, &outputs, &trace)
     }
 
     /// Enters `entering` in document order, raising done events for the final states.
     @inlinable
-    func enter<Sink: OutputSink>(
+    func enter<Sink: OutputSink, Trace: StatechartTrace>(
         _ entering: StatechartStateSet,
         _ state: inout StatechartState<StateID>,
         _ queue: inout DoneQueue,
-        _ outputs: inout Sink
+        _ outputs: inout Sink,
+        _ trace: inout Trace
     ) where Sink.Output == Output {
         forEach(inDocumentOrder: entering) { node in
             state.active.insert(node)
+            trace.entered(state: node)
             emit(nodes[node].entryOutputs, &outputs)
             guard nodes[node].kind == .final else { return }
             let parent = nodes[node].parent

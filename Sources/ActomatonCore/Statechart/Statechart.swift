@@ -196,6 +196,15 @@ public enum StatechartStatus: Sendable, Equatable {
 public protocol StatechartTrace {
     /// The transition at `index` in ``Statechart/transitions`` was taken.
     mutating func took(transition index: Int)
+    /// The state with raw value `index` was entered (it may be left again in the same step,
+    /// as a final state whose done event moves on is).
+    mutating func entered(state index: Int)
+}
+
+extension StatechartTrace {
+    /// Does nothing: a trace that only counts transitions need not implement it.
+    @inlinable
+    public mutating func entered(state index: Int) {}
 }
 
 /// The trace that records nothing.

@@ -44,6 +44,9 @@ public struct StatechartTransition<StateID: StatechartStateID, Event: Sendable, 
     public var condition: (@Sendable (StatechartState<StateID>) -> Bool)?
     /// What the transition emits, after the exit actions and before the entry actions.
     public var outputs: [Output]
+    /// How diagrams and reports name the trigger, or `nil` for the event's own name (which a
+    /// predicate trigger does not have).
+    public var label: String?
 
     /// Creates a transition.
     public init(
@@ -51,13 +54,15 @@ public struct StatechartTransition<StateID: StatechartStateID, Event: Sendable, 
         targets: [StateID],
         kind: StatechartTransitionKind = .external,
         condition: (@Sendable (StatechartState<StateID>) -> Bool)? = nil,
-        outputs: [Output] = []
+        outputs: [Output] = [],
+        label: String? = nil
     ) {
         self.trigger = trigger
         self.targets = targets
         self.kind = kind
         self.condition = condition
         self.outputs = outputs
+        self.label = label
     }
 
     /// A transition on exactly `event`.
@@ -72,16 +77,18 @@ public struct StatechartTransition<StateID: StatechartStateID, Event: Sendable, 
              kind: kind, condition: condition, outputs: outputs)
     }
 
-    /// A transition on every event `predicate` accepts: for events that carry values.
+    /// A transition on every event `predicate` accepts: for events that carry values. `label`
+    /// names the trigger in diagrams and reports.
     public static func on(
         where predicate: @escaping @Sendable (Event) -> Bool,
+        label: String? = nil,
         to target: StateID? = nil,
         kind: StatechartTransitionKind = .external,
         when condition: (@Sendable (StatechartState<StateID>) -> Bool)? = nil,
         outputs: [Output] = []
     ) -> Self {
         Self(trigger: .event(TransitionPattern(where: predicate)), targets: target.map { [$0] } ?? [],
-             kind: kind, condition: condition, outputs: outputs)
+             kind: kind, condition: condition, outputs: outputs, label: label)
     }
 
     /// A transition on exactly `event` to several targets at once, one per region of a

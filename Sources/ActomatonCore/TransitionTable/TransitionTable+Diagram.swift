@@ -138,7 +138,7 @@ private func unique<Value>(_ values: [Value], name: (Value) -> String) -> [Value
     return result
 }
 
-private func dotQuoted(_ text: String) -> String {
+func dotQuoted(_ text: String) -> String {
     var quoted = "\""
     for scalar in text.unicodeScalars {
         switch scalar {
@@ -151,7 +151,7 @@ private func dotQuoted(_ text: String) -> String {
     return quoted + "\""
 }
 
-private func mermaidIdentifier(_ name: String) -> String {
+func mermaidIdentifier(_ name: String) -> String {
     var id = ""
     for scalar in name.unicodeScalars {
         let isLetter = (scalar >= "a" && scalar <= "z") || (scalar >= "A" && scalar <= "Z")
@@ -163,7 +163,7 @@ private func mermaidIdentifier(_ name: String) -> String {
 }
 
 /// Mermaid labels cannot hold a raw `"`; it has an entity code for it.
-private func mermaidLabel(_ name: String) -> String {
+func mermaidLabel(_ name: String) -> String {
     var label = ""
     for scalar in name.unicodeScalars {
         if scalar == "\"" { label += "#quot;" } else { label.unicodeScalars.append(scalar) }

@@ -1,0 +1,140 @@
+import ActomatonCore
+
+/// The platformer controller of ``Platformer/chart()`` written by hand as a nested `switch`:
+/// the baseline the statechart is benchmarked against, held to the chart's behaviour (state
+/// and outputs, in order) by tests generated from the chart.
+public struct HandWrittenPlatformer: Equatable, Sendable {
+    /// Where the body is when it is not stunned (and where it resumes after).
+    public enum Motion: UInt8, Sendable {
+        case idle, walking, running, jumping, falling
+    }
+
+    /// The weapon region.
+    public enum Weapon: UInt8, Sendable {
+        case holstered, aiming, recoil, cooldown
+    }
+
+    /// The body's motion, kept while stunned.
+    public var motion = Motion.idle
+    /// Whether the body is stunned.
+    public var isStunned = false
+    /// The weapon's state.
+    public var weapon = Weapon.holstered
+
+    /// A character standing idle with its weapon holstered.
+    @inlinable
+    public init() {}
+
+    /// Runs `event`, emitting what the chart would, in the same order; returns whether
+    /// anything happened.
+    @inlinable
+    public mutating func send<Sink: OutputSink>(_ event: Platformer.Event, outputs: inout Sink) -> Bool
+    where Sink.Output == Platformer.Output {
+        switch event {
+        case let .move(speed):
+            guard !isStunned else { return false }
+            let target: Motion = speed <= 0 ? .idle : speed <= 5 ? .walking : .running
+            switch motion {
+            case .idle, .walking, .running:
+                guard target != motion else { return false }
+                if motion == .running { outputs.receive(.dustOff) }
+                motion = target
+                if target == .running { outputs.receive(.dustOn) }
+                return true
+            case .jumping, .falling:
+                return false
+            }
+        case .jump, .leaveGround:
+            guard !isStunned else { return false }
+            switch motion {
+            case .idle, .walking, .running:
+                if motion == .running { outputs.receive(.dustOff) }
+                if event == .jump { outputs.receive(.jumpSound) }
+                motion = event == .jump ? .jumping : .falling
+                return true
+            case .jumping, .falling:
+                return false
+            }
+        case .apex:
+            guard !isStunned, motion == .jumping else { return false }
+            motion = .falling
+            return true
+        case .land:
+            guard !isStunned, motion == .jumping || motion == .falling else { return false }
+            outputs.receive(.landSound)
+            motion = .idle
+            return true
+        case .hit:
+            // The weapon drops its aim (it exits first, silently), and the body is stunned.
+            var handled = false
+            switch weapon {
+            case .aiming, .recoil, .cooldown:
+                weapon = .holstered
+                handled = true
+            case .holstered:
+                break
+            }
+            if !isStunned {
+                if motion == .running { outputs.receive(.dustOff) }
+                outputs.receive(.flash)
+                isStunned = true
+                handled = true
+            }
+            return handled
+        case .recover:
+            guard isStunned else { return false }
+            isStunned = false
+            if motion == .running { outputs.receive(.dustOn) }
+            return true
+        case .draw:
+            guard weapon == .holstered else { return false }
+            outputs.receive(.drawSound)
+            weapon = .aiming
+            return true
+        case .holster:
+            guard weapon == .aiming else { return false }
+            outputs.receive(.holsterSound)
+            weapon = .holstered
+            return true
+        case .fire:
+            guard weapon == .aiming, !isStunned else { return false }
+            outputs.receive(.shot)
+            weapon = .recoil
+            return true
+        case .tick:
+            switch weapon {
+            case .recoil:
+                weapon = .cooldown
+                return true
+            case .cooldown:
+                outputs.receive(.ready)
+                weapon = .aiming
+                return true
+            case .holstered, .aiming:
+                return false
+            }
+        }
+    }
+
+    /// The active leaves, as the chart names them: the body's, then the weapon's.
+    public var activeLeaves: [Platformer.State] {
+        let body: Platformer.State = if isStunned {
+            .stunned
+        } else {
+            switch motion {
+            case .idle: .idle
+            case .walking: .walking
+            case .running: .running
+            case .jumping: .jumping
+            case .falling: .falling
+            }
+        }
+        let weapon: Platformer.State = switch weapon {
+        case .holstered: .holstered
+        case .aiming: .aiming
+        case .recoil: .recoil
+        case .cooldown: .cooldown
+        }
+        return [body, weapon]
+    }
+}

@@ -1,0 +1,110 @@
+import ActomatonCore
+
+/// A platformer character controller as a statechart: a body that is `grounded` (idle, walking,
+/// running) or `airborne` (jumping, falling), can be `stunned` and then resumes exactly where
+/// it was, and a weapon that runs in parallel (holstered, aiming, firing with its own
+/// recoil and cooldown).
+///
+/// The same chart runs natively, in the `.so` and `.wasm` plugins, and on microcontrollers;
+/// ``HandWrittenPlatformer`` is the same controller as a hand-written nested `switch`, which the
+/// benchmark compares it with and the tests hold it to.
+public enum Platformer {
+    /// The states, in document order (so no reordering is needed at run time).
+    public enum State: Int, StatechartStateID, CaseIterable {
+        case character
+        case body, control, resume, grounded, idle, walking, running, airborne, jumping, falling, stunned
+        case weapon, holstered, aiming, firing, recoil, cooldown, shotDone
+    }
+
+    /// What the game loop tells the character.
+    public enum Event: Equatable, Sendable {
+        /// The stick's horizontal speed: 0 stops, 1–5 walks, above 5 runs.
+        case move(speed: Int)
+        case jump
+        /// The top of a jump: the character starts to fall.
+        case apex
+        /// The character walked off a ledge.
+        case leaveGround
+        case land
+        /// An enemy hit the character: it is stunned, and drops its aim.
+        case hit
+        case recover
+        case draw
+        case holster
+        case fire
+        /// One frame of the weapon's animation.
+        case tick
+    }
+
+    /// What the character asks the game to play or show.
+    public enum Output: UInt8, Equatable, Sendable {
+        case jumpSound, landSound, dustOn, dustOff, flash, drawSound, shot, holsterSound, ready
+    }
+
+    /// Whether `event` is a move at `speed`s the predicate accepts.
+    @inlinable
+    static func isMove(_ event: Event, _ speeds: (Int) -> Bool) -> Bool {
+        if case let .move(speed) = event { speeds(speed) } else { false }
+    }
+
+    /// The chart.
+    public static func chart() throws(StatechartError<State>) -> Statechart<State, Event, Output> {
+        let stop: @Sendable (Event) -> Bool = { isMove($0) { $0 <= 0 } }
+        let walk: @Sendable (Event) -> Bool = { isMove($0) { $0 >= 1 && $0 <= 5 } }
+        let run: @Sendable (Event) -> Bool = { isMove($0) { $0 > 5 } }
+        return try Statechart(states: [
+            .parallel(.character, children: [
+                .compound(.body, children: [
+                    .compound(.control, transitions: [.on(.hit, to: .stunned, outputs: [.flash])], children: [
+                        .history(.resume, .deep),
+                        .compound(.grounded, transitions: [
+                            .on(.jump, to: .jumping, outputs: [.jumpSound]),
+                            .on(.leaveGround, to: .falling),
+                        ], children: [
+                            .atomic(.idle, transitions: [
+                                .on(where: walk, label: "move 1…5", to: .walking),
+                                .on(where: run, label: "move > 5", to: .running),
+                            ]),
+                            .atomic(.walking, transitions: [
+                                .on(where: stop, label: "move 0", to: .idle),
+                                .on(where: run, label: "move > 5", to: .running),
+                            ]),
+                            .atomic(.running, onEntry: [.dustOn], onExit: [.dustOff], transitions: [
+                                .on(where: stop, label: "move 0", to: .idle),
+                                .on(where: walk, label: "move 1…5", to: .walking),
+                            ]),
+                        ]),
+                        .compound(.airborne, transitions: [.on(.land, to: .grounded, outputs: [.landSound])], children: [
+                            .atomic(.jumping, transitions: [.on(.apex, to: .falling)]),
+                            .atomic(.falling),
+                        ]),
+                    ]),
+                    .atomic(.stunned, transitions: [.on(.recover, to: .resume)]),
+                ]),
+                .compound(.weapon, children: [
+                    .atomic(.holstered, transitions: [.on(.draw, to: .aiming, outputs: [.drawSound])]),
+                    .atomic(.aiming, transitions: [
+                        .on(.fire, to: .firing, when: { !$0.isIn(.stunned) }),
+                        .on(.holster, to: .holstered, outputs: [.holsterSound]),
+                        .on(.hit, to: .holstered),
+                    ]),
+                    .compound(.firing, onEntry: [.shot], transitions: [
+                        .onDone(.firing, to: .aiming, outputs: [.ready]),
+                        .on(.hit, to: .holstered),
+                    ], children: [
+                        .atomic(.recoil, transitions: [.on(.tick, to: .cooldown)]),
+                        .atomic(.cooldown, transitions: [.on(.tick, to: .shotDone)]),
+                        .final(.shotDone),
+                    ]),
+                ]),
+            ]),
+        ])
+    }
+
+    /// One event of each kind, with a speed for each band: what generated tests try in every
+    /// state.
+    public static let sampleEvents: [Event] = [
+        .move(speed: 0), .move(speed: 3), .move(speed: 8), .jump, .apex, .leaveGround, .land,
+        .hit, .recover, .draw, .holster, .fire, .tick,
+    ]
+}

@@ -1,0 +1,151 @@
+// State diagrams of a statechart: Mermaid `stateDiagram-v2` with composite states and `--`
+// between parallel regions, and Graphviz DOT with a cluster per compound or parallel state.
+
+extension Statechart {
+    /// How a diagram labels one transition: its trigger, `[guarded]` when it has a condition,
+    /// and `(internal)` for an internal transition.
+    public func diagramLabel(of edge: StatechartEdge<StateID, Event, Output>, stateName: (StateID) -> String, eventName: (Event) -> String) -> String {
+        let transition = edge.transition
+        var label: String
+        if let custom = transition.label {
+            label = custom
+        } else {
+            switch transition.trigger {
+            case let .event(pattern): label = pattern.value.map(eventName) ?? "(predicate)"
+            case let .done(state): label = "done.state.\(stateName(state))"
+            case .always: label = "(always)"
+            }
+        }
+        if transition.condition != nil { label += " [guarded]" }
+        if transition.kind == .internal { label += " (internal)" }
+        return label
+    }
+
+    /// The chart as a Mermaid `stateDiagram-v2`: compound states as composite states, parallel
+    /// regions separated by `--`, history states as `H` and `H*`, final states leading to `[*]`.
+    /// A transition is drawn inside the innermost composite state that holds both its ends.
+    public func mermaidStateDiagram(stateName: (StateID) -> String, eventName: (Event) -> String) -> String {
+        var text = "stateDiagram-v2\n"
+        let ids = nodes.indices.map { index in StateID(rawValue: index).map { mermaidIdentifier(stateName($0)) } ?? "_\(index)" }
+        let edgesByScope = edgesByInnermostScope(stateName: stateName, eventName: eventName)
+
+        func write(level: [Int], scope: Int, indent: String) {
+            if scope < 0 || nodes[scope].kind == .compound {
+                let initial = scope < 0 ? rootInitial : nodes[scope].initial
+                if initial >= 0 { text += "\(indent)[*] --> \(ids[initial])\n" }
+            }
+            for (position, index) in level.enumerated() {
+                if scope >= 0, nodes[scope].kind == .parallel, position > 0 { text += "\(indent)--\n" }
+                let name = StateID(rawValue: index).map(stateName) ?? ""
+                switch nodes[index].kind {
+                case .shallowHistory, .deepHistory:
+                    text += "\(indent)state \"\(nodes[index].kind == .deepHistory ? "H*" : "H")\" as \(ids[index])\n"
+                case .compound, .parallel:
+                    if ids[index] != name { text += "\(indent)state \"\(mermaidLabel(name))\" as \(ids[index])\n" }
+                    text += "\(indent)state \(ids[index]) {\n"
+                    write(level: childrenInDocumentOrder(of: index), scope: index, indent: indent + "    ")
+                    text += "\(indent)}\n"
+                default:
+                    if ids[index] != name { text += "\(indent)state \"\(mermaidLabel(name))\" as \(ids[index])\n" }
+                    if nodes[index].kind == .final { text += "\(indent)\(ids[index]) --> [*]\n" }
+                }
+            }
+            for (from, to, label) in edgesByScope[scope + 1] {
+                text += "\(indent)\(ids[from]) --> \(ids[to]) : \(label)\n"
+            }
+        }
+        write(level: childrenInDocumentOrder(of: -1), scope: -1, indent: "    ")
+        return text
+    }
+
+    /// The chart as a Graphviz DOT digraph: each compound or parallel state a cluster (a
+    /// parallel one dashed, its regions inside it), history states as `H` and `H*` circles,
+    /// final states as double circles. Render it with `dot -Tsvg`.
+    public func graphvizDOT(name: String = "Statechart", stateName: (StateID) -> String, eventName: (Event) -> String) -> String {
+        var text = "digraph \(dotQuoted(name)) {\n    compound=true;\n    rankdir=LR;\n    node [shape=box, style=rounded];\n"
+        // A composite state's edges attach to an invisible point inside its cluster.
+        func node(_ index: Int) -> String { dotQuoted("\(index)") }
+        func write(level: [Int], indent: String) {
+            for index in level {
+                let label = StateID(rawValue: index).map(stateName) ?? ""
+                switch nodes[index].kind {
+                case .compound, .parallel:
+                    text += "\(indent)subgraph \(dotQuoted("cluster_\(index)")) {\n"
+                    text += "\(indent)    label=\(dotQuoted(label));\n"
+                    text += "\(indent)    style=\(nodes[index].kind == .parallel ? "\"rounded,dashed\"" : "rounded");\n"
+                    text += "\(indent)    \(node(index)) [shape=point, style=invis, width=0, label=\"\"];\n"
+                    write(level: childrenInDocumentOrder(of: index), indent: indent + "    ")
+                    text += "\(indent)}\n"
+                case .shallowHistory, .deepHistory:
+                    text += "\(indent)\(node(index)) [shape=circle, label=\(nodes[index].kind == .deepHistory ? "\"H*\"" : "\"H\"")];\n"
+                case .final:
+                    text += "\(indent)\(node(index)) [shape=doublecircle, label=\(dotQuoted(label))];\n"
+                default:
+                    text += "\(indent)\(node(index)) [label=\(dotQuoted(label))];\n"
+                }
+            }
+        }
+        write(level: childrenInDocumentOrder(of: -1), indent: "    ")
+        if rootInitial >= 0 {
+            text += "    \"[*]\" [shape=point, label=\"\"];\n    \"[*]\" -> \(node(rootInitial))\(clusterAttributes(from: nil, to: rootInitial));\n"
+        }
+        for edge in transitions {
+            let source = edge.source.rawValue
+            let label = dotQuoted(diagramLabel(of: edge, stateName: stateName, eventName: eventName))
+            let targets = compiled[edge.index].targets.isEmpty ? [source] : compiled[edge.index].targets.map { $0 }
+            for target in targets {
+                text += "    \(node(source)) -> \(node(target)) [label=\(label)\(clusterAttributes(from: source, to: target))];\n"
+            }
+        }
+        return text + "}\n"
+    }
+
+    private func clusterAttributes(from source: Int?, to target: Int) -> String {
+        var attributes = ""
+        if let source, nodes[source].kind == .compound || nodes[source].kind == .parallel,
+           !nodes[source].descendants.contains(target) && source != target {
+            attributes += ", ltail=\(dotQuoted("cluster_\(source)"))"
+        }
+        if nodes[target].kind == .compound || nodes[target].kind == .parallel,
+           source.map({ !nodes[target].descendants.contains($0) && $0 != target }) ?? true {
+            attributes += ", lhead=\(dotQuoted("cluster_\(target)"))"
+        }
+        return attributes
+    }
+
+    private func childrenInDocumentOrder(of parent: Int) -> [Int] {
+        documentOrder.map { Int($0) }.filter { nodes[$0].parent == parent }
+    }
+
+    /// Each transition's edges, grouped by the innermost composite state holding both ends
+    /// (index 0 is the top of the chart, index k + 1 the state with raw value k).
+    private func edgesByInnermostScope(stateName: (StateID) -> String, eventName: (Event) -> String) -> [[(Int, Int, String)]] {
+        var scopes = Array(repeating: [(Int, Int, String)](), count: nodes.count + 1)
+        for edge in transitions {
+            let source = edge.source.rawValue
+            let label = diagramLabel(of: edge, stateName: stateName, eventName: eventName)
+            let targets = compiled[edge.index].targets.isEmpty ? [source] : compiled[edge.index].targets.map { $0 }
+            for target in targets {
+                var scope = nodes[source].parent
+                // Not inside a parallel state's block, where it would join its last region.
+                while scope >= 0 && (!nodes[scope].descendants.contains(target) || nodes[scope].kind == .parallel) {
+                    scope = nodes[scope].parent
+                }
+                scopes[scope + 1].append((source, target, label))
+            }
+        }
+        return scopes
+    }
+}
+
+extension Statechart where StateID: CustomStringConvertible, Event: CustomStringConvertible {
+    /// The chart as a Mermaid `stateDiagram-v2`, labelled by `description`.
+    public func mermaidStateDiagram() -> String {
+        mermaidStateDiagram(stateName: { $0.description }, eventName: { $0.description })
+    }
+
+    /// The chart as a Graphviz DOT digraph, labelled by `description`.
+    public func graphvizDOT(name: String = "Statechart") -> String {
+        graphvizDOT(name: name, stateName: { $0.description }, eventName: { $0.description })
+    }
+}

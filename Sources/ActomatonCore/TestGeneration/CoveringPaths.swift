@@ -1,0 +1,200 @@
+/// Event sequences, each starting from a machine's initial state, that together take every
+/// transition the search reached: tests generated from the machine, in the manner of
+/// `@xstate/graph`'s shortest paths.
+///
+/// Make them with ``Statechart/coveringPaths(events:stateLimit:)`` or
+/// ``TransitionTable/coveringPaths(from:inputs:stateLimit:)``.
+public struct CoveringPaths<Event> {
+    /// The paths to run: no path is a prefix of another, and each is as short as the search
+    /// allows for the transition (or state) it was made for.
+    public var paths: [[Event]]
+    /// For each transition, by index, the shortest path whose last event takes it; `nil` for a
+    /// transition no path reached.
+    public var pathTakingTransition: [[Event]?]
+    /// The transitions no explored state could take with the given events.
+    public var untakenTransitions: [Int]
+    /// The number of distinct states the search visited.
+    public var statesExplored: Int
+    /// Whether the search visited every reachable state; `false` when it stopped at the state
+    /// limit, so some transitions may be reachable but untaken.
+    public var isComplete: Bool
+}
+
+extension CoveringPaths: Sendable where Event: Sendable {}
+extension CoveringPaths: Equatable where Event: Equatable {}
+
+/// A breadth-first search from `start`: for every transition and every marker (a state of a
+/// chart, say), the shortest event path that takes or reaches it.
+///
+/// `step` returns the next node, the transitions the event took and the markers (states of a
+/// chart, say) it reached on the way, or `nil` when the event changes nothing. `startMarkers`
+/// are those the start counts as reached.
+func shortestCoveringPaths<Node: Hashable, Event>(
+    start: Node,
+    events: [Event],
+    transitionCount: Int,
+    stateLimit: Int,
+    startMarkers: [Int],
+    step: (Node, Event) -> (next: Node, taken: [Int], reached: [Int])?
+) -> (paths: CoveringPaths<Event>, pathReachingMarker: [Int: [Event]]) {
+    // Each visited node: the node it was reached from and the event, to rebuild paths.
+    var visited: [Node: Int] = [start: 0]
+    var nodes: [Node] = [start]
+    var parents: [(node: Int, event: Int)] = [(-1, -1)]
+    var takenBy: [(node: Int, event: Int)?] = Array(repeating: nil, count: transitionCount)
+    var markerReachedAt: [Int: Int] = [:]
+    var isComplete = true
+
+    func path(to node: Int) -> [Event] {
+        var reversed: [Event] = []
+        var current = node
+        while parents[current].node >= 0 {
+            reversed.append(events[parents[current].event])
+            current = parents[current].node
+        }
+        return reversed.reversed()
+    }
+
+    for marker in startMarkers where markerReachedAt[marker] == nil { markerReachedAt[marker] = 0 }
+    // A marker reached on the way: the node the step left, and the event.
+    var markerReachedBy: [Int: (node: Int, event: Int)] = [:]
+    var head = 0
+    while head < nodes.count {
+        let current = head
+        head += 1
+        for (eventIndex, event) in events.enumerated() {
+            guard let (next, taken, reached) = step(nodes[current], event) else { continue }
+            for transition in taken where transition < transitionCount && takenBy[transition] == nil {
+                takenBy[transition] = (current, eventIndex)
+            }
+            for marker in reached where markerReachedAt[marker] == nil && markerReachedBy[marker] == nil {
+                markerReachedBy[marker] = (current, eventIndex)
+            }
+            guard visited[next] == nil else { continue }
+            guard nodes.count < stateLimit else {
+                isComplete = false
+                continue
+            }
+            visited[next] = nodes.count
+            nodes.append(next)
+            parents.append((current, eventIndex))
+        }
+    }
+
+    let pathTakingTransition: [[Event]?] = takenBy.map { origin in
+        origin.map { path(to: $0.node) + [events[$0.event]] }
+    }
+    // Candidate paths, as (node, event) endings, so prefixes can be found without comparing events.
+    var endings: [[Int]] = []
+    func encoded(node: Int, event: Int?) -> [Int] {
+        var reversed: [Int] = []
+        if let event { reversed.append(event) }
+        var current = node
+        while parents[current].node >= 0 {
+            reversed.append(parents[current].event)
+            current = parents[current].node
+        }
+        return reversed.reversed()
+    }
+    for origin in takenBy { if let origin { endings.append(encoded(node: origin.node, event: origin.event)) } }
+    for marker in markerReachedBy.keys.sorted() {
+        endings.append(encoded(node: markerReachedBy[marker]!.node, event: markerReachedBy[marker]!.event))
+    }
+    // Keep the longest first, then drop every path that is a prefix of one kept.
+    var kept: [[Int]] = []
+    for candidate in endings.sorted(by: { $0.count > $1.count }) where !candidate.isEmpty {
+        if !kept.contains(where: { $0.starts(with: candidate) }) { kept.append(candidate) }
+    }
+    let paths = kept.sorted { $0.lexicographicallyPrecedes($1) }.map { $0.map { events[$0] } }
+    var pathReachingMarker = markerReachedAt.mapValues { path(to: $0) }
+    for (marker, origin) in markerReachedBy { pathReachingMarker[marker] = path(to: origin.node) + [events[origin.event]] }
+    return (
+        CoveringPaths(
+            paths: paths,
+            pathTakingTransition: pathTakingTransition,
+            untakenTransitions: takenBy.indices.filter { takenBy[$0] == nil },
+            statesExplored: nodes.count,
+            isComplete: isComplete),
+        pathReachingMarker
+    )
+}
+
+extension Statechart {
+    /// Generated tests: the shortest event sequences from ``initialState`` that together take
+    /// every transition (and enter every state) reachable with `events`.
+    ///
+    /// The search is breadth first over the chart's states (configuration and history), trying
+    /// each of `events` in each, so it needs a representative event for each trigger: for a
+    /// predicate trigger such as "move faster than 5", give a value that matches it.
+    ///
+    /// - Parameter stateLimit: The most distinct states visited (100,000 by default); beyond it
+    ///   the result says it is not complete.
+    public func coveringPaths(events: [Event], stateLimit: Int = 100_000) -> CoveringPaths<Event> {
+        coveringPathsAndStates(events: events, stateLimit: stateLimit).paths
+    }
+
+    /// The states no path enters with `events` (history states, which are never active, left
+    /// out).
+    public func unreachedStates(events: [Event], stateLimit: Int = 100_000) -> [StateID] {
+        let reached = coveringPathsAndStates(events: events, stateLimit: stateLimit).pathReachingMarker
+        return inDocumentOrder(allStates).filter { !nodes[$0].isHistory && reached[$0] == nil }.compactMap { StateID(rawValue: $0) }
+    }
+
+    func coveringPathsAndStates(events: [Event], stateLimit: Int) -> (paths: CoveringPaths<Event>, pathReachingMarker: [Int: [Event]]) {
+        shortestCoveringPaths(
+            start: initialState, events: events, transitionCount: transitions.count, stateLimit: Swift.max(stateLimit, 1),
+            startMarkers: initialState.active.map { $0 },
+            step: { state, event in
+                var next = state
+                var outputs = DiscardingSink<Output>()
+                var trace = StatechartTransitionList()
+                let status = send(event, to: &next, outputs: &outputs, trace: &trace)
+                guard status == .transitioned || status == .stoppedAtMicrostepLimit else { return nil }
+                return (next, trace.indices, trace.enteredStates)
+            })
+    }
+}
+
+extension TransitionTable where State: Hashable {
+    /// Generated tests: the shortest input sequences from `state` that together fire every row
+    /// reachable with `inputs` (the rows' own exact inputs when empty).
+    ///
+    /// - Parameter stateLimit: The most distinct states visited (100,000 by default).
+    public func coveringPaths(from state: State, inputs: [Input] = [], stateLimit: Int = 100_000) -> CoveringPaths<Input> {
+        var allInputs = inputs
+        if allInputs.isEmpty { allInputs = rows.compactMap { $0.input.value } }
+        return shortestCoveringPaths(
+            start: state, events: allInputs, transitionCount: rows.count, stateLimit: Swift.max(stateLimit, 1),
+            startMarkers: [],
+            step: { state, input in
+                guard let index = rows.firstIndex(where: { $0.matches(input, in: state) }) else { return nil }
+                return (rows[index].transition.to, [index], [])
+            }).paths
+    }
+}
+
+/// A trace that lists the transitions taken and the states entered, in order.
+public struct StatechartTransitionList: StatechartTrace, Sendable {
+    /// The indices, in ``Statechart/transitions``, of the transitions taken.
+    public var indices: [Int] = []
+    /// The raw values of the states entered.
+    public var enteredStates: [Int] = []
+
+    /// An empty list.
+    public init() {}
+
+    /// Appends `index` to ``indices``.
+    public mutating func took(transition index: Int) {
+        indices.append(index)
+    }
+
+    /// Appends `index` to ``enteredStates``.
+    public mutating func entered(state index: Int) {
+        enteredStates.append(index)
+    }
+}
+
+/// A sink that drops every output.
+struct DiscardingSink<Output>: OutputSink {
+    mutating func receive(_ output: Output) {}
+}

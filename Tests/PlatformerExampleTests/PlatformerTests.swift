@@ -1,0 +1,167 @@
+import ActomatonCore
+import ActomatonTesting
+import PlatformerExample
+import Testing
+
+typealias P = Platformer.State
+
+extension Platformer.State: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .character: "character"
+        case .body: "body"
+        case .control: "control"
+        case .resume: "resume"
+        case .grounded: "grounded"
+        case .idle: "idle"
+        case .walking: "walking"
+        case .running: "running"
+        case .airborne: "airborne"
+        case .jumping: "jumping"
+        case .falling: "falling"
+        case .stunned: "stunned"
+        case .weapon: "weapon"
+        case .holstered: "holstered"
+        case .aiming: "aiming"
+        case .firing: "firing"
+        case .recoil: "recoil"
+        case .cooldown: "cooldown"
+        case .shotDone: "shotDone"
+        }
+    }
+}
+
+extension Platformer.Event: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case let .move(speed): "move(\(speed))"
+        case .jump: "jump"
+        case .apex: "apex"
+        case .leaveGround: "leaveGround"
+        case .land: "land"
+        case .hit: "hit"
+        case .recover: "recover"
+        case .draw: "draw"
+        case .holster: "holster"
+        case .fire: "fire"
+        case .tick: "tick"
+        }
+    }
+}
+
+@Suite("Platformer: the character controller chart")
+struct PlatformerTests {
+    let chart = try! Platformer.chart()
+
+    @Test func itStartsIdleWithTheWeaponHolstered() {
+        #expect(chart.activeLeaves(in: chart.initialState) == [.idle, .holstered])
+        #expect(chart.initialOutputs.isEmpty)
+        let state = chart.initialState
+        #expect(state.isIn(.character) && state.isIn(.body) && state.isIn(.control) && state.isIn(.grounded))
+        #expect(chart.activeChild(of: .grounded, in: state) == .idle)
+    }
+
+    @Test func movingJumpingAndLanding() {
+        var machine = StatechartTestMachine(chart)
+        machine.send(.move(speed: 3), leaves: [.walking, .holstered], outputs: [])
+        machine.send(.move(speed: 8), leaves: [.running, .holstered], outputs: [.dustOn])
+        machine.send(.jump, leaves: [.jumping, .holstered], outputs: [.dustOff, .jumpSound])
+        #expect(machine.send(.move(speed: 0)).status == .ignored) // no steering in the air
+        machine.send(.apex, leaves: [.falling, .holstered])
+        machine.send(.land, leaves: [.idle, .holstered], outputs: [.landSound])
+        machine.send(.leaveGround, leaves: [.falling, .holstered], outputs: [])
+    }
+
+    @Test func aStunnedCharacterResumesExactlyWhereItWas() {
+        var machine = StatechartTestMachine(chart)
+        machine.send(.move(speed: 8))
+        machine.send(.draw, leaves: [.running, .aiming], outputs: [.drawSound])
+        // The hit stuns the body and drops the aim: the weapon exits first (it is later in the
+        // chart), then the body; then the transitions' outputs.
+        machine.send(.hit, leaves: [.stunned, .holstered], outputs: [.dustOff, .flash])
+        #expect(machine.send(.move(speed: 3)).status == .ignored)
+        machine.send(.draw, leaves: [.stunned, .aiming])
+        #expect(machine.send(.fire).status == .ignored) // guarded: not while stunned
+        // Deep history: back to running, not to the default idle.
+        machine.send(.recover, leaves: [.running, .aiming], outputs: [.dustOn])
+
+        machine.send(.jump)
+        machine.send(.hit, leaves: [.stunned, .holstered], outputs: [.flash])
+        machine.send(.recover, leaves: [.jumping, .holstered])
+    }
+
+    @Test func firingRunsItsAnimationAndReturnsToAimingWhenDone() {
+        var machine = StatechartTestMachine(chart)
+        machine.send(.draw)
+        machine.send(.fire, leaves: [.idle, .recoil], outputs: [.shot])
+        #expect(machine.state.isIn(.firing))
+        machine.send(.tick, leaves: [.idle, .cooldown])
+        // Entering the final shotDone raises firing's done event, taken in the same step.
+        machine.send(.tick, leaves: [.idle, .aiming], outputs: [.ready])
+        machine.send(.fire)
+        machine.send(.hit, leaves: [.stunned, .holstered], outputs: [.flash])
+    }
+
+    @Test func theGeneratedTestsTakeEveryTransitionAndTheHandWrittenSwitchAgrees() {
+        var machine = StatechartTestMachine(chart)
+        var handWritten = HandWrittenPlatformer()
+        var current: [Platformer.Event] = []
+        var position = 0
+        let paths = machine.runCoveringPaths(events: Platformer.sampleEvents) { path, event, reply, state in
+            // Each path starts from the beginning.
+            if path != current || position == path.count {
+                current = path
+                position = 0
+                handWritten = HandWrittenPlatformer()
+            }
+            position += 1
+            var outputs: [Platformer.Output] = []
+            let handled = handWritten.send(event, outputs: &outputs)
+            #expect(handled == (reply.status == .transitioned), "\(path) at \(event)")
+            #expect(outputs == reply.outputs, "\(path) at \(event)")
+            #expect(handWritten.activeLeaves == chart.activeLeaves(in: state), "\(path) at \(event)")
+        }
+        machine.expectEveryTransitionTaken()
+        #expect(machine.untakenTransitions.isEmpty)
+        #expect(!paths.isEmpty)
+        #expect(chart.unreachedStates(events: Platformer.sampleEvents).isEmpty)
+    }
+
+    @Test func tenThousandRandomEventsAgreeWithTheHandWrittenSwitch() {
+        var random = SplitMix64(seed: 42)
+        var state = chart.initialState
+        var handWritten = HandWrittenPlatformer()
+        for step in 0..<10_000 {
+            let event = Platformer.sampleEvents[Int(random.next() % UInt64(Platformer.sampleEvents.count))]
+            let reply = chart.send(event, to: &state)
+            var outputs: [Platformer.Output] = []
+            let handled = handWritten.send(event, outputs: &outputs)
+            guard handled == (reply.status == .transitioned), outputs == reply.outputs,
+                  handWritten.activeLeaves == chart.activeLeaves(in: state) else {
+                Issue.record("step \(step): \(event): chart \(reply) \(chart.activeLeaves(in: state)), hand-written \(handled) \(outputs) \(handWritten.activeLeaves)")
+                return
+            }
+        }
+    }
+
+    @Test func diagramsShowTheHierarchyAndTheRegions() {
+        let mermaid = chart.mermaidStateDiagram()
+        #expect(mermaid.hasPrefix("stateDiagram-v2\n    [*] --> character\n    state character {\n"))
+        #expect(mermaid.contains("        state body {"))
+        #expect(mermaid.contains("\n        --\n        state weapon {"))
+        #expect(mermaid.contains("state \"H*\" as resume"))
+        #expect(mermaid.contains("idle --> walking : move 1…5"))
+        #expect(mermaid.contains("control --> stunned : hit"))
+        #expect(mermaid.contains("firing --> aiming : done.state.firing"))
+        #expect(mermaid.contains("aiming --> firing : fire [guarded]"))
+        #expect(mermaid.contains("shotDone --> [*]"))
+
+        let dot = chart.graphvizDOT(name: "Platformer")
+        #expect(dot.hasPrefix("digraph \"Platformer\" {\n    compound=true;"))
+        #expect(dot.contains("subgraph \"cluster_\(P.grounded.rawValue)\""))
+        #expect(dot.contains("style=\"rounded,dashed\""))
+        #expect(dot.contains("[shape=circle, label=\"H*\"]"))
+        #expect(dot.contains("[shape=doublecircle, label=\"shotDone\"]"))
+        #expect(dot.contains("\"\(P.control.rawValue)\" -> \"\(P.stunned.rawValue)\" [label=\"hit\", ltail=\"cluster_\(P.control.rawValue)\"]"))
+    }
+}
