@@ -649,3 +649,46 @@ struct CoveringPathsTests {
         ])
     }
 }
+
+@Suite("Statechart: states from outside")
+struct StatechartValidationTests {
+    let chart = try! Chart(states: [
+        .compound(.s0, children: [
+            .history(.h),
+            .atomic(.s01, transitions: [.on(.e, to: .p)]),
+            .parallel(.p, children: [.atomic(.ps1), .compound(.ps2, children: [.atomic(.ps2a), .atomic(.ps2b)])]),
+        ]),
+        .atomic(.x),
+    ])
+
+    @Test func everyStateTheChartReachesIsValid() {
+        var state = chart.initialState
+        #expect(chart.isValid(state))
+        chart.send(.e, to: &state)
+        #expect(chart.isValid(state))
+    }
+
+    @Test func illegalConfigurationsAreRefused() {
+        let illegal: [[S]] = [
+            [],                                  // nothing active
+            [.s0, .x, .s01],                     // two top-level states
+            [.s01],                              // a child without its parent
+            [.s0],                               // a compound state without a child
+            [.s0, .s01, .p, .ps1, .ps2, .ps2a],  // two children of a compound state
+            [.s0, .p, .ps1],                     // a parallel state missing a region
+            [.s0, .h, .s01],                     // a history state active
+            [.s0, .s01, .y],                     // a state not in the chart
+        ]
+        for states in illegal {
+            #expect(!chart.isValid(StatechartState(states)), "\(states)")
+        }
+        var withBadHistory = chart.initialState
+        withBadHistory.history = StatechartState<S>([.s01, .p]).active // two children remembered
+        #expect(!chart.isValid(withBadHistory))
+        withBadHistory.history = StatechartState<S>([.s0]).active      // a top-level state remembered
+        #expect(!chart.isValid(withBadHistory))
+        var beyond = chart.initialState
+        beyond.active.insert(127)
+        #expect(!chart.isValid(beyond))
+    }
+}

@@ -225,3 +225,37 @@ extension Array: OutputSink {
         append(output)
     }
 }
+
+extension Statechart {
+    /// Whether `state` is one this chart can be in: for a state that comes from outside (a
+    /// snapshot, a file), check it before running it.
+    ///
+    /// A legal configuration holds exactly one top-level state; with every active state its
+    /// parent; with every active compound state exactly one child, and with every active
+    /// parallel state all of them; and no history state. History remembers at most one child
+    /// of each compound state, and nothing else.
+    public func isValid(_ state: StatechartState<StateID>) -> Bool {
+        let active = state.active
+        guard active.isSubset(of: allStates) else { return false }
+        var topLevel = 0
+        for index in active {
+            let node = nodes[index]
+            if node.isHistory { return false }
+            if node.parent < 0 { topLevel += 1 } else if !active.contains(node.parent) { return false }
+            let children = node.children.intersection(active).count
+            switch node.kind {
+            case .compound where children != 1: return false
+            case .parallel where children != node.children.count: return false
+            default: break
+            }
+        }
+        guard topLevel == 1 else { return false }
+        guard state.history.isSubset(of: allStates) else { return false }
+        for index in state.history {
+            let parent = nodes[index].parent
+            guard parent >= 0, !nodes[index].isHistory else { return false }
+            if nodes[parent].kind == .compound && nodes[parent].children.intersection(state.history).count != 1 { return false }
+        }
+        return true
+    }
+}
