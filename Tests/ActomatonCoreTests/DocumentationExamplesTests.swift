@@ -53,3 +53,35 @@ struct DocumentationCoreExamplesTests {
         #expect(machine.state == .locked)
     }
 }
+
+@Suite("Documentation: the Statecharts article")
+struct DocumentationStatechartExamplesTests {
+    @Test func theDoorChart() throws {
+        enum Door: Int, StatechartStateID {
+            case door, closed, shut, locked, open, resume
+        }
+        enum DoorEvent: Equatable, Sendable { case open, close, lock, unlock, slam }
+
+        let chart = try Statechart<Door, DoorEvent, String>(states: [
+            .compound(.door, children: [
+                .compound(.closed, transitions: [.on(.open, to: .open, when: { !$0.isIn(.locked) })], children: [
+                    .history(.resume),
+                    .atomic(.shut, transitions: [.on(.lock, to: .locked, outputs: ["click"])]),
+                    .atomic(.locked, transitions: [.on(.unlock, to: .shut, outputs: ["clack"])]),
+                ]),
+                .atomic(.open, onEntry: ["creak"], transitions: [
+                    .on(.close, to: .closed),
+                    .on(.slam, to: .resume, outputs: ["bang"]),
+                ]),
+            ]),
+        ])
+
+        var state = chart.initialState                  // door, closed, shut
+        #expect(chart.send(.open, to: &state).outputs == ["creak"])
+        #expect(chart.activeChild(of: .door, in: state) == .open)
+        chart.send(.close, to: &state)
+        chart.send(.lock, to: &state)
+        #expect(chart.send(.open, to: &state).status == .ignored) // guarded: it is locked
+        #expect(state.isIn(.locked) && state.isIn(.closed))
+    }
+}

@@ -25,7 +25,25 @@ extension Statechart {
 @Suite("Statechart: the README example")
 struct StatechartExampleTests {
     enum Light: Int, StatechartStateID { case on, bright, dim, off }
-    enum Switch: Equatable, Sendable { case toggle, brighter, dimmer }
+    enum Switch: Equatable { case toggle, brighter, dimmer }
+
+    @Test func theReadmeExample() throws {
+        enum Light: Int, StatechartStateID { case on, bright, dim, off }
+        enum Switch: Equatable { case toggle, brighter, dimmer }
+
+        let chart = try Statechart<Light, Switch, String>(states: [
+            .compound(.on, onEntry: ["lamp on"], onExit: ["lamp off"],
+                      transitions: [.on(.toggle, to: .off)], children: [
+                .atomic(.bright, transitions: [.on(.dimmer, to: .dim)]),
+                .atomic(.dim, transitions: [.on(.brighter, to: .bright)]),
+            ]),
+            .atomic(.off, transitions: [.on(.toggle, to: .on)]),
+        ])
+        var state = chart.initialState             // on, bright
+        chart.send(.dimmer, to: &state)            // on, dim
+        #expect(chart.send(.toggle, to: &state).outputs == ["lamp off"])
+        #expect(chart.activeLeaves(in: state) == [.off])
+    }
 
     @Test func theLampExampleRunsAsDocumented() throws {
         let chart = try Statechart<Light, Switch, String>(states: [
@@ -37,7 +55,7 @@ struct StatechartExampleTests {
             .atomic(.off, transitions: [.on(.toggle, to: .on)]),
         ])
         var state = chart.initialState
-        #expect(state.active == StatechartState<Light>([.on, .bright]).active)
+        #expect(state == StatechartState([.on, .bright]))
         #expect(chart.initialOutputs == ["lamp on"])
         #expect(chart.send(.dimmer, to: &state) == StatechartReply(status: .transitioned, outputs: []))
         #expect(state.isIn(.dim) && state.isIn(.on) && !state.isIn(.bright))
