@@ -60,9 +60,15 @@ extension Statechart {
     @inlinable
     var enabledCapacity: Int { Swift.max(atomicStates.count, 1) }
 
-    /// Each microstep raises at most two done events, so this never fills.
+    /// Entering a final state raises at most two done events (its parent's, and its parallel
+    /// grandparent's), a microstep enters each final state at most once, and a step takes at
+    /// most ``microstepLimit`` microsteps; so the queue never fills. (A bound per microstep
+    /// alone would not do: entering a parallel state whose regions start in final states raises
+    /// a done event for every region in that one microstep.)
     @inlinable
-    var doneQueueCapacity: Int { 2 &* microstepLimit &+ 2 }
+    var doneQueueCapacity: Int {
+        Swift.max(2 &* finalStates.subtracting(topLevelFinalStates).count &* microstepLimit, 1)
+    }
 
     /// What a selection looks for.
     @usableFromInline
@@ -130,39 +136,37 @@ extension Statechart {
     /// its size.
     @inlinable
     func select(_ occurrence: Occurrence, _ state: StatechartState<StateID>, _ enabled: UnsafeMutableBufferPointer<Int16>) -> Int {
-        let pair = StatechartStateSetPair(active: state.active, history: state.history)
         var count = 0
         forEach(inDocumentOrder: state.active.intersection(atomicStates)) { atom in
-            var node = atom
-            while node >= 0 {
-                for index in nodes[node].transitions where matches(compiled[index], occurrence, pair) {
-                    var seen = false
-                    for position in 0..<count where enabled[position] == Int16(index) { seen = true }
-                    if !seen {
-                        enabled[count] = Int16(index)
-                        count &+= 1
-                    }
-                    return
+            for position in candidateRanges[atom] {
+                let index = candidates[position]
+                guard matches(index, occurrence, state) else { continue }
+                var seen = false
+                for earlier in 0..<count where enabled[earlier] == Int16(truncatingIfNeeded: index) { seen = true }
+                if !seen {
+                    enabled[count] = Int16(truncatingIfNeeded: index)
+                    count &+= 1
                 }
-                node = nodes[node].parent
+                return
             }
         }
         return count > 1 ? removeConflicts(enabled, count, state) : count
     }
 
     @inlinable
-    func matches(_ transition: CompiledTransition, _ occurrence: Occurrence, _ pair: StatechartStateSetPair) -> Bool {
+    func matches(_ index: Int, _ occurrence: Occurrence, _ state: StatechartState<StateID>) -> Bool {
+        let transition = compiled[index]
         switch (transition.trigger, occurrence) {
-        case let (.event(matches), .event(event)):
-            guard matches(event) else { return false }
-        case let (.done(state), .done(done)):
-            guard state == done else { return false }
+        case let (.event, .event(event)):
+            guard eventMatchers[transition.argument].matches(event) else { return false }
+        case let (.done, .done(done)):
+            guard transition.argument == done else { return false }
         case (.always, .none):
             break
         default:
             return false
         }
-        return transition.condition?(pair) ?? true
+        return transition.condition < 0 || conditions[transition.condition].holds(state)
     }
 
     /// Drops the transitions that conflict with an earlier or an inner one; the kept ones stay

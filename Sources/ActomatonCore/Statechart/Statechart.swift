@@ -58,6 +58,17 @@
 ///   its own initial states); a deep history state re-enters every remembered descendant. With
 ///   nothing remembered yet, the history state's default is entered.
 ///
+/// Where it departs from SCXML, on purpose or for its 32-byte state:
+///
+/// - Each state remembers its own children as of its own last exit, and deep history follows
+///   those memories down. This is SCXML's deep history, except when the history state is
+///   targeted from inside its parent while the parent is still active and a state below it
+///   has exited since the parent last did: then the newer memory of that inner state wins.
+/// - A top-level final state stays active, and the exit actions of the states still active are
+///   not run.
+/// - After ``StatechartStatus/stoppedAtMicrostepLimit``, done events still queued are dropped,
+///   and the next event starts with its own selection.
+///
 /// ## Cost
 ///
 /// Building a chart allocates its tables. Sending an event allocates nothing in the chart:
@@ -79,6 +90,12 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
 
     @usableFromInline let nodes: [CompiledNode]
     @usableFromInline let compiled: [CompiledTransition]
+    /// Event predicates and conditions, each in a struct: a closure stored straight in an
+    /// array would be called through a reabstraction thunk.
+    @usableFromInline let eventMatchers: [TransitionPattern<Event>]
+    @usableFromInline let conditions: [StatechartTransition<StateID, Event, Output>.Condition]
+    @usableFromInline let candidates: [Int]
+    @usableFromInline let candidateRanges: [Range<Int>]
     @usableFromInline let outputTable: [Output]
     /// Raw value → document position, and back.
     @usableFromInline let documentRank: [UInt8]
@@ -112,6 +129,10 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
         self.transitions = builder.edges
         self.nodes = builder.nodes
         self.compiled = builder.transitions
+        self.eventMatchers = builder.eventMatchers
+        self.conditions = builder.conditions
+        self.candidates = builder.candidates
+        self.candidateRanges = builder.candidateRanges
         self.outputTable = builder.outputs
         self.documentRank = builder.documentRank
         self.documentOrder = builder.documentOrder

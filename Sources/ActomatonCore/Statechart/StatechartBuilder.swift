@@ -26,40 +26,30 @@ struct CompiledNode: Sendable {
 }
 
 extension Statechart {
-/// A transition of a built chart.
-@usableFromInline
-struct CompiledTransition: Sendable {
+    /// A transition of a built chart: plain data, so reading one costs no reference counting.
+    /// Its event predicate and condition are in ``Statechart/eventMatchers`` and
+    /// ``Statechart/conditions``.
     @usableFromInline
-    enum Trigger: Sendable {
-        case event(@Sendable (Event) -> Bool)
-        case done(Int)
-        case always
-    }
+    struct CompiledTransition: Sendable {
+        @usableFromInline
+        enum Trigger: UInt8, Sendable {
+            case event, done, always
+        }
 
-    @usableFromInline var source: Int
-    @usableFromInline var trigger: Trigger
-    @usableFromInline var condition: (@Sendable (StatechartStateSetPair) -> Bool)?
-    @usableFromInline var targets: StatechartStateSet
-    @usableFromInline var isInternal: Bool
-    @usableFromInline var targetsHistory: Bool
-    /// The domain when no target is a history state: a raw value, -1 for the whole chart, or
-    /// -2 for a transition without targets.
-    @usableFromInline var staticDomain: Int
-    @usableFromInline var outputs: Range<Int>
-}
-}
-
-/// The active and history sets, as a condition receives them (a ``StatechartState`` without its
-/// generic parameter, so compiled transitions need not carry it).
-@usableFromInline
-struct StatechartStateSetPair: Sendable {
-    @usableFromInline var active: StatechartStateSet
-    @usableFromInline var history: StatechartStateSet
-
-    @inlinable
-    init(active: StatechartStateSet, history: StatechartStateSet) {
-        self.active = active
-        self.history = history
+        @usableFromInline var source: Int
+        @usableFromInline var trigger: Trigger
+        /// For a done trigger, the state whose done event it waits for; for an event trigger,
+        /// the index of its predicate in `eventMatchers`.
+        @usableFromInline var argument: Int
+        /// The index of its condition in `conditions`, or -1 for none.
+        @usableFromInline var condition: Int
+        @usableFromInline var targets: StatechartStateSet
+        @usableFromInline var isInternal: Bool
+        @usableFromInline var targetsHistory: Bool
+        /// The domain when no target is a history state: a raw value, -1 for the whole chart,
+        /// or -2 for a transition without targets.
+        @usableFromInline var staticDomain: Int
+        @usableFromInline var outputs: Range<Int>
     }
 }
 
@@ -68,6 +58,12 @@ struct StatechartBuilder<StateID: StatechartStateID, Event: Sendable, Output> {
 
     var nodes: [CompiledNode] = []
     var transitions: [Statechart<StateID, Event, Output>.CompiledTransition] = []
+    var eventMatchers: [TransitionPattern<Event>] = []
+    var conditions: [StatechartTransition<StateID, Event, Output>.Condition] = []
+    /// For each atomic state, by raw value, the transitions to try: its own, then its
+    /// ancestors', innermost first, each state's in document order.
+    var candidates: [Int] = []
+    var candidateRanges: [Range<Int>] = []
     var edges: [StatechartEdge<StateID, Event, Output>] = []
     var outputs: [Output] = []
     var documentOrder: [UInt8] = []
@@ -179,6 +175,16 @@ struct StatechartBuilder<StateID: StatechartStateID, Event: Sendable, Output> {
             next += 1
             try compile(transition, from: source)
         }
+        candidateRanges = Array(repeating: 0..<0, count: nodes.count)
+        for index in nodes.indices where nodes[index].kind == .atomic || nodes[index].kind == .final {
+            let start = candidates.count
+            var node = index
+            while node >= 0 {
+                candidates += Array(nodes[node].transitions)
+                node = nodes[node].parent
+            }
+            candidateRanges[index] = start..<candidates.count
+        }
     }
 
     private func index(of state: StateID) throws(StatechartError<StateID>) -> Int {
@@ -203,17 +209,24 @@ struct StatechartBuilder<StateID: StatechartStateID, Event: Sendable, Output> {
             }
         }
         let trigger: Statechart<StateID, Event, Output>.CompiledTransition.Trigger
+        var argument = -1
         switch transition.trigger {
-        case let .event(pattern): trigger = .event(pattern.matches)
+        case let .event(pattern):
+            trigger = .event
+            argument = eventMatchers.count
+            eventMatchers.append(pattern)
         case let .done(state):
             let index = try self.index(of: state)
             guard nodes[index].kind == .compound || nodes[index].kind == .parallel else { throw .doneOfStateWithoutChildren(state) }
-            trigger = .done(index)
-        case .always: trigger = .always
+            trigger = .done
+            argument = index
+        case .always:
+            trigger = .always
         }
-        var condition: (@Sendable (StatechartStateSetPair) -> Bool)?
+        var condition = -1
         if let userCondition = transition.condition {
-            condition = { pair in userCondition(StatechartState<StateID>(active: pair.active, history: pair.history)) }
+            condition = conditions.count
+            conditions.append(.init(holds: userCondition))
         }
         let isInternal = transition.kind == .internal
         var domain = -2
@@ -222,7 +235,7 @@ struct StatechartBuilder<StateID: StatechartStateID, Event: Sendable, Output> {
         }
         edges.append(StatechartEdge(index: transitions.count, source: StateID(rawValue: source)!, transition: transition))
         transitions.append(.init(
-            source: source, trigger: trigger, condition: condition, targets: targets, isInternal: isInternal,
+            source: source, trigger: trigger, argument: argument, condition: condition, targets: targets, isInternal: isInternal,
             targetsHistory: targetsHistory, staticDomain: domain,
             outputs: outputs.count..<(outputs.count + transition.outputs.count)))
         outputs += transition.outputs

@@ -128,3 +128,17 @@ public struct StatechartTransition<StateID: StatechartStateID, Event: Sendable, 
 }
 
 extension StatechartTransition: Sendable where Output: Sendable {}
+
+extension StatechartTransition {
+    /// A transition's condition, held in a struct so a built chart can keep them in an array
+    /// and call them without a reabstraction thunk.
+    @usableFromInline
+    struct Condition: Sendable {
+        @usableFromInline let holds: @Sendable (StatechartState<StateID>) -> Bool
+
+        @usableFromInline
+        init(holds: @escaping @Sendable (StatechartState<StateID>) -> Bool) {
+            self.holds = holds
+        }
+    }
+}

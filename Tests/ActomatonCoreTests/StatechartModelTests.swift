@@ -1,0 +1,847 @@
+import ActomatonCore
+import Testing
+
+// A model-based check of `Statechart`: random charts run side by side with a deliberately
+// naive interpreter written straight from the pseudo-code of appendix D of the W3C SCXML
+// recommendation (plain arrays of node objects, document order from a pre-order walk, an
+// internal queue of done events). Nothing is shared with the implementation but the public
+// definition types; every event's status, outputs (exit, transition and entry order) and
+// active configuration must agree.
+
+// MARK: - Names
+
+/// Forty state names; a generated chart uses some of them, usually with raw values in a random
+/// order, so the implementation's reordering path runs (and sometimes in document order, so its
+/// fast path runs too).
+private enum MN: Int, StatechartStateID, CustomStringConvertible {
+    case n0, n1, n2, n3, n4, n5, n6, n7, n8, n9, n10, n11, n12, n13, n14, n15, n16, n17, n18, n19
+    case n20, n21, n22, n23, n24, n25, n26, n27, n28, n29, n30, n31, n32, n33, n34, n35, n36, n37, n38, n39
+    var description: String { "n\(rawValue)" }
+}
+
+/// The events: `unused` is never a trigger.
+private enum ME: Equatable, Sendable, CaseIterable { case a, b, c, d, unused }
+
+private typealias ModelChart = Statechart<MN, ME, String>
+private typealias ModelNode = StatechartNode<MN, ME, String>
+private typealias ModelTransition = StatechartTransition<MN, ME, String>
+
+// MARK: - The reference interpreter (SCXML appendix D, naively)
+
+private final class RefNode {
+    enum Kind: Equatable { case root, atomic, compound, parallel, final, history(StatechartHistoryDepth) }
+
+    let id: Int
+    let kind: Kind
+    /// Position in a pre-order walk of the definition: document order.
+    let order: Int
+    weak var parent: RefNode?
+    var children: [RefNode] = []
+    var transitions: [RefTransition] = []
+    /// A compound state's `initial`, or a history state's default.
+    var initial: Int?
+    let onEntry: [String]
+    let onExit: [String]
+
+    init(id: Int, kind: Kind, order: Int, parent: RefNode?, initial: Int?, onEntry: [String], onExit: [String]) {
+        self.id = id
+        self.kind = kind
+        self.order = order
+        self.parent = parent
+        self.initial = initial
+        self.onEntry = onEntry
+        self.onExit = onExit
+    }
+
+    var isAtomic: Bool { kind == .atomic || kind == .final }
+    var isHistory: Bool { if case .history = kind { true } else { false } }
+    /// The child states (history pseudo-states are not states).
+    var childStates: [RefNode] { children.filter { !$0.isHistory } }
+}
+
+private final class RefTransition {
+    let source: RefNode
+    let trigger: StatechartTrigger<MN, ME>?
+    let targets: [RefNode]
+    let isInternal: Bool
+    let condition: (@Sendable (StatechartState<MN>) -> Bool)?
+    let outputs: [String]
+
+    init(source: RefNode, trigger: StatechartTrigger<MN, ME>?, targets: [RefNode], isInternal: Bool,
+         condition: (@Sendable (StatechartState<MN>) -> Bool)?, outputs: [String]) {
+        self.source = source
+        self.trigger = trigger
+        self.targets = targets
+        self.isInternal = isInternal
+        self.condition = condition
+        self.outputs = outputs
+    }
+
+    var isEventless: Bool { if case .always? = trigger { true } else { false } }
+}
+
+private final class ReferenceStatechart {
+    let root: RefNode
+    /// Every node, in document order; the tree's owner.
+    private(set) var nodes: [RefNode] = []
+    private var byID: [Int: RefNode] = [:]
+    let microstepLimit: Int
+
+    var configuration: [RefNode] = []
+    var historyValue: [Int: [RefNode]] = [:]
+    var internalQueue: [Int] = []
+    var running = true
+    var outputs: [String] = []
+
+    /// What the runs exercised, to check that the generator reaches the interesting paths.
+    var resumedHistories = 0
+    var defaultHistories = 0
+    var preemptedTransitions = 0
+    var takenDoneTransitions = 0
+    var takenEventlessTransitions = 0
+    var takenParallelDoneTransitions = 0
+    /// Deep history resumptions that entered a state below the parent's children.
+    var deepResumesBelowChildren = 0
+
+    /// For every compound or parallel state that has exited, its children active then: what
+    /// the implementation remembers, and follows down, for a deep history state.
+    private var lastActiveChildren: [Int: [RefNode]] = [:]
+    /// Set when a deep history state resolved to something else than the implementation's
+    /// memory gives (see `deepHistoryTargetedFromInsideItsActiveParent`): the known deviation.
+    var reachedKnownDeviation = false
+
+    init(initial: MN?, microstepLimit: Int, states: [ModelNode]) {
+        self.microstepLimit = microstepLimit
+        root = RefNode(id: -1, kind: .root, order: -1, parent: nil, initial: nil, onEntry: [], onExit: [])
+        addNodes(states, to: root)
+        addTransitions(states)
+        root.initial = initial?.rawValue ?? states.first { if case .history = $0.kind { false } else { true } }!.id.rawValue
+    }
+
+    private func addNodes(_ definitions: [ModelNode], to parent: RefNode) {
+        for definition in definitions {
+            let kind: RefNode.Kind = switch definition.kind {
+            case .atomic: .atomic
+            case .compound: .compound
+            case .parallel: .parallel
+            case .final: .final
+            case let .history(depth): .history(depth)
+            }
+            let node = RefNode(id: definition.id.rawValue, kind: kind, order: nodes.count, parent: parent,
+                               initial: definition.initial?.rawValue, onEntry: definition.onEntry, onExit: definition.onExit)
+            nodes.append(node)
+            byID[node.id] = node
+            parent.children.append(node)
+            addNodes(definition.children, to: node)
+        }
+    }
+
+    private func addTransitions(_ definitions: [ModelNode]) {
+        for definition in definitions {
+            let source = byID[definition.id.rawValue]!
+            for transition in definition.transitions {
+                source.transitions.append(RefTransition(
+                    source: source, trigger: transition.trigger, targets: transition.targets.map { byID[$0.rawValue]! },
+                    isInternal: transition.kind == .internal, condition: transition.condition, outputs: transition.outputs))
+            }
+            addTransitions(definition.children)
+        }
+    }
+
+    var activeStates: [MN] { configuration.map { MN(rawValue: $0.id)! } }
+    var active: StatechartStateSet { StatechartState(activeStates).active }
+
+    // MARK: Running
+
+    /// `interpret`: enter the initial transition's target, then settle; the entry is microstep 1.
+    func start() -> StatechartStatus {
+        outputs = []
+        let initial = RefTransition(source: root, trigger: nil, targets: [byID[root.initial!]!], isInternal: false,
+                                    condition: nil, outputs: [])
+        enterStates([initial])
+        return macrostep(after: 1)
+    }
+
+    /// One external event: its microstep, then the eventless transitions and internal events.
+    func send(_ event: ME) -> StatechartStatus {
+        outputs = []
+        guard running else { return .finished }
+        let enabled = selectTransitions { transition in
+            if case let .event(pattern)? = transition.trigger { pattern.matches(event) } else { false }
+        }
+        if enabled.isEmpty { return .ignored }
+        microstep(enabled)
+        return macrostep(after: 1)
+    }
+
+    /// `mainEventLoop`'s inner loop, stopping before microstep `microstepLimit + 1`. The
+    /// internal queue lives for one step.
+    private func macrostep(after microsteps: Int) -> StatechartStatus {
+        var microsteps = microsteps
+        defer { internalQueue = [] }
+        while running {
+            var enabled = selectTransitions { $0.isEventless }
+            if !enabled.isEmpty {
+                takenEventlessTransitions += 1
+            } else {
+                if internalQueue.isEmpty { break }
+                let done = internalQueue.removeFirst()
+                enabled = selectTransitions { transition in
+                    if case let .done(state)? = transition.trigger { state.rawValue == done } else { false }
+                }
+                if !enabled.isEmpty {
+                    takenDoneTransitions += 1
+                    if byID[done]!.kind == .parallel { takenParallelDoneTransitions += 1 }
+                }
+            }
+            if !enabled.isEmpty {
+                if microsteps >= microstepLimit { return .stoppedAtMicrostepLimit }
+                microstep(enabled)
+                microsteps += 1
+            }
+        }
+        return .transitioned
+    }
+
+    // MARK: Selection
+
+    private func selectTransitions(_ matches: (RefTransition) -> Bool) -> [RefTransition] {
+        var enabled: [RefTransition] = []
+        let atomicStates = configuration.filter(\.isAtomic).sorted { $0.order < $1.order }
+        for state in atomicStates {
+            search: for s in [state] + properAncestors(of: state, upTo: nil) {
+                for transition in s.transitions where matches(transition) && conditionMatch(transition) {
+                    if !enabled.contains(where: { $0 === transition }) { enabled.append(transition) }
+                    break search
+                }
+            }
+        }
+        return removeConflictingTransitions(enabled)
+    }
+
+    private func conditionMatch(_ transition: RefTransition) -> Bool {
+        transition.condition?(StatechartState(activeStates)) ?? true
+    }
+
+    private func removeConflictingTransitions(_ enabled: [RefTransition]) -> [RefTransition] {
+        var filtered: [RefTransition] = []
+        for t1 in enabled {
+            var t1Preempted = false
+            var toRemove: [RefTransition] = []
+            let exits1 = computeExitSet([t1])
+            for t2 in filtered {
+                let exits2 = computeExitSet([t2])
+                if exits1.contains(where: { s in exits2.contains { $0 === s } }) {
+                    if isDescendant(t1.source, of: t2.source) {
+                        toRemove.append(t2)
+                    } else {
+                        t1Preempted = true
+                        break
+                    }
+                }
+            }
+            if t1Preempted {
+                preemptedTransitions += 1
+            } else {
+                preemptedTransitions += toRemove.count
+                filtered.removeAll { t in toRemove.contains { $0 === t } }
+                filtered.append(t1)
+            }
+        }
+        return filtered
+    }
+
+    // MARK: The microstep
+
+    private func microstep(_ enabled: [RefTransition]) {
+        exitStates(enabled)
+        for transition in enabled { outputs += transition.outputs }
+        enterStates(enabled)
+    }
+
+    private func exitStates(_ enabled: [RefTransition]) {
+        let statesToExit = computeExitSet(enabled).sorted { $0.order > $1.order }
+        // History is recorded for every exiting state before any state is removed.
+        for s in statesToExit {
+            if s.kind == .compound || s.kind == .parallel {
+                lastActiveChildren[s.id] = configuration.filter { $0.parent === s }
+            }
+            for h in s.children where h.isHistory {
+                if h.kind == .history(.deep) {
+                    historyValue[h.id] = configuration.filter { $0.isAtomic && isDescendant($0, of: s) }
+                } else {
+                    historyValue[h.id] = configuration.filter { $0.parent === s }
+                }
+            }
+        }
+        for s in statesToExit {
+            outputs += s.onExit
+            configuration.removeAll { $0 === s }
+        }
+    }
+
+    private func computeExitSet(_ transitions: [RefTransition]) -> [RefNode] {
+        var statesToExit: [RefNode] = []
+        for transition in transitions where !transition.targets.isEmpty {
+            guard let domain = transitionDomain(transition) else { continue }
+            for s in configuration where isDescendant(s, of: domain) && !statesToExit.contains(where: { $0 === s }) {
+                statesToExit.append(s)
+            }
+        }
+        return statesToExit
+    }
+
+    private func enterStates(_ enabled: [RefTransition]) {
+        var statesToEnter: [RefNode] = []
+        computeEntrySet(enabled, &statesToEnter)
+        for s in statesToEnter.sorted(by: { $0.order < $1.order }) {
+            configuration.append(s)
+            outputs += s.onEntry
+            guard s.kind == .final, let parent = s.parent else { continue }
+            if parent === root {
+                running = false
+            } else {
+                internalQueue.append(parent.id)
+                if let grandparent = parent.parent, grandparent.kind == .parallel,
+                   grandparent.childStates.allSatisfy(isInFinalState) {
+                    internalQueue.append(grandparent.id)
+                }
+            }
+        }
+    }
+
+    private func computeEntrySet(_ transitions: [RefTransition], _ statesToEnter: inout [RefNode]) {
+        for transition in transitions {
+            for s in transition.targets { addDescendantStatesToEnter(s, &statesToEnter) }
+            guard let ancestor = transitionDomain(transition) else { continue }
+            for s in effectiveTargetStates(transition) { addAncestorStatesToEnter(s, ancestor, &statesToEnter) }
+        }
+    }
+
+    private func addDescendantStatesToEnter(_ state: RefNode, _ statesToEnter: inout [RefNode]) {
+        if state.isHistory {
+            let targets: [RefNode]
+            if let value = historyValue[state.id], !value.isEmpty {
+                resumedHistories += 1
+                noteDeviation(state, value)
+                targets = value
+            } else {
+                defaultHistories += 1
+                targets = defaultTargets(of: state)
+            }
+            for s in targets { addDescendantStatesToEnter(s, &statesToEnter) }
+            for s in targets { addAncestorStatesToEnter(s, state.parent!, &statesToEnter) }
+            return
+        }
+        if !statesToEnter.contains(where: { $0 === state }) { statesToEnter.append(state) }
+        if state.kind == .compound {
+            let initial = initialChild(of: state)
+            addDescendantStatesToEnter(initial, &statesToEnter)
+            addAncestorStatesToEnter(initial, state, &statesToEnter)
+        } else if state.kind == .parallel {
+            for child in state.childStates where !statesToEnter.contains(where: { isDescendant($0, of: child) }) {
+                addDescendantStatesToEnter(child, &statesToEnter)
+            }
+        }
+    }
+
+    private func addAncestorStatesToEnter(_ state: RefNode, _ ancestor: RefNode, _ statesToEnter: inout [RefNode]) {
+        for anc in properAncestors(of: state, upTo: ancestor) {
+            if !statesToEnter.contains(where: { $0 === anc }) { statesToEnter.append(anc) }
+            if anc.kind == .parallel {
+                for child in anc.childStates where !statesToEnter.contains(where: { isDescendant($0, of: child) }) {
+                    addDescendantStatesToEnter(child, &statesToEnter)
+                }
+            }
+        }
+    }
+
+    private func isInFinalState(_ s: RefNode) -> Bool {
+        switch s.kind {
+        case .compound: s.childStates.contains { $0.kind == .final && isActive($0) }
+        case .parallel: s.childStates.allSatisfy(isInFinalState)
+        default: false
+        }
+    }
+
+    // MARK: Domains and targets
+
+    private func transitionDomain(_ transition: RefTransition) -> RefNode? {
+        let targets = effectiveTargetStates(transition)
+        if targets.isEmpty { return nil }
+        if transition.source === root { return root }  // the initial transition
+        if transition.isInternal && transition.source.kind == .compound
+            && targets.allSatisfy({ isDescendant($0, of: transition.source) }) {
+            return transition.source
+        }
+        return findLCCA([transition.source] + targets)
+    }
+
+    private func findLCCA(_ states: [RefNode]) -> RefNode {
+        for anc in properAncestors(of: states[0], upTo: nil) where anc.kind == .compound {
+            if states.dropFirst().allSatisfy({ isDescendant($0, of: anc) }) { return anc }
+        }
+        return root
+    }
+
+    private func effectiveTargetStates(_ transition: RefTransition) -> [RefNode] {
+        var targets: [RefNode] = []
+        func add(_ s: RefNode) { if !targets.contains(where: { $0 === s }) { targets.append(s) } }
+        for s in transition.targets {
+            if s.isHistory {
+                if let value = historyValue[s.id], !value.isEmpty {
+                    noteDeviation(s, value)
+                    value.forEach(add)
+                } else {
+                    defaultTargets(of: s).forEach(add)
+                }
+            } else {
+                add(s)
+            }
+        }
+        return targets
+    }
+
+    /// Notes whether the implementation resumes `value` for the deep history state `history`:
+    /// it follows each state's last active children down from the history's parent, which is
+    /// SCXML's value unless a state below the parent exited after the parent last did.
+    private func noteDeviation(_ history: RefNode, _ value: [RefNode]) {
+        guard history.kind == .history(.deep) else { return }
+        if value.contains(where: { $0.parent !== history.parent }) { deepResumesBelowChildren += 1 }
+        func leaves(_ states: [RefNode]) -> [RefNode] {
+            states.flatMap { state in
+                let below = lastActiveChildren[state.id] ?? []
+                return below.isEmpty ? [state] : leaves(below)
+            }
+        }
+        let chain = Set(leaves(lastActiveChildren[history.parent!.id] ?? []).map(\.id))
+        if chain != Set(value.map(\.id)) { reachedKnownDeviation = true }
+    }
+
+    /// A history state's default transition's targets: its default, or else its parent's
+    /// default entry (the initial child of a compound parent, every region of a parallel one).
+    private func defaultTargets(of history: RefNode) -> [RefNode] {
+        if let target = history.initial { return [byID[target]!] }
+        let parent = history.parent!
+        return parent.kind == .compound ? [initialChild(of: parent)] : parent.childStates
+    }
+
+    private func initialChild(of compound: RefNode) -> RefNode {
+        compound.initial.map { byID[$0]! } ?? compound.childStates[0]
+    }
+
+    // MARK: The tree
+
+    private func isActive(_ s: RefNode) -> Bool { configuration.contains { $0 === s } }
+
+    /// Whether `s` is a proper descendant of `ancestor`.
+    private func isDescendant(_ s: RefNode, of ancestor: RefNode) -> Bool {
+        var node = s.parent
+        while let current = node {
+            if current === ancestor { return true }
+            node = current.parent
+        }
+        return false
+    }
+
+    /// The proper ancestors of `s`, innermost first, up to but not including `upTo` (all of
+    /// them when `nil`). The root (the `<scxml>` element) is never included: it is no state.
+    private func properAncestors(of s: RefNode, upTo: RefNode?) -> [RefNode] {
+        var ancestors: [RefNode] = []
+        var node = s.parent
+        while let current = node, current !== upTo, current !== root {
+            ancestors.append(current)
+            node = current.parent
+        }
+        return ancestors
+    }
+}
+
+// MARK: - Random charts
+
+private final class GenNode {
+    var kind: StatechartNodeKind
+    var id = -1
+    weak var parent: GenNode?
+    var children: [GenNode] = []
+    var initial: Int?
+    var transitions: [ModelTransition] = []
+    var transitionNotes: [String] = []
+
+    init(_ kind: StatechartNodeKind, parent: GenNode?) {
+        self.kind = kind
+        self.parent = parent
+    }
+
+    var isHistory: Bool { if case .history = kind { true } else { false } }
+    var isComposite: Bool { kind == .compound || kind == .parallel }
+    var canTransition: Bool { kind == .atomic || kind == .compound || kind == .parallel }
+
+    /// This node and everything below it, in document order.
+    var subtree: [GenNode] { [self] + children.flatMap(\.subtree) }
+    var descendants: [GenNode] { children.flatMap(\.subtree) }
+}
+
+private struct GeneratedChart {
+    var initial: MN?
+    var microstepLimit: Int
+    var states: [ModelNode]
+    var events: [ME]
+    var listing: String
+}
+
+private struct ChartGenerator {
+    var random: SplitMix64
+
+    init(seed: UInt64) { random = SplitMix64(seed: seed) }
+
+    mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &random) }
+    mutating func chance(_ probability: Double) -> Bool { Double.random(in: 0..<1, using: &random) < probability }
+    mutating func pick<T>(_ list: [T]) -> T { list[int(0...(list.count - 1))] }
+
+    /// `total` split into `count` positive shares.
+    mutating func split(_ total: Int, into count: Int) -> [Int] {
+        var shares = Array(repeating: 1, count: count)
+        for _ in 0..<max(total - count, 0) { shares[int(0...(count - 1))] += 1 }
+        return shares
+    }
+
+    mutating func generate(eventCount: Int) -> GeneratedChart {
+        let budget = int(4...18)
+        let topCount = min(int(2...4), budget)
+        var top = split(budget, into: topCount).map { makeState(depth: 0, parent: nil, budget: $0, allowFinal: false, isRegion: false) }
+        if chance(0.2) { top.insert(GenNode(.final, parent: nil), at: int(1...top.count)) }
+
+        let all = top.flatMap(\.subtree)
+        precondition(all.count <= 40, "a chart of \(all.count) states does not fit the forty names")
+        let ids = chance(0.25) ? Array(0..<all.count) : Array(Array(0..<40).shuffled(using: &random).prefix(all.count))
+        for (node, id) in zip(all, ids) { node.id = id }
+
+        for node in all {
+            if node.kind == .compound, chance(0.25) {
+                node.initial = pick(node.descendants.filter { !$0.isHistory }).id
+            } else if node.isHistory, chance(0.5) {
+                node.initial = pick(node.parent!.descendants.filter { !$0.isHistory }).id
+            }
+        }
+
+        let states = all.filter { !$0.isHistory }
+        let histories = all.filter(\.isHistory)
+        let composites = all.filter(\.isComposite)
+        let parallels = all.filter { $0.kind == .parallel }
+        var transitionCount = 0
+        for node in all where node.canTransition {
+            for _ in 0..<pick([0, 0, 1, 1, 1, 2, 2, 2, 3, 3]) {
+                let (transition, note) = makeTransition(
+                    index: transitionCount, states: states, histories: histories, composites: composites, parallels: parallels)
+                node.transitions.append(transition)
+                node.transitionNotes.append(note)
+                transitionCount += 1
+            }
+        }
+
+        let initial: MN? = chance(0.15) ? MN(rawValue: pick(states.filter { !($0.kind == .final && $0.parent == nil) }).id) : nil
+        let microstepLimit = chance(0.3) ? 100 : int(2...12)
+        let events = (0..<eventCount).map { _ in chance(0.05) ? ME.unused : pick([ME.a, .b, .c, .d]) }
+        var listing = "initial: \(initial.map { "\($0)" } ?? "default"), microstepLimit: \(microstepLimit)\n"
+        for node in top { describe(node, indent: "", into: &listing) }
+        return GeneratedChart(initial: initial, microstepLimit: microstepLimit, states: top.map(definition), events: events,
+                              listing: listing)
+    }
+
+    private mutating func makeState(depth: Int, parent: GenNode?, budget: Int, allowFinal: Bool, isRegion: Bool) -> GenNode {
+        let rest = budget - 1
+        guard rest >= 1, depth < 4, chance(isRegion ? 0.85 : depth == 0 ? 0.6 : 0.45) else {
+            return GenNode(allowFinal && chance(0.2) ? .final : .atomic, parent: parent)
+        }
+        let parallel = rest >= 2 && chance(0.3)
+        let node = GenNode(parallel ? .parallel : .compound, parent: parent)
+        let count = parallel ? min(int(2...3), rest) : min(int(1...4), rest)
+        // Half the parallel states get a final state in each region, so that they can be done
+        // (one extra state per region: at most doubling the budget, within 40).
+        let finishing = parallel && chance(0.5)
+        let spare = rest - count
+        let historyCount = spare >= 1 && chance(0.45) ? (spare >= 2 && chance(0.25) ? 2 : 1) : 0
+        node.children = split(rest - historyCount, into: count).map {
+            makeState(depth: depth + 1, parent: node, budget: $0, allowFinal: !parallel, isRegion: parallel)
+        }
+        if finishing {
+            for region in node.children where region.kind != .parallel {
+                if region.kind == .atomic { region.kind = .compound }
+                if !region.children.contains(where: { $0.kind == .final }) {
+                    region.children.insert(GenNode(.final, parent: region), at: int(0...region.children.count))
+                }
+            }
+        }
+        for index in 0..<historyCount {
+            let historyDepth: StatechartHistoryDepth = historyCount == 2 ? (index == 0 ? .shallow : .deep)
+                : chance(0.5) ? .shallow : .deep
+            node.children.insert(GenNode(.history(historyDepth), parent: node), at: int(0...node.children.count))
+        }
+        return node
+    }
+
+    private mutating func makeTransition(
+        index: Int, states: [GenNode], histories: [GenNode], composites: [GenNode], parallels: [GenNode]
+    ) -> (ModelTransition, String) {
+        let trigger: StatechartTrigger<MN, ME>
+        var note: String
+        let roll = Double.random(in: 0..<1, using: &random)
+        if roll < 0.6 || (roll >= 0.78 && composites.isEmpty) {
+            let event = pick([ME.a, .a, .b, .b, .c, .c, .d])
+            trigger = .event(TransitionPattern(event))
+            note = "\(event)"
+        } else if roll < 0.78 {
+            trigger = .always
+            note = "always"
+        } else {
+            let state = MN(rawValue: (!parallels.isEmpty && chance(0.4) ? pick(parallels) : pick(composites)).id)!
+            trigger = .done(state)
+            note = "done(\(state))"
+        }
+
+        var targets: [GenNode]
+        let targetRoll = Double.random(in: 0..<1, using: &random)
+        if targetRoll < 0.15 {
+            targets = []
+        } else if targetRoll < 0.3, !parallels.isEmpty {
+            let regions = pick(parallels).children.filter { !$0.isHistory }.shuffled(using: &random)
+            targets = regions.prefix(int(2...regions.count)).map { region in
+                let inside = region.subtree
+                let histories = inside.filter(\.isHistory)
+                return !histories.isEmpty && chance(0.15) ? pick(histories) : pick(inside.filter { !$0.isHistory })
+            }
+        } else if !histories.isEmpty, chance(0.3) {
+            targets = [pick(histories)]
+        } else {
+            let finals = states.filter { $0.kind == .final && $0.parent != nil }
+            targets = [!finals.isEmpty && chance(0.2) ? pick(finals) : pick(states)]
+        }
+        let ids = targets.map { MN(rawValue: $0.id)! }
+        note += " -> \(ids)"
+
+        let kind: StatechartTransitionKind = chance(0.3) ? .internal : .external
+        if kind == .internal { note += " internal" }
+
+        var condition: (@Sendable (StatechartState<MN>) -> Bool)?
+        if chance(note.hasPrefix("always") ? 0.85 : 0.35) {
+            let conditionRoll = Double.random(in: 0..<1, using: &random)
+            let state = MN(rawValue: pick(states).id)!
+            if conditionRoll < 0.45 {
+                condition = { $0.isIn(state) }
+                note += " when isIn(\(state))"
+            } else if conditionRoll < 0.9 {
+                condition = { !$0.isIn(state) }
+                note += " when !isIn(\(state))"
+            } else {
+                let constant = chance(0.5)
+                condition = { _ in constant }
+                note += " when \(constant)"
+            }
+        }
+        note += " [t\(index)]"
+        return (ModelTransition(trigger: trigger, targets: ids, kind: kind, condition: condition, outputs: ["t\(index)"]), note)
+    }
+
+    private func definition(_ node: GenNode) -> ModelNode {
+        let id = MN(rawValue: node.id)!
+        if node.isHistory { return ModelNode(id: id, kind: node.kind, initial: node.initial.flatMap(MN.init(rawValue:))) }
+        return ModelNode(id: id, kind: node.kind, initial: node.initial.flatMap(MN.init(rawValue:)),
+                         onEntry: ["+\(id)"], onExit: ["-\(id)"], transitions: node.transitions,
+                         children: node.children.map(definition))
+    }
+
+    private func describe(_ node: GenNode, indent: String, into text: inout String) {
+        text += "\(indent)\(node.kind) n\(node.id)"
+        if let initial = node.initial { text += node.isHistory ? " default n\(initial)" : " initial n\(initial)" }
+        text += "\n"
+        for note in node.transitionNotes { text += "\(indent)  on \(note)\n" }
+        for child in node.children { describe(child, indent: indent + "    ", into: &text) }
+    }
+}
+
+// MARK: - The comparison
+
+private struct ModelRun {
+    enum Result {
+        case rejected(StatechartError<MN>)
+        case compared(steps: Int)
+        case mismatch(String)
+    }
+
+    var statuses: [StatechartStatus: Int] = [:]
+    /// Seeds whose comparison stopped at the known deep-history deviation.
+    var knownDeviations = 0
+    var resumedHistories = 0
+    var defaultHistories = 0
+    var preemptedTransitions = 0
+    var takenDoneTransitions = 0
+    var takenEventlessTransitions = 0
+    var takenParallelDoneTransitions = 0
+    var deepResumesBelowChildren = 0
+
+    /// Builds the chart of `seed`, starts it and sends its events on both sides.
+    mutating func check(seed: UInt64, events eventCount: Int = 40) -> Result {
+        var generator = ChartGenerator(seed: seed)
+        let generated = generator.generate(eventCount: eventCount)
+        let reference = ReferenceStatechart(initial: generated.initial, microstepLimit: generated.microstepLimit,
+                                            states: generated.states)
+        defer {
+            resumedHistories += reference.resumedHistories
+            defaultHistories += reference.defaultHistories
+            preemptedTransitions += reference.preemptedTransitions
+            takenDoneTransitions += reference.takenDoneTransitions
+            takenEventlessTransitions += reference.takenEventlessTransitions
+            takenParallelDoneTransitions += reference.takenParallelDoneTransitions
+            deepResumesBelowChildren += reference.deepResumesBelowChildren
+        }
+        let referenceStart = reference.start()
+        if reference.reachedKnownDeviation { return .compared(steps: 0) }
+        let header = "seed \(seed) (reproduce: `var run = ModelRun(); run.check(seed: \(seed))`, or seeds = \(seed)..<\(seed + 1))"
+        let chart: ModelChart
+        do {
+            chart = try ModelChart(initial: generated.initial, microstepLimit: generated.microstepLimit, states: generated.states)
+        } catch {
+            if error == .startDidNotSettle, referenceStart != .stoppedAtMicrostepLimit {
+                return .mismatch("\(header), start: the chart threw startDidNotSettle, the reference settled:"
+                    + " \(reference.outputs) in \(reference.activeStates)\n\(generated.listing)")
+            }
+            return .rejected(error)
+        }
+        if referenceStart == .stoppedAtMicrostepLimit
+            || chart.initialOutputs != reference.outputs || chart.initialState.active != reference.active {
+            return .mismatch("""
+                \(header), start:
+                  chart:     \(chart.initialOutputs) in \(chart.initialState)
+                  reference: \(referenceStart) \(reference.outputs) in \(sorted(reference))
+                \(generated.listing)
+                """)
+        }
+        var state = chart.initialState
+        for (step, event) in generated.events.enumerated() {
+            let reply = chart.send(event, to: &state)
+            let status = reference.send(event)
+            if reference.reachedKnownDeviation {
+                knownDeviations += 1
+                return .compared(steps: step)
+            }
+            statuses[status, default: 0] += 1
+            if reply.status != status || reply.outputs != reference.outputs || state.active != reference.active {
+                return .mismatch("""
+                    \(header), step \(step) (event .\(event), after \(generated.events.prefix(step).map { ".\($0)" })):
+                      chart:     \(reply.status) \(reply.outputs) in \(state)
+                      reference: \(status) \(reference.outputs) in \(sorted(reference))
+                    \(generated.listing)
+                    """)
+            }
+        }
+        return .compared(steps: generated.events.count)
+    }
+
+    private func sorted(_ reference: ReferenceStatechart) -> [Int] { reference.configuration.map(\.id).sorted() }
+}
+
+@Suite("Statechart: against a naive SCXML interpreter")
+struct StatechartModelTests {
+    @Test func randomChartsAgreeWithTheReferenceInterpreter() {
+        var run = ModelRun()
+        let seeds = 0..<UInt64(700)
+        var compared = 0, steps = 0, unsettled = 0
+        var rejections: [String: Int] = [:]
+        var mismatches = 0
+        for seed in seeds {
+            switch run.check(seed: seed) {
+            case let .compared(count):
+                compared += 1
+                steps += count
+            case .rejected(.startDidNotSettle):
+                unsettled += 1
+            case let .rejected(error):
+                rejections["\(error)", default: 0] += 1
+            case let .mismatch(message):
+                mismatches += 1
+                if mismatches <= 3 { Issue.record(Comment(rawValue: message)) }
+            }
+        }
+        #expect(mismatches == 0, "\(mismatches) of \(seeds.count) seeds disagree")
+        // Most generated charts build (a chart whose own start loops is a fair rejection, and
+        // is itself compared: the reference must stop at the limit too).
+        #expect(compared >= seeds.count * 3 / 4, "built \(compared), unsettled \(unsettled), rejected \(rejections)")
+        #expect(rejections.isEmpty, "\(rejections)")
+        // Seeds that reach the known deep-history deviation are compared only up to it; they
+        // must stay rare, or they would hide real differences.
+        #expect(run.knownDeviations * 100 <= seeds.count, "\(run.knownDeviations) seeds stopped at the known deviation")
+        // The runs reach every status and the paths worth checking.
+        for status in [StatechartStatus.transitioned, .ignored, .finished, .stoppedAtMicrostepLimit] {
+            #expect(run.statuses[status, default: 0] > 0, "no \(status) in \(run.statuses)")
+        }
+        #expect(run.resumedHistories > 0 && run.defaultHistories > 0)
+        #expect(run.preemptedTransitions > 0 && run.takenDoneTransitions > 0 && run.takenEventlessTransitions > 0)
+        #expect(run.takenParallelDoneTransitions > 0 && run.deepResumesBelowChildren > 0)
+        print("StatechartModelTests: \(compared) charts compared over \(steps) events (\(unsettled) did not settle at start,",
+              "\(run.knownDeviations) stopped at the known deep-history deviation);",
+              "statuses \(run.statuses); histories resumed \(run.resumedHistories), defaulted \(run.defaultHistories);",
+              "preempted \(run.preemptedTransitions), done taken \(run.takenDoneTransitions),",
+              "eventless taken \(run.takenEventlessTransitions), parallel done taken \(run.takenParallelDoneTransitions),",
+              "deep resumes below the children \(run.deepResumesBelowChildren)")
+    }
+}
+
+
+@Suite("Statechart: what the model test found")
+struct StatechartModelFindingTests {
+    /// Seven done events in one microstep: one per region of `n0`, whose regions start in final
+    /// states, then `n0`'s own. The queue used to hold `2 × microstepLimit + 2` (here 6), on the
+    /// belief that a microstep raises at most two, and silently dropped `n0`'s done event, so
+    /// `onDone(n0)` was never taken.
+    @Test func oneMicrostepCanRaiseADoneEventForEveryRegion() throws {
+        let states: [ModelNode] = [
+            .parallel(.n0, transitions: [.onDone(.n0, to: .n20, outputs: ["n0 done"])], children: (0..<6).map { region in
+                .compound(MN(rawValue: 1 + region * 2)!, children: [.final(MN(rawValue: 2 + region * 2)!)])
+            }),
+            .atomic(.n20, transitions: [.on(.a, to: .n0)]),
+        ]
+        let chart = try ModelChart(microstepLimit: 2, states: states)
+        #expect(chart.initialOutputs == ["n0 done"])
+        #expect(chart.initialState.active == StatechartState<MN>([.n20]).active)
+        var state = chart.initialState
+        #expect(chart.send(.a, to: &state) == StatechartReply(status: .transitioned, outputs: ["n0 done"]))
+        #expect(state.active == StatechartState<MN>([.n20]).active)
+
+        let reference = ReferenceStatechart(initial: nil, microstepLimit: 2, states: states)
+        #expect(reference.start() == .transitioned && reference.outputs == ["n0 done"])
+        #expect(reference.send(.a) == .transitioned && reference.outputs == ["n0 done"])
+        #expect(reference.activeStates == [.n20])
+    }
+
+    /// SCXML's deep history value is the atomic states active when its parent last exited. The
+    /// chart keeps one memory per state (its children active when it last exited) and follows
+    /// it down, which is the same thing unless a state below the parent exits after the parent
+    /// did and the history is then taken while the parent is still active: here `n2` exits
+    /// remembering `n3`, but `n0` last exited in `n4`.
+    @Test func deepHistoryTargetedFromInsideItsActiveParent() throws {
+        let states: [ModelNode] = [
+            .compound(.n0, transitions: [.on(.a, to: .n5)], children: [
+                .history(.n1, .deep),
+                .compound(.n2, children: [
+                    .atomic(.n3, transitions: [.on(.b, to: .n4), .on(.c, to: .n6)]),
+                    .atomic(.n4),
+                ]),
+                .atomic(.n6, transitions: [.on(.d, to: .n1)]),
+            ]),
+            .atomic(.n5, transitions: [.on(.b, to: .n3)]),
+        ]
+        let events: [ME] = [.b, .a, .b, .c, .d]  // n4; exit n0 (in n4); n3; exit n2 (in n3); n0's deep history
+        let chart = try ModelChart(states: states)
+        var state = chart.initialState
+        _ = chart.run(events, from: &state)
+        let reference = ReferenceStatechart(initial: nil, microstepLimit: 100, states: states)
+        _ = reference.start()
+        for event in events { _ = reference.send(event) }
+        #expect(reference.activeStates == [.n0, .n2, .n4])
+        #expect(reference.reachedKnownDeviation)
+        withKnownIssue("deep history resumes each state's last memory, not the leaves active when its parent last exited") {
+            #expect(chart.activeLeaves(in: state) == [.n4])
+        }
+    }
+}
