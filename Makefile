@@ -120,11 +120,11 @@ PLUGIN_DIR = $(HOST_SCRATCH)/plugins
 HOST = $(HOST_BIN)/actomaton-host
 DEMO = Plugins/demo
 # product name : file name in $(PLUGIN_DIR)
-HOST_PLUGINS := CounterPlugin:counter CSVTokenizerPlugin:csv TicTacToePlugin:tictactoe LoginPlugin:login
+HOST_PLUGINS := CounterPlugin:counter CSVTokenizerPlugin:csv TicTacToePlugin:tictactoe LoginPlugin:login PlatformerPlugin:platformer
 
 .PHONY: plugins host host-demo host-bench wasm-demo wasm-plugin
 
-plugins: deps ## Build the example plugins (three in Swift, one in C) to .so files.
+plugins: deps ## Build the example plugins (four in Swift, one in C) to .so files.
 	@for entry in $(HOST_PLUGINS); do \
 	  $(SWIFT) build --scratch-path $(HOST_SCRATCH) --product $${entry%%:*} || exit 1; \
 	done
@@ -139,11 +139,13 @@ host: deps ## Build the plugin host executable, actomaton-host.
 
 host-demo: plugins host ## Build the example plugins and drive them through actomaton-host.
 	@echo; echo "== actomaton-host inspect: each plugin's manifest"
-	@for f in counter csv tictactoe login; do $(HOST) inspect $(PLUGIN_DIR)/$$f.so; echo; done
+	@for f in counter csv tictactoe login platformer; do $(HOST) inspect $(PLUGIN_DIR)/$$f.so; echo; done
 	@echo "== run: the C counter, with a delayed action and a timer ($(DEMO)/counter.txt)"
 	$(HOST) run $(PLUGIN_DIR)/counter.so --script $(DEMO)/counter.txt
 	@echo; echo "== run: tic-tac-toe ($(DEMO)/tictactoe.txt)"
 	$(HOST) run $(PLUGIN_DIR)/tictactoe.so --script $(DEMO)/tictactoe.txt
+	@echo; echo "== run: a platformer character, a statechart with history and a parallel weapon ($(DEMO)/platformer.txt)"
+	$(HOST) run $(PLUGIN_DIR)/platformer.so --script $(DEMO)/platformer.txt
 	@echo; echo "== run: the CSV tokenizer, from standard input"
 	$(HOST) run $(PLUGIN_DIR)/csv.so < $(DEMO)/csv.txt
 	@echo; echo "== run: login / logout with timers and cancellation, in real time ($(DEMO)/login.txt)"
@@ -173,6 +175,8 @@ wasm-demo: wasm-build host ## The same machines as .wasm plugins in the host's s
 	@$(HOST) inspect $(WASM_PLUGINS)/counter.wasm
 	@echo; echo "== run: tic-tac-toe as a .wasm plugin, the same script as the .so ($(DEMO)/tictactoe.txt)"
 	$(HOST) run $(WASM_PLUGINS)/tictactoe.wasm --script $(DEMO)/tictactoe.txt
+	@echo; echo "== run: the platformer character as a .wasm plugin, the same script as the .so ($(DEMO)/platformer.txt)"
+	$(HOST) run $(WASM_PLUGINS)/platformer.wasm --script $(DEMO)/platformer.txt
 	@echo; echo "== run: the counter as a .wasm plugin, with its timers on the host's effect manager"
 	$(HOST) run $(WASM_PLUGINS)/counter.wasm --script $(DEMO)/counter.txt
 	@echo; echo "== run: a module that loops forever, traps and recurses; each action fails alone (exits 1)"

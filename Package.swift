@@ -25,6 +25,7 @@ let package = Package(
         .library(name: "CSVTokenizerPlugin", type: .dynamic, targets: ["CSVTokenizerPlugin"]),
         .library(name: "TicTacToePlugin", type: .dynamic, targets: ["TicTacToePlugin"]),
         .library(name: "LoginPlugin", type: .dynamic, targets: ["LoginPlugin"]),
+        .library(name: "PlatformerPlugin", type: .dynamic, targets: ["PlatformerPlugin"]),
         // Broken and probing plugins the host's tests load (not for users).
         .library(name: "ActomatonHostTestFixtures", type: .dynamic, targets: ["ActomatonHostTestFixtures"]),
     ],
@@ -101,11 +102,12 @@ let package = Package(
             "HostCommandLine",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
-        // The example plugins: three in Swift on the kit, one in plain C.
+        // The example plugins: four in Swift on the kit, one in plain C.
         .target(name: "CounterPlugin", dependencies: ["ActomatonPluginABI"], path: "Plugins/CounterPlugin"),
         .target(name: "CSVTokenizerPlugin", dependencies: ["ActomatonPluginKit", "ActomatonPluginCore", "CSVExample"], path: "Plugins/CSVTokenizerPlugin"),
         .target(name: "TicTacToePlugin", dependencies: ["ActomatonPluginKit", "ActomatonPluginCore", "TicTacToeExample"], path: "Plugins/TicTacToePlugin"),
         .target(name: "LoginPlugin", dependencies: ["ActomatonPluginKit", "ActomatonPluginCore"], path: "Plugins/LoginPlugin"),
+        .target(name: "PlatformerPlugin", dependencies: ["ActomatonPluginKit", "ActomatonPluginCore", "PlatformerExample"], path: "Plugins/PlatformerPlugin"),
         .target(name: "ActomatonHostTestFixtures", dependencies: ["ActomatonPluginABI"], path: "Tests/ActomatonHostTestFixtures"),
 
         // Example state machines, written once against the core only.
@@ -121,7 +123,7 @@ let package = Package(
         .testTarget(name: "PlatformerExampleTests", dependencies: ["PlatformerExample", "ActomatonTesting"]),
         // The modules `make wasm-build` produces, run under WasmKit against the native machines.
         .testTarget(name: "WasmModuleTests", dependencies: [
-            "ActomatonCore", "CSVExample", "TicTacToeExample",
+            "ActomatonCore", "CSVExample", "TicTacToeExample", "PlatformerExample",
             .product(name: "WasmKit", package: "WasmKit"),
         ]),
         // Debugging and testing tests:

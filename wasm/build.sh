@@ -4,11 +4,12 @@
 #   .build/wasm/counter.wasm    a counter on NoOpEffectManager
 #   .build/wasm/csv.wasm        the streaming CSV tokenizer (Plugins/CSVExample)
 #   .build/wasm/tictactoe.wasm  the tic-tac-toe rules (Plugins/TicTacToeExample)
+#   .build/wasm/platformer.wasm the character controller statechart (Plugins/PlatformerExample)
 #
 # and the example plugins for actomaton-host, on the contract of wasm/kit/actomaton_wasm_plugin.h,
 # built with wasm/actomaton-wasm-plugin from the reducer sources the .so plugins use:
 #
-#   .build/wasm/plugins/{counter,csv,tictactoe,login}.wasm
+#   .build/wasm/plugins/{counter,csv,tictactoe,login,platformer}.wasm
 #
 # and the hostile modules the host's tests load (.build/wasm/hostile/, from WebAssembly text).
 #
@@ -34,9 +35,11 @@ compile() {
 compile ActomatonCore $(find Sources/ActomatonCore -name '*.swift' | sort)
 compile CSVExample Plugins/CSVExample/*.swift
 compile TicTacToeExample Plugins/TicTacToeExample/*.swift
+compile PlatformerExample Plugins/PlatformerExample/*.swift
 compile CounterWasm wasm/CounterModule.swift wasm/WasmABI.swift
 compile CSVWasm wasm/CSVModule.swift wasm/WasmABI.swift
 compile TicTacToeWasm wasm/TicTacToeModule.swift wasm/WasmABI.swift
+compile PlatformerWasm wasm/PlatformerModule.swift wasm/WasmABI.swift
 clang --target=wasm32-unknown-unknown -Oz -fno-builtin -c wasm/runtime.c -o "$out/objects/runtime.o"
 
 # link NAME OBJECTS...: a stripped reactor module. No libc: runtime.c has the heap, and LLVM
@@ -53,16 +56,17 @@ link() {
 link counter CounterWasm ActomatonCore
 link csv CSVWasm CSVExample ActomatonCore
 link tictactoe TicTacToeWasm TicTacToeExample ActomatonCore
+link platformer PlatformerWasm PlatformerExample ActomatonCore
 
-for name in counter csv tictactoe; do
-    printf '%-32s %6d bytes\n' "$out/$name.wasm" "$(stat -c %s "$out/$name.wasm")"
+for name in counter csv tictactoe platformer; do
+    printf '%-36s %6d bytes\n' "$out/$name.wasm" "$(stat -c %s "$out/$name.wasm")"
 done
 
 # The example plugins.
 plugin() {
     local name=$1; shift
     ./wasm/actomaton-wasm-plugin --cache "$out/plugin-cache" --output "$out/plugins/$name.wasm" "$@" |
-        awk '{ printf "%-32s %6d bytes\n", $1, $2 }'
+        awk '{ printf "%-36s %6d bytes\n", $1, $2 }'
 }
 ACTOMATON_WASM_CFLAGS="-I Plugins/CounterPlugin/include" plugin counter --name CounterWasmPlugin wasm/plugins/counter_wasm.c
 plugin csv --name CSVWasmPlugin --library CSVExample=Plugins/CSVExample \
@@ -70,6 +74,8 @@ plugin csv --name CSVWasmPlugin --library CSVExample=Plugins/CSVExample \
 plugin tictactoe --name TicTacToeWasmPlugin --library TicTacToeExample=Plugins/TicTacToeExample \
     Plugins/TicTacToePlugin/Game.swift wasm/plugins/TicTacToePlugin.swift
 plugin login --name LoginWasmPlugin Plugins/LoginPlugin/Login.swift wasm/plugins/LoginPlugin.swift
+plugin platformer --name PlatformerWasmPlugin --library PlatformerExample=Plugins/PlatformerExample \
+    Plugins/PlatformerPlugin/Character.swift wasm/plugins/PlatformerPlugin.swift
 
 # Hostile modules for the host's tests, from WebAssembly text.
 mkdir -p "$out/hostile"

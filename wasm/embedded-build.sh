@@ -19,11 +19,11 @@ for target in armv7em-none-none-eabi riscv32-none-none-eabi; do
             -swift-version 6 -Xfrontend -disable-stack-protector -Xfrontend -function-sections -I "$out/modules")
     "${swiftc[@]}" -module-name ActomatonCore -emit-module -emit-module-path "$out/modules/ActomatonCore.swiftmodule" \
         -c $(find Sources/ActomatonCore -name '*.swift' | sort) -o "$out/ActomatonCore.o"
-    for example in CSVExample TicTacToeExample; do
+    for example in CSVExample TicTacToeExample PlatformerExample; do
         "${swiftc[@]}" -module-name "$example" -emit-module -emit-module-path "$out/modules/$example.swiftmodule" \
             -c Plugins/$example/*.swift -o "$out/$example.o"
     done
-    for program in Counter CSV TicTacToe; do
+    for program in Counter CSV TicTacToe Platformer; do
         "${swiftc[@]}" -enable-experimental-feature Extern -module-name "${program}Program" \
             -c wasm/${program}Module.swift wasm/WasmABI.swift -o "$out/${program}Program.o"
     done
@@ -36,6 +36,7 @@ for target in armv7em-none-none-eabi riscv32-none-none-eabi; do
     link Counter "$out/CounterProgram.o" "$out/ActomatonCore.o"
     link CSV "$out/CSVProgram.o" "$out/CSVExample.o" "$out/ActomatonCore.o"
     link TicTacToe "$out/TicTacToeProgram.o" "$out/TicTacToeExample.o" "$out/ActomatonCore.o"
+    link Platformer "$out/PlatformerProgram.o" "$out/PlatformerExample.o" "$out/ActomatonCore.o"
 
     echo "$target: objects"
     llvm-size --format=berkeley "$out"/ActomatonCore.o "$out"/*Example.o | sed 's/^/  /'

@@ -709,4 +709,27 @@ struct StatechartValidationTests {
         beyond.active.insert(127)
         #expect(!chart.isValid(beyond))
     }
+
+    /// A state written as its four words and read back is the same state; words of a state the
+    /// chart cannot be in read back too, and `isValid` is what refuses them.
+    @Test func aStateRoundTripsThroughItsWords() {
+        var state = chart.initialState
+        chart.send(.e, to: &state)
+        let (activeLow, activeHigh) = state.active.words
+        let (historyLow, historyHigh) = state.history.words
+        let read = StatechartState<S>(active: StatechartStateSet(words: (activeLow, activeHigh)),
+                                      history: StatechartStateSet(words: (historyLow, historyHigh)))
+        #expect(read == state)
+        #expect(chart.isValid(read))
+        var set = StatechartStateSet()
+        set.insert(0)
+        set.insert(63)
+        set.insert(64)
+        set.insert(127)
+        #expect(set.words.0 == 1 | 1 << 63 && set.words.1 == 1 | 1 << 63)
+        #expect(StatechartStateSet(words: set.words) == set)
+        #expect(Array(StatechartStateSet(words: (0b101, 0b10))) == [0, 2, 65])
+        let tampered = StatechartState<S>(active: StatechartStateSet(words: (activeLow | 1 << UInt64(S.x.rawValue), activeHigh)), history: state.history)
+        #expect(!chart.isValid(tampered))
+    }
 }

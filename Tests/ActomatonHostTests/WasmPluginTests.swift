@@ -49,6 +49,13 @@ struct WasmTranscriptTests {
             #"login """#, #"login "bob""#, "logout", "forceLogout", ":idle", ":state",
             #"login "alice""#, ":sleep 1.4", "logout", ":idle", ":state",
         ]),
+        // Moves, a jump with a hit in mid-air and the deep-history resume, shots cut short by a
+        // hit, ignored events, and arguments out of range.
+        ("PlatformerPlugin", "platformer", [
+            "move 4", "draw", "fire", "tick", "hit", "fire", "draw", "fire", "recover", "move 7", "jump", "jump",
+            "hit", "move 2", "recover", "apex", "land", "move 6", "leaveGround", "land", "fire", "draw", "fire",
+            "tick", "hit", "recover", "tick", "move 0", "move -3", "move 2147483648", "move", "jump 1", ":state",
+        ]),
     ]
 
     @Test(arguments: 0..<scenarios.count)
@@ -87,6 +94,51 @@ struct WasmTranscriptTests {
         lines.append(":state")
         let native = try await transcript(of: plugin("TicTacToePlugin"), lines)
         #expect(try await transcript(of: wasmPlugin("tictactoe"), lines) == native)
+    }
+
+    /// Random events of every kind, speeds from -2 to 9.
+    @Test func randomEventsGiveTheSameCharacter() async throws {
+        let events = ["jump", "apex", "leaveGround", "land", "hit", "recover", "draw", "holster", "fire", "tick"]
+        var random = SplitMix64(seed: 31)
+        var lines: [String] = []
+        for _ in 0..<400 {
+            let pick = Int(random.next() % UInt64(events.count + 3))
+            lines.append(pick < events.count ? events[pick] : "move \(Int(random.next() % 12) - 2)")
+        }
+        lines.append(":state")
+        let native = try await transcript(of: plugin("PlatformerPlugin"), lines)
+        #expect(try await transcript(of: wasmPlugin("platformer"), lines) == native)
+        #expect(native.filter { $0.contains(#""ignored":false"#) }.count > 50, "many events were taken")
+    }
+
+    /// A snapshot holds the chart's configuration and history: a character stunned in mid-air
+    /// moves from the .so to the .wasm and resumes its jump there. A snapshot whose states
+    /// cannot be active together is refused with one line, by both, and changes nothing.
+    @Test func platformerSnapshotsAreCheckedAgainstTheChart() async throws {
+        let native = try PluginMachine(plugin: Plugin.load(path: plugin("PlatformerPlugin")))
+        for action in ["draw", "jump", "hit"] { _ = try await native.send(native.plugin.action(action, [])) }
+        let sandboxed = try PluginMachine(plugin: Plugin.load(path: wasmPlugin("platformer")))
+        let snapshot = try await native.snapshot()
+        try await sandboxed.restore(snapshot)
+        #expect(try await sandboxed.describe() == #"{"leaves":["stunned","holstered"],"outputs":["flash"],"ignored":false}"#)
+        _ = try await sandboxed.send(sandboxed.plugin.action("recover", []))
+        #expect(try await sandboxed.describe() == #"{"leaves":["jumping","holstered"],"outputs":[],"ignored":false}"#)
+
+        // Byte 0 is the version; bytes 1–8 the active states' low word. Control, grounded and idle
+        // (raw values 2, 4, 5) beside stunned: two children of `body` at once.
+        var tampered = snapshot
+        tampered[1] |= 1 << 2 | 1 << 4 | 1 << 5
+        for machine in [native, sandboxed] {
+            let before = try await machine.describe()
+            let error = await #expect(throws: PluginCallError.self) { try await machine.restore(tampered) }
+            #expect(error?.description == "plugin platformer: the plugin refused the snapshot: cannot read the snapshot: the snapshot holds states the platformer chart cannot be in together")
+            #expect(error?.description.contains("\n") == false)
+            #expect(try await machine.describe() == before)
+        }
+        var unknownOutput = snapshot
+        unknownOutput[unknownOutput.count - 1] = 200
+        let error = await #expect(throws: PluginCallError.self) { try await native.restore(unknownOutput) }
+        #expect(error?.description == "plugin platformer: the plugin refused the snapshot: cannot read the snapshot: the snapshot holds an unknown output (200)")
     }
 
     /// `serve` loads .wasm files and reloads them when they change, state carried over; a

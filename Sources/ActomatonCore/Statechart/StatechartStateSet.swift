@@ -22,6 +22,22 @@ public struct StatechartStateSet: Hashable, Sendable {
         self.high = high
     }
 
+    /// The set whose members are the one bits of `words`: bits 0–63 in the first word, 64–127
+    /// in the second. ``words`` is the inverse.
+    ///
+    /// For reading a state back from bytes (a snapshot, a file, a wire): any two words make a
+    /// set, so check the ``StatechartState`` they form with ``Statechart/isValid(_:)`` before
+    /// running it.
+    @inlinable
+    public init(words: (UInt64, UInt64)) {
+        self.init(low: words.0, high: words.1)
+    }
+
+    /// The members as two 64-bit words, bits 0–63 then 64–127: for writing a state as bytes.
+    /// ``init(words:)`` reads them back.
+    @inlinable
+    public var words: (UInt64, UInt64) { (low, high) }
+
     /// A set holding only `index`.
     @inlinable
     init(index: Int) {
