@@ -232,6 +232,12 @@ extension Statechart {
             trace.took(transition: index)
             emit(transition.outputs, &outputs)
             guard !transition.targets.isEmpty else { continue }
+            if !transition.targetsHistory {
+                // Without a history target, what a transition enters never changes: it was
+                // worked out when the chart was built.
+                entering = entering.union(staticEntrySets[index])
+                continue
+            }
             for target in transition.targets { addDescendants(target, to: &entering, history: state.history) }
             let domain = domain(of: transition, history: state.history)
             for target in effectiveTargets(of: transition, history: state.history) {

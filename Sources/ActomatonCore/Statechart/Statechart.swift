@@ -95,6 +95,8 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
     @usableFromInline let eventMatchers: [TransitionPattern<Event>]
     @usableFromInline let conditions: [StatechartTransition<StateID, Event, Output>.Condition]
     @usableFromInline let candidates: [Int]
+    /// For each transition without a history target, the states it enters.
+    @usableFromInline private(set) var staticEntrySets: [StatechartStateSet] = []
     @usableFromInline let candidateRanges: [Range<Int>]
     @usableFromInline let outputTable: [Output]
     /// Raw value → document position, and back.
@@ -143,6 +145,18 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
         self.finalStates = builder.finalStates
         self.topLevelFinalStates = builder.topLevelFinalStates
         self.rootInitial = builder.rootInitial
+        var entrySets: [StatechartStateSet] = []
+        for transition in compiled {
+            var entering = StatechartStateSet()
+            if !transition.targetsHistory && !transition.targets.isEmpty {
+                for target in transition.targets { addDescendants(target, to: &entering, history: StatechartStateSet()) }
+                for target in transition.targets {
+                    addAncestors(of: target, below: transition.staticDomain, to: &entering, history: StatechartStateSet())
+                }
+            }
+            entrySets.append(entering)
+        }
+        self.staticEntrySets = entrySets
         var state = StatechartState<StateID>()
         var outputs: [Output] = []
         var trace = StatechartNoTrace()
