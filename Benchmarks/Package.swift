@@ -28,6 +28,7 @@ let package = Package(
                 "BenchmarkSupport",
                 .product(name: "ActomatonCore", package: root),
                 .product(name: "CSVExample", package: root),
+                .product(name: "PlatformerExample", package: root),
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "SwiftCSV", package: "SwiftCSV"),
                 .product(name: "CSV", package: "CSV.swift"),

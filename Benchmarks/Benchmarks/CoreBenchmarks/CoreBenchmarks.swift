@@ -7,6 +7,7 @@ import ActomatonCore
 import Benchmark
 import BenchmarkSupport
 import CSVExample
+import PlatformerExample
 
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .perOperation
@@ -61,6 +62,47 @@ let benchmarks: @Sendable () -> Void = {
             blackHole(machine.send(chainActions[index & counterMask]))
         }
         blackHole(machine.state)
+    }
+
+    // MARK: Statechart: the platformer character controller
+
+    let chart = try! Platformer.chart()
+    precondition(chartPlatformer(chart, platformerEvents) == handWrittenPlatformer(platformerEvents),
+                 "the platformer chart and the hand-written switch disagree")
+
+    Benchmark("platformer: baseline (hand-written nested switch)") { benchmark in
+        var character = HandWrittenPlatformer()
+        var tally = OutputTally()
+        for index in benchmark.scaledIterations {
+            blackHole(character.send(platformerEvents[index & platformerMask], outputs: &tally))
+        }
+        blackHole(tally)
+    }
+
+    Benchmark("platformer: Statechart.send, outputs into a sink") { benchmark in
+        var state = chart.initialState
+        var tally = OutputTally()
+        var trace = StatechartNoTrace()
+        for index in benchmark.scaledIterations {
+            blackHole(chart.send(platformerEvents[index & platformerMask], to: &state, outputs: &tally, trace: &trace))
+        }
+        blackHole(tally)
+    }
+
+    Benchmark("platformer: MealyMachine, StatechartReducer, ReplyEffectManager") { benchmark in
+        var machine = MealyMachine(
+            state: chart.initialState, reducer: StatechartReducer(chart, collecting: OutputTally.self),
+            effectManager: ReplyEffectManager())
+        for index in benchmark.scaledIterations {
+            blackHole(machine.send(platformerEvents[index & platformerMask]))
+        }
+    }
+
+    Benchmark("platformer: Statechart.send, outputs as an [Output]") { benchmark in
+        var state = chart.initialState
+        for index in benchmark.scaledIterations {
+            blackHole(chart.send(platformerEvents[index & platformerMask], to: &state))
+        }
     }
 
     // MARK: CSV tokenizer
