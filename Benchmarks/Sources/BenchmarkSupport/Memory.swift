@@ -24,7 +24,8 @@ public enum Memory {
         while fgets(&line, Int32(line.count), file) != nil {
             let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             if text.hasPrefix("VmRSS:") {
-                let kilobytes = text.dropFirst(6).split(separator: " ").first.flatMap { Int($0) } ?? 0
+                // "VmRSS:\t  123456 kB"
+                let kilobytes = text.dropFirst(6).split(whereSeparator: { $0 == " " || $0 == "\t" }).first.flatMap { Int($0) } ?? 0
                 return kilobytes * 1024
             }
         }

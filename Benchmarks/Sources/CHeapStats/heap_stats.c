@@ -1,4 +1,5 @@
 #include "heap_stats.h"
+#include <stdlib.h> // defines __GLIBC__ on glibc
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
