@@ -199,16 +199,16 @@ func measureInFlight(
     _ benchmark: Benchmark, gate: Gate = Gate(), cancelled: Bool,
     start: (Gate) async -> Task<Void, Error>
 ) async {
-    Memory.trim()
-    let heapBefore = Memory.heapInUse, residentBefore = Memory.resident
+    MemoryStats.trim()
+    let heapBefore = MemoryStats.heapInUse, residentBefore = MemoryStats.resident
     var tasks: [Task<Void, Error>] = []
     tasks.reserveCapacity(effectCount)
     for _ in 0..<effectCount { tasks.append(await start(gate)) }
     while gate.arrived < effectCount { await Task.yield() }
     // The last ones to arrive reach their suspension.
     for _ in 0..<100 { await Task.yield() }
-    benchmark.measurement(heapPerTask, (Memory.heapInUse - heapBefore) / effectCount)
-    benchmark.measurement(residentPerTask, (Memory.resident - residentBefore) / effectCount)
+    benchmark.measurement(heapPerTask, (MemoryStats.heapInUse - heapBefore) / effectCount)
+    benchmark.measurement(residentPerTask, (MemoryStats.resident - residentBefore) / effectCount)
     if cancelled {
         for task in tasks { task.cancel() }
     } else {
@@ -216,15 +216,15 @@ func measureInFlight(
     }
     for task in tasks { _ = try? await task.value }
     tasks = []
-    benchmark.measurement(heapRetained, max(0, Memory.heapInUse - heapBefore))
+    benchmark.measurement(heapRetained, max(0, MemoryStats.heapInUse - heapBefore))
 }
 
 /// Sends `effectCount` pieces of work with `start`, each cancelling the one before (the bare
 /// tasks by hand: `cancelsTheLast`); waits for the last, and records how late it completed
 /// after its 1 s sleep and the heap still held.
 func measureChurn(_ benchmark: Benchmark, cancelsTheLast: Bool = false, start: () async -> Task<Void, Error>) async {
-    Memory.trim()
-    let heapBefore = Memory.heapInUse
+    MemoryStats.trim()
+    let heapBefore = MemoryStats.heapInUse
     var last: Task<Void, Error>?
     // The time and peak memory are those of the sends: an iteration timed past 2 s would have
     // no throughput, and the JMH export drops such a benchmark.
@@ -239,7 +239,7 @@ func measureChurn(_ benchmark: Benchmark, cancelsTheLast: Bool = false, start: (
     let late = sent.duration(to: .now) - .seconds(1)
     last = nil
     benchmark.measurement(lastEffectLate, Int(late / .microseconds(1)))
-    benchmark.measurement(heapRetained, max(0, Memory.heapInUse - heapBefore))
+    benchmark.measurement(heapRetained, max(0, MemoryStats.heapInUse - heapBefore))
 }
 
 /// Work that waits until the benchmark opens the gate, and counts the arrivals of work that

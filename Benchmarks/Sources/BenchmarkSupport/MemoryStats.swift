@@ -7,7 +7,7 @@ import Darwin
 
 /// What the memory benchmarks measure: the allocator's bytes in use, and the process's
 /// resident memory. Linux with glibc only; elsewhere both read 0.
-public enum Memory {
+public enum MemoryStats {
     /// Bytes allocated and not freed, from the C allocator's own counters.
     public static var heapInUse: Int { Int(heap_stats_in_use()) }
 
