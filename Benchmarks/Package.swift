@@ -21,7 +21,9 @@ let package = Package(
     ],
     targets: [
         // Inputs shared by the benchmarks.
-        .target(name: "BenchmarkSupport", dependencies: [.product(name: "Benchmark", package: "benchmark")]),
+        .target(name: "BenchmarkSupport", dependencies: ["CHeapStats", .product(name: "Benchmark", package: "benchmark")]),
+        // The C allocator's counters (glibc `mallinfo2`), for the memory benchmarks.
+        .target(name: "CHeapStats"),
         .executableTarget(
             name: "CoreBenchmarks",
             dependencies: [

@@ -22,6 +22,7 @@ actor TestHost<Action: Sendable, State: Sendable>: EffectQueueHost {
 
     var state: State { machine.state }
     var runningEffectCount: Int { effects.runningEffectCount }
+    var context: EffectContext { effects.context }
 
     @discardableResult
     func send(_ action: Action, tracksFeedbacks: Bool = false) -> Task<Void, Error>? {

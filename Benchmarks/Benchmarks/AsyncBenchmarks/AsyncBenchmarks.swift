@@ -1,10 +1,11 @@
 // The async layer: the cost of `await actomaton.send` against a bare actor method (with a
-// closure `Reducer` and with a struct reducer), effect throughput, and runNewest(1)
-// cancellation churn.
+// closure `Reducer` and with a struct reducer), effect throughput, the memory an effect holds
+// in flight and after it, and runNewest(1) cancellation churn.
 
 import Actomaton
 import Benchmark
 import BenchmarkSupport
+import Synchronization
 
 let benchmarks: @Sendable () -> Void = {
     let perSend = Benchmark.Configuration.perOperation
@@ -85,19 +86,216 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // MARK: memory per in-flight effect, and what is left after the work
+
+    // Each iteration puts 100,000 pieces of work in flight at once, measures the memory they
+    // hold, lets them end (or cancels them), and measures what is still held afterwards with
+    // the machine alive. The baselines are bare tasks doing the same in the same run.
+    let memory = Benchmark.Configuration(
+        metrics: [.wallClock, .throughput, .peakMemoryResident, heapPerTask, residentPerTask, heapRetained],
+        timeUnits: .milliseconds,
+        warmupIterations: 1,
+        scalingFactor: .one,
+        maxDuration: .seconds(10),
+        maxIterations: 5
+    )
+
+    Benchmark("in-flight: baseline (bare tasks, each waiting on a continuation, then calling an actor)", configuration: memory) { benchmark in
+        let counter = BareCounter()
+        await measureInFlight(benchmark, cancelled: false) { gate in
+            Task { () async throws in
+                await gate.wait()
+                await counter.increment()
+            }
+        }
+    }
+
+    Benchmark("in-flight: single-async effects, each waiting on a continuation", configuration: memory) { benchmark in
+        let gate = Gate()
+        let actomaton = Actomaton<CounterAction, Int>(state: 0, reducer: memoryReducer(gate))
+        await measureInFlight(benchmark, gate: gate, cancelled: false) { _ in
+            await actomaton.send(.startEffect)!
+        }
+        let delivered = await actomaton.state
+        precondition(delivered == effectCount, "every effect delivers once")
+    }
+
+    Benchmark("sleep-cancelled: baseline (bare tasks in Task.sleep(for: 1 hour))", configuration: memory) { benchmark in
+        await measureInFlight(benchmark, cancelled: true) { gate in
+            Task {
+                gate.arrive()
+                try await Task.sleep(for: .seconds(3600))
+            }
+        }
+    }
+
+    Benchmark("sleep-cancelled: single-async effects sleeping 1 hour on context.clock", configuration: memory) { benchmark in
+        let gate = Gate()
+        let actomaton = Actomaton<CounterAction, Int>(state: 0, reducer: memoryReducer(gate))
+        await measureInFlight(benchmark, gate: gate, cancelled: true) { _ in
+            await actomaton.send(.startSleep)!
+        }
+        let running = await actomaton.runningEffectCount
+        precondition(running == 0, "every effect was cancelled")
+    }
+
     // MARK: runNewest(1) churn: each effect cancels the one before
 
-    Benchmark("churn: runNewest(1), 100,000 effects each cancelling the last", configuration: bulk) { benchmark in
-        for _ in benchmark.scaledIterations {
-            let actomaton = Actomaton<CounterAction, Int>(state: 0, reducer: counterReducer)
-            var last: Task<Void, Error>?
-            for _ in 0..<effectCount {
-                last = await actomaton.send(.startLatest)
+    // 100,000 sends, each starting an effect that sleeps 1 s in a runNewest(1) queue: each
+    // cancels the one before, and only the last one's sleep ends. Time and peak memory are
+    // those of the 100,000 sends; besides: how late the last effect completes after its
+    // sleep's end, and the heap still held once it has, with the machine alive.
+    let churn = Benchmark.Configuration(
+        metrics: [.wallClock, .throughput, .peakMemoryResident, heapRetained, lastEffectLate],
+        timeUnits: .milliseconds,
+        warmupIterations: 1,
+        scalingFactor: .one,
+        maxDuration: .seconds(20),
+        maxIterations: 5
+    )
+
+    Benchmark("churn: baseline (bare tasks in Task.sleep(for: 1 s), each cancelling the last)", configuration: churn) { benchmark in
+        let counter = BareCounter()
+        await measureChurn(benchmark, cancelsTheLast: true) {
+            Task {
+                try await Task.sleep(for: .seconds(1))
+                await counter.increment()
             }
-            await actomaton.send(.stopLatest)
-            try? await last?.value
-            let running = await actomaton.runningEffectCount
-            precondition(running == 0, "the last effect was cancelled")
+        }
+        let completed = await counter.count
+        precondition(completed == 1, "only the last one completes")
+    }
+
+    Benchmark("churn: runNewest(1), effects sleeping 1 s on context.clock", configuration: churn) { benchmark in
+        let actomaton = Actomaton<CounterAction, Int>(state: 0, reducer: counterReducer)
+        await measureChurn(benchmark) { await actomaton.send(.startLatest)! }
+        let completed = await actomaton.state
+        precondition(completed == 1, "only the last one completes")
+    }
+
+    Benchmark("churn: runNewest(1), effects in Task.sleep(for: 1 s)", configuration: churn) { benchmark in
+        let actomaton = Actomaton<CounterAction, Int>(state: 0, reducer: counterReducer)
+        await measureChurn(benchmark) { await actomaton.send(.startLatestTaskSleep)! }
+        let completed = await actomaton.state
+        precondition(completed == 1, "only the last one completes")
+    }
+}
+
+// MARK: Memory measurements
+
+/// Heap bytes in use per piece of work in flight (the C allocator's count).
+let heapPerTask = BenchmarkMetric.custom("heap bytes per in-flight task", useScalingFactor: false)
+/// Resident bytes per piece of work in flight (VmRSS, after trimming the allocator first).
+let residentPerTask = BenchmarkMetric.custom("resident bytes per in-flight task", useScalingFactor: false)
+/// Heap bytes still in use once the work has ended (or was cancelled), the machine alive.
+let heapRetained = BenchmarkMetric.custom("heap bytes retained after", useScalingFactor: false)
+/// How long after its sleep's end the churn's last effect completes, in microseconds.
+let lastEffectLate = BenchmarkMetric.custom("last effect late (us)", useScalingFactor: false)
+
+/// Starts `effectCount` pieces of work with `start`, all in flight at once; once each has
+/// arrived at its wait, records the heap and resident memory per piece; ends them (opens the
+/// gate, or cancels them), and records the heap still held once they are over.
+func measureInFlight(
+    _ benchmark: Benchmark, gate: Gate = Gate(), cancelled: Bool,
+    start: (Gate) async -> Task<Void, Error>
+) async {
+    MemoryStats.trim()
+    let heapBefore = MemoryStats.heapInUse, residentBefore = MemoryStats.resident
+    var tasks: [Task<Void, Error>] = []
+    tasks.reserveCapacity(effectCount)
+    for _ in 0..<effectCount { tasks.append(await start(gate)) }
+    while gate.arrived < effectCount { await Task.yield() }
+    // The last ones to arrive reach their suspension.
+    for _ in 0..<100 { await Task.yield() }
+    benchmark.measurement(heapPerTask, (MemoryStats.heapInUse - heapBefore) / effectCount)
+    benchmark.measurement(residentPerTask, (MemoryStats.resident - residentBefore) / effectCount)
+    if cancelled {
+        for task in tasks { task.cancel() }
+    } else {
+        gate.open()
+    }
+    for task in tasks { _ = try? await task.value }
+    tasks = []
+    benchmark.measurement(heapRetained, max(0, MemoryStats.heapInUse - heapBefore))
+}
+
+/// Sends `effectCount` pieces of work with `start`, each cancelling the one before (the bare
+/// tasks by hand: `cancelsTheLast`); waits for the last, and records how late it completed
+/// after its 1 s sleep and the heap still held.
+func measureChurn(_ benchmark: Benchmark, cancelsTheLast: Bool = false, start: () async -> Task<Void, Error>) async {
+    MemoryStats.trim()
+    let heapBefore = MemoryStats.heapInUse
+    var last: Task<Void, Error>?
+    // The time and peak memory are those of the sends: an iteration timed past 2 s would have
+    // no throughput, and the JMH export drops such a benchmark.
+    benchmark.startMeasurement()
+    for _ in 0..<effectCount {
+        if cancelsTheLast { last?.cancel() }
+        last = await start()
+    }
+    benchmark.stopMeasurement()
+    let sent = ContinuousClock.now
+    try? await last?.value
+    let late = sent.duration(to: .now) - .seconds(1)
+    last = nil
+    benchmark.measurement(lastEffectLate, Int(late / .microseconds(1)))
+    benchmark.measurement(heapRetained, max(0, MemoryStats.heapInUse - heapBefore))
+}
+
+/// Work that waits until the benchmark opens the gate, and counts the arrivals of work that
+/// waits for something else.
+final class Gate: Sendable {
+    private let state = Mutex<(waiters: [CheckedContinuation<Void, Never>], opened: Bool)>(([], false))
+    private let arrivals = Atomic<Int>(0)
+
+    /// How many pieces of work arrived at their wait.
+    var arrived: Int { arrivals.load(ordering: .acquiring) }
+
+    /// Counts one arrival.
+    func arrive() {
+        arrivals.add(1, ordering: .releasing)
+    }
+
+    /// Arrives, and waits for ``open()``.
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let opened = state.withLock { state in
+                if !state.opened { state.waiters.append(continuation) }
+                return state.opened
+            }
+            arrive()
+            if opened { continuation.resume() }
+        }
+    }
+
+    func open() {
+        let waiters = state.withLock { state in
+            state.opened = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+}
+
+/// The counter, whose `.startEffect` effect waits for `gate` before it delivers, and whose
+/// `.startSleep` effect arrives at `gate` before it sleeps.
+func memoryReducer(_ gate: Gate) -> Reducer<CounterAction, Int, Void> {
+    Reducer { action, count, _ in
+        switch action {
+        case .startEffect:
+            Effect {
+                await gate.wait()
+                return .increment
+            }
+        case .startSleep:
+            Effect { context in
+                gate.arrive()
+                try await context.clock.sleep(for: .seconds(3600))
+                return .increment
+            }
+        default:
+            CounterReducer().reduce(action, into: &count, environment: ())
         }
     }
 }
@@ -127,7 +325,7 @@ actor BareCounter {
 }
 
 enum CounterAction: Sendable {
-    case increment, startEffect, startLatest, stopLatest
+    case increment, startEffect, startSleep, startLatest, startLatestTaskSleep, stopLatest
 }
 
 struct Latest: Newest1EffectQueue {}
@@ -142,9 +340,19 @@ struct CounterReducer: MealyReducerProtocol {
             return .empty
         case .startEffect:
             return Effect { .increment }
+        case .startSleep:
+            return Effect { context in
+                try await context.clock.sleep(for: .seconds(3600))
+                return .increment
+            }
         case .startLatest:
+            return Effect(id: LatestID(), queue: Latest()) { context in
+                try await context.clock.sleep(for: .seconds(1))
+                return .increment
+            }
+        case .startLatestTaskSleep:
             return Effect(id: LatestID(), queue: Latest()) {
-                try await Task.sleep(for: .seconds(3600))
+                try await Task.sleep(for: .seconds(1))
                 return .increment
             }
         case .stopLatest:

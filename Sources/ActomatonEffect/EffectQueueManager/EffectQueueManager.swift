@@ -46,6 +46,8 @@ public struct EffectQueueManager<Action: Sendable>: EffectManager, Sendable {
     ///
     /// - Parameters:
     ///   - clock: The clock of ``EffectContext`` and of queue delays. Tests pass a test clock.
+    ///     A `ContinuousClock` or `SuspendingClock` is wrapped so that sleeps on it wait in the
+    ///     runtime's timers, where a cancelled sleep frees its memory at once.
     ///   - randomSeed: Seeds the draws of ``EffectQueueDelay/random(_:)`` delays.
     ///   - maxFeedbackDepth: The loop limit for ``Effect/nextAction(_:)`` feedback.
     ///   - onFailure: Receives the failures no caller sees (``EffectFailure``); by default, each
