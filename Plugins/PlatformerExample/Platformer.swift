@@ -108,3 +108,47 @@ public enum Platformer {
         .hit, .recover, .draw, .holster, .fire, .tick,
     ]
 }
+
+extension Platformer.State {
+    /// The state's name, as diagrams and the plugin's description show it.
+    public var name: String {
+        switch self {
+        case .character: "character"
+        case .body: "body"
+        case .control: "control"
+        case .resume: "resume"
+        case .grounded: "grounded"
+        case .idle: "idle"
+        case .walking: "walking"
+        case .running: "running"
+        case .airborne: "airborne"
+        case .jumping: "jumping"
+        case .falling: "falling"
+        case .stunned: "stunned"
+        case .weapon: "weapon"
+        case .holstered: "holstered"
+        case .aiming: "aiming"
+        case .firing: "firing"
+        case .recoil: "recoil"
+        case .cooldown: "cooldown"
+        case .shotDone: "shotDone"
+        }
+    }
+}
+
+extension Platformer.Output {
+    /// The output's name, as the plugin's description shows it.
+    public var name: String {
+        switch self {
+        case .jumpSound: "jumpSound"
+        case .landSound: "landSound"
+        case .dustOn: "dustOn"
+        case .dustOff: "dustOff"
+        case .flash: "flash"
+        case .drawSound: "drawSound"
+        case .shot: "shot"
+        case .holsterSound: "holsterSound"
+        case .ready: "ready"
+        }
+    }
+}

@@ -112,50 +112,6 @@ extension Platformer.Event {
     }
 }
 
-extension Platformer.State {
-    /// The state's name, as the description shows it.
-    public var name: String {
-        switch self {
-        case .character: "character"
-        case .body: "body"
-        case .control: "control"
-        case .resume: "resume"
-        case .grounded: "grounded"
-        case .idle: "idle"
-        case .walking: "walking"
-        case .running: "running"
-        case .airborne: "airborne"
-        case .jumping: "jumping"
-        case .falling: "falling"
-        case .stunned: "stunned"
-        case .weapon: "weapon"
-        case .holstered: "holstered"
-        case .aiming: "aiming"
-        case .firing: "firing"
-        case .recoil: "recoil"
-        case .cooldown: "cooldown"
-        case .shotDone: "shotDone"
-        }
-    }
-}
-
-extension Platformer.Output {
-    /// The output's name, as the description shows it.
-    public var name: String {
-        switch self {
-        case .jumpSound: "jumpSound"
-        case .landSound: "landSound"
-        case .dustOn: "dustOn"
-        case .dustOff: "dustOff"
-        case .flash: "flash"
-        case .drawSound: "drawSound"
-        case .shot: "shot"
-        case .holsterSound: "holsterSound"
-        case .ready: "ready"
-        }
-    }
-}
-
 /// The plugin's reducer: the chart's reducer on the character's `core`, with the reply kept in
 /// the state (the host shows the state after each action) and no effect requested.
 public let characterReducer: MealyReducer<Platformer.Event, Character, Void, PluginEffect<Platformer.Event>> = {

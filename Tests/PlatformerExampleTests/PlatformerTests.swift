@@ -6,29 +6,7 @@ import Testing
 typealias P = Platformer.State
 
 extension Platformer.State: CustomStringConvertible {
-    public var description: String {
-        switch self {
-        case .character: "character"
-        case .body: "body"
-        case .control: "control"
-        case .resume: "resume"
-        case .grounded: "grounded"
-        case .idle: "idle"
-        case .walking: "walking"
-        case .running: "running"
-        case .airborne: "airborne"
-        case .jumping: "jumping"
-        case .falling: "falling"
-        case .stunned: "stunned"
-        case .weapon: "weapon"
-        case .holstered: "holstered"
-        case .aiming: "aiming"
-        case .firing: "firing"
-        case .recoil: "recoil"
-        case .cooldown: "cooldown"
-        case .shotDone: "shotDone"
-        }
-    }
+    public var description: String { name }
 }
 
 extension Platformer.Event: CustomStringConvertible {
