@@ -1,6 +1,6 @@
 import ActomatonCore
 
-/// Runs a ``Statechart`` in a test: checks each event's active states and outputs, counts every
+/// Runs a `Statechart` in a test: checks each event's active states and outputs, counts every
 /// transition taken, and fails the test with the transitions it never took.
 ///
 /// ```swift
@@ -10,7 +10,7 @@ import ActomatonCore
 /// machine.expectEveryTransitionTaken() // fails, naming the transitions this test never took
 /// ```
 ///
-/// With ``runCoveringPaths(events:check:)`` the chart writes its own tests: the shortest event
+/// With ``runCoveringPaths(events:stateLimit:fileID:filePath:line:column:check:)`` the chart writes its own tests: the shortest event
 /// sequences that take every transition, each run from the start, with a closure that compares
 /// a system under test (a plugin, a hand-written port) with the chart at every step.
 ///
@@ -21,7 +21,7 @@ public struct StatechartTestMachine<StateID: StatechartStateID, Event: Sendable,
     public let chart: Statechart<StateID, Event, Output>
     /// The chart's current state.
     public private(set) var state: StatechartState<StateID>
-    /// How many times each transition, by its index in ``Statechart/transitions``, was taken.
+    /// How many times each transition, by its index in the chart's `transitions`, was taken.
     public private(set) var timesTaken: [Int]
 
     /// A machine at the chart's initial state (or `state`), with nothing taken yet.
@@ -91,7 +91,7 @@ public struct StatechartTestMachine<StateID: StatechartStateID, Event: Sendable,
         return "\(edge.source) --\(label)--> \(targets)"
     }
 
-    /// Runs the chart's generated tests: every path of ``Statechart/coveringPaths(events:stateLimit:)``
+    /// Runs the chart's generated tests: every path of the chart's `coveringPaths(events:stateLimit:)`
     /// from the initial state, calling `check` after each event with the event, what the chart
     /// did and its state, to compare a system under test with. Fails the test when the search
     /// could not finish.

@@ -113,8 +113,11 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
     /// Builds a chart from its top-level states; `initial` is entered at start (the first
     /// state when `nil`).
     ///
-    /// - Parameter microstepLimit: The most microsteps one event may cause (1 to 10,000;
-    ///   100 by default). It stops charts whose eventless transitions loop.
+    /// - Parameters:
+    ///   - initial: The top-level state entered at start; the first one when `nil`.
+    ///   - microstepLimit: The most microsteps one event may cause (1 to 10,000; 100 by
+    ///     default). It stops charts whose eventless transitions loop.
+    ///   - states: The top-level states, in document order.
     /// - Throws: ``StatechartError`` naming the first problem in the definition.
     public init(
         initial: StateID? = nil,

@@ -127,8 +127,10 @@ extension Statechart {
     /// each of `events` in each, so it needs a representative event for each trigger: for a
     /// predicate trigger such as "move faster than 5", give a value that matches it.
     ///
-    /// - Parameter stateLimit: The most distinct states visited (100,000 by default); beyond it
-    ///   the result says it is not complete.
+    /// - Parameters:
+    ///   - events: The events to try in every state.
+    ///   - stateLimit: The most distinct states visited (100,000 by default); beyond it the
+    ///     result says it is not complete.
     public func coveringPaths(events: [Event], stateLimit: Int = 100_000) -> CoveringPaths<Event> {
         coveringPathsAndStates(events: events, stateLimit: stateLimit).paths
     }
@@ -159,7 +161,10 @@ extension TransitionTable where State: Hashable {
     /// Generated tests: the shortest input sequences from `state` that together fire every row
     /// reachable with `inputs` (the rows' own exact inputs when empty).
     ///
-    /// - Parameter stateLimit: The most distinct states visited (100,000 by default).
+    /// - Parameters:
+    ///   - state: The state the paths start from.
+    ///   - inputs: The inputs to try in every state; the rows' own exact inputs when empty.
+    ///   - stateLimit: The most distinct states visited (100,000 by default).
     public func coveringPaths(from state: State, inputs: [Input] = [], stateLimit: Int = 100_000) -> CoveringPaths<Input> {
         var allInputs = inputs
         if allInputs.isEmpty { allInputs = rows.compactMap { $0.input.value } }
