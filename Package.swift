@@ -113,7 +113,7 @@ let package = Package(
         // Example state machines, written once against the core only.
         .target(name: "CSVExample", dependencies: ["ActomatonCore"], path: "Plugins/CSVExample"),
         .target(name: "TicTacToeExample", dependencies: ["ActomatonCore"], path: "Plugins/TicTacToeExample"),
-        .target(name: "PlatformerExample", dependencies: ["ActomatonCore"], path: "Plugins/PlatformerExample"),
+        .target(name: "PlatformerExample", dependencies: ["ActomatonCore"], path: "Plugins/PlatformerExample", exclude: ["README.md"]),
 
         .testTarget(name: "ActomatonCoreTests", dependencies: ["ActomatonCore"]),
         .testTarget(name: "ActomatonEffectTests", dependencies: ["ActomatonEffect"]),
@@ -146,7 +146,7 @@ let package = Package(
             "HostCommandLine",
             "CSQLite",
             .product(name: "Clocks", package: "swift-clocks"),
-        ]),
+        ], exclude: ["Fixtures/wasm"]),
         .testTarget(name: "HostCommandLineTests", dependencies: ["HostCommandLine", "ActomatonPluginContract"]),
         .testTarget(name: "ActomatonPluginCoreTests", dependencies: ["ActomatonPluginCore"]),
         .testTarget(name: "ActomatonPluginContractTests", dependencies: ["ActomatonPluginContract", "ActomatonPluginABI"]),

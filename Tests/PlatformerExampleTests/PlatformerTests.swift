@@ -1,4 +1,5 @@
 import ActomatonCore
+import Foundation
 import ActomatonTesting
 import PlatformerExample
 import Testing
@@ -141,5 +142,12 @@ struct PlatformerTests {
         #expect(dot.contains("[shape=circle, label=\"H*\"]"))
         #expect(dot.contains("[shape=doublecircle, label=\"shotDone\"]"))
         #expect(dot.contains("\"\(P.control.rawValue)\" -> \"\(P.stunned.rawValue)\" [label=\"hit\", ltail=\"cluster_\(P.control.rawValue)\"]"))
+    }
+
+    @Test func theExamplesReadmeShowsTheCurrentDiagram() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let readme = try String(contentsOf: root.appendingPathComponent("Plugins/PlatformerExample/README.md"), encoding: .utf8)
+        let diagram = chart.mermaidStateDiagram(stateName: { $0.name }, eventName: { $0.description })
+        #expect(readme.contains("```mermaid\n" + diagram + "```\n"), "regenerate the diagram in Plugins/PlatformerExample/README.md")
     }
 }
