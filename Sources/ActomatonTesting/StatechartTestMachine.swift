@@ -92,8 +92,9 @@ public struct StatechartTestMachine<StateID: StatechartStateID, Event: Sendable,
     }
 
     /// Runs the chart's generated tests: every path of the chart's `coveringPaths(events:stateLimit:)`
-    /// from the initial state, calling `check` after each event with the event, what the chart
-    /// did and its state, to compare a system under test with. Fails the test when the search
+    /// from the initial state, calling `check` after each event with the path, the event's
+    /// position in it (0 when the path starts again from the initial state), what the chart did
+    /// and its state, to compare a system under test with. Fails the test when the search
     /// could not finish.
     ///
     /// - Returns: The paths run.
@@ -105,7 +106,7 @@ public struct StatechartTestMachine<StateID: StatechartStateID, Event: Sendable,
         filePath: StaticString = #filePath,
         line: UInt = #line,
         column: UInt = #column,
-        check: (_ path: [Event], _ event: Event, _ reply: StatechartReply<[Output]>, _ state: StatechartState<StateID>) -> Void
+        check: (_ path: [Event], _ position: Int, _ reply: StatechartReply<[Output]>, _ state: StatechartState<StateID>) -> Void
     ) -> [[Event]] {
         let covering = chart.coveringPaths(events: events, stateLimit: stateLimit)
         if !covering.isComplete {
@@ -114,9 +115,9 @@ public struct StatechartTestMachine<StateID: StatechartStateID, Event: Sendable,
         }
         for path in covering.paths {
             restart()
-            for event in path {
+            for (position, event) in path.enumerated() {
                 let reply = send(event)
-                check(path, event, reply, state)
+                check(path, position, reply, state)
             }
         }
         restart()

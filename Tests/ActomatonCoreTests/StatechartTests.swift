@@ -67,6 +67,12 @@ struct StatechartExampleTests {
         #expect(chart.activeLeaves(in: state) == [.bright])
     }
 
+    @Test func theStateIsThirtyTwoBytesOfPlainData() {
+        // The README's claim: a value the machine copies without allocating.
+        #expect(MemoryLayout<StatechartState<Light>>.size == 32)
+        #expect(_isPOD(StatechartState<Light>.self))
+    }
+
     @Test func itRunsAsAReducerOnAMachine() throws {
         let chart = try Statechart<Light, Switch, String>(states: [
             .atomic(.off, transitions: [.on(.toggle, to: .on, outputs: ["click"])]),

@@ -84,16 +84,9 @@ struct PlatformerTests {
     @Test func theGeneratedTestsTakeEveryTransitionAndTheHandWrittenSwitchAgrees() {
         var machine = StatechartTestMachine(chart)
         var handWritten = HandWrittenPlatformer()
-        var current: [Platformer.Event] = []
-        var position = 0
-        let paths = machine.runCoveringPaths(events: Platformer.sampleEvents) { path, event, reply, state in
-            // Each path starts from the beginning.
-            if path != current || position == path.count {
-                current = path
-                position = 0
-                handWritten = HandWrittenPlatformer()
-            }
-            position += 1
+        let paths = machine.runCoveringPaths(events: Platformer.sampleEvents) { path, position, reply, state in
+            if position == 0 { handWritten = HandWrittenPlatformer() }
+            let event = path[position]
             var outputs: [Platformer.Output] = []
             let handled = handWritten.send(event, outputs: &outputs)
             #expect(handled == (reply.status == .transitioned), "\(path) at \(event)")

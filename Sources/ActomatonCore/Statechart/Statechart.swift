@@ -82,8 +82,6 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
     public private(set) var initialOutputs: [Output] = []
     /// The most microsteps one event may cause, its own included.
     public let microstepLimit: Int
-    /// The definition the chart was built from.
-    public let definition: [StatechartNode<StateID, Event, Output>]
     /// Every transition, with its source, in document order; ``StatechartTrace`` reports
     /// transitions by their index here.
     public let transitions: [StatechartEdge<StateID, Event, Output>]
@@ -130,7 +128,6 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
         try builder.add(states, parent: -1)
         try builder.resolve(initial: initial)
         self.microstepLimit = microstepLimit
-        self.definition = states
         self.transitions = builder.edges
         self.nodes = builder.nodes
         self.compiled = builder.transitions
@@ -194,9 +191,9 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
     /// The raw values of `set`, in document order.
     @usableFromInline
     func inDocumentOrder(_ set: StatechartStateSet) -> [Int] {
-        var ranks = StatechartStateSet()
-        for index in set { ranks.insert(Int(documentRank[index])) }
-        return ranks.map { Int(documentOrder[$0]) }
+        var ordered: [Int] = []
+        forEach(inDocumentOrder: set) { ordered.append($0) }
+        return ordered
     }
 }
 

@@ -37,27 +37,18 @@ func shortestCoveringPaths<Node: Hashable, Event>(
     startMarkers: [Int],
     step: (Node, Event) -> (next: Node, taken: [Int], reached: [Int])?
 ) -> (paths: CoveringPaths<Event>, pathReachingMarker: [Int: [Event]]) {
-    // Each visited node: the node it was reached from and the event, to rebuild paths.
+    // Each visited node: the node it was reached from and the event, to rebuild paths. A
+    // transition or marker is recorded by the node its step left and the event (none for the
+    // markers of the start).
+    typealias Origin = (node: Int, event: Int?)
     var visited: [Node: Int] = [start: 0]
     var nodes: [Node] = [start]
-    var parents: [(node: Int, event: Int)] = [(-1, -1)]
-    var takenBy: [(node: Int, event: Int)?] = Array(repeating: nil, count: transitionCount)
-    var markerReachedAt: [Int: Int] = [:]
+    var parents: [Origin] = [(-1, nil)]
+    var takenBy: [Origin?] = Array(repeating: nil, count: transitionCount)
+    var reachedBy: [Int: Origin] = [:]
+    for marker in startMarkers { reachedBy[marker] = (0, nil) }
     var isComplete = true
 
-    func path(to node: Int) -> [Event] {
-        var reversed: [Event] = []
-        var current = node
-        while parents[current].node >= 0 {
-            reversed.append(events[parents[current].event])
-            current = parents[current].node
-        }
-        return reversed.reversed()
-    }
-
-    for marker in startMarkers where markerReachedAt[marker] == nil { markerReachedAt[marker] = 0 }
-    // A marker reached on the way: the node the step left, and the event.
-    var markerReachedBy: [Int: (node: Int, event: Int)] = [:]
     var head = 0
     while head < nodes.count {
         let current = head
@@ -67,9 +58,7 @@ func shortestCoveringPaths<Node: Hashable, Event>(
             for transition in taken where transition < transitionCount && takenBy[transition] == nil {
                 takenBy[transition] = (current, eventIndex)
             }
-            for marker in reached where markerReachedAt[marker] == nil && markerReachedBy[marker] == nil {
-                markerReachedBy[marker] = (current, eventIndex)
-            }
+            for marker in reached where reachedBy[marker] == nil { reachedBy[marker] = (current, eventIndex) }
             guard visited[next] == nil else { continue }
             guard nodes.count < stateLimit else {
                 isComplete = false
@@ -81,33 +70,26 @@ func shortestCoveringPaths<Node: Hashable, Event>(
         }
     }
 
-    let pathTakingTransition: [[Event]?] = takenBy.map { origin in
-        origin.map { path(to: $0.node) + [events[$0.event]] }
-    }
-    // Candidate paths, as (node, event) endings, so prefixes can be found without comparing events.
-    var endings: [[Int]] = []
-    func encoded(node: Int, event: Int?) -> [Int] {
-        var reversed: [Int] = []
-        if let event { reversed.append(event) }
-        var current = node
-        while parents[current].node >= 0 {
-            reversed.append(parents[current].event)
+    /// The event indices from the start to `origin`, its own event included.
+    func eventIndices(to origin: Origin) -> [Int] {
+        var reversed: [Int] = origin.event.map { [$0] } ?? []
+        var current = origin.node
+        while let event = parents[current].event {
+            reversed.append(event)
             current = parents[current].node
         }
         return reversed.reversed()
     }
-    for origin in takenBy { if let origin { endings.append(encoded(node: origin.node, event: origin.event)) } }
-    for marker in markerReachedBy.keys.sorted() {
-        endings.append(encoded(node: markerReachedBy[marker]!.node, event: markerReachedBy[marker]!.event))
-    }
-    // Keep the longest first, then drop every path that is a prefix of one kept.
+    // Candidates as event indices, so prefixes are found without comparing events; the longest
+    // first, each dropped when it is a prefix of one kept.
+    let candidates = (takenBy.compactMap { $0 } + reachedBy.keys.sorted().map { reachedBy[$0]! }).map(eventIndices)
     var kept: [[Int]] = []
-    for candidate in endings.sorted(by: { $0.count > $1.count }) where !candidate.isEmpty {
+    for candidate in candidates.sorted(by: { $0.count > $1.count }) where !candidate.isEmpty {
         if !kept.contains(where: { $0.starts(with: candidate) }) { kept.append(candidate) }
     }
     let paths = kept.sorted { $0.lexicographicallyPrecedes($1) }.map { $0.map { events[$0] } }
-    var pathReachingMarker = markerReachedAt.mapValues { path(to: $0) }
-    for (marker, origin) in markerReachedBy { pathReachingMarker[marker] = path(to: origin.node) + [events[origin.event]] }
+    let pathTakingTransition = takenBy.map { origin in origin.map { eventIndices(to: $0).map { events[$0] } } }
+    let pathReachingMarker = reachedBy.mapValues { eventIndices(to: $0).map { events[$0] } }
     return (
         CoveringPaths(
             paths: paths,

@@ -24,17 +24,15 @@ final class EffectRuntimeStorage<Action: Sendable>: Sendable {
     init(clock: some Clock<Duration>, randomSeed: UInt64, onFailure: @escaping @Sendable (EffectFailure) -> Void) {
         // A real clock's sleeps wait in `EffectTimers`, where a cancelled one frees its memory
         // at once; `Task.sleep` keeps it until the deadline. Test clocks are used as they are.
-        if let continuous = clock as? ContinuousClock {
-            let timed = EffectTimerClock(base: continuous)
-            self.clock = EffectClock(timed)
-            context = EffectContext(clock: timed)
+        func clocks(_ clock: some Clock<Duration>) -> (EffectClock, EffectContext) {
+            (EffectClock(clock), EffectContext(clock: clock))
+        }
+        (self.clock, context) = if let continuous = clock as? ContinuousClock {
+            clocks(EffectTimerClock(base: continuous))
         } else if let suspending = clock as? SuspendingClock {
-            let timed = EffectTimerClock(base: suspending)
-            self.clock = EffectClock(timed)
-            context = EffectContext(clock: timed)
+            clocks(EffectTimerClock(base: suspending))
         } else {
-            self.clock = EffectClock(clock)
-            context = EffectContext(clock: clock)
+            clocks(clock)
         }
         self.onFailure = onFailure
         state = Locked(State(machine: StateMachine(randomSeed: randomSeed)))
