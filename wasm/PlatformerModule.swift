@@ -50,6 +50,7 @@ func platformerSend(_ kind: Int32, _ speed: Int32) -> Int32 {
     case .ignored: return 2
     case .finished: return 3
     case .stoppedAtMicrostepLimit: return 4
+    case .rejected: return 5
     }
 }
 

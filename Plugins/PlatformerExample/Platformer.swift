@@ -102,11 +102,52 @@ public enum Platformer {
     }
 
     /// One event of each kind, with a speed for each band: what generated tests try in every
-    /// state.
+    /// state. They are in class order (``eventClass(_:)``).
     public static let sampleEvents: [Event] = [
         .move(speed: 0), .move(speed: 3), .move(speed: 8), .jump, .apex, .leaveGround, .land,
         .hit, .recover, .draw, .holster, .fire, .tick,
     ]
+
+    /// The class of `event` in the compiled chart: its kind, and for a move its speed band (stop,
+    /// walk, run) — the index of its kind in ``sampleEvents``.
+    @inlinable
+    public static func eventClass(_ event: Event) -> Int {
+        switch event {
+        case let .move(speed): speed <= 0 ? 0 : speed <= 5 ? 1 : 2
+        case .jump: 3
+        case .apex: 4
+        case .leaveGround: 5
+        case .land: 6
+        case .hit: 7
+        case .recover: 8
+        case .draw: 9
+        case .holster: 10
+        case .fire: 11
+        case .tick: 12
+        }
+    }
+
+    /// `chart` compiled into a table (``CompiledStatechart``): what the game runs per frame.
+    ///
+    /// It is compiled with ``sampleEvents`` and with the speeds at the edges of each band, so
+    /// compiling checks that ``eventClass(_:)`` puts together only moves the chart treats alike.
+    public static func compiled(
+        _ chart: Statechart<State, Event, Output>
+    ) throws(StatechartCompileError<State>) -> CompiledStatechart<State, Event, Output> {
+        let bandEdges: [Event] = [.move(speed: -1000), .move(speed: 1), .move(speed: 5), .move(speed: 6), .move(speed: 1000)]
+        return try chart.compiled(events: sampleEvents + bandEdges, classifiedBy: eventClass)
+    }
+}
+
+extension Platformer {
+    /// The compiled chart from ``platformerTables``, the tables checked into this module: for a
+    /// program that should run the controller without building the chart (a `.wasm` module,
+    /// firmware), so the chart's definition and the compiler are left out of it.
+    public static var embeddedChart: CompiledStatechart<State, Event, Output> {
+        // The tables are generated from the chart, and a test checks that they are its current
+        // ones, so they are consistent.
+        try! CompiledStatechart(tables: platformerTables, classifiedBy: eventClass)
+    }
 }
 
 extension Platformer.State {

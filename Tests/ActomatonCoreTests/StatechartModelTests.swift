@@ -788,6 +788,58 @@ struct StatechartModelTests {
 }
 
 
+@Suite("CompiledStatechart: against the chart it was compiled from")
+struct CompiledStatechartModelTests {
+    @Test func compiledRandomChartsAgreeWithTheirCharts() {
+        var compiledCharts = 0, mergedCharts = 0, steps = 0, overLimit = 0, mismatches = 0
+        for seed in 0..<UInt64(700) {
+            var generator = ChartGenerator(seed: seed)
+            let generated = generator.generate(eventCount: 200)
+            guard let chart = try? ModelChart(initial: generated.initial, microstepLimit: generated.microstepLimit,
+                                              states: generated.states)
+            else { continue }
+            let compiled: CompiledStatechart<MN, ME, String>
+            do {
+                compiled = try chart.compiled(events: ME.allCases, stateLimit: 2_000) { ME.allCases.firstIndex(of: $0)! }
+            } catch .stateLimitExceeded {
+                overLimit += 1
+                continue
+            } catch {
+                Issue.record("seed \(seed): \(error)")
+                continue
+            }
+            compiledCharts += 1
+            if compiled.stateCount < chart.coveringPaths(events: ME.allCases).statesExplored { mergedCharts += 1 }
+            #expect(compiled.initialOutputs == chart.initialOutputs)
+            var state = chart.initialState
+            var compiledState = compiled.initialState
+            for (step, event) in generated.events.enumerated() {
+                let expected = chart.send(event, to: &state)
+                let reply = compiled.send(event, to: &compiledState)
+                guard reply == expected, compiled.configuration(of: compiledState) == state.active else {
+                    mismatches += 1
+                    if mismatches <= 3 {
+                        Issue.record(Comment(rawValue: """
+                            seed \(seed), step \(step) (event .\(event)):
+                              chart:    \(expected.status) \(expected.outputs) in \(state)
+                              compiled: \(reply.status) \(reply.outputs) in \(compiled.configuration(of: compiledState))
+                            \(generated.listing)
+                            """))
+                    }
+                    break
+                }
+                steps += 1
+            }
+        }
+        #expect(mismatches == 0)
+        #expect(compiledCharts >= 500, "compiled \(compiledCharts), over the state limit \(overLimit)")
+        // Merging states that differ only in unseen history happens in many charts.
+        #expect(mergedCharts > 0)
+        print("CompiledStatechartModelTests: \(compiledCharts) charts compiled (\(mergedCharts) with merged states,",
+              "\(overLimit) over 2,000 states), \(steps) events compared")
+    }
+}
+
 @Suite("Statechart: what the model test found")
 struct StatechartModelFindingTests {
     /// Seven done events in one microstep: one per region of `n0`, whose regions start in final

@@ -79,6 +79,28 @@ let benchmarks: @Sendable () -> Void = {
         blackHole(tally)
     }
 
+    let compiled = try! Platformer.compiled(chart)
+    precondition(compiledPlatformer(compiled, platformerEvents) == handWrittenPlatformer(platformerEvents),
+                 "the compiled platformer chart and the hand-written switch disagree")
+
+    Benchmark("platformer: CompiledStatechart.send, outputs into a sink") { benchmark in
+        var state = compiled.initialState
+        var tally = OutputTally()
+        for index in benchmark.scaledIterations {
+            blackHole(compiled.send(platformerEvents[index & platformerMask], to: &state, outputs: &tally))
+        }
+        blackHole(tally)
+    }
+
+    Benchmark("platformer: MealyMachine, CompiledStatechartReducer, ReplyEffectManager") { benchmark in
+        var machine = MealyMachine(
+            state: compiled.initialState, reducer: CompiledStatechartReducer(compiled, collecting: OutputTally.self),
+            effectManager: ReplyEffectManager())
+        for index in benchmark.scaledIterations {
+            blackHole(machine.send(platformerEvents[index & platformerMask]))
+        }
+    }
+
     Benchmark("platformer: Statechart.send, outputs into a sink") { benchmark in
         var state = chart.initialState
         var tally = OutputTally()

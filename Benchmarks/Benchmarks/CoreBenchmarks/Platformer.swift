@@ -41,3 +41,12 @@ func chartPlatformer(_ chart: Statechart<Platformer.State, Platformer.Event, Pla
     for event in events where chart.send(event, to: &state, outputs: &tally, trace: &trace) == .transitioned { handled &+= 1 }
     return (tally, handled)
 }
+
+/// The compiled chart over `events`, from the start.
+func compiledPlatformer(_ chart: CompiledStatechart<Platformer.State, Platformer.Event, Platformer.Output>, _ events: [Platformer.Event]) -> (OutputTally, Int) {
+    var state = chart.initialState
+    var tally = OutputTally()
+    var handled = 0
+    for event in events where chart.send(event, to: &state, outputs: &tally) == .transitioned { handled &+= 1 }
+    return (tally, handled)
+}

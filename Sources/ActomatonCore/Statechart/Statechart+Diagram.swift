@@ -92,7 +92,7 @@ extension Statechart {
         for edge in transitions {
             let source = edge.source.rawValue
             let label = dotQuoted(diagramLabel(of: edge, stateName: stateName, eventName: eventName))
-            let targets = compiled[edge.index].targets.isEmpty ? [source] : compiled[edge.index].targets.map { $0 }
+            let targets = transitionTable[edge.index].targets.isEmpty ? [source] : transitionTable[edge.index].targets.map { $0 }
             for target in targets {
                 text += "    \(node(source)) -> \(node(target)) [label=\(label)\(clusterAttributes(from: source, to: target))];\n"
             }
@@ -124,7 +124,7 @@ extension Statechart {
         for edge in transitions {
             let source = edge.source.rawValue
             let label = diagramLabel(of: edge, stateName: stateName, eventName: eventName)
-            let targets = compiled[edge.index].targets.isEmpty ? [source] : compiled[edge.index].targets.map { $0 }
+            let targets = transitionTable[edge.index].targets.isEmpty ? [source] : transitionTable[edge.index].targets.map { $0 }
             for target in targets {
                 var scope = nodes[source].parent
                 // Not inside a parallel state's block, where it would join its last region.

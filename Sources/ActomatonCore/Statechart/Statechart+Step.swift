@@ -155,7 +155,7 @@ extension Statechart {
 
     @inlinable
     func matches(_ index: Int, _ occurrence: Occurrence, _ state: StatechartState<StateID>) -> Bool {
-        let transition = compiled[index]
+        let transition = transitionTable[index]
         switch (transition.trigger, occurrence) {
         case let (.event, .event(event)):
             guard eventMatchers[transition.argument].matches(event) else { return false }
@@ -181,7 +181,7 @@ extension Statechart {
             for keptPosition in 0..<kept {
                 let second = Int(enabled[keptPosition])
                 if firstExits.intersects(exitSet(of: second, state))
-                    && !nodes[compiled[second].source].descendants.contains(compiled[first].source) {
+                    && !nodes[transitionTable[second].source].descendants.contains(transitionTable[first].source) {
                     preempted = true
                     break
                 }
@@ -228,7 +228,7 @@ extension Statechart {
         var entering = StatechartStateSet()
         for position in 0..<count {
             let index = Int(enabled[position])
-            let transition = compiled[index]
+            let transition = transitionTable[index]
             trace.took(transition: index)
             emit(transition.outputs, &outputs)
             guard !transition.targets.isEmpty else { continue }
@@ -282,7 +282,7 @@ extension Statechart {
     /// The active states `transition` exits.
     @inlinable
     func exitSet(of index: Int, _ state: StatechartState<StateID>) -> StatechartStateSet {
-        let transition = compiled[index]
+        let transition = transitionTable[index]
         if transition.targets.isEmpty { return StatechartStateSet() }
         let domain = domain(of: transition, history: state.history)
         return domain < 0 ? state.active : state.active.intersection(nodes[domain].descendants)

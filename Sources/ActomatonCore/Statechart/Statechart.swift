@@ -87,7 +87,7 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
     public let transitions: [StatechartEdge<StateID, Event, Output>]
 
     @usableFromInline let nodes: [CompiledNode]
-    @usableFromInline let compiled: [CompiledTransition]
+    @usableFromInline let transitionTable: [CompiledTransition]
     /// Event predicates and conditions, each in a struct: a closure stored straight in an
     /// array would be called through a reabstraction thunk.
     @usableFromInline let eventMatchers: [TransitionPattern<Event>]
@@ -130,7 +130,7 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
         self.microstepLimit = microstepLimit
         self.transitions = builder.edges
         self.nodes = builder.nodes
-        self.compiled = builder.transitions
+        self.transitionTable = builder.transitions
         self.eventMatchers = builder.eventMatchers
         self.conditions = builder.conditions
         self.candidates = builder.candidates
@@ -146,7 +146,7 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
         self.topLevelFinalStates = builder.topLevelFinalStates
         self.rootInitial = builder.rootInitial
         var entrySets: [StatechartStateSet] = []
-        for transition in compiled {
+        for transition in transitionTable {
             var entering = StatechartStateSet()
             if !transition.targetsHistory && !transition.targets.isEmpty {
                 for target in transition.targets { addDescendants(target, to: &entering, history: StatechartStateSet()) }
@@ -213,7 +213,9 @@ public struct StatechartEdge<StateID: StatechartStateID, Event: Sendable, Output
 extension StatechartEdge: Sendable where Output: Sendable {}
 
 /// What one event did to a statechart.
-public enum StatechartStatus: Sendable, Equatable {
+///
+/// The raw values are the codes a ``CompiledStatechart``'s table stores.
+public enum StatechartStatus: UInt8, Sendable, Equatable {
     /// At least one transition was taken.
     case transitioned
     /// No transition was enabled for the event; nothing changed and nothing was emitted.
@@ -223,6 +225,10 @@ public enum StatechartStatus: Sendable, Equatable {
     /// The step reached ``Statechart/microstepLimit`` and stopped there: the state is legal,
     /// but eventless transitions or done events were left untaken.
     case stoppedAtMicrostepLimit
+    /// A ``CompiledStatechart`` could not take the event: its classifier put it in a class the
+    /// chart was not compiled with, or the state came from another compiled chart. Nothing
+    /// changed and nothing was emitted. A ``Statechart`` never answers this.
+    case rejected
 }
 
 /// Told of every transition a statechart takes: for coverage and generated tests.

@@ -1,0 +1,184 @@
+extension Statechart where Output: Equatable {
+    /// The chart compiled into a transition table over every state it can reach: sending an
+    /// event to the ``CompiledStatechart`` is one lookup.
+    ///
+    /// Compiling runs the chart from ``initialState`` with the first event of each class, in
+    /// every state it reaches, breadth first. Every other event of `events` is sent in every
+    /// reached state too, and must do exactly what the first of its class does. States with the
+    /// same active configuration that no sequence of events can tell apart (they differ only in
+    /// history that can never show) are then merged.
+    ///
+    /// - Parameters:
+    ///   - events: At least one event of every class `0..<n`; the first of each class stands for
+    ///     it. List a few per class to have the classifier checked.
+    ///   - stateLimit: The most states to explore, 1 through
+    ///     ``CompiledStatechart/stateCapacity``.
+    ///   - classify: An event's class: `0, 1, 2, …`. Events of one class must take the same
+    ///     transitions in every state.
+    /// - Throws: A ``StatechartCompileError`` naming the problem: a class without an event, two
+    ///   events of one class that the chart tells apart, or a limit passed.
+    public func compiled(
+        events: [Event],
+        stateLimit: Int = 4_096,
+        classifiedBy classify: @escaping @Sendable (Event) -> Int
+    ) throws(StatechartCompileError<StateID>) -> CompiledStatechart<StateID, Event, Output> {
+        typealias Compiled = CompiledStatechart<StateID, Event, Output>
+        guard stateLimit >= 1, stateLimit <= Compiled.stateCapacity else { throw .stateLimitOutOfRange(stateLimit) }
+        guard !events.isEmpty else { throw .noEvents }
+        var classOf: [Int] = []
+        classOf.reserveCapacity(events.count)
+        for (index, event) in events.enumerated() {
+            let eventClass = classify(event)
+            guard eventClass >= 0 else { throw .negativeClass(event: index, eventClass: eventClass) }
+            guard eventClass < Compiled.classLimit else { throw .tooManyClasses(eventClass: eventClass) }
+            classOf.append(eventClass)
+        }
+        let classCount = classOf.reduce(0, Swift.max) + 1
+        var representative = Array(repeating: -1, count: classCount)
+        for (index, eventClass) in classOf.enumerated() where representative[eventClass] < 0 {
+            representative[eventClass] = index
+        }
+        if let missing = representative.firstIndex(of: -1) { throw .classWithoutEvent(eventClass: missing) }
+
+        func run(_ event: Event, from state: StatechartState<StateID>) -> (StatechartStatus, [Output], StatechartState<StateID>) {
+            var next = state
+            var outputs: [Output] = []
+            var trace = StatechartNoTrace()
+            let status = send(event, to: &next, outputs: &outputs, trace: &trace)
+            return (status, outputs, next)
+        }
+
+        // Explore breadth first. Per slot (state × class): the next state, and the output
+        // sequence and status as they go into an entry.
+        var sequences = OutputSequences<Output>()
+        guard let initialSequence = sequences.id(of: initialOutputs) else { throw .tooManyOutputs }
+        var states = [initialState]
+        var indexOf = [initialState: 0]
+        var next: [Int] = []
+        var codes: [UInt32] = []
+        var head = 0
+        while head < states.count {
+            let state = states[head]
+            for eventClass in 0..<classCount {
+                let (status, outputs, target) = run(events[representative[eventClass]], from: state)
+                if let known = indexOf[target] {
+                    next.append(known)
+                } else {
+                    guard states.count < stateLimit else { throw .stateLimitExceeded(limit: stateLimit) }
+                    guard (states.count + 1) * classCount <= Compiled.entryLimit else {
+                        throw .tableTooLarge(states: states.count + 1, classes: classCount)
+                    }
+                    indexOf[target] = states.count
+                    next.append(states.count)
+                    states.append(target)
+                }
+                guard let sequence = sequences.id(of: outputs) else { throw .tooManyOutputs }
+                codes.append(UInt32(sequence) << 16 | UInt32(status.rawValue) << 28)
+            }
+            for (index, eventClass) in classOf.enumerated() where representative[eventClass] != index {
+                let (status, outputs, target) = run(events[index], from: state)
+                let slot = head * classCount + eventClass
+                guard UInt32(status.rawValue) == codes[slot] >> 28,
+                      outputs[...] == sequences.outputs(of: Int(codes[slot] >> 16 & 0xFFF)),
+                      target == states[next[slot]]
+                else {
+                    throw .classDisagrees(event: index, representative: representative[eventClass], state: state.activeStates)
+                }
+            }
+            head += 1
+        }
+
+        let block = Self.equivalenceClasses(states: states, classCount: classCount, next: next, codes: codes)
+        var blockCount = 0
+        var firstOfBlock: [Int] = []
+        for (state, stateBlock) in block.enumerated() where stateBlock == blockCount {
+            firstOfBlock.append(state)
+            blockCount += 1
+        }
+        var entries: [UInt32] = []
+        entries.reserveCapacity(blockCount * classCount)
+        var configurations: [UInt64] = []
+        configurations.reserveCapacity(blockCount * 2)
+        for state in firstOfBlock {
+            for slot in state * classCount..<(state + 1) * classCount {
+                entries.append(codes[slot] | UInt32(block[next[slot]]))
+            }
+            let words = states[state].active.words
+            configurations.append(words.0)
+            configurations.append(words.1)
+        }
+        let tables = CompiledStatechartTables<Output>(
+            classCount: classCount,
+            initialState: 0,
+            initialOutputs: initialSequence,
+            entries: entries,
+            sequenceStarts: sequences.starts,
+            outputs: sequences.outputs,
+            configurations: configurations,
+            leaves: inDocumentOrder(atomicStates).map { UInt8($0) }
+        )
+        return try Compiled(tables: tables, classifiedBy: classify)
+    }
+
+    /// Each state's block of indistinguishable states (Moore's partition refinement): states
+    /// start apart when their configurations or their rows' outputs and statuses differ, and
+    /// split until each block's states go to the same blocks on every class. Blocks are numbered
+    /// in the order of their first state, so the initial state's is 0.
+    static func equivalenceClasses(states: [StatechartState<StateID>], classCount: Int, next: [Int], codes: [UInt32]) -> [Int] {
+        func number<Key: Hashable>(_ key: (Int) -> Key) -> (blocks: [Int], count: Int) {
+            var numbers: [Key: Int] = [:]
+            var blocks: [Int] = []
+            blocks.reserveCapacity(states.count)
+            for state in states.indices {
+                let stateKey = key(state)
+                if let known = numbers[stateKey] {
+                    blocks.append(known)
+                } else {
+                    numbers[stateKey] = numbers.count
+                    blocks.append(numbers.count - 1)
+                }
+            }
+            return (blocks, numbers.count)
+        }
+        var (block, count) = number { state in
+            let words = states[state].active.words
+            return [words.0, words.1] + codes[state * classCount..<(state + 1) * classCount].map { UInt64($0) }
+        }
+        while true {
+            let current = block
+            let (refined, refinedCount) = number { state in
+                [current[state]] + next[state * classCount..<(state + 1) * classCount].map { current[$0] }
+            }
+            block = refined
+            if refinedCount == count { return block }
+            count = refinedCount
+        }
+    }
+}
+
+/// The distinct output sequences of a table being compiled; sequence 0 is the empty one.
+struct OutputSequences<Output: Equatable> {
+    /// Where each sequence starts in `outputs`, and one past the last.
+    var starts: [UInt16] = [0, 0]
+    var outputs: [Output] = []
+
+    /// The outputs of sequence `id`.
+    func outputs(of id: Int) -> ArraySlice<Output> {
+        outputs[Int(starts[id])..<Int(starts[id + 1])]
+    }
+
+    /// The number of `sequence`, added when it is new; `nil` when adding it would pass
+    /// ``CompiledStatechart/outputSequenceLimit`` or ``CompiledStatechart/outputLimit``.
+    mutating func id(of sequence: [Output]) -> Int? {
+        if sequence.isEmpty { return 0 }
+        for id in 1..<starts.count - 1 where Int(starts[id + 1] - starts[id]) == sequence.count && outputs(of: id) == sequence[...] {
+            return id
+        }
+        guard starts.count - 2 < CompiledStatechartLimit.outputSequences,
+              outputs.count + sequence.count <= CompiledStatechartLimit.outputs
+        else { return nil }
+        outputs.append(contentsOf: sequence)
+        starts.append(UInt16(outputs.count))
+        return starts.count - 2
+    }
+}

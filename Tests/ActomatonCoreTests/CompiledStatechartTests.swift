@@ -1,0 +1,298 @@
+import ActomatonCore
+import Testing
+
+@Suite("CompiledStatechart: a chart as a transition table")
+struct CompiledStatechartTests {
+    enum Light: Int, StatechartStateID { case on, bright, dim, off }
+    enum Switch: Equatable { case toggle, brighter, dimmer }
+
+    static func lampChart() throws -> Statechart<Light, Switch, String> {
+        try Statechart<Light, Switch, String>(states: [
+            .compound(.on, onEntry: ["lamp on"], onExit: ["lamp off"],
+                      transitions: [.on(.toggle, to: .off)], children: [
+                .atomic(.bright, transitions: [.on(.dimmer, to: .dim)]),
+                .atomic(.dim, transitions: [.on(.brighter, to: .bright)]),
+            ]),
+            .atomic(.off, transitions: [.on(.toggle, to: .on)]),
+        ])
+    }
+
+    static func lampClass(_ event: Switch) -> Int {
+        switch event {
+        case .toggle: 0
+        case .brighter: 1
+        case .dimmer: 2
+        }
+    }
+
+    @Test func theDocumentationExample() throws {
+        let chart = try Self.lampChart()
+        let lamp = try chart.compiled(events: [.toggle, .brighter, .dimmer]) { event in
+            switch event {
+            case .toggle: 0
+            case .brighter: 1
+            case .dimmer: 2
+            }
+        }
+        var state = lamp.initialState             // on, bright
+        lamp.send(.dimmer, to: &state)            // on, dim
+        #expect(lamp.send(.toggle, to: &state).outputs == ["lamp off"])
+        #expect(lamp.isIn(.off, state))
+        #expect(lamp.activeLeaves(in: state) == [.off])
+    }
+
+    @Test func itAnswersAsTheChartDoes() throws {
+        let chart = try Self.lampChart()
+        let lamp = try chart.compiled(events: [.toggle, .brighter, .dimmer], classifiedBy: Self.lampClass)
+        #expect(lamp.initialOutputs == ["lamp on"])
+        #expect(lamp.configuration(of: lamp.initialState) == chart.initialState.active)
+        // on/bright, on/dim, off — and off after a toggle from dim is the same state as from
+        // bright (history is not kept here), so three states.
+        #expect(lamp.stateCount == 3 && lamp.classCount == 3)
+        var state = lamp.initialState
+        var chartState = chart.initialState
+        for event in [Switch.brighter, .dimmer, .dimmer, .toggle, .dimmer, .toggle, .brighter, .toggle, .toggle] {
+            #expect(lamp.send(event, to: &state) == chart.send(event, to: &chartState))
+            #expect(lamp.configuration(of: state) == chartState.active)
+        }
+    }
+
+    @Test func statesThatDifferOnlyInHistoryThatNeverShowsAreMerged() throws {
+        // `on` remembers bright or dim, but a toggle back always enters bright (no history
+        // state), so the two `off`s the chart reaches are one compiled state.
+        let chart = try Self.lampChart()
+        let lamp = try chart.compiled(events: [.toggle, .brighter, .dimmer], classifiedBy: Self.lampClass)
+        var fromBright = chart.initialState
+        chart.send(.toggle, to: &fromBright)
+        var fromDim = chart.initialState
+        chart.send(.dimmer, to: &fromDim)
+        chart.send(.toggle, to: &fromDim)
+        #expect(fromBright != fromDim && fromBright.active == fromDim.active)
+        #expect(lamp.stateCount == 3)
+
+        // With a history state the memory shows: off remembering bright and off remembering dim
+        // stay apart. (The initial on/bright, with nothing remembered, behaves as on/bright does
+        // after a return, and is merged with it.)
+        enum Lamp: Int, StatechartStateID { case on, resume, bright, dim, off }
+        let remembering = try Statechart<Lamp, Switch, String>(states: [
+            .compound(.on, transitions: [.on(.toggle, to: .off)], children: [
+                .history(.resume, .shallow),
+                .atomic(.bright, transitions: [.on(.dimmer, to: .dim)]),
+                .atomic(.dim, transitions: [.on(.brighter, to: .bright)]),
+            ]),
+            .atomic(.off, transitions: [.on(.toggle, to: .resume)]),
+        ])
+        let compiled = try remembering.compiled(events: [.toggle, .brighter, .dimmer], classifiedBy: Self.lampClass)
+        #expect(compiled.stateCount == 4)
+        var state = compiled.initialState
+        var chartState = remembering.initialState
+        for event in [Switch.dimmer, .toggle, .toggle, .toggle, .brighter, .toggle, .toggle, .dimmer] {
+            #expect(compiled.send(event, to: &state) == remembering.send(event, to: &chartState))
+            #expect(compiled.configuration(of: state) == chartState.active)
+        }
+    }
+
+    @Test func sendingByClassAndRejectingWhatIsNotInTheTable() throws {
+        let lamp = try Self.lampChart().compiled(events: [.toggle, .brighter, .dimmer], classifiedBy: Self.lampClass)
+        var state = lamp.initialState
+        var outputs: [String] = []
+        #expect(lamp.send(eventClass: 2, to: &state, outputs: &outputs) == .transitioned)
+        #expect(lamp.isIn(.dim, state))
+        for eventClass in [-1, 3, Int.max, Int.min] {
+            let before = state
+            #expect(lamp.send(eventClass: eventClass, to: &state, outputs: &outputs) == .rejected)
+            #expect(state == before && outputs.isEmpty)
+        }
+        // A state of another compiled chart (one with more states) is rejected too.
+        #expect(lamp.state(atIndex: 2) != nil)
+        #expect(lamp.state(atIndex: 3) == nil && lamp.state(atIndex: -1) == nil)
+        var foreign = try Self.bigChart(regions: 3).compiled(events: Array(0..<3), classifiedBy: { $0 }).state(atIndex: 7)!
+        #expect(lamp.send(eventClass: 0, to: &foreign, outputs: &outputs) == .rejected)
+        #expect(foreign.index == 7 && lamp.configuration(of: foreign).isEmpty && lamp.activeLeaves(in: foreign).isEmpty)
+        // A classifier that answers out of range is rejected the same way.
+        let sloppy = try CompiledStatechart<Light, Switch, String>(tables: lamp.tables) { $0 == .dimmer ? 9 : 0 }
+        #expect(sloppy.send(.dimmer, to: &state) == StatechartReply(status: .rejected, outputs: []))
+    }
+
+    @Test func itRunsOnAMealyMachine() throws {
+        let lamp = try Self.lampChart().compiled(events: [.toggle, .brighter, .dimmer], classifiedBy: Self.lampClass)
+        var machine = lamp.machine()
+        #expect(machine.send(.toggle) == StatechartReply(status: .transitioned, outputs: ["lamp off"]))
+        #expect(machine.send(.toggle) == StatechartReply(status: .transitioned, outputs: ["lamp on"]))
+        var state = lamp.initialState
+        #expect(lamp.reducer.reduce(.dimmer, into: &state, environment: ()) == StatechartReply(status: .transitioned, outputs: []))
+        #expect(lamp.isIn(.dim, state))
+    }
+
+    // MARK: Classes
+
+    @Test func theClassifierIsChecked() throws {
+        let chart = try Self.lampChart()
+        #expect(throws: StatechartCompileError<Light>.noEvents) { try chart.compiled(events: []) { _ in 0 } }
+        #expect(throws: StatechartCompileError<Light>.negativeClass(event: 1, eventClass: -1)) {
+            try chart.compiled(events: [.toggle, .dimmer]) { $0 == .toggle ? 0 : -1 }
+        }
+        #expect(throws: StatechartCompileError<Light>.classWithoutEvent(eventClass: 1)) {
+            try chart.compiled(events: [.toggle, .dimmer]) { $0 == .toggle ? 0 : 2 }
+        }
+        // Toggle and dimmer in one class: the chart tells them apart in the first state.
+        #expect(throws: StatechartCompileError<Light>.classDisagrees(event: 2, representative: 0, state: [.on, .bright])) {
+            try chart.compiled(events: [.toggle, .brighter, .dimmer]) { $0 == .brighter ? 1 : 0 }
+        }
+        // Two events that do the same everywhere may share a class.
+        let merged = try chart.compiled(events: [.toggle, .toggle, .brighter, .dimmer], classifiedBy: Self.lampClass)
+        #expect(merged.classCount == 3)
+        #expect(StatechartCompileError<Light>.classDisagrees(event: 2, representative: 0, state: [.on, .bright]).description
+            == "event #2 and event #0 are in one class but take different transitions in state {on, bright}: give them different classes")
+    }
+
+    @Test func theClassLimitAtTheLimitAndOnePast() throws {
+        let chart = try Self.bigChart(regions: 1)
+        let limit = CompiledStatechart<Region, Int, Int>.classLimit
+        let atLimit = try chart.compiled(events: Array(0..<limit), classifiedBy: { $0 })
+        #expect(atLimit.classCount == limit)
+        #expect(throws: StatechartCompileError<Region>.tooManyClasses(eventClass: limit)) {
+            try chart.compiled(events: Array(0...limit), classifiedBy: { $0 })
+        }
+    }
+
+    // MARK: Limits
+
+    /// States for charts of `regions` parallel regions of two states each: 2^regions
+    /// configurations. Event `i` toggles region `i`; other events are ignored.
+    struct Region: StatechartStateID {
+        var rawValue: Int
+        static let root = Region(rawValue: 0)
+    }
+
+    static func bigChart(regions: Int) throws -> Statechart<Region, Int, Int> {
+        let children: [StatechartNode<Region, Int, Int>] = (0..<regions).map { region in
+            let base = 1 + region * 3
+            return .compound(Region(rawValue: base), children: [
+                .atomic(Region(rawValue: base + 1), transitions: [.on(region, to: Region(rawValue: base + 2), outputs: [region])]),
+                .atomic(Region(rawValue: base + 2), transitions: [.on(region, to: Region(rawValue: base + 1))]),
+            ])
+        }
+        return try Statechart(states: [.parallel(.root, children: children)])
+    }
+
+    @Test func theStateLimitAtTheLimitAndOnePast() throws {
+        let chart = try Self.bigChart(regions: 5) // 32 states
+        let compiled = try chart.compiled(events: Array(0..<5), stateLimit: 32, classifiedBy: { $0 })
+        #expect(compiled.stateCount == 32)
+        #expect(throws: StatechartCompileError<Region>.stateLimitExceeded(limit: 31)) {
+            try chart.compiled(events: Array(0..<5), stateLimit: 31, classifiedBy: { $0 })
+        }
+        let capacity = CompiledStatechart<Region, Int, Int>.stateCapacity
+        #expect(throws: StatechartCompileError<Region>.stateLimitOutOfRange(0)) {
+            try chart.compiled(events: [0], stateLimit: 0, classifiedBy: { $0 })
+        }
+        #expect(throws: StatechartCompileError<Region>.stateLimitOutOfRange(capacity + 1)) {
+            try chart.compiled(events: [0], stateLimit: capacity + 1, classifiedBy: { $0 })
+        }
+        #expect(try chart.compiled(events: [0], stateLimit: capacity, classifiedBy: { $0 }).stateCount == 2)
+        #expect(StatechartCompileError<Region>.stateLimitExceeded(limit: 31).description
+            == "the chart reaches more than 31 states with these event classes; raise stateLimit (up to 65535) or run the chart uncompiled")
+    }
+
+    @Test func theOutputSequenceLimitAtTheLimitAndOnePast() throws {
+        // Four states, each with 1,024 events: 1,023 emit their own output and stay, the last
+        // emits its own and moves on — 4,096 distinct sequences, or 4,095 when the last state's
+        // move emits nothing.
+        enum Four: Int, StatechartStateID, CaseIterable { case a, b, c, d }
+        func chart(silentLastMove: Bool) throws -> Statechart<Four, Int, Int> {
+            try Statechart(states: Four.allCases.map { state in
+                let base = state.rawValue * 1_024
+                let next = Four(rawValue: (state.rawValue + 1) % 4)!
+                let stays: [StatechartTransition<Four, Int, Int>] = (0..<1_023).map { .on($0, to: nil, outputs: [base + $0]) }
+                let moves = silentLastMove && state == .d ? [] : [base + 1_023]
+                return .atomic(state, transitions: stays + [.on(1_023, to: next, outputs: moves)])
+            })
+        }
+        let limit = CompiledStatechart<Four, Int, Int>.outputSequenceLimit
+        let atLimit = try chart(silentLastMove: true).compiled(events: Array(0..<1_024), classifiedBy: { $0 })
+        #expect(atLimit.tables.sequenceStarts.count == limit + 2)
+        var state = atLimit.initialState
+        #expect(atLimit.send(1_022, to: &state).outputs == [1_022])
+        #expect(throws: StatechartCompileError<Four>.tooManyOutputs) {
+            try chart(silentLastMove: false).compiled(events: Array(0..<1_024), classifiedBy: { $0 })
+        }
+    }
+
+    @Test func theOutputLimitAtTheLimitAndOnePast() throws {
+        enum One: Int, StatechartStateID { case only }
+        let limit = CompiledStatechart<One, Int, Int>.outputLimit
+        func chart(outputs: Int) throws -> Statechart<One, Int, Int> {
+            try Statechart(states: [.atomic(.only, transitions: [.on(0, to: nil, outputs: Array(repeating: 7, count: outputs))])])
+        }
+        let atLimit = try chart(outputs: limit).compiled(events: [0], classifiedBy: { $0 })
+        var state = atLimit.initialState
+        #expect(atLimit.send(0, to: &state).outputs.count == limit)
+        #expect(throws: StatechartCompileError<One>.tooManyOutputs) {
+            try chart(outputs: limit + 1).compiled(events: [0], classifiedBy: { $0 })
+        }
+    }
+
+    // MARK: Tables
+
+    @Test func tablesRoundTripThroughSwiftSource() throws {
+        let lamp = try Self.lampChart().compiled(events: [.toggle, .brighter, .dimmer], classifiedBy: Self.lampClass)
+        let source = lamp.tables.swiftSource(named: "lampTables", outputType: "String", accessLevel: "public") { "\"\($0)\"" }
+        #expect(source.contains("public let lampTables = CompiledStatechartTables<String>("))
+        #expect(source.contains("    classCount: 3,\n    initialState: 0,\n"))
+        #expect(source.contains("\"lamp off\""))
+        let rebuilt = try CompiledStatechart<Light, Switch, String>(tables: lamp.tables, classifiedBy: Self.lampClass)
+        var state = rebuilt.initialState
+        #expect(rebuilt.send(.toggle, to: &state).outputs == ["lamp off"])
+    }
+
+    @Test func malformedTablesAreRefusedWithOneLine() throws {
+        let lamp = try Self.lampChart().compiled(events: [.toggle, .brighter, .dimmer], classifiedBy: Self.lampClass)
+        let good = lamp.tables
+        func refused(_ change: (inout CompiledStatechartTables<String>) -> Void) -> String? {
+            var tables = good
+            change(&tables)
+            do {
+                _ = try CompiledStatechart<Light, Switch, String>(tables: tables, classifiedBy: Self.lampClass)
+                return nil
+            } catch {
+                guard case let .malformedTables(problem) = error else { return "wrong error \(error)" }
+                #expect(!error.description.contains("\n"))
+                return problem
+            }
+        }
+        #expect(refused { _ in } == nil)
+        #expect(refused { $0.classCount = 0 } != nil)
+        #expect(refused { $0.classCount = 1_025 } != nil)
+        #expect(refused { $0.entries.removeLast() } != nil)
+        #expect(refused { $0.entries[4] = $0.entries[4] & ~0xFFFF | 3 } == "entry 4 (state 1, class 1) is out of range")
+        #expect(refused { $0.entries[0] |= 0xFFF << 16 } != nil)
+        #expect(refused { $0.entries[0] = $0.entries[0] & 0x0FFF_FFFF | UInt32(StatechartStatus.rejected.rawValue) << 28 } != nil)
+        #expect(refused { $0.entries[0] |= 0xF << 28 } != nil)
+        #expect(refused { $0.configurations.removeLast() } != nil)
+        #expect(refused { $0.sequenceStarts = [0] } != nil)
+        #expect(refused { $0.sequenceStarts[1] = 1 } != nil)
+        #expect(refused { $0.sequenceStarts.append(0) } != nil)
+        #expect(refused { $0.outputs.append("extra") } != nil)
+        #expect(refused { $0.initialState = 3 } != nil)
+        #expect(refused { $0.initialState = -1 } != nil)
+        #expect(refused { $0.initialOutputs = 99 } != nil)
+        #expect(refused { $0.leaves.append(128) } != nil)
+    }
+
+    @Test func theEntryLimitOfTablesAtTheLimitAndOnePast() throws {
+        // One class, a table of `entryLimit` self-loops, and one past it.
+        let limit = CompiledStatechart<Light, Switch, String>.entryLimit
+        func tables(states: Int, classes: Int) -> CompiledStatechartTables<String> {
+            CompiledStatechartTables(
+                classCount: classes, initialState: 0, initialOutputs: 0,
+                entries: Array(repeating: UInt32(StatechartStatus.ignored.rawValue) << 28, count: states * classes),
+                sequenceStarts: [0, 0], outputs: [], configurations: Array(repeating: 1, count: 2 * states), leaves: [0])
+        }
+        let atLimit = try CompiledStatechart<Light, Switch, String>(tables: tables(states: limit / 128, classes: 128)) { _ in 0 }
+        #expect(atLimit.stateCount == limit / 128)
+        #expect(throws: StatechartCompileError<Light>.self) {
+            try CompiledStatechart<Light, Switch, String>(tables: tables(states: limit / 128 + 1, classes: 128)) { _ in 0 }
+        }
+    }
+}
