@@ -1,16 +1,36 @@
 // platformer.wasm: the character controller statechart of Plugins/PlatformerExample behind a
 // C ABI. The ABI is documented in actomaton_wasm.h.
 //
-// The chart is built when the module is first called: its tables are arrays on the module's
-// heap (runtime.c). Sending an event then allocates only the array of its outputs.
+// The module runs the chart compiled into tables (Plugins/PlatformerExample/PlatformerTables.swift,
+// generated from the chart and checked current by a test): an event is one table lookup, and
+// neither the chart's definition nor its compiler is in the module. Sending allocates nothing.
 
 import ActomatonCore
 import PlatformerExample
 
-let chart = try! Platformer.chart()
-nonisolated(unsafe) var character = chart.machine()
-/// The outputs of the last event, in order.
-nonisolated(unsafe) var outputs: [Platformer.Output] = []
+let character = Platformer.embeddedChart
+nonisolated(unsafe) var state = character.initialState
+nonisolated(unsafe) var outputs = LastOutputs()
+
+/// The outputs of the last event, in order. The platformer's longest output sequence is 2
+/// (a test checks the tables), so eight always hold them.
+struct LastOutputs: OutputSink {
+    static let capacity = 8
+    var values: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0, 0, 0, 0, 0)
+    var count = 0
+
+    mutating func receive(_ output: Platformer.Output) {
+        if count < Self.capacity {
+            withUnsafeMutableBytes(of: &values) { $0[count] = output.rawValue }
+        }
+        count += 1
+    }
+
+    func value(at index: Int) -> UInt8? {
+        guard index >= 0, index < count, index < Self.capacity else { return nil }
+        return withUnsafeBytes(of: values) { $0[index] }
+    }
+}
 
 @_expose(wasm, "am_abi_version") @_cdecl("am_abi_version")
 func abiVersion() -> Int32 { WasmABI.version }
@@ -18,8 +38,8 @@ func abiVersion() -> Int32 { WasmABI.version }
 /// Back to the initial state (idle, holstered), no history, no outputs.
 @_expose(wasm, "platformer_reset") @_cdecl("platformer_reset")
 func platformerReset() -> Int32 {
-    character = chart.machine()
-    outputs = chart.initialOutputs
+    state = character.initialState
+    outputs = LastOutputs()
     return WasmABI.ok
 }
 
@@ -43,22 +63,22 @@ func platformerSend(_ kind: Int32, _ speed: Int32) -> Int32 {
     case 10: event = .tick
     default: return WasmABI.unknownAction
     }
-    let reply = character.send(event)
-    outputs = reply.outputs
-    switch reply.status {
+    outputs = LastOutputs()
+    switch character.send(event, to: &state, outputs: &outputs) {
     case .transitioned: return 1
     case .ignored: return 2
     case .finished: return 3
     case .stoppedAtMicrostepLimit: return 4
-    case .rejected: return 5
+    case .rejected: return WasmABI.unknownAction
     }
 }
 
 /// The active leaves (atomic and final states), one bit per raw value of `Platformer.State`.
 @_expose(wasm, "platformer_leaves") @_cdecl("platformer_leaves")
 func platformerLeaves() -> Int32 {
+    let active = character.configuration(of: state)
     var bits: Int32 = 0
-    for leaf in chart.activeLeaves(in: character.state) { bits |= 1 << Int32(leaf.rawValue) }
+    for leaf in character.tables.leaves where active.contains(Int(leaf)) { bits |= 1 << Int32(leaf) }
     return bits
 }
 
@@ -69,6 +89,6 @@ func platformerOutputCount() -> Int32 { Int32(outputs.count) }
 /// The raw value of the last event's output at `index`, or badArgument.
 @_expose(wasm, "platformer_output") @_cdecl("platformer_output")
 func platformerOutput(_ index: Int32) -> Int32 {
-    guard index >= 0, Int(index) < outputs.count else { return WasmABI.badArgument }
-    return Int32(outputs[Int(index)].rawValue)
+    guard let value = outputs.value(at: Int(index)) else { return WasmABI.badArgument }
+    return Int32(value)
 }

@@ -26,7 +26,17 @@ struct CompiledStatechartTests {
     }
 
     @Test func theDocumentationExample() throws {
-        let chart = try Self.lampChart()
+        enum Light: Int, StatechartStateID { case on, bright, dim, off }
+        enum Switch: Equatable { case toggle, brighter, dimmer }
+
+        let chart = try Statechart<Light, Switch, String>(states: [
+            .compound(.on, onEntry: ["lamp on"], onExit: ["lamp off"],
+                      transitions: [.on(.toggle, to: .off)], children: [
+                .atomic(.bright, transitions: [.on(.dimmer, to: .dim)]),
+                .atomic(.dim, transitions: [.on(.brighter, to: .bright)]),
+            ]),
+            .atomic(.off, transitions: [.on(.toggle, to: .on)]),
+        ])
         let lamp = try chart.compiled(events: [.toggle, .brighter, .dimmer]) { event in
             switch event {
             case .toggle: 0
@@ -38,6 +48,7 @@ struct CompiledStatechartTests {
         lamp.send(.dimmer, to: &state)            // on, dim
         #expect(lamp.send(.toggle, to: &state).outputs == ["lamp off"])
         #expect(lamp.isIn(.off, state))
+
         #expect(lamp.activeLeaves(in: state) == [.off])
     }
 
@@ -45,6 +56,7 @@ struct CompiledStatechartTests {
         let chart = try Self.lampChart()
         let lamp = try chart.compiled(events: [.toggle, .brighter, .dimmer], classifiedBy: Self.lampClass)
         #expect(lamp.initialOutputs == ["lamp on"])
+        #expect(lamp.tables.longestOutputSequence == 1)
         #expect(lamp.configuration(of: lamp.initialState) == chart.initialState.active)
         // on/bright, on/dim, off — and off after a toggle from dim is the same state as from
         // bright (history is not kept here), so three states.
@@ -249,14 +261,14 @@ struct CompiledStatechartTests {
     @Test func malformedTablesAreRefusedWithOneLine() throws {
         let lamp = try Self.lampChart().compiled(events: [.toggle, .brighter, .dimmer], classifiedBy: Self.lampClass)
         let good = lamp.tables
-        func refused(_ change: (inout CompiledStatechartTables<String>) -> Void) -> String? {
+        func refused(_ change: (inout CompiledStatechartTables<String>) -> Void) -> CompiledStatechartTableProblem? {
             var tables = good
             change(&tables)
             do {
                 _ = try CompiledStatechart<Light, Switch, String>(tables: tables, classifiedBy: Self.lampClass)
                 return nil
             } catch {
-                guard case let .malformedTables(problem) = error else { return "wrong error \(error)" }
+                guard case let .malformedTables(problem) = error else { Issue.record("\(error)"); return nil }
                 #expect(!error.description.contains("\n"))
                 return problem
             }
@@ -265,7 +277,9 @@ struct CompiledStatechartTests {
         #expect(refused { $0.classCount = 0 } != nil)
         #expect(refused { $0.classCount = 1_025 } != nil)
         #expect(refused { $0.entries.removeLast() } != nil)
-        #expect(refused { $0.entries[4] = $0.entries[4] & ~0xFFFF | 3 } == "entry 4 (state 1, class 1) is out of range")
+        #expect(refused { $0.entries[4] = $0.entries[4] & ~0xFFFF | 3 } == .entry(4))
+        #expect(StatechartCompileError<Light>.malformedTables(.entry(4)).description
+            == "the compiled chart's tables are malformed: entry 4 has a next state, an output sequence or a status out of range")
         #expect(refused { $0.entries[0] |= 0xFFF << 16 } != nil)
         #expect(refused { $0.entries[0] = $0.entries[0] & 0x0FFF_FFFF | UInt32(StatechartStatus.rejected.rawValue) << 28 } != nil)
         #expect(refused { $0.entries[0] |= 0xF << 28 } != nil)

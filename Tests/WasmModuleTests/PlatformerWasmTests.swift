@@ -28,7 +28,7 @@ struct PlatformerWasmTests {
         case .ignored: 2
         case .finished: 3
         case .stoppedAtMicrostepLimit: 4
-        case .rejected: 5
+        case .rejected: -2
         }
     }
 
@@ -76,5 +76,11 @@ struct PlatformerWasmTests {
         }
         #expect(try wasm.call("platformer_output", -1) == -3)
         #expect(seen.count >= 15, "the random events reach most configurations: \(seen.count)")
+    }
+
+    /// The module keeps an event's outputs in a buffer of eight: the tables it embeds must never
+    /// emit more in one event.
+    @Test func theLongestOutputSequenceFitsTheModulesBuffer() {
+        #expect(Platformer.embeddedChart.tables.longestOutputSequence == 2)
     }
 }

@@ -49,49 +49,49 @@ public struct CompiledStatechartTables<Output> {
     /// The number of states (rows).
     @inlinable
     public var stateCount: Int { classCount > 0 ? entries.count / classCount : 0 }
+
+    /// The most outputs one event emits: what a fixed buffer for an event's outputs must hold.
+    public var longestOutputSequence: Int {
+        var longest = 0
+        for sequence in sequenceStarts.indices.dropFirst() {
+            longest = Swift.max(longest, Int(sequenceStarts[sequence]) - Int(sequenceStarts[sequence - 1]))
+        }
+        return longest
+    }
 }
 
 extension CompiledStatechartTables: Sendable where Output: Sendable {}
 extension CompiledStatechartTables: Equatable where Output: Equatable {}
 
 extension CompiledStatechartTables {
-    /// What is wrong with the tables, in a few words, or `nil` when they are consistent.
-    var problem: String? {
+    /// What is wrong with the tables, or `nil` when they are consistent. It builds no text, so
+    /// a program that embeds tables does not carry string formatting for it.
+    var problem: CompiledStatechartTableProblem? {
         typealias Limits = CompiledStatechartLimit
-        guard classCount >= 1, classCount <= Limits.classes else {
-            return "\(classCount) event classes, where 1...\(Limits.classes) are allowed"
-        }
-        guard !entries.isEmpty, entries.count % classCount == 0 else {
-            return "\(entries.count) entries do not make whole rows of \(classCount)"
-        }
+        guard classCount >= 1, classCount <= Limits.classes else { return .classCount(classCount) }
+        guard !entries.isEmpty, entries.count % classCount == 0 else { return .partialRow(entries: entries.count) }
         let states = stateCount
-        guard states <= Limits.states, entries.count <= Limits.entries else {
-            return "\(states) states × \(classCount) classes is over the limits"
-        }
-        guard configurations.count == 2 * states else {
-            return "\(configurations.count) configuration words for \(states) states (two each)"
-        }
-        guard sequenceStarts.count >= 2, sequenceStarts.count - 1 <= Limits.outputSequences + 1,
+        guard states <= Limits.states, entries.count <= Limits.entries else { return .tooLarge(states: states, classes: classCount) }
+        guard configurations.count == 2 * states else { return .configurationWords(configurations.count) }
+        guard sequenceStarts.count >= 2, sequenceStarts.count - 2 <= Limits.outputSequences,
               sequenceStarts[0] == 0, sequenceStarts[1] == 0
-        else { return "output sequence 0 must be the empty one, and there are at most \(Limits.outputSequences) others" }
+        else { return .sequenceStarts }
         for s in 1..<sequenceStarts.count where sequenceStarts[s] < sequenceStarts[s - 1] {
-            return "output sequence \(s - 1) ends before it starts"
+            return .sequenceEndsBeforeItStarts(s - 1)
         }
         guard Int(sequenceStarts[sequenceStarts.count - 1]) == outputs.count else {
-            return "the output sequences cover \(sequenceStarts[sequenceStarts.count - 1]) outputs, not the \(outputs.count) given"
+            return .outputCount(covered: Int(sequenceStarts[sequenceStarts.count - 1]), given: outputs.count)
         }
         let sequences = sequenceStarts.count - 1
-        guard initialState >= 0, initialState < states else { return "initial state \(initialState) is not one of the \(states)" }
-        guard initialOutputs >= 0, initialOutputs < sequences else { return "initial outputs \(initialOutputs) is not one of the \(sequences) sequences" }
+        guard initialState >= 0, initialState < states else { return .initialState(initialState) }
+        guard initialOutputs >= 0, initialOutputs < sequences else { return .initialOutputs(initialOutputs) }
         for (slot, entry) in entries.enumerated() {
             let next = Int(entry & 0xFFFF), sequence = Int(entry >> 16 & 0xFFF), status = UInt8(entry >> 28)
             guard next < states, sequence < sequences,
                   let code = StatechartStatus(rawValue: status), code != .rejected
-            else { return "entry \(slot) (state \(slot / classCount), class \(slot % classCount)) is out of range" }
+            else { return .entry(slot) }
         }
-        for leaf in leaves where Int(leaf) >= StatechartStateSet.capacity {
-            return "leaf \(leaf) is not a state raw value (0..<\(StatechartStateSet.capacity))"
-        }
+        for leaf in leaves where Int(leaf) >= StatechartStateSet.capacity { return .leaf(Int(leaf)) }
         return nil
     }
 
@@ -143,5 +143,62 @@ extension CompiledStatechartTables {
         )
 
         """
+    }
+}
+
+/// What is wrong with tables given to ``CompiledStatechart/init(tables:classifiedBy:)``.
+public enum CompiledStatechartTableProblem: Equatable, Sendable {
+    /// The class count is outside 1 through ``CompiledStatechart/classLimit``.
+    case classCount(Int)
+    /// The entries do not make whole rows.
+    case partialRow(entries: Int)
+    /// The table passes ``CompiledStatechart/stateCapacity`` or ``CompiledStatechart/entryLimit``.
+    case tooLarge(states: Int, classes: Int)
+    /// There are not two configuration words per state.
+    case configurationWords(Int)
+    /// Sequence 0 is not the empty one, or there are more than
+    /// ``CompiledStatechart/outputSequenceLimit`` others.
+    case sequenceStarts
+    /// An output sequence ends before it starts.
+    case sequenceEndsBeforeItStarts(Int)
+    /// The sequences cover a different number of outputs than are given.
+    case outputCount(covered: Int, given: Int)
+    /// The initial state is not a row of the table.
+    case initialState(Int)
+    /// The initial outputs are not one of the sequences.
+    case initialOutputs(Int)
+    /// The entry at this index has a next state, a sequence or a status out of range.
+    case entry(Int)
+    /// A leaf is not a state raw value (`0..<128`).
+    case leaf(Int)
+}
+
+extension CompiledStatechartTableProblem: CustomStringConvertible {
+    /// The problem, in a few words.
+    public var description: String {
+        switch self {
+        case let .classCount(count):
+            "\(count) event classes, where 1...\(CompiledStatechartLimit.classes) are allowed"
+        case let .partialRow(entries):
+            "\(entries) entries do not make whole rows"
+        case let .tooLarge(states, classes):
+            "\(states) states × \(classes) classes is over the limits"
+        case let .configurationWords(count):
+            "\(count) configuration words, where there must be two per state"
+        case .sequenceStarts:
+            "output sequence 0 must be the empty one, and there are at most \(CompiledStatechartLimit.outputSequences) others"
+        case let .sequenceEndsBeforeItStarts(sequence):
+            "output sequence \(sequence) ends before it starts"
+        case let .outputCount(covered, given):
+            "the output sequences cover \(covered) outputs, not the \(given) given"
+        case let .initialState(state):
+            "initial state \(state) is not a row of the table"
+        case let .initialOutputs(sequence):
+            "initial outputs \(sequence) is not one of the output sequences"
+        case let .entry(slot):
+            "entry \(slot) has a next state, an output sequence or a status out of range"
+        case let .leaf(leaf):
+            "leaf \(leaf) is not a state raw value (0..<\(StatechartStateSet.capacity))"
+        }
     }
 }

@@ -25,9 +25,8 @@ public enum StatechartCompileError<StateID: StatechartStateID>: Error, Equatable
     /// The chart emits more than ``CompiledStatechart/outputSequenceLimit`` distinct output
     /// sequences, or more than ``CompiledStatechart/outputLimit`` outputs in them together.
     case tooManyOutputs
-    /// Tables given to ``CompiledStatechart/init(tables:classifiedBy:)`` are not consistent; the
-    /// text says what is wrong.
-    case malformedTables(String)
+    /// Tables given to ``CompiledStatechart/init(tables:classifiedBy:)`` are not consistent.
+    case malformedTables(CompiledStatechartTableProblem)
 }
 
 extension StatechartCompileError: CustomStringConvertible {
