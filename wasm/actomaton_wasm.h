@@ -78,6 +78,8 @@ int32_t ttt_next_player(void);
 int32_t ttt_outcome(void);
 
 /* ---- platformer.wasm: the character controller statechart of Plugins/PlatformerExample -- */
+/* It runs the chart compiled into tables (Plugins/PlatformerExample/PlatformerTables.swift):
+   one table lookup per event, no allocation. */
 
 /* Back to the initial state: idle, weapon holstered, no history, no outputs. Returns AM_OK. */
 int32_t platformer_reset(void);

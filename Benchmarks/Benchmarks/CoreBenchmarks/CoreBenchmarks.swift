@@ -92,6 +92,16 @@ let benchmarks: @Sendable () -> Void = {
         blackHole(tally)
     }
 
+    Benchmark("platformer: CompiledStatechart.send(eventClass:), classified by the caller") { benchmark in
+        var state = compiled.initialState
+        var tally = OutputTally()
+        for index in benchmark.scaledIterations {
+            let event = platformerEvents[index & platformerMask]
+            blackHole(compiled.send(eventClass: Platformer.eventClass(event), to: &state, outputs: &tally))
+        }
+        blackHole(tally)
+    }
+
     Benchmark("platformer: MealyMachine, CompiledStatechartReducer, ReplyEffectManager") { benchmark in
         var machine = MealyMachine(
             state: compiled.initialState, reducer: CompiledStatechartReducer(compiled, collecting: OutputTally.self),
