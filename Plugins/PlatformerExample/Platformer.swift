@@ -143,11 +143,10 @@ extension Platformer {
     /// The compiled chart from ``platformerTables``, the tables checked into this module: for a
     /// program that should run the controller without building the chart (a `.wasm` module,
     /// firmware), so the chart's definition and the compiler are left out of it.
-    public static var embeddedChart: CompiledStatechart<State, Event, Output> {
+    public static let embeddedChart: CompiledStatechart<State, Event, Output> =
         // The tables are generated from the chart, and a test checks that they are its current
         // ones, so they are consistent.
         try! CompiledStatechart(tables: platformerTables, classifiedBy: eventClass)
-    }
 }
 
 extension Platformer.State {

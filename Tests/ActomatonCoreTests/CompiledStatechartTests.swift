@@ -57,6 +57,9 @@ struct CompiledStatechartTests {
         let lamp = try chart.compiled(events: [.toggle, .brighter, .dimmer], classifiedBy: Self.lampClass)
         #expect(lamp.initialOutputs == ["lamp on"])
         #expect(lamp.tables.longestOutputSequence == 1)
+        var initial: [String] = []
+        lamp.emitInitialOutputs(into: &initial)
+        #expect(initial == ["lamp on"])
         #expect(lamp.configuration(of: lamp.initialState) == chart.initialState.active)
         // on/bright, on/dim, off — and off after a toggle from dim is the same state as from
         // bright (history is not kept here), so three states.
@@ -188,6 +191,28 @@ struct CompiledStatechartTests {
         return try Statechart(states: [.parallel(.root, children: children)])
     }
 
+    @Test func isInAnswersFalseForRawValuesOutsideAChart() throws {
+        let compiled = try Self.bigChart(regions: 2).compiled(events: [0, 1], classifiedBy: { $0 })
+        let state = compiled.initialState
+        #expect(compiled.isIn(.root, state) && compiled.isIn(Region(rawValue: 2), state))
+        #expect(!compiled.isIn(Region(rawValue: -1), state))
+        #expect(!compiled.isIn(Region(rawValue: 127), state))
+        #expect(!compiled.isIn(Region(rawValue: 128), state))
+        #expect(!compiled.isIn(Region(rawValue: 130), state))
+    }
+
+    @Test func theEntryLimitWhileCompilingAtTheLimitAndOnePast() throws {
+        // 1,024 classes (12 or 13 toggle regions, the rest ignored): 4,096 states fill the
+        // table exactly; a 4,097th passes it.
+        let limit = CompiledStatechart<Region, Int, Int>.entryLimit
+        let classes = CompiledStatechart<Region, Int, Int>.classLimit
+        let atLimit = try Self.bigChart(regions: 12).compiled(events: Array(0..<classes), classifiedBy: { $0 })
+        #expect(atLimit.stateCount * atLimit.classCount == limit)
+        #expect(throws: StatechartCompileError<Region>.tableTooLarge(states: 4_097, classes: classes)) {
+            try Self.bigChart(regions: 13).compiled(events: Array(0..<classes), stateLimit: 8_192, classifiedBy: { $0 })
+        }
+    }
+
     @Test func theStateLimitAtTheLimitAndOnePast() throws {
         let chart = try Self.bigChart(regions: 5) // 32 states
         let compiled = try chart.compiled(events: Array(0..<5), stateLimit: 32, classifiedBy: { $0 })
@@ -292,6 +317,40 @@ struct CompiledStatechartTests {
         #expect(refused { $0.initialState = -1 } != nil)
         #expect(refused { $0.initialOutputs = 99 } != nil)
         #expect(refused { $0.leaves.append(128) } != nil)
+    }
+
+    @Test func theStateCapacityOfTablesAtTheLimitAndOnePast() throws {
+        let capacity = CompiledStatechart<Light, Switch, String>.stateCapacity
+        func tables(states: Int) -> CompiledStatechartTables<String> {
+            CompiledStatechartTables(
+                classCount: 1, initialState: states - 1, initialOutputs: 0,
+                entries: (0..<states).map { UInt32($0) | UInt32(StatechartStatus.ignored.rawValue) << 28 },
+                sequenceStarts: [0, 0], outputs: [], configurations: Array(repeating: 1, count: 2 * states), leaves: [0])
+        }
+        let atLimit = try CompiledStatechart<Light, Switch, String>(tables: tables(states: capacity)) { _ in 0 }
+        var state = atLimit.initialState
+        #expect(state.index == capacity - 1)
+        #expect(atLimit.send(.toggle, to: &state).status == .ignored)
+        #expect(state.index == capacity - 1)
+        #expect(throws: StatechartCompileError<Light>.malformedTables(.tooLarge(states: capacity + 1, classes: 1))) {
+            try CompiledStatechart<Light, Switch, String>(tables: tables(states: capacity + 1)) { _ in 0 }
+        }
+    }
+
+    @Test func theOutputSequenceLimitOfTablesAtTheLimitAndOnePast() throws {
+        let limit = CompiledStatechart<Light, Switch, String>.outputSequenceLimit
+        func tables(sequences: Int) -> CompiledStatechartTables<String> {
+            CompiledStatechartTables(
+                classCount: 1, initialState: 0, initialOutputs: sequences,
+                entries: [UInt32(StatechartStatus.ignored.rawValue) << 28],
+                sequenceStarts: [0, 0] + (1...sequences).map { UInt16($0) },
+                outputs: (1...sequences).map { "\($0)" }, configurations: [1, 0], leaves: [0])
+        }
+        let atLimit = try CompiledStatechart<Light, Switch, String>(tables: tables(sequences: limit)) { _ in 0 }
+        #expect(atLimit.initialOutputs == ["\(limit)"])
+        #expect(throws: StatechartCompileError<Light>.malformedTables(.sequenceStarts)) {
+            try CompiledStatechart<Light, Switch, String>(tables: tables(sequences: limit + 1)) { _ in 0 }
+        }
     }
 
     @Test func theEntryLimitOfTablesAtTheLimitAndOnePast() throws {

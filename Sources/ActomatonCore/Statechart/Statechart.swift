@@ -226,8 +226,9 @@ public enum StatechartStatus: UInt8, Sendable, Equatable {
     /// but eventless transitions or done events were left untaken.
     case stoppedAtMicrostepLimit
     /// A ``CompiledStatechart`` could not take the event: its classifier put it in a class the
-    /// chart was not compiled with, or the state came from another compiled chart. Nothing
-    /// changed and nothing was emitted. A ``Statechart`` never answers this.
+    /// chart was not compiled with, or the state's index is not a row of its table (a state of
+    /// a larger compiled chart). Nothing changed and nothing was emitted. A ``Statechart`` never
+    /// answers this.
     case rejected
 }
 

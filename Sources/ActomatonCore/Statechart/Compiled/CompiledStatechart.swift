@@ -101,6 +101,17 @@ public struct CompiledStatechart<StateID: StatechartStateID, Event: Sendable, Ou
     /// What entering ``initialState`` emitted.
     public var initialOutputs: [Output] { Array(outputs(ofSequence: tables.initialOutputs)) }
 
+    /// Gives what entering ``initialState`` emitted to `outputs`, in order, without allocating:
+    /// for a program that resets the chart into a fixed buffer.
+    public func emitInitialOutputs<Sink: OutputSink>(into outputs: inout Sink) where Sink.Output == Output {
+        var position = Int(tables.sequenceStarts[tables.initialOutputs])
+        let end = Int(tables.sequenceStarts[tables.initialOutputs + 1])
+        while position < end {
+            outputs.receive(tables.outputs[position])
+            position += 1
+        }
+    }
+
     /// The number of states in the table.
     @inlinable
     public var stateCount: Int { tables.stateCount }
@@ -130,8 +141,9 @@ public struct CompiledStatechart<StateID: StatechartStateID, Event: Sendable, Ou
     /// Sends an event of class `eventClass`, classified by the caller: for a program that gets
     /// events as numbers (a `.wasm` module's ABI, a byte stream).
     ///
-    /// A class outside `0..<classCount`, or a state from another compiled chart, is answered
-    /// with ``StatechartStatus/rejected``, and nothing changes.
+    /// A class outside `0..<classCount`, or a state whose index is not a row of this table (one
+    /// from a larger compiled chart), is answered with ``StatechartStatus/rejected``, and nothing
+    /// changes.
     @inlinable
     public func send<Sink: OutputSink>(
         eventClass: Int,
@@ -139,8 +151,13 @@ public struct CompiledStatechart<StateID: StatechartStateID, Event: Sendable, Ou
         outputs: inout Sink
     ) -> StatechartStatus where Sink.Output == Output {
         let classes = tables.classCount
+        // Unsigned compares also refuse negative values; a row within the capacity cannot make
+        // the slot overflow.
+        guard UInt(bitPattern: eventClass) < UInt(bitPattern: classes),
+              UInt(bitPattern: state.index) <= UInt(CompiledStatechartLimit.states)
+        else { return .rejected }
         let slot = state.index &* classes &+ eventClass
-        guard eventClass >= 0, eventClass < classes, state.index >= 0, slot < tables.entries.count else { return .rejected }
+        guard slot < tables.entries.count else { return .rejected }
         let entry = tables.entries[slot]
         state.row = Int(entry & 0xFFFF)
         let sequence = Int(entry >> 16 & 0xFFF)
@@ -164,7 +181,7 @@ public struct CompiledStatechart<StateID: StatechartStateID, Event: Sendable, Ou
         return StatechartReply(status: status, outputs: outputs)
     }
 
-    /// The active states of `state` (empty for a state of another compiled chart).
+    /// The active states of `state` (empty for an index that is not a row of this table).
     @inlinable
     public func configuration(of state: CompiledStatechartState) -> StatechartStateSet {
         let word = state.index &* 2
@@ -172,10 +189,11 @@ public struct CompiledStatechart<StateID: StatechartStateID, Event: Sendable, Ou
         return StatechartStateSet(words: (tables.configurations[word], tables.configurations[word &+ 1]))
     }
 
-    /// Whether `id` is active in `state`.
+    /// Whether `id` is active in `state` (`false` for a raw value outside `0..<128`).
     @inlinable
     public func isIn(_ id: StateID, _ state: CompiledStatechartState) -> Bool {
-        configuration(of: state).contains(id.rawValue)
+        let raw = id.rawValue
+        return raw >= 0 && raw < StatechartStateSet.capacity && configuration(of: state).contains(raw)
     }
 
     /// The active atomic and final states of `state`, in document order.
@@ -193,8 +211,9 @@ public struct CompiledStatechart<StateID: StatechartStateID, Event: Sendable, Ou
 extension CompiledStatechart: Sendable where Output: Sendable {}
 
 /// The limits of a compiled chart's tables, set by the widths of an entry's fields.
+@usableFromInline
 enum CompiledStatechartLimit {
-    static let states = 65_535
+    @usableFromInline static let states = 65_535
     static let classes = 1_024
     static let entries = 1 << 22
     static let outputSequences = 4_095

@@ -161,6 +161,8 @@ struct OutputSequences<Output: Equatable> {
     /// Where each sequence starts in `outputs`, and one past the last.
     var starts: [UInt16] = [0, 0]
     var outputs: [Output] = []
+    /// The sequences of each length, so a new sequence is compared only with those as long.
+    var sequencesOfLength: [Int: [Int]] = [:]
 
     /// The outputs of sequence `id`.
     func outputs(of id: Int) -> ArraySlice<Output> {
@@ -171,7 +173,7 @@ struct OutputSequences<Output: Equatable> {
     /// ``CompiledStatechart/outputSequenceLimit`` or ``CompiledStatechart/outputLimit``.
     mutating func id(of sequence: [Output]) -> Int? {
         if sequence.isEmpty { return 0 }
-        for id in 1..<starts.count - 1 where Int(starts[id + 1] - starts[id]) == sequence.count && outputs(of: id) == sequence[...] {
+        for id in sequencesOfLength[sequence.count, default: []] where outputs(of: id) == sequence[...] {
             return id
         }
         guard starts.count - 2 < CompiledStatechartLimit.outputSequences,
@@ -179,6 +181,7 @@ struct OutputSequences<Output: Equatable> {
         else { return nil }
         outputs.append(contentsOf: sequence)
         starts.append(UInt16(outputs.count))
+        sequencesOfLength[sequence.count, default: []].append(starts.count - 2)
         return starts.count - 2
     }
 }
