@@ -134,6 +134,8 @@ struct PlatformerTests {
         #expect(dot.contains("style=\"rounded,dashed\""))
         #expect(dot.contains("[shape=circle, label=\"H*\"]"))
         #expect(dot.contains("[shape=doublecircle, label=\"shotDone\"]"))
+        // The chart starts in a parallel state: the start arrow points at its cluster.
+        #expect(dot.contains("\"[*]\" -> \"\(P.character.rawValue)\" [lhead=\"cluster_\(P.character.rawValue)\"];"))
         #expect(dot.contains("\"\(P.control.rawValue)\" -> \"\(P.stunned.rawValue)\" [label=\"hit\", ltail=\"cluster_\(P.control.rawValue)\"]"))
     }
 

@@ -87,7 +87,10 @@ extension Statechart {
         }
         write(level: childrenInDocumentOrder(of: -1), indent: "    ")
         if rootInitial >= 0 {
-            text += "    \"[*]\" [shape=point, label=\"\"];\n    \"[*]\" -> \(node(rootInitial))\(clusterAttributes(from: nil, to: rootInitial));\n"
+            // clusterAttributes starts each attribute with ", ": the first one is the list's start.
+            let attributes = clusterAttributes(from: nil, to: rootInitial)
+            let list = attributes.isEmpty ? "" : " [\(attributes.dropFirst(2))]"
+            text += "    \"[*]\" [shape=point, label=\"\"];\n    \"[*]\" -> \(node(rootInitial))\(list);\n"
         }
         for edge in transitions {
             let source = edge.source.rawValue
