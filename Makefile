@@ -49,7 +49,7 @@ WEB_APT_PACKAGES := graphviz
 WEB_TEST_APT_PACKAGES := chromium chromium-driver python3-venv
 WEB_VENV := .build/web-venv
 
-web: wasm-build ## Build the web page (tic-tac-toe, a live CSV tokenizer, state diagrams) in .build/web/.
+web: wasm-build ## Build the web page (tic-tac-toe, a live CSV tokenizer, the platformer statechart, state diagrams) in .build/web/.
 	$(call apt-install,$(WEB_APT_PACKAGES))
 	@./wasm/web/build.sh
 

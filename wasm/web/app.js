@@ -1,14 +1,18 @@
-// The page's behaviour: loads tictactoe.wasm and csv.wasm and draws what they answer.
+// The page's behaviour: loads tictactoe.wasm, csv.wasm and platformer.wasm and draws what they
+// answer.
 //
-// No rule of either machine lives here. The board is read back from the module after every
-// action, and the tokens are the module's own. The modules' C interface is documented in
-// wasm/actomaton_wasm.h; only the functions listed there are used.
+// No rule of any machine lives here. The board is read back from the module after every
+// action, the tokens are the module's own, and so are the character's states and outputs.
+// The modules' C interface is documented in wasm/actomaton_wasm.h; only the functions listed
+// there are used. The platformer's state and output names come with the page (the generator
+// writes them, from the Swift enums, into the <script id="platformer-data"> of index.html).
 
 // The interface grows only at the end, so a module of a later version has all of these too.
 const ABI_VERSION = 1;
 const NEEDED_EXPORTS = {
   tictactoe: ["ttt_reset", "ttt_send", "ttt_square", "ttt_next_player", "ttt_outcome"],
   csv: ["csv_reset", "csv_input_buffer", "csv_feed", "csv_finish", "csv_output_pointer", "csv_output_length"],
+  platformer: ["platformer_reset", "platformer_send", "platformer_leaves", "platformer_output_count", "platformer_output"],
 };
 
 /** Fetches and instantiates wasm/NAME.wasm; it imports nothing. */
@@ -376,12 +380,110 @@ function setUpCSV(csv) {
   update();
 }
 
+// ---- Platformer --------------------------------------------------------------------------
+
+/** platformer_send's answers (actomaton_wasm.h), by code. */
+const PLATFORMER_STATUSES = new Map([
+  [1, "transitioned"], [2, "ignored"], [3, "finished"], [4, "stopped"], [-2, "unknown-event"],
+]);
+const PLATFORMER_LOG_LENGTH = 8;
+
+/** The state and output names by raw value, as the generator wrote them into the page. */
+function platformerNames() {
+  const data = document.getElementById("platformer-data");
+  if (!data) throw new Error("the page has no platformer names: build it with make web");
+  const names = JSON.parse(data.textContent);
+  return { states: names.states ?? [], outputs: names.outputs ?? [] };
+}
+
+function setUpPlatformer(character) {
+  const names = platformerNames();
+  const leavesLine = document.getElementById("pf-leaves");
+  const replyLine = document.getElementById("pf-reply");
+  const log = document.getElementById("pf-log");
+  const reset = document.getElementById("pf-reset");
+  const diagram = document.querySelector("#pf-diagram svg");
+  const buttons = [...document.querySelectorAll("#platformer button[data-event]")];
+  const stateName = (raw) => names.states[raw] ?? `state ${raw}`;
+  const outputName = (raw) => names.outputs[raw] ?? `output ${raw}`;
+  let logged = 0;
+
+  /** The active leaves, by raw value, from the module's bit set. */
+  function activeLeaves() {
+    const bits = character.platformer_leaves() >>> 0;
+    const leaves = [];
+    for (let raw = 0; raw < 32; raw++) if (bits & (1 << raw)) leaves.push(raw);
+    return leaves;
+  }
+
+  function lastOutputs() {
+    const outputs = [];
+    const count = character.platformer_output_count();
+    for (let index = 0; index < count; index++) {
+      const raw = character.platformer_output(index);
+      outputs.push(raw < 0 ? `(error ${raw})` : outputName(raw));
+    }
+    return outputs;
+  }
+
+  function show(eventName, status, outputs) {
+    const leaves = activeLeaves();
+    const leafNames = leaves.map(stateName);
+    leavesLine.dataset.leaves = leafNames.join(",");
+    leavesLine.textContent = `Active states: ${leafNames.join(", ")}.`;
+    replyLine.dataset.event = eventName;
+    replyLine.dataset.status = status;
+    replyLine.dataset.outputs = outputs.join(",");
+    const emitted = outputs.length ? `outputs ${outputs.join(", ")}` : "no outputs";
+    replyLine.textContent = {
+      reset: `Reset: back to the initial states, ${emitted}.`,
+      transitioned: `${eventName}: transitioned, ${emitted}.`,
+      ignored: `${eventName}: ignored, no transition for it here; nothing changed.`,
+      finished: `${eventName}: the chart has finished; nothing changed.`,
+      stopped: `${eventName}: stopped at the microstep limit, ${emitted}.`,
+    }[status] ?? `${eventName}: the module answered ${status}.`;
+    replyLine.classList.toggle("ignored", status === "ignored");
+    if (diagram) {
+      const active = new Set(leaves.map(String));
+      for (const node of diagram.querySelectorAll("g.node")) {
+        node.classList.toggle("current", active.has(node.querySelector("title")?.textContent));
+      }
+    }
+    const entry = element("li", { dataset: { event: eventName, status } },
+      element("code", {}, eventName), status === "reset" ? "" : ` → ${status}`,
+      outputs.length ? element("span", { className: "outputs" }, ` (${outputs.join(", ")})`) : "",
+      `: ${leafNames.join(", ")}`);
+    log.append(entry);
+    logged++;
+    while (log.children.length > PLATFORMER_LOG_LENGTH) log.firstElementChild.remove();
+    log.start = logged - log.children.length + 1; // numbered from the page's first event
+  }
+
+  for (const button of buttons) {
+    button.addEventListener("click", () => {
+      const code = character.platformer_send(Number(button.dataset.kind), Number(button.dataset.speed));
+      const status = PLATFORMER_STATUSES.get(code) ?? `code ${code}`;
+      // Outputs are read back even when the event was ignored: the module says there are none.
+      show(button.dataset.event, status, code > 0 ? lastOutputs() : []);
+    });
+    button.disabled = false;
+  }
+  reset.addEventListener("click", () => {
+    character.platformer_reset();
+    show("reset", "reset", lastOutputs());
+  });
+  reset.disabled = false;
+
+  character.platformer_reset();
+  show("reset", "reset", lastOutputs());
+}
+
 // ---- Start ---------------------------------------------------------------------------------
 
 async function start() {
   const status = document.getElementById("load-status");
   const problems = [];
-  const machines = [["tictactoe", setUpTicTacToe], ["csv", setUpCSV]];
+  const machines = [["tictactoe", setUpTicTacToe], ["csv", setUpCSV], ["platformer", setUpPlatformer]];
   const loaded = await Promise.allSettled(machines.map(([name]) => loadModule(name)));
   for (const [index, result] of loaded.entries()) {
     const [name, setUp] = machines[index];
@@ -401,7 +503,7 @@ async function start() {
     status.classList.add("problem");
     document.body.dataset.ready = "failed";
   } else {
-    status.textContent = "Both machines are loaded and running in this page.";
+    status.textContent = "All three machines are loaded and running in this page.";
     document.body.dataset.ready = "yes";
   }
 }

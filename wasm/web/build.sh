@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Builds the web page: `make web` runs this after `make wasm-build`.
 #
-#   .build/web/             the static site: index.html (the state diagrams inlined as SVG),
-#                           style.css, app.js, favicon.svg, wasm/{csv,tictactoe}.wasm and
-#                           diagrams/*.dot (each diagram's Graphviz source)
+#   .build/web/             the static site: index.html (the state diagrams inlined as SVG, and
+#                           the platformer's state and output names as JSON), style.css, app.js,
+#                           favicon.svg, wasm/{tictactoe,csv,platformer}.wasm and diagrams/*.dot
+#                           (each diagram's Graphviz source)
 #   .build/web-gen/         the generator (wasm/web/generate, compiled with swiftc, no SwiftPM),
-#                           its DOT files, and native.json: the native machines' answers to the
-#                           inputs `make web-test` types into the page
+#                           its DOT files, platformer.json, and native.json: the native machines'
+#                           answers to the inputs `make web-test` types and clicks into the page
 #
 # The generator is rebuilt only when a Swift source it is made from is newer than it.
 set -euo pipefail
@@ -14,14 +15,14 @@ cd "$(dirname "$0")/../.."
 
 gen=.build/web-gen
 site=.build/web
-for module in csv tictactoe; do
+for module in csv tictactoe platformer; do
     [ -f ".build/wasm/$module.wasm" ] || { echo "error: .build/wasm/$module.wasm is missing: run make wasm-build" >&2; exit 1; }
 done
 command -v dot >/dev/null || { echo "error: dot (Graphviz) is missing: run make web, which installs it" >&2; exit 1; }
 
-# --- The generator: the core and the two example machines, natively, at -Onone (fast to build).
+# --- The generator: the core and the three example machines, natively, at -Onone (fast to build).
 core_sources=$(find Sources/ActomatonCore -name '*.swift' | sort)
-sources="$core_sources $(ls Plugins/CSVExample/*.swift Plugins/TicTacToeExample/*.swift wasm/web/generate/*.swift)"
+sources="$core_sources $(ls Plugins/CSVExample/*.swift Plugins/TicTacToeExample/*.swift Plugins/PlatformerExample/*.swift wasm/web/generate/*.swift)"
 generator=$gen/web-generate
 stale=no
 if [ ! -x "$generator" ]; then
@@ -41,15 +42,17 @@ if [ $stale = yes ]; then
     compile ActomatonCore $core_sources
     compile CSVExample Plugins/CSVExample/*.swift
     compile TicTacToeExample Plugins/TicTacToeExample/*.swift
+    compile PlatformerExample Plugins/PlatformerExample/*.swift
     "${swiftc[@]}" -module-name WebGenerate wasm/web/generate/*.swift \
-        "$gen/objects/ActomatonCore.o" "$gen/objects/CSVExample.o" "$gen/objects/TicTacToeExample.o" -o "$generator"
+        "$gen/objects/ActomatonCore.o" "$gen/objects/CSVExample.o" "$gen/objects/TicTacToeExample.o" \
+        "$gen/objects/PlatformerExample.o" -o "$generator"
 fi
 "$generator" "$gen"
 
 # --- The site.
 rm -rf "$site"
 mkdir -p "$site/wasm" "$site/diagrams"
-for machine in tictactoe csv; do
+for machine in tictactoe csv platformer; do
     cp "$gen/$machine.dot" "$site/diagrams/$machine.dot"
     # Styling only, on the command line: the graph itself is the core's export, unchanged.
     dot -Tsvg -Gbgcolor=transparent -Gfontname=sans-serif -Nfontname=sans-serif -Efontname=sans-serif \

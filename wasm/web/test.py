@@ -12,6 +12,11 @@ chromium-driver (Selenium), and then, as a person would, with clicks and keystro
   half, the token list, the records table, the errors listed and the fields marked must be the
   native CSVTokenizer's.
 - pastes more text than the page takes, and checks it says so and keeps working.
+- presses the platformer's Reset button, then its event buttons (some with the keyboard)
+  through each event script of native.json: a stun and a recover that resumes where the
+  character was (deep history), fire, tick, tick (shot, then ready), events that are ignored.
+  After every press, the active states, the status and the outputs shown, the states marked
+  on the diagram and the log must be what the native Platformer chart answered.
 
 It fails if the browser console shows any error, or if the page loads anything from anywhere
 but the local server (every other host is unresolvable in the browser). It prints one line per
@@ -256,6 +261,80 @@ def check_too_long(driver) -> str:
     return "1.2 MB refused with a message; the box works after it"
 
 
+# ---- Platformer ------------------------------------------------------------------------------
+
+READ_PLATFORMER = """
+const split = (text) => text ? text.split(',') : [];
+const leaves = document.getElementById('pf-leaves');
+const reply = document.getElementById('pf-reply');
+const log = [...document.querySelectorAll('#pf-log li')];
+return {
+  leaves: split(leaves.dataset.leaves),
+  leavesText: leaves.textContent,
+  event: reply.dataset.event,
+  status: reply.dataset.status,
+  outputs: split(reply.dataset.outputs),
+  message: reply.textContent,
+  current: [...document.querySelectorAll('#pf-diagram g.node.current title')].map((t) => t.textContent),
+  log: log.length,
+  lastLogged: log.length ? log[log.length - 1].dataset.event + ' ' + log[log.length - 1].dataset.status : '',
+  focused: document.activeElement?.dataset?.event ?? null,
+};
+"""
+
+LOG_LENGTH = 8  # app.js keeps the last 8 events
+
+
+def compare_platformer(driver, expected: dict, states: list[str], what: str, logged: int) -> dict:
+    page = driver.execute_script(READ_PLATFORMER)
+    expect_equal(page["event"], expected["event"], f"{what}: the event shown")
+    expect_equal(page["status"], expected["status"], f"{what}: the status")
+    expect_equal(page["leaves"], expected["leaves"], f"{what}: the active states")
+    expect_equal(page["outputs"], expected["outputs"], f"{what}: the outputs")
+    expect(", ".join(expected["leaves"]) in page["leavesText"], f"{what}: the active states read {page['leavesText']!r}")
+    for output in expected["outputs"]:
+        expect(output in page["message"], f"{what}: the reply {page['message']!r} does not name {output}")
+    marked = sorted(page["current"], key=int)
+    expect_equal(marked, [str(states.index(leaf)) for leaf in expected["leaves"]], f"{what}: the states marked on the diagram")
+    expect_equal(page["lastLogged"], f"{expected['event']} {expected['status']}", f"{what}: the log's last entry")
+    expect_equal(page["log"], min(logged, LOG_LENGTH), f"{what}: entries in the log")
+    return page
+
+
+def check_platformer(driver, native: dict, script: dict, keyboard: bool) -> str:
+    states = native["states"]
+    logged = len(driver.find_elements(By.CSS_SELECTOR, "#pf-log li"))
+    driver.find_element(By.ID, "pf-reset").click()
+    initial = dict(native["initial"], event="reset", status="reset")
+    compare_platformer(driver, initial, states, "Reset", logged + 1)
+    expect(driver.execute_script("return document.getElementById('pf-log').children.length") >= 1, "Reset: the log is empty")
+    for number, step in enumerate(script["steps"], 1):
+        button = driver.find_element(By.CSS_SELECTOR, f'#platformer button[data-event="{step["event"]}"]')
+        if keyboard:
+            # A real <button>: focused and pressed with Enter (or Space), as from the keyboard.
+            driver.execute_script("arguments[0].focus()", button)
+            button.send_keys(Keys.ENTER if number % 2 else Keys.SPACE)
+        else:
+            button.click()
+        page = compare_platformer(driver, step, states, f"event {number} ({step['event']})", logged + 1 + number)
+        if keyboard:
+            expect_equal(page["focused"], step["event"], f"event {number} ({step['event']}): the focused button")
+    ignored = sum(step["status"] == "ignored" for step in script["steps"])
+    outputs = sum(len(step["outputs"]) for step in script["steps"])
+    how = "pressed with the keyboard" if keyboard else "clicked"
+    return f"{len(script['steps'])} events {how}, {ignored} ignored, {outputs} outputs, ends in {', '.join(script['steps'][-1]['leaves'])}"
+
+
+def check_platformer_names(driver, native: dict) -> str:
+    # The page's names are the generator's (one list, in the page); every event has a button.
+    buttons = driver.execute_script(
+        "return [...document.querySelectorAll('#platformer button[data-event]')].map((b) => b.dataset.event)")
+    expect_equal(buttons, native["events"], "the event buttons")
+    data = driver.execute_script("return JSON.parse(document.getElementById('platformer-data').textContent)")
+    expect_equal(data["states"], native["states"], "the state names in the page")
+    return f"{len(buttons)} event buttons, {len(data['states'])} state and {len(data['outputs'])} output names"
+
+
 def check_local_only(driver, origin: str) -> str:
     resources = driver.execute_script(
         "return [location.href, ...performance.getEntriesByType('resource').map((entry) => entry.name)]")
@@ -282,13 +361,19 @@ def run_checks(driver, url: str, native: dict) -> int:
             failed += 1
             print(f"FAIL  {name}: the browser: {error.msg}", flush=True)
 
-    check("the page starts, both modules loaded", lambda: open_page(driver, url) or "ready")
+    check("the page starts, all three modules loaded", lambda: open_page(driver, url) or "ready")
     check("everything comes from the local server", lambda: check_local_only(driver, url))
     for game in native["tictactoe"]:
         check(f"tic-tac-toe, {game['name']}", lambda game=game: check_game(driver, game))
     for case in native["csv"]:
         check(f"CSV, {case['name']}", lambda case=case: check_csv(driver, case))
     check("CSV, text longer than the page takes", lambda: check_too_long(driver))
+    platformer = native["platformer"]
+    check("platformer, the buttons and the names", lambda: check_platformer_names(driver, platformer))
+    for index, script in enumerate(platformer["scripts"]):
+        keyboard = index == len(platformer["scripts"]) - 1
+        check(f"platformer, {script['name']}",
+              lambda script=script, keyboard=keyboard: check_platformer(driver, platformer, script, keyboard))
 
     def no_console_errors() -> str:
         errors = console_errors(driver)
@@ -305,8 +390,15 @@ def screenshot(driver, url: str, path: pathlib.Path) -> int:
     for row, column in [(1, 1), (0, 0), (0, 2), (2, 0), (1, 1)]:  # the last one is refused
         driver.find_element(By.CSS_SELECTOR, f'#ttt-board .square[data-row="{row}"][data-column="{column}"]').click()
     driver.execute_script("document.querySelectorAll('.square').forEach((s) => s.classList.remove('refused'))")
+    for event in ["move 8", "draw", "jump", "fire"]:
+        driver.find_element(By.CSS_SELECTOR, f'#platformer button[data-event="{event}"]').click()
+    driver.execute_script("document.activeElement.blur(); window.scrollTo(0, 0)")
     height = driver.execute_script("return document.documentElement.scrollHeight")
     driver.set_window_size(driver.get_window_size()["width"], height)
+    # The window's height includes what is not the page: grow it by that much, or the bottom is cut.
+    missing = height - driver.execute_script("return window.innerHeight")
+    if missing > 0:
+        driver.set_window_size(driver.get_window_size()["width"], height + missing)
     time.sleep(0.3)
     raw = path.with_suffix(".raw.png")
     driver.save_screenshot(str(raw))

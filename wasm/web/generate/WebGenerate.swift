@@ -1,20 +1,29 @@
 // The build-time half of the web page (`make web` runs it through wasm/web/build.sh).
 //
-// Compiled with swiftc against Sources/ActomatonCore, Plugins/CSVExample and
-// Plugins/TicTacToeExample (no SwiftPM), it writes into the directory given as its argument:
+// Compiled with swiftc against Sources/ActomatonCore, Plugins/CSVExample,
+// Plugins/TicTacToeExample and Plugins/PlatformerExample (no SwiftPM), it writes into the
+// directory given as its argument:
 //
-//   tictactoe.dot, csv.dot  each machine's state diagram, from the core's own DOT export
+//   tictactoe.dot, csv.dot, platformer.dot
+//                           each machine's state diagram, from the core's own DOT export
+//   platformer.json         the platformer's state and output names by raw value, which the
+//                           page embeds (app.js names the module's numbers with them)
 //   native.json             the native machines' answers to the inputs `make web-test` types
-//                           into the page, which the test compares the page's DOM against
+//                           and clicks into the page, which the test compares the page's DOM
+//                           against
 //
 // Neither example machine is written as a TransitionTable: both are MealyReducerProtocol structs
 // whose state holds more than a phase (a board, a field buffer, a position). So this file writes,
 // for each, a small TransitionTable over its phases, and before drawing it checks the table
 // against the real reducer: every reachable game position and every move, every tokenizer
 // phase and every byte. If the table and the machine ever disagree, the build stops.
+//
+// The platformer is a Statechart already: its diagram is the chart's own, and its answers are
+// the chart's (Platformer.chart(), not the compiled tables platformer.wasm runs).
 
 import ActomatonCore
 import CSVExample
+import PlatformerExample
 import TicTacToeExample
 
 #if canImport(Glibc)
@@ -207,6 +216,91 @@ func checkCSVTable() -> [String] {
     return problems
 }
 
+// MARK: - Platformer
+
+/// The page's event buttons, by the name the page gives them (each button's `data-event`).
+let platformerEvents: [(name: String, event: Platformer.Event)] = [
+    ("move 0", .move(speed: 0)), ("move 3", .move(speed: 3)), ("move 8", .move(speed: 8)),
+    ("jump", .jump), ("apex", .apex), ("leaveGround", .leaveGround), ("land", .land), ("hit", .hit),
+    ("recover", .recover), ("draw", .draw), ("holster", .holster), ("fire", .fire), ("tick", .tick),
+]
+
+/// An event as the diagram labels a transition it triggers.
+func platformerEventName(_ event: Platformer.Event) -> String {
+    platformerEvents.first { $0.event == event }?.name ?? "\(event)"
+}
+
+/// Event scripts `make web-test` clicks through, each after the Reset button.
+let platformerScripts: [(name: String, events: [String])] = [
+    ("stunned while running, recover resumes running (deep history)",
+     ["move 3", "move 8", "hit", "move 3", "jump", "recover", "land", "move 0"]),
+    ("draw, fire, tick, tick: shot, then ready",
+     ["draw", "fire", "fire", "tick", "tick", "holster", "tick", "holster"]),
+    ("stunned in the air: no firing, a hit drops the aim, history resumes falling",
+     ["jump", "apex", "draw", "hit", "draw", "fire", "recover", "fire", "tick", "hit", "recover", "land"]),
+    ("off a ledge and back, ignored moves",
+     ["move 0", "move 3", "leaveGround", "move 8", "land", "move 8", "leaveGround", "land", "apex"]),
+]
+
+func statusName(_ status: StatechartStatus) -> String {
+    switch status {
+    case .transitioned: "transitioned"
+    case .ignored: "ignored"
+    case .finished: "finished"
+    case .stoppedAtMicrostepLimit: "stopped"
+    case .rejected: "rejected"
+    }
+}
+
+func jsonList(_ names: [String]) -> String { "[" + names.map(json).joined(separator: ", ") + "]" }
+
+/// The states' names, by raw value.
+func platformerStateNames() -> [String] {
+    var states: [String] = []
+    while let state = Platformer.State(rawValue: states.count) { states.append(state.name) }
+    return states
+}
+
+/// The names the page shows for the module's numbers: states and outputs by raw value.
+func platformerNames() -> String {
+    let states = platformerStateNames()
+    var outputs: [String] = []
+    while let output = Platformer.Output(rawValue: UInt8(outputs.count)) { outputs.append(output.name) }
+    return "{\"states\": \(jsonList(states)), \"outputs\": \(jsonList(outputs))}\n"
+}
+
+/// The native chart's answers to the scripts: after every event, its status, active leaves
+/// and outputs.
+func platformerAnswers(_ chart: Statechart<Platformer.State, Platformer.Event, Platformer.Output>) -> String {
+    var scripts: [String] = []
+    for script in platformerScripts {
+        var state = chart.initialState
+        var steps: [String] = []
+        for name in script.events {
+            guard let event = platformerEvents.first(where: { $0.name == name })?.event else {
+                printError("web-generate: the platformer script \"\(script.name)\" sends \"\(name)\", which no button sends")
+                exit(1)
+            }
+            let reply = chart.send(event, to: &state)
+            steps.append("""
+                {"event": \(json(name)), "status": \(json(statusName(reply.status))), \
+                "leaves": \(jsonList(chart.activeLeaves(in: state).map(\.name))), \
+                "outputs": \(jsonList(reply.outputs.map(\.name)))}
+                """)
+        }
+        scripts.append("{\"name\": \(json(script.name)), \"steps\": [\n      \(steps.joined(separator: ",\n      "))]}")
+    }
+    let initialLeaves = jsonList(chart.activeLeaves(in: chart.initialState).map(\.name))
+    return """
+        {
+            "states": \(jsonList(platformerStateNames())),
+            "initial": {"leaves": \(initialLeaves), "outputs": \(jsonList(chart.initialOutputs.map(\.name)))},
+            "events": \(jsonList(platformerEvents.map(\.name))),
+            "scripts": [
+            \(scripts.joined(separator: ",\n    "))]}
+        """
+}
+
 // MARK: - The native answers to the test's inputs
 
 /// A game as `make web-test` plays it on the page: each entry is a square clicked, or `nil` for
@@ -276,7 +370,7 @@ func json(_ text: String) -> String {
     return quoted + "\""
 }
 
-func nativeAnswers() -> String {
+func nativeAnswers(platformer: Statechart<Platformer.State, Platformer.Event, Platformer.Output>) -> String {
     var gameEntries: [String] = []
     for game in games {
         var machine = MealyMachine(state: TicTacToe.State(), reducer: TicTacToe(), effectManager: ReplyEffectManager())
@@ -313,7 +407,7 @@ func nativeAnswers() -> String {
               "text": \(json(input.text)), "tokens": \(tokens(input.text, delimiter: input.delimiter))}
             """)
     }
-    return "{\n  \"tictactoe\": [\n    \(gameEntries.joined(separator: ",\n    "))],\n  \"csv\": [\n    \(csvEntries.joined(separator: ",\n    "))]\n}\n"
+    return "{\n  \"tictactoe\": [\n    \(gameEntries.joined(separator: ",\n    "))],\n  \"csv\": [\n    \(csvEntries.joined(separator: ",\n    "))],\n  \"platformer\": \(platformerAnswers(platformer))\n}\n"
 }
 
 // MARK: - Main
@@ -346,6 +440,13 @@ struct WebGenerate {
             for problem in problems.prefix(20) { printError("  \(problem)") }
             exit(1)
         }
+        let platformer: Statechart<Platformer.State, Platformer.Event, Platformer.Output>
+        do {
+            platformer = try Platformer.chart()
+        } catch {
+            printError("web-generate: the platformer chart does not build: \(error)")
+            exit(1)
+        }
         let directory = CommandLine.arguments[1]
         write(ticTacToeTable.graphvizDOT(
             name: "TicTacToe", initial: .xToMove, states: GamePhase.allCases, inputs: GameInput.allCases,
@@ -353,6 +454,9 @@ struct WebGenerate {
         write(csvTable.graphvizDOT(
             name: "CSVTokenizer", initial: .recordStart, states: Phase.allCases, inputs: CSVInput.allCases,
             stateName: { $0.name }, inputName: { $0.rawValue }), to: "\(directory)/csv.dot")
-        write(nativeAnswers(), to: "\(directory)/native.json")
+        write(platformer.graphvizDOT(name: "Platformer", stateName: { $0.name }, eventName: platformerEventName),
+              to: "\(directory)/platformer.dot")
+        write(platformerNames(), to: "\(directory)/platformer.json")
+        write(nativeAnswers(platformer: platformer), to: "\(directory)/native.json")
     }
 }
