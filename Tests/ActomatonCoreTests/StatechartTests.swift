@@ -739,3 +739,28 @@ struct StatechartValidationTests {
         #expect(!chart.isValid(tampered))
     }
 }
+
+@Suite("Statechart: diagrams")
+struct StatechartDiagramTests {
+    enum Light: Int, StatechartStateID { case on, bright, dim, off }
+    enum Switch: Equatable { case toggle, brighter, dimmer }
+
+    /// The start arrow is valid DOT whether the chart starts in a compound state (an arrow into
+    /// its cluster, with `lhead`) or an atomic one (a plain arrow). It used to be written
+    /// without brackets around `lhead`, which `dot` refuses.
+    @Test func theStartArrowIsValidDOT() throws {
+        let compoundFirst = try Statechart<Light, Switch, String>(states: [
+            .compound(.on, transitions: [.on(.toggle, to: .off)], children: [
+                .atomic(.bright, transitions: [.on(.dimmer, to: .dim)]),
+                .atomic(.dim),
+            ]),
+            .atomic(.off, transitions: [.on(.toggle, to: .on)]),
+        ])
+        #expect(compoundFirst.graphvizDOT(name: "Lamp", stateName: { "\($0)" }, eventName: { "\($0)" }).contains("    \"[*]\" -> \"0\" [lhead=\"cluster_0\"];\n"))
+        let atomicFirst = try Statechart<Light, Switch, String>(states: [
+            .atomic(.off, transitions: [.on(.toggle, to: .on)]),
+            .compound(.on, transitions: [.on(.toggle, to: .off)], children: [.atomic(.bright), .atomic(.dim)]),
+        ])
+        #expect(atomicFirst.graphvizDOT(name: "Lamp", stateName: { "\($0)" }, eventName: { "\($0)" }).contains("    \"[*]\" -> \"3\";\n"))
+    }
+}
