@@ -319,6 +319,50 @@ struct CompiledStatechartTests {
         #expect(refused { $0.leaves.append(128) } != nil)
     }
 
+    /// Tables from outside, corrupted at random: each is refused with one line, or runs every
+    /// call without trapping (a trap would end the test process).
+    @Test func corruptedTablesAreRefusedOrRunWithoutTrapping() throws {
+        let good = try Self.bigChart(regions: 3).compiled(events: [0, 1, 2], classifiedBy: { $0 }).tables
+        var random = SplitMix64(seed: 99)
+        func number(_ range: ClosedRange<Int>) -> Int { range.lowerBound + Int(random.next() % UInt64(range.count)) }
+        var accepted = 0, refused = 0
+        for _ in 0..<3_000 {
+            var tables = good
+            for _ in 0..<number(1...3) {
+                switch number(0...9) {
+                case 0: tables.entries[number(0...(tables.entries.count - 1))] = UInt32(truncatingIfNeeded: random.next())
+                case 1: tables.entries[number(0...(tables.entries.count - 1))] ^= 1 << UInt32(number(0...31))
+                case 2: tables.sequenceStarts[number(0...(tables.sequenceStarts.count - 1))] = UInt16(number(0...6))
+                case 3: tables.classCount = number(-2...10)
+                case 4: tables.initialState = number(-2...20)
+                case 5: tables.initialOutputs = number(-2...6)
+                case 6: if number(0...1) == 0 { tables.configurations.removeLast() } else { tables.configurations.append(UInt64(number(0...9))) }
+                case 7: tables.leaves.append(UInt8(number(0...255)))
+                case 8: if number(0...1) == 0, !tables.outputs.isEmpty { tables.outputs.removeLast() } else { tables.outputs.append(7) }
+                default: if number(0...1) == 0 { tables.entries.removeLast() } else { tables.sequenceStarts.append(UInt16(number(0...6))) }
+                }
+            }
+            do {
+                let chart = try CompiledStatechart<Region, Int, Int>(tables: tables) { $0 }
+                accepted += 1
+                var state = chart.initialState
+                var initial: [Int] = []
+                chart.emitInitialOutputs(into: &initial)
+                #expect(initial == chart.initialOutputs)
+                for _ in 0..<40 {
+                    _ = chart.send(number(-2...5), to: &state)
+                    _ = chart.activeLeaves(in: state)
+                    _ = chart.isIn(Region(rawValue: number(-2...130)), state)
+                    if let restored = chart.state(atIndex: number(-2...20)) { state = restored }
+                }
+            } catch {
+                refused += 1
+                #expect(!error.description.contains("\n"))
+            }
+        }
+        #expect(accepted > 100 && refused > 1_000, "accepted \(accepted), refused \(refused)")
+    }
+
     @Test func theStateCapacityOfTablesAtTheLimitAndOnePast() throws {
         let capacity = CompiledStatechart<Light, Switch, String>.stateCapacity
         func tables(states: Int) -> CompiledStatechartTables<String> {
