@@ -93,15 +93,8 @@ private final class ReferenceStatechart {
     var running = true
     var outputs: [String] = []
 
-    /// What the runs exercised, to check that the generator reaches the interesting paths.
-    var resumedHistories = 0
-    var defaultHistories = 0
-    var preemptedTransitions = 0
-    var takenDoneTransitions = 0
-    var takenEventlessTransitions = 0
-    var takenParallelDoneTransitions = 0
-    /// Deep history resumptions that entered a state below the parent's children.
-    var deepResumesBelowChildren = 0
+    /// What the run exercised, to check that the generator reaches the interesting paths.
+    var exercised = ReferenceCoverage()
 
     /// For every compound or parallel state that has exited, its children active then: what
     /// the implementation remembers, and follows down, for a deep history state.
@@ -182,7 +175,7 @@ private final class ReferenceStatechart {
         while running {
             var enabled = selectTransitions { $0.isEventless }
             if !enabled.isEmpty {
-                takenEventlessTransitions += 1
+                exercised.takenEventlessTransitions += 1
             } else {
                 if internalQueue.isEmpty { break }
                 let done = internalQueue.removeFirst()
@@ -190,8 +183,8 @@ private final class ReferenceStatechart {
                     if case let .done(state)? = transition.trigger { state.rawValue == done } else { false }
                 }
                 if !enabled.isEmpty {
-                    takenDoneTransitions += 1
-                    if byID[done]!.kind == .parallel { takenParallelDoneTransitions += 1 }
+                    exercised.takenDoneTransitions += 1
+                    if byID[done]!.kind == .parallel { exercised.takenParallelDoneTransitions += 1 }
                 }
             }
             if !enabled.isEmpty {
@@ -241,9 +234,9 @@ private final class ReferenceStatechart {
                 }
             }
             if t1Preempted {
-                preemptedTransitions += 1
+                exercised.preemptedTransitions += 1
             } else {
-                preemptedTransitions += toRemove.count
+                exercised.preemptedTransitions += toRemove.count
                 filtered.removeAll { t in toRemove.contains { $0 === t } }
                 filtered.append(t1)
             }
@@ -322,11 +315,11 @@ private final class ReferenceStatechart {
         if state.isHistory {
             let targets: [RefNode]
             if let value = historyValue[state.id], !value.isEmpty {
-                resumedHistories += 1
+                exercised.resumedHistories += 1
                 noteDeviation(state, value)
                 targets = value
             } else {
-                defaultHistories += 1
+                exercised.defaultHistories += 1
                 targets = defaultTargets(of: state)
             }
             for s in targets { addDescendantStatesToEnter(s, &statesToEnter) }
@@ -407,7 +400,7 @@ private final class ReferenceStatechart {
     /// SCXML's value unless a state below the parent exited after the parent last did.
     private func noteDeviation(_ history: RefNode, _ value: [RefNode]) {
         guard history.kind == .history(.deep) else { return }
-        if value.contains(where: { $0.parent !== history.parent }) { deepResumesBelowChildren += 1 }
+        if value.contains(where: { $0.parent !== history.parent }) { exercised.deepResumesBelowChildren += 1 }
         func leaves(_ states: [RefNode]) -> [RefNode] {
             states.flatMap { state in
                 let below = lastActiveChildren[state.id] ?? []
@@ -480,6 +473,28 @@ private final class GenNode {
     /// This node and everything below it, in document order.
     var subtree: [GenNode] { [self] + children.flatMap(\.subtree) }
     var descendants: [GenNode] { children.flatMap(\.subtree) }
+}
+
+/// Counts of the paths a reference run went through.
+private struct ReferenceCoverage {
+    var resumedHistories = 0
+    var defaultHistories = 0
+    var preemptedTransitions = 0
+    var takenDoneTransitions = 0
+    var takenEventlessTransitions = 0
+    var takenParallelDoneTransitions = 0
+    /// Deep history resumptions that entered a state below the parent's children.
+    var deepResumesBelowChildren = 0
+
+    static func += (total: inout Self, run: Self) {
+        total.resumedHistories += run.resumedHistories
+        total.defaultHistories += run.defaultHistories
+        total.preemptedTransitions += run.preemptedTransitions
+        total.takenDoneTransitions += run.takenDoneTransitions
+        total.takenEventlessTransitions += run.takenEventlessTransitions
+        total.takenParallelDoneTransitions += run.takenParallelDoneTransitions
+        total.deepResumesBelowChildren += run.deepResumesBelowChildren
+    }
 }
 
 private struct GeneratedChart {
@@ -672,13 +687,8 @@ private struct ModelRun {
     var statuses: [StatechartStatus: Int] = [:]
     /// Seeds whose comparison stopped at the known deep-history deviation.
     var knownDeviations = 0
-    var resumedHistories = 0
-    var defaultHistories = 0
-    var preemptedTransitions = 0
-    var takenDoneTransitions = 0
-    var takenEventlessTransitions = 0
-    var takenParallelDoneTransitions = 0
-    var deepResumesBelowChildren = 0
+    /// What the reference exercised, over every seed.
+    var exercised = ReferenceCoverage()
 
     /// Builds the chart of `seed`, starts it and sends its events on both sides.
     mutating func check(seed: UInt64, events eventCount: Int = 40) -> Result {
@@ -686,15 +696,7 @@ private struct ModelRun {
         let generated = generator.generate(eventCount: eventCount)
         let reference = ReferenceStatechart(initial: generated.initial, microstepLimit: generated.microstepLimit,
                                             states: generated.states)
-        defer {
-            resumedHistories += reference.resumedHistories
-            defaultHistories += reference.defaultHistories
-            preemptedTransitions += reference.preemptedTransitions
-            takenDoneTransitions += reference.takenDoneTransitions
-            takenEventlessTransitions += reference.takenEventlessTransitions
-            takenParallelDoneTransitions += reference.takenParallelDoneTransitions
-            deepResumesBelowChildren += reference.deepResumesBelowChildren
-        }
+        defer { exercised += reference.exercised }
         let referenceStart = reference.start()
         if reference.reachedKnownDeviation { return .compared(steps: 0) }
         let header = "seed \(seed) (reproduce: `var run = ModelRun(); run.check(seed: \(seed))`, or seeds = \(seed)..<\(seed + 1))"
@@ -775,15 +777,15 @@ struct StatechartModelTests {
         for status in [StatechartStatus.transitioned, .ignored, .finished, .stoppedAtMicrostepLimit] {
             #expect(run.statuses[status, default: 0] > 0, "no \(status) in \(run.statuses)")
         }
-        #expect(run.resumedHistories > 0 && run.defaultHistories > 0)
-        #expect(run.preemptedTransitions > 0 && run.takenDoneTransitions > 0 && run.takenEventlessTransitions > 0)
-        #expect(run.takenParallelDoneTransitions > 0 && run.deepResumesBelowChildren > 0)
+        #expect(run.exercised.resumedHistories > 0 && run.exercised.defaultHistories > 0)
+        #expect(run.exercised.preemptedTransitions > 0 && run.exercised.takenDoneTransitions > 0 && run.exercised.takenEventlessTransitions > 0)
+        #expect(run.exercised.takenParallelDoneTransitions > 0 && run.exercised.deepResumesBelowChildren > 0)
         print("StatechartModelTests: \(compared) charts compared over \(steps) events (\(unsettled) did not settle at start,",
               "\(run.knownDeviations) stopped at the known deep-history deviation);",
-              "statuses \(run.statuses); histories resumed \(run.resumedHistories), defaulted \(run.defaultHistories);",
-              "preempted \(run.preemptedTransitions), done taken \(run.takenDoneTransitions),",
-              "eventless taken \(run.takenEventlessTransitions), parallel done taken \(run.takenParallelDoneTransitions),",
-              "deep resumes below the children \(run.deepResumesBelowChildren)")
+              "statuses \(run.statuses); histories resumed \(run.exercised.resumedHistories), defaulted \(run.exercised.defaultHistories);",
+              "preempted \(run.exercised.preemptedTransitions), done taken \(run.exercised.takenDoneTransitions),",
+              "eventless taken \(run.exercised.takenEventlessTransitions), parallel done taken \(run.exercised.takenParallelDoneTransitions),",
+              "deep resumes below the children \(run.exercised.deepResumesBelowChildren)")
     }
 }
 

@@ -7,14 +7,26 @@ struct WasmModule {
     let instance: Instance
     let memory: Memory
 
-    /// Loads `.build/wasm/<name>.wasm`; fails with a clear message if it was not built.
-    init(_ name: String) throws {
+    /// The path of `.build/wasm/<name>.wasm`; fails with a clear message if it was not built.
+    static func path(of name: String) throws -> String {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent()
         let path = root.appendingPathComponent(".build/wasm/\(name).wasm").path
         guard FileManager.default.fileExists(atPath: path) else {
             throw WasmModuleError("\(path) does not exist: run `make wasm-build` (or `make wasm-test`) first")
         }
+        return path
+    }
+
+    /// The size in bytes of `.build/wasm/<name>.wasm`.
+    static func size(of name: String) throws -> Int {
+        let attributes = try FileManager.default.attributesOfItem(atPath: try path(of: name))
+        return (attributes[.size] as? NSNumber)?.intValue ?? 0
+    }
+
+    /// Loads `.build/wasm/<name>.wasm`; fails with a clear message if it was not built.
+    init(_ name: String) throws {
+        let path = try Self.path(of: name)
         let module = try parseWasm(filePath: path)
         instance = try module.instantiate(store: Store(engine: Engine()))
         guard let memory = instance.exports[memory: "memory"] else {

@@ -9,11 +9,8 @@ import Synchronization
 
 let benchmarks: @Sendable () -> Void = {
     let perSend = Benchmark.Configuration.perOperation
-    let bulk = Benchmark.Configuration(
+    let bulk = Benchmark.Configuration.perWorkload(
         metrics: [.wallClock, .throughput, .peakMemoryResident],
-        timeUnits: .milliseconds,
-        warmupIterations: 1,
-        scalingFactor: .one,
         maxDuration: .seconds(10),
         maxIterations: 10
     )
@@ -91,11 +88,8 @@ let benchmarks: @Sendable () -> Void = {
     // Each iteration puts 100,000 pieces of work in flight at once, measures the memory they
     // hold, lets them end (or cancels them), and measures what is still held afterwards with
     // the machine alive. The baselines are bare tasks doing the same in the same run.
-    let memory = Benchmark.Configuration(
+    let memory = Benchmark.Configuration.perWorkload(
         metrics: [.wallClock, .throughput, .peakMemoryResident, heapPerTask, residentPerTask, heapRetained],
-        timeUnits: .milliseconds,
-        warmupIterations: 1,
-        scalingFactor: .one,
         maxDuration: .seconds(10),
         maxIterations: 5
     )
@@ -145,11 +139,8 @@ let benchmarks: @Sendable () -> Void = {
     // cancels the one before, and only the last one's sleep ends. Time and peak memory are
     // those of the 100,000 sends; besides: how late the last effect completes after its
     // sleep's end, and the heap still held once it has, with the machine alive.
-    let churn = Benchmark.Configuration(
+    let churn = Benchmark.Configuration.perWorkload(
         metrics: [.wallClock, .throughput, .peakMemoryResident, heapRetained, lastEffectLate],
-        timeUnits: .milliseconds,
-        warmupIterations: 1,
-        scalingFactor: .one,
         maxDuration: .seconds(20),
         maxIterations: 5
     )

@@ -180,11 +180,8 @@ let benchmarks: @Sendable () -> Void = {
 
     let big = sampleCSV(byteCount: 64 << 20)
     let bigText = String(decoding: big, as: UTF8.self)
-    let parserConfiguration = Benchmark.Configuration(
+    let parserConfiguration = Benchmark.Configuration.perWorkload(
         metrics: [.wallClock, .mallocCountTotal, .throughput],
-        timeUnits: .milliseconds,
-        warmupIterations: 1,
-        scalingFactor: .one,
         maxDuration: .seconds(20),
         maxIterations: 5
     )

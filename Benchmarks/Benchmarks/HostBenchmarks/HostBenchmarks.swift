@@ -135,8 +135,11 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     // The CSV tokenizer plugin: 1 MiB fed in 16 KiB strings, as a .so and as a .wasm.
-    let perMiB = Benchmark.Configuration(metrics: [.wallClock, .throughput], timeUnits: .milliseconds, warmupIterations: 1,
-                                         scalingFactor: .one, maxDuration: .seconds(10), maxIterations: 20)
+    let perMiB = Benchmark.Configuration.perWorkload(
+        metrics: [.wallClock, .throughput],
+        maxDuration: .seconds(10),
+        maxIterations: 20
+    )
     for (variant, path) in [("baseline", csvPluginPath), ("csv.wasm plugin", wasmPluginPath("csv"))] {
         Benchmark("csv-plugin: \(variant == "baseline" ? "baseline (csv.so)" : variant)", configuration: perMiB) { benchmark in
             for _ in benchmark.scaledIterations {
@@ -207,8 +210,12 @@ let benchmarks: @Sendable () -> Void = {
     // Restart: open a journal of 1,000,000 actions and bring the counter back, by replaying
     // them all, or from a snapshot taken at the end.
     for snapshot in [false, true] {
-        let restart = Benchmark.Configuration(metrics: [.wallClock, .throughput], timeUnits: .milliseconds, warmupIterations: 0,
-                                              scalingFactor: .one, maxDuration: .seconds(30), maxIterations: 3)
+        let restart = Benchmark.Configuration.perWorkload(
+            metrics: [.wallClock, .throughput],
+            warmupIterations: 0,
+            maxDuration: .seconds(30),
+            maxIterations: 3
+        )
         Benchmark("journal-restart: 1,000,000 actions, \(snapshot ? "from a snapshot" : "replayed")", configuration: restart) { benchmark in
             let path = temporaryDatabase()
             defer { removeDatabase(path) }

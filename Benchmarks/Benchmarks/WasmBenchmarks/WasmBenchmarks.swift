@@ -9,11 +9,8 @@ import Foundation
 import WasmKit
 
 let benchmarks: @Sendable () -> Void = {
-    let configuration = Benchmark.Configuration(
+    let configuration = Benchmark.Configuration.perWorkload(
         metrics: [.wallClock, .throughput],
-        timeUnits: .milliseconds,
-        warmupIterations: 1,
-        scalingFactor: .one,
         maxDuration: .seconds(5),
         maxIterations: 50
     )

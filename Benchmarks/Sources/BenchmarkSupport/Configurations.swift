@@ -13,4 +13,22 @@ extension Benchmark.Configuration {
             maxIterations: 100_000
         )
     }
+
+    /// Whole-workload benchmarks: each iteration runs the workload once (no scaling), timed in
+    /// milliseconds after `warmupIterations` (one by default).
+    public static func perWorkload(
+        metrics: [BenchmarkMetric],
+        warmupIterations: Int = 1,
+        maxDuration: Duration,
+        maxIterations: Int
+    ) -> Benchmark.Configuration {
+        Benchmark.Configuration(
+            metrics: metrics,
+            timeUnits: .milliseconds,
+            warmupIterations: warmupIterations,
+            scalingFactor: .one,
+            maxDuration: maxDuration,
+            maxIterations: maxIterations
+        )
+    }
 }

@@ -99,17 +99,16 @@ public struct CompiledStatechart<StateID: StatechartStateID, Event: Sendable, Ou
     public var initialState: CompiledStatechartState { CompiledStatechartState(index: tables.initialState) }
 
     /// What entering ``initialState`` emitted.
-    public var initialOutputs: [Output] { Array(outputs(ofSequence: tables.initialOutputs)) }
+    public var initialOutputs: [Output] {
+        var outputs: [Output] = []
+        emitInitialOutputs(into: &outputs)
+        return outputs
+    }
 
     /// Gives what entering ``initialState`` emitted to `outputs`, in order, without allocating:
     /// for a program that resets the chart into a fixed buffer.
     public func emitInitialOutputs<Sink: OutputSink>(into outputs: inout Sink) where Sink.Output == Output {
-        var position = Int(tables.sequenceStarts[tables.initialOutputs])
-        let end = Int(tables.sequenceStarts[tables.initialOutputs + 1])
-        while position < end {
-            outputs.receive(tables.outputs[position])
-            position += 1
-        }
+        emit(sequence: tables.initialOutputs, into: &outputs)
     }
 
     /// The number of states in the table.
@@ -159,17 +158,21 @@ public struct CompiledStatechart<StateID: StatechartStateID, Event: Sendable, Ou
         let slot = state.index &* classes &+ eventClass
         guard slot < tables.entries.count else { return .rejected }
         let entry = tables.entries[slot]
-        state.row = Int(entry & 0xFFFF)
-        let sequence = Int(entry >> 16 & 0xFFF)
-        if sequence != 0 {
-            var position = Int(tables.sequenceStarts[sequence])
-            let end = Int(tables.sequenceStarts[sequence &+ 1])
-            while position < end {
-                outputs.receive(tables.outputs[position])
-                position &+= 1
-            }
+        state.row = CompiledStatechartEntry.next(entry)
+        let sequence = CompiledStatechartEntry.sequence(entry)
+        if sequence != 0 { emit(sequence: sequence, into: &outputs) }
+        return CompiledStatechartEntry.status(entry) ?? .rejected
+    }
+
+    /// Gives the outputs of sequence `sequence` to `outputs`, in order.
+    @inlinable
+    func emit<Sink: OutputSink>(sequence: Int, into outputs: inout Sink) where Sink.Output == Output {
+        var position = Int(tables.sequenceStarts[sequence])
+        let end = Int(tables.sequenceStarts[sequence &+ 1])
+        while position < end {
+            outputs.receive(tables.outputs[position])
+            position &+= 1
         }
-        return StatechartStatus(rawValue: UInt8(truncatingIfNeeded: entry >> 28)) ?? .rejected
     }
 
     /// Sends `event` and returns its status and outputs.
@@ -200,11 +203,6 @@ public struct CompiledStatechart<StateID: StatechartStateID, Event: Sendable, Ou
     public func activeLeaves(in state: CompiledStatechartState) -> [StateID] {
         let active = configuration(of: state)
         return tables.leaves.compactMap { active.contains(Int($0)) ? StateID(rawValue: Int($0)) : nil }
-    }
-
-    /// The outputs of sequence `sequence`.
-    func outputs(ofSequence sequence: Int) -> ArraySlice<Output> {
-        tables.outputs[Int(tables.sequenceStarts[sequence])..<Int(tables.sequenceStarts[sequence + 1])]
     }
 }
 

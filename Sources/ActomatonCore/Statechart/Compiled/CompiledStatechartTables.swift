@@ -61,6 +61,31 @@ public struct CompiledStatechartTables<Output> {
 }
 
 extension CompiledStatechartTables: Sendable where Output: Sendable {}
+
+/// The layout of an entry of ``CompiledStatechartTables/entries``: bits 0–15 the next state,
+/// 16–27 the output sequence, 28–31 the ``StatechartStatus`` raw value.
+@usableFromInline
+enum CompiledStatechartEntry {
+    @inlinable
+    static func make(next: Int, sequence: Int, status: StatechartStatus) -> UInt32 {
+        UInt32(truncatingIfNeeded: next) & 0xFFFF | UInt32(truncatingIfNeeded: sequence) << 16 | UInt32(status.rawValue) << 28
+    }
+
+    /// `entry` going to `next` instead.
+    static func replacingNext(of entry: UInt32, with next: Int) -> UInt32 {
+        entry & ~0xFFFF | UInt32(truncatingIfNeeded: next) & 0xFFFF
+    }
+
+    @inlinable
+    static func next(_ entry: UInt32) -> Int { Int(entry & 0xFFFF) }
+
+    @inlinable
+    static func sequence(_ entry: UInt32) -> Int { Int(entry >> 16 & 0xFFF) }
+
+    /// The status, or `nil` for a code that is not one.
+    @inlinable
+    static func status(_ entry: UInt32) -> StatechartStatus? { StatechartStatus(rawValue: UInt8(truncatingIfNeeded: entry >> 28)) }
+}
 extension CompiledStatechartTables: Equatable where Output: Equatable {}
 
 extension CompiledStatechartTables {
@@ -86,9 +111,8 @@ extension CompiledStatechartTables {
         guard initialState >= 0, initialState < states else { return .initialState(initialState) }
         guard initialOutputs >= 0, initialOutputs < sequences else { return .initialOutputs(initialOutputs) }
         for (slot, entry) in entries.enumerated() {
-            let next = Int(entry & 0xFFFF), sequence = Int(entry >> 16 & 0xFFF), status = UInt8(entry >> 28)
-            guard next < states, sequence < sequences,
-                  let code = StatechartStatus(rawValue: status), code != .rejected
+            guard CompiledStatechartEntry.next(entry) < states, CompiledStatechartEntry.sequence(entry) < sequences,
+                  let status = CompiledStatechartEntry.status(entry), status != .rejected
             else { return .entry(slot) }
         }
         for leaf in leaves where Int(leaf) >= StatechartStateSet.capacity { return .leaf(Int(leaf)) }

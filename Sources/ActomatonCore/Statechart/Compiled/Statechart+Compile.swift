@@ -48,8 +48,8 @@ extension Statechart where Output: Equatable {
             return (status, outputs, next)
         }
 
-        // Explore breadth first. Per slot (state × class): the next state, and the output
-        // sequence and status as they go into an entry.
+        // Explore breadth first. Per slot (state × class): the next state, and the entry with
+        // its output sequence and status (its next state is set once states are merged).
         var sequences = OutputSequences<Output>()
         guard let initialSequence = sequences.id(of: initialOutputs) else { throw .tooManyOutputs }
         var states = [initialState]
@@ -73,13 +73,13 @@ extension Statechart where Output: Equatable {
                     states.append(target)
                 }
                 guard let sequence = sequences.id(of: outputs) else { throw .tooManyOutputs }
-                codes.append(UInt32(sequence) << 16 | UInt32(status.rawValue) << 28)
+                codes.append(CompiledStatechartEntry.make(next: 0, sequence: sequence, status: status))
             }
             for (index, eventClass) in classOf.enumerated() where representative[eventClass] != index {
                 let (status, outputs, target) = run(events[index], from: state)
                 let slot = head * classCount + eventClass
-                guard UInt32(status.rawValue) == codes[slot] >> 28,
-                      outputs[...] == sequences.outputs(of: Int(codes[slot] >> 16 & 0xFFF)),
+                guard status == CompiledStatechartEntry.status(codes[slot]),
+                      outputs[...] == sequences.outputs(of: CompiledStatechartEntry.sequence(codes[slot])),
                       target == states[next[slot]]
                 else {
                     throw .classDisagrees(event: index, representative: representative[eventClass], state: state.activeStates)
@@ -101,7 +101,7 @@ extension Statechart where Output: Equatable {
         configurations.reserveCapacity(blockCount * 2)
         for state in firstOfBlock {
             for slot in state * classCount..<(state + 1) * classCount {
-                entries.append(codes[slot] | UInt32(block[next[slot]]))
+                entries.append(CompiledStatechartEntry.replacingNext(of: codes[slot], with: block[next[slot]]))
             }
             let words = states[state].active.words
             configurations.append(words.0)
