@@ -126,7 +126,7 @@ DEMO = Plugins/demo
 # product name : file name in $(PLUGIN_DIR)
 HOST_PLUGINS := CounterPlugin:counter CSVTokenizerPlugin:csv TicTacToePlugin:tictactoe LoginPlugin:login PlatformerPlugin:platformer
 
-.PHONY: plugins host host-demo host-bench wasm-demo wasm-plugin
+.PHONY: plugins host host-demo host-bench wasm-demo wasm-plugin torture
 
 plugins: deps ## Build the example plugins (four in Swift, one in C) to .so files.
 	@for entry in $(HOST_PLUGINS); do \
@@ -198,3 +198,9 @@ wasm-plugin: wasm-install ## Turn your own reducer into a .wasm plugin: make was
 host-bench: ## Benchmark a plugin action against the same reducer compiled in (release build).
 	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark --target HostBenchmarks --format jmh --path .build/results
 	python3 Benchmarks/report.py Benchmarks/.build/results
+
+# --- Torture: the host's promises under kill -9, two hosts and a full database ---
+TORTURE_ROUNDS ?= 20
+
+torture: plugins host ## Kill -9 the host TORTURE_ROUNDS times per --sync policy, start two hosts on one state file, fill the database; print what each lost against its bound.
+	python3 scripts/torture.py $(HOST) $(PLUGIN_DIR)/counter.so --rounds $(TORTURE_ROUNDS)

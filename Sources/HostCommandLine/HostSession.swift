@@ -1,13 +1,38 @@
 import ActomatonPluginContract
 import ActomatonHost
+import Synchronization
 
 /// Runs input lines against a ``PluginHost``: what `actomaton-host run` and `serve` do with
 /// each line of a script or of standard input.
 ///
-/// Each action line is checked against the addressed plugin's vocabulary and sent to its
-/// machine; transitions are printed by the host's observer (see ``format(_:)``). A line that
-/// cannot be run throws a ``HostLineError`` located at the line (`script.txt:3`).
+/// Each action line is checked against the addressed plugin's vocabulary and submitted to its
+/// machine; transitions are printed by the host's observer (see ``format(_:)``) once they are
+/// acknowledged. A line that cannot be run throws a ``HostLineError`` located at the line
+/// (`script.txt:3`).
+///
+/// With a journal, the session does not wait for each action's acknowledgement before the
+/// next line: it goes on while the journal commits, so the actions of one stream share commits
+/// (``JournalSyncPolicy``). At most ``maxUnacknowledgedActions`` wait at a time; a line that
+/// fails, a directive and ``finish()`` first wait for every action before them, so what is
+/// printed keeps the order of the input.
 public struct HostSession: Sendable {
+    /// The most actions submitted and not yet acknowledged.
+    public static let maxUnacknowledgedActions = 512
+
+    /// The submissions not known to be acknowledged: the newest, and one from up to
+    /// ``maxUnacknowledgedActions`` / 2 actions before it.
+    private struct Pipeline {
+        var newest: PluginSubmission?
+        var checkpoint: PluginSubmission?
+        var sinceCheckpoint = 0
+    }
+
+    private let pipeline = PipelineBox()
+
+    private final class PipelineBox: Sendable {
+        let state = Mutex(Pipeline())
+    }
+
     /// The plugins.
     public let host: PluginHost
     /// The plugin action lines go to when they do not name one (`run`), or `nil` when every
@@ -45,8 +70,10 @@ public struct HostSession: Sendable {
         do {
             parsed = try InputLine.parse(line, namesPlugin: defaultPlugin == nil)
         } catch {
+            try await waitUntilAcknowledged(at: location)
             throw HostLineError(.input(error), at: location)
         }
+        if case .action = parsed {} else if case .skip = parsed {} else { try await waitUntilAcknowledged(at: location) }
         switch parsed {
         case .skip:
             return
@@ -70,19 +97,53 @@ public struct HostSession: Sendable {
             do {
                 machine = try await host.machine(named: plugin ?? defaultPlugin ?? "")
             } catch {
+                try await waitUntilAcknowledged(at: location)
                 throw HostLineError(.host(error), at: location)
             }
+            let submission: PluginSubmission
             do throws(PluginCallError) {
                 let action = try machine.plugin.action(name, try Self.positional(arguments, for: name, of: machine.plugin))
-                try await machine.send(action)
+                submission = try await machine.submit(action)
+            } catch {
+                try await waitUntilAcknowledged(at: location)
+                throw HostLineError(.call(error), at: location)
+            }
+            let earlier: PluginSubmission? = pipeline.state.withLock { pipeline in
+                pipeline.newest = submission
+                pipeline.sinceCheckpoint += 1
+                guard pipeline.sinceCheckpoint >= Self.maxUnacknowledgedActions / 2 else { return nil }
+                defer {
+                    pipeline.checkpoint = submission
+                    pipeline.sinceCheckpoint = 0
+                }
+                return pipeline.checkpoint
+            }
+            do throws(PluginCallError) {
+                try await earlier?.acknowledged()
             } catch {
                 throw HostLineError(.call(error), at: location)
             }
         }
     }
 
-    /// Waits until no effect is running, for the end of the input.
-    public func finish() async {
+    /// Waits until every action submitted so far is acknowledged; throws, located at
+    /// `location`, if one never will be.
+    public func waitUntilAcknowledged(at location: String) async throws(HostLineError) {
+        let newest = pipeline.state.withLock { pipeline in
+            defer { pipeline = Pipeline() }
+            return pipeline.newest
+        }
+        do throws(PluginCallError) {
+            try await newest?.acknowledged()
+        } catch {
+            throw HostLineError(.call(error), at: location)
+        }
+    }
+
+    /// Waits until every action is acknowledged and no effect is running, for the end of the
+    /// input; throws if an action never will be acknowledged.
+    public func finish() async throws(HostLineError) {
+        try await waitUntilAcknowledged(at: "end of input")
         await host.waitUntilIdle()
     }
 

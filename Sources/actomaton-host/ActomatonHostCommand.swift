@@ -154,10 +154,15 @@ struct StateOptions: ParsableArguments {
                                 + "pending timers are journaled, and a restarted host brings every machine back.", valueName: "file"))
     var state: String?
 
-    @Option(help: ArgumentHelp("When an action counts as acknowledged (printed): always (synced to disk first; actions "
-                                + "that arrive together share a sync), batch (synced every 100ms: a crash loses at most that), "
-                                + "off (the operating system syncs).", valueName: "policy"))
+    @Option(help: ArgumentHelp("When an action counts as acknowledged (printed): always (committed and synced to disk "
+                                + "first; nothing acknowledged is lost), batch (at once, synced within 100 ms: a crash loses at "
+                                + "most the actions of one window, and never more than 5,000), off (committed without syncing: "
+                                + "a host crash loses nothing, a power loss may).", valueName: "policy"))
     var sync: JournalSyncPolicy = .always
+
+    @Option(help: ArgumentHelp("The most the state database may hold (e.g. 512M; its write-ahead log aside). Past it, as on "
+                                + "a full disk, the host stops with one line: nothing unacknowledged is lost.", valueName: "size"))
+    var stateMaxSize: String?
 
     @Option(help: ArgumentHelp("After how many journaled actions of a plugin its state is snapshotted and the journal "
                                 + "before the previous snapshot pruned.", valueName: "count"))
@@ -165,15 +170,25 @@ struct StateOptions: ParsableArguments {
 
     func validate() throws {
         guard journalSnapshotEvery >= 1 else { throw ValidationError("--journal-snapshot-every must be at least 1") }
+        if let stateMaxSize { _ = try parseSize(stateMaxSize) }
     }
 
     /// The journal `--state` names, opened; or `nil` without `--state`. Exits with one line
     /// when the database cannot be used.
+    ///
+    /// When a commit fails (a full disk, `--state-max-size`), the host stops at once with one
+    /// line and status 1: the actions after the last durable one were never acknowledged, and
+    /// a restart resumes from what is durable.
     func openJournal() throws -> PluginJournal? {
         guard let state else { return nil }
         do {
-            return try PluginJournal(path: state, options: JournalOptions(sync: sync, snapshotInterval: journalSnapshotEvery))
-        } catch {
+            let options = JournalOptions(sync: sync, snapshotInterval: journalSnapshotEvery,
+                                         maxDatabaseSize: try stateMaxSize.map(parseSize))
+            return try PluginJournal(path: state, options: options) { error in
+                writeLine("error: \(error); stopping: no action after the last one printed was acknowledged", to: 2)
+                _exit(1)
+            }
+        } catch let error as PluginJournalError {
             printError(error)
             throw ExitCode.failure
         }
@@ -194,12 +209,8 @@ struct Journal: ParsableCommand {
     var plugin: String?
 
     func run() throws {
-        guard FileManager.default.fileExists(atPath: state) else {
-            printError(PluginJournalError(.unreadable("no such file"), at: state))
-            throw ExitCode.failure
-        }
         do {
-            let journal = try PluginJournal(path: state, options: JournalOptions(sync: .off))
+            let journal = try PluginJournal(readingAt: state)
             defer { journal.close() }
             if let plugin {
                 let actions = try journal.journaledActions(of: plugin)
@@ -254,7 +265,7 @@ struct Inspect: AsyncParsableCommand {
     func run() async throws {
         let loaded = try orExit { () throws(PluginLoadError) in try Plugin.load(path: plugin, options: loading.loadOptions) }
         for line in loaded.manifest.lines { emit(line) }
-        emit(loaded.isWebAssembly ? "runs in: the WebAssembly sandbox (fuel and memory limits apply)" : "runs in: this process (native code), or a worker with --isolate process")
+        emit(loaded.isWebAssembly ? "runs in: the WebAssembly sandbox (fuel and memory limits apply)" : "runs in: this process (native code), or a worker with --isolation process")
     }
 }
 
@@ -305,7 +316,12 @@ struct Run: AsyncParsableCommand {
                 if !keepGoing { throw ExitCode.failure }
             }
         }
-        await session.finish()
+        do {
+            try await session.finish()
+        } catch {
+            printError(error)
+            throw ExitCode.failure
+        }
         if failed || ErrorCount.any { throw ExitCode.failure }
     }
 }
@@ -361,7 +377,11 @@ struct Serve: AsyncParsableCommand {
                 printError(error)
             }
         }
-        await session.finish()
+        do {
+            try await session.finish()
+        } catch {
+            printError(error)
+        }
         watcher.cancel()
     }
 }

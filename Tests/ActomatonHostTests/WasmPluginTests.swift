@@ -30,7 +30,7 @@ func transcript(of path: String, _ lines: [String], loadOptions: Plugin.LoadOpti
             recorder.log("error \(error)")
         }
     }
-    await session.finish()
+    try? await session.finish()
     return recorder.lines
 }
 

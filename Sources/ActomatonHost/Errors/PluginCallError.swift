@@ -67,6 +67,10 @@ public struct PluginCallError: Error, Sendable, Hashable, CustomStringConvertibl
         case sandboxTrapped(call: String, cause: String, recovery: String)
 
         /// The reason, as one line.
+        /// The action ran, but its journal record could not be made durable: it is not
+        /// acknowledged (see ``PluginJournal``).
+        case notAcknowledged(action: String, journal: PluginJournalError)
+
         public var description: String {
             switch self {
             case let .unknownAction(name, plugin, known):
@@ -106,6 +110,8 @@ public struct PluginCallError: Error, Sendable, Hashable, CustomStringConvertibl
                 return "the plugin is stopped: \(why)"
             case let .sandboxTrapped(call, cause, recovery):
                 return "\(call) failed: \(cause); \(recovery)"
+            case let .notAcknowledged(action, journal):
+                return "'\(action)' ran but is not acknowledged (it will not be there after a restart): \(journal)"
             }
         }
     }

@@ -24,8 +24,20 @@ public struct PluginJournalError: Error, Sendable, Hashable, CustomStringConvert
         case corrupt(String)
         /// A record cannot be read (an argument's encoding).
         case badRecord(String)
-        /// Writing failed: SQLite's message.
+        /// Writing failed: SQLite's message. Nothing after the last durable record is
+        /// acknowledged, and the journal refuses every later record.
         case writeFailed(String)
+        /// Another host (another process, or another journal in this one) is using the database.
+        case inUse
+        /// The database, or one of its `-wal`, `-shm` and `-journal` files, is not a file this
+        /// host can trust: a link, not a regular file, another user's, or writable by others.
+        case untrustedFile(String, why: String)
+        /// A directory on the way to the database can be changed by another user.
+        case untrustedDirectory(String, why: String)
+        /// A write-ahead log lies beside a missing or empty database.
+        case orphanedLog(String)
+        /// The journal was closed.
+        case closed
 
         /// The reason, one line.
         public var description: String {
@@ -37,6 +49,15 @@ public struct PluginJournalError: Error, Sendable, Hashable, CustomStringConvert
             case let .corrupt(finding): "the state database is corrupt (\(finding)); refusing to start over it — restore it from a backup, or move it away to start empty"
             case let .badRecord(what): "the state database holds a record this host cannot read: \(what)"
             case let .writeFailed(message): "cannot write the state database: \(message)"
+            case .inUse: "another actomaton-host is using this state database (one host per state database); refusing to start"
+            case let .untrustedFile(file, why):
+                "refusing \(file): \(why); a state database and its -wal, -shm and -journal files must be regular files "
+                    + "of the user running the host that no one else can write"
+            case let .untrustedDirectory(directory, why): "refusing the state database: the directory \(directory) \(why)"
+            case let .orphanedLog(file):
+                "\(file) is a write-ahead log without its database (another database's, or what is left of one); refusing to start "
+                    + "over it — move it away to start empty"
+            case .closed: "the state database is closed"
             }
         }
     }

@@ -58,6 +58,8 @@ public struct PluginLoadError: Error, Sendable, Hashable, CustomStringConvertibl
         case stateCreationFailed
         /// A plugin of the same name is already loaded, from another file.
         case duplicateName(String, loadedFrom: String)
+        /// The file, or another plugin of the same name, is being loaded right now.
+        case alreadyLoading
         /// A reload found a plugin of another name in the file.
         case renamed(from: String, to: String)
         /// The worker process that was loading the plugin failed: it crashed, exited, hung,
@@ -104,6 +106,8 @@ public struct PluginLoadError: Error, Sendable, Hashable, CustomStringConvertibl
                 return error.description
             case let .journal(error):
                 return "its state cannot be brought back from the journal: \(error)"
+            case .alreadyLoading:
+                return "not loaded: this file, or a plugin of the same name, is being loaded right now"
             case let .libffi(message):
                 return "libffi: \(message)"
             case .stateCreationFailed:

@@ -1,16 +1,24 @@
 import ActomatonPluginContract
 
-/// When an action counts as acknowledged: how the journal trades speed for durability, like
-/// Redis's `appendfsync`.
+/// When an action counts as acknowledged, and what a crash can lose: how the journal trades
+/// speed for durability, like Redis's `appendfsync`.
+///
+/// An action is acknowledged when the host reports it (`actomaton-host` prints its line;
+/// ``PluginMachine/send(_:)`` returns). Under every policy the machines go on with the next
+/// actions while a commit is under way, and the actions that arrive meanwhile share the next
+/// commit (group commit), so one stream of actions is not held to one disk sync per action.
 public enum JournalSyncPolicy: String, Sendable, Hashable, CaseIterable {
-    /// Acknowledged once written and synced to disk. Actions that arrive together share one
-    /// sync (group commit). Nothing acknowledged is lost.
+    /// Acknowledged once committed and synced to disk. Nothing acknowledged is lost, by a host
+    /// crash or a power loss.
     case always
-    /// Acknowledged at once; written and synced in batches, at most ``JournalOptions/batchWindow``
-    /// apart. A crash loses at most that window.
+    /// Acknowledged at once, committed and synced at most ``JournalOptions/batchWindow`` later.
+    /// A crash loses at most the actions acknowledged in one window, and never more than
+    /// ``JournalOptions/maxUnsyncedActions``: past either bound, actions wait for their commit
+    /// to be acknowledged, as under ``always``.
     case batch
-    /// Acknowledged at once and written without syncing: the operating system decides when
-    /// the data reaches the disk. A host crash loses nothing; a power loss may.
+    /// Acknowledged once committed (written to the operating system), without syncing. A host
+    /// crash (even `kill -9`) loses nothing acknowledged; a power loss or an operating-system
+    /// crash may.
     case off
 }
 
@@ -21,14 +29,24 @@ public struct JournalOptions: Sendable, Hashable {
     /// After how many journaled actions of one plugin its state is snapshotted (and the
     /// journal before the previous snapshot pruned).
     public var snapshotInterval: Int
-    /// The longest a batch waits before it is written, under ``JournalSyncPolicy/batch``.
+    /// Under ``JournalSyncPolicy/batch``: the longest an acknowledged action waits for its
+    /// commit to begin.
     public var batchWindow: Duration
+    /// Under ``JournalSyncPolicy/batch``: the most actions acknowledged and not yet committed.
+    public var maxUnsyncedActions: Int
+    /// The most bytes the database may hold (its write-ahead log aside), rounded down to whole
+    /// 4 KiB pages; `nil` for no limit but the disk's. A commit past it fails as on a full
+    /// disk: nothing from then on is acknowledged.
+    public var maxDatabaseSize: Int64?
 
     /// Creates options.
-    public init(sync: JournalSyncPolicy = .always, snapshotInterval: Int = 1000, batchWindow: Duration = .milliseconds(100)) {
+    public init(sync: JournalSyncPolicy = .always, snapshotInterval: Int = 1000, batchWindow: Duration = .milliseconds(100),
+                maxUnsyncedActions: Int = 5000, maxDatabaseSize: Int64? = nil) {
         self.sync = sync
+        self.maxDatabaseSize = maxDatabaseSize
         self.snapshotInterval = max(1, snapshotInterval)
         self.batchWindow = batchWindow
+        self.maxUnsyncedActions = max(1, maxUnsyncedActions)
     }
 }
 

@@ -12,17 +12,36 @@ import Musl
 /// repeating actions — so a restarted host brings every machine back where it was.
 ///
 /// Machines append records from their actors; one writer thread commits them in order, many
-/// records per transaction (group commit). What "acknowledged" means is the
-/// ``JournalSyncPolicy``.
+/// records per transaction (group commit), while the machines go on. What "acknowledged"
+/// means, and what a crash can lose, is the ``JournalSyncPolicy``.
 ///
-/// The database is refused, with one line, when it cannot be read, is another application's,
-/// was written by a newer host, or fails SQLite's integrity check: the host never starts
-/// empty over state it could not read.
+/// The database is refused, with one line and before anything is written, when it cannot be
+/// read, is another application's, was written by a newer host, fails SQLite's integrity
+/// check, is not a file this host can trust (``StateDatabaseFile``), or is in use by another
+/// host: the host never starts empty over state it could not read, and two hosts never share
+/// one database.
+///
+/// If a commit fails (a full disk, an I/O error), nothing from then on is acknowledged: the
+/// records that were not made durable get no acknowledgement, waiters get the error, and every
+/// later record is refused. `actomaton-host` then stops with one line; a restart resumes from
+/// what was durable.
+///
+/// The write-ahead log is checkpointed every ``walCheckpointPages`` pages and cut back to
+/// ``walSizeLimit`` bytes after each checkpoint, and truncated to nothing at ``close()``; the
+/// database holds two snapshots per plugin and the actions after the older one. So both stay
+/// within a size set by the plugins' states and the snapshot interval, whatever the number of
+/// actions.
 public final class PluginJournal: @unchecked Sendable {
     /// The format this host writes and reads (`PRAGMA user_version`).
     public static let formatVersion: Int64 = 1
     /// Marks the file as this host's (`PRAGMA application_id`, "ACTJ").
     static let applicationID: Int64 = 0x4143_544A
+    /// After how many pages (4 KiB each) the write-ahead log is checkpointed.
+    public static let walCheckpointPages = 1000
+    /// The most bytes the write-ahead log keeps after a checkpoint (`PRAGMA journal_size_limit`).
+    public static let walSizeLimit = 4 << 20
+    /// The most records one transaction commits: a long queue is written as several commits.
+    public static let maxRecordsPerCommit = 2048
 
     /// The database file.
     public let path: String
@@ -30,33 +49,69 @@ public final class PluginJournal: @unchecked Sendable {
     public let options: JournalOptions
 
     private let database: SQLiteDatabase
+    /// The lock held for the journal's life; `nil` when reading only.
+    private let file: StateDatabaseFile?
+    /// Told once, on the writer's thread, when a commit fails.
+    private let writeFailureHandler: (@Sendable (PluginJournalError) -> Void)?
     /// Held while the database is used: by the writer for a commit, by readers otherwise.
     private let databaseLock = Mutex(())
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let wake = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     // Guarded by `mutex`:
-    private var pending: [(ticket: UInt64, record: JournalRecord, acknowledge: (@Sendable () -> Void)?)] = []
+    private var pending: [PendingRecord] = []
     private var nextTicket: UInt64 = 1
+    /// Every record up to this ticket is acknowledged (acknowledgements go in ticket order).
+    private var acknowledgedTicket: UInt64 = 0
+    /// Every record up to this ticket is committed.
     private var durableTicket: UInt64 = 0
-    private var waiters: [(ticket: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
+    /// Records acknowledged before their commit (``JournalSyncPolicy/batch``) and not yet committed.
+    private var acknowledgedEarly = 0
+    private var waiters: [(ticket: UInt64, continuation: CheckedContinuation<Void, any Error>)] = []
     private var closing = false
     private var writerFinished = false
     private var nextTimerKey: Int64
-    private var reportedWriteFailure = false
+    private var failure: PluginJournalError?
     // Touched by the writer thread only:
     private var lastSequence: [String: Int64] = [:]
     private var statements: WriterStatements?
 
-    /// Opens the database at `path`, or creates it when there is no file (or an empty one).
-    public init(path: String, options: JournalOptions = .init()) throws(PluginJournalError) {
+    /// A record waiting for its commit.
+    private struct PendingRecord {
+        let ticket: UInt64
+        let record: JournalRecord
+        /// Runs at its commit; `nil` when it was acknowledged when appended.
+        let acknowledge: (@Sendable () -> Void)?
+        let acknowledgedEarly: Bool
+        /// When it was appended (`CLOCK_MONOTONIC`, nanoseconds).
+        let appended: UInt64
+    }
+
+    /// Opens the database at `path` for a host, or creates it when there is no file (or an
+    /// empty one), and locks it for this journal's life.
+    ///
+    /// - Parameters:
+    ///   - path: The database file.
+    ///   - options: How it writes.
+    ///   - onWriteFailure: Told once, on the journal's writer thread, when a commit fails; from
+    ///     then on nothing is acknowledged.
+    public init(path: String, options: JournalOptions = .init(),
+                onWriteFailure: (@Sendable (PluginJournalError) -> Void)? = nil) throws(PluginJournalError) {
         self.path = path
         self.options = options
+        writeFailureHandler = onWriteFailure
+        let file: StateDatabaseFile
+        do {
+            file = try StateDatabaseFile.lockForWriting(path)
+        } catch {
+            throw PluginJournalError(error, at: path)
+        }
         var status = stat()
         let exists = stat(path, &status) == 0 && status.st_size > 0
         do {
-            database = try SQLiteDatabase(path: path, create: !exists)
+            database = try SQLiteDatabase(path: path, access: .readWrite(create: false))
         } catch {
-            throw PluginJournalError(.unreadable(error.message), at: path)
+            file.release()
+            throw PluginJournalError(Self.reason(for: error), at: path)
         }
         do {
             if exists {
@@ -66,17 +121,57 @@ public final class PluginJournal: @unchecked Sendable {
             }
             try database.execute("PRAGMA journal_mode = WAL")
             try database.execute("PRAGMA synchronous = \(options.sync == .off ? "OFF" : "FULL")")
+            try database.execute("PRAGMA wal_autocheckpoint = \(Self.walCheckpointPages)")
+            try database.execute("PRAGMA journal_size_limit = \(Self.walSizeLimit)")
+            if let limit = options.maxDatabaseSize {
+                try database.execute("PRAGMA max_page_count = \(max(1, limit / 4096))")
+            }
             nextTimerKey = try database.integer("SELECT coalesce(max(key), 0) + 1 FROM timers") ?? 1
-        } catch let error as PluginJournalError.Reason {
-            throw PluginJournalError(error, at: path)
-        } catch let failure as SQLiteDatabase.Failure {
-            throw PluginJournalError(Self.reason(for: failure), at: path)
         } catch {
-            throw PluginJournalError(.unreadable("\(error)"), at: path)
+            database.close()
+            file.release()
+            throw PluginJournalError(Self.reason(for: error), at: path)
         }
-        pthread_mutex_init(mutex, nil)
-        pthread_cond_init(wake, nil)
+        self.file = file
+        initializeLocks()
         startWriter()
+    }
+
+    /// Opens the database at `path` to read what it holds, writing nothing (not even a
+    /// schema into an empty file); it may be in use by a host meanwhile. Appending to it is
+    /// refused.
+    public init(readingAt path: String) throws(PluginJournalError) {
+        self.path = path
+        options = JournalOptions()
+        writeFailureHandler = nil
+        file = nil
+        do {
+            try StateDatabaseFile.vetForReading(path)
+            database = try SQLiteDatabase(path: path, access: .readOnly)
+        } catch {
+            throw PluginJournalError(Self.reason(for: error), at: path)
+        }
+        do {
+            try Self.check(database)
+        } catch {
+            database.close()
+            throw PluginJournalError(Self.reason(for: error), at: path)
+        }
+        nextTimerKey = 1
+        failure = PluginJournalError(.closed, at: path)
+        closing = true
+        writerFinished = true
+        initializeLocks()
+    }
+
+    /// The mutex, and a condition whose timed waits use the monotonic clock.
+    private func initializeLocks() {
+        pthread_mutex_init(mutex, nil)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(wake, &attributes)
+        pthread_condattr_destroy(&attributes)
     }
 
     deinit {
@@ -87,11 +182,14 @@ public final class PluginJournal: @unchecked Sendable {
         wake.deallocate()
     }
 
-    private static func reason(for failure: SQLiteDatabase.Failure) -> PluginJournalError.Reason {
+    private static func reason(for error: any Error) -> PluginJournalError.Reason {
+        if let reason = error as? PluginJournalError.Reason { return reason }
+        guard let failure = error as? SQLiteDatabase.Failure else { return .unreadable("\(error)") }
         switch failure.code & 0xFF {
-        case SQLITE_NOTADB: .corrupt("it is not a SQLite database")
-        case SQLITE_CORRUPT: .corrupt(failure.message)
-        default: .unreadable(failure.message)
+        case SQLITE_MISUSE: return .closed
+        case SQLITE_NOTADB: return .corrupt("it is not a SQLite database")
+        case SQLITE_CORRUPT: return .corrupt(failure.message)
+        default: return .unreadable(failure.message)
         }
     }
 
@@ -155,12 +253,8 @@ public final class PluginJournal: @unchecked Sendable {
                 }
                 return recovery
             }
-        } catch let error as PluginJournalError.Reason {
-            throw PluginJournalError(error, at: path)
-        } catch let failure as SQLiteDatabase.Failure {
-            throw PluginJournalError(Self.reason(for: failure), at: path)
         } catch {
-            throw PluginJournalError(.unreadable("\(error)"), at: path)
+            throw PluginJournalError(Self.reason(for: error), at: path)
         }
     }
 
@@ -182,12 +276,8 @@ public final class PluginJournal: @unchecked Sendable {
     public func journaledActions(of plugin: String, after sequence: Int64 = 0) throws(PluginJournalError) -> [JournaledAction] {
         do {
             return try databaseLock.withLock { _ in try actions(of: plugin, after: sequence) }
-        } catch let error as PluginJournalError.Reason {
-            throw PluginJournalError(error, at: path)
-        } catch let failure as SQLiteDatabase.Failure {
-            throw PluginJournalError(Self.reason(for: failure), at: path)
         } catch {
-            throw PluginJournalError(.unreadable("\(error)"), at: path)
+            throw PluginJournalError(Self.reason(for: error), at: path)
         }
     }
 
@@ -213,10 +303,8 @@ public final class PluginJournal: @unchecked Sendable {
                 }
                 return summaries
             }
-        } catch let failure as SQLiteDatabase.Failure {
-            throw PluginJournalError(Self.reason(for: failure), at: path)
         } catch {
-            throw PluginJournalError(.unreadable("\(error)"), at: path)
+            throw PluginJournalError(Self.reason(for: error), at: path)
         }
     }
 
@@ -231,34 +319,82 @@ public final class PluginJournal: @unchecked Sendable {
     }
 
     /// Queues `record`; `acknowledge` runs once it counts as acknowledged (see
-    /// ``JournalSyncPolicy``): after its commit under `always`, at once otherwise. Returns
-    /// its ticket, for ``waitUntilDurable(_:)``.
+    /// ``JournalSyncPolicy``): at its commit, or at once under ``JournalSyncPolicy/batch``
+    /// within that policy's bounds. Never runs if the record cannot be made durable. Returns
+    /// its ticket, for ``waitUntilAcknowledged(_:)``.
     @discardableResult
     func append(_ record: JournalRecord, acknowledge: (@Sendable () -> Void)? = nil) -> UInt64 {
         pthread_mutex_lock(mutex)
         let ticket = nextTicket
         nextTicket += 1
-        let later = options.sync == .always && !closing
-        // Only an empty queue can have the writer asleep on `wake`.
-        if pending.isEmpty { pthread_cond_broadcast(wake) }
-        pending.append((ticket, record, later ? acknowledge : nil))
+        if failure != nil || closing {
+            // Refused: never acknowledged, and its waiters are told why.
+            pthread_mutex_unlock(mutex)
+            return ticket
+        }
+        let now = monotonicNanoseconds()
+        let early = options.sync == .batch && acknowledgesEarly(at: now)
+        // Only an empty queue can have the writer asleep without a deadline.
+        if pending.isEmpty || !early { pthread_cond_broadcast(wake) }
+        pending.append(PendingRecord(ticket: ticket, record: record, acknowledge: early ? nil : acknowledge,
+                                     acknowledgedEarly: early, appended: now))
+        if early {
+            acknowledgedEarly += 1
+            acknowledgedTicket = ticket
+        }
         pthread_mutex_unlock(mutex)
-        if !later { acknowledge?() }
+        if early { acknowledge?() }
         return ticket
     }
 
-    /// Returns once the record of `ticket` counts as acknowledged.
-    func waitUntilDurable(_ ticket: UInt64) async {
-        guard options.sync == .always else { return }
+    /// Under ``JournalSyncPolicy/batch``: whether a record appended now may be acknowledged
+    /// before its commit — only while no record before it waits for its commit, fewer than
+    /// ``JournalOptions/maxUnsyncedActions`` are acknowledged and not committed, and the
+    /// oldest of those was appended less than ``JournalOptions/batchWindow`` ago (`mutex` held).
+    private func acknowledgesEarly(at now: UInt64) -> Bool {
+        guard acknowledgedTicket == nextTicket - 2 else { return false }
+        guard acknowledgedEarly < options.maxUnsyncedActions else { return false }
+        guard let oldest = pending.first(where: \.acknowledgedEarly) ?? inFlightOldestEarly else { return true }
+        return now &- oldest.appended < options.batchWindow.nanoseconds
+    }
+
+    /// The oldest early-acknowledged record the writer is committing now, if any (`mutex` held).
+    private var inFlightOldestEarly: PendingRecord?
+
+    /// Returns once the record of `ticket` counts as acknowledged; throws why if it never will
+    /// (a commit failed, or the journal closed first).
+    func waitUntilAcknowledged(_ ticket: UInt64) async throws(PluginJournalError) {
         pthread_mutex_lock(mutex)
-        if durableTicket >= ticket || writerFinished {
+        if acknowledgedTicket >= ticket {
             pthread_mutex_unlock(mutex)
             return
         }
-        await withCheckedContinuation { continuation in
-            waiters.append((ticket, continuation))
+        if let error = failure ?? (writerFinished ? PluginJournalError(.closed, at: path) : nil) {
             pthread_mutex_unlock(mutex)
+            throw error
         }
+        do {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                waiters.append((ticket, continuation))
+                pthread_mutex_unlock(mutex)
+            }
+        } catch {
+            throw error as? PluginJournalError ?? PluginJournalError(.closed, at: path)
+        }
+    }
+
+    /// How many records are acknowledged and not yet committed (``JournalSyncPolicy/batch``).
+    var unsyncedAcknowledgedCount: Int {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return acknowledgedEarly
+    }
+
+    /// Why nothing is acknowledged any more: the commit that failed; `nil` while all is well.
+    public var writeFailure: PluginJournalError? {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return failure.flatMap { $0.reason == .closed ? nil : $0 }
     }
 
     /// Whether the journal is closing: effects ended by the shutdown are not forgotten.
@@ -268,17 +404,26 @@ public final class PluginJournal: @unchecked Sendable {
         return closing
     }
 
-    /// Writes what is queued and stops the writer; later records are not written.
+    /// Writes what is queued, stops the writer, checkpoints the write-ahead log down to
+    /// nothing, closes the connection and drops the lock: when this returns, the files are
+    /// free for another connection or host. Later records are refused.
     public func close() {
         pthread_mutex_lock(mutex)
-        guard !closing else {
+        guard !closing || file == nil else {
             pthread_mutex_unlock(mutex)
             return
         }
         closing = true
-        pthread_cond_signal(wake)
+        pthread_cond_broadcast(wake)
         while !writerFinished { pthread_cond_wait(wake, mutex) }
         pthread_mutex_unlock(mutex)
+        databaseLock.withLock { _ in
+            guard !database.isClosed else { return }
+            statements = nil
+            if file != nil, failure == nil { try? database.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+            database.close()
+        }
+        file?.release()
     }
 
     private func startWriter() {
@@ -293,44 +438,68 @@ public final class PluginJournal: @unchecked Sendable {
     }
 
     private func writeLoop() {
+        pthread_mutex_lock(mutex)
         while true {
-            pthread_mutex_lock(mutex)
             while pending.isEmpty && !closing { pthread_cond_wait(wake, mutex) }
-            if pending.isEmpty && closing {
-                writerFinished = true
-                let left = waiters
-                waiters = []
-                pthread_cond_broadcast(wake)
-                pthread_mutex_unlock(mutex)
-                left.forEach { $0.continuation.resume() }
-                return
-            }
+            if pending.isEmpty && closing { break }
             if options.sync == .batch && !closing {
-                // Gather the batch: what arrives within the window is committed together.
-                pthread_mutex_unlock(mutex)
-                var pause = timespec(tv_sec: Int(options.batchWindow.components.seconds),
-                                     tv_nsec: Int(options.batchWindow.components.attoseconds / 1_000_000_000))
-                nanosleep(&pause, nil)
-                pthread_mutex_lock(mutex)
+                // Gather the batch until the window of its oldest record ends, unless a record
+                // waits for its commit to be acknowledged or the batch is full.
+                let deadline = pending[0].appended &+ options.batchWindow.nanoseconds
+                while !closing, pending.allSatisfy(\.acknowledgedEarly), pending.count < Self.maxRecordsPerCommit,
+                      monotonicNanoseconds() < deadline {
+                    var until = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+                    pthread_cond_timedwait(wake, mutex, &until)
+                }
             }
-            let batch = pending
-            pending = []
+            let count = min(pending.count, Self.maxRecordsPerCommit)
+            let batch = Array(pending.prefix(count))
+            pending.removeFirst(count)
+            inFlightOldestEarly = batch.first(where: \.acknowledgedEarly)
+            let failed = failure != nil
             pthread_mutex_unlock(mutex)
 
-            commit(batch.map(\.record))
+            let outcome: PluginJournalError? = failed ? nil : commit(batch.map(\.record))
 
             pthread_mutex_lock(mutex)
+            inFlightOldestEarly = nil
+            acknowledgedEarly -= batch.count { $0.acknowledgedEarly }
+            if failed || outcome != nil {
+                if let outcome, failure == nil {
+                    failure = outcome
+                    pthread_mutex_unlock(mutex)
+                    writeFailureHandler?(outcome)
+                    pthread_mutex_lock(mutex)
+                }
+                // Nothing after the failure is acknowledged.
+                let error = failure!
+                let refused = waiters
+                waiters = []
+                pthread_mutex_unlock(mutex)
+                refused.forEach { $0.continuation.resume(throwing: error) }
+                pthread_mutex_lock(mutex)
+                continue
+            }
             durableTicket = batch.last!.ticket
-            let ready = waiters.filter { $0.ticket <= durableTicket }
-            waiters.removeAll { $0.ticket <= durableTicket }
+            acknowledgedTicket = max(acknowledgedTicket, durableTicket)
+            let ready = waiters.filter { $0.ticket <= acknowledgedTicket }
+            waiters.removeAll { $0.ticket <= acknowledgedTicket }
             pthread_mutex_unlock(mutex)
             for entry in batch { entry.acknowledge?() }
             for waiter in ready { waiter.continuation.resume() }
+            pthread_mutex_lock(mutex)
         }
+        writerFinished = true
+        let error = failure ?? PluginJournalError(.closed, at: path)
+        let left = waiters
+        waiters = []
+        pthread_cond_broadcast(wake)
+        pthread_mutex_unlock(mutex)
+        left.forEach { $0.continuation.resume(throwing: error) }
     }
 
-    /// Writes `records` in one transaction.
-    private func commit(_ records: [JournalRecord]) {
+    /// Writes `records` in one transaction; the error if it could not be made durable.
+    private func commit(_ records: [JournalRecord]) -> PluginJournalError? {
         do {
             try databaseLock.withLock { _ in
                 if statements == nil { statements = try WriterStatements(database) }
@@ -341,17 +510,14 @@ public final class PluginJournal: @unchecked Sendable {
                     try database.execute("COMMIT")
                 } catch {
                     try? database.execute("ROLLBACK")
+                    statements.resetAll()
                     throw error
                 }
+                statements.resetAll()
             }
+            return nil
         } catch {
-            pthread_mutex_lock(mutex)
-            let first = !reportedWriteFailure
-            reportedWriteFailure = true
-            pthread_mutex_unlock(mutex)
-            if first {
-                printToStandardError("error: \(PluginJournalError(.writeFailed("\(error)"), at: path)); actions are no longer durable")
-            }
+            return PluginJournalError(.writeFailed("\(error)"), at: path)
         }
     }
 
@@ -382,15 +548,17 @@ public final class PluginJournal: @unchecked Sendable {
             if let known = lastSequence[plugin] {
                 sequence = known
             } else {
-                let statement = try statements.lastAction.bind(.text(plugin))
+                let statement = statements.lastAction.bind(.text(plugin))
                 sequence = try statement.step() ? statement.integer(0) : 0
+                statement.reset()
             }
             try statements.insertSnapshot.bind(.text(plugin), .integer(sequence), .text(version), .blob(bytes)).run()
             // Keep this snapshot and the one before it (a fallback if `restore` refuses this
             // one), and the actions after the older one.
-            let previous = try statements.previousSnapshot.bind(.text(plugin), .integer(sequence))
+            let previous = statements.previousSnapshot.bind(.text(plugin), .integer(sequence))
             if try previous.step() {
                 let kept = previous.integer(0)
+                previous.reset()
                 try statements.deleteOldSnapshots.bind(.text(plugin), .integer(kept)).run()
                 try statements.deleteOldActions.bind(.text(plugin), .integer(kept)).run()
                 try statements.markPruned.bind(.text(plugin), .integer(kept)).run()
@@ -404,6 +572,14 @@ public final class PluginJournal: @unchecked Sendable {
     private final class WriterStatements {
         let insertAction, lastAction, insertSnapshot, previousSnapshot, deleteOldSnapshots, deleteOldActions, markPruned: SQLiteDatabase.Statement
         let insertTimer, deleteTimer, advanceTimer, deleteTimersWithID: SQLiteDatabase.Statement
+
+        /// Ends every statement's run, so that no read transaction outlives the commit.
+        func resetAll() {
+            for statement in [insertAction, lastAction, insertSnapshot, previousSnapshot, deleteOldSnapshots, deleteOldActions,
+                              markPruned, insertTimer, deleteTimer, advanceTimer, deleteTimersWithID] {
+                statement.reset()
+            }
+        }
 
         init(_ database: SQLiteDatabase) throws {
             insertAction = try database.prepare("INSERT INTO actions (plugin, version, action, args) VALUES (?, ?, ?, ?)")
@@ -421,6 +597,22 @@ public final class PluginJournal: @unchecked Sendable {
             advanceTimer = try database.prepare("UPDATE timers SET due = due + interval WHERE key = ?")
             deleteTimersWithID = try database.prepare("DELETE FROM timers WHERE plugin = ? AND effect_id = ?")
         }
+    }
+}
+
+/// Nanoseconds on the monotonic clock.
+func monotonicNanoseconds() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+}
+
+extension Duration {
+    /// The duration in whole nanoseconds (negative durations count as zero).
+    var nanoseconds: UInt64 {
+        let (seconds, attoseconds) = components
+        guard seconds >= 0 else { return 0 }
+        return UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
     }
 }
 

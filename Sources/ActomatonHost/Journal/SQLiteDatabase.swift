@@ -10,11 +10,25 @@ final class SQLiteDatabase: @unchecked Sendable {
     }
 
     let handle: OpaquePointer
+    /// Whether ``close()`` ran: statements then no longer finalize themselves.
+    private(set) var isClosed = false
 
-    /// Opens (`create`: or creates) the database at `path`.
-    init(path: String, create: Bool) throws(Failure) {
+    /// How a database is opened.
+    enum Access {
+        /// Reading and writing; the file is created when missing.
+        case readWrite(create: Bool)
+        /// Reading only: nothing is written, not even a schema.
+        case readOnly
+    }
+
+    /// Opens the database at `path`; a symbolic link is refused (`SQLITE_OPEN_NOFOLLOW`).
+    init(path: String, access: Access) throws(Failure) {
         var handle: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
+        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW
+        switch access {
+        case let .readWrite(create): flags |= SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)
+        case .readOnly: flags |= SQLITE_OPEN_READONLY
+        }
         let status = sqlite3_open_v2(path, &handle, flags, nil)
         guard status == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(status))
@@ -26,7 +40,17 @@ final class SQLiteDatabase: @unchecked Sendable {
     }
 
     deinit {
-        sqlite3_close_v2(handle)
+        close()
+    }
+
+    /// Finalizes every statement still prepared and closes the connection: once this returns,
+    /// the file is no longer held (another connection can write it at once). Statements used
+    /// afterwards fail with `SQLITE_MISUSE` instead of touching a closed handle.
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        while let statement = sqlite3_next_stmt(handle, nil) { sqlite3_finalize(statement) }
+        sqlite3_close(handle)
     }
 
     private func failure(_ status: Int32) -> Failure {
@@ -35,12 +59,14 @@ final class SQLiteDatabase: @unchecked Sendable {
 
     /// Runs SQL that returns no rows.
     func execute(_ sql: String) throws(Failure) {
+        guard !isClosed else { throw Failure(code: SQLITE_MISUSE, message: "the database is closed") }
         let status = sqlite3_exec(handle, sql, nil, nil, nil)
         guard status == SQLITE_OK else { throw failure(status) }
     }
 
     /// Prepares one statement.
     func prepare(_ sql: String) throws(Failure) -> Statement {
+        guard !isClosed else { throw Failure(code: SQLITE_MISUSE, message: "the database is closed") }
         var statement: OpaquePointer?
         let status = sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
         guard status == SQLITE_OK, let statement else { throw failure(status) }
@@ -50,12 +76,14 @@ final class SQLiteDatabase: @unchecked Sendable {
     /// The first column of the first row of `sql`, as an integer.
     func integer(_ sql: String) throws(Failure) -> Int64? {
         let statement = try prepare(sql)
+        defer { statement.reset() }
         return try statement.step() ? statement.integer(0) : nil
     }
 
     /// The first column of the first row of `sql`, as text.
     func text(_ sql: String) throws(Failure) -> String? {
         let statement = try prepare(sql)
+        defer { statement.reset() }
         return try statement.step() ? statement.text(0) : nil
     }
 
@@ -70,12 +98,20 @@ final class SQLiteDatabase: @unchecked Sendable {
         }
 
         deinit {
-            sqlite3_finalize(handle)
+            if !database.isClosed { sqlite3_finalize(handle) }
+        }
+
+        /// Ends the statement's run: a statement left on a row keeps a read transaction open,
+        /// and an open read transaction stops every checkpoint (the write-ahead log then grows
+        /// without bound).
+        func reset() {
+            if !database.isClosed { sqlite3_reset(handle) }
         }
 
         /// Binds `values` to the parameters, in order, after a reset.
         @discardableResult
         func bind(_ values: SQLiteValue...) -> Statement {
+            guard !database.isClosed else { return self }
             sqlite3_reset(handle)
             sqlite3_clear_bindings(handle)
             for (index, value) in values.enumerated() {
@@ -95,6 +131,7 @@ final class SQLiteDatabase: @unchecked Sendable {
 
         /// Advances to the next row: `true` if there is one.
         func step() throws(Failure) -> Bool {
+            guard !database.isClosed else { throw Failure(code: SQLITE_MISUSE, message: "the database is closed") }
             let status = sqlite3_step(handle)
             switch status {
             case SQLITE_ROW: return true
@@ -105,6 +142,7 @@ final class SQLiteDatabase: @unchecked Sendable {
 
         /// Runs the statement to its end.
         func run() throws(Failure) {
+            defer { reset() }
             while try step() {}
         }
 

@@ -120,25 +120,10 @@ enum PluginFile {
     /// Checks every directory from `/` down to the one holding `resolved` (an absolute path
     /// without links).
     private static func checkDirectories(of resolved: String) throws(PluginLoadError.Reason) {
-        var directory = resolved
-        while let slash = directory.lastIndex(of: "/") {
-            directory = slash == directory.startIndex ? "/" : String(directory[..<slash])
-            var info = stat()
-            guard lstat(directory, &info) == 0 else { throw .unreadable("\(directory): \(systemMessage(errno))") }
-            guard isTrusted(owner: info.st_uid) else {
-                throw .untrustedDirectory(directory, why: "belongs to another user (uid \(info.st_uid))")
-            }
-            if info.st_mode & (S_IWGRP | S_IWOTH) != 0 && info.st_mode & S_ISVTX == 0 {
-                throw .untrustedDirectory(directory, why: "can be written by \(info.st_mode & S_IWOTH != 0 ? "every user" : "its group") (mode \(octal(UInt32(info.st_mode))))")
-            }
-            if directory == "/" { return }
-        }
+        if let (directory, why) = FileTrust.untrustedDirectory(holding: resolved) { throw .untrustedDirectory(directory, why: why) }
     }
 
-    /// Root and the user running the host.
-    private static func isTrusted(owner: uid_t) -> Bool {
-        owner == 0 || owner == geteuid()
-    }
+    private static func isTrusted(owner: uid_t) -> Bool { FileTrust.isTrusted(owner: owner) }
 
     /// Reads until `buffer` is full or the file ends; returns how many bytes were read.
     private static func readFully(_ descriptor: Int32, into buffer: inout [UInt8]) throws(PluginLoadError.Reason) -> Int {

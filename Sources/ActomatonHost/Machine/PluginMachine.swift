@@ -31,6 +31,29 @@ public struct PluginTransition: Sendable {
     public var state: Result<String, PluginCallError>?
 }
 
+/// An action ``PluginMachine/submit(_:)`` performed: the effects it requested, and a way to
+/// wait for its acknowledgement.
+public struct PluginSubmission: Sendable {
+    /// The effects the action requested.
+    public let effects: [PluginEffectRequest]
+    let action: String
+    let plugin: String
+    let journal: PluginJournal?
+    let ticket: UInt64
+
+    /// Returns once the action counts as acknowledged (``JournalSyncPolicy``; at once without
+    /// a journal), and once every action submitted before it to the same journal does; throws
+    /// ``PluginCallError/Reason/notAcknowledged(action:journal:)`` if it never will be.
+    public func acknowledged() async throws(PluginCallError) {
+        guard let journal else { return }
+        do {
+            try await journal.waitUntilAcknowledged(ticket)
+        } catch {
+            throw PluginCallError(.notAcknowledged(action: action, journal: error), plugin: plugin)
+        }
+    }
+}
+
 /// An action of a ``PluginMachine``'s own machine: a plugin action, where it came from, and
 /// how many `next_action` requests deep it is. The machine's effects send these back.
 public struct PluginMachineAction: Sendable {
@@ -230,17 +253,29 @@ public actor PluginMachine: EffectQueueHost {
     public nonisolated var plugin: Plugin { currentPlugin.withLock { $0 } }
 
     /// Performs `action` and returns the effects it requested, or throws why it failed.
-    /// With a journal, returns once the action is acknowledged (``JournalSyncPolicy``).
+    /// With a journal, returns once the action is acknowledged (``JournalSyncPolicy``), and
+    /// throws ``PluginCallError/Reason/notAcknowledged(action:journal:)`` if it never will be.
     @discardableResult
     public func send(_ action: PluginAction) async throws(PluginCallError) -> [PluginEffectRequest] {
+        let submission = try submit(action)
+        try await submission.acknowledged()
+        return submission.effects
+    }
+
+    /// Performs `action` and returns at once, without waiting for its acknowledgement: the
+    /// effects it requested, and ``PluginSubmission/acknowledged()`` to wait for it. Throws why
+    /// it failed (a failed action is not journaled). A caller that sends a stream of actions
+    /// submits them one after another and waits for the last: the journal commits many at a
+    /// time (``JournalSyncPolicy``), and acknowledges them in order.
+    public func submit(_ action: PluginAction) throws(PluginCallError) -> PluginSubmission {
         machine.effectManager.sendOptions = .init(tracksFeedbacks: true)
         if let task = machine.send(PluginMachineAction(action: action, origin: .input, depth: 0)) {
             effectTasks.append(task)
         }
         let outcome = machine.state.inputOutcome.take()
-        if let journal, let ticket = machine.state.lastTicket.take() { await journal.waitUntilDurable(ticket) }
-        guard let outcome else { return [] }
-        return try outcome.get()
+        let ticket = machine.state.lastTicket.take()
+        let effects = try outcome?.get() ?? []
+        return PluginSubmission(effects: effects, action: action.description, plugin: name, journal: ticket == nil ? nil : journal, ticket: ticket ?? 0)
     }
 
     /// Checks `name` and `arguments` against the plugin's vocabulary, then performs the action.

@@ -46,6 +46,10 @@ public actor PluginHost {
     private var failedFiles: [String: FileIdentity] = [:]
     /// What recovering machines from the journal could not bring back, not yet reported.
     private var journalReports: [String] = []
+    /// The files being loaded and the names their machines took, while their recovery awaits:
+    /// a scan meanwhile neither loads the file again nor lets another file take the name.
+    private var loadingPaths: Set<String> = []
+    private var loadingNames: Set<String> = []
 
     /// Creates a host with no plugin.
     ///
@@ -88,12 +92,22 @@ public actor PluginHost {
 
     /// Loads the plugin at `path` and starts a machine for it.
     ///
-    /// Refuses a second plugin with the same name as a loaded one.
+    /// Refuses a second plugin with the same name as a loaded one, or as one being loaded, and
+    /// a file that is being loaded already: one load per file at a time, one machine per name.
     @discardableResult
     public func load(path: String) async throws(PluginLoadError) -> PluginMachine {
+        guard !loadingPaths.contains(path) else { throw PluginLoadError(.alreadyLoading, at: path) }
         let machine = try machineFactory(path)
         if let existing = entries[machine.name] {
             throw PluginLoadError(.duplicateName(machine.name, loadedFrom: existing.path), at: path)
+        }
+        guard !loadingPaths.contains(path), loadingNames.insert(machine.name).inserted else {
+            throw PluginLoadError(.alreadyLoading, at: path)
+        }
+        loadingPaths.insert(path)
+        defer {
+            loadingPaths.remove(path)
+            loadingNames.remove(machine.name)
         }
         do {
             journalReports += try await machine.recover()
@@ -112,8 +126,7 @@ public actor PluginHost {
             return [.directoryUnreadable(.notADirectory(directory))]
         }
         var events = await reloadChangedPlugins()
-        let loadedPaths = Set(entries.values.map(\.path))
-        for path in files where !loadedPaths.contains(path) {
+        for path in files where !entries.values.contains(where: { $0.path == path }) && !loadingPaths.contains(path) {
             let identity = PluginFile.identity(of: path)
             if let identity, failedFiles[path] == identity { continue }
             do {
@@ -159,7 +172,6 @@ public actor PluginHost {
         return entry.machine
     }
 
-    /// Waits until no machine has an effect running; see ``PluginMachine/waitUntilIdle()``.
     /// The lines recovery from the journal reported since the last call (``load(path:)``
     /// collects them; ``scan(directory:)`` returns them as events).
     public func takeJournalReports() -> [String] {
@@ -180,7 +192,6 @@ import Glibc
 import Musl
 #endif
 
-/// The paths of the `*.so` files in `directory`, sorted; `nil` if it is not a directory.
 /// The plugin files of `directory`: `*.so` and `*.wasm`, sorted; hidden files are skipped.
 private func sharedLibraries(in directory: String) -> [String]? {
     guard let stream = opendir(directory) else { return nil }

@@ -1,0 +1,239 @@
+@testable import ActomatonHost
+import CSQLite
+import Foundation
+import Synchronization
+import Testing
+
+/// What the journal promises under attack: nothing acknowledged is lost or applied twice, one
+/// host per database, a write-ahead log that stays small, files judged before they are written,
+/// and a connection that is really closed when `close()` returns.
+@Suite("Journal: promises kept under attack")
+struct JournalPromiseTests {
+    private func databasePath() throws -> (String, String) {
+        let directory = try temporaryDirectory()
+        return (directory, directory + "/state.sqlite")
+    }
+
+    private func size(of path: String) -> Int64? {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int64(info.st_size) : nil
+    }
+
+    /// Regression: `close()` stopped the writer but left the connection (and its unfinalized
+    /// statements) open until `deinit`; a write from another connection right after could get
+    /// `SQLITE_BUSY`. Now the file is free when `close()` returns: another connection can take
+    /// it exclusively at once (switching the journal mode needs that), every time.
+    @Test func closeReleasesTheDatabaseAtOnce() async throws {
+        let (directory, path) = try databasePath()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        for round in 0..<30 {
+            let journal = try PluginJournal(path: path, options: JournalOptions(sync: .off, snapshotInterval: 3))
+            let counter = try await PluginHost(journal: journal).load(path: plugin("CounterPlugin"))
+            for amount in 1...10 { try await counter.send("add", [.int(Int64(amount))]) }
+            // A reader left mid-way must not keep the file either.
+            _ = try journal.summaries()
+            journal.close()
+            var handle: OpaquePointer?
+            #expect(sqlite3_open(path, &handle) == SQLITE_OK)
+            sqlite3_busy_timeout(handle, 0)
+            let switched = sqlite3_exec(handle, "PRAGMA journal_mode = DELETE; BEGIN IMMEDIATE; CREATE TABLE t\(round) (x); COMMIT; PRAGMA journal_mode = WAL", nil, nil, nil)
+            #expect(switched == SQLITE_OK, "round \(round): \(String(cString: sqlite3_errmsg(handle)))")
+            sqlite3_close(handle)
+            #expect((size(of: path + "-wal") ?? 0) == 0, "the write-ahead log is checkpointed away at close")
+            if switched != SQLITE_OK { break }
+        }
+    }
+
+    /// Regression: two hosts on one `--state` both started, each acknowledging its own actions.
+    @Test func aSecondJournalOnOneDatabaseIsRefused() throws {
+        let (directory, path) = try databasePath()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let first = try PluginJournal(path: path)
+        #expect(throws: PluginJournalError(.inUse, at: path)) { try PluginJournal(path: path) }
+        // By another name for the same file, too.
+        #expect(throws: PluginJournalError(.inUse, at: directory + "/./state.sqlite")) { try PluginJournal(path: directory + "/./state.sqlite") }
+        // Reading while a host runs is allowed.
+        #expect(try PluginJournal(readingAt: path).summaries() == [])
+        first.close()
+        try PluginJournal(path: path).close()
+    }
+
+    /// Regression: once a plugin had two snapshots, a statement left on its row kept a read
+    /// transaction open, no checkpoint could finish, and the write-ahead log grew by kilobytes
+    /// per action (645 MB after 100,000). It now stays within its documented size.
+    @Test func theWriteAheadLogStaysSmall() async throws {
+        let (directory, path) = try databasePath()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let journal = try PluginJournal(path: path, options: JournalOptions(sync: .off, snapshotInterval: 50))
+        let counter = try await PluginHost(journal: journal).load(path: plugin("CounterPlugin"))
+        var largest: Int64 = 0
+        for amount in 1...6000 {
+            try await counter.send("add", [.int(Int64(amount))])
+            if amount % 500 == 0 { largest = max(largest, size(of: path + "-wal") ?? 0) }
+        }
+        let bound = Int64(PluginJournal.walSizeLimit) + Int64(PluginJournal.walCheckpointPages) * 4200
+        #expect(largest <= bound, "the write-ahead log reached \(largest) bytes")
+        #expect((size(of: path) ?? 0) < 256 << 10, "the database holds two snapshots and the actions after the older one")
+        journal.close()
+        #expect((size(of: path + "-wal") ?? 0) == 0)
+        let reopened = try PluginJournal(path: path)
+        defer { reopened.close() }
+        let host = PluginHost(journal: reopened)
+        #expect(try await host.load(path: plugin("CounterPlugin")).describe() == #"{"count":18003000}"#)
+    }
+
+    /// Regression: after a failed commit the host went on acknowledging (3,000 acknowledged,
+    /// 1,400 of them missing from the journal). Now an action whose record is not durable is
+    /// not acknowledged, nor is any after it, and the failure is reported once.
+    @Test func aFailedCommitIsNeverAcknowledged() async throws {
+        let (directory, path) = try databasePath()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let failures = Mutex<[PluginJournalError]>([])
+        let acknowledged = Mutex<[String]>([])
+        var sum: Int64 = 0
+        var sent = 0
+        do {
+            let journal = try PluginJournal(path: path, options: JournalOptions(sync: .always, maxDatabaseSize: 48 << 10)) { error in
+                failures.withLock { $0.append(error) }
+            }
+            let host = PluginHost(observer: { transition in acknowledged.withLock { $0.append(transition.action.description) } },
+                                  journal: journal)
+            let counter = try await host.load(path: plugin("CounterPlugin"))
+            var refused = 0
+            for amount in 1...3000 {
+                do {
+                    try await counter.send("add", [.int(Int64(amount))])
+                    #expect(refused == 0, "an action after a failed one was acknowledged")
+                    sum += Int64(amount)
+                    sent += 1
+                } catch {
+                    guard case .notAcknowledged = error.reason else { Issue.record("\(error)"); break }
+                    refused += 1
+                    if refused == 20 { break }
+                }
+            }
+            #expect(refused == 20, "the database never filled up")
+            #expect(failures.withLock { $0.count } == 1)
+            #expect(journal.writeFailure != nil)
+            #expect(sent > 0 && acknowledged.withLock { $0.count } == sent, "every acknowledged action was reported, and no other")
+            journal.close()
+        }
+        let journal = try PluginJournal(path: path)
+        defer { journal.close() }
+        let counter = try await PluginHost(journal: journal).load(path: plugin("CounterPlugin"))
+        #expect(try await counter.describe() == #"{"count":\#(sum)}"#, "exactly the acknowledged actions are back")
+    }
+
+    /// Under `batch`, an action is acknowledged before its commit only within the bounds:
+    /// never more than `maxUnsyncedActions` acknowledged and not committed, and a commit
+    /// follows within the window.
+    @Test func batchKeepsItsBounds() async throws {
+        let (directory, path) = try databasePath()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let journal = try PluginJournal(path: path, options: JournalOptions(sync: .batch, batchWindow: .seconds(3600), maxUnsyncedActions: 10))
+        defer { journal.close() }
+        let counter = try await PluginHost(journal: journal).load(path: plugin("CounterPlugin"))
+        var submissions: [PluginSubmission] = []
+        for _ in 1...200 {
+            submissions.append(try await counter.submit(counter.plugin.action("increment", [])))
+            #expect(journal.unsyncedAcknowledgedCount <= 10)
+        }
+        try await submissions.last!.acknowledged()
+        journal.close()
+        let short = try PluginJournal(path: path, options: JournalOptions(sync: .batch, batchWindow: .milliseconds(20)))
+        defer { short.close() }
+        let again = try await PluginHost(journal: short).load(path: plugin("CounterPlugin"))
+        #expect(try await again.describe() == #"{"count":200}"#)
+        try await again.send("increment")
+        #expect(await eventually(within: 60) { short.unsyncedAcknowledgedCount == 0 }, "committed after its window")
+    }
+
+    /// Regression: a file added while `serve` ran could be loaded twice (a scan while a load
+    /// still awaited its recovery), and its delayed actions fired twice.
+    @Test func concurrentScansLoadAFileOnce() async throws {
+        let (directory, path) = try databasePath()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let plugins = directory + "/plugins"
+        try FileManager.default.createDirectory(atPath: plugins, withIntermediateDirectories: true)
+        try install(plugin("CounterPlugin"), at: plugins + "/counter.so")
+        do {
+            let journal = try PluginJournal(path: path)
+            let counter = try await PluginHost(journal: journal).load(path: plugins + "/counter.so")
+            for amount in 1...50 { try await counter.send("add", [.int(Int64(amount))]) }
+            journal.close()
+        }
+        for round in 0..<10 {
+            let journal = try PluginJournal(path: path, options: JournalOptions(sync: .off))
+            defer { journal.close() }
+            let host = PluginHost(journal: journal)
+            async let first = host.scan(directory: plugins)
+            async let second = host.scan(directory: plugins)
+            async let third = host.scan(directory: plugins)
+            let events = await first + second + third
+            let loads = events.filter { if case .loaded = $0 { true } else { false } }
+            #expect(loads.count == 1, "round \(round): \(events)")
+            #expect(!events.contains { if case .failed = $0 { true } else { false } }, "round \(round): \(events)")
+            #expect(try await host.machine(named: "counter").describe() == #"{"count":1275}"#)
+        }
+    }
+
+    /// Regression: state files were not judged like plugin files. A database (or its log) that
+    /// another user could change, a link, or a log without its database is refused before
+    /// anything is written.
+    @Test func stateFilesAreJudgedBeforeTheyAreWritten() throws {
+        let (directory, path) = try databasePath()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        func refusal(_ path: String) -> String {
+            do {
+                try PluginJournal(path: path).close()
+                return "accepted"
+            } catch {
+                return error.description
+            }
+        }
+        // A link to an empty file: the file stays empty.
+        let target = directory + "/target"
+        _ = FileManager.default.createFile(atPath: target, contents: nil)
+        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: target)
+        #expect(refusal(path).contains("it is a symbolic link"), "\(refusal(path))")
+        #expect(size(of: target) == 0)
+        try FileManager.default.removeItem(atPath: path)
+        // A database others can write.
+        try PluginJournal(path: path).close()
+        chmod(path, 0o666)
+        #expect(refusal(path).contains("can be written by every user (mode 666)"), "\(refusal(path))")
+        chmod(path, 0o600)
+        // Another user's database.
+        if geteuid() == 0 {
+            chown(path, 4242, 4242)
+            #expect(refusal(path).contains("belongs to another user (uid 4242)"), "\(refusal(path))")
+            chown(path, 0, 0)
+        }
+        // A write-ahead log others can write, and one without its database.
+        _ = FileManager.default.createFile(atPath: path + "-wal", contents: Data("x".utf8), attributes: [.posixPermissions: 0o620])
+        #expect(refusal(path).contains("-wal: it can be written by its group (mode 620)"), "\(refusal(path))")
+        try FileManager.default.removeItem(atPath: path)
+        chmod(path + "-wal", 0o600)
+        #expect(refusal(path).contains("is a write-ahead log without its database"), "\(refusal(path))")
+        #expect(!FileManager.default.fileExists(atPath: path), "nothing was written")
+        try FileManager.default.removeItem(atPath: path + "-wal")
+        // A directory every user can write, without the sticky bit.
+        let open = directory + "/open"
+        try FileManager.default.createDirectory(atPath: open, withIntermediateDirectories: true)
+        chmod(open, 0o777)
+        #expect(refusal(open + "/state.sqlite").contains("the directory \(open) can be written by every user"), "\(refusal(open + "/state.sqlite"))")
+        #expect(!FileManager.default.fileExists(atPath: open + "/state.sqlite"))
+        #expect(refusal(path) == "accepted")
+    }
+
+    /// Regression: `actomaton-host journal` on an empty file wrote a schema into it.
+    @Test func readingWritesNothing() throws {
+        let (directory, path) = try databasePath()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
+        #expect(throws: PluginJournalError(.notAStateDatabase, at: path)) { try PluginJournal(readingAt: path) }
+        #expect(size(of: path) == 0)
+        #expect(throws: PluginJournalError(.unreadable("no such file"), at: directory + "/none")) { try PluginJournal(readingAt: directory + "/none") }
+        #expect(!FileManager.default.fileExists(atPath: directory + "/none"))
+    }
+}
