@@ -92,13 +92,14 @@ let package = Package(
         .target(name: "CProcessControl"),
         // Loads plugins and runs each on an Actomaton, in-process or in a worker process.
         .target(name: "ActomatonHost", dependencies: [
-            "Actomaton", "ActomatonPluginABI", "ActomatonPluginContract", "ActomatonFFI", "CProcessControl", "CSQLite",
+            "ActomatonEffect", "ActomatonPluginABI", "ActomatonPluginContract", "ActomatonFFI", "CProcessControl", "CSQLite",
             .product(name: "WasmKit", package: "WasmKit"),
         ]),
         // The command line's input: lines (text and JSON) read with limits and back-pressure, and the session running them.
         .target(name: "HostCommandLine", dependencies: ["ActomatonHost", "ActomatonPluginContract"]),
         .executableTarget(name: "actomaton-host", dependencies: [
             "ActomatonHost",
+            "CProcessControl",
             "HostCommandLine",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),

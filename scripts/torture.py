@@ -89,7 +89,7 @@ def two_hosts(host, counter, directory):
 def disk_full(host, counter, directory):
     state = os.path.join(directory, "full.sqlite")
     lines = "".join(f"add {i}\n" for i in range(1, LINES + 1)).encode()
-    done = subprocess.run([host, "run", counter, "--state", state, "--print", "summary", "--state-max-size", "64K"],
+    done = subprocess.run([host, "run", counter, "--state", state, "--print", "summary", "--state-max-size", "128K", "--journal-snapshot-every", "1000000"],
                           input=lines, capture_output=True, timeout=600)
     acknowledged = [int(l[len(b"counter: add "):]) for l in done.stdout.splitlines() if l.startswith(b"counter: add ")]
     now = restored_count(host, counter, state)
@@ -126,7 +126,7 @@ def main():
         status, count, total, now, message = disk_full(arguments.host, arguments.counter, directory)
         ok = status == 1 and now == total
         failed |= not ok
-        print(f"full database (--state-max-size 64K): exit {status}, {count} acknowledged, "
+        print(f"full database (--state-max-size 128K): exit {status}, {count} acknowledged, "
               f"restored {'exactly those' if now == total else f'{now} against {total} acknowledged'}: {'ok' if ok else 'BROKEN'}")
         print(f"  {message}")
     sys.exit(1 if failed else 0)

@@ -1,8 +1,12 @@
 import ActomatonHost
 import ArgumentParser
 import HostCommandLine
-import Foundation
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// `actomaton-host`: loads reducer plugins (`.so`, or `.wasm` in a sandbox) and runs them on Actomaton machines.
 @main
@@ -350,8 +354,8 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         CrashReport.install()
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: plugins, isDirectory: &isDirectory), isDirectory.boolValue else {
+        var info = stat()
+        guard stat(plugins, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
             printError(PluginHostError.notADirectory(plugins))
             throw ExitCode.failure
         }

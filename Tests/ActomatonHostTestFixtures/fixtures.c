@@ -207,3 +207,10 @@ EXPORT const actomaton_manifest *fixture_missing_function_entry(uint32_t host_ab
     (void)host_abi_version;
     return &missing_function;
 }
+
+// A constructor that ends the process when asked to (ACTOMATON_FIXTURE_EXIT_IN_CONSTRUCTOR=N
+// calls exit(N) while the library is mapped): the host must say so, and never exit 0.
+__attribute__((constructor)) static void exit_in_constructor_when_asked(void) {
+    const char *code = getenv("ACTOMATON_FIXTURE_EXIT_IN_CONSTRUCTOR");
+    if (code != NULL) exit(atoi(code));
+}

@@ -18,16 +18,16 @@ struct CommandLineTests {
     }
 
     /// Runs `actomaton-host arguments` with `input` on standard input.
-    private func host(_ arguments: [String], input: String) throws -> Outcome {
-        try host(arguments, bytes: Array(input.utf8))
+    private func host(_ arguments: [String], input: String, environment extra: [String: String] = [:]) throws -> Outcome {
+        try host(arguments, bytes: Array(input.utf8), environment: extra)
     }
 
     /// Runs `actomaton-host arguments` with `bytes` on standard input.
-    private func host(_ arguments: [String], bytes input: [UInt8]) throws -> Outcome {
+    private func host(_ arguments: [String], bytes input: [UInt8], environment extra: [String: String] = [:]) throws -> Outcome {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "\(pluginDirectory)/actomaton-host")
         process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
+        var environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }
         environment["SWIFT_BACKTRACE"] = nil
         process.environment = environment
         let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
@@ -52,7 +52,7 @@ struct CommandLineTests {
         for _ in 0..<3 {
             let run = try host(["run"] + hostileArguments, input: "set 1\ncrash\nset 2\n")
             #expect(run.signalled && run.status == SIGSEGV, "status \(run.status)")
-            #expect(run.errors == "error: actomaton-host crashed (SIGSEGV, a bad memory access), and every plugin's machine with it\n")
+            #expect(run.errors == "error: actomaton-host crashed (SIGSEGV, a bad memory access) in plugin hostile's 'crash', and every plugin's machine with it\n")
         }
         let directory = NSTemporaryDirectory() + "serve-crash-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -62,7 +62,7 @@ struct CommandLineTests {
             let serve = try host(["serve", "--isolation", "none", "--plugins", directory, "--entry-symbol", "fixture_hostile_entry"],
                                  input: "hostile crash\n")
             #expect(serve.signalled && serve.status == SIGSEGV, "status \(serve.status)")
-            #expect(serve.errors.hasSuffix("error: actomaton-host crashed (SIGSEGV, a bad memory access), and every plugin's machine with it\n"))
+            #expect(serve.errors.hasSuffix("error: actomaton-host crashed (SIGSEGV, a bad memory access) in plugin hostile's 'crash', and every plugin's machine with it\n"))
         }
         // By default `serve` isolates plugins: the crash costs one action, not the host.
         let isolated = try host(["serve", "--plugins", directory, "--entry-symbol", "fixture_hostile_entry"],
@@ -70,6 +70,28 @@ struct CommandLineTests {
         #expect(isolated.status == 0 && !isolated.signalled)
         #expect(isolated.errors == "error: <stdin>:2: 'crash' failed: the plugin crashed (SIGSEGV); restarted from its last state\n")
         #expect(isolated.output.hasSuffix("hostile: {\"value\":3}\n"))
+    }
+
+    /// Regression: in-process, a stack overflow exited 139 with no line (the handler had no stack
+    /// to run on), an `exit(0)` in an action exited 0 silently, and a constructor's `exit(42)`
+    /// said nothing. Each is one line naming the plugin and the call, and never status 0.
+    @Test func aPluginThatEndsTheProcessIsReported() throws {
+        let overflow = try host(["run"] + hostileArguments + ["--print", "summary"], input: "set 1\noverflow\nset 2\n")
+        #expect(overflow.signalled && overflow.status == SIGSEGV, "status \(overflow.status)")
+        #expect(overflow.errors == "error: actomaton-host crashed (SIGSEGV, a bad memory access) in plugin hostile's 'overflow', and every plugin's machine with it\n")
+        let exitZero = try host(["run"] + hostileArguments + ["--print", "summary"], input: "set 1\nexit_zero\nset 2\n")
+        #expect(!exitZero.signalled && exitZero.status == 1)
+        #expect(exitZero.output.hasSuffix("hostile: set 1\n"))
+        #expect(exitZero.errors == "error: actomaton-host ended: plugin hostile's 'exit_zero' called exit(0), and every plugin's machine with it\n")
+        let exit42 = try host(["run"] + hostileArguments, input: "exit_42\n")
+        #expect(exit42.status == 42)
+        #expect(exit42.errors == "error: actomaton-host ended: plugin hostile's 'exit_42' called exit(42), and every plugin's machine with it\n")
+        for code in [0, 42] {
+            let constructor = try host(["run"] + hostileArguments, input: "set 1\n",
+                                       environment: ["ACTOMATON_FIXTURE_EXIT_IN_CONSTRUCTOR": "\(code)"])
+            #expect(constructor.status == (code == 0 ? 1 : 42))
+            #expect(constructor.errors == "error: actomaton-host ended: plugin file libActomatonHostTestFixtures.so's 'load' called exit(\(code)), and every plugin's machine with it\n")
+        }
     }
 
     @Test func aCutOffLoopIsAnErrorAndAFailedRun() throws {
@@ -278,13 +300,15 @@ struct CommandLineTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let state = directory + "/state.sqlite"
         let counter = "\(pluginDirectory)/libCounterPlugin.so"
-        let input = (1...4000).map { "add \($0)\n" }.joined()
-        let full = try host(["run", counter, "--state", state, "--print", "summary", "--state-max-size", "64K"], input: input)
+        // From a file: 20,000 lines would fill the pipes both ways.
+        let script = directory + "/adds.txt"
+        try Data((1...20000).map { "add \($0)\n" }.joined().utf8).write(to: URL(fileURLWithPath: script))
+        let full = try host(["run", counter, "--state", state, "--print", "summary", "--state-max-size", "128K", "--journal-snapshot-every", "1000000", "--script", script], input: "")
         #expect(full.status == 1)
         let errors = full.errors.split(separator: "\n")
         #expect(errors.count == 1 && errors[0].contains("cannot write the state database: database or disk is full; stopping"), "\(full.errors)")
         let acknowledged = full.output.split(separator: "\n").filter { $0.hasPrefix("counter: add ") }
-        #expect(acknowledged.count > 100 && acknowledged.count < 4000)
+        #expect(acknowledged.count > 0 && acknowledged.count < 20000)
         let sum = acknowledged.reduce(Int64(0)) { $0 + Int64($1.dropFirst("counter: add ".count))! }
         let after = try host(["run", counter, "--state", state, "--print", "none"], input: ":state\n")
         #expect(after.output.hasSuffix("\n" + #"counter: {"count":\#(sum)}"# + "\n"), "\(after.output)\(after.errors)")

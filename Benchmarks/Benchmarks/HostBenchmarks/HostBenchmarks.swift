@@ -207,6 +207,63 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // One stream pipelined, as `actomaton-host run` sends a script: each action is submitted
+    // without waiting for its commit, and the journal commits what arrived meanwhile together
+    // (group commit); the stream waits for every 256th action and for the last.
+    for sync in JournalSyncPolicy.allCases {
+        Benchmark("journal-stream: --sync \(sync), one pipelined stream", configuration: perSend) { benchmark in
+            let path = temporaryDatabase()
+            defer { removeDatabase(path) }
+            let journal = try PluginJournal(path: path, options: JournalOptions(sync: sync))
+            let plugin = try Plugin.load(path: counterPluginPath)
+            let machine = try PluginMachine(plugin: plugin, journal: journal)
+            let actions = try counterActions(of: plugin)
+            var checkpoint: PluginSubmission?
+            var last: PluginSubmission?
+            benchmark.startMeasurement()
+            for index in benchmark.scaledIterations {
+                guard let submission = try? await machine.submit(actions[index & actionMask]) else { continue }
+                last = submission
+                if index & 255 == 255 {
+                    try await checkpoint?.acknowledged()
+                    checkpoint = submission
+                }
+            }
+            try await last?.acknowledged()
+            benchmark.stopMeasurement()
+            journal.close()
+        }
+    }
+
+    // How big the journal gets: 1,000,000 actions with a snapshot every 1,000 (the default),
+    // pipelined under `--sync off`; the database and write-ahead log sizes go to standard error.
+    Benchmark("journal-size: 1,000,000 actions, a snapshot every 1,000", configuration: .perWorkload(
+        metrics: [.wallClock, .throughput], warmupIterations: 0, maxDuration: .seconds(60), maxIterations: 1
+    )) { benchmark in
+        let path = temporaryDatabase()
+        defer { removeDatabase(path) }
+        let journal = try PluginJournal(path: path, options: JournalOptions(sync: .off))
+        let plugin = try Plugin.load(path: counterPluginPath)
+        let machine = try PluginMachine(plugin: plugin, journal: journal)
+        let actions = try counterActions(of: plugin)
+        var largestLog: Int64 = 0
+        var last: PluginSubmission?
+        benchmark.startMeasurement()
+        for index in 0..<1_000_000 {
+            last = try? await machine.submit(actions[index & actionMask])
+            if index % 50_000 == 0 {
+                try await last?.acknowledged()
+                largestLog = max(largestLog, fileSize(path + "-wal"))
+            }
+        }
+        try await last?.acknowledged()
+        benchmark.stopMeasurement()
+        let (database, log) = (fileSize(path), fileSize(path + "-wal"))
+        journal.close()
+        printToStandardError("journal-size: after 1,000,000 actions the database is \(database) B and its write-ahead log \(log) B "
+                             + "(largest seen \(largestLog) B); after close: \(fileSize(path)) B and \(fileSize(path + "-wal")) B")
+    }
+
     // Restart: open a journal of 1,000,000 actions and bring the counter back, by replaying
     // them all, or from a snapshot taken at the end.
     for snapshot in [false, true] {
@@ -251,6 +308,18 @@ let benchmarks: @Sendable () -> Void = {
             blackHole(try PluginMachine(plugin: plugin))
         }
     }
+}
+
+/// The size of the file at `path`, 0 when there is none.
+func fileSize(_ path: String) -> Int64 {
+    var info = stat()
+    return stat(path, &info) == 0 ? Int64(info.st_size) : 0
+}
+
+/// Writes one line to standard error.
+func printToStandardError(_ line: String) {
+    var text = line + "\n"
+    text.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
 }
 
 /// The action stream as `plugin`'s actions, checked once.

@@ -15,7 +15,7 @@ struct SharedLibrary: @unchecked Sendable {
 
     /// Maps the library at `path` (a private copy), resolving every symbol now.
     init(path: String, reportingAs displayPath: String) throws(PluginLoadError) {
-        guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE) else {
+        guard let handle = PluginCallMarker.loading(displayPath, { dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE) }) else {
             let message = dlerror().map { String(cString: $0) } ?? "dlopen failed"
             // The message names the private copy; name the user's file instead.
             throw PluginLoadError(.notASharedLibrary(message.replacingOccurrences(of: path, with: displayPath)), at: displayPath)

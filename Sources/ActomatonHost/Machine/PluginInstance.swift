@@ -61,6 +61,8 @@ public final class PluginInstance: @unchecked Sendable {
     /// The effects running or waiting on the machine this state runs on.
     let effectBudget: EffectBudget
     private let functions: LifecycleFunctions
+    /// Marks which plugin code runs, for the host's one line if it ends the process.
+    private let marker: PluginCallMarker
 
     /// One action's prepared call, as plain pointers.
     private struct Call {
@@ -96,13 +98,14 @@ public final class PluginInstance: @unchecked Sendable {
             _ = types.initialize(from: action.parameterTypes)
             calls.initializeElement(at: index, to: Call(cif: action.interface.cif, entry: action.entry, types: types))
         }
+        marker = PluginCallMarker(plugin: name, actions: plugin.manifest.actions.map(\.name))
         // `deinit` frees what was allocated if a step throws.
         binding = HostBinding(log: log ?? { line in printToStandardError("[\(name)] \(line)") })
         guard binding.isBound else {
             throw PluginLoadError(.libffi("cannot allocate a closure for the host function table"), at: plugin.path)
         }
         binding.attach(self)
-        guard let created = functions.create(binding.table) else {
+        guard let created = marker.call(PluginCallMarker.Call.create, { functions.create(binding.table) }) else {
             throw PluginLoadError(.stateCreationFailed, at: plugin.path)
         }
         scratch.pointee.statePointer = created
@@ -110,7 +113,7 @@ public final class PluginInstance: @unchecked Sendable {
 
     deinit {
         binding.detach()
-        if let statePointer = scratch.pointee.statePointer { functions.destroy(statePointer) }
+        if let statePointer = scratch.pointee.statePointer { marker.call(PluginCallMarker.Call.destroy) { functions.destroy(statePointer) } }
         slots.deallocate()
         argumentPointers.deallocate()
         scratch.deinitialize(count: 1)
@@ -171,7 +174,7 @@ public final class PluginInstance: @unchecked Sendable {
         binding.enter(.acting)
         // libffi widens integral returns narrower than a register to `ffi_arg`.
         var result: ffi_sarg = 0
-        ffi_call(call.cif, call.entry, &result, argumentPointers)
+        marker.action(action.index) { ffi_call(call.cif, call.entry, &result, argumentPointers) }
         let status = Int32(truncatingIfNeeded: result)
         binding.leave()
         if !strings.isEmpty { for string in strings { free(string) } }
@@ -208,7 +211,9 @@ public final class PluginInstance: @unchecked Sendable {
         let state = UnsafeRawPointer(scratch.pointee.statePointer)
         let snapshot = functions.snapshot
         do {
-            return try SizedCall.run(limit: PluginLimits.maxSnapshotBytes) { buffer, capacity in snapshot(state, buffer, capacity) }
+            return try marker.call(PluginCallMarker.Call.snapshot) { () throws(SizedCall.Failure) in
+                try SizedCall.run(limit: PluginLimits.maxSnapshotBytes) { buffer, capacity in snapshot(state, buffer, capacity) }
+            }
         } catch {
             throw .snapshotFailed(error.description)
         }
@@ -218,7 +223,9 @@ public final class PluginInstance: @unchecked Sendable {
     /// read.
     public func restore(_ snapshot: [UInt8]) throws(PluginCallError.Reason) {
         binding.enter(.restoring)
-        let status = snapshot.withUnsafeBufferPointer { functions.restore(scratch.pointee.statePointer, $0.baseAddress, $0.count) }
+        let status = marker.call(PluginCallMarker.Call.restore) {
+            snapshot.withUnsafeBufferPointer { functions.restore(scratch.pointee.statePointer, $0.baseAddress, $0.count) }
+        }
         binding.leave()
         let message = scratch.pointee.failureMessage
         scratch.pointee.failureMessage = nil
@@ -235,8 +242,10 @@ public final class PluginInstance: @unchecked Sendable {
         let state = UnsafeRawPointer(scratch.pointee.statePointer)
         let describe = functions.describe
         do {
-            let bytes = try SizedCall.run(limit: PluginLimits.maxDescriptionBytes) { buffer, capacity in
-                buffer.withMemoryRebound(to: CChar.self, capacity: max(capacity, 1)) { describe(state, $0, capacity) }
+            let bytes = try marker.call(PluginCallMarker.Call.describe) { () throws(SizedCall.Failure) in
+                try SizedCall.run(limit: PluginLimits.maxDescriptionBytes) { buffer, capacity in
+                    buffer.withMemoryRebound(to: CChar.self, capacity: max(capacity, 1)) { describe(state, $0, capacity) }
+                }
             }
             return TerminalText.decoding(bytes)
         } catch {

@@ -1,5 +1,4 @@
 import ActomatonPluginContract
-import Actomaton
 import ActomatonCore
 import ActomatonEffect
 import Synchronization
@@ -65,6 +64,10 @@ public struct PluginMachineAction: Sendable {
     /// Effects to start without performing `action` (timers armed again from the journal).
     var arming: Effect<PluginMachineAction>? = nil
 }
+
+/// The reducer of a ``PluginMachine``'s own machine: a core `MealyReducer` whose output is an
+/// effect (what the `Actomaton` module calls a `Reducer`, without depending on that module).
+typealias PluginMachineReducer = MealyReducer<PluginMachineAction, PluginMachineState, Void, Effect<PluginMachineAction>>
 
 /// A journaled timer whose action is being delivered.
 struct FiredTimer: Sendable {
@@ -143,7 +146,7 @@ public actor PluginMachine: EffectQueueHost {
     /// Called after every transition, on the machine's actor: keep it short.
     public typealias Observer = @Sendable (PluginTransition) -> Void
 
-    private var machine: MealyMachine<Reducer<PluginMachineAction, PluginMachineState, Void>, EffectQueueManager<PluginMachineAction>>
+    private var machine: MealyMachine<PluginMachineReducer, EffectQueueManager<PluginMachineAction>>
     private let effects: EffectQueueManager<PluginMachineAction>
     /// The plugin's name; a reload must keep it.
     public nonisolated let name: String
@@ -374,8 +377,8 @@ public actor PluginMachine: EffectQueueHost {
 
     static func reducer<C: Clock<Duration>>(
         clock: C, describesState: Bool, observer: Observer?, budget: EffectBudget, journal: PluginJournal?
-    ) -> Reducer<PluginMachineAction, PluginMachineState, Void> {
-        return Reducer<PluginMachineAction, PluginMachineState, Void> { input, state, _ in
+    ) -> PluginMachineReducer {
+        return PluginMachineReducer { input, state, _ in
             if let arming = input.arming { return arming }
             let backend = state.backend
             let plugin = state.pluginName
