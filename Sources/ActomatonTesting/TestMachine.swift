@@ -1,6 +1,9 @@
 import ActomatonCore
 import ActomatonEffect
 import Clocks
+/// The test clock a ``TestMachine`` runs on, re-exported so that a test can make one without
+/// depending on swift-clocks itself.
+@_exported import class Clocks.TestClock
 
 /// A machine for exhaustive state-transition tests, in the style of swift-composable-architecture's
 /// `TestStore`.
