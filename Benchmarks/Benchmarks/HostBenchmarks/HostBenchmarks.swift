@@ -194,10 +194,7 @@ let benchmarks: @Sendable () -> Void = {
         Benchmark("journal-send: --sync \(sync)", configuration: perSend) { benchmark in
             let path = temporaryDatabase()
             defer { removeDatabase(path) }
-            let journal = try PluginJournal(path: path, options: JournalOptions(sync: sync))
-            let plugin = try Plugin.load(path: counterPluginPath)
-            let machine = try PluginMachine(plugin: plugin, journal: journal)
-            let actions = try counterActions(of: plugin)
+            let (journal, machine, actions) = try journaledCounter(at: path, options: JournalOptions(sync: sync))
             benchmark.startMeasurement()
             for index in benchmark.scaledIterations {
                 _ = try? await machine.send(actions[index & actionMask])
@@ -214,10 +211,7 @@ let benchmarks: @Sendable () -> Void = {
         Benchmark("journal-stream: --sync \(sync), one pipelined stream", configuration: perSend) { benchmark in
             let path = temporaryDatabase()
             defer { removeDatabase(path) }
-            let journal = try PluginJournal(path: path, options: JournalOptions(sync: sync))
-            let plugin = try Plugin.load(path: counterPluginPath)
-            let machine = try PluginMachine(plugin: plugin, journal: journal)
-            let actions = try counterActions(of: plugin)
+            let (journal, machine, actions) = try journaledCounter(at: path, options: JournalOptions(sync: sync))
             var checkpoint: PluginSubmission?
             var last: PluginSubmission?
             benchmark.startMeasurement()
@@ -242,10 +236,7 @@ let benchmarks: @Sendable () -> Void = {
     )) { benchmark in
         let path = temporaryDatabase()
         defer { removeDatabase(path) }
-        let journal = try PluginJournal(path: path, options: JournalOptions(sync: .off))
-        let plugin = try Plugin.load(path: counterPluginPath)
-        let machine = try PluginMachine(plugin: plugin, journal: journal)
-        let actions = try counterActions(of: plugin)
+        let (journal, machine, actions) = try journaledCounter(at: path, options: JournalOptions(sync: .off))
         var largestLog: Int64 = 0
         var last: PluginSubmission?
         benchmark.startMeasurement()
@@ -308,6 +299,13 @@ let benchmarks: @Sendable () -> Void = {
             blackHole(try PluginMachine(plugin: plugin))
         }
     }
+}
+
+/// The C counter on a machine journaled at `path`, and its action stream.
+func journaledCounter(at path: String, options: JournalOptions) throws -> (PluginJournal, PluginMachine, [PluginAction]) {
+    let journal = try PluginJournal(path: path, options: options)
+    let plugin = try Plugin.load(path: counterPluginPath)
+    return (journal, try PluginMachine(plugin: plugin, journal: journal), try counterActions(of: plugin))
 }
 
 /// The size of the file at `path`, 0 when there is none.
