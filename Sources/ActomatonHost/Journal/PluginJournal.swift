@@ -354,7 +354,8 @@ public final class PluginJournal: @unchecked Sendable {
     private func acknowledgesEarly(at now: UInt64) -> Bool {
         guard acknowledgedTicket == nextTicket - 2 else { return false }
         guard acknowledgedEarly < options.maxUnsyncedActions else { return false }
-        guard let oldest = pending.first(where: \.acknowledgedEarly) ?? inFlightOldestEarly else { return true }
+        // The writer's batch in flight is older than anything still pending.
+        guard let oldest = inFlightOldestEarly ?? pending.first(where: \.acknowledgedEarly) else { return true }
         return now &- oldest.appended < options.batchWindow.nanoseconds
     }
 
