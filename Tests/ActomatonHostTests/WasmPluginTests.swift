@@ -180,8 +180,9 @@ struct HostileWasmTests {
     }
 
     @Test(arguments: [
-        ("bad-manifest", "invalid manifest: the name of action 1 points outside the module's memory (offset 70000)"),
+        ("bad-manifest", "invalid manifest: the action table's offset is wrong: 1 entry of 16 bytes at offset 70000 would end past the module's memory (65536 bytes)"),
         ("huge-memory", "cannot instantiate the module: initial memory size exceeds the resource limit: 131072000 bytes (the limit is 67108864 bytes; --wasm-memory-limit raises it)"),
+        ("huge-table", "cannot instantiate the module: initial table size exceeds the resource limit: 100001 elements (a table may have at most 100000 elements; that limit is fixed)"),
         ("unknown-import", #"the module imports function env.clock, which the host does not provide: the host provides only the functions of module "actomaton""#),
         ("wasi-import", "the module imports function wasi_snapshot_preview1.fd_write, which the host does not provide: plugins get no WASI (file-system, network or clock) access"),
         ("wrong-signature", "the module's actomaton_action_bump has the signature (i64) -> i32, but 'bump()' needs () -> i32"),
@@ -191,6 +192,33 @@ struct HostileWasmTests {
         let error = #expect(throws: PluginLoadError.self) { try load(name) }
         #expect(error?.reason.description == reason)
         #expect(error?.description.contains("\n") == false)
+    }
+
+    /// The start function runs on the same budget as every call, at load and whenever an
+    /// instance is made: a module whose start function never returns is refused at once, with
+    /// whatever fuel and memory limits are set, and changes nothing.
+    @Test(arguments: [UInt64(1), 1_000, 1_000_000])
+    func aStartFunctionThatNeverReturnsRunsOutOfFuel(fuel: UInt64) {
+        let error = #expect(throws: PluginLoadError.self) { try load("start-loop", .init(wasmLimits: WasmLimits(fuel: fuel))) }
+        #expect(error?.reason.description == "the module's start function ran out of fuel (the budget is \(fuel) per call; --fuel raises it)")
+    }
+
+    /// A start-loop module dropped into a served directory is refused when scanned; the
+    /// plugins already running go on, and a later scan does not try it again.
+    @Test func aStartLoopInTheDirectoryFreezesNothing() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try install(wasmPlugin("hostile", in: "hostile"), at: directory + "/a.wasm")
+        let host = PluginHost(loadOptions: .init(wasmLimits: WasmLimits(fuel: 100_000)))
+        #expect(await host.scan(directory: directory).map(\.description) == ["loaded plugin hostile from \(directory)/a.wasm"])
+        try install(wasmPlugin("start-loop", in: "hostile"), at: directory + "/b.wasm")
+        #expect(await host.scan(directory: directory).map(\.description) == [
+            "error: \(directory)/b.wasm: the module's start function ran out of fuel (the budget is 100000 per call; --fuel raises it)",
+        ])
+        #expect(await host.scan(directory: directory).isEmpty)
+        let hostile = try await host.machine(named: "hostile")
+        _ = try await hostile.send("bump")
+        #expect(try await hostile.describe() == "n=1")
     }
 
     @Test func notAModuleAtAll() throws {
