@@ -221,6 +221,18 @@ struct HostileWasmTests {
         #expect(try await hostile.describe() == "n=1")
     }
 
+    /// A module asking for more next actions in one action than a chain may run fails that
+    /// action whole, with the same line as a `.so` (HostilePluginTests), and none of them runs.
+    @Test func tooManyNextActionsFailTheirActionWhole() async throws {
+        let machine = try PluginMachine(plugin: load("next-flood"))
+        _ = try await machine.send(machine.plugin.action("bump", []))
+        let error = await #expect(throws: PluginCallError.self) { try await machine.send(machine.plugin.action("flood", [])) }
+        #expect(error?.description == "plugin hostile: 'flood' failed: the plugin made an invalid request: next_action: one action may "
+            + "request at most 1000 next actions, as many as a chain may run; its effects were discarded, and its state may have changed")
+        await machine.waitUntilIdle()
+        #expect(try await machine.describe() == "n=1")
+    }
+
     @Test func notAModuleAtAll() throws {
         let directory = try temporaryDirectory()
         let path = "\(directory)/broken.wasm"
