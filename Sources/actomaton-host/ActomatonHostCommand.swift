@@ -101,7 +101,8 @@ struct LoadingOptions: ParsableArguments {
 
     @Option(help: ArgumentHelp(
         "Fuel per call into a .wasm plugin (about one unit per WebAssembly instruction), or off.",
-        discussion: "An action that runs out fails with one line, and the plugin's state stays as it was. Default: \(WasmLimits.defaultFuel).",
+        discussion: "An action that runs out fails with one line, and the plugin's state stays as it was; a module whose start "
+            + "function runs out is refused. off runs every call unmetered, start functions included. Default: \(WasmLimits.defaultFuel).",
         valueName: "units"), transform: parseFuel)
     var fuel: UInt64? = WasmLimits.defaultFuel
 
