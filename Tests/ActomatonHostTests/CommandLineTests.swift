@@ -77,6 +77,15 @@ struct CommandLineTests {
         #expect(run.errors == "error: plugin hostile: 'loop' not run: a chain of next actions went past 64 levels (a loop in the plugin?); the chain was cut off\n")
     }
 
+    /// A chain that fans out is cut off by the host with one line: the thousands of next
+    /// actions still queued are dropped without a second line from the async layer.
+    @Test func aFanningOutChainIsOneError() throws {
+        let run = try host(["run", "--print", "none"] + hostileArguments, input: "fan\n:state\n")
+        #expect(run.status == 1)
+        #expect(run.errors == "error: plugin hostile: 'fan' not run: a chain of next actions went past 64 levels (a loop in the plugin?); the chain was cut off\n")
+        #expect(run.output.hasSuffix(#"hostile: {"value":65}"# + "\n"))
+    }
+
     @Test func nothingFromOutsideReachesTheTerminalRaw() throws {
         let run = try host(["run", "--keep-going"] + hostileArguments, input: "describe_mode 5\nset 3\nfail_with_controls\nlog_with_controls\n\"\u{1B}[2J\"\n")
         #expect(run.status == 1)

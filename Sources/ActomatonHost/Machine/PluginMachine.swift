@@ -206,7 +206,7 @@ public actor PluginMachine: EffectQueueHost {
         self.isolation = isolation
         self.loadOptions = loadOptions
         effectBudget = budget
-        let effects = EffectQueueManager<PluginMachineAction>(clock: clock)
+        let effects = EffectQueueManager<PluginMachineAction>(clock: clock, onFailure: Self.reportEffectFailure)
         self.effects = effects
         machine = MealyMachine(
             state: PluginMachineState(backend: backend),
@@ -503,6 +503,15 @@ public actor PluginMachine: EffectQueueHost {
 }
 
 extension PluginMachine {
+    /// The async layer's failures that no caller sees. A next-action loop it cuts off was cut
+    /// off and reported by the machine first (``PluginLimits/maxFeedbackDepth`` and
+    /// ``PluginLimits/maxFeedbackSteps`` are below the layer's limits): the layer only drops
+    /// the rest of the chain the machine dropped already, so it is not reported twice.
+    @Sendable static func reportEffectFailure(_ failure: EffectFailure) {
+        if case .feedbackLoopCutOff = failure { return }
+        EffectFailure.writeToStandardError(failure)
+    }
+
     /// How many journaled actions that cannot be replayed ``recover()`` reports one by one.
     static let replayProblemsShown = 3
 
