@@ -180,8 +180,9 @@ struct HostileWasmTests {
     }
 
     @Test(arguments: [
-        ("bad-manifest", "invalid manifest: the action table's offset is wrong: 1 entry of 16 bytes at offset 70000 would end past the module's memory (65536 bytes)"),
+        ("bad-manifest", "invalid manifest: the offset of the action table is wrong: 1 entry of 16 bytes at offset 70000 would end past the module's memory (65536 bytes)"),
         ("huge-memory", "cannot instantiate the module: initial memory size exceeds the resource limit: 131072000 bytes (the limit is 67108864 bytes; --wasm-memory-limit raises it)"),
+        ("start-crash", "the module's start function trapped: unreachable"),
         ("huge-table", "cannot instantiate the module: initial table size exceeds the resource limit: 100001 elements (a table may have at most 100000 elements; that limit is fixed)"),
         ("unknown-import", #"the module imports function env.clock, which the host does not provide: the host provides only the functions of module "actomaton""#),
         ("wasi-import", "the module imports function wasi_snapshot_preview1.fd_write, which the host does not provide: plugins get no WASI (file-system, network or clock) access"),

@@ -110,8 +110,13 @@ final class WasmMachine: @unchecked Sendable {
         if message == "out of fuel", let fuel = limits.fuel {
             return "the module's start function ran out of fuel (the budget is \(fuel) per call; --fuel raises it)"
         }
-        // Only the start function consumes fuel during instantiation.
-        if error is Trap, let fuel = limits.fuel, let left = store.fuel?.remaining, left < fuel {
+        // A trap other than a cap or a data or element segment out of bounds comes from running
+        // code, and the start function is the only code instantiation runs; so does one that
+        // used fuel.
+        let fromSetUp = message.hasPrefix("initial ") || message == "out of bounds memory access"
+            || message.hasPrefix("out of bounds table access")
+        let usedFuel = limits.fuel.map { fuel in (store.fuel?.remaining ?? fuel) < fuel } ?? false
+        if error is Trap, !message.hasPrefix("initial "), !fromSetUp || usedFuel {
             return "the module's start function trapped: \(message)"
         }
         if message.hasPrefix("initial memory size exceeds the resource limit") {

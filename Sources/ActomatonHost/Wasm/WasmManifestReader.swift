@@ -64,7 +64,7 @@ struct WasmManifestReader {
     private func checkTable(_ what: String, at offset: Int, count: Int, entrySize: Int) throws(PluginManifestError) {
         guard count > 0, offset + count * entrySize > memory.byteCount else { return }
         let entries = count == 1 ? "1 entry" : "\(count) entries"
-        throw .invalid("\(what)'s offset is wrong: \(entries) of \(entrySize) bytes at offset \(offset) would end past the module's memory (\(memory.byteCount) bytes)")
+        throw .invalid("the offset of \(what) is wrong: \(entries) of \(entrySize) bytes at offset \(offset) would end past the module's memory (\(memory.byteCount) bytes)")
     }
 
     private func word(_ offset: Int, _ what: String) throws(PluginManifestError) -> UInt32 {
