@@ -36,7 +36,8 @@ let package = Package(
         .package(url: "https://github.com/swiftwasm/WasmKit", exact: "0.4.2"),
         // Debugging and testing dependencies:
         .package(url: "https://github.com/pointfreeco/swift-custom-dump", from: "1.3.0"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
+        // 1.16.2: `LogHandler.log(event:)`, which handlers implement (the older entry point is deprecated).
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/pointfreeco/xctest-dynamic-overlay", from: "1.4.0"),
         // Plugin host dependencies:
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),

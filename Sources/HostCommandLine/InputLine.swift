@@ -228,17 +228,7 @@ private struct Scanner {
                 case "t": text.append("\t")
                 case "r": text.append("\r")
                 case "\"", "\\": text.append(escaped)
-                case "u":
-                    // `\u{1B}`: a scalar by its hex code, as `PluginValue.quoted` writes control characters.
-                    guard index < scalars.count, scalars[index] == "{",
-                          let close = scalars[index...].firstIndex(of: "}"), close - index >= 2, close - index <= 7,
-                          let code = UInt32(String(String.UnicodeScalarView(scalars[(index + 1)..<close])), radix: 16),
-                          let decoded = Unicode.Scalar(code), decoded.value != 0
-                    else {
-                        throw .syntax("argument \(position): \\u takes a hex code in braces, as in \\u{1B} (not 0)")
-                    }
-                    text.append(decoded)
-                    index = close + 1
+                case "u": text.append(try unicodeEscape(position: position))
                 default: throw .syntax("argument \(position): unknown escape \\\(escaped) (known: \\\" \\\\ \\n \\t \\r \\u{HEX})")
                 }
             default:
@@ -246,6 +236,44 @@ private struct Scanner {
             }
         }
         throw .syntax("argument \(position): the string has no closing quote")
+    }
+}
+
+extension Scanner {
+    /// The `{HEX}` after `\u` in a string: one Unicode scalar by its code, as
+    /// `PluginValue.quoted` writes control characters. Each way it can be wrong has its own
+    /// message: no braces, empty braces, not hex, a surrogate, past U+10FFFF, or NUL (which a
+    /// line never carries: see ``InputLineError/nulCharacter(offset:)``).
+    mutating func unicodeEscape(position: Int) throws(InputLineError) -> Unicode.Scalar {
+        let example = #"as in \u{1B}"#
+        guard index < scalars.count, scalars[index] == "{" else {
+            throw .syntax("argument \(position): \\u takes a hex code in braces, \(example)")
+        }
+        // Up to the closing brace, at most 8 characters on: no code is longer.
+        var close = index + 1
+        while close < scalars.count, scalars[close] != "}", scalars[close] != "\"", close - index <= 8 { close += 1 }
+        guard close < scalars.count, scalars[close] == "}" else {
+            throw .syntax("argument \(position): \\u{ needs a closing brace after at most 8 hex digits, \(example)")
+        }
+        let digits = String(String.UnicodeScalarView(scalars[(index + 1)..<close]))
+        let written = "\\u{\(digits)}"
+        guard !digits.isEmpty else {
+            throw .syntax("argument \(position): \(written) is empty: write the character's hex code in the braces, \(example)")
+        }
+        guard let code = UInt32(digits, radix: 16), digits.unicodeScalars.allSatisfy(\.properties.isASCIIHexDigit) else {
+            throw .syntax("argument \(position): \(written) is not a hex code (digits 0-9 and A-F), \(example)")
+        }
+        guard code <= 0x10FFFF else {
+            throw .syntax("argument \(position): \(written) is past U+10FFFF, the last Unicode code point")
+        }
+        guard let scalar = Unicode.Scalar(code) else {
+            throw .syntax("argument \(position): \(written) is a UTF-16 surrogate (U+D800 to U+DFFF), not a Unicode scalar: write the character's own code")
+        }
+        guard code != 0 else {
+            throw .syntax("argument \(position): \(written) is NUL, which an input line cannot carry")
+        }
+        index = close + 1
+        return scalar
     }
 }
 

@@ -105,7 +105,8 @@ struct LoadingOptions: ParsableArguments {
 
     @Option(help: ArgumentHelp(
         "Fuel per call into a .wasm plugin (about one unit per WebAssembly instruction), or off.",
-        discussion: "An action that runs out fails with one line, and the plugin's state stays as it was. Default: \(WasmLimits.defaultFuel).",
+        discussion: "An action that runs out fails with one line, and the plugin's state stays as it was; a module whose start "
+            + "function runs out is refused. off runs every call unmetered, start functions included. Default: \(WasmLimits.defaultFuel).",
         valueName: "units"), transform: parseFuel)
     var fuel: UInt64? = WasmLimits.defaultFuel
 
@@ -280,7 +281,11 @@ struct Run: AsyncParsableCommand {
             Lines are `ACTION ARGS...` (e.g. `login "alice"`, `add 5`) or JSON \
             ({"action": "add", "args": [5]}). `#` starts a comment; `:sleep SECONDS`, `:idle` \
             and `:state` are directives. Exits when the input ends and no effect is running: \
-            with status 0 if every line and every action succeeded, 1 otherwise.
+            with status 0 if every line and every action succeeded, 1 otherwise. At the end of \
+            the input the host waits for the delayed and repeating actions still running or \
+            waiting; one that keeps re-arming itself keeps the host running until it stops or \
+            the host is interrupted (Ctrl-C). An error repeated by such a loop is printed at \
+            most once a second, with the count of repeats not printed.
             """
     )
 
@@ -317,15 +322,20 @@ struct Run: AsyncParsableCommand {
             } catch {
                 printError(error)
                 failed = true
-                if !keepGoing { throw ExitCode.failure }
+                if !keepGoing {
+                    finishErrors()
+                    throw ExitCode.failure
+                }
             }
         }
         do {
             try await session.finish()
         } catch {
             printError(error)
+            finishErrors()
             throw ExitCode.failure
         }
+        finishErrors()
         if failed || ErrorCount.any { throw ExitCode.failure }
     }
 }
@@ -337,7 +347,8 @@ struct Serve: AsyncParsableCommand {
             Lines address a plugin by name: `counter add 5`, `counter.add 5`, or JSON \
             ({"plugin": "counter", "action": "add", "args": [5]}). The directory is scanned \
             before each line and every half second: new plugin files are loaded, and a replaced \
-            file is reloaded with its state carried over through snapshot / restore.
+            file is reloaded with its state carried over through snapshot / restore. At the \
+            end of the input it waits, as `run` does, until no effect is running or waiting.
             """
     )
 
@@ -386,6 +397,7 @@ struct Serve: AsyncParsableCommand {
         } catch {
             printError(error)
         }
+        finishErrors()
         watcher.cancel()
     }
 }
@@ -403,15 +415,36 @@ func transitionPrinter(_ mode: PrintMode) -> PluginMachine.Observer {
     }
 }
 
+/// Prints what a scan did: loads on standard output, every problem (a file refused, the
+/// directory unreadable, what the journal could not bring back) on standard error.
 func report(_ event: PluginHost.Event) {
-    if case let .failed(error) = event { printError(error) } else { emit(event.description) }
+    switch event {
+    case .loaded, .reloaded: emit(event.description)
+    case let .failed(error): printError(error)
+    case let .directoryUnreadable(error): printError(error)
+    case let .journalReport(line): printError(Message(line))
+    }
 }
 
-/// Prints `error: <what and where>` to standard error, and counts it.
+/// Prints `error: <what and where>` to standard error, and counts it. A line identical to the
+/// one before it is printed at most once a second, with how often it was suppressed
+/// (``RepeatedLineFilter``): an effect failing in a loop cannot flood the terminal.
 func printError(_ error: Error) {
     ErrorCount.record()
-    writeLine("error: \(error)", to: 2)
+    let line = "error: \(error)"
+    errorLines.withLock { filter in
+        for text in filter.admit(line, at: .now) { writeLine(text, to: 2) }
+    }
 }
+
+/// Says how many repeats of the last error were not printed, if any: at the end of `run` and `serve`.
+func finishErrors() {
+    errorLines.withLock { filter in
+        for text in filter.finish() { writeLine(text, to: 2) }
+    }
+}
+
+private let errorLines = Mutex(RepeatedLineFilter())
 
 /// Whether any error was printed: `run` then exits with status 1.
 enum ErrorCount {

@@ -24,11 +24,8 @@ struct Forwarding: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    func log(
-        level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?,
-        source: String, file: String, function: String, line: UInt
-    ) {
-        store.records.withLock { $0.append((level, message.description)) }
+    func log(event: LogEvent) {
+        store.records.withLock { $0.append((event.level, event.message.description)) }
     }
 }
 

@@ -206,6 +206,18 @@ static actomaton_status burst(void *state) {
     return ACTOMATON_OK;
 }
 
+// Feeds back 500 more of itself: a chain that fans out, cut off by the host at 64 levels with
+// some 30,000 next actions still queued (past the async layer's own limit of 10,000 steps).
+static actomaton_status fan(void *state) {
+    hostile_state *s = state;
+    s->value += 1;
+    actomaton_call call = {.action = "fan"};
+    for (int i = 0; i < 500; i++) {
+        if (s->host->next_action(&call) != ACTOMATON_OK) return ACTOMATON_ERROR;
+    }
+    return ACTOMATON_OK;
+}
+
 static actomaton_status bump(void *state) {
     ((hostile_state *)state)->value += 1;
     return ACTOMATON_OK;
@@ -336,6 +348,7 @@ static const actomaton_action hostile_actions[] = {
     {"loop", NULL, 0, (actomaton_function)loop},
     {"burst", NULL, 0, (actomaton_function)burst},
     {"bump", NULL, 0, (actomaton_function)bump},
+    {"fan", NULL, 0, (actomaton_function)fan},
     {"spawn", NULL, 0, (actomaton_function)spawn},
     {"keep_host", NULL, 0, (actomaton_function)keep_host},
     {"call_kept_host", NULL, 0, (actomaton_function)call_kept_host},

@@ -1,4 +1,5 @@
 import ActomatonHost
+import CSQLite
 import Foundation
 import Testing
 
@@ -35,6 +36,10 @@ struct CommandLineTests {
         process.standardOutput = stdout
         process.standardError = stderr
         try process.run()
+        // A host that hangs is killed, and fails the test, instead of hanging it.
+        let watchdog = DispatchWorkItem { if process.isRunning { process.terminate(); kill(process.processIdentifier, SIGKILL) } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(300), execute: watchdog)
+        defer { watchdog.cancel() }
         stdin.fileHandleForWriting.write(Data(input))
         try stdin.fileHandleForWriting.close()
         let output = stdout.fileHandleForReading.readDataToEndOfFile()
@@ -100,6 +105,15 @@ struct CommandLineTests {
         #expect(run.errors == "error: plugin hostile: 'loop' not run: a chain of next actions went past 64 levels (a loop in the plugin?); the chain was cut off\n")
     }
 
+    /// A chain that fans out is cut off by the host with one line: the thousands of next
+    /// actions still queued are dropped without a second line from the async layer.
+    @Test func aFanningOutChainIsOneError() throws {
+        let run = try host(["run", "--print", "none"] + hostileArguments, input: "fan\n:state\n")
+        #expect(run.status == 1)
+        #expect(run.errors == "error: plugin hostile: 'fan' not run: a chain of next actions went past 64 levels (a loop in the plugin?); the chain was cut off\n")
+        #expect(run.output.hasSuffix(#"hostile: {"value":65}"# + "\n"))
+    }
+
     @Test func nothingFromOutsideReachesTheTerminalRaw() throws {
         let run = try host(["run", "--keep-going"] + hostileArguments, input: "describe_mode 5\nset 3\nfail_with_controls\nlog_with_controls\n\"\u{1B}[2J\"\n")
         #expect(run.status == 1)
@@ -111,6 +125,59 @@ struct CommandLineTests {
         #expect(run.errors.contains(#"[hostile] line one\r\nerror: forged\u{1B}[0m"#))
         // Every line printed is one line: none starts with the forged text.
         #expect(!everything.split(separator: "\n").contains { $0.hasPrefix("error: forged") })
+    }
+
+    /// An action name with an invisible character in it is shown with the character's code,
+    /// not as the name it looks like.
+    @Test func anInvisibleCharacterInANameIsShown() throws {
+        let run = try host(counterArguments + ["--keep-going"],
+                           input: "incr\u{200B}ement\nincr\u{2028}ement\n\u{FEFF}increment\nincrement\n")
+        #expect(run.status == 1)
+        let lines = run.errors.split(separator: "\n")
+        #expect(lines.count == 3, "\(run.errors)")
+        for (line, (number, name)) in zip(lines, [(1, #"incr\u{200B}ement"#), (2, #"incr\u{2028}ement"#), (3, #"\u{FEFF}increment"#)]) {
+            #expect(line.hasPrefix("error: <stdin>:\(number): unknown action '\(name)' for plugin 'counter'"), "\(line)")
+        }
+        #expect(!run.errors.unicodeScalars.contains { $0.value == 0x200B || $0.value == 0x2028 || $0.value == 0xFEFF })
+        #expect(run.output.hasSuffix("counter: increment\n"), "a byte order mark is dropped only at the start of the input")
+    }
+
+    /// A `.wasm` module whose start function never returns is refused with one line by
+    /// `inspect`, `run` and `serve`, within its fuel; `serve`'s other plugins go on.
+    @Test func aStartFunctionThatNeverReturnsIsRefusedByEveryCommand() throws {
+        let path = wasmPlugin("start-loop", in: "hostile")
+        let reason = "the module's start function ran out of fuel (the budget is 1000000 per call; --fuel raises it)"
+        let inspect = try host(["inspect", path, "--fuel", "1000000"], input: "")
+        #expect(inspect.status == 1 && !inspect.signalled)
+        #expect(inspect.errors == "error: \(path): \(reason)\n")
+        #expect(inspect.output == "")
+        let run = try host(["run", path, "--fuel", "1000000"], input: "bump\n")
+        #expect(run.status == 1 && !run.signalled)
+        #expect(run.errors == "error: \(path): \(reason)\n")
+
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try install(wasmPlugin("hostile", in: "hostile"), at: directory + "/a.wasm")
+        try install(path, at: directory + "/b.wasm")
+        let serve = try host(["serve", "--plugins", directory, "--fuel", "1000000"], input: "hostile bump\n:state\n")
+        #expect(serve.status == 0 && !serve.signalled)
+        #expect(serve.errors == "error: \(directory)/b.wasm: \(reason)\n")
+        #expect(serve.output.hasSuffix("hostile: n=1\n"), "\(serve.output)")
+    }
+
+    /// Effects that keep failing the same way print one line, then the count of the rest:
+    /// `spawn` fans out past `--max-effects 10`, and each firing past the limit fails alike.
+    @Test func aFloodOfOneErrorIsRateLimited() throws {
+        let run = try host(["run", "--max-effects", "10", "--print", "none"] + hostileArguments, input: "spawn\n")
+        #expect(run.status == 1 && !run.signalled)
+        let line = "error: plugin hostile: 'spawn' failed: the machine already has 10 effects running or waiting, its limit (--max-effects); "
+            + "its effects were discarded, and its state may have changed"
+        let lines = run.errors.split(separator: "\n").map(String.init)
+        #expect(lines.first == line, "\(run.errors)")
+        let notes = lines.filter { $0.hasPrefix("error: the error above was repeated ") || $0.hasPrefix(line + " (repeated ") }
+        #expect(!notes.isEmpty, "the repeats are counted: \(run.errors)")
+        #expect(lines.allSatisfy { $0 == line || notes.contains($0) }, "\(run.errors)")
+        #expect(lines.count < 10, "\(lines.count) lines")
     }
 
     @Test func printModes() throws {
@@ -312,6 +379,33 @@ struct CommandLineTests {
         let sum = acknowledged.reduce(Int64(0)) { $0 + Int64($1.dropFirst("counter: add ".count))! }
         let after = try host(["run", counter, "--state", state, "--print", "none"], input: ":state\n")
         #expect(after.output.hasSuffix("\n" + #"counter: {"count":\#(sum)}"# + "\n"), "\(after.output)\(after.errors)")
+    }
+
+    /// `serve` prints what the journal could not bring back on standard error, as `run` does,
+    /// and summarises many similar problems in one line.
+    @Test func replayProblemsGoToStandardErrorSummarised() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let plugins = directory + "/plugins"
+        try FileManager.default.createDirectory(atPath: plugins, withIntermediateDirectories: true)
+        try install(plugin("CounterPlugin"), at: plugins + "/counter.so")
+        let state = directory + "/state.sqlite"
+        let serve = ["serve", "--plugins", plugins, "--isolation", "none", "--state", state, "--print", "none"]
+        let first = try host(serve, input: (1...6).map { "counter add \($0)\n" }.joined())
+        #expect(first.status == 0 && first.errors == "", "\(first.errors)")
+        var handle: OpaquePointer?
+        #expect(sqlite3_open(state, &handle) == SQLITE_OK)
+        #expect(sqlite3_exec(handle, "UPDATE actions SET action = 'jump'", nil, nil, nil) == SQLITE_OK)
+        sqlite3_close(handle)
+        for command in [serve, ["run", plugins + "/counter.so", "--state", state, "--print", "none"]] {
+            let again = try host(command, input: ":state\n")
+            let errors = again.errors.split(separator: "\n")
+            #expect(errors.count == 4, "\(again.errors)")
+            #expect(errors.allSatisfy { $0.hasPrefix("error: counter: ") })
+            #expect(errors.last == "error: counter: 3 more journaled actions, up to #6, cannot be replayed either (6 of 6 in all); `actomaton-host journal` lists them")
+            #expect(!again.output.contains("error"), "\(again.output)")
+            #expect(again.output.hasSuffix(#"counter: {"count":0}"# + "\n"))
+        }
     }
 
     @Test func journalCommandShowsWhatTheHostRemembers() throws {

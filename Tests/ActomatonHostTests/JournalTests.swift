@@ -122,6 +122,39 @@ struct JournalTests {
         #expect(try await counter.describe() == #"{"count":4}"#)
     }
 
+    /// Many actions that no longer match: the first three get a line each, one line counts
+    /// the rest.
+    @Test func manyActionsThatNoLongerMatchAreSummarised() async throws {
+        let (directory, path) = try databasePath()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let journal = try PluginJournal(path: path)
+            let counter = try await PluginHost(journal: journal).load(path: plugin("CounterPlugin"))
+            for amount in 1...50 { try await counter.send("add", [.int(Int64(amount))]) }
+            journal.close()
+        }
+        tamper(path, "UPDATE actions SET action = 'jump'")
+        let journal = try PluginJournal(path: path)
+        defer { journal.close() }
+        let host = PluginHost(journal: journal)
+        let counter = try await host.load(path: plugin("CounterPlugin"))
+        let reports = await host.takeJournalReports()
+        #expect(reports.count == 4, "\(reports)")
+        for (index, report) in reports.prefix(3).enumerated() {
+            #expect(report.hasPrefix("counter: journaled action #\(index + 1) 'jump \(index + 1)' (version 1.0.0) cannot be replayed: unknown action 'jump'"))
+        }
+        #expect(reports.last == "counter: 47 more journaled actions, up to #50, cannot be replayed either (50 of 50 in all); `actomaton-host journal` lists them")
+        #expect(try await counter.describe() == #"{"count":0}"#)
+    }
+
+    /// A long journaled action is cut in its report line.
+    @Test func reportLinesAreShort() {
+        #expect(PluginMachine.shortened("short") == "short")
+        let long = PluginMachine.shortened("feed \"" + String(repeating: "é", count: 500) + "\"")
+        #expect(long.hasSuffix(" … (807 more bytes)"), "\(long.suffix(30))")
+        #expect(long.utf8.count < 240)
+    }
+
     /// Delayed and repeating actions pending at shutdown are armed again with the time they
     /// had left; one that came due while the host was down fires at once.
     ///

@@ -2,6 +2,7 @@
 import HostCommandLine
 import Clocks
 import Foundation
+import Synchronization
 import Testing
 
 @Suite("serve: a directory of plugins, reloaded with their state")
@@ -23,6 +24,31 @@ struct ServeTests {
         #expect(await host.names == ["counter", "tictactoe"])
         let missing = await host.scan(directory: directory + "/nope")
         #expect(missing.map(\.description) == ["error: \(directory)/nope: no such directory"])
+    }
+
+    /// What the end of the input means: the session waits until no effect is running or
+    /// waiting, so an effect that re-arms itself keeps it waiting, and it returns when the
+    /// effect stops (`rearm` re-arms itself twice, a second apart, on the test clock).
+    @Test func theEndOfInputWaitsForEffectsThatReArm() async throws {
+        let clock = TestClock()
+        let (path, options) = fixture("fixture_hostile_entry")
+        let host = PluginHost(clock: clock, loadOptions: options)
+        let machine = try await host.load(path: path)
+        let session = HostSession(host: host, defaultPlugin: machine.name, clock: clock, output: { _ in })
+        try await session.handle("rearm", at: "line 1")
+        let finished = Mutex(false)
+        let end = Task {
+            try? await session.finish()
+            finished.withLock { $0 = true }
+        }
+        for value in 2...3 {
+            #expect(!finished.withLock { $0 }, "an effect is still waiting")
+            await clock.advanceWhenSleeping(by: .seconds(1))
+            #expect(await eventually { await machine.describedState() == #"{"value":\#(value)}"# })
+        }
+        await end.value
+        #expect(await machine.runningEffectCount == 0)
+        #expect(try await machine.describe() == #"{"value":3}"#)
     }
 
     @Test func replacedPluginIsReloadedWithItsState() async throws {

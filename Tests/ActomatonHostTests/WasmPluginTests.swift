@@ -180,8 +180,10 @@ struct HostileWasmTests {
     }
 
     @Test(arguments: [
-        ("bad-manifest", "invalid manifest: the name of action 1 points outside the module's memory (offset 70000)"),
+        ("bad-manifest", "invalid manifest: the offset of the action table is wrong: 1 entry of 16 bytes at offset 70000 would end past the module's memory (65536 bytes)"),
         ("huge-memory", "cannot instantiate the module: initial memory size exceeds the resource limit: 131072000 bytes (the limit is 67108864 bytes; --wasm-memory-limit raises it)"),
+        ("start-crash", "the module's start function trapped: unreachable"),
+        ("huge-table", "cannot instantiate the module: initial table size exceeds the resource limit: 100001 elements (a table may have at most 100000 elements; that limit is fixed)"),
         ("unknown-import", #"the module imports function env.clock, which the host does not provide: the host provides only the functions of module "actomaton""#),
         ("wasi-import", "the module imports function wasi_snapshot_preview1.fd_write, which the host does not provide: plugins get no WASI (file-system, network or clock) access"),
         ("wrong-signature", "the module's actomaton_action_bump has the signature (i64) -> i32, but 'bump()' needs () -> i32"),
@@ -191,6 +193,45 @@ struct HostileWasmTests {
         let error = #expect(throws: PluginLoadError.self) { try load(name) }
         #expect(error?.reason.description == reason)
         #expect(error?.description.contains("\n") == false)
+    }
+
+    /// The start function runs on the same budget as every call, at load and whenever an
+    /// instance is made: a module whose start function never returns is refused at once, with
+    /// whatever fuel and memory limits are set, and changes nothing.
+    @Test(arguments: [UInt64(1), 1_000, 1_000_000])
+    func aStartFunctionThatNeverReturnsRunsOutOfFuel(fuel: UInt64) {
+        let error = #expect(throws: PluginLoadError.self) { try load("start-loop", .init(wasmLimits: WasmLimits(fuel: fuel))) }
+        #expect(error?.reason.description == "the module's start function ran out of fuel (the budget is \(fuel) per call; --fuel raises it)")
+    }
+
+    /// A start-loop module dropped into a served directory is refused when scanned; the
+    /// plugins already running go on, and a later scan does not try it again.
+    @Test func aStartLoopInTheDirectoryFreezesNothing() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try install(wasmPlugin("hostile", in: "hostile"), at: directory + "/a.wasm")
+        let host = PluginHost(loadOptions: .init(wasmLimits: WasmLimits(fuel: 100_000)))
+        #expect(await host.scan(directory: directory).map(\.description) == ["loaded plugin hostile from \(directory)/a.wasm"])
+        try install(wasmPlugin("start-loop", in: "hostile"), at: directory + "/b.wasm")
+        #expect(await host.scan(directory: directory).map(\.description) == [
+            "error: \(directory)/b.wasm: the module's start function ran out of fuel (the budget is 100000 per call; --fuel raises it)",
+        ])
+        #expect(await host.scan(directory: directory).isEmpty)
+        let hostile = try await host.machine(named: "hostile")
+        _ = try await hostile.send("bump")
+        #expect(try await hostile.describe() == "n=1")
+    }
+
+    /// A module asking for more next actions in one action than a chain may run fails that
+    /// action whole, with the same line as a `.so` (HostilePluginTests), and none of them runs.
+    @Test func tooManyNextActionsFailTheirActionWhole() async throws {
+        let machine = try PluginMachine(plugin: load("next-flood"))
+        _ = try await machine.send(machine.plugin.action("bump", []))
+        let error = await #expect(throws: PluginCallError.self) { try await machine.send(machine.plugin.action("flood", [])) }
+        #expect(error?.description == "plugin hostile: 'flood' failed: the plugin made an invalid request: next_action: one action may "
+            + "request at most 1000 next actions, as many as a chain may run; its effects were discarded, and its state may have changed")
+        await machine.waitUntilIdle()
+        #expect(try await machine.describe() == "n=1")
     }
 
     @Test func notAModuleAtAll() throws {

@@ -57,11 +57,33 @@ struct InputLineTests {
         let text = "a\u{1B}[2J\u{7}b\t\"c\"\\"
         #expect(try InputLine.parse("say " + PluginValue.quoted(text), namesPlugin: false)
             == .action(plugin: nil, name: "say", arguments: .positional([.string(text)])))
-        #expect(throws: InputLineError.syntax(#"argument 1: \u takes a hex code in braces, as in \u{1B} (not 0)"#)) {
-            try InputLine.parse(#"say "\u{0}""#, namesPlugin: false)
+    }
+
+    /// Each way a `\u{…}` escape can be wrong gets its own message.
+    @Test(arguments: [
+        (#"\u{0}"#, #"\u{0} is NUL, which an input line cannot carry"#),
+        (#"\u{000000}"#, #"\u{000000} is NUL, which an input line cannot carry"#),
+        (#"\u{D800}"#, #"\u{D800} is a UTF-16 surrogate (U+D800 to U+DFFF), not a Unicode scalar: write the character's own code"#),
+        (#"\u{dfff}"#, #"\u{dfff} is a UTF-16 surrogate (U+D800 to U+DFFF), not a Unicode scalar: write the character's own code"#),
+        (#"\u{110000}"#, #"\u{110000} is past U+10FFFF, the last Unicode code point"#),
+        (#"\u{FFFFFFFF}"#, #"\u{FFFFFFFF} is past U+10FFFF, the last Unicode code point"#),
+        (#"\u{}"#, #"\u{} is empty: write the character's hex code in the braces, as in \u{1B}"#),
+        (#"\u{1G}"#, #"\u{1G} is not a hex code (digits 0-9 and A-F), as in \u{1B}"#),
+        (#"\u{+1}"#, #"\u{+1} is not a hex code (digits 0-9 and A-F), as in \u{1B}"#),
+        (#"\u{123456789}"#, #"\u{ needs a closing brace after at most 8 hex digits, as in \u{1B}"#),
+        (#"\u{41"#, #"\u{ needs a closing brace after at most 8 hex digits, as in \u{1B}"#),
+        (#"\u41"#, #"\u takes a hex code in braces, as in \u{1B}"#),
+    ])
+    func eachBadUnicodeEscapeSaysWhatIsWrong(escape: String, message: String) {
+        #expect(throws: InputLineError.syntax("argument 1: " + message)) {
+            try InputLine.parse(#"say ""# + escape + #"""#, namesPlugin: false)
         }
-        #expect(throws: InputLineError.syntax(#"argument 1: \u takes a hex code in braces, as in \u{1B} (not 0)"#)) {
-            try InputLine.parse(#"say "\u{D800}""#, namesPlugin: false)
+    }
+
+    @Test func goodUnicodeEscapesRead() throws {
+        for (escape, scalar) in [(#"\u{1B}"#, "\u{1B}"), (#"\u{10FFFF}"#, "\u{10FFFF}"), (#"\u{00000041}"#, "A"), (#"\u{e9}"#, "é")] {
+            #expect(try InputLine.parse(#"say ""# + escape + #"""#, namesPlugin: false)
+                == .action(plugin: nil, name: "say", arguments: .positional([.string(scalar)])))
         }
     }
 

@@ -130,7 +130,13 @@ final class HostBinding: @unchecked Sendable {
                     return Int32(ACTOMATON_INVALID_REQUEST)
                 }
                 scratch.pointee.requestedEffects += 1
-            case .next, .cancel:
+            case .next:
+                guard scratch.pointee.requestedNextActions < PluginLimits.maxFeedbackSteps else {
+                    if scratch.pointee.invalidRequest == nil { scratch.pointee.invalidRequest = .message(InvalidRequest.tooManyNextActions) }
+                    return Int32(ACTOMATON_INVALID_REQUEST)
+                }
+                scratch.pointee.requestedNextActions += 1
+            case .cancel:
                 break
             }
             scratch.pointee.requests.append(request)
@@ -161,6 +167,11 @@ enum InvalidRequest {
     case message(String)
     /// One effect more than the machine's limit.
     case effectLimitReached(Int)
+
+    /// Why one next action more than ``PluginLimits/maxFeedbackSteps`` is refused: a chain
+    /// could not run them all, and running some would split the action's outcome.
+    static let tooManyNextActions = "next_action: one action may request at most \(PluginLimits.maxFeedbackSteps) next actions, "
+        + "as many as a chain may run"
 }
 
 /// Why the host refused one host-function call.

@@ -41,6 +41,8 @@ public final class PluginInstance: @unchecked Sendable {
         var requests: [PluginEffectRequest] = []
         /// How many of `requests` are delayed or repeating (count against the effect limit).
         var requestedEffects = 0
+        /// How many of `requests` are next actions (at most ``PluginLimits/maxFeedbackSteps``).
+        var requestedNextActions = 0
         /// What the plugin said through `fail` during the current call.
         var failureMessage: String?
         /// The first invalid request of the current action, if any.
@@ -182,6 +184,7 @@ public final class PluginInstance: @unchecked Sendable {
         if status == ACTOMATON_OK && scratch.pointee.invalidRequest == nil {
             scratch.pointee.failureMessage = nil
             scratch.pointee.requestedEffects = 0
+            scratch.pointee.requestedNextActions = 0
             if scratch.pointee.requests.isEmpty { return .success([]) }
             defer { scratch.pointee.requests.removeAll(keepingCapacity: true) }
             return .success(scratch.pointee.requests)
@@ -199,6 +202,7 @@ public final class PluginInstance: @unchecked Sendable {
         scratch.pointee.invalidRequest = nil
         scratch.pointee.failureMessage = nil
         scratch.pointee.requestedEffects = 0
+        scratch.pointee.requestedNextActions = 0
         scratch.pointee.requests.removeAll(keepingCapacity: true)
         return .failure(reason)
     }

@@ -232,7 +232,7 @@ public actor PluginMachine: EffectQueueHost {
         self.isolation = isolation
         self.loadOptions = loadOptions
         effectBudget = budget
-        let effects = EffectQueueManager<PluginMachineAction>(clock: clock)
+        let effects = EffectQueueManager<PluginMachineAction>(clock: clock, onFailure: Self.reportEffectFailure)
         self.effects = effects
         machine = MealyMachine(
             state: PluginMachineState(backend: backend),
@@ -459,7 +459,8 @@ public actor PluginMachine: EffectQueueHost {
     /// the actions journaled after it (effects suppressed: they already happened), then the
     /// pending delayed and repeating actions, armed again with the time they have left (one
     /// that came due while the host was down fires at once). Returns a line for each thing
-    /// that could not be brought back; nothing is skipped silently.
+    /// that could not be brought back — past the first three journaled actions that cannot be
+    /// replayed, one line counts the rest; nothing is skipped silently.
     public func recover() throws(PluginJournalError) -> [String] {
         guard let journal else { return [] }
         let recovery = try journal.recovery(for: name)
@@ -486,13 +487,25 @@ public actor PluginMachine: EffectQueueHost {
                             + "\(actions.count) journaled actions not replayed")
             actions = []
         }
+        var unreplayed = 0
+        var lastUnreplayed: Int64 = 0
         for journaled in actions {
             do throws(PluginCallError) {
                 let action = try plugin.action(journaled.action, journaled.arguments)
                 if case let .failure(reason) = backend.perform(action) { throw PluginCallError(reason, plugin: name) }
             } catch {
-                problems.append("\(name): journaled action #\(journaled.sequence) '\(journaled.text)' (version \(journaled.version)) cannot be replayed: \(error.reason)")
+                // The first few each get a line; the rest, one line in all.
+                if unreplayed < Self.replayProblemsShown {
+                    problems.append("\(name): journaled action #\(journaled.sequence) '\(Self.shortened(journaled.text))' "
+                                    + "(version \(journaled.version)) cannot be replayed: \(Self.shortened(error.reason.description))")
+                }
+                unreplayed += 1
+                lastUnreplayed = journaled.sequence
             }
+        }
+        if unreplayed > Self.replayProblemsShown {
+            problems.append("\(name): \(unreplayed - Self.replayProblemsShown) more journaled actions, up to #\(lastUnreplayed), cannot be "
+                            + "replayed either (\(unreplayed) of \(actions.count) in all); `actomaton-host journal` lists them")
         }
         machine.state.actionsSinceSnapshot = actions.count
         let now = wallClockMilliseconds()
@@ -524,6 +537,35 @@ public actor PluginMachine: EffectQueueHost {
             if let task = machine.send(arming) { effectTasks.append(task) }
         }
         return problems
+    }
+}
+
+extension PluginMachine {
+    /// The async layer's failures that no caller sees. A next-action loop it cuts off was cut
+    /// off and reported by the machine first (``PluginLimits/maxFeedbackDepth`` and
+    /// ``PluginLimits/maxFeedbackSteps`` are below the layer's limits): the layer only drops
+    /// the rest of the chain the machine dropped already, so it is not reported twice.
+    @Sendable static func reportEffectFailure(_ failure: EffectFailure) {
+        if case .feedbackLoopCutOff = failure { return }
+        EffectFailure.writeToStandardError(failure)
+    }
+
+    /// How many journaled actions that cannot be replayed ``recover()`` reports one by one.
+    static let replayProblemsShown = 3
+
+    /// `text`, cut after 200 bytes (whole characters) with a note: a report line stays short.
+    static func shortened(_ text: String) -> String {
+        let limit = 200
+        guard text.utf8.count > limit else { return text }
+        var end = text.startIndex
+        var kept = 0
+        for index in text.indices {
+            let size = text.utf8.distance(from: index, to: text.index(after: index))
+            if kept + size > limit { break }
+            kept += size
+            end = text.index(after: index)
+        }
+        return "\(text[..<end]) … (\(text.utf8.count - kept) more bytes)"
     }
 }
 

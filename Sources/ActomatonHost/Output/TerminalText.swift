@@ -5,9 +5,12 @@
 /// name cannot forge an `error:` line, and an escape sequence in a plugin's `describe` cannot
 /// drive the terminal. Bytes that are not UTF-8 are shown as `\xHH` by ``decoding(_:)``.
 public enum TerminalText {
-    /// `text` with control characters escaped: `\n`, `\r`, `\t` for those, `\u{1B}` for the
-    /// other C0 and C1 controls, DEL, and the bidirectional overrides and isolates that can
-    /// make text read in another order than it is (U+202A–U+202E, U+2066–U+2069).
+    /// `text` with control and invisible characters escaped: `\n`, `\r`, `\t` for those,
+    /// `\u{1B}` for the other C0 and C1 controls, DEL, every format character (general
+    /// category Cf: the bidirectional overrides and isolates, zero-width spaces and joiners,
+    /// U+FEFF wherever it is, the soft hyphen, U+061C…) and the line and paragraph separators
+    /// (Zl, Zp: U+2028, U+2029). What is printed then shows every scalar that is there: a
+    /// name with an invisible character cannot pass for another, nor text read in another order.
     public static func escaping(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: needsEscape) else { return text }
         var result = String.UnicodeScalarView()
@@ -52,10 +55,16 @@ public enum TerminalText {
         }
     }
 
-    private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+    /// Whether ``escaping(_:)`` escapes `scalar`.
+    static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
-        case 0..<0x20, 0x7F..<0xA0, 0x202A...0x202E, 0x2066...0x2069: true
-        default: false
+        case 0..<0x20, 0x7F..<0xA0: return true
+        case 0x20..<0x7F: return false
+        default:
+            switch scalar.properties.generalCategory {
+            case .format, .lineSeparator, .paragraphSeparator: return true
+            default: return false
+            }
         }
     }
 }

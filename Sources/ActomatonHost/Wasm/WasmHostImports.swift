@@ -94,7 +94,13 @@ private func request(_ function: HostImport, _ arguments: [Value], _ context: Wa
                 return 2
             }
             context.requestedEffects += 1
-        case .next, .cancel:
+        case .next:
+            guard context.requestedNextActions < PluginLimits.maxFeedbackSteps else {
+                if context.invalidRequest == nil { context.invalidRequest = .message(InvalidRequest.tooManyNextActions) }
+                return 2
+            }
+            context.requestedNextActions += 1
+        case .cancel:
             break
         }
         context.requests.append(request)

@@ -18,6 +18,7 @@ final class WasmMachine: @unchecked Sendable {
         var plugin: Plugin?
         var requests: [PluginEffectRequest] = []
         var requestedEffects = 0
+        var requestedNextActions = 0
         var failureMessage: String?
         var invalidRequest: InvalidRequest?
         var effectBudget = EffectBudget(limit: .max)
@@ -26,6 +27,7 @@ final class WasmMachine: @unchecked Sendable {
         func reset() {
             requests.removeAll(keepingCapacity: true)
             requestedEffects = 0
+            requestedNextActions = 0
             failureMessage = nil
             invalidRequest = nil
         }
@@ -61,14 +63,13 @@ final class WasmMachine: @unchecked Sendable {
                 try hostCall(function, arguments, context)
             })
         }
+        // Instantiation runs the module's start function, if it has one: it gets the same
+        // budget as any other call, so a start function that never returns cannot hang a load.
+        if let fuel = module.limits.fuel { store.fuel = Fuel(remaining: fuel) }
         do {
             instance = try module.module.instantiate(store: store, imports: imports)
         } catch {
-            var message = "cannot instantiate the module: \(oneLine(error))"
-            if message.contains("resource limit") {
-                message += " (the limit is \(module.limits.memoryLimit) bytes; --wasm-memory-limit raises it)"
-            }
-            throw PluginLoadError(.wasm(message), at: path)
+            throw PluginLoadError(.wasm(Self.instantiationFailure(error, store: store, limits: module.limits)), at: path)
         }
         guard let memory = instance.exports[memory: "memory"] else {
             throw PluginLoadError(.wasm("the module exports no memory named \"memory\""), at: path)
@@ -100,6 +101,31 @@ final class WasmMachine: @unchecked Sendable {
             throw PluginLoadError(.manifest(.unsupportedABIVersion(found: version, supported: WasmPluginModule.abiVersion)), at: path)
         }
         if let plugin { try bindActions(of: plugin.manifest, plugin: plugin) }
+    }
+
+    /// Why instantiation failed, on one line: the start function out of fuel or trapped, or
+    /// a memory or table past its cap.
+    private static func instantiationFailure(_ error: any Error, store: Store, limits: WasmLimits) -> String {
+        let message = oneLine(error)
+        if message == "out of fuel", let fuel = limits.fuel {
+            return "the module's start function ran out of fuel (the budget is \(fuel) per call; --fuel raises it)"
+        }
+        // A trap other than a cap or a data or element segment out of bounds comes from running
+        // code, and the start function is the only code instantiation runs; so does one that
+        // used fuel.
+        let fromSetUp = message.hasPrefix("initial ") || message == "out of bounds memory access"
+            || message.hasPrefix("out of bounds table access")
+        let usedFuel = limits.fuel.map { fuel in (store.fuel?.remaining ?? fuel) < fuel } ?? false
+        if error is Trap, !message.hasPrefix("initial "), !fromSetUp || usedFuel {
+            return "the module's start function trapped: \(message)"
+        }
+        if message.hasPrefix("initial memory size exceeds the resource limit") {
+            return "cannot instantiate the module: \(message) (the limit is \(limits.memoryLimit) bytes; --wasm-memory-limit raises it)"
+        }
+        if message.hasPrefix("initial table size exceeds the resource limit") {
+            return "cannot instantiate the module: \(message) (a table may have at most \(WasmLimits.maxTableElements) elements; that limit is fixed)"
+        }
+        return "cannot instantiate the module: \(message)"
     }
 
     /// Binds the action exports and the plugin the imports check requests against.
@@ -301,7 +327,7 @@ func signatureText(_ type: FunctionType) -> String {
     return "(\(type.parameters.map(name).joined(separator: ", "))) -> " + (results.count == 1 ? results[0] : "(\(results.joined(separator: ", ")))")
 }
 
-/// Refuses memory past the host's cap.
+/// Refuses memory past the host's cap, and tables past ``WasmLimits/maxTableElements``.
 final class MemoryCap: ResourceLimiter {
     let limit: Int
 
@@ -310,7 +336,7 @@ final class MemoryCap: ResourceLimiter {
     }
 
     func limitMemoryGrowth(to desired: Int) throws -> Bool { desired <= limit }
-    func limitTableGrowth(to desired: Int) throws -> Bool { desired <= 100_000 }
+    func limitTableGrowth(to desired: Int) throws -> Bool { desired <= WasmLimits.maxTableElements }
 }
 
 extension Value {

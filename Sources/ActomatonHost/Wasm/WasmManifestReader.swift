@@ -27,6 +27,7 @@ struct WasmManifestReader {
         guard (1...Int(ACTOMATON_MAX_ACTIONS)).contains(count) else {
             throw .invalid("action_count is \(count); it must be 1...\(ACTOMATON_MAX_ACTIONS)")
         }
+        try checkTable("the action table", at: actions, count: count, entrySize: 16)
         var result: [PluginManifest.Action] = []
         var names = Set<String>()
         for index in 0..<count {
@@ -38,6 +39,7 @@ struct WasmManifestReader {
             guard parameterCount <= Int(ACTOMATON_MAX_PARAMETERS) else {
                 throw .invalid("action '\(actionName)' has \(parameterCount) parameters; at most \(ACTOMATON_MAX_PARAMETERS)")
             }
+            try checkTable("the parameter table of '\(actionName)'", at: parameters, count: parameterCount, entrySize: 12)
             var parameterNames = Set<String>()
             var list: [PluginManifest.Parameter] = []
             for position in 0..<parameterCount {
@@ -55,6 +57,14 @@ struct WasmManifestReader {
             result.append(.init(name: actionName, parameters: list))
         }
         return PluginManifest(abiVersion: WasmPluginModule.abiVersion, name: name, version: version, summary: summary, actions: result)
+    }
+
+    /// Checks that a table of `count` entries at `offset` lies inside memory, so a wrong table
+    /// offset is reported as one rather than as its first entry's field pointing outside.
+    private func checkTable(_ what: String, at offset: Int, count: Int, entrySize: Int) throws(PluginManifestError) {
+        guard count > 0, offset + count * entrySize > memory.byteCount else { return }
+        let entries = count == 1 ? "1 entry" : "\(count) entries"
+        throw .invalid("the offset of \(what) is wrong: \(entries) of \(entrySize) bytes at offset \(offset) would end past the module's memory (\(memory.byteCount) bytes)")
     }
 
     private func word(_ offset: Int, _ what: String) throws(PluginManifestError) -> UInt32 {
