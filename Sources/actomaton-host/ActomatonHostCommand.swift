@@ -263,7 +263,7 @@ struct Inspect: AsyncParsableCommand {
     func run() async throws {
         let loaded = try orExit { () throws(PluginLoadError) in try Plugin.load(path: plugin, options: loading.loadOptions) }
         for line in loaded.manifest.lines { emit(line) }
-        emit(loaded.isWebAssembly ? "runs in: the WebAssembly sandbox (fuel and memory limits apply)" : "runs in: this process (native code), or a worker with --isolate process")
+        emit(loaded.isWebAssembly ? "runs in: the WebAssembly sandbox (fuel and memory limits apply)" : "runs in: this process (native code), or a worker with --isolation process")
     }
 }
 
