@@ -72,6 +72,14 @@ struct WorkerSandboxTests {
         #expect(try await Self.value(machine) == 5)
     }
 
+    /// A worker that ends before it says hello is reported with its status.
+    @Test func aWorkerThatEndsAtOnceIsNamed() throws {
+        var options = Self.options()
+        options.executable = "/bin/false"
+        let error = #expect(throws: PluginLoadError.self) { try Self.sandbox(options) }
+        #expect(error?.description == "\(plugin("ActomatonHostTestFixtures")): the plugin's worker process exited with status 1 while loading it")
+    }
+
     // MARK: Standard streams
 
     @Test func aWorkersStandardStreamsAreDevNull() async throws {

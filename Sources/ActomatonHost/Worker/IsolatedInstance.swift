@@ -270,6 +270,8 @@ final class IsolatedInstance: @unchecked Sendable {
         switch failure {
         case .closed:
             return worker?.stopAfterClosing() ?? "closed its connection"
+        case let .ended(how):
+            return how
         case .timedOut:
             _ = worker?.stop()
             return "did not answer within \(seconds(timeout)) and was killed"

@@ -16,6 +16,8 @@ struct WorkerChannel: @unchecked Sendable {
     enum Failure: Error {
         /// The other end closed the socket (it exited or crashed).
         case closed
+        /// The worker ended before it said hello, and how (`exited with status 3`).
+        case ended(String)
         /// No whole frame came within the deadline.
         case timedOut
         /// The frame breaks the protocol.

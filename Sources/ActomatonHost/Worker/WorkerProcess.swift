@@ -102,7 +102,12 @@ final class WorkerProcess: @unchecked Sendable {
         }
         let process = actomaton_open_process(pid)
         let worker = WorkerProcess(pid: pid, channel: WorkerChannel(descriptor: descriptors[0], processDescriptor: process >= 0 ? process : -1))
-        let (tag, payload) = try worker.channel.receive(deadline: .now + options.loadTimeout)
+        let tag: WorkerProtocol.Tag, payload: [UInt8]
+        do {
+            (tag, payload) = try worker.channel.receive(deadline: .now + options.loadTimeout)
+        } catch .closed {
+            throw .ended(worker.stopAfterClosing())
+        }
         var reader = FrameReader(payload: payload)
         do throws(WorkerProtocol.Violation) {
             guard tag == .hello else { throw WorkerProtocol.Violation("the worker did not say hello") }
