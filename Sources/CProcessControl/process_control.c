@@ -59,7 +59,7 @@ pid_t actomaton_spawn_worker(const char *path, char *const argv[], int channel, 
         close(high_lifeline);
         return -status;
     }
-    if (status == 0) status = posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    status = posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
     if (status == 0) status = posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
     if (status == 0) status = posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
     if (status == 0) status = posix_spawn_file_actions_adddup2(&actions, high_channel, 3);
