@@ -8,8 +8,17 @@ import Glibc
 import Musl
 #endif
 
-/// `actomaton-host`: loads reducer plugins (`.so`, or `.wasm` in a sandbox) and runs them on Actomaton machines.
+/// The entry point. In worker mode it restricts the process before anything starts a thread
+/// (`PR_SET_NO_NEW_PRIVS` holds only for threads started after it); then the command line runs.
 @main
+enum Entry {
+    static func main() async {
+        if CommandLine.arguments.dropFirst().first == "worker" { PluginWorker.restrictBeforeThreads() }
+        await ActomatonHostCommand.main()
+    }
+}
+
+/// `actomaton-host`: loads reducer plugins (`.so`, or `.wasm` in a sandbox) and runs them on Actomaton machines.
 struct ActomatonHostCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "actomaton-host",

@@ -99,6 +99,13 @@ struct CommandLineTests {
         }
     }
 
+    /// `inspect` names the flag that exists (it said `--isolate process`).
+    @Test func inspectNamesTheIsolationFlag() throws {
+        let run = try host(["inspect", plugin("CounterPlugin")], input: "")
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(run.output.hasSuffix("runs in: this process (native code), or a worker with --isolation process\n"), "\(run.output)")
+    }
+
     @Test func aCutOffLoopIsAnErrorAndAFailedRun() throws {
         let run = try host(["run"] + hostileArguments, input: "loop\n")
         #expect(run.status == 1)

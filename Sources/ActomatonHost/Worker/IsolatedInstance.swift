@@ -269,7 +269,9 @@ final class IsolatedInstance: @unchecked Sendable {
     private static func describe(_ failure: WorkerChannel.Failure, of worker: WorkerProcess?, timeout: Duration) -> String {
         switch failure {
         case .closed:
-            return worker?.stop() ?? "closed its connection"
+            return worker?.stopAfterClosing() ?? "closed its connection"
+        case let .ended(how):
+            return how
         case .timedOut:
             _ = worker?.stop()
             return "did not answer within \(seconds(timeout)) and was killed"

@@ -31,21 +31,33 @@ public struct WorkerLimits: Sendable, Hashable {
 
 /// The worker side of process isolation: what `actomaton-host worker` runs. It loads one
 /// plugin, as the host would in-process, and serves the host's requests over descriptor 3
-/// until the host closes it (see `WorkerProtocol`).
+/// until the host closes it (see `WorkerProtocol`). Descriptors 0, 1 and 2 are /dev/null;
+/// descriptor 4 is the lifeline (see `WorkerProcess`).
 public enum PluginWorker {
     /// The descriptor of the worker's end of the socket pair.
     public static let channelDescriptor: Int32 = 3
+    /// The descriptor of the lifeline pipe: it hangs up when the host process ends.
+    public static let lifelineDescriptor: Int32 = 4
+
+    /// Sets `PR_SET_NO_NEW_PRIVS`, which only the calling thread and the threads it starts
+    /// afterwards get: the executable calls this first thing in worker mode, before anything
+    /// starts a thread, so that no thread of the worker can gain privileges.
+    public static func restrictBeforeThreads() {
+        _ = actomaton_set_no_new_privileges()
+    }
 
     /// Restricts the process, then serves the host; never returns.
+    ///
+    /// Call ``restrictBeforeThreads()`` first, before any other thread starts.
     ///
     /// - Parameters:
     ///   - parent: The host's process ID: the worker ends if the host is gone.
     ///   - limits: The resource limits to set.
     public static func run(parent: Int32, limits: WorkerLimits) -> Never {
-        // No worker outlives the host, and nothing it runs can gain privileges.
-        _ = actomaton_set_parent_death_signal(SIGKILL)
-        if getppid() != parent { exit(3) }
-        _ = actomaton_set_no_new_privileges()
+        // Idempotent; covers this thread if the caller did not.
+        restrictBeforeThreads()
+        // No worker outlives the host: the lifeline hangs up when the host process ends.
+        guard actomaton_watch_lifeline(lifelineDescriptor) == 0, getppid() == parent else { exit(3) }
         // A crash ends the worker at once, by its signal, which the host reports; Swift's
         // backtracer would print pages into the host's output (and, for a raised signal,
         // can let the process go on).

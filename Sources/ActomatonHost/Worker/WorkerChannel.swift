@@ -8,11 +8,16 @@ import Musl
 /// within a deadline (see `WorkerProtocol`).
 struct WorkerChannel: @unchecked Sendable {
     let descriptor: Int32
+    /// The host's side only: a pidfd of the worker (or -1). A read ends as `closed` once the
+    /// worker ended and the socket is drained, even if a process it forked holds the socket open.
+    var processDescriptor: Int32 = -1
 
     /// Why a frame could not be had.
     enum Failure: Error {
         /// The other end closed the socket (it exited or crashed).
         case closed
+        /// The worker ended before it said hello, and how (`exited with status 3`).
+        case ended(String)
         /// No whole frame came within the deadline.
         case timedOut
         /// The frame breaks the protocol.
@@ -60,6 +65,7 @@ struct WorkerChannel: @unchecked Sendable {
     private func read(into buffer: inout [UInt8], deadline: ContinuousClock.Instant?) throws(Failure) {
         var filled = 0
         var spinUntil = ContinuousClock.now + Self.spinWindow
+        var processEnded = false
         while filled < buffer.count {
             let n = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress! + filled, $0.count - filled, Int32(MSG_DONTWAIT)) }
             if n > 0 {
@@ -71,6 +77,7 @@ struct WorkerChannel: @unchecked Sendable {
             if errno == EINTR { continue }
             if errno == ECONNRESET { throw .closed }
             guard errno == EAGAIN || errno == EWOULDBLOCK else { throw .system(systemMessage(errno)) }
+            if processEnded { throw .closed }
             let now = ContinuousClock.now
             if now < spinUntil { continue }
             var milliseconds: Int32 = -1
@@ -79,13 +86,17 @@ struct WorkerChannel: @unchecked Sendable {
                 guard left > .zero else { throw .timedOut }
                 milliseconds = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
             }
-            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, milliseconds)
+            // poll skips a negative descriptor.
+            var pollers = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
+                           pollfd(fd: processDescriptor, events: Int16(POLLIN), revents: 0)]
+            let ready = poll(&pollers, 2, milliseconds)
             if ready < 0 {
                 if errno == EINTR { continue }
                 throw .system(systemMessage(errno))
             }
             if ready == 0 { throw .timedOut }
+            // Whatever the worker wrote before it ended is read first.
+            if pollers[1].revents != 0 { processEnded = true }
         }
     }
 }

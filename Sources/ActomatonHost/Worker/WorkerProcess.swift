@@ -53,10 +53,24 @@ public struct WorkerOptions: Sendable, Hashable {
 }
 
 /// One running worker process and the host's end of its socket.
+///
+/// What the host guarantees about a worker (see `actomaton_spawn_worker`):
+/// - it reads /dev/null and writes to /dev/null: its logs reach the host only as frames;
+/// - it leads a process group of its own, and the whole group is killed when the worker is
+///   stopped or replaced, so what it forked goes with it (a fork that leaves the group with
+///   `setpgid` or `setsid` escapes: only a PID namespace or a cgroup would hold it);
+/// - it ends with the host process, whichever thread started it: it watches a lifeline pipe
+///   whose write end only the host holds, and kills its group when that hangs up.
+///   (`PR_SET_PDEATHSIG` is not used: it fires when the *thread* that started the worker
+///   ends, and the host's threads come and go.)
 final class WorkerProcess: @unchecked Sendable {
     let pid: pid_t
     let channel: WorkerChannel
     private var reaped: String?
+
+    /// How long a worker that closed its connection may take to end before it is killed: the
+    /// kernel closes a dying process's socket a moment before its status can be read.
+    static let exitGrace: Duration = .seconds(2)
 
     private init(pid: pid_t, channel: WorkerChannel) {
         self.pid = pid
@@ -66,10 +80,13 @@ final class WorkerProcess: @unchecked Sendable {
     deinit {
         _ = stop()
         close(channel.descriptor)
+        if channel.processDescriptor >= 0 { close(channel.processDescriptor) }
     }
 
     /// Starts a worker and waits for its greeting.
     static func start(_ options: WorkerOptions) throws(WorkerChannel.Failure) -> WorkerProcess {
+        let lifeline = actomaton_worker_lifeline()
+        guard lifeline >= 0 else { throw .system("cannot make the workers' lifeline: \(systemMessage(-lifeline))") }
         var descriptors: [Int32] = [0, 0]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &descriptors) == 0 else {
             throw .system(systemMessage(errno))
@@ -77,14 +94,20 @@ final class WorkerProcess: @unchecked Sendable {
         let arguments = ["actomaton-host", "worker", "--parent", "\(getpid())"] + options.limits.arguments
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
-        let pid = actomaton_spawn_worker(options.executable, &argv, descriptors[1])
+        let pid = actomaton_spawn_worker(options.executable, &argv, descriptors[1], lifeline)
         close(descriptors[1])
         guard pid > 0 else {
             close(descriptors[0])
             throw .system("cannot start \(options.executable): \(systemMessage(-pid))")
         }
-        let worker = WorkerProcess(pid: pid, channel: WorkerChannel(descriptor: descriptors[0]))
-        let (tag, payload) = try worker.channel.receive(deadline: .now + options.loadTimeout)
+        let process = actomaton_open_process(pid)
+        let worker = WorkerProcess(pid: pid, channel: WorkerChannel(descriptor: descriptors[0], processDescriptor: process >= 0 ? process : -1))
+        let tag: WorkerProtocol.Tag, payload: [UInt8]
+        do {
+            (tag, payload) = try worker.channel.receive(deadline: .now + options.loadTimeout)
+        } catch .closed {
+            throw .ended(worker.stopAfterClosing())
+        }
         var reader = FrameReader(payload: payload)
         do throws(WorkerProtocol.Violation) {
             guard tag == .hello else { throw WorkerProtocol.Violation("the worker did not say hello") }
@@ -99,10 +122,12 @@ final class WorkerProcess: @unchecked Sendable {
         return worker
     }
 
-    /// Kills the worker (if it still runs) and says how it ended: `crashed (SIGSEGV)`,
-    /// `exited with status 42`.
+    /// Kills the worker's process group (if it still runs), reaps the worker and says how it
+    /// ended: `crashed (SIGSEGV)`, `exited with status 42`, `was killed (SIGKILL)`.
     func stop() -> String {
         if let reaped { return reaped }
+        // The group outlives a worker that ended (its zombie keeps the ID until reaped below).
+        kill(-pid, SIGKILL)
         kill(pid, SIGKILL)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
@@ -111,8 +136,20 @@ final class WorkerProcess: @unchecked Sendable {
             cause = "exited with status \((status >> 8) & 0xFF)"
         } else {
             let signal = status & 0x7F
-            cause = signal == SIGKILL ? "was killed (SIGKILL)" : "crashed (\(signalName(signal)))"
+            cause = signal == SIGKILL || signal == SIGTERM || signal == SIGINT || signal == SIGHUP
+                ? "was killed (\(signalName(signal)))" : "crashed (\(signalName(signal)))"
         }
+        reaped = cause
+        return cause
+    }
+
+    /// After the worker closed its connection: how it ended, if it ends within ``exitGrace``
+    /// (`crashed (SIGSEGV)`, `exited with status 0`); otherwise it is killed, and says so.
+    func stopAfterClosing() -> String {
+        if let reaped { return reaped }
+        if actomaton_wait_for_exit(pid, Int32(clamping: Self.exitGrace.components.seconds * 1000)) == 1 { return stop() }
+        _ = stop()
+        let cause = "closed its connection and was killed"
         reaped = cause
         return cause
     }
@@ -129,6 +166,8 @@ func signalName(_ signal: Int32) -> String {
     case SIGTRAP: "SIGTRAP"
     case SIGKILL: "SIGKILL"
     case SIGTERM: "SIGTERM"
+    case SIGINT: "SIGINT"
+    case SIGHUP: "SIGHUP"
     case SIGXCPU: "SIGXCPU, out of CPU time"
     case SIGSYS: "SIGSYS"
     default: "signal \(signal)"

@@ -1,18 +1,35 @@
 // Process control for plugin workers: what Swift's Glibc module does not bring in (prctl,
-// posix_spawn with closefrom). Nothing else includes <sys/prctl.h>.
+// posix_spawn with closefrom and process groups, pidfd). Nothing else includes <sys/prctl.h>.
 #ifndef ACTOMATON_PROCESS_CONTROL_H
 #define ACTOMATON_PROCESS_CONTROL_H
 
 #include <sys/types.h>
 
-// Asks the kernel to send `signal` to this process when its parent dies. 0 or -errno.
-int actomaton_set_parent_death_signal(int signal);
-
-// Sets PR_SET_NO_NEW_PRIVS: nothing this process runs can gain privileges. 0 or -errno.
+// Sets PR_SET_NO_NEW_PRIVS on the calling thread (and every thread it starts from then on):
+// nothing it runs can gain privileges. Call it before any other thread exists. 0 or -errno.
 int actomaton_set_no_new_privileges(void);
 
-// Starts `path` with `argv` (NULL-terminated), with `child_descriptor` as its descriptor 3
-// and every other descriptor above 2 closed. Returns the process ID, or -errno.
-pid_t actomaton_spawn_worker(const char *path, char *const argv[], int child_descriptor);
+// The read end of this process's lifeline pipe, made on first use: its write end stays open,
+// close-on-exec, until this process ends, so a worker given the read end sees it hang up then,
+// whichever thread started the worker. A descriptor, or -errno.
+int actomaton_worker_lifeline(void);
+
+// Starts `path` with `argv` (NULL-terminated) in a process group of its own, with /dev/null as
+// descriptors 0, 1 and 2, `channel` as 3, `lifeline` as 4, every other descriptor closed, and
+// no signal blocked. Returns the process ID (also the group's ID), or -errno.
+pid_t actomaton_spawn_worker(const char *path, char *const argv[], int channel, int lifeline);
+
+// In a worker: starts a thread that kills the worker's process group (the worker and whatever
+// it forked) when `lifeline` hangs up, that is when the host is gone. 0 or -errno (-EBADF when
+// `lifeline` is not open).
+int actomaton_watch_lifeline(int lifeline);
+
+// A descriptor that becomes readable when the process `pid` ends (a pidfd, close-on-exec),
+// or -errno.
+int actomaton_open_process(pid_t pid);
+
+// Waits up to `milliseconds` for the child `pid` to end, without reaping it. 1 when it ended,
+// 0 when it still runs, -errno on failure.
+int actomaton_wait_for_exit(pid_t pid, int milliseconds);
 
 #endif

@@ -1,0 +1,131 @@
+// A plugin that probes a worker's sandbox, for the host's worker tests: it reads standard
+// input and writes forged lines to standard output and error, forks a child that lives on,
+// starts threads, and closes the worker's socket. Entry symbol: fixture_sandbox_entry.
+// The value it reports (describe: {"value":N}) is what the last probe found.
+#include "fixtures.h"
+
+#include <poll.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+typedef struct sandbox_state {
+    int32_t value;
+} sandbox_state;
+
+static void *create(const actomaton_host *host) {
+    (void)host;
+    return calloc(1, sizeof(sandbox_state));
+}
+
+static void destroy(void *state) { free(state); }
+
+static size_t snapshot(const void *state, uint8_t *buffer, size_t capacity) {
+    if (capacity >= 4) memcpy(buffer, &((const sandbox_state *)state)->value, 4);
+    return 4;
+}
+
+static actomaton_status restore(void *state, const uint8_t *bytes, size_t length) {
+    if (length != 4) return ACTOMATON_ERROR;
+    memcpy(&((sandbox_state *)state)->value, bytes, 4);
+    return ACTOMATON_OK;
+}
+
+static size_t describe(const void *state, char *buffer, size_t capacity) {
+    char text[64];
+    int length = snprintf(text, sizeof text, "{\"value\":%d}", ((const sandbox_state *)state)->value);
+    if ((size_t)length <= capacity) memcpy(buffer, text, (size_t)length);
+    return (size_t)length;
+}
+
+static actomaton_status set(void *state, int32_t value) {
+    ((sandbox_state *)state)->value = value;
+    return ACTOMATON_OK;
+}
+
+// Reads whatever standard input holds right now (the value: how many bytes, -1 on an error),
+// then writes forged lines and terminal escapes to standard output and error.
+static actomaton_status stdio(void *state) {
+    sandbox_state *s = state;
+    char buffer[4096];
+    int32_t total = 0;
+    struct pollfd poller = {.fd = 0, .events = POLLIN};
+    while (poll(&poller, 1, 0) == 1 && (poller.revents & POLLIN)) {
+        ssize_t n = read(0, buffer, sizeof buffer);
+        if (n < 0) { total = -1; break; }
+        if (n == 0) break;
+        total += (int32_t)n;
+    }
+    s->value = total;
+    static const char out[] = "FORGED output line\n\x1b[2J";
+    static const char err[] = "error: FORGED error line\n\x1b]0;title\a";
+    (void)!write(1, out, sizeof out - 1);
+    (void)!write(2, err, sizeof err - 1);
+    return ACTOMATON_OK;
+}
+
+// Forks a child that blocks for ever; the value is its process ID.
+static actomaton_status fork_child(void *state) {
+    pid_t child = fork();
+    if (child < 0) return ACTOMATON_ERROR;
+    if (child == 0) {
+        for (;;) pause();
+    }
+    ((sandbox_state *)state)->value = (int32_t)child;
+    return ACTOMATON_OK;
+}
+
+static void *block(void *unused) {
+    (void)unused;
+    for (;;) pause();
+    return NULL;
+}
+
+// Starts two threads that block for ever; the value is how many started.
+static actomaton_status start_threads(void *state) {
+    int32_t started = 0;
+    for (int i = 0; i < 2; i++) {
+        pthread_t thread;
+        if (pthread_create(&thread, NULL, block, NULL) == 0) {
+            pthread_detach(thread);
+            started += 1;
+        }
+    }
+    ((sandbox_state *)state)->value = started;
+    return ACTOMATON_OK;
+}
+
+// Closes the worker's socket (descriptor 3) and blocks: the worker lives on, unreachable.
+static actomaton_status close_channel(void *state) {
+    (void)state;
+    close(3);
+    for (;;) pause();
+    return ACTOMATON_OK;
+}
+
+static const actomaton_parameter value_parameters[] = {{"value", ACTOMATON_TYPE_INT32}};
+
+static const actomaton_action sandbox_actions[] = {
+    {"set", value_parameters, 1, (actomaton_function)set},
+    {"stdio", NULL, 0, (actomaton_function)stdio},
+    {"fork_child", NULL, 0, (actomaton_function)fork_child},
+    {"start_threads", NULL, 0, (actomaton_function)start_threads},
+    {"close_channel", NULL, 0, (actomaton_function)close_channel},
+};
+
+static const actomaton_manifest sandbox = {
+    .abi_version = ACTOMATON_PLUGIN_ABI_VERSION, .name = "sandbox", .version = "0.1",
+    .summary = "Probes a worker's sandbox", .actions = sandbox_actions,
+    .action_count = sizeof sandbox_actions / sizeof sandbox_actions[0],
+    .create = create, .destroy = destroy, .snapshot = snapshot, .restore = restore, .describe = describe,
+};
+
+EXPORT const actomaton_manifest *fixture_sandbox_entry(uint32_t host_abi_version) {
+    (void)host_abi_version;
+    return &sandbox;
+}

@@ -1,0 +1,232 @@
+@testable import ActomatonHost
+import CProcessControl
+import Foundation
+import Testing
+
+/// What a plugin in a worker process can reach, and when its worker ends: only with the host
+/// (never with the thread that started it), with its whole process group, without the host's
+/// standard streams, with no thread able to gain privileges; and each way it ends is named.
+@Suite("Worker sandbox: streams, process groups, privileges and lifetime", .timeLimit(.minutes(3)))
+struct WorkerSandboxTests {
+    /// Deadlines are a safety net for a loaded machine, not part of what is tested.
+    private static func options(timeout: Duration = .seconds(20)) -> WorkerOptions {
+        WorkerOptions(executable: "\(pluginDirectory)/actomaton-host", actionTimeout: timeout, loadTimeout: .seconds(20))
+    }
+
+    private static func sandbox(_ options: WorkerOptions = options()) throws -> PluginMachine {
+        try PluginMachine(isolatedPluginAt: plugin("ActomatonHostTestFixtures"), loadOptions: .init(entrySymbol: "fixture_sandbox_entry"),
+                          workerOptions: options, log: { _ in })
+    }
+
+    /// The fixture's `{"value":N}`.
+    private static func value(_ machine: PluginMachine) async throws -> Int32 {
+        let text = try await machine.describe()
+        return try #require(Int32(text.dropFirst(#"{"value":"#.count).dropLast()), "\(text)")
+    }
+
+    // MARK: Lifetime
+
+    /// Workers used to get `PR_SET_PDEATHSIG`, which fires when the *thread* that started them
+    /// ends: every worker started from a thread that then ended was killed.
+    @Test func workersOutliveTheThreadsThatStartedThem() async throws {
+        var machines: [PluginMachine] = []
+        var threads: [String] = []
+        for _ in 0..<6 {
+            let (thread, machine) = try await onShortLivedThread { try Self.sandbox() }
+            threads.append(thread)
+            machines.append(machine)
+        }
+        for _ in 0..<4 { machines.append(try await Task.detached { try Self.sandbox() }.value) }
+        let started = threads
+        let ended = await eventually(within: 30) { started.allSatisfy { !FileManager.default.fileExists(atPath: "/proc/self/task/\($0)") } }
+        #expect(ended, "the starting threads ended")
+        var workers: [Int32?] = []
+        for machine in machines { workers.append(await machine.workerProcessID) }
+        for round in 1...40 {
+            for (index, machine) in machines.enumerated() { try await machine.send("set", [.int(Int64(round * 100 + index))]) }
+        }
+        for (index, machine) in machines.enumerated() {
+            #expect(try await Self.value(machine) == Int32(4000 + index))
+            #expect(await machine.workerProcessID == workers[index], "worker \(index) was never restarted")
+        }
+    }
+
+    /// A worker that closes its socket and lives on is not reported as killed by a signal.
+    @Test func aClosedConnectionIsNamedAsOne() async throws {
+        let machine = try Self.sandbox()
+        try await machine.send("set", [.int(4)])
+        let error = await #expect(throws: PluginCallError.self) { try await machine.send("close_channel") }
+        #expect(error?.description == "plugin sandbox: 'close_channel' failed: the plugin closed its connection and was killed; restarted from its last state")
+        #expect(try await Self.value(machine) == 4)
+    }
+
+    /// The signal that ended a worker is the one read from its status, not the host's own kill.
+    @Test func aSignalFromOutsideIsNamed() async throws {
+        let machine = try Self.sandbox()
+        try await machine.send("set", [.int(5)])
+        let pid = try #require(await machine.workerProcessID)
+        #expect(kill(pid, SIGTERM) == 0)
+        #expect(actomaton_wait_for_exit(pid, 30_000) == 1, "the worker ended")
+        let error = await #expect(throws: PluginCallError.self) { try await machine.send("set", [.int(6)]) }
+        #expect(error?.description == "plugin sandbox: 'set 6' failed: the plugin was killed (SIGTERM); restarted from its last state")
+        #expect(try await Self.value(machine) == 5)
+    }
+
+    /// A worker that ends before it says hello is reported with its status.
+    @Test func aWorkerThatEndsAtOnceIsNamed() throws {
+        var options = Self.options()
+        options.executable = "/bin/false"
+        let error = #expect(throws: PluginLoadError.self) { try Self.sandbox(options) }
+        #expect(error?.description == "\(plugin("ActomatonHostTestFixtures")): the plugin's worker process exited with status 1 while loading it")
+    }
+
+    // MARK: Standard streams
+
+    @Test func aWorkersStandardStreamsAreDevNull() async throws {
+        let machine = try Self.sandbox()
+        let pid = try #require(await machine.workerProcessID)
+        for descriptor in 0...2 {
+            #expect(try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(descriptor)") == "/dev/null",
+                    "descriptor \(descriptor)")
+        }
+        try await machine.send("stdio")
+        #expect(try await Self.value(machine) == 0, "standard input is empty")
+    }
+
+    /// `actomaton-host run` with its input, output and error on pipes: the plugin reads none of
+    /// the host's input and nothing it writes reaches the host's output or error.
+    @Test func aPluginNeitherReadsTheHostsInputNorWritesItsOutput() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let script = directory + "/script.txt"
+        try "stdio\n:state\n".write(toFile: script, atomically: true, encoding: .utf8)
+        let run = try host(["run", plugin("ActomatonHostTestFixtures"), "--entry-symbol", "fixture_sandbox_entry",
+                            "--isolation", "process", "--script", script], input: "secret input for someone else\n")
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(run.output.hasSuffix("sandbox: {\"value\":0}\n"), "the plugin read nothing: \(run.output)")
+        #expect(!(run.output + run.errors).contains("FORGED"))
+        #expect(!(run.output + run.errors).contains("\u{1B}"))
+        #expect(run.errors.isEmpty, "\(run.errors)")
+    }
+
+    // MARK: Privileges
+
+    @Test func everyThreadOfAWorkerHasNoNewPrivileges() async throws {
+        let machine = try Self.sandbox()
+        try await machine.send("start_threads")
+        #expect(try await Self.value(machine) == 2)
+        let pid = try #require(await machine.workerProcessID)
+        let threads = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")
+        #expect(threads.count >= 4, "the main thread, the lifeline's, and the plugin's two")
+        #expect(threads.contains("\(pid)"), "the main thread is listed")
+        for thread in threads {
+            let status = try String(contentsOfFile: "/proc/\(pid)/task/\(thread)/status", encoding: .utf8)
+            #expect(status.contains("NoNewPrivs:\t1\n"), "thread \(thread) of worker \(pid)")
+        }
+    }
+
+    // MARK: Process groups
+
+    /// A worker that is stopped takes what it forked with it.
+    @Test func aForkedChildEndsWhenItsWorkerIsStopped() throws {
+        let (path, loadOptions) = fixture("fixture_sandbox_entry")
+        var instance: IsolatedInstance? = try IsolatedInstance.start(path: path, loadOptions: loadOptions, options: Self.options(), log: { _ in })
+        let child = try forkChild(in: try #require(instance))
+        defer { kill(child, SIGKILL) }
+        instance = nil
+        #expect(ended(child), "child \(child) ended with its worker")
+    }
+
+    /// A worker that is replaced (here, after it was killed from outside) takes what it forked
+    /// with it.
+    @Test func aForkedChildEndsWhenItsWorkerIsReplaced() async throws {
+        let machine = try Self.sandbox()
+        try await machine.send("fork_child")
+        let child = try await Self.value(machine)
+        defer { kill(child, SIGKILL) }
+        let pid = try #require(await machine.workerProcessID)
+        #expect(kill(pid, SIGKILL) == 0)
+        // The fork still holds the worker's socket open: the host sees the worker end all the same.
+        let error = await #expect(throws: PluginCallError.self) { try await machine.send("set", [.int(1)]) }
+        #expect(error?.description == "plugin sandbox: 'set 1' failed: the plugin was killed (SIGKILL); restarted from its last state")
+        #expect(ended(child), "child \(child) ended with its worker")
+        try await machine.send("set", [.int(2)])
+        #expect(try await Self.value(machine) == 2)
+    }
+
+    /// A host that exits takes its workers' forks with it; nothing holds its output open.
+    @Test func aForkedChildEndsWithTheHost() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let script = directory + "/script.txt"
+        try "fork_child\n:state\n".write(toFile: script, atomically: true, encoding: .utf8)
+        let run = try host(["run", plugin("ActomatonHostTestFixtures"), "--entry-symbol", "fixture_sandbox_entry",
+                            "--isolation", "process", "--script", script], input: "")
+        #expect(run.status == 0, "\(run.errors)")
+        let line = try #require(run.output.split(separator: "\n").last)
+        let child = try #require(Int32(line.dropFirst("sandbox: {\"value\":".count).dropLast()), "\(run.output)")
+        defer { kill(child, SIGKILL) }
+        #expect(ended(child), "child \(child) ended with the host")
+    }
+
+    // MARK: Helpers
+
+    private func forkChild(in instance: IsolatedInstance) throws -> Int32 {
+        let outcome = instance.perform(try instance.plugin.checkedAction("fork_child", []))
+        guard case .success = outcome else { throw Failure("fork_child failed: \(outcome)") }
+        let text = try instance.describe()
+        return try #require(Int32(text.dropFirst(#"{"value":"#.count).dropLast()), "\(text)")
+    }
+
+    private struct Failure: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    /// Whether `pid` ends (or is gone already) within a safety-net deadline; waits on a pidfd.
+    private func ended(_ pid: Int32) -> Bool {
+        let result = actomaton_wait_for_exit(pid, 30_000)
+        return result == 1 || result == -ESRCH
+    }
+
+    /// Runs `body` on a thread of its own that ends right after; returns that thread's ID.
+    private func onShortLivedThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> (thread: String, value: T) {
+        try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread {
+                // "PID/task/TID"
+                let thread = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self"))?
+                    .split(separator: "/").last.map(String.init) ?? ""
+                do { continuation.resume(returning: (thread, try body())) } catch { continuation.resume(throwing: error) }
+            }
+            thread.start()
+        }
+    }
+
+    private struct Outcome {
+        var status: Int32
+        var output: String
+        var errors: String
+    }
+
+    /// Runs `actomaton-host arguments` with `input` on standard input, kept open until it exits.
+    private func host(_ arguments: [String], input: String) throws -> Outcome {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "\(pluginDirectory)/actomaton-host")
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["SWIFT_BACKTRACE"] = nil
+        process.environment = environment
+        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        stdin.fileHandleForWriting.write(Data(input.utf8))
+        let output = stdout.fileHandleForReading.readDataToEndOfFile()
+        let errors = stderr.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        try stdin.fileHandleForWriting.close()
+        return Outcome(status: process.terminationStatus, output: String(decoding: output, as: UTF8.self),
+                       errors: String(decoding: errors, as: UTF8.self))
+    }
+}
