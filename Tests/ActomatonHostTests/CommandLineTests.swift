@@ -99,6 +99,16 @@ struct CommandLineTests {
         }
     }
 
+    /// Regression: a worker's failed snapshot was printed as the plugin's own log line
+    /// (`[hostile] the snapshot after …`); it is the host's finding, an `error:` line.
+    @Test func aWorkersFailedSnapshotIsAnErrorLine() throws {
+        let run = try host(["run"] + hostileArguments + ["--isolation", "process", "--snapshot-every", "1", "--print", "none"],
+                           input: "snapshot_mode 8\n:state\n")
+        #expect(run.errors.hasPrefix("error: plugin hostile: the snapshot after 'snapshot_mode 8' failed: "), "\(run.errors)")
+        #expect(!run.errors.contains("[hostile]"))
+        #expect(run.output.hasSuffix(#"hostile: {"value":0}"# + "\n"))
+    }
+
     /// `inspect` names the flag that exists (it said `--isolate process`).
     @Test func inspectNamesTheIsolationFlag() throws {
         let run = try host(["inspect", plugin("CounterPlugin")], input: "")

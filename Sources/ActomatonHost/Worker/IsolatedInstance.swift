@@ -190,7 +190,11 @@ final class IsolatedInstance: @unchecked Sendable {
         actionsSinceSnapshot.append(action)
         if actionsSinceSnapshot.count >= options.snapshotInterval {
             // A failure here was handled (and logged) by `call`; the actions stay for a replay.
-            do { _ = try snapshot() } catch { log("the snapshot after '\(action)' failed: \(error)") }
+            do { _ = try snapshot() } catch {
+                // The host's own finding, not the plugin's log: an error line of its own.
+                printToStandardError("error: plugin \(plugin.name): the snapshot after '\(action)' failed: \(error); "
+                                     + "the actions since the last one are kept for a replay")
+            }
         }
     }
 
