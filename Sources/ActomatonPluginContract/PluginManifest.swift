@@ -1,6 +1,6 @@
 /// What a plugin is and does, copied out of its C manifest once the host has validated it.
 ///
-/// `actomaton-host inspect` prints it; ``Plugin/action(_:_:)`` checks actions against it.
+/// `actomaton-host inspect` prints it; `ActomatonHost`'s `Plugin.action(_:_:)` checks actions against it.
 public struct PluginManifest: Sendable, Hashable {
     /// One parameter of an action.
     public struct Parameter: Sendable, Hashable {

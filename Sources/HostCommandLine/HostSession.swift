@@ -2,17 +2,17 @@ import ActomatonPluginContract
 import ActomatonHost
 import Synchronization
 
-/// Runs input lines against a ``PluginHost``: what `actomaton-host run` and `serve` do with
+/// Runs input lines against an `ActomatonHost` `PluginHost`: what `actomaton-host run` and `serve` do with
 /// each line of a script or of standard input.
 ///
 /// Each action line is checked against the addressed plugin's vocabulary and submitted to its
-/// machine; transitions are printed by the host's observer (see ``format(_:)``) once they are
+/// machine; transitions are printed by the host's observer (see ``format(_:stateLimit:)``) once they are
 /// acknowledged. A line that cannot be run throws a ``HostLineError`` located at the line
 /// (`script.txt:3`).
 ///
 /// With a journal, the session does not wait for each action's acknowledgement before the
 /// next line: it goes on while the journal commits, so the actions of one stream share commits
-/// (``JournalSyncPolicy``). At most ``maxUnacknowledgedActions`` wait at a time; a line that
+/// (`JournalSyncPolicy`). At most ``maxUnacknowledgedActions`` wait at a time; a line that
 /// fails, a directive and ``finish()`` first wait for every action before them, so what is
 /// printed keeps the order of the input.
 public struct HostSession: Sendable {
@@ -44,6 +44,7 @@ public struct HostSession: Sendable {
     /// Creates a session.
     ///
     /// - Parameters:
+    ///   - host: The plugins the lines address.
     ///   - defaultPlugin: Under `run`, the one plugin's name: lines then do not name it.
     ///   - clock: What `:sleep` sleeps on: the machines' clock.
     ///   - output: Where `:state` prints.

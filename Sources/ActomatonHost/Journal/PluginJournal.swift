@@ -17,7 +17,7 @@ import Musl
 ///
 /// The database is refused, with one line and before anything is written, when it cannot be
 /// read, is another application's, was written by a newer host, fails SQLite's integrity
-/// check, is not a file this host can trust (``StateDatabaseFile``), or is in use by another
+/// check, is not a file this host can trust (the state-file rules of the *Running plugins* article), or is in use by another
 /// host: the host never starts empty over state it could not read, and two hosts never share
 /// one database.
 ///
