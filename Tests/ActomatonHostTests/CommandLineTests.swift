@@ -91,6 +91,13 @@ struct CommandLineTests {
         let exit42 = try host(["run"] + hostileArguments, input: "exit_42\n")
         #expect(exit42.status == 42)
         #expect(exit42.errors == "error: actomaton-host ended: plugin hostile's 'exit_42' called exit(42), and every plugin's machine with it\n")
+        // In `snapshot`, called by the journal: a stack overflow there has its line too.
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let inSnapshot = try host(["run"] + hostileArguments + ["--state", directory + "/state.sqlite", "--journal-snapshot-every", "1"],
+                                  input: "snapshot_mode 10\nset 1\n")
+        #expect(inSnapshot.signalled && inSnapshot.status == SIGSEGV, "status \(inSnapshot.status)")
+        #expect(inSnapshot.errors.hasSuffix("error: actomaton-host crashed (SIGSEGV, a bad memory access) in plugin hostile's 'snapshot', and every plugin's machine with it\n"), "\(inSnapshot.errors)")
         for code in [0, 42] {
             let constructor = try host(["run"] + hostileArguments, input: "set 1\n",
                                        environment: ["ACTOMATON_FIXTURE_EXIT_IN_CONSTRUCTOR": "\(code)"])
