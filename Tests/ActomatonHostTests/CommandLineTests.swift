@@ -3,11 +3,6 @@ import CSQLite
 import Foundation
 import Testing
 
-/// The documented bounds the kill tests check against.
-enum JournalOptionsBound {
-    static let maxUnsyncedActions = JournalOptions().maxUnsyncedActions
-}
-
 /// `actomaton-host` itself, run as a user runs it: exit statuses and what reaches the terminal.
 @Suite("actomaton-host: exit statuses and output")
 struct CommandLineTests {
@@ -341,7 +336,7 @@ struct CommandLineTests {
             }
             #expect(restored + sum == now, "round \(round): restored \(now) is no prefix of the input (an action lost or doubled)")
             if sync == "batch" {
-                #expect(acknowledged.count - kept <= JournalOptionsBound.maxUnsyncedActions, "round \(round): batch lost more than its bound")
+                #expect(acknowledged.count - kept <= JournalOptions().maxUnsyncedActions, "round \(round): batch lost more than its bound")
             } else {
                 #expect(kept >= acknowledged.count, "round \(round), --sync \(sync): \(acknowledged.count - kept) acknowledged actions lost")
             }

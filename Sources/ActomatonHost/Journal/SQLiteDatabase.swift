@@ -76,14 +76,12 @@ final class SQLiteDatabase: @unchecked Sendable {
     /// The first column of the first row of `sql`, as an integer.
     func integer(_ sql: String) throws(Failure) -> Int64? {
         let statement = try prepare(sql)
-        defer { statement.reset() }
         return try statement.step() ? statement.integer(0) : nil
     }
 
     /// The first column of the first row of `sql`, as text.
     func text(_ sql: String) throws(Failure) -> String? {
         let statement = try prepare(sql)
-        defer { statement.reset() }
         return try statement.step() ? statement.text(0) : nil
     }
 

@@ -45,14 +45,6 @@ final class PluginCallMarker: @unchecked Sendable {
 
     /// Runs `body` marked as `call` (``Call``).
     @inline(__always)
-    func call<T>(_ call: StaticString, _ body: () -> T) -> T {
-        actomaton_plugin_call_enter(pluginName, UnsafeRawPointer(call.utf8Start).assumingMemoryBound(to: CChar.self))
-        defer { actomaton_plugin_call_leave() }
-        return body()
-    }
-
-    /// Runs `body` marked as `call` (``Call``).
-    @inline(__always)
     func call<T, E: Error>(_ call: StaticString, _ body: () throws(E) -> T) throws(E) -> T {
         actomaton_plugin_call_enter(pluginName, UnsafeRawPointer(call.utf8Start).assumingMemoryBound(to: CChar.self))
         defer { actomaton_plugin_call_leave() }

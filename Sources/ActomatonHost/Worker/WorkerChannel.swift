@@ -87,16 +87,17 @@ struct WorkerChannel: @unchecked Sendable {
                 milliseconds = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
             }
             // poll skips a negative descriptor.
-            var pollers = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
-                           pollfd(fd: processDescriptor, events: Int16(POLLIN), revents: 0)]
-            let ready = poll(&pollers, 2, milliseconds)
+            // On the stack: no allocation per wait on the round trip's path.
+            var pollers = (pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
+                           pollfd(fd: processDescriptor, events: Int16(POLLIN), revents: 0))
+            let ready = withUnsafeMutableBytes(of: &pollers) { poll($0.baseAddress!.assumingMemoryBound(to: pollfd.self), 2, milliseconds) }
             if ready < 0 {
                 if errno == EINTR { continue }
                 throw .system(systemMessage(errno))
             }
             if ready == 0 { throw .timedOut }
             // Whatever the worker wrote before it ended is read first.
-            if pollers[1].revents != 0 { processEnded = true }
+            if pollers.1.revents != 0 { processEnded = true }
         }
     }
 }
