@@ -6,8 +6,8 @@ import Synchronization
 /// each line of a script or of standard input.
 ///
 /// Each action line is checked against the addressed plugin's vocabulary and submitted to its
-/// machine; transitions are printed by the host's observer (see ``format(_:stateLimit:)``) once they are
-/// acknowledged. A line that cannot be run throws a ``HostLineError`` located at the line
+/// machine; the machines hand their transitions to a ``TransitionPrinter``, which prints them
+/// (see ``format(_:stateLimit:)``) in order, once they are acknowledged. A line that cannot be run throws a ``HostLineError`` located at the line
 /// (`script.txt:3`).
 ///
 /// With a journal, the session does not wait for each action's acknowledgement before the
@@ -40,6 +40,7 @@ public struct HostSession: Sendable {
     public let defaultPlugin: String?
     private let clock: any Clock<Duration>
     private let output: @Sendable (String) -> Void
+    private let printer: TransitionPrinter?
 
     /// Creates a session.
     ///
@@ -48,8 +49,12 @@ public struct HostSession: Sendable {
     ///   - defaultPlugin: Under `run`, the one plugin's name: lines then do not name it.
     ///   - clock: What `:sleep` sleeps on: the machines' clock.
     ///   - output: Where `:state` prints.
-    public init(host: PluginHost, defaultPlugin: String?, clock: some Clock<Duration>, output: @escaping @Sendable (String) -> Void) {
+    ///   - printer: What prints the machines' transitions, flushed before a directive runs
+    ///     and at the end, so that what is printed keeps the order of the input.
+    public init(host: PluginHost, defaultPlugin: String?, clock: some Clock<Duration>, output: @escaping @Sendable (String) -> Void,
+                printer: TransitionPrinter? = nil) {
         self.host = host
+        self.printer = printer
         self.defaultPlugin = defaultPlugin
         self.clock = clock
         self.output = output
@@ -137,8 +142,10 @@ public struct HostSession: Sendable {
         do throws(PluginCallError) {
             try await newest?.acknowledged()
         } catch {
+            await printer?.flush()
             throw HostLineError(.call(error), at: location)
         }
+        await printer?.flush()
     }
 
     /// Waits until every action is acknowledged and no effect is running, for the end of the
@@ -146,6 +153,7 @@ public struct HostSession: Sendable {
     public func finish() async throws(HostLineError) {
         try await waitUntilAcknowledged(at: "end of input")
         await host.waitUntilIdle()
+        await printer?.flush()
     }
 
     /// Orders named (JSON object) arguments by the action's parameters.
@@ -191,9 +199,15 @@ public struct HostSession: Sendable {
             case .failure?: line += " => (the state cannot be described)"
             case nil: break
             }
+            // Requests in order; a cancel is printed only when it found an effect to cancel.
+            var found = transition.cancelled[...]
             for request in requests {
                 switch request {
-                case let .cancel(id): line += "; cancelled \(id)"
+                case let .cancel(id):
+                    if let index = found.firstIndex(of: id) {
+                        line += "; cancelled \(id)"
+                        found.remove(at: index)
+                    }
                 default: line += "; started \(request)"
                 }
             }

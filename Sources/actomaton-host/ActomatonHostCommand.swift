@@ -193,12 +193,13 @@ struct StateOptions: ParsableArguments {
     /// When a commit fails (a full disk, `--state-max-size`), the host stops at once with one
     /// line and status 1: the actions after the last durable one were never acknowledged, and
     /// a restart resumes from what is durable.
-    func openJournal() throws -> PluginJournal? {
+    func openJournal(printer: TransitionPrinter) throws -> PluginJournal? {
         guard let state else { return nil }
         do {
             let options = JournalOptions(sync: sync, snapshotInterval: journalSnapshotEvery,
                                          maxDatabaseSize: try stateMaxSize.map(parseSize))
             return try PluginJournal(path: state, options: options) { error in
+                printer.printAcknowledged()
                 writeLine("error: \(error); stopping: no action after the last one printed was acknowledged", to: 2)
                 _exit(1)
             }
@@ -314,16 +315,17 @@ struct Run: AsyncParsableCommand {
 
     func run() async throws {
         CrashReport.install()
-        let journal = try persistence.openJournal()
+        let printer = TransitionPrinter(print: transitionPrinter(machines.printMode))
+        let journal = try persistence.openJournal(printer: printer)
         let host = PluginHost(loadOptions: loading.loadOptions, describesState: machines.printMode == .state,
-                              observer: transitionPrinter(machines.printMode), maxEffects: machines.maxEffects,
+                              observer: printer.observer, observesSends: true, maxEffects: machines.maxEffects,
                               isolation: isolation.isolation(default: .none), journal: journal)
         // Closed while the machines still exist: timers they drop at exit stay journaled.
         defer { journal?.close(); withExtendedLifetime(host) {} }
         let machine = try await orExitAsync { () async throws(PluginLoadError) in try await host.load(path: plugin) }
         emit("loaded plugin \(machine.name) \(machine.plugin.manifest.version) from \(plugin)")
         for line in await host.takeJournalReports() { printError(Message(line)) }
-        let session = HostSession(host: host, defaultPlugin: machine.name, clock: ContinuousClock(), output: { emit($0) })
+        let session = HostSession(host: host, defaultPlugin: machine.name, clock: ContinuousClock(), output: { emit($0) }, printer: printer)
         var failed = false
         for await line in try lines(from: script) {
             do {
@@ -379,13 +381,14 @@ struct Serve: AsyncParsableCommand {
             printError(PluginHostError.notADirectory(plugins))
             throw ExitCode.failure
         }
-        let journal = try persistence.openJournal()
+        let printer = TransitionPrinter(print: transitionPrinter(machines.printMode))
+        let journal = try persistence.openJournal(printer: printer)
         let host = PluginHost(loadOptions: loading.loadOptions, describesState: machines.printMode == .state,
-                              observer: transitionPrinter(machines.printMode), maxEffects: machines.maxEffects,
+                              observer: printer.observer, observesSends: true, maxEffects: machines.maxEffects,
                               isolation: isolation.isolation(default: .process), journal: journal)
         defer { journal?.close(); withExtendedLifetime(host) {} }
         for event in await host.scan(directory: plugins) { report(event) }
-        let session = HostSession(host: host, defaultPlugin: nil, clock: ContinuousClock(), output: { emit($0) })
+        let session = HostSession(host: host, defaultPlugin: nil, clock: ContinuousClock(), output: { emit($0) }, printer: printer)
         let directory = plugins
         let watcher = Task {
             while !Task.isCancelled {

@@ -11,7 +11,7 @@ struct HostilePluginTests {
                          recorder: Recorder? = nil) throws -> PluginMachine {
         let (path, options) = fixture("fixture_hostile_entry")
         return try PluginMachine(plugin: Plugin.load(path: path, options: options), clock: clock, describesState: true,
-                                 observer: recorder?.record, log: recorder?.log ?? { @Sendable _ in }, maxEffects: maxEffects)
+                                 observer: recorder?.record, observesSends: true, log: recorder?.log ?? { @Sendable _ in }, maxEffects: maxEffects)
     }
 
     /// The machine still works after the misbehaviour.

@@ -144,7 +144,7 @@ struct IsolationTests {
 
     @Test func effectsWorkThroughAWorker() async throws {
         let recorder = Recorder()
-        let counter = try PluginMachine(isolatedPluginAt: plugin("CounterPlugin"), workerOptions: options(), observer: recorder.record)
+        let counter = try PluginMachine(isolatedPluginAt: plugin("CounterPlugin"), workerOptions: options(), observer: recorder.record, observesSends: true)
         try await counter.send("add_later", [.int(2), .float(0.001)])
         await counter.waitUntilIdle()
         #expect(try await counter.describe() == #"{"count":2}"#)

@@ -89,14 +89,14 @@ struct JournalPromiseTests {
         let (directory, path) = try databasePath()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let failures = Mutex<[PluginJournalError]>([])
-        let acknowledged = Mutex<[String]>([])
+        let acknowledged = Mutex<[PluginTransition]>([])
         var sum: Int64 = 0
         var sent = 0
         do {
             let journal = try PluginJournal(path: path, options: JournalOptions(sync: .always, maxDatabaseSize: 48 << 10)) { error in
                 failures.withLock { $0.append(error) }
             }
-            let host = PluginHost(observer: { transition in acknowledged.withLock { $0.append(transition.action.description) } },
+            let host = PluginHost(observer: { transition in acknowledged.withLock { $0.append(transition) } }, observesSends: true,
                                   journal: journal)
             let counter = try await host.load(path: plugin("CounterPlugin"))
             var refused = 0
@@ -115,7 +115,9 @@ struct JournalPromiseTests {
             #expect(refused == 20, "the database never filled up")
             #expect(failures.withLock { $0.count } == 1)
             #expect(journal.writeFailure != nil)
-            #expect(sent > 0 && acknowledged.withLock { $0.count } == sent, "every acknowledged action was reported, and no other")
+            var reported = 0
+            for transition in acknowledged.withLock({ $0 }) where (try? await transition.acknowledgement.wait()) != nil { reported += 1 }
+            #expect(sent > 0 && reported == sent, "every acknowledged action was reported as acknowledged, and no other")
             journal.close()
         }
         let journal = try PluginJournal(path: path)

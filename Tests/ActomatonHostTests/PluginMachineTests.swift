@@ -52,8 +52,8 @@ struct PluginMachineTests {
         let clock = TestClock()
         let recorder = Recorder()
         let counter = try PluginMachine(plugin: Plugin.load(path: plugin("CounterPlugin")), clock: clock,
-                                        describesState: true, observer: recorder.record)
-        let effects = try await counter.send("add_later", [.int(4), .float(2)])
+                                        describesState: true, observer: recorder.record, observesSends: true)
+        let effects = try await counter.send("add_later", [.int(4), .float(2)]).effects
         #expect(effects.map(\.description) == ["after 2s: add 4"])
         await clock.advanceWhenSleeping(by: .seconds(1))
         #expect(await counter.describedState() == #"{"count":0}"#)
@@ -70,7 +70,7 @@ struct PluginMachineTests {
         let clock = TestClock()
         let recorder = Recorder()
         let counter = try PluginMachine(plugin: Plugin.load(path: plugin("CounterPlugin")), clock: clock,
-                                        describesState: true, observer: recorder.record)
+                                        describesState: true, observer: recorder.record, observesSends: true)
         try await counter.send("start", [.int(500)])
         #expect(await counter.runningEffectCount == 1)
         for expected in 1...3 {
@@ -92,7 +92,7 @@ struct PluginMachineTests {
     @Test func nextActionIsFedBackWithinTheSameSend() async throws {
         let (path, options) = fixture("fixture_probe_entry")
         let recorder = Recorder()
-        let probe = try PluginMachine(plugin: Plugin.load(path: path, options: options), observer: recorder.record, log: { _ in })
+        let probe = try PluginMachine(plugin: Plugin.load(path: path, options: options), observer: recorder.record, observesSends: true, log: { _ in })
         try await probe.send("chain", [.int(42)])
         #expect(await probe.describedState().hasPrefix(#"{"value":42"#))
         #expect(recorder.lines == ["probe: chain 42; started next: set 42", "probe: set 42 (next)"])
@@ -102,7 +102,7 @@ struct PluginMachineTests {
         let (path, options) = fixture("fixture_probe_entry")
         let clock = TestClock()
         let recorder = Recorder()
-        let probe = try PluginMachine(plugin: Plugin.load(path: path, options: options), clock: clock, observer: recorder.record, log: { _ in })
+        let probe = try PluginMachine(plugin: Plugin.load(path: path, options: options), clock: clock, observer: recorder.record, observesSends: true, log: { _ in })
         // runOldest(1, discardNew): the second is dropped while the first runs.
         try await probe.send("queued", [.string(""), .int(3), .int(1), .int(100), .int(1)])
         try await probe.send("queued", [.string(""), .int(3), .int(1), .int(100), .int(2)])
@@ -151,7 +151,7 @@ struct PluginMachineTests {
     @Test func forceLogoutCancelsALoginInProgress() async throws {
         let clock = TestClock()
         let recorder = Recorder()
-        let login = try PluginMachine(plugin: Plugin.load(path: plugin("LoginPlugin")), clock: clock, observer: recorder.record)
+        let login = try PluginMachine(plugin: Plugin.load(path: plugin("LoginPlugin")), clock: clock, observer: recorder.record, observesSends: true)
         try await login.send("login", [.string("bob")])
         await clock.advanceWhenSleeping(by: .milliseconds(500))
         try await login.send("forceLogout")
@@ -169,7 +169,7 @@ struct PluginMachineTests {
         let clock = TestClock()
         let recorder = Recorder()
         let plugin = try Plugin.load(path: plugin("CounterPlugin"))
-        let counter = try PluginMachine(plugin: plugin, clock: clock, describesState: true, observer: recorder.record)
+        let counter = try PluginMachine(plugin: plugin, clock: clock, describesState: true, observer: recorder.record, observesSends: true)
         try await counter.send("add", [.int(3)])
         _ = try? await counter.send("add", [.int(.max)])
         try await counter.send("add_later", [.int(1), .float(1)])

@@ -58,7 +58,7 @@ struct ServeTests {
         try install(plugin("CounterPlugin"), at: path)
         let clock = TestClock()
         let recorder = Recorder()
-        let host = PluginHost(clock: clock, observer: recorder.record)
+        let host = PluginHost(clock: clock, observer: recorder.record, observesSends: true)
         _ = await host.scan(directory: directory)
         try await host.load(path: plugin("TicTacToePlugin"))
         let counter = try await host.machine(named: "counter")

@@ -20,7 +20,7 @@ func wasmPlugin(_ name: String, in folder: String = "plugins") -> String {
 /// transition, every `:state` line and every error, in order.
 func transcript(of path: String, _ lines: [String], loadOptions: Plugin.LoadOptions = .init()) async throws -> [String] {
     let recorder = Recorder()
-    let host = PluginHost(loadOptions: loadOptions, describesState: true, observer: recorder.record, log: recorder.log)
+    let host = PluginHost(loadOptions: loadOptions, describesState: true, observer: recorder.record, observesSends: true, log: recorder.log)
     let machine = try await host.load(path: path)
     let session = HostSession(host: host, defaultPlugin: machine.name, clock: ContinuousClock(), output: { line in recorder.log("state \(line)") })
     for (number, line) in lines.enumerated() {

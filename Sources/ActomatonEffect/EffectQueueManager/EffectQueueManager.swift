@@ -73,6 +73,12 @@ public struct EffectQueueManager<Action: Sendable>: EffectManager, Sendable {
     /// How many effects are running or waiting in a queue.
     public var runningEffectCount: Int { runtime.count }
 
+    /// Whether an effect with `id` is running or waiting in a queue: what a cancellation of
+    /// `id` would cancel now.
+    public func hasEffect(withID id: some EffectID) -> Bool {
+        runtime.hasEffect(withID: AnyEffectID(id))
+    }
+
     /// Cancels every effect running or waiting in a queue; new effects still start. A test
     /// machine uses it to drop the effects a test chose not to wait for.
     public func cancelAll() {

@@ -216,6 +216,11 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
         return aftermath
     }
 
+    /// Whether an effect with `id` is running or waiting in a queue.
+    func hasEffect(withID id: AnyEffectID) -> Bool {
+        !(instancesByID[id]?.isEmpty ?? true)
+    }
+
     /// Cancels one effect (its task was cancelled, or it is no longer wanted).
     mutating func cancel(_ instance: EffectInstanceID, now: () -> Duration) -> Aftermath {
         var aftermath = Aftermath()

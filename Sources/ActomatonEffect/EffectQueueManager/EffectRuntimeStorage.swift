@@ -91,6 +91,11 @@ final class EffectRuntimeStorage<Action: Sendable>: Sendable {
         carryOut(state.withLock { $0.machine.updateQueue(queue, now: now) })
     }
 
+    /// Whether an effect with `id` is running or waiting in a queue.
+    func hasEffect(withID id: AnyEffectID) -> Bool {
+        state.withLock { $0.machine.hasEffect(withID: id) }
+    }
+
     /// Cancels every effect with one of `ids`.
     @usableFromInline
     func cancel(ids: [AnyEffectID]) {

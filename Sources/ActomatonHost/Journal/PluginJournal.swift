@@ -362,6 +362,14 @@ public final class PluginJournal: @unchecked Sendable {
     /// The oldest early-acknowledged record the writer is committing now, if any (`mutex` held).
     private var inFlightOldestEarly: PendingRecord?
 
+    /// Where the record of `ticket`'s acknowledgement stands now.
+    func acknowledgementState(of ticket: UInt64) -> PluginAcknowledgement.State {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        if acknowledgedTicket >= ticket { return .acknowledged }
+        return failure != nil || writerFinished ? .refused : .pending
+    }
+
     /// Returns once the record of `ticket` counts as acknowledged; throws why if it never will
     /// (a commit failed, or the journal closed first).
     func waitUntilAcknowledged(_ ticket: UInt64) async throws(PluginJournalError) {

@@ -49,37 +49,25 @@ public final class Plugin: Sendable {
     let vocabulary: UInt64
     /// The file's identity when it was read, to notice when it is replaced.
     let fileIdentity: FileIdentity
-    /// One prepared call per action, in manifest order; empty when the plugin runs in a
-    /// worker process.
-    let actions: [PreparedAction]
-    /// The lifecycle functions; `nil` when the plugin runs in a worker process.
-    let functions: LifecycleFunctions?
-    /// The module, when the plugin is a `.wasm` file run in the sandbox.
-    let wasm: WasmPluginModule?
-    /// Whether the library is mapped in this process (not in a worker).
-    var isLoadedInProcess: Bool { functions != nil }
+    /// The plugin's code, as loaded: what a runtime for it is made from
+    /// (``PluginRuntimes/make(plugin:log:effectBudget:)``).
+    let code: PluginCode
     /// Whether the plugin is a `.wasm` module, run in the WebAssembly sandbox.
-    public var isWebAssembly: Bool { wasm != nil }
+    public var isWebAssembly: Bool {
+        if case .wasm = code { true } else { false }
+    }
     /// Action indices by name.
     private let actionIndex: [String: Int]
 
     private static let nextVocabulary = Atomic<UInt64>(1)
 
-    init(path: String, manifest: PluginManifest, fileIdentity: FileIdentity, actions: [PreparedAction], functions: LifecycleFunctions?,
-         wasm: WasmPluginModule? = nil) {
+    init(path: String, manifest: PluginManifest, fileIdentity: FileIdentity, code: PluginCode) {
         self.path = path
         self.manifest = manifest
         self.fileIdentity = fileIdentity
-        self.actions = actions
-        self.functions = functions
-        self.wasm = wasm
+        self.code = code
         vocabulary = Self.nextVocabulary.add(1, ordering: .relaxed).newValue
         actionIndex = Dictionary(uniqueKeysWithValues: manifest.actions.enumerated().map { ($1.name, $0) })
-    }
-
-    /// A `.wasm` plugin.
-    convenience init(path: String, manifest: PluginManifest, fileIdentity: FileIdentity, wasm: WasmPluginModule) {
-        self.init(path: path, manifest: manifest, fileIdentity: fileIdentity, actions: [], functions: nil, wasm: wasm)
     }
 
     /// Loads, validates and prepares the plugin at `path`: a shared library (see
@@ -184,6 +172,17 @@ public final class Plugin: Sendable {
             throw .wrongKind
         }
     }
+}
+
+/// A plugin's code, as its load left it; decided once, by the file's kind and where it runs.
+enum PluginCode: Sendable {
+    /// A shared library mapped in this process: one prepared call per action, in manifest
+    /// order, and the lifecycle functions.
+    case native(actions: [PreparedAction], functions: LifecycleFunctions)
+    /// A `.wasm` module, run in the sandbox.
+    case wasm(WasmPluginModule)
+    /// A shared library loaded by a worker process: only its manifest is here.
+    case inWorker
 }
 
 /// One action's libffi call interface and entry point, prepared at load.

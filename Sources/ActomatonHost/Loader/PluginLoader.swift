@@ -131,7 +131,7 @@ struct PluginLoader {
         }
         let functions = LifecycleFunctions(create: raw.create!, destroy: raw.destroy!, snapshot: raw.snapshot!,
                                            restore: raw.restore!, describe: raw.describe!)
-        state = .ready(Plugin(path: path, manifest: manifest, fileIdentity: identity, actions: prepared, functions: functions))
+        state = .ready(Plugin(path: path, manifest: manifest, fileIdentity: identity, code: .native(actions: prepared, functions: functions)))
     }
 }
 

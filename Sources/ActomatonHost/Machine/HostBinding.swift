@@ -119,38 +119,13 @@ final class HostBinding: @unchecked Sendable {
             }
             return Int32(ACTOMATON_INVALID_REQUEST)
         }
-        let scratch = instance.scratch
-        do {
-            let request = try make(instance)
-            switch request {
-            case .delayed, .repeating:
-                let limit = instance.effectBudget.limit
-                guard instance.effectBudget.count + scratch.pointee.requestedEffects < limit else {
-                    if scratch.pointee.invalidRequest == nil { scratch.pointee.invalidRequest = .effectLimitReached(limit) }
-                    return Int32(ACTOMATON_INVALID_REQUEST)
-                }
-                scratch.pointee.requestedEffects += 1
-            case .next:
-                guard scratch.pointee.requestedNextActions < PluginLimits.maxFeedbackSteps else {
-                    if scratch.pointee.invalidRequest == nil { scratch.pointee.invalidRequest = .message(InvalidRequest.tooManyNextActions) }
-                    return Int32(ACTOMATON_INVALID_REQUEST)
-                }
-                scratch.pointee.requestedNextActions += 1
-            case .cancel:
-                break
-            }
-            scratch.pointee.requests.append(request)
-            return ACTOMATON_OK
-        } catch {
-            if scratch.pointee.invalidRequest == nil { scratch.pointee.invalidRequest = .message("\(what): \(error.message)") }
-            return Int32(ACTOMATON_INVALID_REQUEST)
-        }
+        return instance.scratch.pointee.recorder.record(what, budget: instance.effectBudget) { () throws(HostRequestError) in try make(instance) }
     }
 
     fileprivate func fail(_ message: String) {
         let (found, phase) = caller(orRestoring: true)
         if let instance = found {
-            if instance.scratch.pointee.failureMessage == nil { instance.scratch.pointee.failureMessage = message }
+            instance.scratch.pointee.recorder.fail(message)
             return
         }
         if phase != .destroyed { log("fail called outside an action: \(message)") }
@@ -158,28 +133,6 @@ final class HostBinding: @unchecked Sendable {
 
     fileprivate func logLine(_ line: String) {
         if !isDestroyed { log(line) }
-    }
-}
-
-/// The first invalid request of an action.
-enum InvalidRequest {
-    /// A request the host could not accept, and why.
-    case message(String)
-    /// One effect more than the machine's limit.
-    case effectLimitReached(Int)
-
-    /// Why one next action more than ``PluginLimits/maxFeedbackSteps`` is refused: a chain
-    /// could not run them all, and running some would split the action's outcome.
-    static let tooManyNextActions = "next_action: one action may request at most \(PluginLimits.maxFeedbackSteps) next actions, "
-        + "as many as a chain may run"
-}
-
-/// Why the host refused one host-function call.
-struct HostRequestError: Error {
-    let message: String
-
-    init(_ message: String) {
-        self.message = message
     }
 }
 

@@ -29,7 +29,7 @@ import Musl
 ///         │ restore ┌───────────┐ restore returns ▲
 ///         └───────▶│ restoring │─────────────────┘
 ///                   └───────────┘
-public final class PluginInstance: @unchecked Sendable {
+public final class PluginInstance: PluginRuntime, @unchecked Sendable {
     /// The plugin whose state this is.
     public let plugin: Plugin
 
@@ -37,16 +37,8 @@ public final class PluginInstance: @unchecked Sendable {
     /// behind a pointer, not in `var` properties, so the per-action path pays no dynamic
     /// exclusivity checks; the confinement above keeps it safe.
     struct Scratch {
-        /// The effects the current action requested, in order.
-        var requests: [PluginEffectRequest] = []
-        /// How many of `requests` are delayed or repeating (count against the effect limit).
-        var requestedEffects = 0
-        /// How many of `requests` are next actions (at most ``PluginLimits/maxFeedbackSteps``).
-        var requestedNextActions = 0
-        /// What the plugin said through `fail` during the current call.
-        var failureMessage: String?
-        /// The first invalid request of the current action, if any.
-        var invalidRequest: InvalidRequest?
+        /// What the call in progress requested and said.
+        var recorder = PluginCallRecorder()
         /// The pointer `create` returned; `nil` only while `init` runs or when it failed.
         var statePointer: UnsafeMutableRawPointer?
     }
@@ -83,8 +75,8 @@ public final class PluginInstance: @unchecked Sendable {
     public init(plugin: Plugin, log: (@Sendable (String) -> Void)? = nil, effectBudget: EffectBudget? = nil) throws(PluginLoadError) {
         self.plugin = plugin
         let name = plugin.name
-        guard let functions = plugin.functions else {
-            throw PluginLoadError(.manifest(.invalid("the plugin runs in a worker process, not in this one")), at: plugin.path)
+        guard case let .native(actions, functions) = plugin.code else {
+            throw PluginLoadError(.manifest(.invalid("the plugin is not a shared library loaded in this process")), at: plugin.path)
         }
         self.functions = functions
         self.effectBudget = effectBudget ?? EffectBudget(limit: .max)
@@ -94,8 +86,8 @@ public final class PluginInstance: @unchecked Sendable {
         for index in 0..<slotCount { argumentPointers[index] = slots + index * 8 }
         scratch = .allocate(capacity: 1)
         scratch.initialize(to: Scratch())
-        calls = .allocate(capacity: plugin.actions.count)
-        for (index, action) in plugin.actions.enumerated() {
+        calls = .allocate(capacity: actions.count)
+        for (index, action) in actions.enumerated() {
             let types = UnsafeMutableBufferPointer<PluginValueType>.allocate(capacity: max(action.parameterTypes.count, 1))
             _ = types.initialize(from: action.parameterTypes)
             calls.initializeElement(at: index, to: Call(cif: action.interface.cif, entry: action.entry, types: types))
@@ -181,30 +173,7 @@ public final class PluginInstance: @unchecked Sendable {
         binding.leave()
         if !strings.isEmpty { for string in strings { free(string) } }
 
-        if status == ACTOMATON_OK && scratch.pointee.invalidRequest == nil {
-            scratch.pointee.failureMessage = nil
-            scratch.pointee.requestedEffects = 0
-            scratch.pointee.requestedNextActions = 0
-            if scratch.pointee.requests.isEmpty { return .success([]) }
-            defer { scratch.pointee.requests.removeAll(keepingCapacity: true) }
-            return .success(scratch.pointee.requests)
-        }
-        let reason: PluginCallError.Reason
-        switch scratch.pointee.invalidRequest {
-        case let .effectLimitReached(limit)?:
-            reason = .effectLimitReached(action: action.description, limit: limit)
-        case let .message(message)?:
-            reason = .invalidRequest(action: action.description, message: message)
-        case nil:
-            reason = .refused(action: action.description,
-                              message: scratch.pointee.failureMessage ?? "the plugin returned status \(status) without saying why")
-        }
-        scratch.pointee.invalidRequest = nil
-        scratch.pointee.failureMessage = nil
-        scratch.pointee.requestedEffects = 0
-        scratch.pointee.requestedNextActions = 0
-        scratch.pointee.requests.removeAll(keepingCapacity: true)
-        return .failure(reason)
+        return scratch.pointee.recorder.outcome(of: action, status: status)
     }
 
     // MARK: Snapshot, restore, describe
@@ -231,13 +200,7 @@ public final class PluginInstance: @unchecked Sendable {
             snapshot.withUnsafeBufferPointer { functions.restore(scratch.pointee.statePointer, $0.baseAddress, $0.count) }
         }
         binding.leave()
-        let message = scratch.pointee.failureMessage
-        scratch.pointee.failureMessage = nil
-        scratch.pointee.invalidRequest = nil
-        scratch.pointee.requests.removeAll(keepingCapacity: true)
-        guard status == ACTOMATON_OK else {
-            throw .restoreRefused(message ?? "restore returned status \(status)")
-        }
+        if let refusal = scratch.pointee.recorder.restoreRefusal(status: status) { throw .restoreRefused(refusal) }
     }
 
     /// The plugin's one-line description of the state (often JSON), at most

@@ -3,57 +3,7 @@ import ActomatonCore
 import ActomatonEffect
 import Synchronization
 
-/// One transition of a plugin's machine, as observers and the CLI see it.
-public struct PluginTransition: Sendable {
-    /// Where the action came from.
-    public enum Origin: Sendable, Hashable {
-        /// Sent by the host's user (an input line, an API call).
-        case input
-        /// Fed back by the previous action (`host->next_action`).
-        case next
-        /// Sent by a delayed action effect, with its effect ID if any.
-        case delayed(id: String?)
-        /// Sent by a repeating action effect, with its effect ID if any.
-        case repeating(id: String?)
-    }
-
-    /// The plugin's name.
-    public var plugin: String
-    /// The action.
-    public var action: PluginAction
-    /// Where it came from.
-    public var origin: Origin
-    /// The effects it requested, or why it failed.
-    public var outcome: Result<[PluginEffectRequest], PluginCallError>
-    /// The plugin's description of the state after the transition, or why it could not be
-    /// had; `nil` when the observer did not ask for it.
-    public var state: Result<String, PluginCallError>?
-}
-
-/// An action ``PluginMachine/submit(_:)`` performed: the effects it requested, and a way to
-/// wait for its acknowledgement.
-public struct PluginSubmission: Sendable {
-    /// The effects the action requested.
-    public let effects: [PluginEffectRequest]
-    let action: String
-    let plugin: String
-    let journal: PluginJournal?
-    let ticket: UInt64
-
-    /// Returns once the action counts as acknowledged (``JournalSyncPolicy``; at once without
-    /// a journal), and once every action submitted before it to the same journal does; throws
-    /// ``PluginCallError/Reason/notAcknowledged(action:journal:)`` if it never will be.
-    public func acknowledged() async throws(PluginCallError) {
-        guard let journal else { return }
-        do {
-            try await journal.waitUntilAcknowledged(ticket)
-        } catch {
-            throw PluginCallError(.notAcknowledged(action: action, journal: error), plugin: plugin)
-        }
-    }
-}
-
-/// An action of a ``PluginMachine``'s own machine: a plugin action, where it came from, and
+/// An action of a ``PluginMachine``'s own effects: a plugin action, where it came from, and
 /// how many `next_action` requests deep it is. The machine's effects send these back.
 public struct PluginMachineAction: Sendable {
     let action: PluginAction
@@ -61,13 +11,7 @@ public struct PluginMachineAction: Sendable {
     let depth: Int
     /// The journaled timer that sent it, if any.
     var timer: FiredTimer? = nil
-    /// Effects to start without performing `action` (timers armed again from the journal).
-    var arming: Effect<PluginMachineAction>? = nil
 }
-
-/// The reducer of a ``PluginMachine``'s own machine: a core `MealyReducer` whose output is an
-/// effect (what the `Actomaton` module calls a `Reducer`, without depending on that module).
-typealias PluginMachineReducer = MealyReducer<PluginMachineAction, PluginMachineState, Void, Effect<PluginMachineAction>>
 
 /// A journaled timer whose action is being delivered.
 struct FiredTimer: Sendable {
@@ -75,86 +19,46 @@ struct FiredTimer: Sendable {
     let repeating: Bool
 }
 
-/// The state of a ``PluginMachine``'s machine: the plugin state lives in the plugin's memory
-/// (or its worker's); this holds where, the `next_action` chain in progress, and the outcome
-/// of the last action a user sent, for its sender.
-struct PluginMachineState: Sendable {
-    /// Where the plugin state lives now; a reload replaces it.
-    var backend: PluginBackend
-    /// Actions run by `next_action` requests since the last action that was not one.
-    var feedbackSteps = 0
-    /// Whether the chain in progress was cut off (its other next actions are dropped).
-    var feedbackCut = false
-    /// What the last action sent by ``PluginMachine/send(_:)`` did, until its sender takes it.
-    var inputOutcome: Result<[PluginEffectRequest], PluginCallError>?
-    /// The journal's ticket of the last record this machine appended.
-    var lastTicket: UInt64?
-    /// Journaled actions since the last snapshot.
-    var actionsSinceSnapshot = 0
-
-    /// The plugin's name and version, read once per load rather than once per action.
-    private(set) var pluginName: String
-    private(set) var pluginVersion: String
-
-    init(backend: PluginBackend) {
-        self.backend = backend
-        pluginName = backend.plugin.name
-        pluginVersion = backend.plugin.manifest.version
-    }
-
-    /// Swaps in a reloaded backend.
-    mutating func replaceBackend(with replacement: PluginBackend) {
-        backend = replacement
-        pluginVersion = replacement.plugin.manifest.version
-    }
-
-    /// Counts an action of `origin` at `depth` against the feedback limits; the reason to
-    /// refuse it, or `nil` to run it. Only the first action past a limit is reported: the
-    /// rest of its chain is dropped silently (`.some(nil)`).
-    mutating func admit(origin: PluginTransition.Origin, depth: Int, action: PluginAction) -> PluginCallError.Reason?? {
-        guard origin == .next else {
-            feedbackSteps = 0
-            feedbackCut = false
-            return nil
-        }
-        if feedbackCut { return .some(nil) }
-        feedbackSteps += 1
-        let limit: String
-        if depth > PluginLimits.maxFeedbackDepth {
-            limit = "\(PluginLimits.maxFeedbackDepth) levels"
-        } else if feedbackSteps > PluginLimits.maxFeedbackSteps {
-            limit = "\(PluginLimits.maxFeedbackSteps) actions"
-        } else {
-            return nil
-        }
-        feedbackCut = true
-        return .feedbackLimitReached(action: action.description, limit: limit)
-    }
-}
-
-/// A plugin running on a `MealyMachine` with the `EffectQueueManager`, on an actor of its
-/// own: each action goes through the plugin's prepared libffi call (or to its worker), and the
-/// effects it requests become real `Effect`s (IDs, queues, cancellation, timers sleeping on
-/// the machine's clock).
+/// A plugin running on the async layer's `EffectQueueManager`, on an actor of its own: each
+/// action goes to the plugin's ``PluginRuntime`` (its libffi call, its worker, or its
+/// WebAssembly sandbox), and the effects it requests become real `Effect`s (IDs, queues,
+/// cancellation, timers sleeping on the machine's clock).
+///
+/// The decisions are a pure value (`PluginMachineStateMachine`); the actor carries them out.
+/// A machine whose runtime blocks (a worker process) runs on a thread of its own, so a hung
+/// plugin never holds a thread of the concurrency pool.
 ///
 /// ```swift
 /// let machine = try PluginMachine(plugin: plugin, clock: clock)
-/// _ = try await machine.send("add", [.int(5)])
+/// let transition = try await machine.send("add", [.int(5)])
+/// #expect(transition.sequence == 1)
 /// #expect(try await machine.describe() == #"{"count":5}"#)
 /// ```
 public actor PluginMachine: EffectQueueHost {
-    /// Called after every transition, on the machine's actor: keep it short.
+    /// Told about each transition the machine makes on its own — the actions its delayed and
+    /// repeating effects send, and the next actions those feed back — on the machine's actor,
+    /// right after the transition (before it is acknowledged: wait on its
+    /// ``PluginTransition/acknowledgement`` to act only on durable ones). Keep it short.
+    /// Transitions of ``send(_:)-(PluginAction)`` and ``submit(_:)`` are returned to their caller instead,
+    /// and handed to the observer as well only when it was made with `observesSends`.
     public typealias Observer = @Sendable (PluginTransition) -> Void
 
-    private var machine: MealyMachine<PluginMachineReducer, EffectQueueManager<PluginMachineAction>>
-    private let effects: EffectQueueManager<PluginMachineAction>
+    private var runtime: any PluginRuntime
+    private var decisions: PluginMachineStateMachine
+    private var effects: EffectQueueManager<PluginMachineAction>
+    /// Where the actor's jobs run: a thread of its own when the runtime blocks.
+    private nonisolated let executor: MachineExecutor
     /// The plugin's name; a reload must keep it.
     public nonisolated let name: String
     private nonisolated let currentPlugin: Mutex<Plugin>
+    private var pluginVersion: String
     private let log: (@Sendable (String) -> Void)?
     /// How reloads load a replaced file.
     private let isolation: PluginIsolation
     private let loadOptions: Plugin.LoadOptions
+    private let describesState: Bool
+    private let observer: Observer?
+    private let observesSends: Bool
     /// The tasks of the effects user sends started, feedback included, for ``waitUntilIdle()``.
     private var effectTasks: [Task<Void, Error>] = []
     /// The effects running or waiting, against the machine's limit.
@@ -163,14 +67,14 @@ public actor PluginMachine: EffectQueueHost {
     public nonisolated let journal: PluginJournal?
     private let clock: any Clock<Duration>
 
-    /// Creates a state of `plugin` and a machine for it.
+    /// Creates a state of `plugin`, in this process, and a machine for it.
     ///
     /// - Parameters:
     ///   - plugin: The loaded plugin.
     ///   - clock: What delayed and repeating actions sleep on; tests pass a test clock.
-    ///   - describesState: Whether transitions handed to `observer` carry the state's description.
-    ///   - observer: Told about every transition, with the state's description when
-    ///     `describesState` is `true`.
+    ///   - describesState: Whether transitions carry the state's description.
+    ///   - observer: Told about the transitions the machine makes on its own (see ``Observer``).
+    ///   - observesSends: Whether `observer` is also told about the transitions of sends.
     ///   - log: Where the plugin's `host->log` lines go (standard error by default).
     ///   - maxEffects: How many delayed and repeating actions the machine may have running or
     ///     waiting; a request past it fails its action.
@@ -180,18 +84,67 @@ public actor PluginMachine: EffectQueueHost {
         clock: some Clock<Duration> = ContinuousClock(),
         describesState: Bool = false,
         observer: Observer? = nil,
+        observesSends: Bool = false,
         log: (@Sendable (String) -> Void)? = nil,
         maxEffects: Int = PluginLimits.defaultMaxEffects,
         journal: PluginJournal? = nil
     ) throws(PluginLoadError) {
         let budget = EffectBudget(limit: maxEffects)
-        let backend = try PluginBackend.local(plugin, log: log, budget: budget)
-        self.init(backend: backend, budget: budget, isolation: .none, loadOptions: .init(), clock: clock,
-                  describesState: describesState, observer: observer, log: log, journal: journal)
+        let runtime = try PluginRuntimes.make(plugin: plugin, log: log, effectBudget: budget)
+        self.init(runtime: runtime, budget: budget, isolation: .none, loadOptions: .init(), clock: clock, describesState: describesState,
+                  observer: observer, observesSends: observesSends, log: log, journal: journal)
+    }
+
+    /// Loads the plugin file at `path` where `isolation` says — a shared library in a worker
+    /// process under ``PluginIsolation/process(_:)``; a `.wasm` module always in the sandbox —
+    /// and makes a machine for its state.
+    ///
+    /// - Parameters:
+    ///   - path: The plugin file.
+    ///   - isolation: Where a shared library runs.
+    ///   - loadOptions: How the file is vetted and loaded.
+    ///   - clock: What delayed and repeating actions sleep on; tests pass a test clock.
+    ///   - describesState: Whether transitions carry the state's description.
+    ///   - observer: Told about the transitions the machine makes on its own (see ``Observer``).
+    ///   - observesSends: Whether `observer` is also told about the transitions of sends.
+    ///   - log: Where the plugin's `host->log` lines go (standard error by default).
+    ///   - maxEffects: How many delayed and repeating actions the machine may have running or
+    ///     waiting.
+    ///   - journal: Where accepted actions, snapshots and timers are journaled; none when `nil`.
+    public init(
+        pluginAt path: String,
+        isolation: PluginIsolation,
+        loadOptions: Plugin.LoadOptions = .init(),
+        clock: some Clock<Duration> = ContinuousClock(),
+        describesState: Bool = false,
+        observer: Observer? = nil,
+        observesSends: Bool = false,
+        log: (@Sendable (String) -> Void)? = nil,
+        maxEffects: Int = PluginLimits.defaultMaxEffects,
+        journal: PluginJournal? = nil
+    ) throws(PluginLoadError) {
+        let budget = EffectBudget(limit: maxEffects)
+        let runtime = try PluginRuntimes.make(path: path, isolation: isolation, loadOptions: loadOptions, log: log, effectBudget: budget)
+        self.init(runtime: runtime, budget: budget, isolation: isolation, loadOptions: loadOptions, clock: clock,
+                  describesState: describesState, observer: observer, observesSends: observesSends, log: log, journal: journal)
     }
 
     /// Starts a worker process that loads the plugin at `path`, and a machine for its state;
-    /// see ``PluginIsolation/process(_:)``.
+    /// see ``PluginIsolation/process(_:)``. A `.wasm` module needs no worker: it runs in the
+    /// sandbox, in this process.
+    ///
+    /// - Parameters:
+    ///   - path: The plugin file.
+    ///   - loadOptions: How the file is vetted and loaded.
+    ///   - workerOptions: How the worker is started, limited and supervised.
+    ///   - clock: What delayed and repeating actions sleep on; tests pass a test clock.
+    ///   - describesState: Whether transitions carry the state's description.
+    ///   - observer: Told about the transitions the machine makes on its own (see ``Observer``).
+    ///   - observesSends: Whether `observer` is also told about the transitions of sends.
+    ///   - log: Where the plugin's `host->log` lines go (standard error by default).
+    ///   - maxEffects: How many delayed and repeating actions the machine may have running or
+    ///     waiting.
+    ///   - journal: Where accepted actions, snapshots and timers are journaled; none when `nil`.
     public init(
         isolatedPluginAt path: String,
         loadOptions: Plugin.LoadOptions = .init(),
@@ -199,114 +152,225 @@ public actor PluginMachine: EffectQueueHost {
         clock: some Clock<Duration> = ContinuousClock(),
         describesState: Bool = false,
         observer: Observer? = nil,
+        observesSends: Bool = false,
         log: (@Sendable (String) -> Void)? = nil,
         maxEffects: Int = PluginLimits.defaultMaxEffects,
         journal: PluginJournal? = nil
     ) throws(PluginLoadError) {
-        let budget = EffectBudget(limit: maxEffects)
-        if PluginFile.isWasm(path) {
-            // A .wasm module needs no worker: it runs in the sandbox, in this process.
-            let plugin = try Plugin.load(path: path, options: loadOptions)
-            self.init(backend: try .local(plugin, log: log, budget: budget), budget: budget, isolation: .process(workerOptions),
-                      loadOptions: loadOptions, clock: clock, describesState: describesState, observer: observer, log: log, journal: journal)
-            return
-        }
-        let name = Mutex("plugin")
-        let sink = log ?? { line in printToStandardError("[\(name.withLock { $0 })] \(line)") }
-        let instance = try IsolatedInstance.start(path: path, loadOptions: loadOptions, options: workerOptions, log: sink)
-        name.withLock { $0 = instance.plugin.name }
-        self.init(backend: .worker(instance, budget), budget: budget, isolation: .process(workerOptions), loadOptions: loadOptions,
-                  clock: clock, describesState: describesState, observer: observer, log: sink, journal: journal)
+        try self.init(pluginAt: path, isolation: .process(workerOptions), loadOptions: loadOptions, clock: clock,
+                      describesState: describesState, observer: observer, observesSends: observesSends, log: log,
+                      maxEffects: maxEffects, journal: journal)
     }
 
     private init(
-        backend: PluginBackend, budget: EffectBudget, isolation: PluginIsolation, loadOptions: Plugin.LoadOptions,
-        clock: some Clock<Duration>, describesState: Bool, observer: Observer?, log: (@Sendable (String) -> Void)?,
-        journal: PluginJournal?
+        runtime: any PluginRuntime, budget: EffectBudget, isolation: PluginIsolation, loadOptions: Plugin.LoadOptions,
+        clock: some Clock<Duration>, describesState: Bool, observer: Observer?, observesSends: Bool,
+        log: (@Sendable (String) -> Void)?, journal: PluginJournal?
     ) {
-        name = backend.plugin.name
+        self.runtime = runtime
+        name = runtime.plugin.name
+        pluginVersion = runtime.plugin.manifest.version
         self.journal = journal
         self.clock = clock
-        currentPlugin = Mutex(backend.plugin)
+        currentPlugin = Mutex(runtime.plugin)
         self.log = log
         self.isolation = isolation
         self.loadOptions = loadOptions
+        self.describesState = describesState
+        self.observer = observer
+        self.observesSends = observesSends
         effectBudget = budget
+        executor = runtime.callsBlock ? .thread(ThreadExecutor()) : .pool(PoolExecutorDonor())
+        decisions = PluginMachineStateMachine(snapshotInterval: journal?.options.snapshotInterval)
         let effects = EffectQueueManager<PluginMachineAction>(clock: clock, onFailure: Self.reportEffectFailure)
         self.effects = effects
-        machine = MealyMachine(
-            state: PluginMachineState(backend: backend),
-            reducer: Self.reducer(clock: clock, describesState: describesState, observer: observer, budget: budget, journal: journal),
-            effectManager: effects
-        )
         effects.connect(to: self)
     }
 
     deinit {
         effects.shutDown()
+        if case let .thread(thread) = executor { thread.shutDown() }
+    }
+
+    /// The executor the actor's jobs run on.
+    public nonisolated var unownedExecutor: UnownedSerialExecutor {
+        switch executor {
+        case let .thread(thread): thread.asUnownedSerialExecutor()
+        case let .pool(donor): donor.unownedExecutor
+        }
     }
 
     /// The worker process's ID when the plugin runs isolated and its worker is up.
-    public var workerProcessID: Int32? {
-        if case let .worker(instance, _) = machine.state.backend { return instance.workerProcessID }
-        return nil
-    }
+    public var workerProcessID: Int32? { runtime.workerProcessID }
 
     /// The loaded plugin the machine runs now.
     public nonisolated var plugin: Plugin { currentPlugin.withLock { $0 } }
 
-    /// Performs `action` and returns the effects it requested, or throws why it failed.
-    /// With a journal, returns once the action is acknowledged (``JournalSyncPolicy``), and
-    /// throws ``PluginCallError/Reason/notAcknowledged(action:journal:)`` if it never will be.
+    // MARK: Sending
+
+    /// Performs `action` and returns its transition: the effects it requested, the IDs it
+    /// cancelled, its number, the state's description (with `describesState`); or throws why
+    /// it failed. With a journal, returns once the action is acknowledged
+    /// (``JournalSyncPolicy``), and throws ``PluginCallError/Reason/notAcknowledged(action:journal:)``
+    /// if it never will be.
     @discardableResult
-    public func send(_ action: PluginAction) async throws(PluginCallError) -> [PluginEffectRequest] {
+    public func send(_ action: PluginAction) async throws(PluginCallError) -> PluginTransition {
         let submission = try submit(action)
         try await submission.acknowledged()
-        return submission.effects
+        return submission.transition
     }
 
-    /// Performs `action` and returns at once, without waiting for its acknowledgement: the
-    /// effects it requested, and ``PluginSubmission/acknowledged()`` to wait for it. Throws why
-    /// it failed (a failed action is not journaled). A caller that sends a stream of actions
-    /// submits them one after another and waits for the last: the journal commits many at a
-    /// time (``JournalSyncPolicy``), and acknowledges them in order.
-    public func submit(_ action: PluginAction) throws(PluginCallError) -> PluginSubmission {
-        machine.effectManager.sendOptions = .init(tracksFeedbacks: true)
-        if let task = machine.send(PluginMachineAction(action: action, origin: .input, depth: 0)) {
-            effectTasks.append(task)
-        }
-        let outcome = machine.state.inputOutcome.take()
-        let ticket = machine.state.lastTicket.take()
-        let effects = try outcome?.get() ?? []
-        return PluginSubmission(effects: effects, action: action.description, plugin: name, journal: ticket == nil ? nil : journal, ticket: ticket ?? 0)
-    }
-
-    /// Checks `name` and `arguments` against the plugin's vocabulary, then performs the action.
+    /// Checks `name` and `arguments` against the plugin's vocabulary, then performs the action;
+    /// see ``send(_:)-(PluginAction)``.
     @discardableResult
-    public func send(_ name: String, _ arguments: [PluginValue] = []) async throws(PluginCallError) -> [PluginEffectRequest] {
+    public func send(_ name: String, _ arguments: [PluginValue] = []) async throws(PluginCallError) -> PluginTransition {
         try await send(try plugin.action(name, arguments))
     }
 
-    /// Sends an action one of the machine's effects produced (`EffectQueueHost`).
-    public func send(effectAction action: PluginMachineAction, tracksFeedbacks: Bool) -> Task<Void, Error>? {
-        machine.effectManager.sendOptions = .init(tracksFeedbacks: tracksFeedbacks)
-        return machine.send(action)
+    /// Performs `action` and returns at once, without waiting for its acknowledgement: its
+    /// transition and those of the next actions it fed back, and
+    /// ``PluginSubmission/acknowledged()`` to wait for them. Throws why it failed (a failed
+    /// action is not journaled). A caller that sends a stream of actions submits them one
+    /// after another and waits for the last: the journal commits many at a time
+    /// (``JournalSyncPolicy``), and acknowledges them in order.
+    public func submit(_ action: PluginAction) throws(PluginCallError) -> PluginSubmission {
+        effects.sendOptions = .init(tracksFeedbacks: true)
+        var transitions: [PluginTransition] = []
+        run(PluginMachineAction(action: action, origin: .input, depth: 0), into: &transitions)
+        if let task = effects.finishSend() { effectTasks.append(task) }
+        if observesSends, let observer { for transition in transitions { observer(transition) } }
+        let transition = transitions[0] // an input action is always admitted
+        if case let .failure(error) = transition.outcome { throw error }
+        return PluginSubmission(transition: transition, feedback: Array(transitions.dropFirst()))
     }
+
+    /// Sends an action one of the machine's effects produced (`EffectQueueHost`); its
+    /// transitions go to the observer.
+    public func send(effectAction action: PluginMachineAction, tracksFeedbacks: Bool) -> Task<Void, Error>? {
+        effects.sendOptions = .init(tracksFeedbacks: tracksFeedbacks)
+        var transitions: [PluginTransition] = []
+        run(action, into: &transitions)
+        if let observer { for transition in transitions { observer(transition) } }
+        return effects.finishSend()
+    }
+
+    /// Runs `first` and the next actions it feeds back, depth-first, collecting their
+    /// transitions.
+    private func run(_ first: PluginMachineAction, into transitions: inout [PluginTransition]) {
+        var next: PluginMachineAction? = first
+        while let action = next {
+            next = effects.handle(step(action, into: &transitions))
+        }
+    }
+
+    /// One action: what the decisions say, carried out. Returns the effects to start.
+    private func step(_ input: PluginMachineAction, into transitions: inout [PluginTransition]) -> Effect<PluginMachineAction> {
+        let outcome: Result<[PluginEffectRequest], PluginCallError>
+        switch decisions.admit(origin: input.origin, depth: input.depth, action: input.action) {
+        case .perform:
+            outcome = runtime.perform(input.action).mapError { PluginCallError($0, plugin: name) }
+        case let .refuse(reason):
+            outcome = .failure(PluginCallError(reason, plugin: name))
+        case .drop:
+            return .empty
+        }
+        let step = decisions.performed(succeeded: (try? outcome.get()) != nil)
+        let requests = (try? outcome.get()) ?? []
+        // The IDs a cancel finds running, or started earlier by this action.
+        var cancelled: [String] = []
+        var startedIDs: Set<String> = []
+        for request in requests {
+            switch request {
+            case let .cancel(id):
+                if startedIDs.contains(id) || effects.hasEffect(withID: PluginEffectID(name: id)) { cancelled.append(id) }
+            case let .delayed(_, _, options), let .repeating(_, _, options):
+                if let id = options.id { startedIDs.insert(id) }
+            case .next:
+                break
+            }
+        }
+        var acknowledgement = PluginAcknowledgement.immediate(action: input.action.description, plugin: name)
+        var keys: [Int64?] = Array(repeating: nil, count: requests.count)
+        if step.journal, let journal {
+            let ticket = journal.append(journalRecord(of: input, requests: requests, keys: &keys, journal: journal))
+            acknowledgement = PluginAcknowledgement(journal: journal, ticket: ticket, action: input.action.description, plugin: name)
+            if step.snapshot {
+                do throws(PluginCallError.Reason) {
+                    let bytes = try runtime.snapshot()
+                    let snapshotTicket = journal.append(.snapshot(plugin: name, version: pluginVersion, bytes: bytes))
+                    acknowledgement = PluginAcknowledgement(journal: journal, ticket: snapshotTicket, action: input.action.description, plugin: name)
+                    decisions.snapshotJournaled()
+                } catch {
+                    decisions.snapshotFailed()
+                    printToStandardError("error: plugin \(name): the journal's snapshot after '\(input.action)' failed: \(error); "
+                                         + "the journal keeps the actions since the last one")
+                }
+            }
+        }
+        let described: Result<String, PluginCallError>? = describesState
+            ? Result { () throws(PluginCallError) in
+                do throws(PluginCallError.Reason) { return try runtime.describe() } catch { throw PluginCallError(error, plugin: name) }
+            }
+            : nil
+        transitions.append(PluginTransition(plugin: name, sequence: step.sequence, action: input.action, origin: input.origin,
+                                            outcome: outcome, cancelled: cancelled, state: described, acknowledgement: acknowledgement))
+        guard !requests.isEmpty else { return .empty }
+        let (clock, budget, journal, depth) = (self.clock, effectBudget, self.journal, input.depth)
+        return Effect.combine(requests.enumerated().map { index, request in
+            let key = keys[index]
+            return request.effect(clock: clock, budget: budget, timer: key.map { JournalTimerToken(journal: journal!, key: $0) }) { action, request in
+                // A next action goes one level deeper; a timed one starts a new chain.
+                if case .next = request { return PluginMachineAction(action: action, origin: .next, depth: depth + 1) }
+                return PluginMachineAction(action: action, origin: request.origin, depth: 0,
+                                           timer: key.map { FiredTimer(key: $0, repeating: request.isRepeating) })
+            }
+        })
+    }
+
+    /// The journal record of a performed action: its timers (with keys, into `keys`) and the
+    /// IDs it cancelled.
+    private func journalRecord(of input: PluginMachineAction, requests: [PluginEffectRequest], keys: inout [Int64?],
+                               journal: PluginJournal) -> JournalRecord {
+        let now = wallClockMilliseconds()
+        var timers: [JournaledTimer] = []
+        var cancelled: [String] = []
+        for (index, request) in requests.enumerated() {
+            switch request {
+            case let .delayed(action, delay, options), let .repeating(action, delay, options):
+                let key = journal.makeTimerKey()
+                keys[index] = key
+                var interval: Int64?
+                if case .repeating = request { interval = delay.milliseconds }
+                timers.append(JournaledTimer(key: key, plugin: name, action: action.name, arguments: action.arguments,
+                                             due: now + delay.milliseconds, interval: interval, options: options))
+            case let .cancel(id):
+                cancelled.append(id)
+            case .next:
+                break
+            }
+        }
+        return .action(plugin: name, version: pluginVersion, name: input.action.name, arguments: input.action.arguments,
+                       firedTimer: input.timer.map { ($0.key, $0.repeating) }, timers: timers, cancelledIDs: cancelled)
+    }
+
+    // MARK: State
 
     /// The plugin's snapshot of the state.
     public func snapshot() throws(PluginCallError) -> [UInt8] {
-        do throws(PluginCallError.Reason) { return try machine.state.backend.snapshot() } catch { throw PluginCallError(error, plugin: name) }
+        do throws(PluginCallError.Reason) { return try runtime.snapshot() } catch { throw PluginCallError(error, plugin: name) }
     }
 
     /// The plugin's description of the state.
     public func describe() throws(PluginCallError) -> String {
-        do throws(PluginCallError.Reason) { return try machine.state.backend.describe() } catch { throw PluginCallError(error, plugin: name) }
+        do throws(PluginCallError.Reason) { return try runtime.describe() } catch { throw PluginCallError(error, plugin: name) }
     }
 
     /// Replaces the state with one read from `snapshot`; the plugin may refuse it.
     public func restore(_ snapshot: [UInt8]) throws(PluginCallError) {
-        do throws(PluginCallError.Reason) { try machine.state.backend.restore(snapshot) } catch { throw PluginCallError(error, plugin: name) }
+        do throws(PluginCallError.Reason) { try runtime.restore(snapshot) } catch { throw PluginCallError(error, plugin: name) }
     }
+
+    // MARK: Reloading
 
     /// Swaps in a new load of the plugin, carrying the state over with snapshot / restore.
     ///
@@ -319,48 +383,52 @@ public actor PluginMachine: EffectQueueHost {
             throw PluginLoadError(.renamed(from: name, to: newPlugin.name), at: newPlugin.path)
         }
         let (log, budget) = (self.log, effectBudget)
-        try swapBackend(from: newPlugin.path) { () throws(PluginLoadError) in
-            try PluginBackend.local(newPlugin, log: log, budget: budget)
+        try swapRuntime(from: newPlugin.path) { () throws(PluginLoadError) in
+            try PluginRuntimes.make(plugin: newPlugin, log: log, effectBudget: budget)
         }
-        currentPlugin.withLock { $0 = newPlugin }
     }
 
     /// Loads the plugin file at `path` again — in this process or in a new worker, as the
     /// machine runs it — and swaps it in with the state carried over; see ``reload(with:)``.
     public func reload(fromFile path: String) throws(PluginLoadError) {
-        switch isolation {
-        case .none:
-            try reload(with: Plugin.load(path: path, options: loadOptions))
-        case .process where PluginFile.isWasm(path):
-            // A .wasm module needs no worker: it runs in the sandbox.
-            try reload(with: Plugin.load(path: path, options: loadOptions))
-        case let .process(options):
-            let instance = try IsolatedInstance.start(path: path, loadOptions: loadOptions, options: options, log: log ?? { _ in })
-            guard instance.plugin.name == name else {
-                throw PluginLoadError(.renamed(from: name, to: instance.plugin.name), at: path)
-            }
-            let budget = effectBudget
-            try swapBackend(from: path) { () throws(PluginLoadError) in .worker(instance, budget) }
-            currentPlugin.withLock { $0 = instance.plugin }
+        let (isolation, loadOptions, log, budget) = (self.isolation, self.loadOptions, self.log, effectBudget)
+        try swapRuntime(from: path) { () throws(PluginLoadError) in
+            try PluginRuntimes.make(path: path, isolation: isolation, loadOptions: loadOptions, log: log, effectBudget: budget)
         }
     }
 
-    /// Snapshots the current backend, restores the snapshot into the one `make` returns, and
+    /// Snapshots the current runtime, restores the snapshot into the one `make` returns, and
     /// swaps it in; on any failure the current one goes on.
-    private func swapBackend(from path: String, _ make: () throws(PluginLoadError) -> PluginBackend) throws(PluginLoadError) {
+    private func swapRuntime(from path: String, _ make: () throws(PluginLoadError) -> any PluginRuntime) throws(PluginLoadError) {
         let snapshot: [UInt8]
-        do throws(PluginCallError.Reason) { snapshot = try machine.state.backend.snapshot() } catch { throw PluginLoadError(.stateNotCarriedOver(error), at: path) }
+        do throws(PluginCallError.Reason) { snapshot = try runtime.snapshot() } catch { throw PluginLoadError(.stateNotCarriedOver(error), at: path) }
         let replacement = try make()
+        guard replacement.plugin.name == name else {
+            throw PluginLoadError(.renamed(from: name, to: replacement.plugin.name), at: path)
+        }
+        guard replacement.callsBlock == runtime.callsBlock else {
+            // The actor's executor was chosen for the first runtime.
+            throw PluginLoadError(.manifest(.invalid("the plugin cannot move between a worker process and this process on a reload")), at: path)
+        }
         do throws(PluginCallError.Reason) { try replacement.restore(snapshot) } catch { throw PluginLoadError(.stateNotCarriedOver(error), at: path) }
-        machine.state.replaceBackend(with: replacement)
+        runtime = replacement
+        pluginVersion = replacement.plugin.manifest.version
+        currentPlugin.withLock { $0 = replacement.plugin }
         // The journal's next replay starts from a state the new version restored.
-        if let journal, let bytes = try? replacement.snapshot() {
-            machine.state.lastTicket = journal.append(.snapshot(plugin: name, version: replacement.plugin.manifest.version, bytes: bytes))
-            machine.state.actionsSinceSnapshot = 0
+        if let journal {
+            do throws(PluginCallError.Reason) {
+                journal.append(.snapshot(plugin: name, version: pluginVersion, bytes: try replacement.snapshot()))
+                decisions.snapshotJournaled()
+            } catch {
+                printToStandardError("error: plugin \(name): the journal's snapshot after the reload failed: \(error); "
+                                     + "a restart replays the actions since the last one into the new version")
+            }
         }
     }
 
-    /// Waits until every effect started by ``send(_:)``, and every effect those started in
+    // MARK: Effects
+
+    /// Waits until every effect started by ``send(_:)-(PluginAction)``, and every effect those started in
     /// turn, has completed. A repeating action completes only when it is cancelled.
     public func waitUntilIdle() async {
         while !effectTasks.isEmpty {
@@ -372,86 +440,6 @@ public actor PluginMachine: EffectQueueHost {
 
     /// How many effects (delayed and repeating actions) are running or waiting.
     public var runningEffectCount: Int { effects.runningEffectCount }
-
-    // MARK: The reducer
-
-    static func reducer<C: Clock<Duration>>(
-        clock: C, describesState: Bool, observer: Observer?, budget: EffectBudget, journal: PluginJournal?
-    ) -> PluginMachineReducer {
-        return PluginMachineReducer { input, state, _ in
-            if let arming = input.arming { return arming }
-            let backend = state.backend
-            let plugin = state.pluginName
-            let outcome: Result<[PluginEffectRequest], PluginCallError>
-            switch state.admit(origin: input.origin, depth: input.depth, action: input.action) {
-            case nil:
-                outcome = backend.perform(input.action).mapError { PluginCallError($0, plugin: plugin) }
-            case let .some(refusal?):
-                outcome = .failure(PluginCallError(refusal, plugin: plugin))
-            case .some(nil):
-                return .empty // the rest of a chain already cut off and reported
-            }
-            if input.origin == .input { state.inputOutcome = outcome }
-            var report: (@Sendable () -> Void)?
-            if let observer {
-                let described: Result<String, PluginCallError>? = describesState
-                    ? Result { () throws(PluginCallError) in
-                        do throws(PluginCallError.Reason) { return try backend.describe() } catch { throw PluginCallError(error, plugin: plugin) }
-                    }
-                    : nil
-                let transition = PluginTransition(plugin: plugin, action: input.action, origin: input.origin, outcome: outcome, state: described)
-                report = { observer(transition) }
-            }
-            guard case let .success(requests) = outcome else {
-                report?()
-                return .empty
-            }
-            var keys: [Int64?] = Array(repeating: nil, count: requests.count)
-            if let journal {
-                // Journaled before it is acknowledged: the transition is reported then.
-                let now = wallClockMilliseconds()
-                var timers: [JournaledTimer] = []
-                var cancelled: [String] = []
-                for (index, request) in requests.enumerated() {
-                    switch request {
-                    case let .delayed(action, delay, options), let .repeating(action, delay, options):
-                        let key = journal.makeTimerKey()
-                        keys[index] = key
-                        var interval: Int64?
-                        if case .repeating = request { interval = delay.milliseconds }
-                        timers.append(JournaledTimer(key: key, plugin: plugin, action: action.name, arguments: action.arguments,
-                                                     due: now + delay.milliseconds, interval: interval, options: options))
-                    case let .cancel(id):
-                        cancelled.append(id)
-                    case .next:
-                        break
-                    }
-                }
-                state.lastTicket = journal.append(.action(
-                    plugin: plugin, version: state.pluginVersion, name: input.action.name, arguments: input.action.arguments,
-                    firedTimer: input.timer.map { ($0.key, $0.repeating) }, timers: timers, cancelledIDs: cancelled
-                ), acknowledge: report)
-                state.actionsSinceSnapshot += 1
-                if state.actionsSinceSnapshot >= journal.options.snapshotInterval, let bytes = try? backend.snapshot() {
-                    state.lastTicket = journal.append(.snapshot(plugin: plugin, version: state.pluginVersion, bytes: bytes))
-                    state.actionsSinceSnapshot = 0
-                }
-            } else {
-                report?()
-            }
-            guard !requests.isEmpty else { return .empty }
-            let timerKeys = keys
-            return Effect.combine(requests.enumerated().map { index, request in
-                let key = timerKeys[index]
-                return request.effect(clock: clock, budget: budget, timer: key.map { JournalTimerToken(journal: journal!, key: $0) }) { action, request in
-                    // A next action goes one level deeper; a timed one starts a new chain.
-                    if case .next = request { return PluginMachineAction(action: action, origin: .next, depth: input.depth + 1) }
-                    return PluginMachineAction(action: action, origin: request.origin, depth: 0,
-                                               timer: key.map { FiredTimer(key: $0, repeating: request.isRepeating) })
-                }
-            })
-        }
-    }
 
     // MARK: The journal
 
@@ -466,11 +454,11 @@ public actor PluginMachine: EffectQueueHost {
         let recovery = try journal.recovery(for: name)
         if recovery.isEmpty { return [] }
         var problems: [String] = []
-        let backend = machine.state.backend
+        let runtime = self.runtime
         var base: Int64?
         for snapshot in recovery.snapshots {
             do throws(PluginCallError.Reason) {
-                try backend.restore(snapshot.bytes)
+                try runtime.restore(snapshot.bytes)
                 base = snapshot.sequence
                 break
             } catch {
@@ -492,7 +480,7 @@ public actor PluginMachine: EffectQueueHost {
         for journaled in actions {
             do throws(PluginCallError) {
                 let action = try plugin.action(journaled.action, journaled.arguments)
-                if case let .failure(reason) = backend.perform(action) { throw PluginCallError(reason, plugin: name) }
+                if case let .failure(reason) = runtime.perform(action) { throw PluginCallError(reason, plugin: name) }
             } catch {
                 // The first few each get a line; the rest, one line in all.
                 if unreplayed < Self.replayProblemsShown {
@@ -507,10 +495,10 @@ public actor PluginMachine: EffectQueueHost {
             problems.append("\(name): \(unreplayed - Self.replayProblemsShown) more journaled actions, up to #\(lastUnreplayed), cannot be "
                             + "replayed either (\(unreplayed) of \(actions.count) in all); `actomaton-host journal` lists them")
         }
-        machine.state.actionsSinceSnapshot = actions.count
+        let lastSequence = max(actions.last?.sequence ?? 0, recovery.snapshots.first?.sequence ?? 0)
+        decisions.recovered(replayed: actions.count, sequence: UInt64(max(lastSequence, 0)))
         let now = wallClockMilliseconds()
         var effects: [Effect<PluginMachineAction>] = []
-        var armedAction: PluginAction?
         for timer in recovery.timers {
             let action: PluginAction
             do throws(PluginCallError) {
@@ -520,7 +508,6 @@ public actor PluginMachine: EffectQueueHost {
                 journal.append(.timerEnded(key: timer.key))
                 continue
             }
-            armedAction = action
             let remaining = Duration.milliseconds(max(0, timer.due - now))
             let request: PluginEffectRequest = timer.interval.map { .repeating(action, every: .milliseconds($0), timer.options) }
                 ?? .delayed(action, after: remaining, timer.options)
@@ -530,11 +517,10 @@ public actor PluginMachine: EffectQueueHost {
                 PluginMachineAction(action: action, origin: request.origin, depth: 0, timer: fired)
             })
         }
-        if let armedAction {
-            machine.effectManager.sendOptions = .init(tracksFeedbacks: true)
-            // `action` is not performed: the reducer only starts `arming`.
-            let arming = PluginMachineAction(action: armedAction, origin: .input, depth: 0, arming: Effect.combine(effects))
-            if let task = machine.send(arming) { effectTasks.append(task) }
+        if !effects.isEmpty {
+            self.effects.sendOptions = .init(tracksFeedbacks: true)
+            _ = self.effects.handle(Effect.combine(effects))
+            if let task = self.effects.finishSend() { effectTasks.append(task) }
         }
         return problems
     }
@@ -585,3 +571,16 @@ extension PluginEffectRequest {
         }
     }
 }
+
+/// Where a ``PluginMachine``'s jobs run.
+enum MachineExecutor: Sendable {
+    /// On a thread of its own: the runtime's calls block.
+    case thread(ThreadExecutor)
+    /// On the concurrency pool, serialised like any actor's: the executor of an actor that
+    /// does nothing else.
+    case pool(PoolExecutorDonor)
+}
+
+/// An actor whose only use is its default executor, which a ``PluginMachine`` on the
+/// concurrency pool runs on (an actor with a custom executor cannot fall back to its own).
+actor PoolExecutorDonor {}

@@ -57,7 +57,9 @@ public actor PluginHost {
     ///   - clock: The clock every machine's effects sleep on; tests pass a test clock.
     ///   - loadOptions: How plugin files are loaded (e.g. allowing files others can write).
     ///   - describesState: Whether transitions handed to `observer` carry the state's description.
-    ///   - observer: Told about every transition of every machine.
+    ///   - observer: Told about the transitions every machine makes on its own
+    ///     (``PluginMachine/Observer``).
+    ///   - observesSends: Whether `observer` is also told about the transitions of sends.
     ///   - log: Where plugins' `host->log` lines go (standard error by default).
     ///   - maxEffects: How many delayed and repeating actions each machine may have running
     ///     or waiting.
@@ -69,6 +71,7 @@ public actor PluginHost {
         loadOptions: Plugin.LoadOptions = .init(),
         describesState: Bool = false,
         observer: PluginMachine.Observer? = nil,
+        observesSends: Bool = false,
         log: (@Sendable (String) -> Void)? = nil,
         maxEffects: Int = PluginLimits.defaultMaxEffects,
         isolation: PluginIsolation = .none,
@@ -76,14 +79,8 @@ public actor PluginHost {
     ) {
         self.loadOptions = loadOptions
         machineFactory = { path throws(PluginLoadError) in
-            switch isolation {
-            case .none:
-                try PluginMachine(plugin: Plugin.load(path: path, options: loadOptions), clock: clock, describesState: describesState,
-                                  observer: observer, log: log, maxEffects: maxEffects, journal: journal)
-            case let .process(options):
-                try PluginMachine(isolatedPluginAt: path, loadOptions: loadOptions, workerOptions: options, clock: clock,
-                                  describesState: describesState, observer: observer, log: log, maxEffects: maxEffects, journal: journal)
-            }
+            try PluginMachine(pluginAt: path, isolation: isolation, loadOptions: loadOptions, clock: clock, describesState: describesState,
+                              observer: observer, observesSends: observesSends, log: log, maxEffects: maxEffects, journal: journal)
         }
     }
 

@@ -24,7 +24,7 @@ enum HostImport: String, CaseIterable {
 
 /// Runs the host import `function` for a module: records an effect request, a failure message
 /// or a log line in `context`. A request the host cannot accept returns
-/// `ACTOMATON_WASM_INVALID_REQUEST` (2) and fails the action; nothing a module passes can trap
+/// `ACTOMATON_INVALID_REQUEST` and fails the action; nothing a module passes can trap
 /// the host.
 func hostCall(_ function: HostImport, _ arguments: [Value], _ context: WasmMachine.Context) throws -> [Value] {
     func i32(_ index: Int) -> Int { Int(arguments[index].i32 ?? 0) }
@@ -33,7 +33,7 @@ func hostCall(_ function: HostImport, _ arguments: [Value], _ context: WasmMachi
         let message = readText(context, offset: i32(0), length: i32(1), limit: PluginLimits.maxMessageBytes)
         switch context.phase {
         case .acting, .restoring, .loading:
-            if context.failureMessage == nil { context.failureMessage = message ?? "(an unreadable message)" }
+            context.recorder.fail(message ?? "(an unreadable message)")
         case .idle:
             context.log("fail called outside an action: \(message ?? "(an unreadable message)")")
         }
@@ -51,29 +51,21 @@ private func request(_ function: HostImport, _ arguments: [Value], _ context: Wa
     let name = function.rawValue
     guard context.phase == .acting, let plugin = context.plugin else {
         context.log("\(name) called outside an action: ignored")
-        return 2
-    }
-    func refuse(_ message: String) -> Int32 {
-        if context.invalidRequest == nil { context.invalidRequest = .message("\(name): \(message)") }
-        return 2
+        return Int32(ACTOMATON_INVALID_REQUEST)
     }
     let offset = Int(arguments[0].i32 ?? 0)
-    do throws(HostRequestError) {
-        let request: PluginEffectRequest
+    return context.recorder.record(name, budget: context.effectBudget) { () throws(HostRequestError) -> PluginEffectRequest in
         switch function {
         case .nextAction:
-            request = .next(try readCall(context, plugin, at: offset))
+            return .next(try readCall(context, plugin, at: offset))
         case .delayedAction, .repeatingAction:
             let action = try readCall(context, plugin, at: offset)
             let nanoseconds = arguments[1].i64 ?? 0
             let options = try readOptions(context, at: Int(arguments[2].i32 ?? 0))
             let duration = Duration.nanoseconds(Int64(clamping: nanoseconds))
-            if function == .delayedAction {
-                request = .delayed(action, after: duration, options)
-            } else {
-                guard nanoseconds > 0 else { throw HostRequestError("the interval must be more than 0") }
-                request = .repeating(action, every: duration, options)
-            }
+            if function == .delayedAction { return .delayed(action, after: duration, options) }
+            guard nanoseconds > 0 else { throw HostRequestError("the interval must be more than 0") }
+            return .repeating(action, every: duration, options)
         case .cancel:
             let length = Int(arguments[1].i32 ?? 0)
             guard length <= PluginLimits.maxIdentifierBytes else {
@@ -82,31 +74,10 @@ private func request(_ function: HostImport, _ arguments: [Value], _ context: Wa
             guard let id = readText(context, offset: offset, length: length, limit: PluginLimits.maxIdentifierBytes) else {
                 throw HostRequestError("the effect ID is outside the module's memory or not UTF-8")
             }
-            request = .cancel(id: id)
+            return .cancel(id: id)
         case .fail, .log:
-            return 2  // not requests: hostCall handles them
+            throw HostRequestError("not an effect request") // hostCall handles them
         }
-        switch request {
-        case .delayed, .repeating:
-            let limit = context.effectBudget.limit
-            guard context.effectBudget.count + context.requestedEffects < limit else {
-                if context.invalidRequest == nil { context.invalidRequest = .effectLimitReached(limit) }
-                return 2
-            }
-            context.requestedEffects += 1
-        case .next:
-            guard context.requestedNextActions < PluginLimits.maxFeedbackSteps else {
-                if context.invalidRequest == nil { context.invalidRequest = .message(InvalidRequest.tooManyNextActions) }
-                return 2
-            }
-            context.requestedNextActions += 1
-        case .cancel:
-            break
-        }
-        context.requests.append(request)
-        return 0
-    } catch {
-        return refuse(error.message)
     }
 }
 

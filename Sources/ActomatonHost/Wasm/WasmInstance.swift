@@ -5,30 +5,29 @@ import ActomatonPluginContract
 ///
 /// A trap — `unreachable`, an out-of-bounds access, call-stack exhaustion, running out of
 /// fuel, a grow past the memory cap that the module did not survive — fails the call in
-/// progress with one line. The instance is then thrown away and a new one is built from the
-/// last good snapshot and the actions completed since (replayed; their effects already ran),
-/// so the state is exactly as it was before the failed call. The host takes a snapshot every
-/// ``WasmLimits/snapshotInterval`` actions, which bounds the replay.
+/// progress with one line. The instance is then thrown away and rebuilt by the
+/// ``SupervisedRecovery`` a worker runtime uses too: a new instance, the last good snapshot
+/// (taken every ``WasmLimits/snapshotInterval`` actions), the actions completed since
+/// replayed; or the plugin is stopped when it cannot be rebuilt exactly, or traps more than
+/// ``WasmLimits/maxRestarts`` times within ``WasmLimits/restartWindow``.
 ///
-/// Confined to its machine's actor, like a ``PluginInstance``: one call at a time.
-final class WasmInstance: @unchecked Sendable {
+/// Confined to its machine, like a ``PluginInstance``: one call at a time.
+final class WasmInstance: PluginRuntime, @unchecked Sendable {
     let plugin: Plugin
     private let module: WasmPluginModule
     private let log: @Sendable (String) -> Void
     private let effectBudget: EffectBudget
-    private var machine: WasmMachine
-    private var lastSnapshot: [UInt8]?
-    private var actionsSinceSnapshot: [PluginAction] = []
+    /// `nil` once the plugin is stopped.
+    private var machine: WasmMachine?
+    private var recovery: SupervisedRecovery
 
-    init(plugin: Plugin, log: (@Sendable (String) -> Void)?, effectBudget: EffectBudget) throws(PluginLoadError) {
-        guard let module = plugin.wasm else {
-            throw PluginLoadError(.wasm("the plugin is not a WebAssembly module"), at: plugin.path)
-        }
+    init(plugin: Plugin, module: WasmPluginModule, log: (@Sendable (String) -> Void)?, effectBudget: EffectBudget) throws(PluginLoadError) {
         self.plugin = plugin
         self.module = module
-        let name = plugin.name
-        self.log = log ?? { line in printToStandardError("[\(name)] \(line)") }
+        self.log = pluginLogSink(log, name: plugin.name)
         self.effectBudget = effectBudget
+        recovery = SupervisedRecovery(snapshotInterval: module.limits.snapshotInterval, maxRestarts: module.limits.maxRestarts,
+                                      restartWindow: module.limits.restartWindow)
         machine = try Self.makeMachine(module: module, plugin: plugin, log: self.log, budget: effectBudget)
     }
 
@@ -40,7 +39,6 @@ final class WasmInstance: @unchecked Sendable {
         return machine
     }
 
-    /// Runs `action`; see ``PluginInstance/perform(_:)``.
     func perform(_ action: PluginAction) -> PluginInstance.Outcome {
         guard action.vocabulary == plugin.vocabulary else {
             do {
@@ -49,76 +47,76 @@ final class WasmInstance: @unchecked Sendable {
                 return .failure(error)
             }
         }
+        guard let machine else { return .failure(recovery.stopped ?? .pluginStopped("it is stopped")) }
         do {
             let outcome = try machine.perform(action)
-            if case .success = outcome { completed(action) }
+            if case .success = outcome, recovery.completed(action) {
+                do { _ = try snapshot() } catch {
+                    // Kept for a replay; the host's own finding, not the plugin's log line.
+                    printToStandardError("error: plugin \(plugin.name): the snapshot after '\(action)' failed: \(error); "
+                                         + "the actions since the last one are kept for a replay")
+                }
+            }
             return outcome
         } catch {
             return .failure(.sandboxTrapped(call: "'\(action)'", cause: error.message, recovery: recover(after: error)))
         }
     }
 
-    /// The module's snapshot of its state.
     func snapshot() throws(PluginCallError.Reason) -> [UInt8] {
+        guard let machine else { throw recovery.stopped ?? .pluginStopped("it is stopped") }
         do {
             let bytes = try machine.snapshot()
-            lastSnapshot = bytes
-            actionsSinceSnapshot.removeAll()
+            recovery.stateIs(bytes)
             return bytes
         } catch {
-            throw .snapshotFailed("\(error.message)\(recovery(error))")
+            throw .snapshotFailed("\(error.message)\(words(error))")
         }
     }
 
-    /// Replaces the state with one read from `bytes`.
     func restore(_ bytes: [UInt8]) throws(PluginCallError.Reason) {
+        guard let machine else { throw recovery.stopped ?? .pluginStopped("it is stopped") }
         do {
             try machine.restore(bytes)
-            lastSnapshot = bytes
-            actionsSinceSnapshot.removeAll()
+            recovery.stateIs(bytes)
         } catch {
-            if error.trapped { throw .restoreRefused("\(error.message)\(recovery(error))") }
-            throw .restoreRefused(error.message)
+            throw .restoreRefused("\(error.message)\(words(error))")
         }
     }
 
-    /// The module's one-line description of its state.
     func describe() throws(PluginCallError.Reason) -> String {
+        guard let machine else { throw recovery.stopped ?? .pluginStopped("it is stopped") }
         do {
             return try machine.describe()
         } catch {
-            throw .describeFailed("\(error.message)\(recovery(error))")
+            throw .describeFailed("\(error.message)\(words(error))")
         }
     }
 
     // MARK: Recovery
 
-    private func completed(_ action: PluginAction) {
-        actionsSinceSnapshot.append(action)
-        guard actionsSinceSnapshot.count >= module.limits.snapshotInterval else { return }
-        if let bytes = try? machine.snapshot() {
-            lastSnapshot = bytes
-            actionsSinceSnapshot.removeAll()
-        }
-    }
-
     /// `; ` and what recovery did, when the call trapped.
-    private func recovery(_ failure: WasmMachine.CallFailure) -> String {
+    private func words(_ failure: WasmMachine.CallFailure) -> String {
         failure.trapped ? "; \(recover(after: failure))" : ""
     }
 
-    /// Rebuilds the instance after a trap; says what became of the state.
+    /// Rebuilds the instance after a trap (``SupervisedRecovery``); says what became of the state.
     private func recover(after failure: WasmMachine.CallFailure) -> String {
         guard failure.trapped else { return "the state is unchanged" }
-        do throws(PluginLoadError) {
-            let fresh = try Self.makeMachine(module: module, plugin: plugin, log: log, budget: effectBudget)
-            if let lastSnapshot { try? fresh.restore(lastSnapshot) }
-            for action in actionsSinceSnapshot { _ = try? fresh.perform(action) }
-            machine = fresh
-            return "the instance was rebuilt with the state as it was before"
-        } catch {
-            log("cannot rebuild the instance after a trap: \(error.reason)")
-            return "the instance could not be rebuilt (\(error.reason))"
-        }
+        let (module, plugin, log, budget) = (self.module, self.plugin, self.log, effectBudget)
+        let (fresh, words) = recovery.recover(
+            rebuiltWords: "the instance was rebuilt with the state as it was before",
+            start: { () throws(PluginLoadError) in try Self.makeMachine(module: module, plugin: plugin, log: log, budget: budget) },
+            restore: { (machine: WasmMachine, bytes) throws(PluginCallError.Reason) in
+                do throws(WasmMachine.CallFailure) { try machine.restore(bytes) } catch { throw .restoreRefused(error.message) }
+            },
+            replay: { (machine: WasmMachine, action) throws(PluginCallError.Reason) in
+                let outcome: PluginInstance.Outcome
+                do throws(WasmMachine.CallFailure) { outcome = try machine.perform(action) } catch { throw .refused(action: action.description, message: error.message) }
+                if case let .failure(reason) = outcome { throw reason }
+            }
+        )
+        machine = fresh
+        return words
     }
 }

@@ -11,6 +11,11 @@ public struct WasmLimits: Sendable, Hashable {
     /// How often, in successful actions, the host takes a snapshot to rebuild an instance
     /// from after a trap (the actions since are replayed).
     public var snapshotInterval: Int
+    /// How many rebuilds after a trap are allowed within ``restartWindow`` before the plugin is
+    /// stopped (every later call then fails), as for a worker process.
+    public var maxRestarts: Int
+    /// See ``maxRestarts``.
+    public var restartWindow: Duration
 
     /// The default budget: 100,000,000 units per call (a tenth of a second to a second of
     /// interpreted code).
@@ -18,13 +23,27 @@ public struct WasmLimits: Sendable, Hashable {
     /// The most elements one table may have, at instantiation or after `table.grow` (which
     /// returns -1 to the module past it). Fixed: no option raises it.
     public static let maxTableElements = 100_000
+    /// The default number of rebuilds allowed per ``restartWindow``: 100. Higher than a
+    /// worker's (5): a rebuild starts no process, and replays at most ``snapshotInterval``
+    /// actions.
+    public static let defaultMaxRestarts = 100
     /// The default memory cap: 64 MiB.
     public static let defaultMemoryLimit = 64 << 20
 
     /// Limits with the defaults.
-    public init(fuel: UInt64? = WasmLimits.defaultFuel, memoryLimit: Int = WasmLimits.defaultMemoryLimit, snapshotInterval: Int = 16) {
+    ///
+    /// - Parameters:
+    ///   - fuel: Fuel per call, or `nil` to run unmetered.
+    ///   - memoryLimit: The most linear memory one instance may have, in bytes.
+    ///   - snapshotInterval: Successful actions between the snapshots a rebuild starts from.
+    ///   - maxRestarts: Rebuilds allowed within `restartWindow` before the plugin is stopped.
+    ///   - restartWindow: See `maxRestarts`.
+    public init(fuel: UInt64? = WasmLimits.defaultFuel, memoryLimit: Int = WasmLimits.defaultMemoryLimit, snapshotInterval: Int = 16,
+                maxRestarts: Int = WasmLimits.defaultMaxRestarts, restartWindow: Duration = .seconds(60)) {
         self.fuel = fuel
         self.memoryLimit = memoryLimit
         self.snapshotInterval = max(snapshotInterval, 1)
+        self.maxRestarts = maxRestarts
+        self.restartWindow = restartWindow
     }
 }

@@ -16,20 +16,13 @@ final class WasmMachine: @unchecked Sendable {
         var phase = Phase.idle
         var memory: Memory?
         var plugin: Plugin?
-        var requests: [PluginEffectRequest] = []
-        var requestedEffects = 0
-        var requestedNextActions = 0
-        var failureMessage: String?
-        var invalidRequest: InvalidRequest?
+        /// What the call in progress requested and said.
+        var recorder = PluginCallRecorder()
         var effectBudget = EffectBudget(limit: .max)
         var log: @Sendable (String) -> Void = { _ in }
 
         func reset() {
-            requests.removeAll(keepingCapacity: true)
-            requestedEffects = 0
-            requestedNextActions = 0
-            failureMessage = nil
-            invalidRequest = nil
+            recorder.reset()
         }
     }
 
@@ -184,7 +177,7 @@ final class WasmMachine: @unchecked Sendable {
             throw PluginLoadError(.wasm("actomaton_manifest failed: \(error.message)"), at: path)
         }
         guard offset != 0 else {
-            let why = context.failureMessage.map { ": \($0)" } ?? ""
+            let why = context.recorder.failureMessage.map { ": \($0)" } ?? ""
             throw PluginLoadError(.manifest(.invalid("the module returned no manifest\(why)")), at: path)
         }
         let manifest: PluginManifest
@@ -233,19 +226,7 @@ final class WasmMachine: @unchecked Sendable {
         context.phase = .acting
         defer { context.phase = .idle }
         let status = Int32(bitPattern: try call(actions[action.index], arguments)?.i32 ?? 1)
-        defer { context.reset() }
-        if status == 0 && context.invalidRequest == nil {
-            return .success(context.requests)
-        }
-        switch context.invalidRequest {
-        case let .effectLimitReached(limit)?:
-            return .failure(.effectLimitReached(action: action.description, limit: limit))
-        case let .message(message)?:
-            return .failure(.invalidRequest(action: action.description, message: message))
-        case nil:
-            return .failure(.refused(action: action.description,
-                                     message: context.failureMessage ?? "the plugin returned status \(status) without saying why"))
-        }
+        return context.recorder.outcome(of: action, status: status)
     }
 
     /// The module's snapshot of its state.
@@ -266,9 +247,7 @@ final class WasmMachine: @unchecked Sendable {
         context.phase = .restoring
         defer { context.phase = .idle; context.reset() }
         let status = Int32(bitPattern: try call(restoreFunction, [.i32(offset), .i32(UInt32(bytes.count))])?.i32 ?? 1)
-        guard status == 0 else {
-            throw CallFailure(message: context.failureMessage ?? "restore returned status \(status)", trapped: false)
-        }
+        if let refusal = context.recorder.restoreRefusal(status: status) { throw CallFailure(message: refusal, trapped: false) }
     }
 
     // MARK: Memory

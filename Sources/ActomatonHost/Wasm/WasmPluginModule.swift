@@ -57,7 +57,7 @@ final class WasmPluginModule: @unchecked Sendable {
         let pluginModule = WasmPluginModule(engine: engine, module: module, limits: limits)
         let probe = try WasmMachine(module: pluginModule, path: path)
         let manifest = try probe.readManifest()
-        return Plugin(path: path, manifest: manifest, fileIdentity: identity, wasm: pluginModule)
+        return Plugin(path: path, manifest: manifest, fileIdentity: identity, code: .wasm(pluginModule))
     }
 
     /// The wasm parameter types of an action export whose parameters are `types`.

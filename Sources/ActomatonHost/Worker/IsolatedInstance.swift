@@ -1,48 +1,60 @@
 import ActomatonPluginContract
+import Synchronization
 
 /// One plugin state that lives in a worker process, seen from the host: the same calls as a
 /// ``PluginInstance``, each a round trip over the worker's socket, with supervision.
 ///
 /// When the worker crashes, exits, breaks the protocol or misses the action deadline, the
-/// call in progress fails with the cause, and the worker is replaced: a new one loads the
-/// plugin, restores the last snapshot and replays the actions completed since (their effects
-/// are not started again: they already were). The host takes a snapshot every
-/// ``WorkerOptions/snapshotInterval`` actions, so a replay is at most that long. A plugin that
-/// fails more than ``WorkerOptions/maxRestarts`` times within ``WorkerOptions/restartWindow``
-/// is stopped instead, and every later call says so.
+/// call in progress fails with the cause, and the worker is replaced by the
+/// ``SupervisedRecovery`` the WebAssembly runtime uses too: a new worker loads the plugin,
+/// restores the last snapshot (taken every ``WorkerOptions/snapshotInterval`` actions) and
+/// replays the actions completed since; or the plugin is stopped when it cannot be rebuilt
+/// exactly, or fails more than ``WorkerOptions/maxRestarts`` times within
+/// ``WorkerOptions/restartWindow``, and every later call says so.
 ///
-/// Like a ``PluginInstance`` it is confined to its machine's actor: one call at a time.
-final class IsolatedInstance: @unchecked Sendable {
+/// Like a ``PluginInstance`` it is confined to its machine: one call at a time. Its calls
+/// block on the worker's socket (``callsBlock``), so its machine runs on a thread of its own.
+final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
     /// The plugin: its manifest and vocabulary; its library lives in the worker.
     let plugin: Plugin
     private let options: WorkerOptions
     private let loadOptions: Plugin.LoadOptions
     private let log: @Sendable (String) -> Void
+    /// The effects running or waiting on the machine: the worker cannot see them, so the
+    /// limit is checked here.
+    private let effectBudget: EffectBudget
+    /// `nil` once the plugin is stopped.
     private var worker: WorkerProcess?
-    /// The state to restart from (`nil`: the state `create` makes), and the actions since.
-    private var lastSnapshot: [UInt8]?
-    private var actionsSinceSnapshot: [PluginAction] = []
-    private var restarts: [ContinuousClock.Instant] = []
-    private var stoppedBecause: String?
+    private var recovery: SupervisedRecovery
 
     private init(plugin: Plugin, worker: WorkerProcess, options: WorkerOptions, loadOptions: Plugin.LoadOptions,
-                 log: @escaping @Sendable (String) -> Void) {
+                 log: @escaping @Sendable (String) -> Void, effectBudget: EffectBudget) {
         self.plugin = plugin
         self.worker = worker
         self.options = options
         self.loadOptions = loadOptions
         self.log = log
+        self.effectBudget = effectBudget
+        recovery = SupervisedRecovery(snapshotInterval: options.snapshotInterval, maxRestarts: options.maxRestarts,
+                                      restartWindow: options.restartWindow)
     }
 
     /// Starts a worker, has it load the plugin at `path`, and returns the state it created.
-    static func start(path: String, loadOptions: Plugin.LoadOptions, options: WorkerOptions,
-                      log: @escaping @Sendable (String) -> Void) throws(PluginLoadError) -> IsolatedInstance {
+    static func start(path: String, loadOptions: Plugin.LoadOptions, options: WorkerOptions, log: (@Sendable (String) -> Void)?,
+                      effectBudget: EffectBudget = EffectBudget(limit: .max)) throws(PluginLoadError) -> IsolatedInstance {
         let identity = PluginFile.identity(of: path)
-        let (worker, manifest) = try launch(path: path, loadOptions: loadOptions, options: options, log: log)
+        // The worker reports the plugin's name with its manifest: log lines before it say "plugin".
+        let name = Mutex("plugin")
+        let sink = log ?? { line in printToStandardError("[\(name.withLock { $0 })] \(line)") }
+        let (worker, manifest) = try launch(path: path, loadOptions: loadOptions, options: options, log: sink)
+        name.withLock { $0 = manifest.name }
         guard let identity else { throw PluginLoadError(.fileNotFound, at: path) }
-        let plugin = Plugin(path: path, manifest: manifest, fileIdentity: identity, actions: [], functions: nil)
-        return IsolatedInstance(plugin: plugin, worker: worker, options: options, loadOptions: loadOptions, log: log)
+        let plugin = Plugin(path: path, manifest: manifest, fileIdentity: identity, code: .inWorker)
+        return IsolatedInstance(plugin: plugin, worker: worker, options: options, loadOptions: loadOptions, log: sink, effectBudget: effectBudget)
     }
+
+    /// A call blocks until the worker answers, up to the action deadline.
+    var callsBlock: Bool { true }
 
     /// A worker with the plugin loaded, and the manifest it reported.
     private static func launch(path: String, loadOptions: Plugin.LoadOptions, options: WorkerOptions,
@@ -97,9 +109,15 @@ final class IsolatedInstance: @unchecked Sendable {
             }
         }
         switch result {
-        case let .success(outcome):
-            if case .success = outcome { completed(action) }
-            return outcome
+        case let .success(.success(requests)):
+            let timed = requests.count { if case .delayed = $0 { true } else if case .repeating = $0 { true } else { false } }
+            if timed > 0 && effectBudget.count + timed > effectBudget.limit {
+                return .failure(.effectLimitReached(action: action.description, limit: effectBudget.limit))
+            }
+            completed(action)
+            return .success(requests)
+        case let .success(failure):
+            return failure
         case let .failure(reason):
             return .failure(reason)
         }
@@ -117,8 +135,7 @@ final class IsolatedInstance: @unchecked Sendable {
             }
         }
         let bytes = try result.get().get()
-        lastSnapshot = bytes
-        actionsSinceSnapshot.removeAll(keepingCapacity: true)
+        recovery.stateIs(bytes)
         return bytes
     }
 
@@ -135,8 +152,7 @@ final class IsolatedInstance: @unchecked Sendable {
             }
         }
         try result.get().get()
-        lastSnapshot = bytes
-        actionsSinceSnapshot.removeAll(keepingCapacity: true)
+        recovery.stateIs(bytes)
     }
 
     /// The plugin's description of its state.
@@ -165,8 +181,7 @@ final class IsolatedInstance: @unchecked Sendable {
         request: (inout FrameWriter) -> Void,
         reply: (WorkerProtocol.Tag, inout FrameReader) throws(WorkerProtocol.Violation) -> T
     ) -> Result<T, PluginCallError.Reason> {
-        if let stoppedBecause { return .failure(.pluginStopped(stoppedBecause)) }
-        guard let worker else { return .failure(.pluginStopped("its worker could not be restarted")) }
+        guard let worker else { return .failure(recovery.stopped ?? .pluginStopped("its worker could not be restarted")) }
         var writer = FrameWriter(.describe)
         request(&writer)
         do throws(WorkerChannel.Failure) {
@@ -187,70 +202,56 @@ final class IsolatedInstance: @unchecked Sendable {
 
     /// Counts a completed action; takes a snapshot every ``WorkerOptions/snapshotInterval``.
     private func completed(_ action: PluginAction) {
-        actionsSinceSnapshot.append(action)
-        if actionsSinceSnapshot.count >= options.snapshotInterval {
-            // A failure here was handled (and logged) by `call`; the actions stay for a replay.
-            do { _ = try snapshot() } catch {
-                // The host's own finding, not the plugin's log: an error line of its own.
-                printToStandardError("error: plugin \(plugin.name): the snapshot after '\(action)' failed: \(error); "
-                                     + "the actions since the last one are kept for a replay")
-            }
+        guard recovery.completed(action) else { return }
+        // A failure here was handled by `call`; the actions stay for a replay.
+        do { _ = try snapshot() } catch {
+            // The host's own finding, not the plugin's log: an error line of its own.
+            printToStandardError("error: plugin \(plugin.name): the snapshot after '\(action)' failed: \(error); "
+                                 + "the actions since the last one are kept for a replay")
         }
     }
 
-    /// Replaces the failed worker, or stops the plugin; says which.
+    /// Replaces the failed worker (``SupervisedRecovery``), or stops the plugin; says which.
     private func recover() -> String {
         worker = nil
-        let now = ContinuousClock.now
-        restarts.append(now)
-        restarts.removeAll { $0.duration(to: now) > options.restartWindow }
-        if restarts.count > options.maxRestarts {
-            let why = "it failed \(restarts.count) times within \(seconds(options.restartWindow))"
-            stoppedBecause = why
-            return "stopped, \(why)"
-        }
-        do {
-            let (replacement, _) = try Self.launch(path: plugin.path, loadOptions: loadOptions, options: options, log: log)
-            worker = replacement
-            if let lastSnapshot { try restoreSilently(lastSnapshot) }
-            for action in actionsSinceSnapshot {
+        let (path, loadOptions, options, log) = (plugin.path, self.loadOptions, self.options, self.log)
+        let (replacement, words) = recovery.recover(
+            rebuiltWords: "restarted from its last state",
+            start: { () throws(PluginLoadError) in try Self.launch(path: path, loadOptions: loadOptions, options: options, log: log).0 },
+            restore: { (worker: WorkerProcess, bytes) throws(PluginCallError.Reason) in
+                try Self.roundTrip(worker, options: options, log: log, expecting: .restored) { $0 = FrameWriter(.restore); $0.data(bytes) }
+            },
+            replay: { (worker: WorkerProcess, action) throws(PluginCallError.Reason) in
                 // Effects were started the first time; a replay only rebuilds the state.
-                guard case .success = perform(action, replaying: true) else { throw RestartFailure() }
+                try Self.roundTrip(worker, options: options, log: log, expecting: .performed) { writer in
+                    writer = FrameWriter(.perform)
+                    writer.action(name: action.name, arguments: action.arguments)
+                }
             }
-            return "restarted from its last state"
-        } catch {
-            worker = nil
-            stoppedBecause = "it could not be restarted"
-            return "stopped, it could not be restarted"
-        }
+        )
+        if replacement == nil { _ = worker?.stop() }
+        worker = replacement
+        return words
     }
 
-    private struct RestartFailure: Error {}
-
-    private func restoreSilently(_ bytes: [UInt8]) throws(RestartFailure) {
-        guard let worker else { throw RestartFailure() }
-        var writer = FrameWriter(.restore)
-        writer.data(bytes)
-        do {
+    /// One request to a new worker during a rebuild; throws unless it answers with `expected`.
+    private static func roundTrip(_ worker: WorkerProcess, options: WorkerOptions, log: @Sendable (String) -> Void,
+                                  expecting expected: WorkerProtocol.Tag, request: (inout FrameWriter) -> Void) throws(PluginCallError.Reason) {
+        var writer = FrameWriter(.describe)
+        request(&writer)
+        let tag: WorkerProtocol.Tag
+        var reader: FrameReader
+        do throws(WorkerChannel.Failure) {
             try worker.channel.send(writer.finished())
-            let (tag, _) = try Self.receiveReply(from: worker, deadline: .now + options.actionTimeout, log: log)
-            guard tag == .restored else { throw RestartFailure() }
+            let reply = try receiveReply(from: worker, deadline: .now + options.actionTimeout, log: log)
+            (tag, reader) = (reply.0, FrameReader(payload: reply.1))
         } catch {
-            throw RestartFailure()
+            throw .workerFailed(call: "a call", cause: describe(error, of: worker, timeout: options.actionTimeout), recovery: "not retried")
         }
-    }
-
-    private func perform(_ action: PluginAction, replaying: Bool) -> Result<Void, RestartFailure> {
-        guard let worker else { return .failure(RestartFailure()) }
-        var writer = FrameWriter(.perform)
-        writer.action(name: action.name, arguments: action.arguments)
-        do {
-            try worker.channel.send(writer.finished())
-            let (tag, _) = try Self.receiveReply(from: worker, deadline: .now + options.actionTimeout, log: log)
-            return tag == .performed ? .success(()) : .failure(RestartFailure())
-        } catch {
-            return .failure(RestartFailure())
-        }
+        if tag == expected { return }
+        if tag == .failed, let reason = try? reader.reason() { throw reason }
+        _ = worker.stop()
+        throw .workerFailed(call: "a call", cause: "broke the worker protocol (a \(tag) frame answered) and was killed", recovery: "not retried")
     }
 
     /// The next frame that is not a log line; log lines go to `log` on the way.

@@ -1,0 +1,115 @@
+import ActomatonPluginContract
+import ActomatonPluginABI
+
+/// What one call into a plugin collects through the host functions — the effects it
+/// requests, the message it fails with, its first invalid request — and the outcome the call
+/// then has. The native runtime (``PluginInstance``, through `HostBinding`) and the
+/// WebAssembly runtime (through its host imports) each keep one; both hand it what they read
+/// from the plugin, so the rules and the statuses are the same whatever the backend.
+struct PluginCallRecorder {
+    /// The effects the current action requested, in order.
+    private(set) var requests: [PluginEffectRequest] = []
+    /// How many of `requests` are delayed or repeating (they count against the effect limit).
+    private var timedRequests = 0
+    /// How many of `requests` are next actions (at most ``PluginLimits/maxFeedbackSteps``).
+    private var nextActions = 0
+    /// What the plugin said through `fail` during the current call.
+    private(set) var failureMessage: String?
+    /// The first invalid request of the current action, if any.
+    private var invalidRequest: InvalidRequest?
+
+    /// Records the request `read` reads from the plugin for the host function `function`
+    /// (`"delayed_action"`), checked against the machine's effect `budget`; returns the status
+    /// the host function returns: `ACTOMATON_OK`, or `ACTOMATON_INVALID_REQUEST` (the action
+    /// then fails, with the first such request's reason).
+    mutating func record(
+        _ function: String, budget: EffectBudget, _ read: () throws(HostRequestError) -> PluginEffectRequest
+    ) -> Int32 {
+        let request: PluginEffectRequest
+        do {
+            request = try read()
+        } catch {
+            return refuse(.message("\(function): \(error.message)"))
+        }
+        switch request {
+        case .delayed, .repeating:
+            guard budget.count + timedRequests < budget.limit else { return refuse(.effectLimitReached(budget.limit)) }
+            timedRequests += 1
+        case .next:
+            guard nextActions < PluginLimits.maxFeedbackSteps else { return refuse(.message(InvalidRequest.tooManyNextActions)) }
+            nextActions += 1
+        case .cancel:
+            break
+        }
+        requests.append(request)
+        return ACTOMATON_OK
+    }
+
+    /// Keeps the first `fail` message of the current call.
+    mutating func fail(_ message: String) {
+        if failureMessage == nil { failureMessage = message }
+    }
+
+    private mutating func refuse(_ reason: InvalidRequest) -> Int32 {
+        if invalidRequest == nil { invalidRequest = reason }
+        return Int32(ACTOMATON_INVALID_REQUEST)
+    }
+
+    /// The outcome of `action`, whose call returned `status`: its requests when it returned
+    /// `ACTOMATON_OK` and made no invalid request, else why it failed. Starts over for the next
+    /// call.
+    mutating func outcome(of action: PluginAction, status: Int32) -> PluginInstance.Outcome {
+        defer { reset() }
+        if status == ACTOMATON_OK && invalidRequest == nil {
+            return .success(requests)
+        }
+        switch invalidRequest {
+        case let .effectLimitReached(limit)?:
+            return .failure(.effectLimitReached(action: action.description, limit: limit))
+        case let .message(message)?:
+            return .failure(.invalidRequest(action: action.description, message: message))
+        case nil:
+            return .failure(.refused(action: action.description,
+                                     message: failureMessage ?? "the plugin returned status \(status) without saying why"))
+        }
+    }
+
+    /// Why `restore`, which returned `status`, refused the snapshot; `nil` when it accepted it.
+    /// Starts over for the next call.
+    mutating func restoreRefusal(status: Int32) -> String? {
+        defer { reset() }
+        guard status != ACTOMATON_OK else { return nil }
+        return failureMessage ?? "restore returned status \(status)"
+    }
+
+    /// Forgets what the current call recorded.
+    mutating func reset() {
+        if !requests.isEmpty { requests.removeAll(keepingCapacity: true) }
+        timedRequests = 0
+        nextActions = 0
+        failureMessage = nil
+        invalidRequest = nil
+    }
+}
+
+/// The first invalid request of an action.
+enum InvalidRequest {
+    /// A request the host could not accept, and why.
+    case message(String)
+    /// One effect more than the machine's limit.
+    case effectLimitReached(Int)
+
+    /// Why one next action more than ``PluginLimits/maxFeedbackSteps`` is refused: a chain
+    /// could not run them all, and running some would split the action's outcome.
+    static let tooManyNextActions = "next_action: one action may request at most \(PluginLimits.maxFeedbackSteps) next actions, "
+        + "as many as a chain may run"
+}
+
+/// Why the host refused one host-function call.
+struct HostRequestError: Error {
+    let message: String
+
+    init(_ message: String) {
+        self.message = message
+    }
+}

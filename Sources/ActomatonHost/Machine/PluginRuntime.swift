@@ -1,0 +1,95 @@
+import ActomatonPluginContract
+
+/// Where one plugin state lives and how the host calls it: the one abstraction behind a
+/// ``PluginMachine``, with three conformers chosen once, when the plugin is loaded
+/// (``PluginRuntimes/make(path:isolation:loadOptions:log:effectBudget:)``):
+///
+/// - ``PluginInstance``: a shared library mapped in this process, called through libffi;
+/// - a worker runtime: the library in a supervised worker process, each call a round trip;
+/// - a WebAssembly runtime: a `.wasm` module in the sandbox, in this process.
+///
+/// A runtime is confined to its machine: one call at a time, from one machine. The worker and
+/// WebAssembly runtimes recover from a failed call the same way (``SupervisedRecovery``).
+public protocol PluginRuntime: AnyObject, Sendable {
+    /// The plugin whose state this is.
+    var plugin: Plugin { get }
+
+    /// Whether a call can block its thread for long — a round trip to another process. A
+    /// machine over such a runtime runs on a thread of its own, never on the concurrency
+    /// pool's threads.
+    var callsBlock: Bool { get }
+
+    /// Runs `action` and returns the effects it requested, or why it failed (the effects of
+    /// a failed action are discarded). An action checked against another load of the plugin
+    /// is checked again, by name, first.
+    func perform(_ action: PluginAction) -> PluginInstance.Outcome
+
+    /// The plugin's snapshot of the state, in its own format; at most
+    /// ``PluginLimits/maxSnapshotBytes``.
+    func snapshot() throws(PluginCallError.Reason) -> [UInt8]
+
+    /// Replaces the state with one read from `bytes`; the plugin refuses bytes it cannot read.
+    func restore(_ bytes: [UInt8]) throws(PluginCallError.Reason)
+
+    /// The plugin's one-line description of the state (often JSON), at most
+    /// ``PluginLimits/maxDescriptionBytes``.
+    func describe() throws(PluginCallError.Reason) -> String
+
+    /// The worker process's ID, when the state lives in one that is running.
+    var workerProcessID: Int32? { get }
+}
+
+extension PluginRuntime {
+    /// In this process: calls return as fast as the plugin's code does.
+    public var callsBlock: Bool { false }
+
+    /// No worker process.
+    public var workerProcessID: Int32? { nil }
+}
+
+/// Makes the runtime for a plugin file: the one place that decides where a plugin runs.
+public enum PluginRuntimes {
+    /// A runtime for the plugin at `path`: a `.wasm` module (recognised by its first bytes,
+    /// whatever its name) in the sandbox; a shared library in a worker process under
+    /// ``PluginIsolation/process(_:)``, else in this process.
+    ///
+    /// - Parameters:
+    ///   - path: The plugin file.
+    ///   - isolation: Where a shared library runs.
+    ///   - loadOptions: How the file is vetted and loaded.
+    ///   - log: Where the plugin's `host->log` lines go; standard error, prefixed with the
+    ///     plugin's name, when `nil`.
+    ///   - effectBudget: The effect limit of the machine the runtime serves.
+    public static func make(
+        path: String, isolation: PluginIsolation, loadOptions: Plugin.LoadOptions,
+        log: (@Sendable (String) -> Void)?, effectBudget: EffectBudget
+    ) throws(PluginLoadError) -> any PluginRuntime {
+        if case let .process(options) = isolation, !PluginFile.isWasm(path) {
+            return try IsolatedInstance.start(path: path, loadOptions: loadOptions, options: options, log: log, effectBudget: effectBudget)
+        }
+        return try make(plugin: Plugin.load(path: path, options: loadOptions), log: log, effectBudget: effectBudget)
+    }
+
+    /// A runtime in this process for a plugin already loaded: a ``PluginInstance`` for a
+    /// shared library, the sandbox for a `.wasm` module.
+    ///
+    /// - Parameters:
+    ///   - plugin: The loaded plugin.
+    ///   - log: Where the plugin's `host->log` lines go; standard error when `nil`.
+    ///   - effectBudget: The effect limit of the machine the runtime serves.
+    public static func make(plugin: Plugin, log: (@Sendable (String) -> Void)?, effectBudget: EffectBudget) throws(PluginLoadError) -> any PluginRuntime {
+        switch plugin.code {
+        case .native:
+            return try PluginInstance(plugin: plugin, log: log, effectBudget: effectBudget)
+        case let .wasm(module):
+            return try WasmInstance(plugin: plugin, module: module, log: log, effectBudget: effectBudget)
+        case .inWorker:
+            throw PluginLoadError(.manifest(.invalid("the plugin runs in a worker process, not in this one")), at: plugin.path)
+        }
+    }
+}
+
+/// The sink for a plugin's `host->log` lines: `log`, or standard error with the plugin's name.
+func pluginLogSink(_ log: (@Sendable (String) -> Void)?, name: String) -> @Sendable (String) -> Void {
+    log ?? { line in printToStandardError("[\(name)] \(line)") }
+}

@@ -1,0 +1,117 @@
+import ActomatonPluginContract
+
+/// One transition of a plugin's machine: what ``PluginMachine/send(_:)-(PluginAction)``
+/// returns, and what observers are told.
+public struct PluginTransition: Sendable {
+    /// Where the action came from.
+    public enum Origin: Sendable, Hashable {
+        /// Sent by the host's user (an input line, an API call).
+        case input
+        /// Fed back by the previous action (`host->next_action`).
+        case next
+        /// Sent by a delayed action effect, with its effect ID if any.
+        case delayed(id: String?)
+        /// Sent by a repeating action effect, with its effect ID if any.
+        case repeating(id: String?)
+    }
+
+    /// The plugin's name.
+    public var plugin: String
+    /// The transition's number on its machine: how many actions succeeded on it so far, this
+    /// one included; a failed action keeps the number before it. Strictly increasing over the
+    /// successful transitions of a machine, also across a restart from a journal.
+    public var sequence: UInt64
+    /// The action.
+    public var action: PluginAction
+    /// Where it came from.
+    public var origin: Origin
+    /// The effects it requested, or why it failed.
+    public var outcome: Result<[PluginEffectRequest], PluginCallError>
+    /// The effect IDs its cancel requests found running or waiting (and cancelled): a cancel
+    /// of an ID nothing had is not listed.
+    public var cancelled: [String]
+    /// The plugin's description of the state after the transition, or why it could not be
+    /// had; `nil` when the machine does not describe states (`describesState`).
+    public var state: Result<String, PluginCallError>?
+    /// When the transition counts as acknowledged (durable, per the journal's
+    /// ``JournalSyncPolicy``).
+    public var acknowledgement: PluginAcknowledgement
+
+    /// The effects the action requested; empty when it failed.
+    public var effects: [PluginEffectRequest] {
+        (try? outcome.get()) ?? []
+    }
+
+    /// The delayed and repeating actions and next actions it started (its requests but the
+    /// cancellations); empty when it failed.
+    public var started: [PluginEffectRequest] {
+        effects.filter { if case .cancel = $0 { false } else { true } }
+    }
+}
+
+/// A way to wait until a transition counts as acknowledged: at once without a journal; with
+/// one, once its record and every record before it is durable (``JournalSyncPolicy``).
+public struct PluginAcknowledgement: Sendable {
+    let journal: PluginJournal?
+    let ticket: UInt64
+    let action: String
+    let plugin: String
+
+    /// Nothing to wait for: a transition that was not journaled (no journal, or a failed
+    /// action, which changes nothing to journal).
+    static func immediate(action: String, plugin: String) -> PluginAcknowledgement {
+        PluginAcknowledgement(journal: nil, ticket: 0, action: action, plugin: plugin)
+    }
+
+    /// Whether there is anything to wait for.
+    public var isImmediate: Bool { journal == nil }
+
+    /// Where an acknowledgement stands.
+    public enum State: Sendable, Hashable {
+        /// Not yet.
+        case pending
+        /// Acknowledged.
+        case acknowledged
+        /// Never will be: a commit failed, or the journal closed first.
+        case refused
+    }
+
+    /// Where the acknowledgement stands now, without waiting.
+    public var state: State {
+        guard let journal else { return .acknowledged }
+        return journal.acknowledgementState(of: ticket)
+    }
+
+    /// Returns once the transition counts as acknowledged, and every one journaled before it
+    /// does; throws ``PluginCallError/Reason/notAcknowledged(action:journal:)`` if it never will.
+    public func wait() async throws(PluginCallError) {
+        guard let journal else { return }
+        do {
+            try await journal.waitUntilAcknowledged(ticket)
+        } catch {
+            throw PluginCallError(.notAcknowledged(action: action, journal: error), plugin: plugin)
+        }
+    }
+}
+
+/// An action ``PluginMachine/submit(_:)`` performed: its transition and those of the next
+/// actions it fed back, and a way to wait for their acknowledgement.
+public struct PluginSubmission: Sendable {
+    /// The action's transition.
+    public let transition: PluginTransition
+    /// The transitions of the next actions it fed back, in the order they ran (a chain cut off
+    /// by the feedback limits ends with the refused one).
+    public let feedback: [PluginTransition]
+
+    /// The effects the action requested.
+    public var effects: [PluginEffectRequest] { transition.effects }
+
+    /// Returns once the action and its feedback count as acknowledged (``JournalSyncPolicy``;
+    /// at once without a journal), and every action submitted before them to the same journal
+    /// does; throws ``PluginCallError/Reason/notAcknowledged(action:journal:)`` if they never
+    /// will be.
+    public func acknowledged() async throws(PluginCallError) {
+        let last = feedback.last(where: { !$0.acknowledgement.isImmediate }) ?? transition
+        try await last.acknowledgement.wait()
+    }
+}

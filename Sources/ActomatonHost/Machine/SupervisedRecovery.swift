@@ -1,0 +1,97 @@
+import ActomatonPluginContract
+
+/// How a plugin state that can fail without taking the host down — in a worker process, or in
+/// the WebAssembly sandbox — is brought back: the one recovery both of those runtimes share.
+///
+/// The runtime takes a snapshot every `snapshotInterval` completed actions and keeps the
+/// actions completed since. When a call fails in a way that loses the state (the worker
+/// crashed, exited, broke the protocol or missed its deadline; the module trapped), the call
+/// fails with its cause, and the state is rebuilt: a new worker or instance, the last
+/// snapshot restored, the actions since replayed (their effects are not started again: they
+/// already were). So the state is exactly as it was before the failed call.
+///
+/// The plugin is **stopped** instead — every later call fails with
+/// ``PluginCallError/Reason/pluginStopped(_:)`` — when it failed more than `maxRestarts` times
+/// within `restartWindow`, or when the rebuild itself fails at any step (a new state cannot be
+/// made, the snapshot is refused, a replayed action fails): a state that cannot be rebuilt
+/// exactly is not rebuilt approximately.
+struct SupervisedRecovery {
+    /// Snapshots every this many completed actions (bounds a replay).
+    let snapshotInterval: Int
+    /// How many rebuilds are allowed within ``restartWindow`` before the plugin is stopped.
+    let maxRestarts: Int
+    /// See ``maxRestarts``.
+    let restartWindow: Duration
+    /// The state to rebuild from (`nil`: the state `create` makes), and the actions since.
+    private(set) var lastSnapshot: [UInt8]?
+    private(set) var actionsSinceSnapshot: [PluginAction] = []
+    private var restarts: [ContinuousClock.Instant] = []
+    /// Why the plugin was stopped, once it is.
+    private(set) var stoppedBecause: String?
+
+    init(snapshotInterval: Int, maxRestarts: Int, restartWindow: Duration) {
+        self.snapshotInterval = max(snapshotInterval, 1)
+        self.maxRestarts = maxRestarts
+        self.restartWindow = restartWindow
+    }
+
+    /// Counts a completed action; returns whether a snapshot is due.
+    mutating func completed(_ action: PluginAction) -> Bool {
+        actionsSinceSnapshot.append(action)
+        return actionsSinceSnapshot.count >= snapshotInterval
+    }
+
+    /// The state is now `bytes` (a snapshot was taken, or restored): a rebuild starts there.
+    mutating func stateIs(_ bytes: [UInt8]) {
+        lastSnapshot = bytes
+        actionsSinceSnapshot.removeAll(keepingCapacity: true)
+    }
+
+    /// The failure to report when the plugin is stopped, or `nil`.
+    var stopped: PluginCallError.Reason? {
+        stoppedBecause.map { .pluginStopped($0) }
+    }
+
+    /// Rebuilds the state after a failure that lost it, or stops the plugin; returns the new
+    /// state (`nil` when stopped) and what happened, in words for the failed call's error:
+    /// `rebuiltWords` on success, `stopped, …` otherwise.
+    ///
+    /// - Parameters:
+    ///   - rebuiltWords: What a rebuild is called (`restarted from its last state`).
+    ///   - start: Makes a new state, as `create` makes it.
+    ///   - restore: Restores a snapshot into a new state.
+    ///   - replay: Performs a journaled action again in a new state, its effects ignored.
+    mutating func recover<State>(
+        rebuiltWords: String,
+        start: () throws(PluginLoadError) -> State,
+        restore: (State, [UInt8]) throws(PluginCallError.Reason) -> Void,
+        replay: (State, PluginAction) throws(PluginCallError.Reason) -> Void
+    ) -> (state: State?, words: String) {
+        let now = ContinuousClock.now
+        restarts.append(now)
+        restarts.removeAll { $0.duration(to: now) > restartWindow }
+        if restarts.count > maxRestarts {
+            let why = "it failed \(restarts.count) times within \(seconds(restartWindow))"
+            stoppedBecause = why
+            return (nil, "stopped, \(why)")
+        }
+        let fresh: State
+        do {
+            fresh = try start()
+        } catch {
+            return (nil, stop("a new state could not be made: \(error.reason)"))
+        }
+        if let lastSnapshot {
+            do { try restore(fresh, lastSnapshot) } catch { return (nil, stop("its last snapshot was refused: \(error)")) }
+        }
+        for action in actionsSinceSnapshot {
+            do { try replay(fresh, action) } catch { return (nil, stop("the replay failed: \(error)")) }
+        }
+        return (fresh, rebuiltWords)
+    }
+
+    private mutating func stop(_ why: String) -> String {
+        stoppedBecause = "it could not be restarted (\(why))"
+        return "stopped, it could not be restarted (\(why))"
+    }
+}
