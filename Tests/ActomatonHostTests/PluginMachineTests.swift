@@ -1,5 +1,6 @@
 @testable import ActomatonHost
 import Clocks
+import HostCommandLine
 import Foundation
 import Testing
 
@@ -87,6 +88,28 @@ struct PluginMachineTests {
         #expect(await counter.describedState() == #"{"count":3}"#)
         #expect(recorder.lines.first == #"counter: start 500 => {"count":0}; started every 500ms: increment (id ticker)"#)
         #expect(recorder.lines.last == #"counter: stop => {"count":3}; cancelled ticker"#)
+    }
+
+    /// `send` returns the transition: its number, the IDs its cancels found running (regression:
+    /// `cancelled ticker` was printed when no effect had that ID), the state's description.
+    @Test func sendReturnsTheTransitionWithItsNumberAndWhatItCancelled() async throws {
+        let clock = TestClock()
+        let counter = try PluginMachine(plugin: Plugin.load(path: plugin("CounterPlugin")), clock: clock, describesState: true)
+        let started = try await counter.send("start", [.int(500)])
+        #expect(started.sequence == 1 && started.origin == .input && started.cancelled.isEmpty)
+        #expect(started.started.map(\.description) == ["every 500ms: increment (id ticker)"])
+        #expect(try started.state?.get() == #"{"count":0}"#)
+        let stopped = try await counter.send("stop")
+        #expect(stopped.sequence == 2 && stopped.cancelled == ["ticker"] && stopped.started.isEmpty)
+        #expect(await eventually { await counter.runningEffectCount == 0 })
+        let again = try await counter.send("stop")
+        #expect(again.sequence == 3)
+        #expect(again.effects.map(\.description) == ["cancel: ticker"], "the plugin asked for it")
+        #expect(again.cancelled.isEmpty, "but nothing had the ID")
+        #expect(try await counter.send("add", [.int(Int64.max)]).sequence == 4)
+        await #expect(throws: PluginCallError.self) { try await counter.send("add", [.int(1)]) }
+        #expect(try await counter.send("add", [.int(-1)]).sequence == 5, "a failed action takes no number")
+        #expect(HostSession.format(again) == #"counter: stop => {"count":0}"#)
     }
 
     @Test func nextActionIsFedBackWithinTheSameSend() async throws {

@@ -273,6 +273,25 @@ struct HostileWasmTests {
         #expect(try await machine.describe() == "n=7")
     }
 
+    /// The worker's rule, shared (`SupervisedRecovery`): past `maxRestarts` traps within the
+    /// window the plugin is stopped, and every later call says so. Before, a module that
+    /// trapped on every action was rebuilt forever.
+    @Test func tooManyTrapsStopThePluginAsTooManyCrashesStopAWorker() async throws {
+        let machine = try PluginMachine(plugin: load("hostile", .init(wasmLimits: WasmLimits(maxRestarts: 2))))
+        let plugin = machine.plugin
+        _ = try await machine.send(plugin.action("bump", []))
+        for _ in 1...2 {
+            let error = await #expect(throws: PluginCallError.self) { try await machine.send(plugin.action("crash", [])) }
+            #expect(error?.reason.description.hasSuffix("the instance was rebuilt with the state as it was before") == true)
+        }
+        let third = await #expect(throws: PluginCallError.self) { try await machine.send(plugin.action("crash", [])) }
+        #expect(third?.reason.description == "'crash' failed: it trapped: unreachable; stopped, it failed 3 times within 60s")
+        let later = await #expect(throws: PluginCallError.self) { try await machine.send(plugin.action("bump", [])) }
+        #expect(later?.reason.description == "the plugin is stopped: it failed 3 times within 60s")
+        let describe = await #expect(throws: PluginCallError.self) { try await machine.describe() }
+        #expect(describe?.reason.description == "the plugin is stopped: it failed 3 times within 60s")
+    }
+
     @Test func aSnapshotPastMemoryIsRefused() async throws {
         let machine = try PluginMachine(plugin: load("bad-snapshot"))
         let error = await #expect(throws: PluginCallError.self) { try await machine.snapshot() }
