@@ -90,6 +90,14 @@ struct PluginMachineTests {
         #expect(recorder.lines.last == #"counter: stop => {"count":3}; cancelled ticker"#)
     }
 
+    /// The example of the module's overview and of the *Running plugins* article.
+    @Test func theArticlesExample() async throws {
+        let host = PluginHost()
+        let counter = try await host.load(path: plugin("CounterPlugin"))
+        let transition = try await counter.send("add", [.int(5)])
+        #expect(transition.sequence == 1)
+    }
+
     /// `send` returns the transition: its number, the IDs its cancels found running (regression:
     /// `cancelled ticker` was printed when no effect had that ID), the state's description.
     @Test func sendReturnsTheTransitionWithItsNumberAndWhatItCancelled() async throws {
