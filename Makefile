@@ -77,6 +77,8 @@ build: deps ## Build every module (debug).
 
 test: deps readme-check wasm-build ## Run every test target, the wasm modules' included.
 	$(SWIFT) test
+	@# Timing tests measure the concurrency pool's availability: in a process of their own.
+	ACTOMATON_TIMING_TESTS=1 $(SWIFT) test --skip-build --filter BlockingTests
 
 test-tsan: deps ## Run the async layer's tests under ThreadSanitizer (own build folder).
 	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter 'ActomatonEffectTests|ActomatonTests'

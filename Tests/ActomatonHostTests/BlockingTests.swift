@@ -5,7 +5,12 @@ import Testing
 
 /// Blocking calls stay off the concurrency pool: a machine whose plugin runs in a worker waits
 /// for its worker on a thread of its own, so hung plugins cost the other machines nothing.
-@Suite("Blocking calls off the concurrency pool")
+///
+/// It measures the pool's availability, which any test blocking a pool thread in the same
+/// process would also take: `make test` runs it in a process of its own
+/// (`ACTOMATON_TIMING_TESTS=1 swift test --filter BlockingTests`), and the main run skips it.
+@Suite("Blocking calls off the concurrency pool",
+       .enabled(if: ProcessInfo.processInfo.environment["ACTOMATON_TIMING_TESTS"] == "1", "run alone by make test (timing)"))
 struct BlockingTests {
     /// Regression: a worker's round trip waited (up to the action deadline) on a pool thread;
     /// on 2 cores two hung plugins took the whole pool, and every timer of every other machine

@@ -93,19 +93,18 @@ public actor PluginHost {
     /// a file that is being loaded already: one load per file at a time, one machine per name.
     @discardableResult
     public func load(path: String) async throws(PluginLoadError) -> PluginMachine {
-        guard !loadingPaths.contains(path) else { throw PluginLoadError(.alreadyLoading, at: path) }
-        let machine = try machineFactory(path)
+        guard loadingPaths.insert(path).inserted else { throw PluginLoadError(.alreadyLoading, at: path) }
+        defer { loadingPaths.remove(path) }
+        // Starting a worker waits for its hello: not on a thread of the pool.
+        let factory = machineFactory
+        let machine = try await onThreadOfItsOwn { () throws(PluginLoadError) in try factory(path) }
         if let existing = entries[machine.name] {
             throw PluginLoadError(.duplicateName(machine.name, loadedFrom: existing.path), at: path)
         }
-        guard !loadingPaths.contains(path), loadingNames.insert(machine.name).inserted else {
+        guard loadingNames.insert(machine.name).inserted else {
             throw PluginLoadError(.alreadyLoading, at: path)
         }
-        loadingPaths.insert(path)
-        defer {
-            loadingPaths.remove(path)
-            loadingNames.remove(machine.name)
-        }
+        defer { loadingNames.remove(machine.name) }
         do {
             journalReports += try await machine.recover()
         } catch {
