@@ -1,3 +1,4 @@
+import ActomatonHost
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -201,20 +202,21 @@ public final class InputLineReader: AsyncSequence, @unchecked Sendable {
     /// The reading thread: splits chunks into lines and delivers each.
     private func readAll() {
         defer {
-            if closesDescriptor { close(descriptor) }
+            if closesDescriptor { SystemCall.close(descriptor) }
         }
         var splitter = LineSplitter(maxLength: maxLength)
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkSize, alignment: 1)
         defer { chunk.deallocate() }
         while true {
-            let count = read(descriptor, chunk.baseAddress, chunk.count)
-            if count < 0 {
-                if errno == EINTR { continue }
-                if errno == EAGAIN {
-                    var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-                    _ = poll(&poller, 1, -1)
-                    continue
-                }
+            let count: Int
+            do throws(Errno) {
+                count = try SystemCall.read(descriptor, into: chunk)
+            } catch .wouldBlock {
+                // A non-blocking descriptor (a terminal or pipe set so by another program): wait for input.
+                var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                _ = withUnsafeMutablePointer(to: &poller) { try? SystemCall.poll(UnsafeMutableBufferPointer(start: $0, count: 1), milliseconds: -1) }
+                continue
+            } catch {
                 break
             }
             if count == 0 { break }
