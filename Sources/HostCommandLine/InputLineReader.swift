@@ -128,17 +128,16 @@ public final class InputLineReader: AsyncSequence, @unchecked Sendable {
         started = true
         pthread_mutex_unlock(mutex)
         guard start else { return }
-        let context = Unmanaged.passRetained(self).toOpaque()
-        var thread = pthread_t()
-        let status = pthread_create(&thread, nil, { context in
-            let reader = Unmanaged<InputLineReader>.fromOpaque(context!).takeRetainedValue()
-            reader.readAll()
-            return nil
-        }, context)
-        if status == 0 {
-            pthread_detach(thread)
-        } else {
-            Unmanaged<InputLineReader>.fromOpaque(context).release()
+        // The thread holds the reader until the input ends or reading is cancelled. It is never
+        // joined (a read of a terminal may block until the user types): its one work item
+        // closes the queue from inside, which lets the thread end on its own.
+        do {
+            let thread = try BlockingQueue(name: "input-lines")
+            try thread.enqueue { [self] in
+                readAll()
+                thread.close()
+            }
+        } catch {
             deliver(nil)
         }
     }

@@ -77,7 +77,7 @@ struct WorkerProtocolTests {
 
     @Test func unknownActionsInEffectRequestsAreViolations() throws {
         let vocabulary = try Plugin.load(path: plugin("LoginPlugin"))
-        let foreign = try vocabulary.checkedAction(vocabulary.manifest.actions[0].name, [])
+        let foreign = try vocabulary.checkedAction("login", [.string("ada")])
         let result = Self.decodeReply(WorkerReply.performed([.next(foreign)]).frame)
         guard case let .failure(violation) = result else {
             Issue.record("an action of another plugin was accepted: \(result)")
