@@ -86,6 +86,23 @@ struct WorkerProtocolTests {
         #expect(violation.description.hasPrefix("a malformed performed frame: a request names an action the plugin does not have"))
     }
 
+    @Test func aManifestOfAnotherABIVersionIsAViolation() {
+        var manifest = Self.counter.manifest
+        manifest.abiVersion = ManifestReader.supportedABIVersion + 1
+        #expect(Self.decodeReply(WorkerReply.loaded(manifest).frame)
+            == .failure(.init("a malformed loaded frame: the manifest has ABI version \(manifest.abiVersion), not \(ManifestReader.supportedABIVersion)")))
+    }
+
+    /// A worker that is asked out of turn says why in one log line, then exits with status 2.
+    @Test func aWorkerAskedOutOfTurnSaysWhyAndExits() throws {
+        let worker = try WorkerProcess.start(WorkerOptions(executable: "\(pluginDirectory)/actomaton-host", loadTimeout: .seconds(20)))
+        try worker.channel.send(WorkerRequest.describe)
+        let line = try worker.channel.receiveReply(deadline: .now + .seconds(20), vocabulary: nil)
+        #expect(line == .log("worker: the host broke the worker protocol: a describe frame came before a plugin was loaded"))
+        #expect(throws: WorkerChannel.Failure.self) { try worker.channel.receiveReply(deadline: .now + .seconds(20), vocabulary: nil) }
+        #expect(worker.stopAfterClosing() == "exited with status 2")
+    }
+
     /// Every prefix and every one-byte change of valid frames decodes or is refused, never traps.
     @Test func damagedFramesNeverTrap() {
         let frames = [
