@@ -18,6 +18,10 @@ int actomaton_set_no_new_privileges(void) {
     return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 ? 0 : -errno;
 }
 
+int actomaton_set_thread_name(const char *name) {
+    return prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0) == 0 ? 0 : -errno;
+}
+
 static pthread_once_t lifeline_once = PTHREAD_ONCE_INIT;
 static int lifeline_read = -1;
 static int lifeline_error = 0;

@@ -1,3 +1,4 @@
+import ActomatonHost
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -127,17 +128,16 @@ public final class InputLineReader: AsyncSequence, @unchecked Sendable {
         started = true
         pthread_mutex_unlock(mutex)
         guard start else { return }
-        let context = Unmanaged.passRetained(self).toOpaque()
-        var thread = pthread_t()
-        let status = pthread_create(&thread, nil, { context in
-            let reader = Unmanaged<InputLineReader>.fromOpaque(context!).takeRetainedValue()
-            reader.readAll()
-            return nil
-        }, context)
-        if status == 0 {
-            pthread_detach(thread)
-        } else {
-            Unmanaged<InputLineReader>.fromOpaque(context).release()
+        // The thread holds the reader until the input ends or reading is cancelled. It is never
+        // joined (a read of a terminal may block until the user types): its one work item
+        // closes the queue from inside, which lets the thread end on its own.
+        do {
+            let thread = try BlockingQueue(name: "input-lines")
+            try thread.enqueue { [self] in
+                readAll()
+                thread.close()
+            }
+        } catch {
             deliver(nil)
         }
     }
@@ -201,20 +201,21 @@ public final class InputLineReader: AsyncSequence, @unchecked Sendable {
     /// The reading thread: splits chunks into lines and delivers each.
     private func readAll() {
         defer {
-            if closesDescriptor { close(descriptor) }
+            if closesDescriptor { SystemCall.close(descriptor) }
         }
         var splitter = LineSplitter(maxLength: maxLength)
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkSize, alignment: 1)
         defer { chunk.deallocate() }
         while true {
-            let count = read(descriptor, chunk.baseAddress, chunk.count)
-            if count < 0 {
-                if errno == EINTR { continue }
-                if errno == EAGAIN {
-                    var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-                    _ = poll(&poller, 1, -1)
-                    continue
-                }
+            let count: Int
+            do throws(Errno) {
+                count = try SystemCall.read(descriptor, into: chunk)
+            } catch .wouldBlock {
+                // A non-blocking descriptor (a terminal or pipe set so by another program): wait for input.
+                var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                _ = withUnsafeMutablePointer(to: &poller) { try? SystemCall.poll(UnsafeMutableBufferPointer(start: $0, count: 1), milliseconds: -1) }
+                continue
+            } catch {
                 break
             }
             if count == 0 { break }

@@ -475,15 +475,8 @@ enum ErrorCount {
 /// text from outside can forge another line or drive the terminal.
 func writeLine(_ line: String, to descriptor: Int32) {
     var text = TerminalText.escaping(line) + "\n"
-    text.withUTF8 { bytes in
-        var offset = 0
-        while offset < bytes.count {
-            let written = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-            if written < 0 && errno == EINTR { continue }
-            if written <= 0 { return }
-            offset += written
-        }
-    }
+    // A closed or full output loses the line; there is nowhere left to say so.
+    text.withUTF8 { bytes in _ = try? SystemCall.writeAll(descriptor, UnsafeRawBufferPointer(bytes)) }
 }
 
 /// Runs `body`, or prints its error and exits with status 1.

@@ -187,6 +187,40 @@ EXPORT const actomaton_manifest *fixture_duplicate_action_entry(uint32_t host_ab
     return &duplicate_action;
 }
 
+// ---- The manifest's text limits (ACTOMATON_MAX_VERSION_LENGTH, ACTOMATON_MAX_SUMMARY_LENGTH),
+// at the limit and one past it: the same library loaded in-process and in a worker.
+
+#define TEXT_10 "0123456789"
+#define TEXT_50 TEXT_10 TEXT_10 TEXT_10 TEXT_10 TEXT_10
+#define VERSION_64 TEXT_50 TEXT_10 "abcd"
+#define SUMMARY_200 TEXT_50 TEXT_50 TEXT_50 TEXT_50
+_Static_assert(sizeof VERSION_64 - 1 == ACTOMATON_MAX_VERSION_LENGTH, "a version at the limit");
+_Static_assert(sizeof SUMMARY_200 - 1 == ACTOMATON_MAX_SUMMARY_LENGTH, "a summary at the limit");
+
+#define TEXTS_MANIFEST(version_, summary_)                                                  \
+    {.abi_version = ACTOMATON_PLUGIN_ABI_VERSION, .name = "probe", .version = version_,     \
+     .summary = summary_, .actions = probe_actions, .action_count = 8, .create = create,    \
+     .destroy = destroy, .snapshot = snapshot, .restore = restore, .describe = describe}
+
+static const actomaton_manifest longest_texts = TEXTS_MANIFEST(VERSION_64, SUMMARY_200);
+static const actomaton_manifest long_version = TEXTS_MANIFEST(VERSION_64 "v", "ok");
+static const actomaton_manifest long_summary = TEXTS_MANIFEST("0.1", SUMMARY_200 "s");
+
+EXPORT const actomaton_manifest *fixture_longest_texts_entry(uint32_t host_abi_version) {
+    (void)host_abi_version;
+    return &longest_texts;
+}
+
+EXPORT const actomaton_manifest *fixture_long_version_entry(uint32_t host_abi_version) {
+    (void)host_abi_version;
+    return &long_version;
+}
+
+EXPORT const actomaton_manifest *fixture_long_summary_entry(uint32_t host_abi_version) {
+    (void)host_abi_version;
+    return &long_summary;
+}
+
 static const actomaton_action bad_name_actions[] = {
     {"go home", NULL, 0, (actomaton_function)request_unknown},
 };

@@ -211,9 +211,9 @@ private final class ManifestMemory {
         let abiVersion: UInt32 = versionChoice < 0xF0 ? ACTOMATON_PLUGIN_ABI_VERSION
             : versionChoice == 0xFF ? UInt32.max : UInt32(versionChoice - 0xF0)
         let pluginName = name(&input, normal: "demo", previous: nil)
-        let version = text(&input, choice: input.next(), limit: 64, normal: Array("1.0.0".utf8))
+        let version = text(&input, choice: input.next(), limit: Int(ACTOMATON_MAX_VERSION_LENGTH), normal: Array("1.0.0".utf8))
         let summaryChoice = input.next()
-        let summary = text(&input, choice: summaryChoice &+ 2, limit: 200, normal: Array("A summary.".utf8))
+        let summary = text(&input, choice: summaryChoice &+ 2, limit: Int(ACTOMATON_MAX_SUMMARY_LENGTH), normal: Array("A summary.".utf8))
         let missingFunction = input.next() // 0xC0 and up: one function is NULL
 
         let actionCount = count(&input, limit: Int(ACTOMATON_MAX_ACTIONS), small: 1...4)

@@ -26,7 +26,7 @@ struct ManifestReaderTests {
         }
     }
 
-    private func read(name: String = "demo", actions: [(String, [(String, actomaton_type)])] = [("go", [])]) throws(PluginManifestError) -> PluginManifest {
+    private func read(name: String = "demo", version: String = "1.0", summary: String? = nil, actions: [(String, [(String, actomaton_type)])] = [("go", [])]) throws(PluginManifestError) -> PluginManifest {
         let storage = Storage()
         let rawActions = UnsafeMutablePointer<actomaton_action>.allocate(capacity: max(actions.count, 1))
         storage.actions.append(rawActions)
@@ -42,7 +42,8 @@ struct ManifestReaderTests {
         var manifest = actomaton_manifest()
         manifest.abi_version = ManifestReader.supportedABIVersion
         manifest.name = storage.string(name)
-        manifest.version = storage.string("1.0")
+        manifest.version = storage.string(version)
+        manifest.summary = summary.map(storage.string)
         manifest.actions = UnsafePointer(rawActions)
         manifest.action_count = UInt32(actions.count)
         manifest.create = { _ in nil }
@@ -66,6 +67,40 @@ struct ManifestReaderTests {
         #expect(throws: PluginManifestError.invalid(#"the plugin name "9lives" is not a valid name (letters, digits and _, not starting with a digit)"#)) {
             try read(name: "9lives")
         }
+    }
+
+    @Test func versionLength() throws {
+        let longest = String(repeating: "v", count: Int(ACTOMATON_MAX_VERSION_LENGTH))
+        #expect(try read(version: longest).version == longest)
+        #expect(throws: PluginManifestError.invalid("the plugin version is longer than \(ACTOMATON_MAX_VERSION_LENGTH) bytes")) {
+            try read(version: longest + "v")
+        }
+    }
+
+    @Test func summaryLength() throws {
+        let longest = String(repeating: "s", count: Int(ACTOMATON_MAX_SUMMARY_LENGTH))
+        #expect(try read(summary: longest).summary == longest)
+        #expect(try read(summary: nil).summary == nil)
+        #expect(throws: PluginManifestError.invalid("the summary is longer than \(ACTOMATON_MAX_SUMMARY_LENGTH) bytes")) {
+            try read(summary: longest + "s")
+        }
+    }
+
+    @Test func actionAndParameterNameLength() throws {
+        let longest = String(repeating: "n", count: Int(ACTOMATON_MAX_NAME_LENGTH))
+        #expect(try read(actions: [(longest, [(longest, ACTOMATON_TYPE_BOOL)])]).actions[0].parameters[0].name == longest)
+        #expect(throws: PluginManifestError.invalid("the name of action 1 is longer than 64 bytes")) { try read(actions: [(longest + "n", [])]) }
+        #expect(throws: PluginManifestError.invalid("parameter 1 of action 'go' is longer than 64 bytes")) {
+            try read(actions: [("go", [(longest + "n", ACTOMATON_TYPE_BOOL)])])
+        }
+    }
+
+    @Test func limitsAreTheHeaders() {
+        #expect(ManifestLimits.maxNameBytes == Int(ACTOMATON_MAX_NAME_LENGTH))
+        #expect(ManifestLimits.maxVersionBytes == Int(ACTOMATON_MAX_VERSION_LENGTH))
+        #expect(ManifestLimits.maxSummaryBytes == Int(ACTOMATON_MAX_SUMMARY_LENGTH))
+        #expect(ManifestLimits.maxActions == Int(ACTOMATON_MAX_ACTIONS))
+        #expect(ManifestLimits.maxParameters == Int(ACTOMATON_MAX_PARAMETERS))
     }
 
     @Test func actionCount() throws {

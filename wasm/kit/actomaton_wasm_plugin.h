@@ -102,7 +102,7 @@ typedef struct actomaton_wasm_manifest {   /* 40 bytes */
     uint32_t abi_version;         /* ACTOMATON_WASM_ABI_VERSION */
     actomaton_wasm_string name;   /* a valid name */
     actomaton_wasm_string version;/* free text, at most 64 bytes */
-    actomaton_wasm_string summary;/* one line, or {0, 0} for none */
+    actomaton_wasm_string summary;/* one line of at most 200 bytes (actomaton_plugin.h: ACTOMATON_MAX_SUMMARY_LENGTH), or {0, 0} for none */
     uint32_t actions;             /* offset of `action_count` actomaton_wasm_action */
     uint32_t action_count;        /* 1..ACTOMATON_WASM_MAX_ACTIONS */
     uint32_t capabilities;        /* 0: the module asks for nothing. No capability (file system,

@@ -57,6 +57,8 @@ public final class PluginJournal: @unchecked Sendable {
     private let databaseLock = Mutex(())
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let wake = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    /// The writer's thread (its one work item is `writeLoop`); `nil` when reading only.
+    private var writer: BlockingQueue?
     // Guarded by `mutex`:
     private var pending: [PendingRecord] = []
     private var nextTicket: UInt64 = 1
@@ -134,7 +136,13 @@ public final class PluginJournal: @unchecked Sendable {
         }
         self.file = file
         initializeLocks()
-        startWriter()
+        do {
+            try startWriter()
+        } catch {
+            database.close()
+            file.release()
+            throw PluginJournalError(.unreadable("cannot start the journal's writer thread: \(error)"), at: path)
+        }
     }
 
     /// Opens the database at `path` to read what it holds, writing nothing (not even a
@@ -426,6 +434,7 @@ public final class PluginJournal: @unchecked Sendable {
         pthread_cond_broadcast(wake)
         while !writerFinished { pthread_cond_wait(wake, mutex) }
         pthread_mutex_unlock(mutex)
+        writer?.close()
         databaseLock.withLock { _ in
             guard !database.isClosed else { return }
             statements = nil
@@ -435,15 +444,12 @@ public final class PluginJournal: @unchecked Sendable {
         file?.release()
     }
 
-    private func startWriter() {
-        let context = Unmanaged.passUnretained(self).toOpaque()
-        var thread = pthread_t()
+    private func startWriter() throws(Errno) {
+        let queue = try BlockingQueue(name: "journal-writer")
         // The writer holds no reference: `close` (from `deinit` at the latest) waits for it.
-        pthread_create(&thread, nil, { context in
-            Unmanaged<PluginJournal>.fromOpaque(context!).takeUnretainedValue().writeLoop()
-            return nil
-        }, context)
-        pthread_detach(thread)
+        let journal = Unmanaged.passUnretained(self)
+        try? queue.enqueue { journal.takeUnretainedValue().writeLoop() } // a new queue is open
+        writer = queue
     }
 
     private func writeLoop() {

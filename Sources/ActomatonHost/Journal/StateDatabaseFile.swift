@@ -80,12 +80,12 @@ final class StateDatabaseFile: @unchecked Sendable {
             // `held`), so it is leaked deliberately rather than closed.
             throw .inUse
         }
-        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
-            let code = errno
-            if code == EINTR { continue }
+        do throws(Errno) {
+            try SystemCall.flock(descriptor, LOCK_EX | LOCK_NB)
+        } catch {
             held.withLock { _ = $0.remove(key) }
-            close(descriptor)
-            throw code == EWOULDBLOCK ? .inUse : .unreadable("cannot lock it: \(systemMessage(code))")
+            SystemCall.close(descriptor)
+            throw error == .wouldBlock ? .inUse : .unreadable("cannot lock it: \(error)")
         }
         return StateDatabaseFile(descriptor: descriptor, key: key)
     }

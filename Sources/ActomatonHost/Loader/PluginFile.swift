@@ -129,10 +129,13 @@ enum PluginFile {
     private static func readFully(_ descriptor: Int32, into buffer: inout [UInt8]) throws(PluginLoadError.Reason) -> Int {
         var filled = 0
         while filled < buffer.count {
-            let n = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + filled, $0.count - filled) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw .unreadable(systemMessage(errno))
+            let n: Int
+            do throws(Errno) {
+                n = try buffer.withUnsafeMutableBytes { bytes in
+                    Result { () throws(Errno) in try SystemCall.read(descriptor, into: UnsafeMutableRawBufferPointer(rebasing: bytes[filled...])) }
+                }.get()
+            } catch {
+                throw .unreadable(error.description)
             }
             if n == 0 { break }
             filled += n
@@ -143,17 +146,22 @@ enum PluginFile {
     /// Writes `head`, then the rest of `descriptor`, to a new file at `copy`, in chunks; fails
     /// if the whole passes `limit` bytes (the file grew after `fstat`).
     private static func write(_ head: ArraySlice<UInt8>, andRestOf descriptor: Int32, to copy: String, limit: Int64) throws(PluginLoadError.Reason) {
-        let output = open(copy, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o500)
-        guard output >= 0 else { throw .unreadable("cannot write a private copy: \(systemMessage(errno))") }
-        defer { close(output) }
+        let output: Int32
+        do throws(Errno) {
+            output = try SystemCall.open(copy, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: 0o500)
+        } catch {
+            throw .unreadable("cannot write a private copy: \(error)")
+        }
+        defer { SystemCall.close(output) }
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         var total = Int64(head.count)
         try writeAll(Array(head), count: head.count, to: output)
         while true {
-            let n = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw .unreadable(systemMessage(errno))
+            let n: Int
+            do throws(Errno) {
+                n = try chunk.withUnsafeMutableBytes { bytes in Result { () throws(Errno) in try SystemCall.read(descriptor, into: bytes) } }.get()
+            } catch {
+                throw .unreadable(error.description)
             }
             if n == 0 { return }
             total += Int64(n)
@@ -163,12 +171,12 @@ enum PluginFile {
     }
 
     private static func writeAll(_ bytes: [UInt8], count: Int, to output: Int32) throws(PluginLoadError.Reason) {
-        var written = 0
-        while written < count {
-            let n = bytes.withUnsafeBytes { Glibc.write(output, $0.baseAddress! + written, count - written) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { throw .unreadable("cannot write a private copy: \(systemMessage(errno))") }
-            written += n
+        do throws(Errno) {
+            try bytes.withUnsafeBytes { buffer in
+                Result { () throws(Errno) in try SystemCall.writeAll(output, UnsafeRawBufferPointer(rebasing: buffer[..<count])) }
+            }.get()
+        } catch {
+            throw .unreadable("cannot write a private copy: \(error)")
         }
     }
 

@@ -2,93 +2,112 @@ import ActomatonPluginABI
 import ActomatonPluginContract
 import WasmKit
 
-/// Reads and validates a wasm manifest (`actomaton_wasm_manifest`) from linear memory, with
-/// the same rules as a `.so` manifest.
+/// Reads a wasm manifest (`actomaton_wasm_manifest`) from linear memory and validates it with
+/// ``ManifestValidator``, the same rules as a `.so` manifest.
+///
+///     manifest = abi:u32 name:str version:str summary:str actions:u32 count:u32 capabilities:u32
+///     str      = offset:u32 length:u32          ({0, 0}: none)
+///     action   = name:str parameters:u32 parameterCount:u32                 (16 bytes)
+///     parameter = name:str type:u32                                          (12 bytes)
 struct WasmManifestReader {
-    let memory: Memory
+    /// How many bytes the memory has.
+    let byteCount: Int
+    /// `length` bytes at `offset`, or `nil` when they are not all inside the memory.
+    let bytes: (_ offset: Int, _ length: Int) -> [UInt8]?
+
+    init(memory: Memory) {
+        byteCount = memory.byteCount
+        bytes = { ActomatonHost.readMemory(memory, offset: $0, length: $1) }
+    }
+
+    /// A reader of plain bytes standing for a module's memory (for tests).
+    init(memory: [UInt8]) {
+        byteCount = memory.count
+        bytes = { offset, length in
+            guard offset >= 0, length >= 0, offset <= memory.count - length else { return nil }
+            return Array(memory[offset..<offset + length])
+        }
+    }
 
     func read(at offset: UInt32) throws(PluginManifestError) -> PluginManifest {
-        let base = Int(offset)
-        let version = try word(base, "the manifest")
+        var source = Source(reader: self, base: Int(offset))
+        let version = try source.word(source.base, "the manifest")
         guard version == WasmPluginModule.abiVersion else {
             throw .unsupportedABIVersion(found: version, supported: WasmPluginModule.abiVersion)
         }
-        let name = try self.name(at: base + 4, what: "the plugin name")
-        guard let version = try text(at: base + 12, limit: Int(ACTOMATON_MAX_NAME_LENGTH), what: "the version") else {
-            throw .invalid("the version is missing")
-        }
-        let summary = try text(at: base + 20, limit: 1024, what: "the summary")
-        let capabilities = try word(base + 36, "the manifest")
-        guard capabilities == 0 else {
-            throw .invalid("the module asks for capabilities \(capabilities) (file system, network, clock…), which this host does not grant: plugins run with none")
-        }
-        let actions = Int(try word(base + 28, "the manifest"))
-        let count = Int(try word(base + 32, "the manifest"))
-        guard (1...Int(ACTOMATON_MAX_ACTIONS)).contains(count) else {
-            throw .invalid("action_count is \(count); it must be 1...\(ACTOMATON_MAX_ACTIONS)")
-        }
-        try checkTable("the action table", at: actions, count: count, entrySize: 16)
-        var result: [PluginManifest.Action] = []
-        var names = Set<String>()
-        for index in 0..<count {
-            let entry = actions + 16 * index
-            let actionName = try self.name(at: entry, what: "the name of action \(index + 1)")
-            guard names.insert(actionName).inserted else { throw .invalid("two actions are named '\(actionName)'") }
-            let parameters = Int(try word(entry + 8, "action '\(actionName)'"))
-            let parameterCount = Int(try word(entry + 12, "action '\(actionName)'"))
-            guard parameterCount <= Int(ACTOMATON_MAX_PARAMETERS) else {
-                throw .invalid("action '\(actionName)' has \(parameterCount) parameters; at most \(ACTOMATON_MAX_PARAMETERS)")
+        return try ManifestValidator.read(&source, abiVersion: WasmPluginModule.abiVersion)
+    }
+
+    /// The fields at their offsets in memory; every offset read is checked against its size.
+    private struct Source: ManifestSource {
+        let reader: WasmManifestReader
+        let base: Int
+
+        func text(_ field: ManifestField, limit: Int, what: String) throws(PluginManifestError) -> ManifestText {
+            let at: Int
+            switch field {
+            case .name: at = base + 4
+            case .version: at = base + 12
+            case .summary: at = base + 20
+            case let .actionName(action): at = try actionEntry(action)
+            case let .parameterName(action, parameter): at = try parameterEntry(action, parameter)
+            case .actionCount, .parameterCount, .parameterType: return .absent
             }
-            try checkTable("the parameter table of '\(actionName)'", at: parameters, count: parameterCount, entrySize: 12)
-            var parameterNames = Set<String>()
-            var list: [PluginManifest.Parameter] = []
-            for position in 0..<parameterCount {
-                let item = parameters + 12 * position
-                let parameterName = try self.name(at: item, what: "parameter \(position + 1) of '\(actionName)'")
-                guard parameterNames.insert(parameterName).inserted else {
-                    throw .invalid("action '\(actionName)' has two parameters named '\(parameterName)'")
-                }
-                let code = try word(item + 8, "action '\(actionName)'")
-                guard let type = PluginValueType(rawValue: code) else {
-                    throw .invalid("parameter '\(parameterName)' of '\(actionName)' has unknown type \(code)")
-                }
-                list.append(.init(name: parameterName, type: type))
+            let start = Int(try word(at, what)), length = Int(try word(at + 4, what))
+            if start == 0 && length == 0 { return .absent }
+            guard length <= limit else { return .tooLong }
+            guard let bytes = reader.bytes(start, length) else {
+                throw .invalid("\(what) points outside the module's memory (\(length) bytes at offset \(start))")
             }
-            result.append(.init(name: actionName, parameters: list))
+            return String(validating: bytes, as: UTF8.self).map(ManifestText.text) ?? .invalidUTF8
         }
-        return PluginManifest(abiVersion: WasmPluginModule.abiVersion, name: name, version: version, summary: summary, actions: result)
-    }
 
-    /// Checks that a table of `count` entries at `offset` lies inside memory, so a wrong table
-    /// offset is reported as one rather than as its first entry's field pointing outside.
-    private func checkTable(_ what: String, at offset: Int, count: Int, entrySize: Int) throws(PluginManifestError) {
-        guard count > 0, offset + count * entrySize > memory.byteCount else { return }
-        let entries = count == 1 ? "1 entry" : "\(count) entries"
-        throw .invalid("the offset of \(what) is wrong: \(entries) of \(entrySize) bytes at offset \(offset) would end past the module's memory (\(memory.byteCount) bytes)")
-    }
-
-    private func word(_ offset: Int, _ what: String) throws(PluginManifestError) -> UInt32 {
-        guard let value = u32(memory, offset) else { throw .invalid("\(what) points outside the module's memory (offset \(offset))") }
-        return value
-    }
-
-    /// An (offset, length) string; `nil` for (0, 0).
-    private func text(at offset: Int, limit: Int, what: String) throws(PluginManifestError) -> String? {
-        let start = Int(try word(offset, what)), length = Int(try word(offset + 4, what))
-        if start == 0 && length == 0 { return nil }
-        guard length <= limit else { throw .invalid("\(what) is longer than \(limit) bytes") }
-        guard let bytes = ActomatonHost.readMemory(memory, offset: start, length: length) else {
-            throw .invalid("\(what) points outside the module's memory (\(length) bytes at offset \(start))")
+        func number(_ field: ManifestField, what: String) throws(PluginManifestError) -> UInt32 {
+            switch field {
+            case .actionCount: try word(base + 32, what)
+            case let .parameterCount(action): try word(try actionEntry(action) + 12, what)
+            case let .parameterType(action, parameter): try word(try parameterEntry(action, parameter) + 8, what)
+            case .name, .version, .summary, .actionName, .parameterName: 0
+            }
         }
-        guard let text = String(validating: bytes, as: UTF8.self) else { throw .invalid("\(what) is not valid UTF-8") }
-        return text
-    }
 
-    private func name(at offset: Int, what: String) throws(PluginManifestError) -> String {
-        guard let text = try text(at: offset, limit: Int(ACTOMATON_MAX_NAME_LENGTH), what: what) else { throw .invalid("\(what) is missing") }
-        guard ManifestReader.isValidName(text) else {
-            throw .invalid("\(what) \(PluginValue.quoted(text)) is not a valid name (letters, digits and _, not starting with a digit)")
+        func checkOwnRules() throws(PluginManifestError) {
+            let capabilities = try word(base + 36, "the manifest")
+            guard capabilities == 0 else {
+                throw .invalid("the module asks for capabilities \(capabilities) (file system, network, clock…), which this host does not grant: plugins run with none")
+            }
         }
-        return text
+
+        func willReadActions(count: Int) throws(PluginManifestError) {
+            try checkTable("the action table", at: Int(try word(base + 28, "the manifest")), count: count, entrySize: 16)
+        }
+
+        func willReadParameters(ofAction index: Int, named name: String, count: Int) throws(PluginManifestError) {
+            let table = Int(try word(try actionEntry(index) + 8, "action '\(name)'"))
+            try checkTable("the parameter table of '\(name)'", at: table, count: count, entrySize: 12)
+        }
+
+        private func actionEntry(_ index: Int) throws(PluginManifestError) -> Int {
+            Int(try word(base + 28, "the manifest")) + 16 * index
+        }
+
+        private func parameterEntry(_ action: Int, _ parameter: Int) throws(PluginManifestError) -> Int {
+            Int(try word(try actionEntry(action) + 8, "the manifest")) + 12 * parameter
+        }
+
+        /// Checks that a table of `count` entries at `offset` lies inside memory, so a wrong table
+        /// offset is reported as one rather than as its first entry's field pointing outside.
+        private func checkTable(_ what: String, at offset: Int, count: Int, entrySize: Int) throws(PluginManifestError) {
+            guard count > 0, offset + count * entrySize > reader.byteCount else { return }
+            let entries = count == 1 ? "1 entry" : "\(count) entries"
+            throw .invalid("the offset of \(what) is wrong: \(entries) of \(entrySize) bytes at offset \(offset) would end past the module's memory (\(reader.byteCount) bytes)")
+        }
+
+        func word(_ offset: Int, _ what: String) throws(PluginManifestError) -> UInt32 {
+            guard let bytes = reader.bytes(offset, 4) else {
+                throw .invalid("\(what) points outside the module's memory (offset \(offset))")
+            }
+            return bytes.reversed().reduce(0) { $0 << 8 | UInt32($1) }
+        }
     }
 }

@@ -65,28 +65,14 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
         } catch {
             throw PluginLoadError(.workerFailed(describe(error, of: nil, timeout: options.loadTimeout)), at: path)
         }
-        var load = FrameWriter(.load)
-        load.string(path)
-        load.string(loadOptions.entrySymbol)
-        load.u64(UInt64(loadOptions.maxFileSize))
-        load.bool(loadOptions.allowWritableByOthers)
+        let load = WorkerRequest.load(path: path, entrySymbol: loadOptions.entrySymbol, maxFileSize: loadOptions.maxFileSize,
+                                      allowWritableByOthers: loadOptions.allowWritableByOthers)
         let answer: Result<PluginManifest, PluginLoadError>
         do throws(WorkerChannel.Failure) {
-            try worker.channel.send(load.finished())
-            let (tag, payload) = try receiveReply(from: worker, deadline: .now + options.loadTimeout, log: log)
-            var reader = FrameReader(payload: payload)
-            switch tag {
-            case .loaded:
-                answer = .success(try wrap { () throws(WorkerProtocol.Violation) in
-                    let manifest = try reader.manifest()
-                    try reader.finish()
-                    return manifest
-                })
-            case .loadFailed:
-                let message = try wrap { () throws(WorkerProtocol.Violation) in try reader.string(limit: 4096) }
-                answer = .failure(PluginLoadError(.reportedByWorker(message), at: path))
-            default:
-                throw WorkerChannel.Failure.violation(.init("a \(tag) frame answered load"))
+            switch try roundTrip(load, on: worker, vocabulary: nil, deadline: .now + options.loadTimeout, log: log) {
+            case let .loaded(manifest): answer = .success(manifest)
+            case let .loadFailed(message): answer = .failure(PluginLoadError(.reportedByWorker(message), at: path))
+            case let other: throw .violation(.unexpected(other, answering: .load))
             }
         } catch {
             throw PluginLoadError(.workerFailed(describe(error, of: worker, timeout: options.loadTimeout)), at: path)
@@ -98,14 +84,11 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
 
     /// Runs `action` in the worker.
     func perform(_ action: PluginAction) -> PluginInstance.Outcome {
-        let result = call("'\(action)'") { writer in
-            writer = FrameWriter(.perform)
-            writer.action(name: action.name, arguments: action.arguments)
-        } reply: { tag, reader throws(WorkerProtocol.Violation) -> PluginInstance.Outcome in
-            switch tag {
-            case .performed: return .success(try reader.requests(checkedAgainst: plugin))
-            case .failed: return .failure(try reader.reason())
-            default: throw WorkerProtocol.Violation("a \(tag) frame answered perform")
+        let result = call("'\(action)'", .perform(name: action.name, arguments: action.arguments)) { reply throws(WorkerProtocol.Violation) in
+            switch reply {
+            case let .performed(requests): return PluginInstance.Outcome.success(requests)
+            case let .failed(reason): return .failure(reason)
+            default: throw .unexpected(reply, answering: .perform)
             }
         }
         switch result {
@@ -125,13 +108,11 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
 
     /// The plugin's snapshot of its state.
     func snapshot() throws(PluginCallError.Reason) -> [UInt8] {
-        let result = call("the snapshot") { writer in
-            writer = FrameWriter(.snapshot)
-        } reply: { tag, reader throws(WorkerProtocol.Violation) -> Result<[UInt8], PluginCallError.Reason> in
-            switch tag {
-            case .snapshotTaken: return .success(try reader.data(limit: PluginLimits.maxSnapshotBytes))
-            case .failed: return .failure(try reader.reason())
-            default: throw WorkerProtocol.Violation("a \(tag) frame answered snapshot")
+        let result = call("the snapshot", .snapshot) { reply throws(WorkerProtocol.Violation) in
+            switch reply {
+            case let .snapshotTaken(bytes): return Result<[UInt8], PluginCallError.Reason>.success(bytes)
+            case let .failed(reason): return .failure(reason)
+            default: throw .unexpected(reply, answering: .snapshot)
             }
         }
         let bytes = try result.get().get()
@@ -141,14 +122,11 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
 
     /// Replaces the state with one read from `bytes`.
     func restore(_ bytes: [UInt8]) throws(PluginCallError.Reason) {
-        let result = call("the restore") { writer in
-            writer = FrameWriter(.restore)
-            writer.data(bytes)
-        } reply: { tag, reader throws(WorkerProtocol.Violation) -> Result<Void, PluginCallError.Reason> in
-            switch tag {
-            case .restored: return .success(())
-            case .failed: return .failure(try reader.reason())
-            default: throw WorkerProtocol.Violation("a \(tag) frame answered restore")
+        let result = call("the restore", .restore(bytes)) { reply throws(WorkerProtocol.Violation) in
+            switch reply {
+            case .restored: return Result<Void, PluginCallError.Reason>.success(())
+            case let .failed(reason): return .failure(reason)
+            default: throw .unexpected(reply, answering: .restore)
             }
         }
         try result.get().get()
@@ -157,16 +135,22 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
 
     /// The plugin's description of its state.
     func describe() throws(PluginCallError.Reason) -> String {
-        let result = call("the description") { writer in
-            writer = FrameWriter(.describe)
-        } reply: { tag, reader throws(WorkerProtocol.Violation) -> Result<String, PluginCallError.Reason> in
-            switch tag {
-            case .described: return .success(try reader.string(limit: PluginLimits.maxDescriptionBytes))
-            case .failed: return .failure(try reader.reason())
-            default: throw WorkerProtocol.Violation("a \(tag) frame answered describe")
+        let result = call("the description", .describe) { reply throws(WorkerProtocol.Violation) in
+            switch reply {
+            case let .described(text): return Result<String, PluginCallError.Reason>.success(text)
+            case let .failed(reason): return .failure(reason)
+            default: throw .unexpected(reply, answering: .describe)
             }
         }
         return try result.get().get()
+    }
+
+    /// One round trip with the current worker: sends `request` and returns its reply; log lines
+    /// on the way go to the log. Throws when there is no worker (`closed`) or it fails; the
+    /// caller decides what a failure means for the worker (see `describe(_:of:timeout:)`).
+    func roundTrip(_ request: WorkerRequest, deadline: ContinuousClock.Instant) throws(WorkerChannel.Failure) -> WorkerReply {
+        guard let worker else { throw .closed }
+        return try Self.roundTrip(request, on: worker, vocabulary: plugin, deadline: deadline, log: log)
     }
 
     /// The worker's process ID, if one runs (for tests that kill it from outside).
@@ -174,26 +158,17 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
 
     // MARK: Supervision
 
-    /// One round trip: sends what `request` writes, reads the answer with `reply`. When the
-    /// worker fails, recovers and returns why the call failed.
+    /// One round trip: sends `request`, reads the answer with `reply`. When the worker fails,
+    /// recovers and returns why the call failed.
     private func call<T>(
         _ what: String,
-        request: (inout FrameWriter) -> Void,
-        reply: (WorkerProtocol.Tag, inout FrameReader) throws(WorkerProtocol.Violation) -> T
+        _ request: WorkerRequest,
+        reply: (WorkerReply) throws(WorkerProtocol.Violation) -> T
     ) -> Result<T, PluginCallError.Reason> {
         guard let worker else { return .failure(recovery.stopped ?? .pluginStopped("its worker could not be restarted")) }
-        var writer = FrameWriter(.describe)
-        request(&writer)
         do throws(WorkerChannel.Failure) {
-            try worker.channel.send(writer.finished())
-            let (tag, payload) = try Self.receiveReply(from: worker, deadline: .now + options.actionTimeout, log: log)
-            var reader = FrameReader(payload: payload)
-            let value = try Self.wrap { () throws(WorkerProtocol.Violation) in
-                let value = try reply(tag, &reader)
-                try reader.finish()
-                return value
-            }
-            return .success(value)
+            let answer = try roundTrip(request, deadline: .now + options.actionTimeout)
+            do { return .success(try reply(answer)) } catch { throw .violation(error) }
         } catch {
             let cause = Self.describe(error, of: worker, timeout: options.actionTimeout)
             return .failure(.workerFailed(call: what, cause: cause, recovery: recover()))
@@ -214,18 +189,20 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
     /// Replaces the failed worker (``SupervisedRecovery``), or stops the plugin; says which.
     private func recover() -> String {
         worker = nil
-        let (path, loadOptions, options, log) = (plugin.path, self.loadOptions, self.options, self.log)
+        let (plugin, path, loadOptions, options, log) = (self.plugin, plugin.path, self.loadOptions, self.options, self.log)
         let (replacement, words) = recovery.recover(
             rebuiltWords: "restarted from its last state",
             start: { () throws(PluginLoadError) in try Self.launch(path: path, loadOptions: loadOptions, options: options, log: log).0 },
             restore: { (worker: WorkerProcess, bytes) throws(PluginCallError.Reason) in
-                try Self.roundTrip(worker, options: options, log: log, expecting: .restored) { $0 = FrameWriter(.restore); $0.data(bytes) }
+                try Self.rebuildStep(.restore(bytes), on: worker, vocabulary: plugin, options: options, log: log) {
+                    if case .restored = $0 { true } else { false }
+                }
             },
             replay: { (worker: WorkerProcess, action) throws(PluginCallError.Reason) in
                 // Effects were started the first time; a replay only rebuilds the state.
-                try Self.roundTrip(worker, options: options, log: log, expecting: .performed) { writer in
-                    writer = FrameWriter(.perform)
-                    writer.action(name: action.name, arguments: action.arguments)
+                try Self.rebuildStep(.perform(name: action.name, arguments: action.arguments), on: worker, vocabulary: plugin,
+                                     options: options, log: log) {
+                    if case .performed = $0 { true } else { false }
                 }
             }
         )
@@ -234,40 +211,32 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
         return words
     }
 
-    /// One request to a new worker during a rebuild; throws unless it answers with `expected`.
-    private static func roundTrip(_ worker: WorkerProcess, options: WorkerOptions, log: @Sendable (String) -> Void,
-                                  expecting expected: WorkerProtocol.Tag, request: (inout FrameWriter) -> Void) throws(PluginCallError.Reason) {
-        var writer = FrameWriter(.describe)
-        request(&writer)
-        let tag: WorkerProtocol.Tag
-        var reader: FrameReader
+    /// One request to a new worker during a rebuild; throws unless it answers with what
+    /// `accepts` takes (a refusal with the plugin's reason).
+    private static func rebuildStep(_ request: WorkerRequest, on worker: WorkerProcess, vocabulary plugin: Plugin, options: WorkerOptions,
+                                    log: @Sendable (String) -> Void, accepts: (WorkerReply) -> Bool) throws(PluginCallError.Reason) {
+        let reply: WorkerReply
         do throws(WorkerChannel.Failure) {
-            try worker.channel.send(writer.finished())
-            let reply = try receiveReply(from: worker, deadline: .now + options.actionTimeout, log: log)
-            (tag, reader) = (reply.0, FrameReader(payload: reply.1))
+            reply = try roundTrip(request, on: worker, vocabulary: plugin, deadline: .now + options.actionTimeout, log: log)
         } catch {
             throw .workerFailed(call: "a call", cause: describe(error, of: worker, timeout: options.actionTimeout), recovery: "not retried")
         }
-        if tag == expected { return }
-        if tag == .failed, let reason = try? reader.reason() { throw reason }
+        if accepts(reply) { return }
+        if case let .failed(reason) = reply { throw reason }
         _ = worker.stop()
-        throw .workerFailed(call: "a call", cause: "broke the worker protocol (a \(tag) frame answered) and was killed", recovery: "not retried")
+        throw .workerFailed(call: "a call", cause: "broke the worker protocol (\(reply) answered) and was killed", recovery: "not retried")
     }
 
-    /// The next frame that is not a log line; log lines go to `log` on the way.
-    private static func receiveReply(from worker: WorkerProcess, deadline: ContinuousClock.Instant,
-                                     log: @Sendable (String) -> Void) throws(WorkerChannel.Failure) -> (WorkerProtocol.Tag, [UInt8]) {
+    /// Sends `request` to `worker` and returns the first reply that is not a log line; log
+    /// lines go to `log` on the way.
+    private static func roundTrip(_ request: WorkerRequest, on worker: WorkerProcess, vocabulary plugin: Plugin?,
+                                  deadline: ContinuousClock.Instant, log: @Sendable (String) -> Void) throws(WorkerChannel.Failure) -> WorkerReply {
+        try worker.channel.send(request)
         while true {
-            let (tag, payload) = try worker.channel.receive(deadline: deadline)
-            guard tag == .log else { return (tag, payload) }
-            var reader = FrameReader(payload: payload)
-            let line = try wrap { () throws(WorkerProtocol.Violation) in try reader.string(limit: PluginLimits.maxMessageBytes + 64) }
+            let reply = try worker.channel.receiveReply(deadline: deadline, vocabulary: plugin)
+            guard case let .log(line) = reply else { return reply }
             log(line)
         }
-    }
-
-    private static func wrap<T>(_ body: () throws(WorkerProtocol.Violation) -> T) throws(WorkerChannel.Failure) -> T {
-        do { return try body() } catch { throw .violation(error) }
     }
 
     /// What happened to the worker, in words: `crashed (SIGSEGV)`, `did not answer within 2s`.

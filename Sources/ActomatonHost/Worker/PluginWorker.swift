@@ -86,117 +86,76 @@ public enum PluginWorker {
             self.channel = channel
         }
 
-        private func send(_ frame: FrameWriter) {
-            let bytes = frame.finished()
+        private func send(_ reply: WorkerReply) {
             sendLock.withLock { _ in
-                do { try channel.send(bytes) } catch { exit(0) } // the host is gone
+                do { try channel.send(reply) } catch { exit(0) } // the host is gone
             }
         }
 
-        /// Serves until the host closes the socket; the exit status.
+        /// Serves until the host closes the socket; the exit status. A request that breaks the
+        /// protocol ends the worker with status 2, after one log line saying how.
         func serve() -> Int32 {
-            var hello = FrameWriter(.hello)
-            hello.u32(WorkerProtocol.version)
-            send(hello)
+            send(.hello(version: WorkerProtocol.version))
             var instance: PluginInstance?
             while true {
-                let frame: (tag: WorkerProtocol.Tag, payload: [UInt8])
+                let request: WorkerRequest
                 do {
-                    frame = try channel.receive(deadline: nil)
+                    request = try channel.receiveRequest(deadline: nil)
                 } catch .closed {
                     return 0
+                } catch .violation(let violation) {
+                    send(.log("worker: the host broke the worker protocol: \(violation)"))
+                    return 2
                 } catch {
                     return 2
                 }
-                var reader = FrameReader(payload: frame.payload)
-                do {
-                    switch frame.tag {
-                    case .load:
-                        let path = try reader.string(limit: 4096)
-                        let entry = try reader.string(limit: 256)
-                        let maxFileSize = Int64(clamping: try reader.u64())
-                        let allowUntrusted = try reader.bool()
-                        try reader.finish()
-                        instance = load(path: path, options: .init(allowWritableByOthers: allowUntrusted, maxFileSize: maxFileSize, entrySymbol: entry))
-                    case .perform:
-                        let (name, arguments) = try reader.action()
-                        try reader.finish()
-                        guard let instance else { return 2 }
-                        let outcome: PluginInstance.Outcome
-                        do {
-                            outcome = instance.perform(try instance.plugin.checkedAction(name, arguments))
-                        } catch {
-                            outcome = .failure(error)
-                        }
-                        switch outcome {
-                        case let .success(requests):
-                            var reply = FrameWriter(.performed)
-                            reply.requests(requests)
-                            send(reply)
-                        case let .failure(reason):
-                            sendFailure(reason)
-                        }
-                    case .snapshot:
-                        try reader.finish()
-                        guard let instance else { return 2 }
-                        do {
-                            var reply = FrameWriter(.snapshotTaken)
-                            reply.data(try instance.snapshot())
-                            send(reply)
-                        } catch {
-                            sendFailure(error)
-                        }
-                    case .restore:
-                        let bytes = try reader.data(limit: PluginLimits.maxSnapshotBytes)
-                        try reader.finish()
-                        guard let instance else { return 2 }
-                        do {
-                            try instance.restore(bytes)
-                            send(FrameWriter(.restored))
-                        } catch {
-                            sendFailure(error)
-                        }
-                    case .describe:
-                        try reader.finish()
-                        guard let instance else { return 2 }
-                        do {
-                            var reply = FrameWriter(.described)
-                            reply.string(try instance.describe())
-                            send(reply)
-                        } catch {
-                            sendFailure(error)
-                        }
-                    default:
-                        return 2
-                    }
-                } catch {
+                if case let .load(path, entrySymbol, maxFileSize, allowWritableByOthers) = request {
+                    instance = load(path: path, options: .init(allowWritableByOthers: allowWritableByOthers, maxFileSize: maxFileSize,
+                                                                entrySymbol: entrySymbol))
+                    continue
+                }
+                guard let instance else {
+                    send(.log("worker: the host broke the worker protocol: a \(request.tag) frame came before a plugin was loaded"))
                     return 2
                 }
+                send(reply(to: request, from: instance))
             }
         }
 
-        private func sendFailure(_ reason: PluginCallError.Reason) {
-            var reply = FrameWriter(.failed)
-            reply.reason(reason)
-            send(reply)
+        /// What `instance` answers to `request` (anything but `load`).
+        private func reply(to request: WorkerRequest, from instance: PluginInstance) -> WorkerReply {
+            do throws(PluginCallError.Reason) {
+                switch request {
+                case let .perform(name, arguments):
+                    switch instance.perform(try instance.plugin.checkedAction(name, arguments)) {
+                    case let .success(requests): return .performed(requests)
+                    case let .failure(reason): return .failed(reason)
+                    }
+                case .snapshot:
+                    return .snapshotTaken(try instance.snapshot())
+                case let .restore(bytes):
+                    try instance.restore(bytes)
+                    return .restored
+                case .describe:
+                    return .described(try instance.describe())
+                case .load:
+                    return .failed(.invalidRequest(action: "", message: "the plugin is loaded already"))
+                }
+            } catch {
+                return .failed(error)
+            }
         }
 
         private func load(path: String, options: Plugin.LoadOptions) -> PluginInstance? {
             do {
                 let plugin = try Plugin.load(path: path, options: options)
                 let instance = try PluginInstance(plugin: plugin, log: { [self] line in
-                    var frame = FrameWriter(.log)
-                    frame.string(String(line.utf8.prefix(PluginLimits.maxMessageBytes + 64)) ?? "")
-                    send(frame)
+                    send(.log(String(line.utf8.prefix(WorkerProtocol.maxLogLineBytes)) ?? ""))
                 })
-                var reply = FrameWriter(.loaded)
-                reply.manifest(plugin.manifest)
-                send(reply)
+                send(.loaded(plugin.manifest))
                 return instance
             } catch {
-                var reply = FrameWriter(.loadFailed)
-                reply.string(error.reason.description)
-                send(reply)
+                send(.loadFailed(String(error.reason.description.utf8.prefix(WorkerProtocol.maxLoadFailureBytes)) ?? ""))
                 return nil
             }
         }

@@ -26,32 +26,63 @@ struct WorkerChannel: @unchecked Sendable {
         case system(String)
     }
 
+    // MARK: Typed frames
+
+    /// Sends a request to the worker.
+    func send(_ request: WorkerRequest) throws(Failure) {
+        try send(request.frame)
+    }
+
+    /// Sends a reply to the host.
+    func send(_ reply: WorkerReply) throws(Failure) {
+        try send(reply.frame)
+    }
+
+    /// Reads the host's next request (`nil` deadline: wait as long as it takes).
+    func receiveRequest(deadline: ContinuousClock.Instant?) throws(Failure) -> WorkerRequest {
+        let (tag, payload) = try receive(deadline: deadline)
+        do { return try WorkerRequest(tag: tag, payload: payload) } catch { throw .violation(error) }
+    }
+
+    /// Reads the worker's next reply, log lines included, before `deadline`; effect requests are
+    /// checked against `plugin`'s vocabulary.
+    func receiveReply(deadline: ContinuousClock.Instant?, vocabulary plugin: Plugin?) throws(Failure) -> WorkerReply {
+        let (tag, payload) = try receive(deadline: deadline)
+        do { return try WorkerReply(tag: tag, payload: payload, vocabulary: plugin) } catch { throw .violation(error) }
+    }
+
+    // MARK: Frames
+
     /// Writes a whole frame.
-    func send(_ frame: [UInt8]) throws(Failure) {
+    private func send(_ frame: [UInt8]) throws(Failure) {
         var offset = 0
         while offset < frame.count {
-            let n = frame.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                if errno == EPIPE || errno == ECONNRESET { throw .closed }
-                throw .system(systemMessage(errno))
+            do throws(Errno) {
+                offset += try frame.withUnsafeBytes { bytes in
+                    Result { () throws(Errno) in
+                        try SystemCall.send(descriptor, UnsafeRawBufferPointer(rebasing: bytes[offset...]), flags: Int32(MSG_NOSIGNAL))
+                    }
+                }.get()
+            } catch where error == .brokenPipe || error == .connectionReset {
+                throw .closed
+            } catch {
+                throw .system(error.description)
             }
-            offset += n
         }
     }
 
-    /// Reads one whole frame before `deadline` (`nil`: wait as long as it takes).
-    func receive(deadline: ContinuousClock.Instant?) throws(Failure) -> (tag: WorkerProtocol.Tag, payload: [UInt8]) {
+    /// Reads one whole frame before `deadline` (`nil`: wait as long as it takes): its tag, not
+    /// yet checked, and its payload.
+    private func receive(deadline: ContinuousClock.Instant?) throws(Failure) -> (tag: UInt8, payload: [UInt8]) {
         var header = [UInt8](repeating: 0, count: 5)
         try read(into: &header, deadline: deadline)
         let length = Int(header[0..<4].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
         guard length >= 1, length <= WorkerProtocol.maxFrameBytes else {
             throw .violation(.init("a frame of \(length) bytes"))
         }
-        guard let tag = WorkerProtocol.Tag(rawValue: header[4]) else { throw .violation(.init("unknown frame tag \(header[4])")) }
         var payload = [UInt8](repeating: 0, count: length - 1)
         try read(into: &payload, deadline: deadline)
-        return (tag, payload)
+        return (header[4], payload)
     }
 
     /// How long a read polls the socket without blocking before it sleeps in `poll`.
@@ -67,16 +98,25 @@ struct WorkerChannel: @unchecked Sendable {
         var spinUntil = ContinuousClock.now + Self.spinWindow
         var processEnded = false
         while filled < buffer.count {
-            let n = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress! + filled, $0.count - filled, Int32(MSG_DONTWAIT)) }
-            if n > 0 {
-                filled += n
+            let received = buffer.withUnsafeMutableBytes { bytes in
+                Result { () throws(Errno) in
+                    try SystemCall.receive(descriptor, into: UnsafeMutableRawBufferPointer(rebasing: bytes[filled...]), flags: Int32(MSG_DONTWAIT))
+                }
+            }
+            switch received {
+            case .success(0):
+                throw .closed
+            case let .success(count):
+                filled += count
                 spinUntil = ContinuousClock.now + Self.spinWindow
                 continue
+            case .failure(.wouldBlock):
+                break // nothing to read yet: spin, then sleep in `poll`
+            case .failure(.connectionReset):
+                throw .closed
+            case let .failure(error):
+                throw .system(error.description)
             }
-            if n == 0 { throw .closed }
-            if errno == EINTR { continue }
-            if errno == ECONNRESET { throw .closed }
-            guard errno == EAGAIN || errno == EWOULDBLOCK else { throw .system(systemMessage(errno)) }
             if processEnded { throw .closed }
             let now = ContinuousClock.now
             if now < spinUntil { continue }
@@ -90,10 +130,16 @@ struct WorkerChannel: @unchecked Sendable {
             // On the stack: no allocation per wait on the round trip's path.
             var pollers = (pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
                            pollfd(fd: processDescriptor, events: Int16(POLLIN), revents: 0))
-            let ready = withUnsafeMutableBytes(of: &pollers) { poll($0.baseAddress!.assumingMemoryBound(to: pollfd.self), 2, milliseconds) }
-            if ready < 0 {
-                if errno == EINTR { continue }
-                throw .system(systemMessage(errno))
+            let ready: Int
+            do throws(Errno) {
+                ready = try withUnsafeMutableBytes(of: &pollers) { bytes in
+                    Result { () throws(Errno) in
+                        try SystemCall.poll(UnsafeMutableBufferPointer(start: bytes.baseAddress!.assumingMemoryBound(to: pollfd.self), count: 2),
+                                            milliseconds: milliseconds)
+                    }
+                }.get()
+            } catch {
+                throw .system(error.description)
             }
             if ready == 0 { throw .timedOut }
             // Whatever the worker wrote before it ended is read first.

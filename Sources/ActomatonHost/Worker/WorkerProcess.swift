@@ -79,8 +79,8 @@ final class WorkerProcess: @unchecked Sendable {
 
     deinit {
         _ = stop()
-        close(channel.descriptor)
-        if channel.processDescriptor >= 0 { close(channel.processDescriptor) }
+        SystemCall.close(channel.descriptor)
+        if channel.processDescriptor >= 0 { SystemCall.close(channel.processDescriptor) }
     }
 
     /// Starts a worker and waits for its greeting.
@@ -102,22 +102,15 @@ final class WorkerProcess: @unchecked Sendable {
         }
         let process = actomaton_open_process(pid)
         let worker = WorkerProcess(pid: pid, channel: WorkerChannel(descriptor: descriptors[0], processDescriptor: process >= 0 ? process : -1))
-        let tag: WorkerProtocol.Tag, payload: [UInt8]
+        let greeting: WorkerReply
         do {
-            (tag, payload) = try worker.channel.receive(deadline: .now + options.loadTimeout)
+            greeting = try worker.channel.receiveReply(deadline: .now + options.loadTimeout, vocabulary: nil)
         } catch .closed {
             throw .ended(worker.stopAfterClosing())
         }
-        var reader = FrameReader(payload: payload)
-        do throws(WorkerProtocol.Violation) {
-            guard tag == .hello else { throw WorkerProtocol.Violation("the worker did not say hello") }
-            let version = try reader.u32()
-            try reader.finish()
-            guard version == WorkerProtocol.version else {
-                throw WorkerProtocol.Violation("the worker speaks protocol \(version), not \(WorkerProtocol.version)")
-            }
-        } catch {
-            throw .violation(error)
+        guard case let .hello(version) = greeting else { throw .violation(.init("the worker did not say hello")) }
+        guard version == WorkerProtocol.version else {
+            throw .violation(.init("the worker speaks protocol \(version), not \(WorkerProtocol.version)"))
         }
         return worker
     }
@@ -129,8 +122,8 @@ final class WorkerProcess: @unchecked Sendable {
         // The group outlives a worker that ended (its zombie keeps the ID until reaped below).
         kill(-pid, SIGKILL)
         kill(pid, SIGKILL)
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        // ECHILD (reaped already) reads as status 0, as it did before.
+        let status = (try? SystemCall.waitForProcess(pid)) ?? 0
         let cause: String
         if status & 0x7F == 0 {
             cause = "exited with status \((status >> 8) & 0xFF)"

@@ -29,6 +29,9 @@ import ActomatonPluginContract
 ///     options  = hasID:u8 [id:string] hasQueue:u8 [name:string policy:u8 (ACTOMATON_QUEUE_*) maxCount:u32]
 ///     reason   = kind:u8 a:string b:string n:u64   (see `WorkerProtocol/encode(_:)`)
 ///
+/// In Swift the frames are ``WorkerRequest`` and ``WorkerReply``, encoded and decoded in this
+/// file only; ``WorkerChannel`` carries them.
+///
 /// Both sides check every frame: a length past ``maxFrameBytes``, an unknown tag, a field
 /// past its cap, a count past the contract's limits, trailing bytes, or a frame that is not
 /// the expected answer is a protocol error. A worker is as untrusted as the plugin in it: the
@@ -40,25 +43,209 @@ enum WorkerProtocol {
     static let maxFrameBytes = PluginLimits.maxSnapshotBytes + 4096
     /// The most effect requests one action may return through a worker.
     static let maxRequests = 65_536
+    /// The longest plugin path in a `load` request (Linux's `PATH_MAX`).
+    static let maxPathBytes = 4096
+    /// The longest entry symbol name in a `load` request.
+    static let maxEntrySymbolBytes = 256
+    /// The longest `loadFailed` message.
+    static let maxLoadFailureBytes = 4096
+    /// The longest `log` line: a plugin's message at its limit, and room for its prefix.
+    static let maxLogLineBytes = PluginLimits.maxMessageBytes + 64
 
     /// What a frame is.
-    enum Tag: UInt8 {
+    enum Tag: UInt8, CustomStringConvertible {
         // host → worker
         case load = 1, perform = 2, snapshot = 3, restore = 4, describe = 5
         // worker → host
         case hello = 64, loaded = 65, loadFailed = 66, performed = 67, failed = 68
         case snapshotTaken = 69, restored = 70, described = 71, log = 72
+
+        var description: String {
+            switch self {
+            case .load: "load"
+            case .perform: "perform"
+            case .snapshot: "snapshot"
+            case .restore: "restore"
+            case .describe: "describe"
+            case .hello: "hello"
+            case .loaded: "loaded"
+            case .loadFailed: "loadFailed"
+            case .performed: "performed"
+            case .failed: "failed"
+            case .snapshotTaken: "snapshotTaken"
+            case .restored: "restored"
+            case .described: "described"
+            case .log: "log"
+            }
+        }
     }
 
-    /// A frame that breaks the protocol, and how.
-    struct Violation: Error, CustomStringConvertible {
+    /// A frame that breaks the protocol, and how: one line.
+    struct Violation: Error, Equatable, CustomStringConvertible {
         let description: String
         init(_ description: String) { self.description = description }
+
+        /// `reply` is not an answer to `request`.
+        static func unexpected(_ reply: WorkerReply, answering request: WorkerProtocol.Tag) -> Violation {
+            Violation("a \(reply.tag) frame answered \(request)")
+        }
+    }
+}
+
+// MARK: The conversation, typed
+
+/// What the host asks of a worker: one frame host → worker (see ``WorkerProtocol``).
+enum WorkerRequest: Equatable, Sendable {
+    /// Load the plugin at `path` (as `Plugin.load` would in-process) and create its state.
+    case load(path: String, entrySymbol: String, maxFileSize: Int64, allowWritableByOthers: Bool)
+    /// Run the action `name` with `arguments`; the worker checks them against its plugin.
+    case perform(name: String, arguments: [PluginValue])
+    /// Take a snapshot of the state.
+    case snapshot
+    /// Replace the state with one read from these bytes.
+    case restore([UInt8])
+    /// Describe the state.
+    case describe
+
+    /// The request's kind.
+    var tag: WorkerProtocol.Tag {
+        switch self {
+        case .load: .load
+        case .perform: .perform
+        case .snapshot: .snapshot
+        case .restore: .restore
+        case .describe: .describe
+        }
+    }
+
+    /// The whole frame, length first.
+    var frame: [UInt8] {
+        var writer = FrameWriter(tag)
+        switch self {
+        case let .load(path, entrySymbol, maxFileSize, allowWritableByOthers):
+            writer.string(path)
+            writer.string(entrySymbol)
+            writer.u64(UInt64(clamping: maxFileSize))
+            writer.bool(allowWritableByOthers)
+        case let .perform(name, arguments):
+            writer.action(name: name, arguments: arguments)
+        case .snapshot, .describe:
+            break
+        case let .restore(bytes):
+            writer.data(bytes)
+        }
+        return writer.finished()
+    }
+
+    /// Decodes a frame's tag and payload; any malformed frame is one ``WorkerProtocol/Violation``.
+    init(tag code: UInt8, payload: [UInt8]) throws(WorkerProtocol.Violation) {
+        guard let tag = WorkerProtocol.Tag(rawValue: code) else { throw .init("unknown frame tag \(code)") }
+        var reader = FrameReader(payload: payload)
+        do {
+            switch tag {
+            case .load:
+                self = .load(path: try reader.string(limit: WorkerProtocol.maxPathBytes),
+                             entrySymbol: try reader.string(limit: WorkerProtocol.maxEntrySymbolBytes),
+                             maxFileSize: Int64(clamping: try reader.u64()), allowWritableByOthers: try reader.bool())
+            case .perform:
+                let (name, arguments) = try reader.action()
+                self = .perform(name: name, arguments: arguments)
+            case .snapshot: self = .snapshot
+            case .restore: self = .restore(try reader.data(limit: PluginLimits.maxSnapshotBytes))
+            case .describe: self = .describe
+            default: throw WorkerProtocol.Violation("a \(tag) frame is not a request")
+            }
+            try reader.finish()
+        } catch {
+            throw .init("a malformed \(tag) frame: \(error)")
+        }
+    }
+}
+
+/// What a worker says to the host: one frame worker → host (see ``WorkerProtocol``).
+enum WorkerReply: Equatable, Sendable {
+    /// The worker's first frame: the protocol version it speaks.
+    case hello(version: UInt32)
+    /// The plugin is loaded and its state created; its manifest, validated again by the host.
+    case loaded(PluginManifest)
+    /// The plugin could not be loaded; why, one line.
+    case loadFailed(String)
+    /// The action ran; the effects it requested.
+    case performed([PluginEffectRequest])
+    /// The action, snapshot, restore or description failed; why.
+    case failed(PluginCallError.Reason)
+    /// The snapshot's bytes.
+    case snapshotTaken([UInt8])
+    /// The state was replaced.
+    case restored
+    /// The description of the state.
+    case described(String)
+    /// A line the plugin logged; may come at any time before a reply.
+    case log(String)
+
+    /// The reply's kind.
+    var tag: WorkerProtocol.Tag {
+        switch self {
+        case .hello: .hello
+        case .loaded: .loaded
+        case .loadFailed: .loadFailed
+        case .performed: .performed
+        case .failed: .failed
+        case .snapshotTaken: .snapshotTaken
+        case .restored: .restored
+        case .described: .described
+        case .log: .log
+        }
+    }
+
+    /// The whole frame, length first.
+    var frame: [UInt8] {
+        var writer = FrameWriter(tag)
+        switch self {
+        case let .hello(version): writer.u32(version)
+        case let .loaded(manifest): writer.manifest(manifest)
+        case let .loadFailed(message): writer.string(message)
+        case let .performed(requests): writer.requests(requests)
+        case let .failed(reason): writer.reason(reason)
+        case let .snapshotTaken(bytes): writer.data(bytes)
+        case .restored: break
+        case let .described(text): writer.string(text)
+        case let .log(line): writer.string(line)
+        }
+        return writer.finished()
+    }
+
+    /// Decodes a frame's tag and payload; any malformed frame is one ``WorkerProtocol/Violation``.
+    ///
+    /// - Parameter plugin: The plugin loaded, whose vocabulary every effect request of a
+    ///   `performed` frame is checked against; `nil` before it is loaded.
+    init(tag code: UInt8, payload: [UInt8], vocabulary plugin: Plugin?) throws(WorkerProtocol.Violation) {
+        guard let tag = WorkerProtocol.Tag(rawValue: code) else { throw .init("unknown frame tag \(code)") }
+        var reader = FrameReader(payload: payload)
+        do {
+            switch tag {
+            case .hello: self = .hello(version: try reader.u32())
+            case .loaded: self = .loaded(try reader.manifest())
+            case .loadFailed: self = .loadFailed(try reader.string(limit: WorkerProtocol.maxLoadFailureBytes))
+            case .performed:
+                guard let plugin else { throw WorkerProtocol.Violation("it came before a plugin was loaded") }
+                self = .performed(try reader.requests(checkedAgainst: plugin))
+            case .failed: self = .failed(try reader.reason())
+            case .snapshotTaken: self = .snapshotTaken(try reader.data(limit: PluginLimits.maxSnapshotBytes))
+            case .restored: self = .restored
+            case .described: self = .described(try reader.string(limit: PluginLimits.maxDescriptionBytes))
+            case .log: self = .log(try reader.string(limit: WorkerProtocol.maxLogLineBytes))
+            default: throw WorkerProtocol.Violation("a \(tag) frame is not a reply")
+            }
+            try reader.finish()
+        } catch {
+            throw .init("a malformed \(tag) frame: \(error)")
+        }
     }
 }
 
 /// Builds a frame's payload.
-struct FrameWriter {
+private struct FrameWriter {
     private(set) var bytes: [UInt8] = []
 
     init(_ tag: WorkerProtocol.Tag) {
@@ -90,7 +277,7 @@ struct FrameWriter {
 }
 
 /// Reads a frame's payload, checking every length against its cap.
-struct FrameReader {
+private struct FrameReader {
     private let bytes: [UInt8]
     private var offset: Int
 
@@ -100,7 +287,7 @@ struct FrameReader {
         offset = 0
     }
 
-    private mutating func take(_ count: Int) throws(WorkerProtocol.Violation) -> ArraySlice<UInt8> {
+    mutating func take(_ count: Int) throws(WorkerProtocol.Violation) -> ArraySlice<UInt8> {
         guard count >= 0, count <= bytes.count - offset else { throw WorkerProtocol.Violation("a frame ends early") }
         defer { offset += count }
         return bytes[offset..<offset + count]
@@ -234,6 +421,35 @@ private func nanoseconds(_ duration: Duration) -> UInt64 {
     return UInt64(clamping: seconds) &* 1_000_000_000 &+ UInt64(clamping: attoseconds / 1_000_000_000)
 }
 
+/// A manifest's fields in frame order: `hasSummary:u8` before the summary, every other text
+/// a string, every number a `u32`.
+private struct FrameManifestSource: ManifestSource {
+    var reader: FrameReader
+    /// What was wrong with the frame itself, as opposed to the manifest in it.
+    var violation: WorkerProtocol.Violation?
+
+    mutating func text(_ field: ManifestField, limit: Int, what: String) throws(PluginManifestError) -> ManifestText {
+        do {
+            if field == .summary, try !reader.bool() { return .absent }
+            let length = Int(try reader.u32())
+            guard length <= limit else { return .tooLong }
+            return String(validating: try reader.take(length), as: UTF8.self).map(ManifestText.text) ?? .invalidUTF8
+        } catch {
+            violation = error
+            throw .invalid(error.description)
+        }
+    }
+
+    mutating func number(_ field: ManifestField, what: String) throws(PluginManifestError) -> UInt32 {
+        do {
+            return try reader.u32()
+        } catch {
+            violation = error
+            throw .invalid(error.description)
+        }
+    }
+}
+
 extension FrameReader {
     mutating func value() throws(WorkerProtocol.Violation) -> PluginValue {
         switch try u8() {
@@ -247,40 +463,28 @@ extension FrameReader {
     }
 
     mutating func action() throws(WorkerProtocol.Violation) -> (name: String, arguments: [PluginValue]) {
-        let name = try string(limit: Int(64))
-        let count = try self.count(limit: 16, of: "arguments")
+        let name = try string(limit: ManifestLimits.maxNameBytes)
+        let count = try self.count(limit: ManifestLimits.maxParameters, of: "arguments")
         var arguments: [PluginValue] = []
         for _ in 0..<count { arguments.append(try value()) }
         return (name, arguments)
     }
 
-    /// A manifest, checked by the contract's rules (the worker is not trusted to have).
+    /// A manifest, checked by the contract's rules with ``ManifestValidator`` (the worker is
+    /// not trusted to have).
     mutating func manifest() throws(WorkerProtocol.Violation) -> PluginManifest {
         let abi = try u32()
-        let name = try string(limit: 64)
-        let version = try string(limit: 64)
-        let summary = try bool() ? try string(limit: 200) : nil
-        let count = try self.count(limit: 256, of: "actions")
-        var actions: [PluginManifest.Action] = []
-        var names: Set<String> = []
-        for _ in 0..<count {
-            let actionName = try string(limit: 64)
-            guard ManifestReader.isValidName(actionName), names.insert(actionName).inserted else {
-                throw WorkerProtocol.Violation("the manifest has a bad or duplicate action name")
-            }
-            let parameterCount = try self.count(limit: 16, of: "parameters")
-            var parameters: [PluginManifest.Parameter] = []
-            for _ in 0..<parameterCount {
-                let parameterName = try string(limit: 64)
-                guard ManifestReader.isValidName(parameterName), let type = PluginValueType(rawValue: try u32()) else {
-                    throw WorkerProtocol.Violation("the manifest has a bad parameter")
-                }
-                parameters.append(.init(name: parameterName, type: type))
-            }
-            actions.append(.init(name: actionName, parameters: parameters))
+        guard abi == ManifestReader.supportedABIVersion else {
+            throw WorkerProtocol.Violation("the manifest has ABI version \(abi), not \(ManifestReader.supportedABIVersion)")
         }
-        guard ManifestReader.isValidName(name), count >= 1 else { throw WorkerProtocol.Violation("the manifest has a bad name or no action") }
-        return PluginManifest(abiVersion: abi, name: name, version: version, summary: summary, actions: actions)
+        var source = FrameManifestSource(reader: self)
+        do {
+            let manifest = try ManifestValidator.read(&source, abiVersion: abi)
+            self = source.reader
+            return manifest
+        } catch {
+            throw source.violation ?? WorkerProtocol.Violation("the manifest breaks the contract: \(error)")
+        }
     }
 
     /// Effect requests, each action checked against `plugin`'s vocabulary.

@@ -235,9 +235,9 @@ typedef struct actomaton_manifest {
 
     /* The plugin's name: a valid name (see actomaton_parameter) used to address it. */
     const char *name;
-    /* Its version, free text such as "1.2.0" (at most 64 bytes). */
+    /* Its version, free text such as "1.2.0" (at most ACTOMATON_MAX_VERSION_LENGTH bytes). */
     const char *version;
-    /* One line saying what it does, or NULL. */
+    /* One line saying what it does (at most ACTOMATON_MAX_SUMMARY_LENGTH bytes), or NULL. */
     const char *summary;
 
     /* The action vocabulary: `action_count` entries (1..ACTOMATON_MAX_ACTIONS). */
@@ -284,6 +284,13 @@ typedef const actomaton_manifest *(*actomaton_plugin_entry_fn)(uint32_t host_abi
 
 /* A name for a type code, for messages ("int32"); NULL for an unknown code. */
 const char *actomaton_type_name(actomaton_type type);
+
+/* ---------------------------------------------------------------------------------------
+ * Added later, at the end, without changing ABI version 1: limits the host enforced on a
+ * manifest from the start but that had no name here.
+ * ------------------------------------------------------------------------------------- */
+#define ACTOMATON_MAX_VERSION_LENGTH 64u  /* bytes in the manifest's `version` (since ABI version 1) */
+#define ACTOMATON_MAX_SUMMARY_LENGTH 200u /* bytes in the manifest's `summary` (since ABI version 1) */
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,5 @@
 // Process control for plugin workers: what Swift's Glibc module does not bring in (prctl,
-// posix_spawn with closefrom and process groups, pidfd). Nothing else includes <sys/prctl.h>.
+// posix_spawn with closefrom and process groups, pidfd, thread names). Nothing else includes <sys/prctl.h>.
 #ifndef ACTOMATON_PROCESS_CONTROL_H
 #define ACTOMATON_PROCESS_CONTROL_H
 
@@ -31,5 +31,9 @@ int actomaton_open_process(pid_t pid);
 // Waits up to `milliseconds` for the child `pid` to end, without reaping it. 1 when it ended,
 // 0 when it still runs, -errno on failure.
 int actomaton_wait_for_exit(pid_t pid, int milliseconds);
+
+// Names the calling thread (PR_SET_NAME; Linux keeps the first 15 bytes), for `top -H` and
+// debuggers. 0 or -errno.
+int actomaton_set_thread_name(const char *name);
 
 #endif

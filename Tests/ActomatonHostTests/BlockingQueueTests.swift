@@ -1,0 +1,112 @@
+@testable import ActomatonHost
+import Foundation
+import Synchronization
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A value shared with a queue's thread.
+private final class Shared<Value: Sendable>: Sendable {
+    private let storage: Mutex<Value>
+    init(_ value: Value) { storage = Mutex(value) }
+    var value: Value { storage.withLock { $0 } }
+    func update(_ body: @Sendable (inout Value) -> Void) { storage.withLock { body(&$0) } }
+}
+
+@Suite("The blocking queue and the system calls")
+struct BlockingQueueTests {
+    @Test func runsWorkInOrderOnItsOwnThread() throws {
+        let queue = try BlockingQueue(name: "test-order")
+        let seen = Shared<[Int]>([])
+        let onQueue = Shared<[Bool]>([])
+        for index in 0..<1000 {
+            try queue.enqueue {
+                seen.update { $0.append(index) }
+                let current = queue.isCurrent
+                onQueue.update { $0.append(current) }
+            }
+        }
+        queue.close()
+        #expect(seen.value == Array(0..<1000))
+        #expect(onQueue.value.count == 1000 && onQueue.value.allSatisfy { $0 })
+        #expect(!queue.isCurrent)
+    }
+
+    @Test func closeFinishesTheQueuedWorkAndJoins() throws {
+        let queue = try BlockingQueue(name: "test-close")
+        let gate = Shared(false)
+        let done = Shared(0)
+        // The first item holds the thread until the test opens the gate; the rest wait behind it.
+        try queue.enqueue {
+            while !gate.value { sched_yield() }
+            done.update { $0 += 1 }
+        }
+        for _ in 0..<10 { try queue.enqueue { done.update { $0 += 1 } } }
+        gate.update { $0 = true }
+        queue.close()
+        #expect(done.value == 11)
+        queue.close() // idempotent
+    }
+
+    @Test func enqueueAfterCloseIsRefused() throws {
+        let queue = try BlockingQueue(name: "test-refuse")
+        queue.close()
+        let ran = Shared(false)
+        let error = #expect(throws: BlockingQueue.Closed.self) { try queue.enqueue { ran.update { $0 = true } } }
+        #expect(error?.description == "the blocking queue 'test-refuse' is closed: no more work is accepted")
+        #expect(ran.value == false)
+    }
+
+    @Test func closeFromItsOwnWorkDoesNotDeadlock() throws {
+        let queue = try BlockingQueue(name: "test-self")
+        let closedInside = Shared(false)
+        try queue.enqueue {
+            queue.close()
+            closedInside.update { $0 = true }
+        }
+        queue.close() // joins, or finds the queue closed from inside already
+        _ = closedInside.value
+    }
+
+    @Test func theThreadIsNamedWithinLinuxsLimit() throws {
+        let queue = try BlockingQueue(name: "a-name-longer-than-fifteen")
+        #expect(queue.name == "a-name-longer-t" && queue.name.utf8.count == BlockingQueue.maxNameBytes)
+        let name = Shared("")
+        try queue.enqueue {
+            let comm = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? ""
+            name.update { $0 = comm.trimmingCharacters(in: .newlines) }
+        }
+        queue.close()
+        #expect(name.value == "a-name-longer-t")
+        // A cut never splits a character.
+        #expect(try BlockingQueue(name: "fourteen-bytesé").name == "fourteen-bytes")
+    }
+
+    @Test func systemCallsThrowTheirErrno() throws {
+        var descriptors: [Int32] = [0, 0]
+        #expect(pipe(&descriptors) == 0)
+        defer { SystemCall.close(descriptors[0]) }
+        let text = Array("hello".utf8)
+        try text.withUnsafeBytes { bytes in try SystemCall.writeAll(descriptors[1], bytes) }
+        SystemCall.close(descriptors[1])
+        var buffer = [UInt8](repeating: 0, count: 16)
+        let count = try buffer.withUnsafeMutableBytes { bytes in try SystemCall.read(descriptors[0], into: bytes) }
+        #expect(Array(buffer[..<count]) == text)
+        #expect(try buffer.withUnsafeMutableBytes { bytes in try SystemCall.read(descriptors[0], into: bytes) } == 0)
+        #expect(throws: Errno(EBADF)) {
+            try buffer.withUnsafeMutableBytes { bytes in try SystemCall.read(-1, into: bytes) }
+        }
+        #expect(Errno(ENOENT).description == "No such file or directory")
+        #expect(throws: Errno(ENOENT)) { try SystemCall.open("/no/such/file", O_RDONLY) }
+    }
+
+    @Test func aSecondLockIsWouldBlock() throws {
+        let path = try temporaryDirectory() + "/lock"
+        let first = try SystemCall.open(path, O_RDWR | O_CREAT | O_CLOEXEC, mode: 0o600)
+        let second = try SystemCall.open(path, O_RDWR | O_CLOEXEC)
+        defer { SystemCall.close(first); SystemCall.close(second) }
+        try SystemCall.flock(first, LOCK_EX | LOCK_NB)
+        #expect(throws: Errno.wouldBlock) { try SystemCall.flock(second, LOCK_EX | LOCK_NB) }
+    }
+}

@@ -1,0 +1,133 @@
+@testable import ActomatonHost
+import ActomatonPluginContract
+import Testing
+
+/// The worker conversation, typed: every request and reply survives its frame, and a
+/// malformed frame is one violation with a clear message, never a trap.
+@Suite("Worker protocol frames")
+struct WorkerProtocolTests {
+    /// The plugin the host checks effect requests against.
+    private static let counter: Plugin = {
+        try! Plugin.load(path: plugin("CounterPlugin"))
+    }()
+
+    private static func decodeRequest(_ frame: [UInt8]) -> Result<WorkerRequest, WorkerProtocol.Violation> {
+        Result { () throws(WorkerProtocol.Violation) in try WorkerRequest(tag: frame[4], payload: Array(frame[5...])) }
+    }
+
+    private static func decodeReply(_ frame: [UInt8], vocabulary: Plugin? = counter) -> Result<WorkerReply, WorkerProtocol.Violation> {
+        Result { () throws(WorkerProtocol.Violation) in try WorkerReply(tag: frame[4], payload: Array(frame[5...]), vocabulary: vocabulary) }
+    }
+
+    @Test func everyRequestSurvivesItsFrame() {
+        let requests: [WorkerRequest] = [
+            .load(path: "/plugins/counter.so", entrySymbol: "actomaton_plugin_entry", maxFileSize: 256 << 20, allowWritableByOthers: true),
+            .perform(name: "add", arguments: [.int(-5), .uint(7), .bool(true), .float(1.5), .string("é\n")]),
+            .snapshot, .restore([0, 1, 2, 255]), .restore([]), .describe,
+        ]
+        for request in requests { #expect(Self.decodeRequest(request.frame) == .success(request)) }
+    }
+
+    @Test func everyReplySurvivesItsFrame() throws {
+        let add = try Self.counter.checkedAction("add", [.int(1)])
+        let replies: [WorkerReply] = [
+            .hello(version: WorkerProtocol.version),
+            .loaded(Self.counter.manifest),
+            .loadFailed("no such file"),
+            .performed([
+                .next(add),
+                .delayed(add, after: .milliseconds(5), PluginEffectOptions(id: "tick", queue: .init(name: "q", policy: .runNewest(maxCount: 2)))),
+                .repeating(add, every: .seconds(1), PluginEffectOptions()),
+                .cancel(id: "tick"),
+            ]),
+            .failed(.refused(action: "add", message: "no")),
+            .failed(.restoreRefused("bad bytes")),
+            .snapshotTaken([9, 8, 7]), .restored, .described(#"{"count":1}"#), .log("a line"),
+        ]
+        for reply in replies { #expect(Self.decodeReply(reply.frame) == .success(reply)) }
+    }
+
+    @Test func malformedFramesAreViolations() {
+        // An unknown tag, either way.
+        #expect(Self.decodeRequest([1, 0, 0, 0, 200]) == .failure(.init("unknown frame tag 200")))
+        #expect(Self.decodeReply([1, 0, 0, 0, 0]) == .failure(.init("unknown frame tag 0")))
+        // A reply where a request belongs, and the other way round.
+        #expect(Self.decodeRequest(WorkerReply.restored.frame) == .failure(.init("a malformed restored frame: a restored frame is not a request")))
+        #expect(Self.decodeReply(WorkerRequest.snapshot.frame) == .failure(.init("a malformed snapshot frame: a snapshot frame is not a reply")))
+        // Cut short, and one byte too many.
+        let perform = WorkerRequest.perform(name: "add", arguments: [.int(1)]).frame
+        #expect(Self.decodeRequest(Array(perform.dropLast())) == .failure(.init("a malformed perform frame: a frame ends early")))
+        #expect(Self.decodeRequest(perform + [0]) == .failure(.init("a malformed perform frame: a frame has 1 bytes too many")))
+        // Effect requests before a plugin is loaded, and naming an action it does not have.
+        let performed = WorkerReply.performed([.cancel(id: "x")]).frame
+        #expect(Self.decodeReply(performed, vocabulary: nil) == .failure(.init("a malformed performed frame: it came before a plugin was loaded")))
+        // A string past its limit: an action name one byte past ACTOMATON_MAX_NAME_LENGTH.
+        let longName = String(repeating: "a", count: ManifestLimits.maxNameBytes + 1)
+        #expect(Self.decodeRequest(WorkerRequest.perform(name: longName, arguments: []).frame)
+            == .failure(.init("a malformed perform frame: a string of \(ManifestLimits.maxNameBytes + 1) bytes passes its limit of \(ManifestLimits.maxNameBytes)")))
+        let atLimit = WorkerRequest.perform(name: String(longName.dropLast()), arguments: [])
+        #expect(Self.decodeRequest(atLimit.frame) == .success(atLimit))
+        // Arguments: ACTOMATON_MAX_PARAMETERS at most.
+        let most = WorkerRequest.perform(name: "add", arguments: Array(repeating: .int(0), count: ManifestLimits.maxParameters))
+        #expect(Self.decodeRequest(most.frame) == .success(most))
+        let tooMany = WorkerRequest.perform(name: "add", arguments: Array(repeating: .int(0), count: ManifestLimits.maxParameters + 1))
+        #expect(Self.decodeRequest(tooMany.frame)
+            == .failure(.init("a malformed perform frame: \(ManifestLimits.maxParameters + 1) arguments pass the limit of \(ManifestLimits.maxParameters)")))
+    }
+
+    @Test func unknownActionsInEffectRequestsAreViolations() throws {
+        let vocabulary = try Plugin.load(path: plugin("LoginPlugin"))
+        let foreign = try vocabulary.checkedAction("login", [.string("ada")])
+        let result = Self.decodeReply(WorkerReply.performed([.next(foreign)]).frame)
+        guard case let .failure(violation) = result else {
+            Issue.record("an action of another plugin was accepted: \(result)")
+            return
+        }
+        #expect(violation.description.hasPrefix("a malformed performed frame: a request names an action the plugin does not have"))
+    }
+
+    @Test func aManifestOfAnotherABIVersionIsAViolation() {
+        var manifest = Self.counter.manifest
+        manifest.abiVersion = ManifestReader.supportedABIVersion + 1
+        #expect(Self.decodeReply(WorkerReply.loaded(manifest).frame)
+            == .failure(.init("a malformed loaded frame: the manifest has ABI version \(manifest.abiVersion), not \(ManifestReader.supportedABIVersion)")))
+    }
+
+    /// A worker that is asked out of turn says why in one log line, then exits with status 2.
+    @Test func aWorkerAskedOutOfTurnSaysWhyAndExits() throws {
+        let worker = try WorkerProcess.start(WorkerOptions(executable: "\(pluginDirectory)/actomaton-host", loadTimeout: .seconds(20)))
+        try worker.channel.send(WorkerRequest.describe)
+        let line = try worker.channel.receiveReply(deadline: .now + .seconds(20), vocabulary: nil)
+        #expect(line == .log("worker: the host broke the worker protocol: a describe frame came before a plugin was loaded"))
+        #expect(throws: WorkerChannel.Failure.self) { try worker.channel.receiveReply(deadline: .now + .seconds(20), vocabulary: nil) }
+        #expect(worker.stopAfterClosing() == "exited with status 2")
+    }
+
+    /// Every prefix and every one-byte change of valid frames decodes or is refused, never traps.
+    @Test func damagedFramesNeverTrap() {
+        let frames = [
+            WorkerReply.loaded(Self.counter.manifest).frame,
+            WorkerReply.performed([.cancel(id: "tick")]).frame,
+            WorkerReply.failed(.refused(action: "add", message: "no")).frame,
+            WorkerRequest.perform(name: "add", arguments: [.string("x"), .float(2)]).frame,
+            WorkerRequest.load(path: "/p", entrySymbol: "e", maxFileSize: 1, allowWritableByOthers: false).frame,
+        ]
+        var decoded = 0
+        for frame in frames {
+            for length in 5...frame.count {
+                let cut = Array(frame[..<length])
+                if case .success = Self.decodeReply(cut) { decoded += 1 }
+                if case .success = Self.decodeRequest(cut) { decoded += 1 }
+            }
+            for index in 5..<frame.count {
+                for value: UInt8 in [0, 1, 0x7F, 0xFF] {
+                    var damaged = frame
+                    damaged[index] = value
+                    if case .success = Self.decodeReply(damaged) { decoded += 1 }
+                    if case .success = Self.decodeRequest(damaged) { decoded += 1 }
+                }
+            }
+        }
+        #expect(decoded > 0)
+    }
+}
