@@ -198,9 +198,9 @@ wasm-demo: wasm-build host ## The same machines as .wasm plugins in the host's s
 # dependency order) and CACHE (the compiled core and kit; default: .build/actomaton-wasm). Relative
 # paths are taken from CALLER_DIR: the directory you ran make in (the shell's $PWD, which
 # `make -C` leaves alone), not this folder.
-CALLER_DIR ?= $(or $(PWD),$(CURDIR))
-CACHE ?= .build/actomaton-wasm
-LIBRARY ?=
+CALLER_DIR = $(or $(PWD),$(CURDIR))
+CACHE = .build/actomaton-wasm
+LIBRARY =
 
 wasm-plugin: wasm-install ## Turn your own reducer into a .wasm plugin: make -C path/to/Actomaton wasm-plugin NAME=Blinker OUTPUT=blinker.wasm SOURCES="..." [LIBRARY="Mod=path"] [CACHE=dir]
 	@[ -n "$(NAME)" ] && [ -n "$(OUTPUT)" ] && [ -n "$(SOURCES)" ] || { echo "usage: make wasm-plugin NAME=Module OUTPUT=file.wasm SOURCES=\"files or folders\" [LIBRARY=\"Module=path ...\"] [CACHE=dir]"; exit 2; }
