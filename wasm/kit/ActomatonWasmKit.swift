@@ -22,8 +22,12 @@
 //     @_expose(wasm, "actomaton_action_add") @_cdecl("actomaton_action_add")
 //     func add(_ amount: Int64) -> Int32 { counter.send(.add(amount)) }
 //
-// The kit exports the rest of the contract (abi version, manifest, alloc, snapshot, restore,
-// describe), and checks `requests` against the vocabulary when the host reads the manifest.
+// `actions` is an array of PluginActionEntry (ActomatonPluginCore): the same value the .so
+// build hands to PluginExport(…, actions:). A String parameter arrives in the export as two
+// UInt32s, an offset and a length, which wasmString(_:_:) reads. The kit exports the rest of
+// the contract (abi version, manifest, alloc, snapshot, restore, describe), and checks the
+// vocabulary against the contract's limits and `requests` against the vocabulary when the
+// host reads the manifest.
 import ActomatonCore
 import ActomatonPluginCore
 
