@@ -3,6 +3,9 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 SWIFT ?= swift
+# This checkout of Actomaton, wherever make was started from (`make -C path/to/Actomaton …` or
+# `make -f path/to/Actomaton/Makefile …` from your own package).
+ACTOMATON_ROOT := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 # Debian packages the project needs: libffi and SQLite (the journal) for the plugin host;
 # wasi-libc, binaryen (wasm-opt) and wabt (wasm-objdump) for the wasm build.
 APT_PACKAGES := libffi-dev libsqlite3-dev wasi-libc
@@ -192,10 +195,19 @@ wasm-demo: wasm-build host ## The same machines as .wasm plugins in the host's s
 	@cp $(PLUGIN_DIR)/csv.so $(WASM_PLUGINS)/tictactoe.wasm $(HOST_SCRATCH)/serve-mixed/
 	@printf 'tictactoe.place 1 1\ncsv.feed "a,b\\n"\n:state\n' | $(HOST) serve --plugins $(HOST_SCRATCH)/serve-mixed
 
-# wasm-plugin: NAME (a Swift module name), OUTPUT (the .wasm file) and SOURCES (files or folders).
-wasm-plugin: wasm-install ## Turn your own reducer into a .wasm plugin: make wasm-plugin NAME=Blinker OUTPUT=blinker.wasm SOURCES="..."
-	@[ -n "$(NAME)" ] && [ -n "$(OUTPUT)" ] && [ -n "$(SOURCES)" ] || { echo "usage: make wasm-plugin NAME=Module OUTPUT=file.wasm SOURCES=\"files or folders\""; exit 2; }
-	@./wasm/actomaton-wasm-plugin --name $(NAME) --output $(OUTPUT) $(SOURCES)
+# wasm-plugin, from your own package: NAME (a Swift module name), OUTPUT (the .wasm file),
+# SOURCES (files or folders), LIBRARY (NAME=PATH modules the sources import, space-separated, in
+# dependency order) and CACHE (the compiled core and kit; default: .build/actomaton-wasm). Relative
+# paths are taken from CALLER_DIR: the directory you ran make in (the shell's $PWD, which
+# `make -C` leaves alone), not this folder.
+CALLER_DIR = $(or $(PWD),$(CURDIR))
+CACHE = .build/actomaton-wasm
+LIBRARY =
+
+wasm-plugin: wasm-install ## Turn your own reducer into a .wasm plugin: make -C path/to/Actomaton wasm-plugin NAME=Blinker OUTPUT=blinker.wasm SOURCES="..." [LIBRARY="Mod=path"] [CACHE=dir]
+	@[ -n "$(NAME)" ] && [ -n "$(OUTPUT)" ] && [ -n "$(SOURCES)" ] || { echo "usage: make wasm-plugin NAME=Module OUTPUT=file.wasm SOURCES=\"files or folders\" [LIBRARY=\"Module=path ...\"] [CACHE=dir]"; exit 2; }
+	@cd "$(CALLER_DIR)" && "$(ACTOMATON_ROOT)/wasm/actomaton-wasm-plugin" --name "$(NAME)" --output "$(OUTPUT)" --cache "$(CACHE)" \
+	  $(foreach library,$(LIBRARY),--library "$(library)") $(SOURCES)
 
 host-bench: ## Benchmark a plugin action against the same reducer compiled in (release build).
 	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark --target HostBenchmarks --format jmh --path .build/results

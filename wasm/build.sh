@@ -11,7 +11,9 @@
 #
 #   .build/wasm/plugins/{counter,csv,tictactoe,login,platformer}.wasm
 #
-# and the hostile modules the host's tests load (.build/wasm/hostile/, from WebAssembly text).
+# and the modules the host's tests load: the lamp (.build/wasm/fixtures/, a Swift plugin whose
+# vocabulary the kit's tests export as a .so too) and the hostile ones (.build/wasm/hostile/,
+# from WebAssembly text).
 #
 # Each is a reactor module (no start function, no imports) exporting the C ABI of
 # wasm/actomaton_wasm.h and its `memory`. Optimised for size: -Osize, section GC, stripped,
@@ -76,6 +78,14 @@ plugin tictactoe --name TicTacToeWasmPlugin --library TicTacToeExample=Plugins/T
 plugin login --name LoginWasmPlugin Plugins/LoginPlugin/Login.swift wasm/plugins/LoginPlugin.swift
 plugin platformer --name PlatformerWasmPlugin --library PlatformerExample=Plugins/PlatformerExample \
     Plugins/PlatformerPlugin/Character.swift wasm/plugins/PlatformerPlugin.swift
+
+# Test fixtures: the lamp, whose vocabulary the kit's tests also export as a .so plugin.
+fixture() {
+    local name=$1; shift
+    ./wasm/actomaton-wasm-plugin --cache "$out/plugin-cache" --output "$out/fixtures/$name.wasm" "$@" |
+        awk '{ printf "%-36s %6d bytes\n", $1, $2 }'
+}
+fixture lamp --name LampWasmPlugin Tests/ActomatonPluginKitTests/Lamp.swift Tests/ActomatonHostTests/Fixtures/wasm/LampPlugin.swift
 
 # Hostile modules for the host's tests, from WebAssembly text.
 mkdir -p "$out/hostile"

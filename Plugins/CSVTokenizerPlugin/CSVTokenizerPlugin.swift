@@ -9,7 +9,7 @@ let csvPlugin = PluginExport(
     summary: "The streaming RFC 4180 tokenizer from CSVExample (Swift, ActomatonPluginKit)",
     reducer: sheetReducer,
     initialState: Sheet(),
-    vocabulary: SheetAction.vocabulary,
+    actions: SheetAction.vocabulary,
     requests: { $0.call }
 )
 

@@ -9,7 +9,7 @@ let loginPlugin = PluginExport(
     summary: "A login / logout flow with a session timer (Swift, ActomatonPluginKit)",
     reducer: loginReducer,
     initialState: Session(),
-    vocabulary: LoginAction.vocabulary,
+    actions: LoginAction.vocabulary,
     requests: { $0.call }
 )
 

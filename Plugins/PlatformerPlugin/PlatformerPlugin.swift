@@ -10,7 +10,7 @@ let platformerPlugin = PluginExport(
     summary: "A platformer character controller, a statechart from PlatformerExample (Swift, ActomatonPluginKit)",
     reducer: characterReducer,
     initialState: Character(),
-    vocabulary: Platformer.Event.vocabulary,
+    actions: Platformer.Event.vocabulary,
     requests: { $0.call }
 )
 

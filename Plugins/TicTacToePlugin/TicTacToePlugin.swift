@@ -10,7 +10,7 @@ let ticTacToePlugin = PluginExport(
     summary: "Tic-tac-toe rules from TicTacToeExample (Swift, ActomatonPluginKit)",
     reducer: gameReducer,
     initialState: Game(),
-    vocabulary: TicTacToe.Action.vocabulary,
+    actions: TicTacToe.Action.vocabulary,
     requests: { $0.call }
 )
 

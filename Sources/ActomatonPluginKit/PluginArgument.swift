@@ -1,8 +1,8 @@
 import ActomatonPluginABI
 import ActomatonPluginContract
 
-/// A Swift type an exported action's parameter can have; each maps to one C type of the
-/// plugin contract.
+/// How the kit reads an argument of each parameter type from the storage libffi hands a typed
+/// entry point (the types of `PluginParameter`); each maps to one C type of the plugin contract.
 ///
 /// | Swift | C |
 /// |---|---|
@@ -11,7 +11,7 @@ import ActomatonPluginContract
 /// | `UInt8`, `UInt16`, `UInt32`, `UInt64` | `uint8_t` … `uint64_t` |
 /// | `Float`, `Double` | `float`, `double` |
 /// | `String` | `const char *` (UTF-8) |
-public protocol PluginArgument: PluginParameter, Sendable {
+protocol PluginArgument: PluginParameter, Sendable {
     /// The contract's type code (`ACTOMATON_TYPE_*`).
     static var pluginType: actomaton_type { get }
     /// Reads the value from the storage libffi hands a typed entry point.
@@ -20,93 +20,93 @@ public protocol PluginArgument: PluginParameter, Sendable {
 
 extension Bool: PluginArgument {
     /// The contract's type tag for an argument of this type.
-    public static var pluginType: actomaton_type { ACTOMATON_TYPE_BOOL }
+    static var pluginType: actomaton_type { ACTOMATON_TYPE_BOOL }
     /// Reads an argument of this type from its libffi argument slot.
-    public static func load(from slot: UnsafeRawPointer) -> Bool { slot.load(as: UInt8.self) != 0 }
+    static func load(from slot: UnsafeRawPointer) -> Bool { slot.load(as: UInt8.self) != 0 }
 }
 
 extension Int8: PluginArgument {
     /// The contract's type tag for an argument of this type.
-    public static var pluginType: actomaton_type { ACTOMATON_TYPE_INT8 }
+    static var pluginType: actomaton_type { ACTOMATON_TYPE_INT8 }
     /// Reads an argument of this type from its libffi argument slot.
-    public static func load(from slot: UnsafeRawPointer) -> Int8 { slot.load(as: Int8.self) }
+    static func load(from slot: UnsafeRawPointer) -> Int8 { slot.load(as: Int8.self) }
 }
 
 extension Int16: PluginArgument {
     /// The contract's type tag for an argument of this type.
-    public static var pluginType: actomaton_type { ACTOMATON_TYPE_INT16 }
+    static var pluginType: actomaton_type { ACTOMATON_TYPE_INT16 }
     /// Reads an argument of this type from its libffi argument slot.
-    public static func load(from slot: UnsafeRawPointer) -> Int16 { slot.load(as: Int16.self) }
+    static func load(from slot: UnsafeRawPointer) -> Int16 { slot.load(as: Int16.self) }
 }
 
 extension Int32: PluginArgument {
     /// The contract's type tag for an argument of this type.
-    public static var pluginType: actomaton_type { ACTOMATON_TYPE_INT32 }
+    static var pluginType: actomaton_type { ACTOMATON_TYPE_INT32 }
     /// Reads an argument of this type from its libffi argument slot.
-    public static func load(from slot: UnsafeRawPointer) -> Int32 { slot.load(as: Int32.self) }
+    static func load(from slot: UnsafeRawPointer) -> Int32 { slot.load(as: Int32.self) }
 }
 
 extension Int64: PluginArgument {
     /// The contract's type tag for an argument of this type.
-    public static var pluginType: actomaton_type { ACTOMATON_TYPE_INT64 }
+    static var pluginType: actomaton_type { ACTOMATON_TYPE_INT64 }
     /// Reads an argument of this type from its libffi argument slot.
-    public static func load(from slot: UnsafeRawPointer) -> Int64 { slot.load(as: Int64.self) }
+    static func load(from slot: UnsafeRawPointer) -> Int64 { slot.load(as: Int64.self) }
 }
 
 extension Int: PluginArgument {
     /// The contract's type tag for an argument of this type.
-    public static var pluginType: actomaton_type { ACTOMATON_TYPE_INT64 }
+    static var pluginType: actomaton_type { ACTOMATON_TYPE_INT64 }
     /// Reads an argument of this type from its libffi argument slot.
-    public static func load(from slot: UnsafeRawPointer) -> Int { Int(slot.load(as: Int64.self)) }
+    static func load(from slot: UnsafeRawPointer) -> Int { Int(slot.load(as: Int64.self)) }
 }
 
 extension UInt8: PluginArgument {
     /// The contract's type tag for an argument of this type.
-    public static var pluginType: actomaton_type { ACTOMATON_TYPE_UINT8 }
+    static var pluginType: actomaton_type { ACTOMATON_TYPE_UINT8 }
     /// Reads an argument of this type from its libffi argument slot.
-    public static func load(from slot: UnsafeRawPointer) -> UInt8 { slot.load(as: UInt8.self) }
+    static func load(from slot: UnsafeRawPointer) -> UInt8 { slot.load(as: UInt8.self) }
 }
 
 extension UInt16: PluginArgument {
     /// The contract's type tag for an argument of this type.
-    public static var pluginType: actomaton_type { ACTOMATON_TYPE_UINT16 }
+    static var pluginType: actomaton_type { ACTOMATON_TYPE_UINT16 }
     /// Reads an argument of this type from its libffi argument slot.
-    public static func load(from slot: UnsafeRawPointer) -> UInt16 { slot.load(as: UInt16.self) }
+    static func load(from slot: UnsafeRawPointer) -> UInt16 { slot.load(as: UInt16.self) }
 }
 
 extension UInt32: PluginArgument {
     /// The contract's type tag for an argument of this type.
-    public static var pluginType: actomaton_type { ACTOMATON_TYPE_UINT32 }
+    static var pluginType: actomaton_type { ACTOMATON_TYPE_UINT32 }
     /// Reads an argument of this type from its libffi argument slot.
-    public static func load(from slot: UnsafeRawPointer) -> UInt32 { slot.load(as: UInt32.self) }
+    static func load(from slot: UnsafeRawPointer) -> UInt32 { slot.load(as: UInt32.self) }
 }
 
 extension UInt64: PluginArgument {
     /// The contract's type tag for an argument of this type.
-    public static var pluginType: actomaton_type { ACTOMATON_TYPE_UINT64 }
+    static var pluginType: actomaton_type { ACTOMATON_TYPE_UINT64 }
     /// Reads an argument of this type from its libffi argument slot.
-    public static func load(from slot: UnsafeRawPointer) -> UInt64 { slot.load(as: UInt64.self) }
+    static func load(from slot: UnsafeRawPointer) -> UInt64 { slot.load(as: UInt64.self) }
 }
 
 extension Float: PluginArgument {
     /// The contract's type tag for an argument of this type.
-    public static var pluginType: actomaton_type { ACTOMATON_TYPE_FLOAT }
+    static var pluginType: actomaton_type { ACTOMATON_TYPE_FLOAT }
     /// Reads an argument of this type from its libffi argument slot.
-    public static func load(from slot: UnsafeRawPointer) -> Float { slot.load(as: Float.self) }
+    static func load(from slot: UnsafeRawPointer) -> Float { slot.load(as: Float.self) }
 }
 
 extension Double: PluginArgument {
     /// The contract's type tag for an argument of this type.
-    public static var pluginType: actomaton_type { ACTOMATON_TYPE_DOUBLE }
+    static var pluginType: actomaton_type { ACTOMATON_TYPE_DOUBLE }
     /// Reads an argument of this type from its libffi argument slot.
-    public static func load(from slot: UnsafeRawPointer) -> Double { slot.load(as: Double.self) }
+    static func load(from slot: UnsafeRawPointer) -> Double { slot.load(as: Double.self) }
 }
 
 extension String: PluginArgument {
     /// The contract's type tag for an argument of this type.
-    public static var pluginType: actomaton_type { ACTOMATON_TYPE_STRING }
+    static var pluginType: actomaton_type { ACTOMATON_TYPE_STRING }
     /// Reads an argument of this type from its libffi argument slot.
-    public static func load(from slot: UnsafeRawPointer) -> String {
+    static func load(from slot: UnsafeRawPointer) -> String {
         guard let pointer = slot.load(as: UnsafePointer<CChar>?.self) else { return "" }
         return String(decoding: UnsafeRawBufferPointer(start: pointer, count: strlen(pointer)), as: UTF8.self)
     }

@@ -43,6 +43,13 @@ import Musl
 /// }
 /// ```
 ///
+/// `actions` is the vocabulary, an array of `PluginActionEntry` (from `ActomatonPluginCore`,
+/// which this module re-exports): declared once, in a file that imports only `ActomatonCore`
+/// and `ActomatonPluginCore`, the same value builds the `.wasm` plugin too
+/// (`WasmPlugin(…, actions:)`). A vocabulary past the contract's limits (an entry with more
+/// than `ACTOMATON_MAX_PARAMETERS` parameters, more than `ACTOMATON_MAX_ACTIONS` entries, or
+/// none) is refused at load, with the reason on standard error.
+///
 /// `requests` maps an action to its vocabulary entry when the reducer requests it as an
 /// effect (`PluginEffect/next(_:)`, `PluginEffect/after(_:send:id:queue:)`, …); it is
 /// checked when the manifest is built — each entry's action, made from example arguments,
@@ -57,13 +64,14 @@ import Musl
 public final class PluginExport<Reducer: MealyReducerProtocol & Sendable>: ExportBase, @unchecked Sendable
 where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action> {
     /// The manifest to return from `actomaton_plugin_entry`. If libffi could not make the
-    /// entry points, or `requests` does not map the vocabulary back, its `create` is `NULL`,
+    /// entry points, the vocabulary is past the contract's limits, or `requests` does not map
+    /// the vocabulary back, its `create` is `NULL`,
     /// which the host refuses with a clear error.
     public let manifest: UnsafeRawPointer
 
     let reducer: Reducer
     let initialState: Reducer.State
-    let actions: [PluginActionExport<Reducer.Action>]
+    let actions: [PluginActionEntry<Reducer.Action>]
     let requests: ((Reducer.Action) -> PluginCall)?
     let coding: StateCoding<Reducer.State>
     /// The closures and objects the manifest's function pointers use; kept for the library's life.
@@ -77,7 +85,8 @@ where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action
     ///   - summary: One line saying what it does.
     ///   - reducer: The reducer every state runs.
     ///   - initialState: The state `create` makes.
-    ///   - actions: The vocabulary.
+    ///   - actions: The vocabulary, in the order of the manifest: the same value a `.wasm`
+    ///     build hands to `WasmPlugin(…, actions:)`.
     ///   - requests: The vocabulary entry and arguments of an action the reducer requests.
     public convenience init(
         name: String,
@@ -85,7 +94,7 @@ where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action
         summary: String? = nil,
         reducer: Reducer,
         initialState: Reducer.State,
-        actions: [PluginActionExport<Reducer.Action>],
+        actions: [PluginActionEntry<Reducer.Action>],
         requests: ((Reducer.Action) -> PluginCall)? = nil
     ) where Reducer.State: Codable {
         self.init(name: name, version: version, summary: summary, reducer: reducer, initialState: initialState,
@@ -93,45 +102,35 @@ where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action
     }
 
     /// Describes a plugin whose state is `PluginSnapshotCodable` (byte snapshots, as in the
-    /// wasm kit) and builds its manifest. The description is the state's `description` when it
-    /// is `CustomStringConvertible`.
+    /// wasm kit: the `.so` and the `.wasm` then read each other's snapshots) and builds its
+    /// manifest. The description is the state's `description` when it is
+    /// `CustomStringConvertible`.
+    ///
+    /// - Parameters:
+    ///   - name: The plugin's name (letters, digits and `_`).
+    ///   - version: Its version, free text.
+    ///   - summary: One line saying what it does.
+    ///   - reducer: The reducer every state runs.
+    ///   - initialState: The state `create` makes.
+    ///   - actions: The vocabulary, in the order of the manifest: the same value a `.wasm`
+    ///     build hands to `WasmPlugin(…, actions:)`.
+    ///   - requests: The vocabulary entry and arguments of an action the reducer requests.
     public convenience init(
         name: String,
         version: String,
         summary: String? = nil,
         reducer: Reducer,
         initialState: Reducer.State,
-        actions: [PluginActionExport<Reducer.Action>],
+        actions: [PluginActionEntry<Reducer.Action>],
         requests: ((Reducer.Action) -> PluginCall)? = nil
     ) where Reducer.State: PluginSnapshotCodable {
         self.init(name: name, version: version, summary: summary, reducer: reducer, initialState: initialState,
                   actions: actions, requests: requests, coding: .bytes())
     }
 
-    /// Describes a plugin whose vocabulary is shared with its `.wasm` build
-    /// (`PluginActionEntry`), with a `Codable` state.
-    public convenience init(
-        name: String, version: String, summary: String? = nil, reducer: Reducer, initialState: Reducer.State,
-        vocabulary: [PluginActionEntry<Reducer.Action>], requests: ((Reducer.Action) -> PluginCall)? = nil
-    ) where Reducer.State: Codable {
-        self.init(name: name, version: version, summary: summary, reducer: reducer, initialState: initialState,
-                  actions: vocabulary.map(PluginActionExport.init), requests: requests, coding: .json())
-    }
-
-    /// Describes a plugin whose vocabulary is shared with its `.wasm` build
-    /// (`PluginActionEntry`), with a `PluginSnapshotCodable` state: the `.so` and the
-    /// `.wasm` then read each other's snapshots.
-    public convenience init(
-        name: String, version: String, summary: String? = nil, reducer: Reducer, initialState: Reducer.State,
-        vocabulary: [PluginActionEntry<Reducer.Action>], requests: ((Reducer.Action) -> PluginCall)? = nil
-    ) where Reducer.State: PluginSnapshotCodable {
-        self.init(name: name, version: version, summary: summary, reducer: reducer, initialState: initialState,
-                  actions: vocabulary.map(PluginActionExport.init), requests: requests, coding: .bytes())
-    }
-
     init(
         name: String, version: String, summary: String?, reducer: Reducer, initialState: Reducer.State,
-        actions: [PluginActionExport<Reducer.Action>], requests: ((Reducer.Action) -> PluginCall)?,
+        actions: [PluginActionEntry<Reducer.Action>], requests: ((Reducer.Action) -> PluginCall)?,
         coding: StateCoding<Reducer.State>
     ) {
         self.reducer = reducer
@@ -142,44 +141,30 @@ where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action
         manifest = Self.buildManifest(name: name, version: version, summary: summary, actions: actions)
         super.init()
         finishManifest()
-        if let requests, let problem = Self.mappingProblem(actions, requests) {
+        if let problem = Self.vocabularyProblem(actions, requests) {
             printLine("[\(name)] the plugin cannot be loaded: \(problem)")
             fail(UnsafeMutablePointer(mutating: manifest.assumingMemoryBound(to: actomaton_manifest.self)))
         }
     }
 
-    /// Checks `requests` against the vocabulary: each entry's action, made from example
-    /// arguments, must map back to it.
-    static func mappingProblem(_ actions: [PluginActionExport<Reducer.Action>], _ requests: (Reducer.Action) -> PluginCall) -> String? {
-        let slots = UnsafeMutableRawPointer.allocate(byteCount: 8 * 16, alignment: 8)
-        let pointers = UnsafeMutablePointer<UnsafeMutableRawPointer?>.allocate(capacity: 16)
-        defer { slots.deallocate(); pointers.deallocate() }
-        let empty: StaticString = ""
-        let entries = actions.map { action in
-            (name: action.name, parameters: action.parameters.map { PluginValueType(rawValue: $0.type) ?? .int64 })
+    /// Checks the vocabulary against the contract's limits (`ACTOMATON_MAX_PARAMETERS`,
+    /// `ACTOMATON_MAX_ACTIONS`), then `requests` against the vocabulary: each entry's action,
+    /// made from example arguments, must map back to it.
+    static func vocabularyProblem(
+        _ actions: [PluginActionEntry<Reducer.Action>], _ requests: ((Reducer.Action) -> PluginCall)?
+    ) -> String? {
+        if let problem = pluginVocabularyProblem(actions) { return problem }
+        for action in actions where action.parameters.count > Int(ACTOMATON_MAX_PARAMETERS) {
+            return "the vocabulary entry '\(action.name)' has \(action.parameters.count) parameters; at most \(ACTOMATON_MAX_PARAMETERS)"
         }
-        var examples: [Reducer.Action] = []
-        for action in actions {
-            for position in 0..<16 {
-                let slot = slots + position * 8
-                slot.storeBytes(of: 0, as: UInt64.self)
-                if position < action.parameters.count, action.parameters[position].type == ACTOMATON_TYPE_STRING {
-                    slot.storeBytes(of: UnsafeRawPointer(empty.utf8Start), as: UnsafeRawPointer.self)
-                }
-                pointers[position] = slot
-            }
-            guard let example = action.decode(pointers) else {
-                return "the vocabulary entry '\(action.name)' makes no action from its example arguments"
-            }
-            examples.append(example)
-        }
-        return pluginMappingProblem(entries: entries, action: { examples[$0] }, requests: requests)
+        guard let requests else { return nil }
+        return pluginMappingProblem(actions, requests: requests)
     }
 
     // MARK: Manifest
 
     private static func buildManifest(
-        name: String, version: String, summary: String?, actions: [PluginActionExport<Reducer.Action>]
+        name: String, version: String, summary: String?, actions: [PluginActionEntry<Reducer.Action>]
     ) -> UnsafeRawPointer {
         let manifest = UnsafeMutablePointer<actomaton_manifest>.allocate(capacity: 1)
         manifest.initialize(to: actomaton_manifest())
@@ -191,7 +176,7 @@ where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action
         for (index, action) in actions.enumerated() {
             let parameters = UnsafeMutablePointer<actomaton_parameter>.allocate(capacity: max(action.parameters.count, 1))
             for (position, parameter) in action.parameters.enumerated() {
-                parameters[position] = actomaton_parameter(name: UnsafePointer(strdup(parameter.name)), type: parameter.type)
+                parameters[position] = actomaton_parameter(name: UnsafePointer(strdup(parameter.name)), type: parameter.type.abiType)
             }
             table[index] = actomaton_action(name: UnsafePointer(strdup(action.name)), parameters: UnsafePointer(parameters),
                                             parameter_count: UInt32(action.parameters.count), entry: nil)
@@ -218,7 +203,7 @@ where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action
 
         let table = UnsafeMutablePointer(mutating: raw.pointee.actions!)
         for (index, action) in actions.enumerated() {
-            let types: [UnsafeMutablePointer<ffi_type>] = [cffi_type_pointer()] + action.parameters.map { PluginValueType(abiType: $0.type)?.ffiType ?? cffi_type_pointer() }
+            let types: [UnsafeMutablePointer<ffi_type>] = [cffi_type_pointer()] + action.parameters.map { $0.type.ffiType }
             let entry = ActionEntry(export: self, index: index)
             guard let interface = CallInterface(returning: cffi_type_sint32(), arguments: types),
                   let closure = FFIClosure(interface: interface, trampoline: actionTrampoline,
@@ -254,7 +239,13 @@ where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action
         override func call(_ arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> actomaton_status {
             let state = arguments[0]!.load(as: UnsafeMutableRawPointer.self)
             let box = unsafeDowncast(Unmanaged<StateBox>.fromOpaque(state).takeUnretainedValue(), to: TypedStateBox.self)
-            guard let action = export.actions[index].decode(arguments + 1) else {
+            let entry = export.actions[index]
+            var values: [PluginValue] = []
+            values.reserveCapacity(entry.parameters.count)
+            for (position, parameter) in entry.parameters.enumerated() {
+                values.append(pluginValue(of: parameter.type, in: arguments[1 + position]!))
+            }
+            guard let action = entry.make(values) else {
                 "the arguments do not make an action of '\(export.actions[index].name)'".withCString { box.host?.pointee.fail($0) }
                 return ACTOMATON_ERROR
             }
@@ -326,7 +317,7 @@ where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action
             defer { strings.forEach { free($0) } }
             var values: [actomaton_value] = []
             for (value, parameter) in zip(request.arguments, entry.parameters) {
-                guard let converted = contractValue(value, type: parameter.type, strings: &strings) else {
+                guard let converted = contractValue(value, type: parameter.type.abiType, strings: &strings) else {
                     let message = "the reducer requested '\(request.name)' with \(value) for parameter '\(parameter.name)', which does not fit its type"
                     message.withCString { host?.pointee.fail($0) }
                     return ACTOMATON_INVALID_REQUEST

@@ -4,30 +4,32 @@
 import ActomatonCore
 import Testing
 
-@Suite("Documentation: ActomatonCore articles")
-struct DocumentationCoreExamplesTests {
-    enum DoorState: String, Sendable, CustomStringConvertible { case closed, open, locked; var description: String { rawValue } }
-    enum DoorInput: String, Sendable, CustomStringConvertible { case open, close, lock, unlock; var description: String { rawValue } }
+// The Transition tables and diagrams article's stored machine, whole: the types, the table and
+// the struct that keeps the machine (file scope, as a user's code would have them).
+enum DoorState: String, Sendable, CustomStringConvertible { case closed, open, locked; var description: String { rawValue } }
+enum DoorInput: String, Sendable, CustomStringConvertible { case open, close, lock, unlock; var description: String { rawValue } }
 
-    static let doorTable = TransitionTable<DoorInput, DoorState, String>([
-        .open   | .closed => .open,
-        .close  | .open   => .closed,
-        .lock   | .closed => .locked | "engage bolt",
-        .unlock | .locked => .closed | "release bolt",
-    ])
+let doorTable = TransitionTable<DoorInput, DoorState, String>([
+    .open   | .closed => .open,
+    .close  | .open   => .closed,
+    .lock   | .closed => .locked | "engage bolt",
+    .unlock | .locked => .closed | "release bolt",
+])
 
-    struct Door {
-        var machine: TransitionMachine<DoorInput, DoorState, String>
+struct Door {
+    var machine: TransitionMachine<DoorInput, DoorState, String>
 
-        init() {
-            machine = DocumentationCoreExamplesTests.doorTable.machine(state: .closed)
-        }
-
-        mutating func press(_ input: DoorInput) -> String? {
-            machine.send(input).output
-        }
+    init() {
+        machine = doorTable.machine(state: .closed)
     }
 
+    mutating func press(_ input: DoorInput) -> String? {
+        machine.send(input).output
+    }
+}
+
+@Suite("Documentation: ActomatonCore articles")
+struct DocumentationCoreExamplesTests {
     @Test func aStoredTransitionMachine() {
         var door = Door()
         #expect(door.press(.lock) == "engage bolt")
@@ -41,7 +43,7 @@ struct DocumentationCoreExamplesTests {
     @Test func mapOutputBeforeContramapAction() {
         enum AppAction { case door(DoorInput), other }
 
-        let doorReducer = Self.doorTable.reducer
+        let doorReducer = doorTable.reducer
             .map(output: { reply in reply.output.map { [$0] } ?? [] }) // [String] is a ReducerOutput
             .contramap(action: { (action: AppAction) in
                 if case let .door(input) = action { input } else { nil }

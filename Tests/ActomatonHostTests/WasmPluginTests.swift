@@ -387,3 +387,39 @@ struct UserWasmPluginTests {
         #expect(text == "actomaton-wasm-plugin: --name '9lives' is not a Swift module name (letters, digits and _, not a digit first)\n")
     }
 }
+
+@Suite("WebAssembly plugins: `make wasm-plugin` from a user's package")
+struct MakeWasmPluginTests {
+    /// Run as a user runs it, from their package's folder with `make -C path/to/Actomaton`:
+    /// every path relative to their folder (sources, output, the library), and the cache
+    /// written under their `.build`, not in the Actomaton folder.
+    @Test func relativePathsAreTheCallersAndTheCacheIsTheirs() async throws {
+        let user = try temporaryDirectory()
+        let fixture = "\(projectRoot)/Tests/Fixtures/UserWasmPlugin"
+        try FileManager.default.createDirectory(atPath: "\(user)/Sources", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: "\(fixture)/Sources/Blinker", toPath: "\(user)/Sources/Blinker")
+        try FileManager.default.copyItem(atPath: "\(fixture)/WasmPluginLibrary", toPath: "\(user)/Glue")
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["make", "-s", "-C", projectRoot, "wasm-plugin", "NAME=BlinkerGlue", "OUTPUT=out/blinker.wasm",
+                             "SOURCES=Glue", "LIBRARY=Blinker=Sources/Blinker"]
+        process.currentDirectoryURL = URL(fileURLWithPath: user)
+        // A shell sets PWD to the folder it runs make in; `make -C` leaves it so.
+        process.environment = ProcessInfo.processInfo.environment.merging(["PWD": user]) { $1 }
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0, "\(text)")
+
+        #expect(FileManager.default.fileExists(atPath: "\(user)/.build/actomaton-wasm/objects/kit.stamp"), "\(text)")
+        #expect(FileManager.default.fileExists(atPath: "\(user)/.build/actomaton-wasm/modules/Blinker.swiftmodule"))
+        let machine = try PluginMachine(plugin: Plugin.load(path: "\(user)/out/blinker.wasm"))
+        #expect(machine.plugin.manifest.actions.map(\.description) == ["start(interval_ms: uint32)", "toggle()", "stop()"])
+        _ = try await machine.send(machine.plugin.action("toggle", []))
+        #expect(try await machine.describe() == #"{"blinks":1,"on":true}"#)
+    }
+}

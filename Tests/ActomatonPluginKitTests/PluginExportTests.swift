@@ -261,8 +261,8 @@ struct PluginExportTests {
         let manifest = misnamed.manifest.load(as: actomaton_manifest.self)
         #expect(manifest.create == nil)
         #expect(shouting.manifest.load(as: actomaton_manifest.self).create != nil)
-        #expect(PluginExport<MealyReducer<ShoutingAction, Int64, Void, PluginEffect<ShoutingAction>>>.mappingProblem(
-            misnamed.actions, misnamed.requests!) == "the vocabulary entry 'start' makes an action that requests(_:) maps to 'START'")
+        #expect(PluginExport<MealyReducer<ShoutingAction, Int64, Void, PluginEffect<ShoutingAction>>>.vocabularyProblem(
+            misnamed.actions, misnamed.requests) == "the vocabulary entry 'start' makes an action that requests(_:) maps to 'START'")
     }
 
     /// A snapshot that cannot be written used to come back as an empty snapshot; now it fails

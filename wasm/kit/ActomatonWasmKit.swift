@@ -22,8 +22,12 @@
 //     @_expose(wasm, "actomaton_action_add") @_cdecl("actomaton_action_add")
 //     func add(_ amount: Int64) -> Int32 { counter.send(.add(amount)) }
 //
-// The kit exports the rest of the contract (abi version, manifest, alloc, snapshot, restore,
-// describe), and checks `requests` against the vocabulary when the host reads the manifest.
+// `actions` is an array of PluginActionEntry (ActomatonPluginCore): the same value the .so
+// build hands to PluginExport(…, actions:). A String parameter arrives in the export as two
+// UInt32s, an offset and a length, which wasmString(_:_:) reads. The kit exports the rest of
+// the contract (abi version, manifest, alloc, snapshot, restore, describe), and checks the
+// vocabulary against the contract's limits and `requests` against the vocabulary when the
+// host reads the manifest.
 import ActomatonCore
 import ActomatonPluginCore
 
@@ -75,14 +79,6 @@ public func wasmString(_ bytes: UInt32, _ length: UInt32) -> String {
     return String(decoding: UnsafeRawBufferPointer(start: start, count: Int(length)), as: UTF8.self)
 }
 
-// MARK: The vocabulary
-
-/// One action of a wasm plugin's vocabulary: the same entries as the `.so` kit takes.
-///
-/// The export `actomaton_action_<name>` is the user's; its wasm signature must be the one
-/// the parameters declare (the host checks it at load).
-public typealias WasmAction<Action> = PluginActionEntry<Action>
-
 // MARK: The plugin
 
 /// A plugin as the kit's exports see it, without its generic parameters.
@@ -127,7 +123,7 @@ where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action
     let version: String
     let summary: String?
     let reducer: Reducer
-    let actions: [WasmAction<Reducer.Action>]
+    let actions: [PluginActionEntry<Reducer.Action>]
     let requests: ((Reducer.Action) -> PluginCall)?
     /// The state of the module's one machine.
     public private(set) var state: Reducer.State
@@ -141,13 +137,16 @@ where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action
     ///   - summary: One line saying what it does.
     ///   - reducer: The reducer the machine runs.
     ///   - initialState: The state the module starts with.
-    ///   - actions: The vocabulary, in the order of the manifest.
+    ///   - actions: The vocabulary, in the order of the manifest: the same value the `.so`
+    ///     build hands to `PluginExport(…, actions:)`. The export `actomaton_action_<name>` of
+    ///     each entry is the module's own; its wasm signature must be the one the parameters
+    ///     declare (the host checks it at load).
     ///   - requests: The vocabulary entry and arguments of an action the reducer requests as
     ///     an effect; checked against `actions` when the host reads the manifest.
     public init(
         name: String, version: String, summary: String? = nil,
         reducer: Reducer, initialState: Reducer.State,
-        actions: [WasmAction<Reducer.Action>],
+        actions: [PluginActionEntry<Reducer.Action>],
         requests: ((Reducer.Action) -> PluginCall)? = nil
     ) {
         self.name = name
@@ -258,6 +257,10 @@ where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action
 
     override func manifestOffset() -> UInt32 {
         if manifest != 0 { return manifest }
+        if let problem = pluginVocabularyProblem(actions) {
+            wasmFail(problem)
+            return 0
+        }
         if let requests, let problem = pluginMappingProblem(actions, requests: requests) {
             wasmFail(problem)
             return 0

@@ -118,7 +118,7 @@ public actor PluginHost {
     /// Loads every `*.so` and `*.wasm` file of `directory` not loaded yet, and reloads every loaded plugin
     /// whose file was replaced. Returns what it did, one event per file that changed.
     public func scan(directory: String) async -> [Event] {
-        guard let files = sharedLibraries(in: directory) else {
+        guard let files = pluginFiles(in: directory) else {
             return [.directoryUnreadable(.notADirectory(directory))]
         }
         var events = await reloadChangedPlugins()
@@ -189,7 +189,7 @@ import Musl
 #endif
 
 /// The plugin files of `directory`: `*.so` and `*.wasm`, sorted; hidden files are skipped.
-private func sharedLibraries(in directory: String) -> [String]? {
+private func pluginFiles(in directory: String) -> [String]? {
     guard let stream = opendir(directory) else { return nil }
     defer { closedir(stream) }
     var paths: [String] = []
