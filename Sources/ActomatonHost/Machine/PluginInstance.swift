@@ -224,13 +224,5 @@ public final class PluginInstance: PluginRuntime, @unchecked Sendable {
 /// Writes `line` and a newline to standard error, with control characters escaped.
 func printToStandardError(_ line: String) {
     var text = TerminalText.escaping(line) + "\n"
-    text.withUTF8 { bytes in
-        var offset = 0
-        while offset < bytes.count {
-            let written = write(2, bytes.baseAddress! + offset, bytes.count - offset)
-            if written < 0 && errno == EINTR { continue }
-            if written <= 0 { return }
-            offset += written
-        }
-    }
+    text.withUTF8 { bytes in _ = try? SystemCall.writeAll(2, UnsafeRawBufferPointer(bytes)) }
 }

@@ -180,7 +180,9 @@ public actor PluginMachine: EffectQueueHost {
         self.observer = observer
         self.observesSends = observesSends
         effectBudget = budget
-        executor = runtime.callsBlock ? .thread(ThreadExecutor()) : .pool(PoolExecutorDonor())
+        // Without a thread to be had, the machine runs on the pool: slower to recover from a
+        // hang, never wrong.
+        executor = runtime.callsBlock ? ((try? ThreadExecutor()).map(MachineExecutor.thread) ?? .pool(PoolExecutorDonor())) : .pool(PoolExecutorDonor())
         decisions = PluginMachineStateMachine(snapshotInterval: journal?.options.snapshotInterval)
         let effects = EffectQueueManager<PluginMachineAction>(clock: clock, onFailure: Self.reportEffectFailure)
         self.effects = effects
