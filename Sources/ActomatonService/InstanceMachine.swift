@@ -88,6 +88,11 @@ public struct PluginType: Sendable {
         }
     }
 
+    /// Checks an action's name and positional arguments against the plugin's vocabulary.
+    public func action(_ name: String, _ arguments: [PluginValue]) throws(PluginCallError) -> PluginAction {
+        try plugin.action(name, arguments)
+    }
+
     /// Checks an action's name and arguments (positional, or named as in JSON objects) against
     /// the plugin's vocabulary, with the command line's messages.
     public func action(_ name: String, _ arguments: InputLine.Arguments) throws(PluginCallError) -> PluginAction {

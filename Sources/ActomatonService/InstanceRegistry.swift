@@ -99,7 +99,8 @@ public actor InstanceRegistry {
             throw .overLimit("plugin \(address.plugin) already has \(limits.maxInstancesPerPlugin) instances, its limit (--max-instances-per-plugin)")
         }
         let (limits, metrics, log) = (self.limits, self.metrics, self.log)
-        let task = Task { () throws -> Instance in
+        // Made off the registry's actor: a worker's start must not hold up other instances.
+        let task = Task.detached { () throws -> Instance in
             let watchers = WatcherSet(address: address, limit: limits.maxWatchersPerInstance) { metrics.watchersChanged(by: $0) }
             let machine = try InstanceMachine(type: type, maxEffects: limits.maxEffects, log: log) { watchers.broadcast($0) }
             await machine.start()

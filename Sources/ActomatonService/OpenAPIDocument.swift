@@ -260,5 +260,6 @@ paths:
         "404": {$ref: "#/components/responses/NotFound"}
         "429": {$ref: "#/components/responses/TooMany"}
         "503": {$ref: "#/components/responses/ShuttingDown"}
+
 """#
 }

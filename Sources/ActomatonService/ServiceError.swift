@@ -1,3 +1,4 @@
+import ActomatonHost
 import Hummingbird
 import ActomatonPluginContract
 
@@ -58,7 +59,7 @@ public enum ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `{"error": "…"}`.
-    public var json: String { JSONText.object([("error", JSONText.string(description))]) }
+    public var json: String { JSONText.object([("error", ServiceJSON.string(description))]) }
 }
 
 extension ServiceError: HTTPResponseError {

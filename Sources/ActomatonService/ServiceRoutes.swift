@@ -1,4 +1,6 @@
 import ActomatonHost
+import ActomatonPluginContract
+import HTTPTypes
 import Hummingbird
 import HummingbirdWebSocket
 import HostCommandLine
@@ -85,7 +87,7 @@ struct ServiceRoutes: Sendable {
         let address = try address(context)
         _ = try registry.catalog.type(named: address.plugin)
         guard await registry.remove(address) != nil else { throw ServiceError.notFound("no instance \(address)") }
-        return .json(JSONText.object([("plugin", JSONText.string(address.plugin)), ("key", JSONText.string(address.key.text)),
+        return .json(JSONText.object([("plugin", ServiceJSON.string(address.plugin)), ("key", ServiceJSON.string(address.key.text)),
                                       ("deleted", "true")]))
     }
 
@@ -198,19 +200,20 @@ struct ServiceRoutes: Sendable {
             return
         }
         defer { instance.watchers.remove(watcher) }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            // The client's frames are read (and dropped) only to notice when it leaves.
+        await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                for try await _ in inbound {}
-                watcher.finish()
+                for await message in watcher.messages {
+                    do { try await outbound.write(.text(message)) } catch { return }
+                }
+                if let reason = watcher.endReason {
+                    try? await outbound.close(WebSocketErrorCode(codeNumber: Int(reason.closeCode)), reason: reason.description)
+                }
             }
-            for await message in watcher.messages {
-                try await outbound.write(.text(message))
-            }
-            if let reason = watcher.endReason {
-                try await outbound.close(WebSocketErrorCode(codeNumber: Int(reason.closeCode)), reason: reason.description)
-            }
-            group.cancelAll()
+            // The client's frames are read (and dropped) to notice when it leaves, or answers
+            // the service's close.
+            do { for try await _ in inbound {} } catch {}
+            watcher.finish()
+            await group.waitForAll()
         }
     }
 }

@@ -44,7 +44,9 @@ public final class Watcher: Sendable {
     /// Creates a watcher that buffers at most `buffer` messages.
     public init(buffer: Int) {
         self.buffer = buffer
-        (messages, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingOldest(buffer))
+        let (messages, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingOldest(buffer))
+        self.messages = messages
+        self.continuation = continuation
     }
 
     /// Why the service ended the watcher, or `nil` while it runs (or when its client left).

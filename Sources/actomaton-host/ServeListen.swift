@@ -113,9 +113,9 @@ extension Serve {
         var configuration = network.configuration
         configuration.maxEffects = machines.maxEffects
         let server = ActomatonServer(catalog: loaded.catalog, tokens: tokens, listen: listen, configuration: configuration,
-                                     logger: Logger(label: "actomaton-host")) { port in
+                                     logger: Logger(label: "actomaton-host"), onListening: { port in
             emit("listening on \(ListenAddress.display(host: listen.host, port: port))")
-        }
+        })
         try await server.runUntilSignalled()
         emit("stopped")
     }

@@ -1,6 +1,7 @@
 import ActomatonHost
 @testable import ActomatonService
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Testing

@@ -1,5 +1,6 @@
 import ActomatonHost
 @testable import ActomatonService
+import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Synchronization

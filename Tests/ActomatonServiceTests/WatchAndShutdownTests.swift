@@ -1,4 +1,5 @@
 import ActomatonHost
+import ActomatonPluginContract
 @testable import ActomatonService
 import Hummingbird
 import HummingbirdTesting
@@ -19,7 +20,7 @@ import Testing
             try await client.ws("/v1/machines/counter/w/watch") { inbound, _, _ in
                 #expect(await eventually { instance.watcherCount == 1 })
                 // One input action that starts a delayed one (due at once): two transitions.
-                _ = try await instance.machine.send(try counterType.action("add_later", .positional([.int(2), .float(0)])))
+                _ = try await instance.machine.send(try counterType.action("add_later", [.int(2), .float(0)]))
                 var messages = inbound.messages(maxSize: 1 << 16).makeAsyncIterator()
                 while received.withLock({ $0.count }) < 2, let message = try await messages.next() {
                     if case let .text(text) = message { received.withLock { $0.append(text) } }
@@ -60,7 +61,7 @@ import Testing
         var configuration = ServiceConfiguration()
         configuration.shutdownTimeout = .seconds(30)
         let server = ActomatonServer(catalog: PluginCatalog([counterType]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
-                                     configuration: configuration) { port in portSink.yield(port) }
+                                     configuration: configuration, onListening: { port in portSink.yield(port) })
         let group = ServiceGroup(configuration: .init(services: [server], logger: Logger(label: "test")))
         let running = Task { try await group.run() }
         var iterator = ports.makeAsyncIterator()
