@@ -10,7 +10,7 @@ import Testing
     @Test func eightClientsAddingToOneInstanceGetTheExactSumWithIncreasingSeq() async throws {
         let server = makeServer()
         let clients = 8
-        let adds = 100
+        let adds = 1000
         try await server.makeApplication().test(.router) { client in
             let seqs = try await withThrowingTaskGroup(of: [Int].self) { group in
                 for _ in 0..<clients {
