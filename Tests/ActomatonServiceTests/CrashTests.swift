@@ -30,3 +30,21 @@ import Testing
         }
     }
 }
+
+@Suite struct WasmInstanceTests {
+    @Test func sandboxedInstancesServeTheSameAPI() async throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        let path = "\(root)/.build/wasm/plugins/counter.wasm"
+        try #require(FileManager.default.fileExists(atPath: path), "\(path) is missing: run `make wasm-build` first")
+        let wasm = try PluginType.load(path: path, isolation: .none, options: .init())
+        let server = ActomatonServer(catalog: PluginCatalog([wasm]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"))
+        try await server.makeApplication().test(.router) { client throws in
+            #expect(try await client.post("a", #"{"action": "add", "args": [5]}"#).text.contains(#""seq":1,"action":"add","state":{"count":5}"#))
+            #expect(try await client.post("b", #"{"action": "increment"}"#).text.contains(#""state":{"count":1}"#))
+            #expect(try await client.get("/v1/machines/counter/a").text.contains(#""state":{"count":5}"#))
+            #expect(try await client.get("/v1/plugins").text.contains(#""sandbox":"wasm""#))
+        }
+    }
+}
+
+import Foundation
