@@ -45,6 +45,7 @@ public final class ActomatonServer: Service, Sendable {
     ///   - configuration: The limits.
     ///   - logger: Where requests (debug) and errors (warning) are logged.
     ///   - now: The time for rate limits and idempotency windows; tests pass a fixed one.
+    ///   - pluginLog: Where plugins' `host->log` lines go (standard error by default).
     ///   - onListening: Told the port once the server listens.
     public init(
         catalog: PluginCatalog,

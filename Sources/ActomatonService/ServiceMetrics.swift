@@ -8,7 +8,8 @@ import struct Prometheus.PrometheusMetricsFactory
 /// served at `GET /metrics` in Prometheus' text format.
 ///
 /// - `actomaton_actions_total{plugin, outcome}`: actions sent by clients, by outcome
-///   (`ok`, `bad_request`, `refused`, `failed`, `replayed`).
+///   (`ok`, `bad_request`, `not_found`, `refused`, `over_limit`, `failed`, `replayed`; a replayed answer is
+///   counted but not timed).
 /// - `actomaton_action_duration_seconds{plugin}`: how long an action took, turn wait included.
 /// - `actomaton_instances_active`: instances in memory.
 /// - `actomaton_watchers`: WebSocket watchers connected.
@@ -42,8 +43,9 @@ public final class ServiceMetrics: Sendable {
         watchers.record(0)
     }
 
-    /// Counts an action of `plugin` with its `outcome`, and how long it took.
-    func actionFinished(plugin: String, outcome: String, duration: Duration) {
+    /// Counts an action of `plugin` with its `outcome`, and how long it took (`nil` for a
+    /// replayed answer, which ran nothing).
+    func actionFinished(plugin: String, outcome: String, duration: Duration?) {
         let key = plugin + "\u{0}" + outcome
         let counter: Counter? = actions.withLock { actions in
             if let counter = actions[key] { return counter }
@@ -53,6 +55,7 @@ public final class ServiceMetrics: Sendable {
             return counter
         }
         counter?.increment()
+        guard let duration else { return }
         let timer: CoreMetrics.Timer? = latencies.withLock { latencies in
             if let timer = latencies[plugin] { return timer }
             guard latencies.count < Self.maxPlugins else { return nil }

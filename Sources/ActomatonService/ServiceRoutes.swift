@@ -108,7 +108,7 @@ struct ServiceRoutes: Sendable {
         let key = IdempotencyCache.Key(token: context.token?.line ?? 0, address: address, key: keyText)
         switch try await idempotency.begin(key, fingerprint: .init(body.readableBytesView)) {
         case let .replay(stored):
-            metrics.actionFinished(plugin: address.plugin, outcome: "replayed", duration: .zero)
+            metrics.actionFinished(plugin: address.plugin, outcome: "replayed", duration: nil)
             return .json(stored.body, status: .init(code: stored.status), headers: [Self.replayedHeader: "true"])
         case .proceed:
             let text: String
