@@ -55,7 +55,8 @@ public final class ServiceLifecycleState: Sendable {
     private struct State {
         var draining = false
         var inFlight = 0
-        var idleWaiters: [CheckedContinuation<Void, Never>] = []
+        var idleWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        var nextWaiter = 0
     }
 
     private let state = Mutex(State())
@@ -85,8 +86,8 @@ public final class ServiceLifecycleState: Sendable {
         let waiters: [CheckedContinuation<Void, Never>] = state.withLock { state in
             state.inFlight -= 1
             guard state.inFlight == 0 else { return [] }
-            defer { state.idleWaiters = [] }
-            return state.idleWaiters
+            defer { state.idleWaiters = [:] }
+            return Array(state.idleWaiters.values)
         }
         for waiter in waiters { waiter.resume() }
     }
@@ -94,15 +95,25 @@ public final class ServiceLifecycleState: Sendable {
     /// How many requests are in flight.
     public var inFlight: Int { state.withLock { $0.inFlight } }
 
-    /// Returns once no request is in flight.
+    /// Returns once no request is in flight, or when the task is cancelled (a shutdown past
+    /// its timeout).
     public func waitUntilIdle() async {
-        await withCheckedContinuation { continuation in
-            let idle = state.withLock { state in
-                if state.inFlight == 0 { return true }
-                state.idleWaiters.append(continuation)
-                return false
+        let id = state.withLock { state in
+            defer { state.nextWaiter += 1 }
+            return state.nextWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let resumeNow = state.withLock { state in
+                    if state.inFlight == 0 || Task.isCancelled { return true }
+                    state.idleWaiters[id] = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
             }
-            if idle { continuation.resume() }
+        } onCancel: {
+            let waiter = state.withLock { $0.idleWaiters.removeValue(forKey: id) }
+            waiter?.resume()
         }
     }
 }

@@ -82,3 +82,23 @@ import Testing
         #expect(server.lifecycle.isDraining)
     }
 }
+
+@Suite struct LifecycleStateTests {
+    @Test func waitingForIdleEndsWhenTheLastRequestLeavesOrOnCancellation() async {
+        let lifecycle = ServiceLifecycleState()
+        #expect(lifecycle.enter())
+        let waiting = Task { await lifecycle.waitUntilIdle() }
+        #expect(await eventually { lifecycle.inFlight == 1 })
+        lifecycle.leave()
+        await waiting.value
+        lifecycle.beginDraining()
+        #expect(!lifecycle.enter(), "a draining service takes no new request")
+
+        let stuck = ServiceLifecycleState()
+        #expect(stuck.enter())
+        let cancelled = Task { await stuck.waitUntilIdle() }
+        cancelled.cancel()
+        await cancelled.value // returns although a request is still in flight
+        #expect(stuck.inFlight == 1)
+    }
+}
