@@ -100,7 +100,8 @@ readme-check: ## Check that every Swift example in the README and the DocC artic
 # DOCS_STRICT= (empty) lists every warning instead of stopping at the first module that has one.
 DOCS_STRICT ?= --warnings-as-errors
 DOC_MODULES := ActomatonCore ActomatonEffect Actomaton ActomatonTesting ActomatonDebugging \
-	ActomatonPluginCore ActomatonPluginKit ActomatonPluginContract ActomatonHost HostCommandLine
+	ActomatonPluginCore ActomatonPluginKit ActomatonPluginContract ActomatonHost HostCommandLine \
+	ActomatonService
 
 docs: deps ## Build the documentation (DocC) into .build/docs, a static site; any warning fails it.
 	$(SWIFT) package --allow-writing-to-directory .build/docs generate-documentation \

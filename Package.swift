@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "ActomatonPluginKit", targets: ["ActomatonPluginKit"]),
         .library(name: "ActomatonPluginContract", targets: ["ActomatonPluginContract"]),
         .library(name: "ActomatonHost", targets: ["ActomatonHost"]),
+        .library(name: "ActomatonService", targets: ["ActomatonService"]),
         .executable(name: "actomaton-host", targets: ["actomaton-host"]),
         // The example plugins, each a shared library for `actomaton-host` (`make plugins`).
         .library(name: "CounterPlugin", type: .dynamic, targets: ["CounterPlugin"]),
@@ -41,6 +42,15 @@ let package = Package(
         .package(url: "https://github.com/pointfreeco/xctest-dynamic-overlay", from: "1.4.0"),
         // Plugin host dependencies:
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // The service (layer 4) only: the HTTP/WebSocket server, its lifecycle and metrics. None of
+        // these reaches the core, the effect layer, the host library or the wasm build.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // Documentation: `make docs` (swift package generate-documentation).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -98,11 +108,27 @@ let package = Package(
         ]),
         // The command line's input: lines (text and JSON) read with limits and back-pressure, and the session running them.
         .target(name: "HostCommandLine", dependencies: ["ActomatonHost", "ActomatonPluginContract"]),
+        // Layer 4: the host as a network service (HTTP and WebSocket, tokens, keyed instances).
+        .target(name: "ActomatonService", dependencies: [
+            "ActomatonHost", "ActomatonPluginContract", "HostCommandLine",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdCore", package: "hummingbird"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
+            .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            .product(name: "NIOWebSocket", package: "swift-nio"),
+            .product(name: "CoreMetrics", package: "swift-metrics"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .executableTarget(name: "actomaton-host", dependencies: [
             "ActomatonHost",
+            "ActomatonService",
             "CProcessControl",
             "HostCommandLine",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
         ]),
         // The example plugins: four in Swift on the kit, one in plain C.
         .target(name: "CounterPlugin", dependencies: ["ActomatonPluginABI"], path: "Plugins/CounterPlugin"),
@@ -149,6 +175,17 @@ let package = Package(
             "CSQLite",
             .product(name: "Clocks", package: "swift-clocks"),
         ], exclude: ["Fixtures/wasm"]),
+        .testTarget(name: "ActomatonServiceTests", dependencies: [
+            "ActomatonService", "ActomatonHost", "ActomatonPluginContract",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdTesting", package: "hummingbird"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
+            .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+            .product(name: "HummingbirdWSTesting", package: "hummingbird-websocket"),
+            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "HostCommandLineTests", dependencies: ["HostCommandLine", "ActomatonPluginContract"]),
         .testTarget(name: "ActomatonPluginCoreTests", dependencies: ["ActomatonPluginCore"]),
         .testTarget(name: "ActomatonPluginContractTests", dependencies: ["ActomatonPluginContract", "ActomatonPluginABI"]),

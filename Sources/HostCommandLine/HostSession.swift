@@ -156,8 +156,10 @@ public struct HostSession: Sendable {
         await printer?.flush()
     }
 
-    /// Orders named (JSON object) arguments by the action's parameters.
-    static func positional(_ arguments: InputLine.Arguments, for name: String, of plugin: Plugin) throws(PluginCallError) -> [PluginValue] {
+    /// Orders named (JSON object) arguments by the action's parameters; throws, as the command
+    /// line does, for a missing or unknown parameter. An unknown action gets no error here:
+    /// `Plugin.action(_:_:)` reports it.
+    public static func positional(_ arguments: InputLine.Arguments, for name: String, of plugin: Plugin) throws(PluginCallError) -> [PluginValue] {
         switch arguments {
         case let .positional(values):
             return values

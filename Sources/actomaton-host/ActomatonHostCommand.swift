@@ -353,7 +353,8 @@ struct Run: AsyncParsableCommand {
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Run every plugin of a directory, each on its own machine; reload replaced plugin files with their state.",
+        abstract: "Run every plugin of a directory, each on its own machine; reload replaced plugin files with their state. "
+            + "With --listen, serve keyed instances of each plugin over HTTP and WebSocket instead.",
         discussion: """
             Lines address a plugin by name: `counter add 5`, `counter.add 5`, or JSON \
             ({"plugin": "counter", "action": "add", "args": [5]}). The directory is scanned \
@@ -373,6 +374,7 @@ struct Serve: AsyncParsableCommand {
     @OptionGroup var machines: MachineOptions
     @OptionGroup var isolation: IsolationOptions
     @OptionGroup var persistence: StateOptions
+    @OptionGroup(title: "Network service (--listen)") var network: NetworkOptions
 
     func run() async throws {
         CrashReport.install()
@@ -381,6 +383,7 @@ struct Serve: AsyncParsableCommand {
             printError(PluginHostError.notADirectory(plugins))
             throw ExitCode.failure
         }
+        if let listen = network.listen { return try await runService(listen: listen) }
         let printer = TransitionPrinter(print: transitionPrinter(machines.printMode))
         let journal = try persistence.openJournal(printer: printer)
         let host = PluginHost(loadOptions: loading.loadOptions, describesState: machines.printMode == .state,

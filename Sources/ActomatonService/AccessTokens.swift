@@ -1,0 +1,217 @@
+import ActomatonHost
+
+/// What a token may do: one scope of a `--tokens` file line.
+public enum AccessScope: Sendable, Hashable, CustomStringConvertible {
+    /// `read:PLUGIN`, or `read:*` (any plugin, `nil`): read instances, list keys, watch.
+    case read(plugin: String?)
+    /// `send:PLUGIN`, or `send:*` (any plugin, `nil`): send actions.
+    case send(plugin: String?)
+    /// `*`: read and send on any plugin.
+    case any
+    /// `admin`: delete instances.
+    case admin
+
+    /// Reads one scope; `nil` when it is none of the forms above.
+    init?(_ text: Substring) {
+        switch text {
+        case "*": self = .any
+        case "admin": self = .admin
+        default:
+            if text.hasPrefix("read:"), text.count > 5 {
+                let plugin = text.dropFirst(5)
+                self = .read(plugin: plugin == "*" ? nil : String(plugin))
+            } else if text.hasPrefix("send:"), text.count > 5 {
+                let plugin = text.dropFirst(5)
+                self = .send(plugin: plugin == "*" ? nil : String(plugin))
+            } else {
+                return nil
+            }
+        }
+    }
+
+    /// The scope as a tokens file writes it.
+    public var description: String {
+        switch self {
+        case let .read(plugin): "read:\(plugin ?? "*")"
+        case let .send(plugin): "send:\(plugin ?? "*")"
+        case .any: "*"
+        case .admin: "admin"
+        }
+    }
+}
+
+/// What a request needs from its token (see ``AccessRequirement/of(method:path:)``).
+public enum AccessRequirement: Sendable, Hashable {
+    /// Nothing: `/healthz` and `/readyz`.
+    case none
+    /// Any valid token: `/metrics`, `/v1/plugins`, `/v1/openapi.yaml`, unknown paths.
+    case anyToken
+    /// `read:PLUGIN` (or `read:*`, or `*`).
+    case read(String)
+    /// `send:PLUGIN` (or `send:*`, or `*`).
+    case send(String)
+    /// `admin`.
+    case admin
+
+    /// What a request with `method` to `path` needs.
+    public static func of(method: String, path: some StringProtocol) -> AccessRequirement {
+        if path == "/healthz" || path == "/readyz" { return .none }
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        // "", "v1", "machines", plugin, [key, [watch]]
+        guard parts.count >= 4, parts[0].isEmpty, parts[1] == "v1", parts[2] == "machines", !parts[3].isEmpty else { return .anyToken }
+        let plugin = String(parts[3])
+        switch method {
+        case "POST": return .send(plugin)
+        case "DELETE": return .admin
+        default: return .read(plugin)
+        }
+    }
+}
+
+/// One token of a tokens file: its line, and its scopes.
+public struct AccessToken: Sendable, Hashable {
+    /// The line of the tokens file it is on: it names the token in logs without its secret.
+    public let line: Int
+    /// What it may do.
+    public let scopes: [AccessScope]
+    fileprivate let secret: [UInt8]
+
+    /// Whether the scopes cover `requirement`.
+    public func allows(_ requirement: AccessRequirement) -> Bool {
+        switch requirement {
+        case .none, .anyToken:
+            return true
+        case let .read(plugin):
+            return scopes.contains { scope in
+                switch scope {
+                case .any: true
+                case let .read(allowed): allowed == nil || allowed == plugin
+                default: false
+                }
+            }
+        case let .send(plugin):
+            return scopes.contains { scope in
+                switch scope {
+                case .any: true
+                case let .send(allowed): allowed == nil || allowed == plugin
+                default: false
+                }
+            }
+        case .admin:
+            return scopes.contains(.admin)
+        }
+    }
+}
+
+/// Why a tokens file was refused; one line, naming the file (and the line).
+public struct TokenFileError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The error, as one line.
+    public let description: String
+
+    init(_ path: String, _ message: String) {
+        description = "\(path): \(message)"
+    }
+}
+
+/// The tokens of a `--tokens` file: `TOKEN scope scope…` per line, `#` starting a comment.
+///
+/// Limits: the file is at most ``maxFileSize`` bytes and ``maxTokens`` tokens; a token is
+/// ``minTokenLength`` to ``maxTokenLength`` bytes of visible ASCII. The file passes the checks a
+/// plugin file does (owner root or the host's user, not writable by others, nor any directory
+/// above it) and must not be readable by group or others.
+public struct TokenTable: Sendable {
+    /// The largest tokens file read, in bytes.
+    public static let maxFileSize: Int64 = 1 << 20
+    /// The most tokens in a file.
+    public static let maxTokens = 10_000
+    /// The shortest token, in bytes: shorter ones can be guessed.
+    public static let minTokenLength = 16
+    /// The longest token, in bytes.
+    public static let maxTokenLength = 256
+
+    /// The tokens, in file order.
+    public let tokens: [AccessToken]
+
+    /// Reads and checks the tokens file at `path`.
+    public static func load(path: String) throws(TokenFileError) -> TokenTable {
+        let bytes: [UInt8]
+        let permissions: UInt32
+        do {
+            (bytes, permissions) = try TrustedFile.read(path, maxSize: maxFileSize)
+        } catch {
+            throw TokenFileError(path, Self.message(for: error.reason))
+        }
+        guard permissions & 0o077 == 0 else {
+            throw TokenFileError(path, "group or other users can read or write the tokens file (mode \(String(permissions, radix: 8))); "
+                                 + "run `chmod 600` on it")
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw TokenFileError(path, "the tokens file is not valid UTF-8") }
+        return try parse(text, path: path)
+    }
+
+    private static func message(for reason: PluginLoadError.Reason) -> String {
+        switch reason {
+        case .untrustedOwner(let uid):
+            "the tokens file belongs to another user (uid \(uid)); it must belong to root or to the user running the host"
+        case .writableByOthers:
+            "other users can write the tokens file; run `chmod 600` on it"
+        case let .untrustedDirectory(directory, why):
+            "the tokens file is in a directory others can change: \(directory) \(why)"
+        case let .tooLarge(size, limit):
+            "the tokens file is \(size) bytes, more than the limit of \(limit) bytes"
+        default:
+            reason.description
+        }
+    }
+
+    /// Reads the lines of a tokens file; `path` names it in errors.
+    public static func parse(_ text: String, path: String) throws(TokenFileError) -> TokenTable {
+        var tokens: [AccessToken] = []
+        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let number = index + 1
+            let line = rawLine.prefix { $0 != "#" }
+            let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" })
+            guard let secret = words.first else { continue }
+            guard (minTokenLength...maxTokenLength).contains(secret.utf8.count) else {
+                throw TokenFileError(path, "line \(number): a token is \(minTokenLength) to \(maxTokenLength) bytes, got \(secret.utf8.count)")
+            }
+            guard secret.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+                throw TokenFileError(path, "line \(number): a token is visible ASCII characters only")
+            }
+            var scopes: [AccessScope] = []
+            for word in words.dropFirst() {
+                guard let scope = AccessScope(word) else {
+                    throw TokenFileError(path, "line \(number): unknown scope '\(word)' (known: read:PLUGIN, send:PLUGIN, read:*, send:*, *, admin)")
+                }
+                scopes.append(scope)
+            }
+            guard !scopes.isEmpty else { throw TokenFileError(path, "line \(number): the token has no scope") }
+            let bytes = Array(secret.utf8)
+            if tokens.contains(where: { $0.secret == bytes }) { throw TokenFileError(path, "line \(number): the same token is on an earlier line") }
+            guard tokens.count < maxTokens else { throw TokenFileError(path, "more than \(maxTokens) tokens") }
+            tokens.append(AccessToken(line: number, scopes: scopes, secret: bytes))
+        }
+        return TokenTable(tokens: tokens)
+    }
+
+    /// The token whose secret is `presented`, or `nil`. Every token is compared, each in time
+    /// that depends only on the lengths: how long it takes says nothing about how close a
+    /// guess came.
+    public func authenticate(_ presented: some StringProtocol) -> AccessToken? {
+        let bytes = Array(presented.utf8)
+        guard bytes.count <= Self.maxTokenLength else { return nil }
+        var found = -1
+        for (index, token) in tokens.enumerated() {
+            var difference = token.secret.count ^ bytes.count
+            for position in 0..<Self.maxTokenLength {
+                let a = position < token.secret.count ? token.secret[position] : 0
+                let b = position < bytes.count ? bytes[position] : 0
+                difference |= Int(a ^ b)
+            }
+            // found becomes index only where difference is 0, without a branch on the secret.
+            let match = Int(difference == 0 ? 1 : 0)
+            found = found &* (1 - match) &+ index &* match
+        }
+        return found >= 0 ? tokens[found] : nil
+    }
+}

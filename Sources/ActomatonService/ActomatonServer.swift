@@ -1,0 +1,144 @@
+import Hummingbird
+import HummingbirdCore
+import HummingbirdWebSocket
+import Logging
+import ServiceLifecycle
+import UnixSignals
+
+/// `actomaton-host serve --listen`: the HTTP and WebSocket API over an ``InstanceRegistry``,
+/// as a swift-service-lifecycle `Service`.
+///
+/// ```swift
+/// let server = ActomatonServer(catalog: catalog, tokens: nil, listen: try ListenAddress("127.0.0.1:8080"))
+/// let group = ServiceGroup(configuration: .init(services: [server], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+/// try await group.run()
+/// ```
+///
+/// On graceful shutdown (SIGTERM, SIGINT) it stops taking requests (503), closes every watcher
+/// with 1001, waits for the requests in flight, then stops the HTTP server (which stops
+/// accepting connections and closes them as their requests end). What is not done within
+/// ``ServiceConfiguration/shutdownTimeout`` is cancelled.
+public final class ActomatonServer: Service, Sendable {
+    /// The limits.
+    public let configuration: ServiceConfiguration
+    /// The instances.
+    public let registry: InstanceRegistry
+    /// The metrics `GET /metrics` serves.
+    public let metrics: ServiceMetrics
+    /// Whether requests are taken, and how many are in flight.
+    public let lifecycle = ServiceLifecycleState()
+    /// Where it listens.
+    public let listen: ListenAddress
+    private let tokens: TokenTable?
+    private let logger: Logger
+    private let idempotency: IdempotencyCache
+    private let limiter: RateLimiter
+    private let onListening: @Sendable (Int) async -> Void
+
+    /// Creates a server.
+    ///
+    /// - Parameters:
+    ///   - catalog: The plugins it runs instances of.
+    ///   - tokens: The tokens requests must carry; `nil` for none (then `listen` must be loopback:
+    ///     see ``ListenAddress/checkExposure(hasTokens:)``).
+    ///   - listen: Where it listens.
+    ///   - configuration: The limits.
+    ///   - logger: Where requests (debug) and errors (warning) are logged.
+    ///   - now: The time for rate limits and idempotency windows; tests pass a fixed one.
+    ///   - pluginLog: Where plugins' `host->log` lines go (standard error by default).
+    ///   - onListening: Told the port once the server listens.
+    public init(
+        catalog: PluginCatalog,
+        tokens: TokenTable?,
+        listen: ListenAddress,
+        configuration: ServiceConfiguration = .init(),
+        logger: Logger = Logger(label: "actomaton-host"),
+        now: @escaping @Sendable () -> Duration = { ContinuousClock.now - ServiceClock.start },
+        pluginLog: (@Sendable (String) -> Void)? = nil,
+        onListening: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) {
+        self.configuration = configuration
+        self.tokens = tokens
+        self.listen = listen
+        self.logger = logger
+        self.onListening = onListening
+        let metrics = ServiceMetrics()
+        self.metrics = metrics
+        registry = InstanceRegistry(catalog: catalog, limits: configuration.registryLimits, metrics: metrics, log: pluginLog)
+        idempotency = IdempotencyCache(window: configuration.idempotencyWindow, maxKeys: configuration.maxIdempotencyKeys, now: now)
+        limiter = RateLimiter(rate: configuration.maxRequestsPerSecond, now: now)
+    }
+
+    /// The router: the API's routes behind error, logging, draining and access middleware.
+    public func makeRouter() -> Router<ServiceRequestContext> {
+        let router = Router(context: ServiceRequestContext.self)
+        router.add(middleware: ServiceErrorMiddleware(maxBodySize: configuration.maxBodySize))
+        router.add(middleware: LogRequestsMiddleware(.debug))
+        router.add(middleware: DrainMiddleware(lifecycle: lifecycle))
+        router.add(middleware: AccessMiddleware(tokens: tokens, limiter: limiter, rate: configuration.maxRequestsPerSecond))
+        ServiceRoutes(registry: registry, configuration: configuration, metrics: metrics, lifecycle: lifecycle, idempotency: idempotency)
+            .add(to: router)
+        return router
+    }
+
+    /// The Hummingbird application: HTTP/1.1 with WebSocket upgrades, at most
+    /// ``ServiceConfiguration/maxConnections`` connections at a time.
+    public func makeApplication() -> some ApplicationProtocol {
+        let router = makeRouter()
+        let onListening = self.onListening
+        return Application(
+            router: router,
+            server: .http1WebSocketUpgrade(webSocketRouter: router),
+            configuration: ApplicationConfiguration(
+                address: .hostname(listen.host, port: listen.port), serverName: nil,
+                availableConnectionsDelegate: MaximumAvailableConnections(configuration.maxConnections)),
+            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
+            logger: logger
+        )
+    }
+
+    /// Runs the server until graceful shutdown, then shuts it down as the type's summary says.
+    public func run() async throws {
+        let application = makeApplication()
+        // The application runs in a group of its own, so that it is told to shut down only
+        // once this service has drained.
+        let inner = ServiceGroup(configuration: .init(services: [application], logger: logger))
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                try await inner.run()
+                return true
+            }
+            group.addTask {
+                try await gracefulShutdown()
+                await self.drain()
+                await inner.triggerGracefulShutdown()
+                return false
+            }
+            // Until the application ends: when it fails, or once drained and shut down.
+            while let applicationEnded = try await group.next(), !applicationEnded {}
+            group.cancelAll()
+        }
+    }
+
+    /// Runs the server in a service group of its own that shuts it down gracefully on SIGTERM
+    /// and SIGINT, and cancels what is left after ``ServiceConfiguration/shutdownTimeout``.
+    public func runUntilSignalled() async throws {
+        var group = ServiceGroupConfiguration(services: [self], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        group.maximumGracefulShutdownDuration = configuration.shutdownTimeout
+        try await ServiceGroup(configuration: group).run()
+    }
+
+    /// Stops taking requests, closes every watcher with 1001 and waits for the requests in flight.
+    public func drain() async {
+        lifecycle.beginDraining()
+        logger.info("shutting down: \(lifecycle.inFlight) requests in flight")
+        await registry.endAllWatchers(.shuttingDown)
+        await lifecycle.waitUntilIdle()
+    }
+}
+
+/// The service's time origin, for rate limits and idempotency windows.
+public enum ServiceClock {
+    /// When the process first asked.
+    public static let start = ContinuousClock.now
+}

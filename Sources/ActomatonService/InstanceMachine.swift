@@ -1,0 +1,275 @@
+import ActomatonHost
+import ActomatonPluginContract
+import HostCommandLine
+import Synchronization
+
+// The one file that talks to `ActomatonHost`'s `PluginMachine`: when its API changes, this
+// adapter changes and nothing else in the service does.
+
+/// One transition of an instance, as the service reports it and watchers receive it.
+public struct InstanceTransition: Sendable, Hashable {
+    /// Where the action came from.
+    public enum Origin: String, Sendable, Hashable {
+        /// Sent by a client.
+        case input
+        /// Fed back by the action before it.
+        case next
+        /// Sent by a delayed action.
+        case delayed
+        /// Sent by a repeating action.
+        case repeating
+    }
+
+    /// The instance's count of transitions, this one included (from 1).
+    public var seq: UInt64
+    /// The action's name.
+    public var action: String
+    /// The action as the command line writes it (`add 5`).
+    public var actionText: String
+    /// Where the action came from.
+    public var origin: Origin
+    /// The effect ID of the delayed or repeating action that sent it, if any.
+    public var effectID: String?
+    /// The plugin's description of the state after the transition; `nil` when it could not be had.
+    public var state: String?
+    /// The effects the action started, as the command line prints them (`after 1s: tick`).
+    public var started: [String]
+    /// The effect IDs the action cancelled.
+    public var cancelled: [String]
+}
+
+/// A delayed or repeating action an instance has pending, as far as its transitions tell.
+public struct PendingTimer: Sendable, Hashable {
+    /// `delayed` or `repeating`.
+    public var kind: String
+    /// Its effect ID, if any.
+    public var id: String?
+    /// The effect as the command line prints it (`every 1s: tick`).
+    public var text: String
+    /// The action it sends.
+    public var action: String
+}
+
+/// What ``InstanceMachine/status()`` reports.
+public struct InstanceStatus: Sendable, Hashable {
+    /// The count of transitions so far.
+    public var seq: UInt64
+    /// The plugin's description of the state after transition ``seq``.
+    public var state: String?
+    /// The pending delayed and repeating actions.
+    public var timers: [PendingTimer]
+    /// How many effects are running or waiting.
+    public var effects: Int
+}
+
+/// A plugin file the service runs instances of: a machine type.
+public struct PluginType: Sendable {
+    /// The plugin as loaded (its manifest; the vocabulary actions are checked against).
+    public let plugin: Plugin
+    /// The file it was loaded from.
+    public let path: String
+    /// Where its instances run: in this process, or each in a worker process.
+    public let isolation: PluginIsolation
+    /// How the file is loaded again for a worker.
+    public let loadOptions: Plugin.LoadOptions
+
+    /// The plugin's name.
+    public var name: String { plugin.name }
+
+    /// Loads the plugin at `path`. With process isolation a native plugin is loaded only in a
+    /// worker (never mapped in the service's process): one started to read its manifest and stopped.
+    public static func load(path: String, isolation: PluginIsolation, options: Plugin.LoadOptions) throws(PluginLoadError) -> PluginType {
+        switch isolation {
+        case .none:
+            return PluginType(plugin: try Plugin.load(path: path, options: options), path: path, isolation: isolation, loadOptions: options)
+        case let .process(worker):
+            let probe = try PluginMachine(isolatedPluginAt: path, loadOptions: options, workerOptions: worker)
+            return PluginType(plugin: probe.plugin, path: path, isolation: isolation, loadOptions: options)
+        }
+    }
+
+    /// Checks an action's name and positional arguments against the plugin's vocabulary.
+    public func action(_ name: String, _ arguments: [PluginValue]) throws(PluginCallError) -> PluginAction {
+        try plugin.action(name, arguments)
+    }
+
+    /// Checks an action's name and arguments (positional, or named as in JSON objects) against
+    /// the plugin's vocabulary, with the command line's messages.
+    public func action(_ name: String, _ arguments: InputLine.Arguments) throws(PluginCallError) -> PluginAction {
+        try plugin.action(name, try HostSession.positional(arguments, for: name, of: plugin))
+    }
+}
+
+/// One instance's machine: a `PluginMachine` made from a ``PluginType``, its transitions
+/// counted and described, its actions applied one at a time in the order they arrived.
+public final class InstanceMachine: Sendable {
+    /// The machine type.
+    public let type: PluginType
+    private let machine: PluginMachine
+    private let observed: ObservedTransitions
+    private let turn = TurnLock()
+
+    /// Creates an instance in its initial state.
+    ///
+    /// - Parameters:
+    ///   - type: The plugin.
+    ///   - maxEffects: How many delayed and repeating actions it may have running or waiting.
+    ///   - log: Where the plugin's log lines go.
+    ///   - onTransition: Told about every transition, timers' included, in order, on the
+    ///     machine's actor: keep it short.
+    public init(
+        type: PluginType,
+        maxEffects: Int = PluginLimits.defaultMaxEffects,
+        log: (@Sendable (String) -> Void)? = nil,
+        onTransition: @escaping @Sendable (InstanceTransition) -> Void
+    ) throws(PluginLoadError) {
+        self.type = type
+        let observed = ObservedTransitions(onTransition: onTransition)
+        self.observed = observed
+        switch type.isolation {
+        case .none:
+            machine = try PluginMachine(plugin: type.plugin, describesState: true, observer: observed.observe, observesSends: true,
+                                        log: log, maxEffects: maxEffects)
+        case .process:
+            machine = try PluginMachine(pluginAt: type.path, isolation: type.isolation, loadOptions: type.loadOptions,
+                                        describesState: true, observer: observed.observe, observesSends: true, log: log,
+                                        maxEffects: maxEffects)
+        }
+    }
+
+    /// Reads the initial state's description; call once after `init`, before any action.
+    public func start() async {
+        let state = try? await machine.describe()
+        observed.setInitialState(state)
+    }
+
+    /// Applies `action` in its turn and returns its transition; throws why it failed (the
+    /// state then is as it was, or as the error says).
+    public func send(_ action: PluginAction) async throws(PluginCallError) -> InstanceTransition {
+        await turn.acquire()
+        defer { turn.release() }
+        observed.expectInput()
+        let submission = try await machine.submit(action)
+        try await submission.acknowledged()
+        guard let transition = observed.takeInput() else {
+            // The observer always sees an input action's transition before `submit` returns.
+            preconditionFailure("no transition observed for an accepted action")
+        }
+        return transition
+    }
+
+    /// The count of transitions, the state after the last one, and the pending timers.
+    public func status() async -> InstanceStatus {
+        let running = await machine.runningEffectCount
+        return observed.status(running: running)
+    }
+
+    /// The plugin's snapshot of the state (taken in a turn of its own).
+    public func snapshot() async throws(PluginCallError) -> [UInt8] {
+        await turn.acquire()
+        defer { turn.release() }
+        return try await machine.snapshot()
+    }
+
+    /// Replaces the state with `bytes` (in a turn of its own); the plugin may refuse them.
+    public func restore(_ bytes: [UInt8]) async throws(PluginCallError) {
+        await turn.acquire()
+        defer { turn.release() }
+        try await machine.restore(bytes)
+        observed.setInitialState(try? await machine.describe())
+    }
+
+    /// How many effects are running or waiting.
+    public var effectCount: Int {
+        get async { await machine.runningEffectCount }
+    }
+
+    /// Stops telling `onTransition` about transitions: the instance is being forgotten. Its
+    /// effects are cancelled when the last reference to it goes.
+    public func detach() {
+        observed.detach()
+    }
+}
+
+/// The transitions the machine's observer saw: the count, the last state, the pending timers
+/// and the input action's transition until ``InstanceMachine/send(_:)`` takes it.
+private final class ObservedTransitions: Sendable {
+    private struct State {
+        var seq: UInt64 = 0
+        var state: String?
+        var timers: [PendingTimer] = []
+        var input: InstanceTransition?
+        var onTransition: (@Sendable (InstanceTransition) -> Void)?
+    }
+
+    private let state: Mutex<State>
+
+    init(onTransition: @escaping @Sendable (InstanceTransition) -> Void) {
+        state = Mutex(State(onTransition: onTransition))
+    }
+
+    func setInitialState(_ description: String?) {
+        state.withLock { $0.state = description }
+    }
+
+    func expectInput() {
+        state.withLock { $0.input = nil }
+    }
+
+    func takeInput() -> InstanceTransition? {
+        state.withLock { $0.input.take() }
+    }
+
+    func detach() {
+        state.withLock { $0.onTransition = nil }
+    }
+
+    func status(running: Int) -> InstanceStatus {
+        state.withLock { state in
+            // Queue policies may drop a timer without a transition: never report more than run.
+            if state.timers.count > running { state.timers.removeFirst(state.timers.count - running) }
+            return InstanceStatus(seq: state.seq, state: state.state, timers: state.timers, effects: running)
+        }
+    }
+
+    @Sendable func observe(_ transition: PluginTransition) {
+        guard case let .success(requests) = transition.outcome else { return }
+        let origin: InstanceTransition.Origin
+        var effectID: String?
+        switch transition.origin {
+        case .input: origin = .input
+        case .next: origin = .next
+        case let .delayed(id): origin = .delayed; effectID = id
+        case let .repeating(id): origin = .repeating; effectID = id
+        }
+        let started = transition.started.map(\.description)
+        let cancelled = transition.cancelled
+        let described: String? = if case let .success(text)? = transition.state { text } else { nil }
+        let (made, listener): (InstanceTransition, (@Sendable (InstanceTransition) -> Void)?) = state.withLock { state in
+            state.seq = transition.sequence
+            state.state = described
+            if origin == .delayed, let index = state.timers.firstIndex(where: {
+                $0.kind == "delayed" && $0.id == effectID && $0.action == transition.action.name
+            }) {
+                state.timers.remove(at: index)
+            }
+            for request in requests {
+                switch request {
+                case let .delayed(action, _, options):
+                    state.timers.append(PendingTimer(kind: "delayed", id: options.id, text: request.description, action: action.name))
+                case let .repeating(action, _, options):
+                    state.timers.append(PendingTimer(kind: "repeating", id: options.id, text: request.description, action: action.name))
+                case let .cancel(id):
+                    state.timers.removeAll { $0.id == id }
+                case .next:
+                    break
+                }
+            }
+            let made = InstanceTransition(seq: state.seq, action: transition.action.name, actionText: transition.action.description,
+                                          origin: origin, effectID: effectID, state: described, started: started, cancelled: cancelled)
+            if origin == .input { state.input = made }
+            return (made, state.onTransition)
+        }
+        listener?(made)
+    }
+}

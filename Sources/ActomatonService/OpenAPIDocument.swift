@@ -1,0 +1,265 @@
+/// The API's OpenAPI 3.1 document, served at `GET /v1/openapi.yaml`.
+///
+/// The same text is `docs/openapi.yaml` in the repository; a test checks that they match.
+public enum OpenAPIDocument {
+    /// The document, YAML.
+    public static let yaml = #"""
+openapi: 3.1.0
+info:
+  title: actomaton-host
+  version: "1"
+  summary: Keyed instances of reducer plugins over HTTP and WebSocket.
+  description: |
+    A plugin is a machine type; an instance is (plugin, key), created by its first action from
+    the plugin's initial state. Actions to one instance are applied one at a time, in the order
+    they arrive; instances run concurrently. Every error is {"error": "one line"}.
+servers:
+  - url: http://127.0.0.1:8080
+security:
+  - bearer: []
+components:
+  securitySchemes:
+    bearer:
+      type: http
+      scheme: bearer
+      description: A token of the --tokens file. Without --tokens no token is needed (loopback only).
+  parameters:
+    plugin:
+      name: plugin
+      in: path
+      required: true
+      schema: {type: string, minLength: 1}
+    key:
+      name: key
+      in: path
+      required: true
+      schema: {type: string, minLength: 1, maxLength: 128, pattern: "^[A-Za-z0-9._:-]+$"}
+  schemas:
+    Error:
+      type: object
+      required: [error]
+      properties:
+        error: {type: string, description: One line saying what went wrong.}
+    Action:
+      type: object
+      required: [action]
+      additionalProperties: false
+      properties:
+        action: {type: string}
+        args:
+          oneOf:
+            - type: array
+              items: {type: [number, boolean, string]}
+            - type: object
+              additionalProperties: {type: [number, boolean, string]}
+        plugin: {type: string, description: Optional; must equal the path's plugin.}
+    State:
+      description: The plugin's own description of the state, as JSON when it is JSON, else as a string; null when it could not be had.
+    Transition:
+      type: object
+      required: [plugin, key, seq, action, state, started, cancelled]
+      properties:
+        plugin: {type: string}
+        key: {type: string}
+        seq: {type: integer, minimum: 1, description: The instance's count of transitions, this one included.}
+        action: {type: string}
+        state: {$ref: "#/components/schemas/State"}
+        started: {type: array, items: {type: string}}
+        cancelled: {type: array, items: {type: string}}
+    WatchMessage:
+      allOf:
+        - $ref: "#/components/schemas/Transition"
+        - type: object
+          required: [origin, effect_id]
+          properties:
+            origin: {type: string, enum: [input, next, delayed, repeating]}
+            effect_id: {type: [string, "null"]}
+    Status:
+      type: object
+      required: [plugin, key, seq, state, timers, effects]
+      properties:
+        plugin: {type: string}
+        key: {type: string}
+        seq: {type: integer, minimum: 0}
+        state: {$ref: "#/components/schemas/State"}
+        timers:
+          type: array
+          items:
+            type: object
+            required: [kind, id, action, effect]
+            properties:
+              kind: {type: string, enum: [delayed, repeating]}
+              id: {type: [string, "null"]}
+              action: {type: string}
+              effect: {type: string}
+        effects: {type: integer, minimum: 0}
+    Keys:
+      type: object
+      required: [plugin, keys, next]
+      properties:
+        plugin: {type: string}
+        keys: {type: array, items: {type: string}}
+        next: {type: [string, "null"], description: The last key of the page when more follow (pass it as after).}
+    Plugins:
+      type: object
+      required: [plugins]
+      properties:
+        plugins:
+          type: array
+          items:
+            type: object
+            required: [name, version, abi, summary, sandbox, actions]
+            properties:
+              name: {type: string}
+              version: {type: string}
+              abi: {type: integer}
+              summary: {type: [string, "null"]}
+              sandbox: {type: string, enum: [none, process, wasm]}
+              actions:
+                type: array
+                items:
+                  type: object
+                  required: [name, signature, parameters]
+                  properties:
+                    name: {type: string}
+                    signature: {type: string}
+                    parameters:
+                      type: array
+                      items:
+                        type: object
+                        required: [name, type]
+                        properties:
+                          name: {type: string}
+                          type: {type: string}
+  responses:
+    BadRequest: {description: "Bad JSON, action, arguments, key or query.", content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
+    Unauthorized: {description: No valid token., content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
+    Forbidden: {description: The token's scopes do not cover the request., content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
+    NotFound: {description: Unknown plugin or instance., content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
+    TooLarge: {description: The body is over the limit (--max-body-size, default 64 KiB)., content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
+    Unprocessable: {description: The plugin refused the action, or an Idempotency-Key was reused for another request., content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
+    TooMany: {description: Over a limit (instances, watchers, requests per second, idempotency keys)., content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
+    Failed: {description: The plugin failed (a crash in its worker, a trap in its sandbox)., content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
+    ShuttingDown: {description: The service is shutting down., content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
+paths:
+  /healthz:
+    get:
+      security: []
+      summary: Whether the process is up.
+      responses:
+        "200": {description: Up., content: {application/json: {schema: {type: object}}}}
+  /readyz:
+    get:
+      security: []
+      summary: Whether it takes requests (503 while shutting down).
+      responses:
+        "200": {description: Ready., content: {application/json: {schema: {type: object}}}}
+        "503": {description: Shutting down., content: {application/json: {schema: {type: object}}}}
+  /metrics:
+    get:
+      summary: Metrics in Prometheus' text format.
+      responses:
+        "200": {description: The metrics., content: {text/plain: {schema: {type: string}}}}
+        "401": {$ref: "#/components/responses/Unauthorized"}
+        "429": {$ref: "#/components/responses/TooMany"}
+        "503": {$ref: "#/components/responses/ShuttingDown"}
+  /v1/openapi.yaml:
+    get:
+      summary: This document.
+      responses:
+        "200": {description: The document., content: {application/yaml: {schema: {type: string}}}}
+        "401": {$ref: "#/components/responses/Unauthorized"}
+        "429": {$ref: "#/components/responses/TooMany"}
+        "503": {$ref: "#/components/responses/ShuttingDown"}
+  /v1/plugins:
+    get:
+      summary: The plugins' manifests.
+      responses:
+        "200": {description: The manifests., content: {application/json: {schema: {$ref: "#/components/schemas/Plugins"}}}}
+        "401": {$ref: "#/components/responses/Unauthorized"}
+        "429": {$ref: "#/components/responses/TooMany"}
+        "503": {$ref: "#/components/responses/ShuttingDown"}
+  /v1/machines/{plugin}:
+    get:
+      summary: A plugin's instance keys, in byte order, paged.
+      parameters:
+        - $ref: "#/components/parameters/plugin"
+        - {name: after, in: query, schema: {type: string, maxLength: 128, pattern: "^[A-Za-z0-9._:-]+$"}}
+        - {name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 1000}}
+      responses:
+        "200": {description: A page of keys., content: {application/json: {schema: {$ref: "#/components/schemas/Keys"}}}}
+        "400": {$ref: "#/components/responses/BadRequest"}
+        "401": {$ref: "#/components/responses/Unauthorized"}
+        "403": {$ref: "#/components/responses/Forbidden"}
+        "404": {$ref: "#/components/responses/NotFound"}
+        "429": {$ref: "#/components/responses/TooMany"}
+        "503": {$ref: "#/components/responses/ShuttingDown"}
+  /v1/machines/{plugin}/{key}:
+    parameters:
+      - $ref: "#/components/parameters/plugin"
+      - $ref: "#/components/parameters/key"
+    post:
+      summary: Send an action; the instance is created by its first.
+      parameters:
+        - {name: Idempotency-Key, in: header, schema: {type: string, minLength: 1, maxLength: 128}, description: "A retry with the same key and body returns the first response (with Idempotent-Replayed: true), not applied again."}
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: {$ref: "#/components/schemas/Action"}
+            example: {action: add, args: [5]}
+      responses:
+        "200":
+          description: The transition.
+          headers:
+            Idempotent-Replayed: {schema: {type: string, enum: ["true"]}, description: Present on a replayed response.}
+          content: {application/json: {schema: {$ref: "#/components/schemas/Transition"}}}
+        "400": {$ref: "#/components/responses/BadRequest"}
+        "401": {$ref: "#/components/responses/Unauthorized"}
+        "403": {$ref: "#/components/responses/Forbidden"}
+        "404": {$ref: "#/components/responses/NotFound"}
+        "413": {$ref: "#/components/responses/TooLarge"}
+        "422": {$ref: "#/components/responses/Unprocessable"}
+        "429": {$ref: "#/components/responses/TooMany"}
+        "500": {$ref: "#/components/responses/Failed"}
+        "503": {$ref: "#/components/responses/ShuttingDown"}
+    get:
+      summary: An instance's transition count, state and pending timers.
+      responses:
+        "200": {description: The instance., content: {application/json: {schema: {$ref: "#/components/schemas/Status"}}}}
+        "400": {$ref: "#/components/responses/BadRequest"}
+        "401": {$ref: "#/components/responses/Unauthorized"}
+        "403": {$ref: "#/components/responses/Forbidden"}
+        "404": {$ref: "#/components/responses/NotFound"}
+        "429": {$ref: "#/components/responses/TooMany"}
+        "503": {$ref: "#/components/responses/ShuttingDown"}
+    delete:
+      summary: Cancel an instance's effects and forget it (needs the admin scope).
+      responses:
+        "200": {description: Deleted., content: {application/json: {schema: {type: object, required: [plugin, key, deleted]}}}}
+        "400": {$ref: "#/components/responses/BadRequest"}
+        "401": {$ref: "#/components/responses/Unauthorized"}
+        "403": {$ref: "#/components/responses/Forbidden"}
+        "404": {$ref: "#/components/responses/NotFound"}
+        "429": {$ref: "#/components/responses/TooMany"}
+        "503": {$ref: "#/components/responses/ShuttingDown"}
+  /v1/machines/{plugin}/{key}/watch:
+    parameters:
+      - $ref: "#/components/parameters/plugin"
+      - $ref: "#/components/parameters/key"
+    get:
+      summary: "A WebSocket: one JSON text message (WatchMessage) per transition, timers' included."
+      description: |
+        A watcher more than --watcher-buffer (default 256) transitions behind is closed with 1008
+        and a reason; a deleted instance closes its watchers with 1000; shutdown with 1001.
+      responses:
+        "101": {description: Switching to the WebSocket protocol.}
+        "400": {$ref: "#/components/responses/BadRequest"}
+        "401": {$ref: "#/components/responses/Unauthorized"}
+        "403": {$ref: "#/components/responses/Forbidden"}
+        "404": {$ref: "#/components/responses/NotFound"}
+        "429": {$ref: "#/components/responses/TooMany"}
+        "503": {$ref: "#/components/responses/ShuttingDown"}
+
+"""#
+}

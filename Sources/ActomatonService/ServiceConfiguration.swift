@@ -1,0 +1,41 @@
+import ActomatonHost
+
+/// The service's limits and windows; each is a flag of `actomaton-host serve --listen`, and
+/// each default is documented here.
+public struct ServiceConfiguration: Sendable {
+    /// The largest request body, in bytes (`--max-body-size`, default 64 KiB); past it, 413.
+    public var maxBodySize = 64 << 10
+    /// The most connections open at a time (`--max-connections`, default 1,024); more wait to be accepted.
+    public var maxConnections = 1024
+    /// The most instances in memory (`--max-instances`, default 100,000); past it, 429.
+    public var maxInstances = 100_000
+    /// The most instances of one plugin (`--max-instances-per-plugin`, default 100,000); past it, 429.
+    public var maxInstancesPerPlugin = 100_000
+    /// The most watchers of one instance (`--max-watchers-per-instance`, default 64); past it, 429.
+    public var maxWatchersPerInstance = 64
+    /// The most transitions buffered for one watcher (`--watcher-buffer`, default 256); past
+    /// it the watcher is closed (1008) with a reason.
+    public var watcherBuffer = 256
+    /// Requests per second one token may send, in a burst of as many (`--max-requests-per-second`,
+    /// default 1,000; 0 for no limit); past it, 429. Applies only with `--tokens`.
+    public var maxRequestsPerSecond = 1000
+    /// How long an idempotent response is kept (`--idempotency-window`, default 24 hours).
+    public var idempotencyWindow: Duration = .seconds(24 * 3600)
+    /// The most idempotency keys kept at a time (`--max-idempotency-keys`, default 100,000); past it, 429.
+    public var maxIdempotencyKeys = 100_000
+    /// The most keys one page of `GET /v1/machines/{plugin}` lists (default 1,000; also the default `limit`).
+    public var maxPageSize = 1000
+    /// How many delayed and repeating actions one instance may have running or waiting (`--max-effects`).
+    public var maxEffects = PluginLimits.defaultMaxEffects
+    /// How long a graceful shutdown may take before what is left is cancelled (`--shutdown-timeout`, default 10 s).
+    public var shutdownTimeout: Duration = .seconds(10)
+
+    /// The defaults.
+    public init() {}
+
+    /// The registry's share of the limits.
+    var registryLimits: InstanceRegistry.Limits {
+        .init(maxInstances: maxInstances, maxInstancesPerPlugin: maxInstancesPerPlugin,
+              maxWatchersPerInstance: maxWatchersPerInstance, maxEffects: maxEffects)
+    }
+}

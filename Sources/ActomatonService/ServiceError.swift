@@ -1,0 +1,97 @@
+import ActomatonHost
+import Hummingbird
+import ActomatonPluginContract
+
+/// Why the service refused or failed a request: each case one meaning and one HTTP status.
+///
+/// Its ``description`` is one line, sent as the body `{"error": "…"}`; the status comes from
+/// ``status``. Errors thrown by a handler or a middleware reach the client this way (see
+/// ``ServiceErrorMiddleware``).
+public enum ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// 400: the request cannot be read (bad JSON, an unknown action, wrong arguments, a bad
+    /// key or query); the message says what.
+    case badRequest(String)
+    /// 401: no token, or not a valid one.
+    case unauthorized(String)
+    /// 403: the token is valid but its scopes do not cover the request.
+    case forbidden(String)
+    /// 404: no such plugin, instance or route.
+    case notFound(String)
+    /// 413: the body is longer than the limit, in bytes.
+    case bodyTooLarge(limit: Int)
+    /// 422: the plugin refused the action (its message), or an idempotency key was reused
+    /// with another request.
+    case unprocessable(String)
+    /// 429: over a limit (instances, watchers, requests per second, idempotency keys).
+    case overLimit(String)
+    /// 500: the plugin failed (a crash in its worker, a trap in its sandbox, a broken
+    /// contract); the instance was restored or stopped as the message says.
+    case pluginFailed(String)
+    /// 503: the service is shutting down.
+    case shuttingDown
+
+    /// The HTTP status the error is sent with.
+    public var status: HTTPResponse.Status {
+        switch self {
+        case .badRequest: .badRequest
+        case .unauthorized: .unauthorized
+        case .forbidden: .forbidden
+        case .notFound: .notFound
+        case .bodyTooLarge: .contentTooLarge
+        case .unprocessable: .unprocessableContent
+        case .overLimit: .tooManyRequests
+        case .pluginFailed: .internalServerError
+        case .shuttingDown: .serviceUnavailable
+        }
+    }
+
+    /// The error, as one line.
+    public var description: String {
+        switch self {
+        case let .badRequest(message), let .unauthorized(message), let .forbidden(message), let .notFound(message),
+             let .unprocessable(message), let .overLimit(message), let .pluginFailed(message):
+            message
+        case let .bodyTooLarge(limit):
+            "the request body is longer than \(limit) bytes, the limit (--max-body-size)"
+        case .shuttingDown:
+            "the service is shutting down"
+        }
+    }
+
+    /// `{"error": "…"}`.
+    public var json: String { JSONText.object([("error", ServiceJSON.string(description))]) }
+}
+
+extension ServiceError: HTTPResponseError {
+    /// The error as a response: its status and `{"error": "…"}`.
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        .json(json, status: status)
+    }
+}
+
+extension Response {
+    /// A response whose body is `text`, already JSON.
+    static func json(_ text: String, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+        var fields = headers
+        fields[.contentType] = "application/json"
+        return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+    }
+}
+
+extension ServiceError {
+    /// The status and one line for a failed plugin call: 400 for what the command line also
+    /// refuses before calling the plugin (unknown action, wrong arguments), 422 when the plugin
+    /// refused the action or the machine's limits did, 500 when the plugin failed.
+    init(_ error: PluginCallError) {
+        let line = error.description
+        switch error.reason {
+        case .unknownAction, .wrongArgumentCount, .wrongArgumentType, .integerOutOfRange, .missingArgument, .unknownParameter,
+             .stringContainsNUL, .stringTooLong:
+            self = .badRequest(line)
+        case .refused, .invalidRequest, .effectLimitReached, .feedbackLimitReached:
+            self = .unprocessable(line)
+        case .describeFailed, .snapshotFailed, .restoreRefused, .workerFailed, .pluginStopped, .sandboxTrapped, .notAcknowledged:
+            self = .pluginFailed(line)
+        }
+    }
+}

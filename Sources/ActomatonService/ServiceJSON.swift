@@ -1,0 +1,125 @@
+import ActomatonHost
+import ActomatonPluginContract
+import HostCommandLine
+
+/// The service's JSON bodies, written without Foundation: a plugin's state description is
+/// embedded as JSON when it is JSON, and as a string when it is not.
+enum ServiceJSON {
+    /// `text` as a JSON string, quotes included: `"` and `\` escaped, control characters as
+    /// `\u00XX` (`/` is left as it is, unlike ``JSONText/string(_:)``, so paths read as paths).
+    static func string(_ text: String) -> String {
+        var out: [UInt8] = [UInt8(ascii: "\"")]
+        out.reserveCapacity(text.utf8.count + 2)
+        let digits = Array("0123456789abcdef".utf8)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): out += [92, byte]
+            case 0x0A: out += [92, UInt8(ascii: "n")]
+            case 0x0D: out += [92, UInt8(ascii: "r")]
+            case 0x09: out += [92, UInt8(ascii: "t")]
+            case 0..<0x20: out += Array("\\u00".utf8) + [digits[Int(byte >> 4)], digits[Int(byte & 15)]]
+            default: out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `text` as JSON when it parses, else as a JSON string; `null` for `nil`.
+    static func embedded(_ text: String?) -> String {
+        guard let text else { return "null" }
+        if (try? JSONParser.parse(text)) != nil { return text }
+        return ServiceJSON.string(text)
+    }
+
+    static func strings(_ items: [String]) -> String {
+        JSONText.array(items.map(ServiceJSON.string))
+    }
+
+    /// What `POST /v1/machines/{plugin}/{key}` answers.
+    static func transition(_ transition: InstanceTransition, address: InstanceAddress) -> String {
+        JSONText.object([
+            ("plugin", ServiceJSON.string(address.plugin)),
+            ("key", ServiceJSON.string(address.key.text)),
+            ("seq", String(transition.seq)),
+            ("action", ServiceJSON.string(transition.action)),
+            ("state", embedded(transition.state)),
+            ("started", strings(transition.started)),
+            ("cancelled", strings(transition.cancelled)),
+        ])
+    }
+
+    /// One watcher message: a transition with where its action came from.
+    static func watchMessage(_ transition: InstanceTransition, address: InstanceAddress) -> String {
+        JSONText.object([
+            ("plugin", ServiceJSON.string(address.plugin)),
+            ("key", ServiceJSON.string(address.key.text)),
+            ("seq", String(transition.seq)),
+            ("origin", ServiceJSON.string(transition.origin.rawValue)),
+            ("effect_id", transition.effectID.map(ServiceJSON.string) ?? "null"),
+            ("action", ServiceJSON.string(transition.action)),
+            ("state", embedded(transition.state)),
+            ("started", strings(transition.started)),
+            ("cancelled", strings(transition.cancelled)),
+        ])
+    }
+
+    /// What `GET /v1/machines/{plugin}/{key}` answers.
+    static func status(_ status: InstanceStatus, address: InstanceAddress) -> String {
+        JSONText.object([
+            ("plugin", ServiceJSON.string(address.plugin)),
+            ("key", ServiceJSON.string(address.key.text)),
+            ("seq", String(status.seq)),
+            ("state", embedded(status.state)),
+            ("timers", JSONText.array(status.timers.map { timer in
+                JSONText.object([
+                    ("kind", ServiceJSON.string(timer.kind)),
+                    ("id", timer.id.map(ServiceJSON.string) ?? "null"),
+                    ("action", ServiceJSON.string(timer.action)),
+                    ("effect", ServiceJSON.string(timer.text)),
+                ])
+            })),
+            ("effects", String(status.effects)),
+        ])
+    }
+
+    /// What `GET /v1/machines/{plugin}` answers.
+    static func keys(_ keys: [InstanceKey], of plugin: String, more: Bool) -> String {
+        JSONText.object([
+            ("plugin", ServiceJSON.string(plugin)),
+            ("keys", strings(keys.map(\.text))),
+            ("next", more ? keys.last.map { ServiceJSON.string($0.text) } ?? "null" : "null"),
+        ])
+    }
+
+    /// What `GET /v1/plugins` answers.
+    static func plugins(_ catalog: PluginCatalog) -> String {
+        let items = catalog.names.compactMap { catalog.types[$0] }.map { (type: PluginType) -> String in
+            let manifest = type.plugin.manifest
+            return JSONText.object([
+                ("name", ServiceJSON.string(manifest.name)),
+                ("version", ServiceJSON.string(manifest.version)),
+                ("abi", String(manifest.abiVersion)),
+                ("summary", manifest.summary.map(ServiceJSON.string) ?? "null"),
+                ("sandbox", type.plugin.isWebAssembly ? "\"wasm\"" : (type.isolation.isProcess ? "\"process\"" : "\"none\"")),
+                ("actions", JSONText.array(manifest.actions.map { action in
+                    JSONText.object([
+                        ("name", ServiceJSON.string(action.name)),
+                        ("signature", ServiceJSON.string(action.description)),
+                        ("parameters", JSONText.array(action.parameters.map { parameter in
+                            JSONText.object([("name", ServiceJSON.string(parameter.name)), ("type", ServiceJSON.string(parameter.type.description))])
+                        })),
+                    ])
+                })),
+            ])
+        }
+        return JSONText.object([("plugins", JSONText.array(items))])
+    }
+}
+
+extension PluginIsolation {
+    /// Whether plugins run in worker processes.
+    var isProcess: Bool {
+        if case .process = self { true } else { false }
+    }
+}

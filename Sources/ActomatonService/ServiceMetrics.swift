@@ -1,0 +1,85 @@
+import CoreMetrics
+import Synchronization
+import class Prometheus.PrometheusCollectorRegistry
+import struct Prometheus.PrometheusMetricsFactory
+
+/// The service's metrics, through swift-metrics, kept in a Prometheus registry of their own
+/// (no global `MetricsSystem.bootstrap`, so several services — and tests — can coexist) and
+/// served at `GET /metrics` in Prometheus' text format.
+///
+/// - `actomaton_actions_total{plugin, outcome}`: actions sent by clients, by outcome
+///   (`ok`, `bad_request`, `not_found`, `refused`, `over_limit`, `failed`, `replayed`; a replayed answer is
+///   counted but not timed).
+/// - `actomaton_action_duration_seconds{plugin}`: how long an action took, turn wait included.
+/// - `actomaton_instances_active`: instances in memory.
+/// - `actomaton_watchers`: WebSocket watchers connected.
+public final class ServiceMetrics: Sendable {
+    /// The registry `GET /metrics` reads.
+    public let registry: PrometheusCollectorRegistry
+    private let factory: PrometheusMetricsFactory
+    private let instances: Gauge
+    private let watchers: Gauge
+    private let instanceCount = Atomic<Int>(0)
+    private let watcherCount = Atomic<Int>(0)
+    private let actions = Mutex<[String: Counter]>([:])
+    private let latencies = Mutex<[String: CoreMetrics.Timer]>([:])
+    /// The most distinct plugin names metrics are kept for (plugins come from the catalog, so
+    /// this only guards against a mistake).
+    static let maxPlugins = 1024
+
+    /// Creates metrics in a new registry.
+    public init() {
+        let registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.defaultDurationHistogramBuckets = [
+            .microseconds(50), .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1),
+            .microseconds(2500), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(100), .seconds(1),
+        ]
+        self.registry = registry
+        self.factory = factory
+        instances = Gauge(label: "actomaton_instances_active", dimensions: [], factory: factory)
+        watchers = Gauge(label: "actomaton_watchers", dimensions: [], factory: factory)
+        instances.record(0)
+        watchers.record(0)
+    }
+
+    /// Counts an action of `plugin` with its `outcome`, and how long it took (`nil` for a
+    /// replayed answer, which ran nothing).
+    func actionFinished(plugin: String, outcome: String, duration: Duration?) {
+        let key = plugin + "\u{0}" + outcome
+        let counter: Counter? = actions.withLock { actions in
+            if let counter = actions[key] { return counter }
+            guard actions.count < Self.maxPlugins * 8 else { return nil }
+            let counter = Counter(label: "actomaton_actions_total", dimensions: [("plugin", plugin), ("outcome", outcome)], factory: factory)
+            actions[key] = counter
+            return counter
+        }
+        counter?.increment()
+        guard let duration else { return }
+        let timer: CoreMetrics.Timer? = latencies.withLock { latencies in
+            if let timer = latencies[plugin] { return timer }
+            guard latencies.count < Self.maxPlugins else { return nil }
+            let timer = CoreMetrics.Timer(label: "actomaton_action_duration_seconds", dimensions: [("plugin", plugin)], factory: factory)
+            latencies[plugin] = timer
+            return timer
+        }
+        let (seconds, attoseconds) = duration.components
+        timer?.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+
+    func instancesChanged(by delta: Int) {
+        instances.record(instanceCount.add(delta, ordering: .relaxed).newValue)
+    }
+
+    func watchersChanged(by delta: Int) {
+        watchers.record(watcherCount.add(delta, ordering: .relaxed).newValue)
+    }
+
+    /// How many watchers are connected.
+    public var watcherTotal: Int { watcherCount.load(ordering: .relaxed) }
+
+    /// Every metric in Prometheus' text format.
+    public func prometheusText() -> String {
+        registry.emitToString()
+    }
+}

@@ -1,0 +1,187 @@
+import Hummingbird
+import Logging
+import Synchronization
+
+/// Turns every error into `{"error": "one line"}` with its status, and logs it at warning.
+///
+/// ``ServiceError`` keeps its status and line; Hummingbird's own errors (no such route, a body
+/// over the limit) keep their status; anything else is a 500 whose line names no internals.
+public struct ServiceErrorMiddleware: RouterMiddleware {
+    /// The context of the service's routes.
+    public typealias Context = ServiceRequestContext
+
+    /// The body limit 413 answers name.
+    let maxBodySize: Int
+
+    /// Creates the middleware; `maxBodySize` is the limit a 413 names.
+    public init(maxBodySize: Int) {
+        self.maxBodySize = maxBodySize
+    }
+
+    /// Runs the rest of the chain and converts what it throws.
+    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch {
+            let serviceError = Self.serviceError(for: error, maxBodySize: maxBodySize)
+            context.logger.warning("\(request.method) \(request.uri.path): \(serviceError.status.code) \(serviceError.description)")
+            return .json(serviceError.json, status: serviceError.status)
+        }
+    }
+
+    /// The ``ServiceError`` an error is answered with.
+    static func serviceError(for error: any Error, maxBodySize: Int) -> ServiceError {
+        if let error = error as? ServiceError { return error }
+        if let error = error as? HTTPError {
+            let message = error.body ?? error.status.reasonPhrase
+            switch error.status {
+            case .notFound: return .notFound(error.body ?? "no such route")
+            case .contentTooLarge: return .bodyTooLarge(limit: maxBodySize)
+            case .badRequest: return .badRequest(message)
+            case .methodNotAllowed: return .notFound("no such route for this method")
+            default: return .pluginFailed("internal error: \(message)")
+            }
+        }
+        if let error = error as? any HTTPResponseError, error.status == .contentTooLarge {
+            return .bodyTooLarge(limit: maxBodySize)
+        }
+        return .pluginFailed("internal error")
+    }
+}
+
+/// Whether the service takes new requests, and how many are in flight: what a graceful
+/// shutdown waits for.
+public final class ServiceLifecycleState: Sendable {
+    private struct State {
+        var draining = false
+        var inFlight = 0
+        var idleWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        var nextWaiter = 0
+    }
+
+    private let state = Mutex(State())
+
+    /// Creates the state of a running service.
+    public init() {}
+
+    /// Whether shutdown has begun: new requests get 503, `/readyz` says not ready.
+    public var isDraining: Bool { state.withLock { $0.draining } }
+
+    /// Stops taking new requests.
+    public func beginDraining() {
+        state.withLock { $0.draining = true }
+    }
+
+    /// Counts a request in; `false` when draining (it is then answered 503).
+    func enter() -> Bool {
+        state.withLock { state in
+            if state.draining { return false }
+            state.inFlight += 1
+            return true
+        }
+    }
+
+    /// Counts a request out.
+    func leave() {
+        let waiters: [CheckedContinuation<Void, Never>] = state.withLock { state in
+            state.inFlight -= 1
+            guard state.inFlight == 0 else { return [] }
+            defer { state.idleWaiters = [:] }
+            return Array(state.idleWaiters.values)
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// How many requests are in flight.
+    public var inFlight: Int { state.withLock { $0.inFlight } }
+
+    /// Returns once no request is in flight, or when the task is cancelled (a shutdown past
+    /// its timeout).
+    public func waitUntilIdle() async {
+        let id = state.withLock { state in
+            defer { state.nextWaiter += 1 }
+            return state.nextWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let resumeNow = state.withLock { state in
+                    if state.inFlight == 0 || Task.isCancelled { return true }
+                    state.idleWaiters[id] = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            let waiter = state.withLock { $0.idleWaiters.removeValue(forKey: id) }
+            waiter?.resume()
+        }
+    }
+}
+
+/// Answers 503 once shutdown has begun (`/healthz` aside), and counts the requests in flight.
+public struct DrainMiddleware: RouterMiddleware {
+    /// The context of the service's routes.
+    public typealias Context = ServiceRequestContext
+    let lifecycle: ServiceLifecycleState
+
+    /// Creates the middleware over `lifecycle`.
+    public init(lifecycle: ServiceLifecycleState) {
+        self.lifecycle = lifecycle
+    }
+
+    /// Refuses or counts the request.
+    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        if request.uri.path == "/healthz" { return try await next(request, context) }
+        guard lifecycle.enter() else { throw ServiceError.shuttingDown }
+        defer { lifecycle.leave() }
+        return try await next(request, context)
+    }
+}
+
+/// Checks the `Authorization: Bearer TOKEN` header against the tokens file, and the token's
+/// scopes against what the request needs (``AccessRequirement/of(method:path:)``): 401 without
+/// a valid token, 403 outside its scopes, 429 past its requests per second. Without a tokens
+/// file every request passes (the listen address is then loopback only).
+public struct AccessMiddleware: RouterMiddleware {
+    /// The context of the service's routes.
+    public typealias Context = ServiceRequestContext
+    let tokens: TokenTable?
+    let limiter: RateLimiter
+    let rate: Int
+
+    init(tokens: TokenTable?, limiter: RateLimiter, rate: Int) {
+        self.tokens = tokens
+        self.limiter = limiter
+        self.rate = rate
+    }
+
+    /// Authenticates and authorizes the request.
+    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let tokens else { return try await next(request, context) }
+        let requirement = AccessRequirement.of(method: request.method.rawValue, path: request.uri.path)
+        if requirement == .none { return try await next(request, context) }
+        guard let header = request.headers[.authorization] else {
+            throw ServiceError.unauthorized("no token: send the header Authorization: Bearer TOKEN")
+        }
+        guard header.utf8.count <= 7 + TokenTable.maxTokenLength, header.hasPrefix("Bearer "),
+              let token = tokens.authenticate(header.dropFirst(7))
+        else {
+            throw ServiceError.unauthorized("the token is not valid")
+        }
+        guard token.allows(requirement) else {
+            let need: String = switch requirement {
+            case let .read(plugin): "read:\(plugin)"
+            case let .send(plugin): "send:\(plugin)"
+            case .admin: "admin"
+            case .none, .anyToken: "a token"
+            }
+            throw ServiceError.forbidden("the token's scopes do not allow this request (it needs \(need))")
+        }
+        guard limiter.admit(token: token.line) else {
+            throw ServiceError.overLimit("the token sent more than \(rate) requests in a second, its limit (--max-requests-per-second)")
+        }
+        var context = context
+        context.token = token
+        return try await next(request, context)
+    }
+}

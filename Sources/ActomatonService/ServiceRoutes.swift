@@ -1,0 +1,219 @@
+import ActomatonHost
+import ActomatonPluginContract
+import HTTPTypes
+import Hummingbird
+import HummingbirdWebSocket
+import HostCommandLine
+import NIOWebSocket
+
+/// The handlers of the API, version 1: small async functions over typed values; access,
+/// draining and errors are middleware's (see ``ActomatonServer/makeRouter()``).
+struct ServiceRoutes: Sendable {
+    let registry: InstanceRegistry
+    let configuration: ServiceConfiguration
+    let metrics: ServiceMetrics
+    let lifecycle: ServiceLifecycleState
+    let idempotency: IdempotencyCache
+
+    static let idempotencyKeyHeader = HTTPField.Name("Idempotency-Key")!
+    static let replayedHeader = HTTPField.Name("Idempotent-Replayed")!
+
+    func add(to router: Router<ServiceRequestContext>) {
+        router.get("/healthz") { _, _ in Response.json(#"{"status":"ok"}"#) }
+        router.get("/readyz") { _, _ in
+            lifecycle.isDraining ? Response.json(#"{"status":"shutting down"}"#, status: .serviceUnavailable) : Response.json(#"{"status":"ready"}"#)
+        }
+        router.get("/metrics") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+                     body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.prometheusText())))
+        }
+        router.get("/v1/openapi.yaml") { _, _ in
+            Response(status: .ok, headers: [.contentType: "application/yaml"],
+                     body: ResponseBody(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
+        }
+        router.get("/v1/plugins") { _, _ in Response.json(ServiceJSON.plugins(registry.catalog)) }
+        router.get("/v1/machines/:plugin") { request, context in try await listKeys(request, context) }
+        router.post("/v1/machines/:plugin/:key") { request, context in try await send(request, context) }
+        router.get("/v1/machines/:plugin/:key") { _, context in try await status(context) }
+        router.delete("/v1/machines/:plugin/:key") { _, context in try await delete(context) }
+        router.ws("/v1/machines/:plugin/:key/watch") { _, context in
+            // Checked before the upgrade, so a refusal is an ordinary error response.
+            let instance = try await registry.instance(at: try address(context), creating: false)
+            guard instance.watcherCount < configuration.maxWatchersPerInstance else {
+                throw ServiceError.overLimit("\(instance.address) already has \(configuration.maxWatchersPerInstance) watchers, "
+                                             + "its limit (--max-watchers-per-instance)")
+            }
+            return .upgrade([:])
+        } onUpgrade: { inbound, outbound, context in
+            try await watch(inbound, outbound, context.requestContext)
+        }
+    }
+
+    /// The path's plugin and key, checked.
+    func address(_ context: ServiceRequestContext) throws(ServiceError) -> InstanceAddress {
+        guard let plugin = context.parameters.get("plugin"), let key = context.parameters.get("key") else {
+            throw .notFound("no such route")
+        }
+        return InstanceAddress(plugin: plugin, key: try InstanceKey(key))
+    }
+
+    // MARK: Handlers
+
+    /// `GET /v1/machines/{plugin}?after=KEY&limit=N`.
+    func listKeys(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        guard let plugin = context.parameters.get("plugin") else { throw ServiceError.notFound("no such route") }
+        let query = request.uri.queryParameters
+        let after = try query["after"].map { text throws(ServiceError) in try InstanceKey(text) }
+        var limit = configuration.maxPageSize
+        if let text = query["limit"] {
+            guard let value = Int(text), (1...configuration.maxPageSize).contains(value) else {
+                throw ServiceError.badRequest("limit must be a number from 1 to \(configuration.maxPageSize)")
+            }
+            limit = value
+        }
+        let page = try await registry.keys(of: plugin, after: after, limit: limit)
+        return .json(ServiceJSON.keys(page.keys, of: plugin, more: page.more))
+    }
+
+    /// `GET /v1/machines/{plugin}/{key}`.
+    func status(_ context: ServiceRequestContext) async throws -> Response {
+        let address = try address(context)
+        let instance = try await registry.instance(at: address, creating: false)
+        return .json(ServiceJSON.status(await instance.machine.status(), address: address))
+    }
+
+    /// `DELETE /v1/machines/{plugin}/{key}`.
+    func delete(_ context: ServiceRequestContext) async throws -> Response {
+        let address = try address(context)
+        _ = try registry.catalog.type(named: address.plugin)
+        guard await registry.remove(address) != nil else { throw ServiceError.notFound("no instance \(address)") }
+        return .json(JSONText.object([("plugin", ServiceJSON.string(address.plugin)), ("key", ServiceJSON.string(address.key.text)),
+                                      ("deleted", "true")]))
+    }
+
+    /// `POST /v1/machines/{plugin}/{key}`, with or without an `Idempotency-Key`.
+    func send(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
+        let address = try address(context)
+        let type = try registry.catalog.type(named: address.plugin)
+        let body: ByteBuffer
+        do {
+            body = try await request.body.collect(upTo: configuration.maxBodySize)
+        } catch {
+            throw ServiceError.bodyTooLarge(limit: configuration.maxBodySize)
+        }
+        guard let keyText = request.headers[Self.idempotencyKeyHeader] else {
+            return .json(try await apply(body, to: address, of: type))
+        }
+        try IdempotencyCache.check(keyText)
+        let key = IdempotencyCache.Key(token: context.token?.line ?? 0, address: address, key: keyText)
+        switch try await idempotency.begin(key, fingerprint: .init(body.readableBytesView)) {
+        case let .replay(stored):
+            metrics.actionFinished(plugin: address.plugin, outcome: "replayed", duration: nil)
+            return .json(stored.body, status: .init(code: stored.status), headers: [Self.replayedHeader: "true"])
+        case .proceed:
+            let text: String
+            do {
+                text = try await apply(body, to: address, of: type)
+            } catch {
+                let serviceError = ServiceErrorMiddleware.serviceError(for: error, maxBodySize: configuration.maxBodySize)
+                idempotency.finish(key, status: Int(serviceError.status.code), body: serviceError.json)
+                throw serviceError
+            }
+            idempotency.finish(key, status: 200, body: text)
+            return .json(text)
+        }
+    }
+
+    /// Reads an action from `body`, applies it to the instance at `address`, and returns the
+    /// transition as JSON.
+    func apply(_ body: ByteBuffer, to address: InstanceAddress, of type: PluginType) async throws(ServiceError) -> String {
+        let start = ContinuousClock.now
+        var outcome = "failed"
+        defer { metrics.actionFinished(plugin: address.plugin, outcome: outcome, duration: ContinuousClock.now - start) }
+        do {
+            let action = try Self.action(from: body, for: address, of: type)
+            let instance = try await registry.instance(at: address, creating: true)
+            let transition = try await instance.machine.send(action)
+            outcome = "ok"
+            return ServiceJSON.transition(transition, address: address)
+        } catch let error as PluginCallError {
+            let serviceError = ServiceError(error)
+            outcome = Self.outcome(serviceError)
+            throw serviceError
+        } catch let error as ServiceError {
+            outcome = Self.outcome(error)
+            throw error
+        } catch {
+            throw .pluginFailed("internal error")
+        }
+    }
+
+    static func outcome(_ error: ServiceError) -> String {
+        switch error {
+        case .badRequest: "bad_request"
+        case .unprocessable: "refused"
+        case .overLimit: "over_limit"
+        case .notFound: "not_found"
+        default: "failed"
+        }
+    }
+
+    /// The action a body asks for: `{"action": "add", "args": [5]}` (or named arguments,
+    /// `{"action": "add", "args": {"amount": 5}}`), read and checked as the command line reads
+    /// a JSON line, with its messages.
+    static func action(from body: ByteBuffer, for address: InstanceAddress, of type: PluginType) throws -> PluginAction {
+        guard let text = String(validating: body.readableBytesView, as: UTF8.self) else {
+            throw ServiceError.badRequest("the request body is not valid UTF-8")
+        }
+        guard text.first(where: { !$0.isWhitespace }) == "{" else {
+            throw ServiceError.badRequest(#"the request body must be a JSON object, as in {"action": "add", "args": [5]}"#)
+        }
+        let line: InputLine
+        do {
+            line = try InputLine.parse(text, namesPlugin: false)
+        } catch {
+            throw ServiceError.badRequest(error.description)
+        }
+        guard case let .action(plugin, name, arguments) = line else {
+            throw ServiceError.badRequest(#"the request body must be a JSON object, as in {"action": "add", "args": [5]}"#)
+        }
+        if let plugin, plugin != address.plugin {
+            throw ServiceError.badRequest("the body names plugin '\(plugin)' but the path names '\(address.plugin)'")
+        }
+        return try type.action(name, arguments)
+    }
+
+    // MARK: Watching
+
+    /// Sends the instance's transitions to a WebSocket until the client leaves or the service
+    /// ends the watcher (then with the close code and reason of ``Watcher/EndReason``).
+    func watch(_ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter, _ context: ServiceRequestContext) async throws {
+        let address = try address(context)
+        let instance: Instance
+        let watcher: Watcher
+        do {
+            instance = try await registry.instance(at: address, creating: false)
+            watcher = try instance.watchers.add(buffer: configuration.watcherBuffer)
+        } catch {
+            let code: WebSocketErrorCode = if case .overLimit = error { .policyViolation } else { .normalClosure }
+            try await outbound.close(code, reason: error.description)
+            return
+        }
+        defer { instance.watchers.remove(watcher) }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await message in watcher.messages {
+                    do { try await outbound.write(.text(message)) } catch { return }
+                }
+                if let reason = watcher.endReason {
+                    try? await outbound.close(WebSocketErrorCode(codeNumber: Int(reason.closeCode)), reason: reason.description)
+                }
+            }
+            // The client's frames are read (and dropped) to notice when it leaves, or answers
+            // the service's close.
+            do { for try await _ in inbound {} } catch {}
+            watcher.finish()
+            await group.waitForAll()
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import Synchronization
+
+/// One subscriber to an instance's transitions, with a bounded buffer.
+///
+/// The instance offers each transition's message; the watcher's connection takes them from
+/// ``messages``. A watcher that falls more than its buffer behind is ended with
+/// ``EndReason/tooSlow(buffer:)`` instead of being buffered without bound; the messages
+/// already buffered are delivered first.
+public final class Watcher: Sendable {
+    /// Why a watcher was ended by the service (the close frame's code and reason).
+    public enum EndReason: Sendable, Hashable, CustomStringConvertible {
+        /// More than `buffer` messages waited to be sent.
+        case tooSlow(buffer: Int)
+        /// The instance was deleted.
+        case instanceDeleted
+        /// The service is shutting down.
+        case shuttingDown
+
+        /// The WebSocket close code: 1008 (policy), 1000 (normal) or 1001 (going away).
+        public var closeCode: UInt16 {
+            switch self {
+            case .tooSlow: 1008
+            case .instanceDeleted: 1000
+            case .shuttingDown: 1001
+            }
+        }
+
+        /// The close frame's reason, one line.
+        public var description: String {
+            switch self {
+            case let .tooSlow(buffer): "too slow: more than \(buffer) transitions waited to be sent"
+            case .instanceDeleted: "the instance was deleted"
+            case .shuttingDown: "the service is shutting down"
+            }
+        }
+    }
+
+    /// The messages to send, in order; it ends when the watcher is ended (see ``endReason``).
+    public let messages: AsyncStream<String>
+    private let continuation: AsyncStream<String>.Continuation
+    private let reason = Mutex<EndReason?>(nil)
+    private let buffer: Int
+
+    /// Creates a watcher that buffers at most `buffer` messages.
+    public init(buffer: Int) {
+        self.buffer = buffer
+        let (messages, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingOldest(buffer))
+        self.messages = messages
+        self.continuation = continuation
+    }
+
+    /// Why the service ended the watcher, or `nil` while it runs (or when its client left).
+    public var endReason: EndReason? { reason.withLock { $0 } }
+
+    /// Offers a message; ends the watcher if its buffer is full.
+    public func offer(_ message: String) {
+        if case .dropped = continuation.yield(message) { end(.tooSlow(buffer: buffer)) }
+    }
+
+    /// Ends the watcher for `why`: its connection sends what is buffered, then closes.
+    public func end(_ why: EndReason) {
+        let first = reason.withLock { reason in
+            if reason != nil { return false }
+            reason = why
+            return true
+        }
+        if first { continuation.finish() }
+    }
+
+    /// Ends the stream when the client went away.
+    func finish() {
+        continuation.finish()
+    }
+}

@@ -1,0 +1,129 @@
+import ActomatonHost
+import ActomatonService
+import ArgumentParser
+import Logging
+
+/// `serve --listen` and its limits: the host as a network service (``ActomatonServer``).
+struct NetworkOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Serve the HTTP and WebSocket API on HOST:PORT instead of reading lines "
+                                + "(a loopback address unless --tokens is given).", valueName: "host:port"))
+    var listen: String?
+
+    @Option(help: ArgumentHelp("The tokens file: lines `TOKEN scope…` (read:PLUGIN, send:PLUGIN, read:*, send:*, *, admin); "
+                                + "it must belong to you or root and be readable by no one else (chmod 600).", valueName: "file"))
+    var tokens: String?
+
+    @Option(help: ArgumentHelp("The largest request body (K, M suffixes allowed).", valueName: "size"), transform: parseSize)
+    var maxBodySize: Int64 = Int64(ServiceConfiguration().maxBodySize)
+
+    @Option(help: ArgumentHelp("The most connections open at a time; more wait to be accepted.", valueName: "count"))
+    var maxConnections = ServiceConfiguration().maxConnections
+
+    @Option(help: ArgumentHelp("The most instances in memory, all plugins together.", valueName: "count"))
+    var maxInstances = ServiceConfiguration().maxInstances
+
+    @Option(help: ArgumentHelp("The most instances of one plugin.", valueName: "count"))
+    var maxInstancesPerPlugin = ServiceConfiguration().maxInstancesPerPlugin
+
+    @Option(help: ArgumentHelp("The most WebSocket watchers of one instance.", valueName: "count"))
+    var maxWatchersPerInstance = ServiceConfiguration().maxWatchersPerInstance
+
+    @Option(help: ArgumentHelp("The most transitions buffered for a watcher before it is closed as too slow.", valueName: "count"))
+    var watcherBuffer = ServiceConfiguration().watcherBuffer
+
+    @Option(help: ArgumentHelp("Requests per second one token may send (0: no limit).", valueName: "count"))
+    var maxRequestsPerSecond = ServiceConfiguration().maxRequestsPerSecond
+
+    @Option(help: ArgumentHelp("How long, in seconds, a response to a request with an Idempotency-Key is kept for retries.",
+                                valueName: "seconds"))
+    var idempotencyWindow: Int = 24 * 3600
+
+    @Option(help: ArgumentHelp("The most idempotency keys kept at a time.", valueName: "count"))
+    var maxIdempotencyKeys = ServiceConfiguration().maxIdempotencyKeys
+
+    @Option(help: ArgumentHelp("Seconds a graceful shutdown (SIGTERM, SIGINT) may take before what is left is cancelled.",
+                                valueName: "seconds"))
+    var shutdownTimeout: Int = 10
+
+    @Option(help: ArgumentHelp("The lowest level of log lines printed: trace, debug (a line per request), info, warning.",
+                                valueName: "level"))
+    var logLevel: String = "info"
+
+    func validate() throws {
+        for (name, value) in [("--max-connections", maxConnections), ("--max-instances", maxInstances),
+                              ("--max-instances-per-plugin", maxInstancesPerPlugin), ("--max-watchers-per-instance", maxWatchersPerInstance),
+                              ("--watcher-buffer", watcherBuffer), ("--max-idempotency-keys", maxIdempotencyKeys),
+                              ("--idempotency-window", idempotencyWindow), ("--shutdown-timeout", shutdownTimeout)] where value < 1 {
+            throw ValidationError("\(name) must be at least 1")
+        }
+        guard maxRequestsPerSecond >= 0 else { throw ValidationError("--max-requests-per-second must be 0 (no limit) or more") }
+        guard maxBodySize <= 64 << 20 else { throw ValidationError("--max-body-size must be at most 64M") }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level takes trace, debug, info, notice, warning or error") }
+    }
+
+    var configuration: ServiceConfiguration {
+        var configuration = ServiceConfiguration()
+        configuration.maxBodySize = Int(maxBodySize)
+        configuration.maxConnections = maxConnections
+        configuration.maxInstances = maxInstances
+        configuration.maxInstancesPerPlugin = maxInstancesPerPlugin
+        configuration.maxWatchersPerInstance = maxWatchersPerInstance
+        configuration.watcherBuffer = watcherBuffer
+        configuration.maxRequestsPerSecond = maxRequestsPerSecond
+        configuration.idempotencyWindow = .seconds(idempotencyWindow)
+        configuration.maxIdempotencyKeys = maxIdempotencyKeys
+        configuration.shutdownTimeout = .seconds(shutdownTimeout)
+        return configuration
+    }
+}
+
+extension Serve {
+    /// `serve --listen`: loads the directory's plugins as machine types and serves them until
+    /// SIGTERM or SIGINT.
+    func runService(listen text: String) async throws {
+        if persistence.state != nil {
+            printError(Message("--state with --listen is not supported yet: the journal keeps one machine per plugin, not per instance"))
+            throw ExitCode.failure
+        }
+        let listen: ListenAddress
+        var tokens: TokenTable?
+        do {
+            listen = try ListenAddress(text)
+            if let path = network.tokens { tokens = try TokenTable.load(path: path) }
+            try listen.checkExposure(hasTokens: tokens != nil)
+        } catch {
+            printError(error)
+            throw ExitCode.failure
+        }
+        let level = Logger.Level(rawValue: network.logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let loaded: (catalog: PluginCatalog, problems: [String])
+        do {
+            loaded = try PluginCatalog.load(directory: plugins, isolation: isolation.isolation(default: .process), options: loading.loadOptions)
+        } catch {
+            printError(error)
+            throw ExitCode.failure
+        }
+        for problem in loaded.problems { printError(Message(problem)) }
+        for name in loaded.catalog.names { emit("loaded plugin \(name) from \(loaded.catalog.types[name]!.path)") }
+        var configuration = network.configuration
+        configuration.maxEffects = machines.maxEffects
+        let server = ActomatonServer(catalog: loaded.catalog, tokens: tokens, listen: listen, configuration: configuration,
+                                     logger: Logger(label: "actomaton-host"), onListening: { port in
+            emit("listening on \(ListenAddress.display(host: listen.host, port: port))")
+        })
+        try await server.runUntilSignalled()
+        emit("stopped")
+    }
+}
+
+extension ListenAddress {
+    /// `host:port` for a port the system chose.
+    static func display(host: String, port: Int) -> String {
+        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+}

@@ -1,0 +1,174 @@
+import ActomatonHost
+@testable import ActomatonService
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+@Suite struct APITests {
+    @Test func anActionCreatesTheInstanceAndAnswersItsTransition() async throws {
+        let server = makeServer()
+        try await server.makeApplication().test(.router) { client in
+            let response = try await client.post("room-1", #"{"action": "add", "args": [5]}"#)
+            #expect(response.status == .ok)
+            #expect(response.headers[.contentType] == "application/json")
+            #expect(response.text == #"{"plugin":"counter","key":"room-1","seq":1,"action":"add","state":{"count":5},"started":[],"cancelled":[]}"#)
+            let second = try await client.post("room-1", #"{"action": "add", "args": {"amount": 2}}"#)
+            #expect(second.text == #"{"plugin":"counter","key":"room-1","seq":2,"action":"add","state":{"count":7},"started":[],"cancelled":[]}"#)
+            let other = try await client.post("room-2", #"{"action": "increment"}"#)
+            #expect(other.text.contains(#""seq":1"#) && other.text.contains(#""state":{"count":1}"#))
+            let status = try await client.get("/v1/machines/counter/room-1")
+            #expect(status.status == .ok)
+            #expect(status.text == #"{"plugin":"counter","key":"room-1","seq":2,"state":{"count":7},"timers":[],"effects":0}"#)
+        }
+    }
+
+    @Test func effectsAreReportedAndTimersListed() async throws {
+        let server = makeServer()
+        try await server.makeApplication().test(.router) { client in
+            let started = try await client.post("t", #"{"action": "start", "args": [60000]}"#)
+            #expect(started.status == .ok)
+            #expect(started.text.contains(#""started":["every 60s: increment (id ticker)"]"#), "\(started.text)")
+            let status = try await client.get("/v1/machines/counter/t")
+            #expect(status.text.contains(#""timers":[{"kind":"repeating","id":"ticker","action":"increment""#), "\(status.text)")
+            #expect(status.text.hasSuffix(#""effects":1}"#))
+            let stopped = try await client.post("t", #"{"action": "stop"}"#)
+            #expect(stopped.text.contains(#""cancelled":["ticker"]"#), "\(stopped.text)")
+            #expect(await eventually { (try? await client.get("/v1/machines/counter/t").text.contains(#""timers":[]"#)) == true })
+        }
+    }
+
+    @Test func badRequestsAre400WithTheCommandLinesMessages() async throws {
+        let server = makeServer()
+        try await server.makeApplication().test(.router) { client in
+            let cases: [(String, String)] = [
+                (#"{"action": "add", "args": [5"#, "not valid JSON"),
+                ("add 5", #"the request body must be a JSON object, as in {\"action\": \"add\", \"args\": [5]}"#),
+                (#"{"action": "fly"}"#, "plugin counter: unknown action 'fly' for plugin 'counter' (its actions: "),
+                (#"{"action": "add", "args": []}"#, "plugin counter: 'add' takes 1 argument, got 0: add(amount: int64)"),
+                (#"{"action": "add", "args": ["five"]}"#, #"plugin counter: argument 1 (amount) of 'add' must be an int64, got the string \"five\""#),
+                (#"{"action": "add", "args": {"count": 1}}"#, #"plugin counter: 'add' needs argument \"amount\""#),
+                (#"{"action": "add", "args": [1], "color": 2}"#, #"unknown JSON key \"color\""#),
+                (#"{"plugin": "tictactoe", "action": "add", "args": [1]}"#, "the body names plugin 'tictactoe' but the path names 'counter'"),
+            ]
+            for (body, message) in cases {
+                let response = try await client.post("k", body)
+                #expect(response.status == .badRequest, "\(body)")
+                #expect(response.text.hasPrefix(#"{"error":""#) && response.text.contains(message), "\(body): \(response.text)")
+            }
+            // None of them created the instance.
+            #expect(try await client.get("/v1/machines/counter/k").status == .notFound)
+            let badKey = try await client.post(String(repeating: "k", count: 129), #"{"action": "increment"}"#)
+            #expect(badKey.status == .badRequest)
+            #expect(badKey.text == #"{"error":"an instance key is at most 128 bytes, got 129"}"#)
+            let longest = try await client.post(String(repeating: "k", count: 128), #"{"action": "increment"}"#)
+            #expect(longest.status == .ok)
+            let badCharacter = try await client.post("a%24b", #"{"action": "increment"}"#)
+            #expect(badCharacter.status == .badRequest, "\(badCharacter.text)")
+        }
+    }
+
+    @Test func unknownPluginsInstancesAndRoutesAre404() async throws {
+        let server = makeServer()
+        try await server.makeApplication().test(.router) { client in
+            let plugin = try await client.post("k", #"{"action": "increment"}"#, plugin: "nope")
+            #expect(plugin.status == .notFound)
+            #expect(plugin.text == #"{"error":"no plugin named 'nope' is loaded (loaded: counter)"}"#)
+            let instance = try await client.get("/v1/machines/counter/absent")
+            #expect(instance.status == .notFound)
+            #expect(instance.text == #"{"error":"no instance counter/absent"}"#)
+            let route = try await client.get("/v2/whatever")
+            #expect(route.status == .notFound)
+            #expect(route.text.hasPrefix(#"{"error":"#))
+        }
+    }
+
+    @Test func thePluginRefusingIs422AndChangesNothing() async throws {
+        let server = makeServer()
+        try await server.makeApplication().test(.router) { client in
+            #expect(try await client.post("max", #"{"action": "add", "args": [9223372036854775807]}"#).status == .ok)
+            let refused = try await client.post("max", #"{"action": "increment"}"#)
+            #expect(refused.status == .unprocessableContent)
+            #expect(refused.text == #"{"error":"plugin counter: 'increment' failed: the counter is at its maximum"}"#)
+            let status = try await client.get("/v1/machines/counter/max")
+            #expect(status.text.contains(#""seq":1,"state":{"count":9223372036854775807}"#), "\(status.text)")
+        }
+    }
+
+    @Test func aBodyAtTheLimitIsReadAndOnePastIs413() async throws {
+        let server = makeServer { $0.maxBodySize = 100 }
+        try await server.makeApplication().test(.router) { client in
+            let json = #"{"action": "increment"}"#
+            let atLimit = json + String(repeating: " ", count: 100 - json.utf8.count)
+            #expect(try await client.post("b", atLimit).status == .ok)
+            let past = try await client.post("b", atLimit + " ")
+            #expect(past.status == .contentTooLarge)
+            #expect(past.text == #"{"error":"the request body is longer than 100 bytes, the limit (--max-body-size)"}"#)
+        }
+    }
+
+    @Test func deleteForgetsTheInstance() async throws {
+        let server = makeServer()
+        try await server.makeApplication().test(.router) { client in
+            _ = try await client.post("d", #"{"action": "add", "args": [3]}"#)
+            let deleted = try await client.execute(uri: "/v1/machines/counter/d", method: .delete)
+            #expect(deleted.status == .ok)
+            #expect(deleted.text == #"{"plugin":"counter","key":"d","deleted":true}"#)
+            #expect(try await client.get("/v1/machines/counter/d").status == .notFound)
+            let again = try await client.execute(uri: "/v1/machines/counter/d", method: .delete)
+            #expect(again.status == .notFound)
+            #expect(again.text == #"{"error":"no instance counter/d"}"#)
+            // A new first action starts from the initial state.
+            #expect(try await client.post("d", #"{"action": "increment"}"#).text.contains(#""seq":1,"action":"increment","state":{"count":1}"#))
+        }
+    }
+
+    @Test func keysArePagedInByteOrder() async throws {
+        let server = makeServer()
+        try await server.makeApplication().test(.router) { client in
+            for key in ["b", "a", "c", "A"] { _ = try await client.post(key, #"{"action": "increment"}"#) }
+            let first = try await client.get("/v1/machines/counter?limit=2")
+            #expect(first.text == #"{"plugin":"counter","keys":["A","a"],"next":"a"}"#)
+            let second = try await client.get("/v1/machines/counter?after=a&limit=2")
+            #expect(second.text == #"{"plugin":"counter","keys":["b","c"],"next":null}"#)
+            let all = try await client.get("/v1/machines/counter")
+            #expect(all.text == #"{"plugin":"counter","keys":["A","a","b","c"],"next":null}"#)
+            let zero = try await client.get("/v1/machines/counter?limit=0")
+            #expect(zero.status == .badRequest)
+            #expect(zero.text == #"{"error":"limit must be a number from 1 to 1000"}"#)
+            #expect(try await client.get("/v1/machines/counter?limit=1000").status == .ok)
+            #expect(try await client.get("/v1/machines/counter?limit=1001").status == .badRequest)
+            #expect(try await client.get("/v1/machines/nope").status == .notFound)
+        }
+    }
+
+    @Test func pluginsHealthReadinessMetricsAndTheDocument() async throws {
+        let server = makeServer()
+        try await server.makeApplication().test(.router) { client in
+            let plugins = try await client.get("/v1/plugins")
+            #expect(plugins.text.hasPrefix(#"{"plugins":[{"name":"counter","version":"#), "\(plugins.text)")
+            #expect(plugins.text.contains(#"{"name":"add","signature":"add(amount: int64)","parameters":[{"name":"amount","type":"int64"}]}"#))
+            #expect(try await client.get("/healthz").text == #"{"status":"ok"}"#)
+            #expect(try await client.get("/readyz").text == #"{"status":"ready"}"#)
+            _ = try await client.post("m", #"{"action": "increment"}"#)
+            _ = try await client.post("m", #"{"action": "fly"}"#)
+            let metrics = try await client.get("/metrics").text
+            #expect(metrics.contains(#"actomaton_actions_total{plugin="counter",outcome="ok"} 1"#), "\(metrics)")
+            #expect(metrics.contains(#"actomaton_actions_total{plugin="counter",outcome="bad_request"} 1"#))
+            #expect(metrics.contains("actomaton_action_duration_seconds_count{plugin=\"counter\"} 2"))
+            #expect(metrics.contains("actomaton_instances_active 1"))
+            #expect(metrics.contains("actomaton_watchers 0"))
+            let document = try await client.get("/v1/openapi.yaml")
+            #expect(document.headers[.contentType] == "application/yaml")
+            #expect(document.text == OpenAPIDocument.yaml)
+        }
+    }
+
+    @Test func theServedDocumentIsTheRepositorysOpenAPIFile() throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../docs/openapi.yaml").standardized.path
+        let file = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(file == OpenAPIDocument.yaml)
+        #expect(file.hasPrefix("openapi: 3.1.0\n"))
+    }
+}
+
+import Foundation

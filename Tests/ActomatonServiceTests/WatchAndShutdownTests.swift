@@ -1,0 +1,104 @@
+import ActomatonHost
+import ActomatonPluginContract
+@testable import ActomatonService
+import Hummingbird
+import HummingbirdTesting
+import HummingbirdWSClient
+import HummingbirdWSTesting
+import Logging
+import ServiceLifecycle
+import Synchronization
+import Testing
+
+@Suite struct WatchAndShutdownTests {
+    @Test func aWatcherReceivesEveryTransitionTimersIncludedWithItsSeq() async throws {
+        let server = makeServer()
+        try await server.makeApplication().test(.live) { client in
+            _ = try await client.post("w", #"{"action": "add", "args": [1]}"#)
+            let instance = try await server.registry.instance(at: InstanceAddress(plugin: "counter", key: try InstanceKey("w")), creating: false)
+            let received = Mutex<[String]>([])
+            try await client.ws("/v1/machines/counter/w/watch") { inbound, _, _ in
+                #expect(await eventually { instance.watcherCount == 1 })
+                // One input action that starts a delayed one (due at once): two transitions.
+                _ = try await instance.machine.send(try counterType.action("add_later", [.int(2), .float(0)]))
+                var messages = inbound.messages(maxSize: 1 << 16).makeAsyncIterator()
+                while received.withLock({ $0.count }) < 2, let message = try await messages.next() {
+                    if case let .text(text) = message { received.withLock { $0.append(text) } }
+                }
+            }
+            let messages = received.withLock { $0 }
+            #expect(messages.count == 2)
+            #expect(messages.first?.hasPrefix(#"{"plugin":"counter","key":"w","seq":2,"origin":"input","effect_id":null,"action":"add_later","state":{"count":1},"started":["after 0s: add 2"]"#) == true, "\(messages)")
+            #expect(messages.last == #"{"plugin":"counter","key":"w","seq":3,"origin":"delayed","effect_id":null,"action":"add","state":{"count":3},"started":[],"cancelled":[]}"#, "\(messages)")
+            #expect(await eventually { instance.watcherCount == 0 }, "a watcher that left is forgotten")
+        }
+    }
+
+    @Test func watchingAnUnknownInstanceIs404() async throws {
+        let server = makeServer()
+        try await server.makeApplication().test(.router) { client in
+            let response = try await client.get("/v1/machines/counter/none/watch")
+            #expect(response.status == .notFound)
+            #expect(response.text == #"{"error":"no instance counter/none"}"#)
+        }
+    }
+
+    @Test func drainingAnswers503AndSaysNotReady() async throws {
+        let server = makeServer()
+        try await server.makeApplication().test(.router) { client in
+            #expect(try await client.post("s", #"{"action": "increment"}"#).status == .ok)
+            await server.drain()
+            let refused = try await client.post("s", #"{"action": "increment"}"#)
+            #expect(refused.status == .serviceUnavailable)
+            #expect(refused.text == #"{"error":"the service is shutting down"}"#)
+            #expect(try await client.get("/readyz").status == .serviceUnavailable)
+            #expect(try await client.get("/healthz").status == .ok)
+        }
+    }
+
+    @Test func gracefulShutdownClosesWatchersWith1001AndEnds() async throws {
+        let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
+        var configuration = ServiceConfiguration()
+        configuration.shutdownTimeout = .seconds(30)
+        let server = ActomatonServer(catalog: PluginCatalog([counterType]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
+                                     configuration: configuration, onListening: { port in portSink.yield(port) })
+        let group = ServiceGroup(configuration: .init(services: [server], logger: Logger(label: "test")))
+        let running = Task { try await group.run() }
+        var iterator = ports.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+        let address = InstanceAddress(plugin: "counter", key: try InstanceKey("g"))
+        let instance = try await server.registry.instance(at: address, creating: true)
+        let watching = Task {
+            try await WebSocketClient.connect(url: "ws://127.0.0.1:\(port)/v1/machines/counter/g/watch", logger: Logger(label: "client")) { inbound, _, _ in
+                for try await _ in inbound {}
+            }
+        }
+        #expect(await eventually { instance.watcherCount == 1 })
+        await group.triggerGracefulShutdown()
+        let close = try await watching.value
+        #expect(close?.closeCode == .goingAway)
+        #expect(close?.reason == "the service is shutting down")
+        try await running.value
+        #expect(server.lifecycle.isDraining)
+    }
+}
+
+@Suite struct LifecycleStateTests {
+    @Test func waitingForIdleEndsWhenTheLastRequestLeavesOrOnCancellation() async {
+        let lifecycle = ServiceLifecycleState()
+        #expect(lifecycle.enter())
+        let waiting = Task { await lifecycle.waitUntilIdle() }
+        #expect(await eventually { lifecycle.inFlight == 1 })
+        lifecycle.leave()
+        await waiting.value
+        lifecycle.beginDraining()
+        #expect(!lifecycle.enter(), "a draining service takes no new request")
+
+        let stuck = ServiceLifecycleState()
+        #expect(stuck.enter())
+        let cancelled = Task { await stuck.waitUntilIdle() }
+        cancelled.cancel()
+        await cancelled.value // returns although a request is still in flight
+        #expect(stuck.inFlight == 1)
+    }
+}
