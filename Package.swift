@@ -21,6 +21,8 @@ let package = Package(
         .library(name: "ActomatonHost", targets: ["ActomatonHost"]),
         .library(name: "ActomatonService", targets: ["ActomatonService"]),
         .executable(name: "actomaton-host", targets: ["actomaton-host"]),
+        // The worker process of isolated plugins, without the command line or the service.
+        .executable(name: "actomaton-worker", targets: ["actomaton-worker"]),
         // The example plugins, each a shared library for `actomaton-host` (`make plugins`).
         .library(name: "CounterPlugin", type: .dynamic, targets: ["CounterPlugin"]),
         .library(name: "CSVTokenizerPlugin", type: .dynamic, targets: ["CSVTokenizerPlugin"]),
@@ -122,6 +124,7 @@ let package = Package(
             .product(name: "Prometheus", package: "swift-prometheus"),
             .product(name: "Logging", package: "swift-log"),
         ]),
+        .executableTarget(name: "actomaton-worker", dependencies: ["ActomatonHost"]),
         .executableTarget(name: "actomaton-host", dependencies: [
             "ActomatonHost",
             "ActomatonService",

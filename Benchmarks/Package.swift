@@ -62,8 +62,9 @@ let package = Package(
                 .product(name: "LoginPlugin", package: root),
                 .product(name: "CSVTokenizerPlugin", package: root),
                 .product(name: "ActomatonPluginCore", package: root),
-                // Built beside the benchmark: the worker process of isolated plugins.
-                .product(name: "actomaton-host", package: root),
+                // Built beside the benchmark: the worker process of isolated plugins (no server
+                // dependency, unlike actomaton-host).
+                .product(name: "actomaton-worker", package: root),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/HostBenchmarks",

@@ -63,7 +63,7 @@ struct IsolationOptions: ParsableArguments {
             return .none
         case .process:
             let limits = WorkerLimits(memoryBytes: UInt64(workerMemory), cpuSeconds: workerCPUSeconds, openFiles: workerOpenFiles)
-            return .process(WorkerOptions(executable: currentExecutable(), limits: limits,
+            return .process(WorkerOptions(executable: workerExecutable(), limits: limits,
                                           actionTimeout: .milliseconds(Int64(actionTimeout * 1000)), snapshotInterval: snapshotEvery))
         }
     }
@@ -74,7 +74,16 @@ enum IsolationMode: String, ExpressibleByArgument, CaseIterable {
     case none, process
 }
 
-/// This executable's path, which workers are started from.
+/// What workers are started from: `actomaton-worker` beside this executable (built with it;
+/// no command line or service linked in), else this executable in its `worker` mode.
+func workerExecutable() -> String {
+    let host = currentExecutable()
+    guard let slash = host.lastIndex(of: "/") else { return host }
+    let worker = String(host[...slash]) + "actomaton-worker"
+    return access(worker, X_OK) == 0 ? worker : host
+}
+
+/// This executable's path.
 func currentExecutable() -> String {
     var buffer = [CChar](repeating: 0, count: 4096)
     let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)

@@ -54,6 +54,28 @@ struct IsolationTests {
         #expect(try await counter.describe() == #"{"count":5}"#, "another plugin is untouched")
     }
 
+    /// `actomaton-worker` runs plugins as `actomaton-host worker` does, without the command line
+    /// and the service linked in; it refuses arguments it does not know with one line.
+    @Test func theWorkerExecutableRunsIsolatedPlugins() async throws {
+        var options = options()
+        options.executable = "\(pluginDirectory)/actomaton-worker"
+        let counter = try PluginMachine(isolatedPluginAt: plugin("CounterPlugin"), workerOptions: options, log: { _ in })
+        try await counter.send("add", [.int(5)])
+        #expect(try await counter.describe() == #"{"count":5}"#)
+        #expect(await counter.workerProcessID != nil)
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: options.executable)
+        process.arguments = ["worker", "--bogus", "1"]
+        let errors = Pipe()
+        process.standardError = errors
+        try process.run()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 2)
+        #expect(text == "actomaton-worker: unexpected argument '--bogus' (a plugin worker, started by actomaton-host; not for users)\n")
+    }
+
     @Test func anEndlessLoopMissesTheDeadlineAndIsKilled() async throws {
         let hostile = try hostile(options(timeout: .milliseconds(300)))
         try await hostile.send("set", [.int(3)])

@@ -55,7 +55,7 @@ let csvChunks: [PluginValue] = {
 /// The host executable, built beside this one: isolated plugins run in its worker mode.
 let hostExecutablePath: String = {
     let directory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-    return directory.appendingPathComponent("actomaton-host").path
+    return directory.appendingPathComponent("actomaton-worker").path
 }()
 
 /// The C counter's vocabulary, compiled in: the same transitions (overflow-checked).

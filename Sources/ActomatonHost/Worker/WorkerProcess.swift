@@ -15,7 +15,8 @@ public enum PluginIsolation: Sendable, Hashable {
 
 /// How plugin workers are started, limited and supervised.
 public struct WorkerOptions: Sendable, Hashable {
-    /// The `actomaton-host` executable, started as `actomaton-host worker`.
+    /// The executable started as `EXECUTABLE worker …`: `actomaton-worker`, or
+    /// `actomaton-host` (which has the same `worker` mode).
     public var executable: String
     /// The resource limits each worker sets on itself.
     public var limits: WorkerLimits
