@@ -1,5 +1,4 @@
 import CProcessControl
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -14,11 +13,6 @@ import Musl
 /// ``name``, which `top -H` and debuggers show). ``close()`` refuses new work, lets the queued
 /// work finish, and joins the thread; after it, ``enqueue(_:)`` throws ``Closed``. Dropping the
 /// last reference closes the queue the same way.
-///
-/// With `pollsBeforeSleeping`, the thread polls for new work for that long after its queue
-/// empties before it sleeps: waking a sleeping thread costs tens of microseconds on small
-/// machines, more than the work itself when it comes in quick succession (a machine's jobs
-/// around a worker's round trip).
 ///
 /// ```swift
 /// let queue = try BlockingQueue(name: "journal")
@@ -45,14 +39,12 @@ package final class BlockingQueue: @unchecked Sendable {
 
     /// Starts the queue's thread; throws when the system cannot start one.
     ///
-    /// - Parameters:
-    ///   - name: The thread's name; cut to ``maxNameBytes`` bytes (at a character boundary).
-    ///   - pollsBeforeSleeping: How long the thread polls for new work before it sleeps.
-    package init(name: String, pollsBeforeSleeping: Duration = .zero) throws(Errno) {
+    /// - Parameter name: The thread's name; cut to ``maxNameBytes`` bytes (at a character boundary).
+    package init(name: String) throws(Errno) {
         var cut = Substring(name)
         while cut.utf8.count > Self.maxNameBytes { cut.removeLast() }
         self.name = String(cut)
-        storage = Storage(name: self.name, pollsBeforeSleeping: pollsBeforeSleeping)
+        storage = Storage(name: self.name)
         let context = Unmanaged.passRetained(storage).toOpaque()
         var thread = pthread_t()
         let status = pthread_create(&thread, nil, { context in
@@ -96,20 +88,15 @@ package final class BlockingQueue: @unchecked Sendable {
     /// The queue's state, shared with its thread (which holds it until it ends).
     private final class Storage: @unchecked Sendable {
         let name: String
-        let pollsBeforeSleeping: Duration
-        /// Work queued and not yet taken, read without the lock while the thread polls.
-        private let queued = Atomic<Int>(0)
         private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         private let wake = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
         // Guarded by `mutex`:
         private var items: [@Sendable () -> Void] = []
         private var head = 0
         private var closing = false
-        private var isSleeping = false
 
-        init(name: String, pollsBeforeSleeping: Duration) {
+        init(name: String) {
             self.name = name
-            self.pollsBeforeSleeping = pollsBeforeSleeping
             pthread_mutex_init(mutex, nil)
             pthread_cond_init(wake, nil)
         }
@@ -127,8 +114,7 @@ package final class BlockingQueue: @unchecked Sendable {
             defer { pthread_mutex_unlock(mutex) }
             guard !closing else { return false }
             items.append(work)
-            queued.add(1, ordering: .releasing)
-            if isSleeping { pthread_cond_signal(wake) }
+            pthread_cond_signal(wake)
             return true
         }
 
@@ -138,7 +124,6 @@ package final class BlockingQueue: @unchecked Sendable {
             defer { pthread_mutex_unlock(mutex) }
             guard !closing else { return false }
             closing = true
-            queued.add(1, ordering: .releasing) // ends a poll
             pthread_cond_signal(wake)
             return true
         }
@@ -148,19 +133,8 @@ package final class BlockingQueue: @unchecked Sendable {
             _ = actomaton_set_thread_name(name)
             pthread_mutex_lock(mutex)
             while true {
-                if head == items.count && !closing && pollsBeforeSleeping > .zero {
-                    pthread_mutex_unlock(mutex)
-                    let until = ContinuousClock.now + pollsBeforeSleeping
-                    while queued.load(ordering: .acquiring) == 0 && ContinuousClock.now < until {}
-                    pthread_mutex_lock(mutex)
-                }
-                while head == items.count && !closing {
-                    isSleeping = true
-                    pthread_cond_wait(wake, mutex)
-                    isSleeping = false
-                }
+                while head == items.count && !closing { pthread_cond_wait(wake, mutex) }
                 if head == items.count { break }
-                queued.subtract(1, ordering: .relaxed)
                 let work = items[head]
                 items[head] = {} // what the work captured is released when it has run
                 head += 1
