@@ -218,7 +218,8 @@ public actor PluginMachine: EffectQueueHost {
     @discardableResult
     public func send(_ action: PluginAction) async throws(PluginCallError) -> PluginTransition {
         let submission = try submit(action)
-        try await submission.acknowledged()
+        // Awaiting a nonisolated function leaves the actor and comes back: only when needed.
+        if !submission.isAcknowledged { try await submission.acknowledged() }
         return submission.transition
     }
 
@@ -237,28 +238,28 @@ public actor PluginMachine: EffectQueueHost {
     /// (``JournalSyncPolicy``), and acknowledges them in order.
     public func submit(_ action: PluginAction) throws(PluginCallError) -> PluginSubmission {
         effects.sendOptions = .init(tracksFeedbacks: true)
-        var transitions: [PluginTransition] = []
+        var transitions = Transitions()
         run(PluginMachineAction(action: action, origin: .input, depth: 0), into: &transitions)
         if let task = effects.finishSend() { effectTasks.append(task) }
-        if observesSends, let observer { for transition in transitions { observer(transition) } }
-        let transition = transitions[0] // an input action is always admitted
+        guard let transition = transitions.first else { preconditionFailure("an input action is always admitted") }
+        if observesSends, let observer { transitions.forEach(observer) }
         if case let .failure(error) = transition.outcome { throw error }
-        return PluginSubmission(transition: transition, feedback: Array(transitions.dropFirst()))
+        return PluginSubmission(transition: transition, feedback: transitions.rest)
     }
 
     /// Sends an action one of the machine's effects produced (`EffectQueueHost`); its
     /// transitions go to the observer.
     public func send(effectAction action: PluginMachineAction, tracksFeedbacks: Bool) -> Task<Void, Error>? {
         effects.sendOptions = .init(tracksFeedbacks: tracksFeedbacks)
-        var transitions: [PluginTransition] = []
+        var transitions = Transitions()
         run(action, into: &transitions)
-        if let observer { for transition in transitions { observer(transition) } }
+        if let observer { transitions.forEach(observer) }
         return effects.finishSend()
     }
 
     /// Runs `first` and the next actions it feeds back, depth-first, collecting their
     /// transitions.
-    private func run(_ first: PluginMachineAction, into transitions: inout [PluginTransition]) {
+    private func run(_ first: PluginMachineAction, into transitions: inout Transitions) {
         var next: PluginMachineAction? = first
         while let action = next {
             next = effects.handle(step(action, into: &transitions))
@@ -266,7 +267,7 @@ public actor PluginMachine: EffectQueueHost {
     }
 
     /// One action: what the decisions say, carried out. Returns the effects to start.
-    private func step(_ input: PluginMachineAction, into transitions: inout [PluginTransition]) -> Effect<PluginMachineAction> {
+    private func step(_ input: PluginMachineAction, into transitions: inout Transitions) -> Effect<PluginMachineAction> {
         let outcome: Result<[PluginEffectRequest], PluginCallError>
         switch decisions.admit(origin: input.origin, depth: input.depth, action: input.action) {
         case .perform:
@@ -291,16 +292,16 @@ public actor PluginMachine: EffectQueueHost {
                 break
             }
         }
-        var acknowledgement = PluginAcknowledgement.immediate(action: input.action.description, plugin: name)
+        var acknowledgement = PluginAcknowledgement.immediate(action: input.action, plugin: name)
         var keys: [Int64?] = Array(repeating: nil, count: requests.count)
         if step.journal, let journal {
             let ticket = journal.append(journalRecord(of: input, requests: requests, keys: &keys, journal: journal))
-            acknowledgement = PluginAcknowledgement(journal: journal, ticket: ticket, action: input.action.description, plugin: name)
+            acknowledgement = PluginAcknowledgement(journal: journal, ticket: ticket, action: input.action, plugin: name)
             if step.snapshot {
                 do throws(PluginCallError.Reason) {
                     let bytes = try runtime.snapshot()
                     let snapshotTicket = journal.append(.snapshot(plugin: name, version: pluginVersion, bytes: bytes))
-                    acknowledgement = PluginAcknowledgement(journal: journal, ticket: snapshotTicket, action: input.action.description, plugin: name)
+                    acknowledgement = PluginAcknowledgement(journal: journal, ticket: snapshotTicket, action: input.action, plugin: name)
                     decisions.snapshotJournaled()
                 } catch {
                     decisions.snapshotFailed()
@@ -571,6 +572,23 @@ extension PluginEffectRequest {
         case let .repeating(_, _, options): .repeating(id: options.id)
         case .cancel: .input
         }
+    }
+}
+
+/// The transitions of one send: the first apart, so that a send without feedback allocates
+/// nothing for them.
+struct Transitions {
+    private(set) var first: PluginTransition?
+    private(set) var rest: [PluginTransition] = []
+
+    mutating func append(_ transition: PluginTransition) {
+        if first == nil { first = transition } else { rest.append(transition) }
+    }
+
+    func forEach(_ body: (PluginTransition) -> Void) {
+        guard let first else { return }
+        body(first)
+        for transition in rest { body(transition) }
     }
 }
 

@@ -54,12 +54,12 @@ public struct PluginTransition: Sendable {
 public struct PluginAcknowledgement: Sendable {
     let journal: PluginJournal?
     let ticket: UInt64
-    let action: String
+    let action: PluginAction
     let plugin: String
 
     /// Nothing to wait for: a transition that was not journaled (no journal, or a failed
     /// action, which changes nothing to journal).
-    static func immediate(action: String, plugin: String) -> PluginAcknowledgement {
+    static func immediate(action: PluginAction, plugin: String) -> PluginAcknowledgement {
         PluginAcknowledgement(journal: nil, ticket: 0, action: action, plugin: plugin)
     }
 
@@ -89,7 +89,7 @@ public struct PluginAcknowledgement: Sendable {
         do {
             try await journal.waitUntilAcknowledged(ticket)
         } catch {
-            throw PluginCallError(.notAcknowledged(action: action, journal: error), plugin: plugin)
+            throw PluginCallError(.notAcknowledged(action: action.description, journal: error), plugin: plugin)
         }
     }
 }
@@ -105,6 +105,13 @@ public struct PluginSubmission: Sendable {
 
     /// The effects the action requested.
     public var effects: [PluginEffectRequest] { transition.effects }
+
+    /// Whether the action and its feedback count as acknowledged already (always without a
+    /// journal): ``acknowledged()`` would return at once.
+    public var isAcknowledged: Bool {
+        let last = feedback.last(where: { !$0.acknowledgement.isImmediate }) ?? transition
+        return last.acknowledgement.state == .acknowledged
+    }
 
     /// Returns once the action and its feedback count as acknowledged (``JournalSyncPolicy``;
     /// at once without a journal), and every action submitted before them to the same journal
