@@ -2,7 +2,7 @@ import ActomatonHost
 import Synchronization
 
 /// Prints the transitions the machines hand over — in the order they were made, each once it
-/// is acknowledged (``PluginTransition/acknowledgement``): what `run` and `serve` print.
+/// is acknowledged (`PluginTransition.acknowledgement`): what `run` and `serve` print.
 ///
 /// Machines hand their transitions over as they make them (as observer, with
 /// `observesSends`), so input actions and the actions of timers print in the order they were

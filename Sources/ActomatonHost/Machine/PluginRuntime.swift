@@ -9,7 +9,7 @@ import ActomatonPluginContract
 /// - a WebAssembly runtime: a `.wasm` module in the sandbox, in this process.
 ///
 /// A runtime is confined to its machine: one call at a time, from one machine. The worker and
-/// WebAssembly runtimes recover from a failed call the same way (``SupervisedRecovery``).
+/// WebAssembly runtimes recover from a failed call the same way: a new state, the last snapshot, the actions since replayed; or the plugin is stopped.
 public protocol PluginRuntime: AnyObject, Sendable {
     /// The plugin whose state this is.
     var plugin: Plugin { get }
