@@ -56,7 +56,7 @@ struct StateSequenceTests {
         var machine: Actomaton<Int, Int>? = Actomaton<Int, Int>(state: 0, reducer: Reducer { _, _, _ in .empty })
         var states = machine!.states.makeAsyncIterator()
         #expect(await states.next() == 0)
-        weak var weakMachine = machine
+        weak let weakMachine = machine
         machine = nil
         #expect(weakMachine == nil) // a subscriber does not keep the machine alive
         #expect(await states.next() == nil)
