@@ -1,7 +1,7 @@
 import Actomaton
 import Observation
 
-/// A machine for a user interface: an ``Actomaton/Actomaton`` whose state the main actor reads
+/// A machine for a user interface: an `Actomaton` whose state the main actor reads
 /// and observes, and to which a view sends actions.
 ///
 /// `Store` is `Observable`: a view (SwiftUI on Apple platforms, or any code that uses
@@ -24,8 +24,8 @@ import Observation
 /// after each transition through `Actomaton.states`. ``send(_:priority:tracksFeedbacks:)``
 /// returns at once; actions sent from the main actor reach the machine in the order sent.
 ///
-/// Scope a store for a child view with ``map(state:)-(WritableKeyPath<State,SubState>)`` and
-/// ``contramap(action:)-(CaseKeyPath<Action,SubAction>)``: the child sees its slice and sends
+/// Scope a store for a child view with ``map(state:)->Store<Action,SubState,Environment>`` and
+/// ``contramap(action:)-(CaseKeyPath<Action,SubAction>Sendable)``: the child sees its slice and sends
 /// through the parent. Releasing the last store of a machine releases the machine, which
 /// cancels its running effects (see `Actomaton`); releasing a child store cancels nothing.
 @MainActor
@@ -47,7 +47,7 @@ public class Store<Action: Sendable, State: Sendable, Environment: Sendable>: Ob
     private var children: [Child] = []
 
     /// Creates a store in `state` running `reducer`, with `environment` handed to every reducer
-    /// call; it starts its ``Actomaton/Actomaton``.
+    /// call; it starts its `Actomaton`.
     ///
     /// - Parameters:
     ///   - state: The state the machine starts in.
