@@ -92,6 +92,30 @@ struct StoreLifetimeTests {
         #expect(child.ticks == 1)
     }
 
+    @Test func cancellingASendsTaskCancelsItsEffects() async throws {
+        let clock = ManualClock()
+        let store = Store<TimerAction, Timer, Void>(state: Timer(), reducer: timerReducer, clock: clock)
+        let effect = store.send(.start)
+        await clock.waitForSleepers(1)
+        effect.cancel()
+        await #expect(throws: CancellationError.self) { try await effect.value }
+        await clock.advance(by: .seconds(1))
+        try await store.send(.tick).value
+        #expect(store.ticks == 1) // the cancelled effect's tick never came
+    }
+
+    @Test func cancellingASendBeforeItReachesTheMachineCancelsItsEffects() async throws {
+        let clock = ManualClock()
+        let store = Store<TimerAction, Timer, Void>(state: Timer(), reducer: timerReducer, clock: clock)
+        let effect = store.send(.start)
+        effect.cancel() // before the machine has run the action
+        await #expect(throws: CancellationError.self) { try await effect.value }
+        #expect(clock.sleeperCount == 0)
+        await clock.advance(by: .seconds(1))
+        try await store.send(.tick).value
+        #expect(store.ticks == 1)
+    }
+
     @Test func aReleasedRouteStoreLeaksNothing() async throws {
         weak var weakStore: RouteStore<TimerAction, Timer, Void, Int>?
         do {
