@@ -13,6 +13,10 @@ import Observation
 ///   field: a change elsewhere in the state does not notify the reader;
 /// - an action that leaves an `Equatable` state equal notifies nobody.
 ///
+/// The conformance is the one the `@Observable` macro writes — an `ObservationRegistrar` that
+/// is told of each access and change — written out by hand, because the macro tracks stored
+/// properties only, and the store also tracks each field of its state read through it.
+///
 /// ```swift
 /// let store = Store<Action, State, Void>(state: State(), reducer: reducer)
 /// try await store.send(.increment).value
