@@ -84,7 +84,7 @@ test: deps readme-check wasm-build ## Run every test target, the wasm modules' i
 	ACTOMATON_TIMING_TESTS=1 $(SWIFT) test --skip-build --filter BlockingTests
 
 test-tsan: deps ## Run the async layer's tests under ThreadSanitizer (own build folder).
-	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter 'ActomatonEffectTests|ActomatonTests'
+	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter 'ActomatonEffectTests|ActomatonTests|ActomatonUITests'
 
 # How long `make fuzz` runs each harness, in seconds; FUZZ names the harnesses to run (all when empty).
 FUZZ_SECONDS ?= 60
@@ -99,7 +99,7 @@ readme-check: ## Check that every Swift example in the README and the DocC artic
 # The modules that have a DocC catalog (Sources/<Module>/<Module>.docc), in one combined site.
 # DOCS_STRICT= (empty) lists every warning instead of stopping at the first module that has one.
 DOCS_STRICT ?= --warnings-as-errors
-DOC_MODULES := ActomatonCore ActomatonEffect Actomaton ActomatonTesting ActomatonDebugging \
+DOC_MODULES := ActomatonCore ActomatonEffect Actomaton ActomatonUI ActomatonTesting ActomatonDebugging \
 	ActomatonPluginCore ActomatonPluginKit ActomatonPluginContract ActomatonHost HostCommandLine \
 	ActomatonService
 

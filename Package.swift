@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "ActomatonCore", targets: ["ActomatonCore"]),
         .library(name: "ActomatonEffect", targets: ["ActomatonEffect"]),
         .library(name: "Actomaton", targets: ["Actomaton"]),
+        .library(name: "ActomatonUI", targets: ["ActomatonUI"]),
         .library(name: "CSVExample", targets: ["CSVExample"]),
         .library(name: "TicTacToeExample", targets: ["TicTacToeExample"]),
         .library(name: "PlatformerExample", targets: ["PlatformerExample"]),
@@ -67,6 +68,9 @@ let package = Package(
             "ActomatonEffect",
             .product(name: "CasePaths", package: "swift-case-paths"),
         ]),
+        // Layer 2: Store and RouteStore for user interfaces, on Observation (no SwiftUI, UIKit
+        // or Combine: it builds and is tested on Linux).
+        .target(name: "ActomatonUI", dependencies: ["Actomaton"]),
 
         // Layer 2: debugging and testing.
         .target(name: "ActomatonDebugging", dependencies: [
@@ -149,6 +153,7 @@ let package = Package(
         .testTarget(name: "ActomatonCoreTests", dependencies: ["ActomatonCore"]),
         .testTarget(name: "ActomatonEffectTests", dependencies: ["ActomatonEffect"]),
         .testTarget(name: "ActomatonTests", dependencies: ["Actomaton"]),
+        .testTarget(name: "ActomatonUITests", dependencies: ["ActomatonUI", "Actomaton"]),
         .testTarget(name: "CSVExampleTests", dependencies: ["CSVExample"]),
         .testTarget(name: "TicTacToeExampleTests", dependencies: ["TicTacToeExample"]),
         .testTarget(name: "PlatformerExampleTests", dependencies: ["PlatformerExample", "ActomatonTesting"]),

@@ -21,6 +21,17 @@ public actor Actomaton<Action: Sendable, State: Sendable> {
     let machine: ErasedMachine<Action, State>
     @usableFromInline
     let effects: EffectQueueManager<Action>
+    /// The subscribers of ``states``, by number; empty (and never allocated) while nobody
+    /// observes the machine, so a send then costs one emptiness check. See
+    /// `Actomaton+States.swift`.
+    @usableFromInline
+    var stateObservers: [UInt64: AsyncStream<StateUpdate<State>>.Continuation] = [:]
+    /// The number of the last state handed to the subscribers of ``states``; counts only while
+    /// there are subscribers.
+    @usableFromInline
+    var stateGeneration: UInt64 = 0
+    /// The number the next subscriber of ``states`` gets.
+    var nextStateObserverID: UInt64 = 0
 
     /// Wraps a machine made in the caller's module; the public initializers make it.
     @usableFromInline
@@ -133,6 +144,7 @@ public actor Actomaton<Action: Sendable, State: Sendable> {
 
     deinit {
         effects.shutDown()
+        for observer in stateObservers.values { observer.finish() }
     }
 
     /// How many effects are running or waiting in a queue.
@@ -165,7 +177,9 @@ extension Actomaton {
         priority: TaskPriority? = nil,
         tracksFeedbacks: Bool = false
     ) -> Task<Void, Error>? {
-        machine.send(action, .init(priority: priority, tracksFeedbacks: tracksFeedbacks))
+        let task = machine.send(action, .init(priority: priority, tracksFeedbacks: tracksFeedbacks))
+        if !stateObservers.isEmpty { publishState() }
+        return task
     }
 }
 
