@@ -64,7 +64,7 @@ public final class ActomatonServer: Service, Sendable {
         self.onListening = onListening
         let metrics = ServiceMetrics()
         self.metrics = metrics
-        registry = InstanceRegistry(catalog: catalog, limits: configuration.registryLimits, metrics: metrics, log: pluginLog)
+        registry = InstanceRegistry(catalog: catalog, limits: configuration.registryLimits, metrics: metrics, log: pluginLog, now: now)
         idempotency = IdempotencyCache(window: configuration.idempotencyWindow, maxKeys: configuration.maxIdempotencyKeys, now: now)
         limiter = RateLimiter(rate: configuration.maxRequestsPerSecond, now: now)
     }
@@ -107,6 +107,15 @@ public final class ActomatonServer: Service, Sendable {
             group.addTask {
                 try await inner.run()
                 return true
+            }
+            group.addTask {
+                // Passivates idle instances, checking a few times per idle timeout.
+                let period = max(self.configuration.idleTimeout / 4, .milliseconds(100))
+                while !Task.isCancelled {
+                    do { try await Task.sleep(for: period) } catch { break }
+                    await self.registry.passivateIdle()
+                }
+                return false
             }
             group.addTask {
                 try await gracefulShutdown()

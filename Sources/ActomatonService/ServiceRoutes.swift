@@ -86,7 +86,7 @@ struct ServiceRoutes: Sendable {
     func delete(_ context: ServiceRequestContext) async throws -> Response {
         let address = try address(context)
         _ = try registry.catalog.type(named: address.plugin)
-        guard await registry.remove(address) != nil else { throw ServiceError.notFound("no instance \(address)") }
+        guard await registry.remove(address) else { throw ServiceError.notFound("no instance \(address)") }
         return .json(JSONText.object([("plugin", ServiceJSON.string(address.plugin)), ("key", ServiceJSON.string(address.key.text)),
                                       ("deleted", "true")]))
     }
@@ -132,10 +132,13 @@ struct ServiceRoutes: Sendable {
         defer { metrics.actionFinished(plugin: address.plugin, outcome: outcome, duration: ContinuousClock.now - start) }
         do {
             let action = try Self.action(from: body, for: address, of: type)
-            let instance = try await registry.instance(at: address, creating: true)
-            let transition = try await instance.machine.send(action)
-            outcome = "ok"
-            return ServiceJSON.transition(transition, address: address)
+            while true {
+                let instance = try await registry.instance(at: address, creating: true)
+                // `nil`: passivated before the action's turn came; sent again to the restored instance.
+                guard let transition = try await instance.machine.send(action) else { continue }
+                outcome = "ok"
+                return ServiceJSON.transition(transition, address: address)
+            }
         } catch let error as PluginCallError {
             let serviceError = ServiceError(error)
             outcome = Self.outcome(serviceError)

@@ -41,6 +41,10 @@ struct NetworkOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The most idempotency keys kept at a time.", valueName: "count"))
     var maxIdempotencyKeys = ServiceConfiguration().maxIdempotencyKeys
 
+    @Option(help: ArgumentHelp("Seconds an instance may be idle (no request, watcher or pending timer) before it is passivated: "
+                                + "its state kept as bytes, its machine freed, restored by the next request.", valueName: "seconds"))
+    var idleTimeout: Int = 300
+
     @Option(help: ArgumentHelp("Seconds a graceful shutdown (SIGTERM, SIGINT) may take before what is left is cancelled.",
                                 valueName: "seconds"))
     var shutdownTimeout: Int = 10
@@ -53,7 +57,8 @@ struct NetworkOptions: ParsableArguments {
         for (name, value) in [("--max-connections", maxConnections), ("--max-instances", maxInstances),
                               ("--max-instances-per-plugin", maxInstancesPerPlugin), ("--max-watchers-per-instance", maxWatchersPerInstance),
                               ("--watcher-buffer", watcherBuffer), ("--max-idempotency-keys", maxIdempotencyKeys),
-                              ("--idempotency-window", idempotencyWindow), ("--shutdown-timeout", shutdownTimeout)] where value < 1 {
+                              ("--idempotency-window", idempotencyWindow), ("--shutdown-timeout", shutdownTimeout),
+                              ("--idle-timeout", idleTimeout)] where value < 1 {
             throw ValidationError("\(name) must be at least 1")
         }
         guard maxRequestsPerSecond >= 0 else { throw ValidationError("--max-requests-per-second must be 0 (no limit) or more") }
@@ -73,6 +78,7 @@ struct NetworkOptions: ParsableArguments {
         configuration.idempotencyWindow = .seconds(idempotencyWindow)
         configuration.maxIdempotencyKeys = maxIdempotencyKeys
         configuration.shutdownTimeout = .seconds(shutdownTimeout)
+        configuration.idleTimeout = .seconds(idleTimeout)
         return configuration
     }
 }
