@@ -46,6 +46,8 @@ public final class ActomatonServer: Service, Sendable {
     ///   - logger: Where requests (debug) and errors (warning) are logged.
     ///   - now: The time for rate limits and idempotency windows; tests pass a fixed one.
     ///   - pluginLog: Where plugins' `host->log` lines go (standard error by default).
+    ///   - journal: Where instances are journaled (`--state`), if anywhere; the instances it
+    ///     holds come back, each on its first request. The caller closes it once the server stopped.
     ///   - onListening: Told the port once the server listens.
     public init(
         catalog: PluginCatalog,
@@ -55,6 +57,7 @@ public final class ActomatonServer: Service, Sendable {
         logger: Logger = Logger(label: "actomaton-host"),
         now: @escaping @Sendable () -> Duration = { ContinuousClock.now - ServiceClock.start },
         pluginLog: (@Sendable (String) -> Void)? = nil,
+        journal: ServiceJournal? = nil,
         onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) {
         self.configuration = configuration
@@ -64,7 +67,8 @@ public final class ActomatonServer: Service, Sendable {
         self.onListening = onListening
         let metrics = ServiceMetrics()
         self.metrics = metrics
-        registry = InstanceRegistry(catalog: catalog, limits: configuration.registryLimits, metrics: metrics, log: pluginLog, now: now)
+        registry = InstanceRegistry(catalog: catalog, limits: configuration.registryLimits, metrics: metrics, log: pluginLog, now: now,
+                                    journal: journal)
         idempotency = IdempotencyCache(window: configuration.idempotencyWindow, maxKeys: configuration.maxIdempotencyKeys, now: now)
         limiter = RateLimiter(rate: configuration.maxRequestsPerSecond, now: now)
     }

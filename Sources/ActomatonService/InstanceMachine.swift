@@ -131,7 +131,12 @@ public final class InstanceMachine: Sendable {
     ///   - maxEffects: How many delayed and repeating actions it may have running or waiting.
     ///   - log: Where the plugin's log lines go.
     ///   - restoring: A passivated instance this one continues: ``start()`` restores its
-    ///     snapshot, and the transitions are counted on from its `seq`.
+    ///     snapshot, and the transitions are counted on from its `seq`. With a journal, only
+    ///     whether it is given counts: ``start()`` then brings the instance back from the journal.
+    ///   - journal: Where its actions, snapshots and timers are journaled, under `journalName`
+    ///     (a new instance's name must hold no records: its recovery is not read). A restored
+    ///     instance's `seq` goes on from the journal's number of its last action.
+    ///   - journalName: The name its records are kept under (`plugin/key`).
     ///   - onTransition: Told about every transition, timers' included, in order, on the
     ///     machine's actor: keep it short.
     public init(
@@ -139,30 +144,43 @@ public final class InstanceMachine: Sendable {
         maxEffects: Int = PluginLimits.defaultMaxEffects,
         log: (@Sendable (String) -> Void)? = nil,
         restoring: PassivatedInstance? = nil,
+        journal: PluginJournal? = nil,
+        journalName: String? = nil,
         onTransition: @escaping @Sendable (InstanceTransition) -> Void
     ) throws(PluginLoadError) {
         self.type = type
         self.restoring = restoring
-        let observed = ObservedTransitions(onTransition: onTransition, seqBase: restoring?.seq ?? 0)
+        self.journaled = journal != nil
+        self.log = log
+        let observed = ObservedTransitions(onTransition: onTransition, seqBase: journal == nil ? restoring?.seq ?? 0 : 0)
         self.observed = observed
         switch type.isolation {
         case .none:
             machine = try PluginMachine(plugin: type.plugin, describesState: true, observer: observed.observe, observesSends: true,
-                                        log: log, maxEffects: maxEffects)
+                                        log: log, maxEffects: maxEffects, journal: journal, journalName: journalName)
         case .process:
             machine = try PluginMachine(pluginAt: type.path, isolation: type.isolation, loadOptions: type.loadOptions,
                                         describesState: true, observer: observed.observe, observesSends: true, log: log,
-                                        maxEffects: maxEffects)
+                                        maxEffects: maxEffects, journal: journal, journalName: journalName)
         }
     }
 
     private let restoring: PassivatedInstance?
+    private let journaled: Bool
+    private let log: (@Sendable (String) -> Void)?
 
     /// Reads the initial state's description — or restores the passivated instance's snapshot
     /// it was made with; call once after `init`, before any action. Throws when the plugin
     /// refuses the snapshot.
     public func start() async throws(PluginCallError) {
-        if let restoring {
+        if journaled, restoring != nil {
+            do {
+                for problem in try await machine.recover() { log?("warning: \(problem)") }
+            } catch {
+                throw PluginCallError(.restoreRefused("its journal cannot be read: \(error)"), plugin: type.name)
+            }
+            observed.setRecovered(seq: await machine.sequence, state: try? await machine.describe())
+        } else if let restoring {
             try await machine.restore(restoring.snapshot)
             observed.setInitialState(restoring.state)
         } else {
@@ -264,6 +282,13 @@ private final class ObservedTransitions: Sendable {
 
     func setInitialState(_ description: String?) {
         state.withLock { $0.state = description }
+    }
+
+    func setRecovered(seq: UInt64, state description: String?) {
+        state.withLock { state in
+            state.seq = seq
+            state.state = description
+        }
     }
 
     func expectInput() {

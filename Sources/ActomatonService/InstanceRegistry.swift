@@ -26,6 +26,22 @@ public struct PluginCatalog: Sendable {
     public var names: [String] { types.keys.sorted() }
 }
 
+/// The journal of a service started with `--state`: one SQLite database for every instance,
+/// each instance's actions, snapshots and timers journaled under `plugin/key`, and the
+/// instances it held when it was opened.
+public struct ServiceJournal: Sendable {
+    /// The journal.
+    public let journal: PluginJournal
+    /// The instances it holds records of.
+    public let instances: [InstanceAddress]
+
+    /// Reads which instances `journal` holds; throws when it cannot be read.
+    public init(_ journal: PluginJournal) throws(PluginJournalError) {
+        self.journal = journal
+        instances = try journal.summaries().compactMap { InstanceRegistry.address(journaledAs: $0.plugin) }
+    }
+}
+
 /// The instances a service holds, by address, with the limits on how many.
 ///
 /// An instance is made by the first action sent to it (``instance(at:creating:)``), in its
@@ -77,6 +93,8 @@ public actor InstanceRegistry {
     private let metrics: ServiceMetrics
     private let log: (@Sendable (String) -> Void)?
     private let now: @Sendable () -> Duration
+    /// Where instances are journaled, each under `plugin/key`, if anywhere.
+    private let journal: PluginJournal?
     private var slots: [InstanceAddress: Slot] = [:]
     /// When each instance in memory was last asked for.
     private var lastUsed: [InstanceAddress: Duration] = [:]
@@ -86,14 +104,42 @@ public actor InstanceRegistry {
 
     /// Creates an empty registry.
     ///
-    /// - Parameter now: The time idleness is measured on; tests pass one they move.
+    /// - Parameters:
+    ///   - now: The time idleness is measured on; tests pass one they move.
+    ///   - journal: Where each instance's actions, snapshots and timers are journaled, under
+    ///     `plugin/key` (see ``PluginMachine/journalName``). The instances it holds for a
+    ///     plugin of `catalog` are listed as passivated: each is brought back from the journal
+    ///     by its first request.
     public init(catalog: PluginCatalog, limits: Limits, metrics: ServiceMetrics, log: (@Sendable (String) -> Void)? = nil,
-                now: @escaping @Sendable () -> Duration = { ContinuousClock.now - ServiceClock.start }) {
+                now: @escaping @Sendable () -> Duration = { ContinuousClock.now - ServiceClock.start },
+                journal: ServiceJournal? = nil) {
         self.catalog = catalog
         self.limits = limits
         self.metrics = metrics
         self.log = log
         self.now = now
+        self.journal = journal?.journal
+        guard let journal else { return }
+        for address in journal.instances {
+            guard catalog.types[address.plugin] != nil, slots[address] == nil else { continue }
+            // Brought back from the journal by its first request.
+            slots[address] = .passivated(PassivatedInstance(snapshot: [], seq: 0, state: nil), nil)
+            passivatedCount += 1
+            metrics.instancesPassivatedChanged(by: 1)
+            var list = keys[address.plugin, default: []]
+            list.insert(address.key, at: Self.insertionIndex(of: address.key, in: list))
+            keys[address.plugin] = list
+        }
+    }
+
+    /// The name an instance's records are journaled under (see ``ServiceJournal``).
+    static func journalName(of address: InstanceAddress) -> String { "\(address.plugin)/\(address.key.text)" }
+
+    /// The instance a journal name stands for; `nil` for a name that is not `plugin/key`.
+    static func address(journaledAs name: String) -> InstanceAddress? {
+        guard let slash = name.firstIndex(of: "/"),
+              let key = try? InstanceKey(String(name[name.index(after: slash)...])) else { return nil }
+        return InstanceAddress(plugin: String(name[..<slash]), key: key)
     }
 
     /// How many instances there are, passivated ones included (being made included).
@@ -157,11 +203,12 @@ public actor InstanceRegistry {
     /// Makes the instance at `address`, from the initial state or from `restoring`.
     private func make(_ address: InstanceAddress, type: PluginType, restoring: PassivatedInstance?,
                       watchers: WatcherSet?) async throws(ServiceError) -> Instance {
-        let (limits, metrics, log) = (self.limits, self.metrics, self.log)
+        let (limits, metrics, log, journal) = (self.limits, self.metrics, self.log, self.journal)
         // Made off the registry's actor: a worker's start must not hold up other instances.
         let task = Task.detached { () throws -> Instance in
             let watchers = watchers ?? WatcherSet(address: address, limit: limits.maxWatchersPerInstance) { metrics.watchersChanged(by: $0) }
-            let machine = try InstanceMachine(type: type, maxEffects: limits.maxEffects, log: log, restoring: restoring) { watchers.broadcast($0) }
+            let machine = try InstanceMachine(type: type, maxEffects: limits.maxEffects, log: log, restoring: restoring, journal: journal,
+                                              journalName: Self.journalName(of: address)) { watchers.broadcast($0) }
             try await machine.start()
             return Instance(address: address, machine: machine, watchers: watchers)
         }
@@ -245,10 +292,12 @@ public actor InstanceRegistry {
             // Deleted meanwhile.
             return passivated != nil
         }
-        guard let passivated else {
+        guard var passivated else {
             slots[address] = .ready(instance)
             return false
         }
+        // With a journal, the instance is brought back from it.
+        if journal != nil { passivated.snapshot = [] }
         // A watcher that joined meanwhile is carried over to the restored instance.
         slots[address] = .passivated(passivated, instance.watcherCount > 0 ? instance.watchers : nil)
         lastUsed[address] = nil
@@ -273,9 +322,11 @@ public actor InstanceRegistry {
         case let .ready(instance), let .passivating(_, instance):
             instance.watchers.endAll(.instanceDeleted)
             await instance.machine.close()
+            journal?.forget(Self.journalName(of: address))
             return true
         case let .passivated(_, watchers):
             watchers?.endAll(.instanceDeleted)
+            journal?.forget(Self.journalName(of: address))
             return true
         case let .creating(task):
             task.cancel()

@@ -1,6 +1,7 @@
 import ActomatonHost
 import ActomatonService
 import ArgumentParser
+import HostCommandLine
 import Logging
 
 /// `serve --listen` and its limits: the host as a network service (``ActomatonServer``).
@@ -87,10 +88,6 @@ extension Serve {
     /// `serve --listen`: loads the directory's plugins as machine types and serves them until
     /// SIGTERM or SIGINT.
     func runService(listen text: String) async throws {
-        if persistence.state != nil {
-            printError(Message("--state with --listen is not supported yet: the journal keeps one machine per plugin, not per instance"))
-            throw ExitCode.failure
-        }
         let listen: ListenAddress
         var tokens: TokenTable?
         do {
@@ -118,11 +115,22 @@ extension Serve {
         for name in loaded.catalog.names { emit("loaded plugin \(name) from \(loaded.catalog.types[name]!.path)") }
         var configuration = network.configuration
         configuration.maxEffects = machines.maxEffects
+        // With --state: one journal for every instance, each under `plugin/key`.
+        let journal = try persistence.openJournal(printer: TransitionPrinter(print: { _ in }))
+        let serviceJournal: ServiceJournal?
+        do {
+            serviceJournal = try journal.map(ServiceJournal.init)
+        } catch {
+            printError(error)
+            throw ExitCode.failure
+        }
+        if let serviceJournal { emit("journal \(serviceJournal.journal.path): \(serviceJournal.instances.count) instances to bring back") }
         let server = ActomatonServer(catalog: loaded.catalog, tokens: tokens, listen: listen, configuration: configuration,
-                                     logger: Logger(label: "actomaton-host"), onListening: { port in
+                                     logger: Logger(label: "actomaton-host"), journal: serviceJournal, onListening: { port in
             emit("listening on \(ListenAddress.display(host: listen.host, port: port))")
         })
         try await server.runUntilSignalled()
+        journal?.close()
         emit("stopped")
     }
 }
