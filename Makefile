@@ -132,7 +132,7 @@ DEMO = Plugins/demo
 # product name : file name in $(PLUGIN_DIR)
 HOST_PLUGINS := CounterPlugin:counter CSVTokenizerPlugin:csv TicTacToePlugin:tictactoe LoginPlugin:login PlatformerPlugin:platformer
 
-.PHONY: plugins host host-demo host-bench wasm-demo network-demo wasm-plugin torture
+.PHONY: plugins host host-demo host-bench wasm-demo network-demo test-api wasm-plugin torture
 
 plugins: deps ## Build the example plugins (four in Swift, one in C) to .so files.
 	@for entry in $(HOST_PLUGINS); do \
@@ -193,6 +193,19 @@ network-demo: plugins host $(DEMO_VENV)/installed ## serve --listen: the counter
 	@rm -rf $(HOST_SCRATCH)/network-demo && mkdir -p $(HOST_SCRATCH)/network-demo
 	@cp $(PLUGIN_DIR)/counter.so $(HOST_SCRATCH)/network-demo/
 	@$(DEMO)/network.sh $(HOST) $(HOST_SCRATCH)/network-demo $(DEMO_VENV)/bin/python
+
+# schemathesis (PyPI) in a virtual environment, for test-api; remade when the list changes.
+API_VENV := .build/api-venv
+$(API_VENV)/installed: docs/api-test-requirements.txt
+	$(call apt-install,python3-venv)
+	rm -rf $(API_VENV)
+	python3 -m venv $(API_VENV)
+	$(API_VENV)/bin/pip install --quiet --disable-pip-version-check -r docs/api-test-requirements.txt
+	@touch $@
+
+API_TEST_SECONDS ?= 60
+test-api: plugins host $(API_VENV)/installed ## schemathesis against a live serve --listen: every response matches docs/openapi.yaml, none is a 5xx.
+	docs/test-api.sh $(HOST) $(PLUGIN_DIR)/counter.so $(API_VENV)/bin/st $(API_TEST_SECONDS)
 
 WASM_PLUGINS = .build/wasm/plugins
 

@@ -107,19 +107,20 @@ public final class ActomatonServer: Service, Sendable {
         // The application runs in a group of its own, so that it is told to shut down only
         // once this service has drained.
         let inner = ServiceGroup(configuration: .init(services: [application], logger: logger))
+        // Passivates idle instances, checking a few times per idle timeout, until the server ends.
+        let registry = self.registry
+        let period = max(configuration.idleTimeout / 4, .milliseconds(100))
+        let sweeper = Task {
+            while !Task.isCancelled {
+                do { try await Task.sleep(for: period) } catch { break }
+                await registry.passivateIdle()
+            }
+        }
+        defer { sweeper.cancel() }
         try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask {
                 try await inner.run()
                 return true
-            }
-            group.addTask {
-                // Passivates idle instances, checking a few times per idle timeout.
-                let period = max(self.configuration.idleTimeout / 4, .milliseconds(100))
-                while !Task.isCancelled {
-                    do { try await Task.sleep(for: period) } catch { break }
-                    await self.registry.passivateIdle()
-                }
-                return false
             }
             group.addTask {
                 try await gracefulShutdown()

@@ -36,9 +36,12 @@ struct ServiceRoutes: Sendable {
         router.post("/v1/machines/:plugin/:key") { request, context in try await send(request, context) }
         router.get("/v1/machines/:plugin/:key") { _, context in try await status(context) }
         router.delete("/v1/machines/:plugin/:key") { _, context in try await delete(context) }
-        router.ws("/v1/machines/:plugin/:key/watch") { _, context in
+        router.ws("/v1/machines/:plugin/:key/watch") { request, context in
             // Checked before the upgrade, so a refusal is an ordinary error response.
             let instance = try await registry.instance(at: try address(context), creating: false)
+            guard request.headers[.upgrade]?.lowercased() == "websocket" else {
+                throw ServiceError.badRequest("this route takes a WebSocket upgrade (Connection: Upgrade, Upgrade: websocket)")
+            }
             guard instance.watcherCount < configuration.maxWatchersPerInstance else {
                 throw ServiceError.overLimit("\(instance.address) already has \(configuration.maxWatchersPerInstance) watchers, "
                                              + "its limit (--max-watchers-per-instance)")
