@@ -119,7 +119,7 @@ bench: ## Run the benchmarks (release build of Benchmarks/) and print the ratios
 	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark --target CoreBenchmarks \
 	  --filter 'csv-64mib.*' --format markdown | grep -E '^(###|\| (Time|Malloc))'
 
-demo: host-demo wasm-demo ## The main job: drive the example plugins through actomaton-host, as .so and as .wasm.
+demo: host-demo wasm-demo network-demo ## The main job: drive the example plugins through actomaton-host, as .so and as .wasm, and over HTTP.
 
 # --- Plugin host ---
 # The Linux plugin host: reducer plugins built to .so files and driven through actomaton-host.
@@ -132,7 +132,7 @@ DEMO = Plugins/demo
 # product name : file name in $(PLUGIN_DIR)
 HOST_PLUGINS := CounterPlugin:counter CSVTokenizerPlugin:csv TicTacToePlugin:tictactoe LoginPlugin:login PlatformerPlugin:platformer
 
-.PHONY: plugins host host-demo host-bench wasm-demo wasm-plugin torture
+.PHONY: plugins host host-demo host-bench wasm-demo network-demo test-api wasm-plugin torture
 
 plugins: deps ## Build the example plugins (four in Swift, one in C) to .so files.
 	@for entry in $(HOST_PLUGINS); do \
@@ -177,6 +177,35 @@ host-demo: plugins host ## Build the example plugins and drive them through acto
 	  host=$$!; sleep 0.2; kill -9 $$host; wait 2>/dev/null; echo "(killed with kill -9)"
 	$(HOST) journal $(HOST_SCRATCH)/demo-state.sqlite
 	printf ':state\n:sleep 2\n:state\n' | $(HOST) run $(PLUGIN_DIR)/counter.so --state $(HOST_SCRATCH)/demo-state.sqlite
+
+# The network demo's WebSocket client (Python's websockets), in a virtual environment;
+# remade when the list changes.
+DEMO_VENV := .build/demo-venv
+$(DEMO_VENV)/installed: $(DEMO)/requirements.txt
+	$(call apt-install,python3-venv curl)
+	rm -rf $(DEMO_VENV)
+	python3 -m venv $(DEMO_VENV)
+	$(DEMO_VENV)/bin/pip install --quiet --disable-pip-version-check -r $(DEMO)/requirements.txt
+	@touch $@
+
+network-demo: plugins host $(DEMO_VENV)/installed ## serve --listen: the counter over HTTP with curl, a WebSocket watcher, SIGTERM.
+	@echo; echo "== serve --listen: keyed instances of the counter over HTTP and WebSocket ($(DEMO)/network.sh)"
+	@rm -rf $(HOST_SCRATCH)/network-demo && mkdir -p $(HOST_SCRATCH)/network-demo
+	@cp $(PLUGIN_DIR)/counter.so $(HOST_SCRATCH)/network-demo/
+	@$(DEMO)/network.sh $(HOST) $(HOST_SCRATCH)/network-demo $(DEMO_VENV)/bin/python
+
+# schemathesis (PyPI) in a virtual environment, for test-api; remade when the list changes.
+API_VENV := .build/api-venv
+$(API_VENV)/installed: docs/api-test-requirements.txt
+	$(call apt-install,python3-venv)
+	rm -rf $(API_VENV)
+	python3 -m venv $(API_VENV)
+	$(API_VENV)/bin/pip install --quiet --disable-pip-version-check -r docs/api-test-requirements.txt
+	@touch $@
+
+API_TEST_SECONDS ?= 60
+test-api: plugins host $(API_VENV)/installed ## schemathesis against a live serve --listen: every response matches docs/openapi.yaml, none is a 5xx.
+	docs/test-api.sh $(HOST) $(PLUGIN_DIR)/counter.so $(API_VENV)/bin/st $(API_TEST_SECONDS)
 
 WASM_PLUGINS = .build/wasm/plugins
 

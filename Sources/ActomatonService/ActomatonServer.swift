@@ -46,6 +46,8 @@ public final class ActomatonServer: Service, Sendable {
     ///   - logger: Where requests (debug) and errors (warning) are logged.
     ///   - now: The time for rate limits and idempotency windows; tests pass a fixed one.
     ///   - pluginLog: Where plugins' `host->log` lines go (standard error by default).
+    ///   - journal: Where instances are journaled (`--state`), if anywhere; the instances it
+    ///     holds come back, each on its first request. The caller closes it once the server stopped.
     ///   - onListening: Told the port once the server listens.
     public init(
         catalog: PluginCatalog,
@@ -55,6 +57,7 @@ public final class ActomatonServer: Service, Sendable {
         logger: Logger = Logger(label: "actomaton-host"),
         now: @escaping @Sendable () -> Duration = { ContinuousClock.now - ServiceClock.start },
         pluginLog: (@Sendable (String) -> Void)? = nil,
+        journal: ServiceJournal? = nil,
         onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) {
         self.configuration = configuration
@@ -64,7 +67,8 @@ public final class ActomatonServer: Service, Sendable {
         self.onListening = onListening
         let metrics = ServiceMetrics()
         self.metrics = metrics
-        registry = InstanceRegistry(catalog: catalog, limits: configuration.registryLimits, metrics: metrics, log: pluginLog)
+        registry = InstanceRegistry(catalog: catalog, limits: configuration.registryLimits, metrics: metrics, log: pluginLog, now: now,
+                                    journal: journal)
         idempotency = IdempotencyCache(window: configuration.idempotencyWindow, maxKeys: configuration.maxIdempotencyKeys, now: now)
         limiter = RateLimiter(rate: configuration.maxRequestsPerSecond, now: now)
     }
@@ -103,6 +107,16 @@ public final class ActomatonServer: Service, Sendable {
         // The application runs in a group of its own, so that it is told to shut down only
         // once this service has drained.
         let inner = ServiceGroup(configuration: .init(services: [application], logger: logger))
+        // Passivates idle instances, checking a few times per idle timeout, until the server ends.
+        let registry = self.registry
+        let period = max(configuration.idleTimeout / 4, .milliseconds(100))
+        let sweeper = Task {
+            while !Task.isCancelled {
+                do { try await Task.sleep(for: period) } catch { break }
+                await registry.passivateIdle()
+            }
+        }
+        defer { sweeper.cancel() }
         try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask {
                 try await inner.run()

@@ -62,6 +62,19 @@ public struct InstanceStatus: Sendable, Hashable {
     public var effects: Int
 }
 
+/// A passivated instance: what its machine left when it was freed, enough to make it again.
+public struct PassivatedInstance: Sendable {
+    /// The plugin's snapshot of the state.
+    public var snapshot: [UInt8]
+    /// The count of transitions so far: the restored instance's next one is `seq + 1`.
+    public var seq: UInt64
+    /// The plugin's description of the state.
+    public var state: String?
+
+    /// The bytes it holds (the snapshot and the description).
+    public var byteCount: Int { snapshot.count + (state?.utf8.count ?? 0) }
+}
+
 /// A plugin file the service runs instances of: a machine type.
 public struct PluginType: Sendable {
     /// The plugin as loaded (its manifest; the vocabulary actions are checked against).
@@ -108,6 +121,8 @@ public final class InstanceMachine: Sendable {
     private let machine: PluginMachine
     private let observed: ObservedTransitions
     private let turn = TurnLock()
+    /// Set in a turn by ``passivate()``: the machine is freed; later sends are turned away.
+    private let passivated = Atomic<Bool>(false)
 
     /// Creates an instance in its initial state.
     ///
@@ -115,39 +130,71 @@ public final class InstanceMachine: Sendable {
     ///   - type: The plugin.
     ///   - maxEffects: How many delayed and repeating actions it may have running or waiting.
     ///   - log: Where the plugin's log lines go.
+    ///   - restoring: A passivated instance this one continues: ``start()`` restores its
+    ///     snapshot, and the transitions are counted on from its `seq`. With a journal, only
+    ///     whether it is given counts: ``start()`` then brings the instance back from the journal.
+    ///   - journal: Where its actions, snapshots and timers are journaled, under `journalName`
+    ///     (a new instance's name must hold no records: its recovery is not read). A restored
+    ///     instance's `seq` goes on from the journal's number of its last action.
+    ///   - journalName: The name its records are kept under (`plugin/key`).
     ///   - onTransition: Told about every transition, timers' included, in order, on the
     ///     machine's actor: keep it short.
     public init(
         type: PluginType,
         maxEffects: Int = PluginLimits.defaultMaxEffects,
         log: (@Sendable (String) -> Void)? = nil,
+        restoring: PassivatedInstance? = nil,
+        journal: PluginJournal? = nil,
+        journalName: String? = nil,
         onTransition: @escaping @Sendable (InstanceTransition) -> Void
     ) throws(PluginLoadError) {
         self.type = type
-        let observed = ObservedTransitions(onTransition: onTransition)
+        self.restoring = restoring
+        self.journaled = journal != nil
+        self.log = log
+        let observed = ObservedTransitions(onTransition: onTransition, seqBase: journal == nil ? restoring?.seq ?? 0 : 0)
         self.observed = observed
         switch type.isolation {
         case .none:
             machine = try PluginMachine(plugin: type.plugin, describesState: true, observer: observed.observe, observesSends: true,
-                                        log: log, maxEffects: maxEffects)
+                                        log: log, maxEffects: maxEffects, journal: journal, journalName: journalName)
         case .process:
             machine = try PluginMachine(pluginAt: type.path, isolation: type.isolation, loadOptions: type.loadOptions,
                                         describesState: true, observer: observed.observe, observesSends: true, log: log,
-                                        maxEffects: maxEffects)
+                                        maxEffects: maxEffects, journal: journal, journalName: journalName)
         }
     }
 
-    /// Reads the initial state's description; call once after `init`, before any action.
-    public func start() async {
-        let state = try? await machine.describe()
-        observed.setInitialState(state)
+    private let restoring: PassivatedInstance?
+    private let journaled: Bool
+    private let log: (@Sendable (String) -> Void)?
+
+    /// Reads the initial state's description — or restores the passivated instance's snapshot
+    /// it was made with; call once after `init`, before any action. Throws when the plugin
+    /// refuses the snapshot.
+    public func start() async throws(PluginCallError) {
+        if journaled, restoring != nil {
+            do {
+                for problem in try await machine.recover() { log?("warning: \(problem)") }
+            } catch {
+                throw PluginCallError(.restoreRefused("its journal cannot be read: \(error)"), plugin: type.name)
+            }
+            observed.setRecovered(seq: await machine.sequence, state: try? await machine.describe())
+        } else if let restoring {
+            try await machine.restore(restoring.snapshot)
+            observed.setInitialState(restoring.state)
+        } else {
+            observed.setInitialState(try? await machine.describe())
+        }
     }
 
-    /// Applies `action` in its turn and returns its transition; throws why it failed (the
-    /// state then is as it was, or as the error says).
-    public func send(_ action: PluginAction) async throws(PluginCallError) -> InstanceTransition {
+    /// Applies `action` in its turn and returns its transition, or `nil` when the instance was
+    /// passivated before its turn came (nothing applied: send it to the restored instance);
+    /// throws why it failed (the state then is as it was, or as the error says).
+    public func send(_ action: PluginAction) async throws(PluginCallError) -> InstanceTransition? {
         await turn.acquire()
         defer { turn.release() }
+        guard !passivated.load(ordering: .acquiring) else { return nil }
         observed.expectInput()
         let submission = try await machine.submit(action)
         try await submission.acknowledged()
@@ -184,10 +231,32 @@ public final class InstanceMachine: Sendable {
         get async { await machine.runningEffectCount }
     }
 
-    /// Stops telling `onTransition` about transitions: the instance is being forgotten. Its
-    /// effects are cancelled when the last reference to it goes.
-    public func detach() {
+    /// Whether ``passivate()`` freed the machine.
+    public var isPassivated: Bool { passivated.load(ordering: .acquiring) }
+
+    /// Passivates the instance if it is idle — no delayed or repeating action running or
+    /// waiting — in a turn of its own, after the actions before it: snapshots the state,
+    /// closes the machine, and turns later sends away (``send(_:)`` returns `nil`). Returns
+    /// what to restore it from, or `nil` when it has effects pending, cannot be snapshotted,
+    /// or was passivated already (then it goes on unchanged).
+    public func passivate() async -> PassivatedInstance? {
+        await turn.acquire()
+        defer { turn.release() }
+        guard !passivated.load(ordering: .acquiring), await machine.runningEffectCount == 0,
+              let bytes = try? await machine.snapshot() else { return nil }
+        passivated.store(true, ordering: .releasing)
         observed.detach()
+        await machine.close()
+        let status = observed.status(running: 0)
+        return PassivatedInstance(snapshot: bytes, seq: status.seq, state: status.state)
+    }
+
+    /// Stops telling `onTransition` about transitions and closes the machine, cancelling its
+    /// effects: the instance is being forgotten. Actions already waiting for their turn are
+    /// still applied (and answered), without effects.
+    public func close() async {
+        observed.detach()
+        await machine.close()
     }
 }
 
@@ -203,13 +272,23 @@ private final class ObservedTransitions: Sendable {
     }
 
     private let state: Mutex<State>
+    /// Added to the machine's numbers: the count of a passivated instance this one continues.
+    private let seqBase: UInt64
 
-    init(onTransition: @escaping @Sendable (InstanceTransition) -> Void) {
-        state = Mutex(State(onTransition: onTransition))
+    init(onTransition: @escaping @Sendable (InstanceTransition) -> Void, seqBase: UInt64) {
+        state = Mutex(State(seq: seqBase, onTransition: onTransition))
+        self.seqBase = seqBase
     }
 
     func setInitialState(_ description: String?) {
         state.withLock { $0.state = description }
+    }
+
+    func setRecovered(seq: UInt64, state description: String?) {
+        state.withLock { state in
+            state.seq = seq
+            state.state = description
+        }
     }
 
     func expectInput() {
@@ -246,7 +325,7 @@ private final class ObservedTransitions: Sendable {
         let cancelled = transition.cancelled
         let described: String? = if case let .success(text)? = transition.state { text } else { nil }
         let (made, listener): (InstanceTransition, (@Sendable (InstanceTransition) -> Void)?) = state.withLock { state in
-            state.seq = transition.sequence
+            state.seq = seqBase + transition.sequence
             state.state = described
             if origin == .delayed, let index = state.timers.firstIndex(where: {
                 $0.kind == "delayed" && $0.id == effectID && $0.action == transition.action.name

@@ -26,35 +26,64 @@ public struct PluginCatalog: Sendable {
     public var names: [String] { types.keys.sorted() }
 }
 
+/// The journal of a service started with `--state`: one SQLite database for every instance,
+/// each instance's actions, snapshots and timers journaled under `plugin/key`, and the
+/// instances it held when it was opened.
+public struct ServiceJournal: Sendable {
+    /// The journal.
+    public let journal: PluginJournal
+    /// The instances it holds records of.
+    public let instances: [InstanceAddress]
+
+    /// Reads which instances `journal` holds; throws when it cannot be read.
+    public init(_ journal: PluginJournal) throws(PluginJournalError) {
+        self.journal = journal
+        instances = try journal.summaries().compactMap { InstanceRegistry.address(journaledAs: $0.plugin) }
+    }
+}
+
 /// The instances a service holds, by address, with the limits on how many.
 ///
 /// An instance is made by the first action sent to it (``instance(at:creating:)``), in its
 /// plugin's initial state; two requests to a new address meanwhile get the same instance.
+///
+/// An instance idle for ``Limits/idleTimeout`` — no request, no watcher, no delayed or
+/// repeating action pending — is *passivated* by ``passivateIdle()``: its state is kept as the
+/// plugin's snapshot (bytes) and its machine freed; the next request restores it, its `seq`
+/// counted on. When ``Limits/maxInstances`` are in memory, the least recently used idle one is
+/// passivated to make room for another; only when none is idle is the request refused (429).
 public actor InstanceRegistry {
     /// The limits on instances.
     public struct Limits: Sendable {
-        /// The most instances in memory, all plugins together.
+        /// The most instances in memory (passivated ones are not counted), all plugins together.
         public var maxInstances: Int
-        /// The most instances of one plugin.
+        /// The most instances of one plugin, passivated ones included.
         public var maxInstancesPerPlugin: Int
         /// The most watchers of one instance.
         public var maxWatchersPerInstance: Int
         /// How many delayed and repeating actions one instance may have running or waiting.
         public var maxEffects: Int
+        /// How long an instance is idle before ``InstanceRegistry/passivateIdle()`` passivates it.
+        public var idleTimeout: Duration
 
         /// Creates limits; the defaults are ``ServiceConfiguration``'s.
         public init(maxInstances: Int = 100_000, maxInstancesPerPlugin: Int = 100_000, maxWatchersPerInstance: Int = 64,
-                    maxEffects: Int = PluginLimits.defaultMaxEffects) {
+                    maxEffects: Int = PluginLimits.defaultMaxEffects, idleTimeout: Duration = .seconds(300)) {
             self.maxInstances = maxInstances
             self.maxInstancesPerPlugin = maxInstancesPerPlugin
             self.maxWatchersPerInstance = maxWatchersPerInstance
             self.maxEffects = maxEffects
+            self.idleTimeout = idleTimeout
         }
     }
 
     private enum Slot {
         case ready(Instance)
         case creating(Task<Instance, any Error>)
+        /// Being passivated: requests wait for it, then restore it.
+        case passivating(Task<PassivatedInstance?, Never>, Instance)
+        /// Passivated; its watcher set is kept only when a watcher joined while it was passivated.
+        case passivated(PassivatedInstance, WatcherSet?)
     }
 
     /// The plugins.
@@ -63,58 +92,150 @@ public actor InstanceRegistry {
     public nonisolated let limits: Limits
     private let metrics: ServiceMetrics
     private let log: (@Sendable (String) -> Void)?
+    private let now: @Sendable () -> Duration
+    /// Where instances are journaled, each under `plugin/key`, if anywhere.
+    private let journal: PluginJournal?
     private var slots: [InstanceAddress: Slot] = [:]
+    /// When each instance in memory was last asked for.
+    private var lastUsed: [InstanceAddress: Duration] = [:]
+    private var passivatedCount = 0
     /// Each plugin's keys, sorted, for paging.
     private var keys: [String: [InstanceKey]] = [:]
 
     /// Creates an empty registry.
-    public init(catalog: PluginCatalog, limits: Limits, metrics: ServiceMetrics, log: (@Sendable (String) -> Void)? = nil) {
+    ///
+    /// - Parameters:
+    ///   - now: The time idleness is measured on; tests pass one they move.
+    ///   - journal: Where each instance's actions, snapshots and timers are journaled, under
+    ///     `plugin/key` (see ``PluginMachine/journalName``). The instances it holds for a
+    ///     plugin of `catalog` are listed as passivated: each is brought back from the journal
+    ///     by its first request.
+    public init(catalog: PluginCatalog, limits: Limits, metrics: ServiceMetrics, log: (@Sendable (String) -> Void)? = nil,
+                now: @escaping @Sendable () -> Duration = { ContinuousClock.now - ServiceClock.start },
+                journal: ServiceJournal? = nil) {
         self.catalog = catalog
         self.limits = limits
         self.metrics = metrics
         self.log = log
+        self.now = now
+        self.journal = journal?.journal
+        guard let journal else { return }
+        for address in journal.instances {
+            guard catalog.types[address.plugin] != nil, slots[address] == nil else { continue }
+            // Brought back from the journal by its first request.
+            slots[address] = .passivated(PassivatedInstance(snapshot: [], seq: 0, state: nil), nil)
+            passivatedCount += 1
+            metrics.instancesPassivatedChanged(by: 1)
+            var list = keys[address.plugin, default: []]
+            list.insert(address.key, at: Self.insertionIndex(of: address.key, in: list))
+            keys[address.plugin] = list
+        }
     }
 
-    /// How many instances there are (being made included).
+    /// The name an instance's records are journaled under (see ``ServiceJournal``).
+    static func journalName(of address: InstanceAddress) -> String { "\(address.plugin)/\(address.key.text)" }
+
+    /// The instance a journal name stands for; `nil` for a name that is not `plugin/key`.
+    static func address(journaledAs name: String) -> InstanceAddress? {
+        guard let slash = name.firstIndex(of: "/"),
+              let key = try? InstanceKey(String(name[name.index(after: slash)...])) else { return nil }
+        return InstanceAddress(plugin: String(name[..<slash]), key: key)
+    }
+
+    /// How many instances there are, passivated ones included (being made included).
     public var count: Int { slots.count }
 
-    /// The instance at `address`; made from the plugin's initial state when `creating` and
-    /// there is none. Throws 404 for an unknown plugin (or instance, when not `creating`),
-    /// 429 past a limit, 500 when the plugin cannot make a state.
+    /// How many instances are in memory (being made or passivated included).
+    public var activeCount: Int { slots.count - passivatedCount }
+
+    /// How many instances are passivated.
+    public var passivatedInstances: Int { passivatedCount }
+
+    /// Whether the instance at `address` is passivated.
+    public func isPassivated(_ address: InstanceAddress) -> Bool {
+        if case .passivated? = slots[address] { return true }
+        return false
+    }
+
+    /// The instance at `address` — restored if it was passivated; made from the plugin's
+    /// initial state when `creating` and there is none. Throws 404 for an unknown plugin (or
+    /// instance, when not `creating`), 429 past a limit, 500 when the plugin cannot make (or
+    /// restore) a state.
     public func instance(at address: InstanceAddress, creating: Bool) async throws(ServiceError) -> Instance {
         let type = try catalog.type(named: address.plugin)
-        switch slots[address] {
-        case let .ready(instance)?:
-            return instance
-        case let .creating(task)?:
-            return try await Self.value(of: task)
-        case nil:
-            break
+        while true {
+            switch slots[address] {
+            case let .ready(instance)?:
+                lastUsed[address] = now()
+                return instance
+            case let .creating(task)?:
+                return try await Self.value(of: task)
+            case let .passivating(task, _)?:
+                _ = await task.value
+                continue
+            case let .passivated(passivated, watchers)?:
+                guard try await roomForOneMore() else { continue }
+                guard case .passivated? = slots[address] else { continue }
+                return try await make(address, type: type, restoring: passivated, watchers: watchers)
+            case nil:
+                guard creating else { throw .notFound("no instance \(address)") }
+                guard keys[address.plugin, default: []].count < limits.maxInstancesPerPlugin else {
+                    throw .overLimit("plugin \(address.plugin) already has \(limits.maxInstancesPerPlugin) instances, its limit (--max-instances-per-plugin)")
+                }
+                guard try await roomForOneMore() else { continue }
+                guard slots[address] == nil else { continue }
+                return try await make(address, type: type, restoring: nil, watchers: nil)
+            }
         }
-        guard creating else { throw .notFound("no instance \(address)") }
-        guard slots.count < limits.maxInstances else {
-            throw .overLimit("the service already holds \(limits.maxInstances) instances, its limit (--max-instances)")
+    }
+
+    /// Whether there is room in memory for one more instance now (`true`), or was made by
+    /// passivating the least recently used idle one (`false`: the caller looks again, for the
+    /// registry may have changed meanwhile); throws 429 when none is idle.
+    private func roomForOneMore() async throws(ServiceError) -> Bool {
+        guard activeCount >= limits.maxInstances else { return true }
+        guard await passivateLeastRecentlyUsed() else {
+            throw .overLimit("the service already holds \(limits.maxInstances) instances, its limit (--max-instances), and none is idle")
         }
-        guard keys[address.plugin, default: []].count < limits.maxInstancesPerPlugin else {
-            throw .overLimit("plugin \(address.plugin) already has \(limits.maxInstancesPerPlugin) instances, its limit (--max-instances-per-plugin)")
-        }
-        let (limits, metrics, log) = (self.limits, self.metrics, self.log)
+        return false
+    }
+
+    /// Makes the instance at `address`, from the initial state or from `restoring`.
+    private func make(_ address: InstanceAddress, type: PluginType, restoring: PassivatedInstance?,
+                      watchers: WatcherSet?) async throws(ServiceError) -> Instance {
+        let (limits, metrics, log, journal) = (self.limits, self.metrics, self.log, self.journal)
         // Made off the registry's actor: a worker's start must not hold up other instances.
         let task = Task.detached { () throws -> Instance in
-            let watchers = WatcherSet(address: address, limit: limits.maxWatchersPerInstance) { metrics.watchersChanged(by: $0) }
-            let machine = try InstanceMachine(type: type, maxEffects: limits.maxEffects, log: log) { watchers.broadcast($0) }
-            await machine.start()
+            let watchers = watchers ?? WatcherSet(address: address, limit: limits.maxWatchersPerInstance) { metrics.watchersChanged(by: $0) }
+            let machine = try InstanceMachine(type: type, maxEffects: limits.maxEffects, log: log, restoring: restoring, journal: journal,
+                                              journalName: Self.journalName(of: address)) { watchers.broadcast($0) }
+            try await machine.start()
             return Instance(address: address, machine: machine, watchers: watchers)
         }
-        slots[address] = .creating(task)
-        insertKey(address)
+        let previous = slots.updateValue(.creating(task), forKey: address)
+        lastUsed[address] = now()
+        if previous == nil {
+            insertKey(address)
+        } else {
+            passivatedChanged(by: -1)
+        }
         metrics.instancesChanged(by: 1)
         do {
             let instance = try await Self.value(of: task)
             if case let .creating(current)? = slots[address], current == task { slots[address] = .ready(instance) }
             return instance
         } catch {
-            if case let .creating(current)? = slots[address], current == task { forget(address) }
+            if case let .creating(current)? = slots[address], current == task {
+                if let restoring {
+                    // The state is not lost: the next request tries again.
+                    slots[address] = .passivated(restoring, watchers)
+                    lastUsed[address] = nil
+                    metrics.instancesChanged(by: -1)
+                    passivatedChanged(by: 1)
+                } else {
+                    forget(address)
+                }
+            }
             throw error
         }
     }
@@ -129,25 +250,94 @@ public actor InstanceRegistry {
         }
     }
 
-    /// Forgets the instance at `address` and returns it, or `nil` when there is none; its
-    /// watchers are ended, and its effects cancelled once the requests using it are done.
-    public func remove(_ address: InstanceAddress) -> Instance? {
-        guard let slot = slots[address] else { return nil }
+    // MARK: Passivation
+
+    /// Passivates every instance idle for ``Limits/idleTimeout`` (see the type's summary);
+    /// returns how many. The service calls it periodically; tests call it after moving `now`.
+    @discardableResult
+    public func passivateIdle() async -> Int {
+        let deadline = now() - limits.idleTimeout
+        let idle = lastUsed.filter { $0.value <= deadline }.sorted { $0.value < $1.value }.map(\.key)
+        var passivated = 0
+        for address in idle {
+            guard case let .ready(instance)? = slots[address], let used = lastUsed[address], used <= deadline else { continue }
+            if await passivate(address, instance) { passivated += 1 }
+        }
+        return passivated
+    }
+
+    /// Passivates the least recently used idle instance; `false` when none could be.
+    private func passivateLeastRecentlyUsed() async -> Bool {
+        // One scan finds the least recently used; should it not be idle after all, the rest
+        // are tried in order.
+        var oldest: (address: InstanceAddress, used: Duration)?
+        for (address, used) in lastUsed where oldest == nil || used < oldest!.used {
+            if case let .ready(instance)? = slots[address], instance.watcherCount == 0 { oldest = (address, used) }
+        }
+        guard let first = oldest else { return false }
+        if case let .ready(instance)? = slots[first.address], await passivate(first.address, instance) { return true }
+        for (address, _) in lastUsed.sorted(by: { $0.value < $1.value }) {
+            if case let .ready(instance)? = slots[address], instance.watcherCount == 0, await passivate(address, instance) { return true }
+        }
+        return false
+    }
+
+    /// Passivates `instance` unless it has watchers or effects pending; whether it did.
+    private func passivate(_ address: InstanceAddress, _ instance: Instance) async -> Bool {
+        guard instance.watcherCount == 0 else { return false }
+        let task = Task { await instance.machine.passivate() }
+        slots[address] = .passivating(task, instance)
+        let passivated = await task.value
+        guard case let .passivating(current, _)? = slots[address], current == task else {
+            // Deleted meanwhile.
+            return passivated != nil
+        }
+        guard var passivated else {
+            slots[address] = .ready(instance)
+            return false
+        }
+        // With a journal, the instance is brought back from it.
+        if journal != nil { passivated.snapshot = [] }
+        // A watcher that joined meanwhile is carried over to the restored instance.
+        slots[address] = .passivated(passivated, instance.watcherCount > 0 ? instance.watchers : nil)
+        lastUsed[address] = nil
+        passivatedChanged(by: 1)
+        metrics.instancesChanged(by: -1)
+        return true
+    }
+
+    private func passivatedChanged(by delta: Int) {
+        passivatedCount += delta
+        metrics.instancesPassivatedChanged(by: delta)
+    }
+
+    // MARK: Deleting
+
+    /// Forgets the instance at `address`: its watchers are ended, its effects cancelled (the
+    /// actions already waiting for their turn are still answered). Returns whether there was one.
+    public func remove(_ address: InstanceAddress) async -> Bool {
+        guard let slot = slots[address] else { return false }
         forget(address)
         switch slot {
-        case let .ready(instance):
-            instance.machine.detach()
+        case let .ready(instance), let .passivating(_, instance):
             instance.watchers.endAll(.instanceDeleted)
-            return instance
+            await instance.machine.close()
+            journal?.forget(Self.journalName(of: address))
+            return true
+        case let .passivated(_, watchers):
+            watchers?.endAll(.instanceDeleted)
+            journal?.forget(Self.journalName(of: address))
+            return true
         case let .creating(task):
             task.cancel()
-            return nil
+            return false
         }
     }
 
     private func forget(_ address: InstanceAddress) {
-        slots[address] = nil
-        metrics.instancesChanged(by: -1)
+        guard let slot = slots.removeValue(forKey: address) else { return }
+        lastUsed[address] = nil
+        if case .passivated = slot { passivatedChanged(by: -1) } else { metrics.instancesChanged(by: -1) }
         guard var list = keys[address.plugin] else { return }
         let index = Self.insertionIndex(of: address.key, in: list)
         if index < list.count, list[index] == address.key { list.remove(at: index) }
@@ -188,7 +378,11 @@ public actor InstanceRegistry {
     /// Ends every watcher of every instance for `why`.
     public func endAllWatchers(_ why: Watcher.EndReason) {
         for slot in slots.values {
-            if case let .ready(instance) = slot { instance.watchers.endAll(why) }
+            switch slot {
+            case let .ready(instance), let .passivating(_, instance): instance.watchers.endAll(why)
+            case let .passivated(_, watchers): watchers?.endAll(why)
+            case .creating: break
+            }
         }
     }
 }

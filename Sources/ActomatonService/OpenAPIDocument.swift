@@ -167,7 +167,7 @@ paths:
     get:
       summary: This document.
       responses:
-        "200": {description: The document., content: {application/yaml: {schema: {type: string}}}}
+        "200": {description: The document (YAML)., content: {application/yaml: {}}}
         "401": {$ref: "#/components/responses/Unauthorized"}
         "429": {$ref: "#/components/responses/TooMany"}
         "503": {$ref: "#/components/responses/ShuttingDown"}

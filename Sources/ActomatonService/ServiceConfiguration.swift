@@ -27,6 +27,10 @@ public struct ServiceConfiguration: Sendable {
     public var maxPageSize = 1000
     /// How many delayed and repeating actions one instance may have running or waiting (`--max-effects`).
     public var maxEffects = PluginLimits.defaultMaxEffects
+    /// How long an instance may be idle — no request, no watcher, no delayed or repeating action
+    /// pending — before it is passivated: its state kept as bytes, its machine freed
+    /// (`--idle-timeout`, default 5 minutes). The next request restores it.
+    public var idleTimeout: Duration = .seconds(300)
     /// How long a graceful shutdown may take before what is left is cancelled (`--shutdown-timeout`, default 10 s).
     public var shutdownTimeout: Duration = .seconds(10)
 
@@ -36,6 +40,6 @@ public struct ServiceConfiguration: Sendable {
     /// The registry's share of the limits.
     var registryLimits: InstanceRegistry.Limits {
         .init(maxInstances: maxInstances, maxInstancesPerPlugin: maxInstancesPerPlugin,
-              maxWatchersPerInstance: maxWatchersPerInstance, maxEffects: maxEffects)
+              maxWatchersPerInstance: maxWatchersPerInstance, maxEffects: maxEffects, idleTimeout: idleTimeout)
     }
 }

@@ -12,12 +12,15 @@ import struct Prometheus.PrometheusMetricsFactory
 ///   counted but not timed).
 /// - `actomaton_action_duration_seconds{plugin}`: how long an action took, turn wait included.
 /// - `actomaton_instances_active`: instances in memory.
+/// - `actomaton_instances_passivated`: instances passivated (their state kept, their machine freed).
 /// - `actomaton_watchers`: WebSocket watchers connected.
 public final class ServiceMetrics: Sendable {
     /// The registry `GET /metrics` reads.
     public let registry: PrometheusCollectorRegistry
     private let factory: PrometheusMetricsFactory
     private let instances: Gauge
+    private let passivated: Gauge
+    private let passivatedCount = Atomic<Int>(0)
     private let watchers: Gauge
     private let instanceCount = Atomic<Int>(0)
     private let watcherCount = Atomic<Int>(0)
@@ -39,7 +42,9 @@ public final class ServiceMetrics: Sendable {
         self.factory = factory
         instances = Gauge(label: "actomaton_instances_active", dimensions: [], factory: factory)
         watchers = Gauge(label: "actomaton_watchers", dimensions: [], factory: factory)
+        passivated = Gauge(label: "actomaton_instances_passivated", dimensions: [], factory: factory)
         instances.record(0)
+        passivated.record(0)
         watchers.record(0)
     }
 
@@ -69,6 +74,10 @@ public final class ServiceMetrics: Sendable {
 
     func instancesChanged(by delta: Int) {
         instances.record(instanceCount.add(delta, ordering: .relaxed).newValue)
+    }
+
+    func instancesPassivatedChanged(by delta: Int) {
+        passivated.record(passivatedCount.add(delta, ordering: .relaxed).newValue)
     }
 
     func watchersChanged(by delta: Int) {

@@ -36,9 +36,12 @@ struct ServiceRoutes: Sendable {
         router.post("/v1/machines/:plugin/:key") { request, context in try await send(request, context) }
         router.get("/v1/machines/:plugin/:key") { _, context in try await status(context) }
         router.delete("/v1/machines/:plugin/:key") { _, context in try await delete(context) }
-        router.ws("/v1/machines/:plugin/:key/watch") { _, context in
+        router.ws("/v1/machines/:plugin/:key/watch") { request, context in
             // Checked before the upgrade, so a refusal is an ordinary error response.
             let instance = try await registry.instance(at: try address(context), creating: false)
+            guard request.headers[.upgrade]?.lowercased() == "websocket" else {
+                throw ServiceError.badRequest("this route takes a WebSocket upgrade (Connection: Upgrade, Upgrade: websocket)")
+            }
             guard instance.watcherCount < configuration.maxWatchersPerInstance else {
                 throw ServiceError.overLimit("\(instance.address) already has \(configuration.maxWatchersPerInstance) watchers, "
                                              + "its limit (--max-watchers-per-instance)")
@@ -86,7 +89,7 @@ struct ServiceRoutes: Sendable {
     func delete(_ context: ServiceRequestContext) async throws -> Response {
         let address = try address(context)
         _ = try registry.catalog.type(named: address.plugin)
-        guard await registry.remove(address) != nil else { throw ServiceError.notFound("no instance \(address)") }
+        guard await registry.remove(address) else { throw ServiceError.notFound("no instance \(address)") }
         return .json(JSONText.object([("plugin", ServiceJSON.string(address.plugin)), ("key", ServiceJSON.string(address.key.text)),
                                       ("deleted", "true")]))
     }
@@ -132,10 +135,13 @@ struct ServiceRoutes: Sendable {
         defer { metrics.actionFinished(plugin: address.plugin, outcome: outcome, duration: ContinuousClock.now - start) }
         do {
             let action = try Self.action(from: body, for: address, of: type)
-            let instance = try await registry.instance(at: address, creating: true)
-            let transition = try await instance.machine.send(action)
-            outcome = "ok"
-            return ServiceJSON.transition(transition, address: address)
+            while true {
+                let instance = try await registry.instance(at: address, creating: true)
+                // `nil`: passivated before the action's turn came; sent again to the restored instance.
+                guard let transition = try await instance.machine.send(action) else { continue }
+                outcome = "ok"
+                return ServiceJSON.transition(transition, address: address)
+            }
         } catch let error as PluginCallError {
             let serviceError = ServiceError(error)
             outcome = Self.outcome(serviceError)

@@ -1,6 +1,7 @@
 import ActomatonHost
 import ActomatonService
 import ArgumentParser
+import HostCommandLine
 import Logging
 
 /// `serve --listen` and its limits: the host as a network service (``ActomatonServer``).
@@ -41,6 +42,10 @@ struct NetworkOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The most idempotency keys kept at a time.", valueName: "count"))
     var maxIdempotencyKeys = ServiceConfiguration().maxIdempotencyKeys
 
+    @Option(help: ArgumentHelp("Seconds an instance may be idle (no request, watcher or pending timer) before it is passivated: "
+                                + "its state kept as bytes, its machine freed, restored by the next request.", valueName: "seconds"))
+    var idleTimeout: Int = 300
+
     @Option(help: ArgumentHelp("Seconds a graceful shutdown (SIGTERM, SIGINT) may take before what is left is cancelled.",
                                 valueName: "seconds"))
     var shutdownTimeout: Int = 10
@@ -53,7 +58,8 @@ struct NetworkOptions: ParsableArguments {
         for (name, value) in [("--max-connections", maxConnections), ("--max-instances", maxInstances),
                               ("--max-instances-per-plugin", maxInstancesPerPlugin), ("--max-watchers-per-instance", maxWatchersPerInstance),
                               ("--watcher-buffer", watcherBuffer), ("--max-idempotency-keys", maxIdempotencyKeys),
-                              ("--idempotency-window", idempotencyWindow), ("--shutdown-timeout", shutdownTimeout)] where value < 1 {
+                              ("--idempotency-window", idempotencyWindow), ("--shutdown-timeout", shutdownTimeout),
+                              ("--idle-timeout", idleTimeout)] where value < 1 {
             throw ValidationError("\(name) must be at least 1")
         }
         guard maxRequestsPerSecond >= 0 else { throw ValidationError("--max-requests-per-second must be 0 (no limit) or more") }
@@ -73,6 +79,7 @@ struct NetworkOptions: ParsableArguments {
         configuration.idempotencyWindow = .seconds(idempotencyWindow)
         configuration.maxIdempotencyKeys = maxIdempotencyKeys
         configuration.shutdownTimeout = .seconds(shutdownTimeout)
+        configuration.idleTimeout = .seconds(idleTimeout)
         return configuration
     }
 }
@@ -81,10 +88,6 @@ extension Serve {
     /// `serve --listen`: loads the directory's plugins as machine types and serves them until
     /// SIGTERM or SIGINT.
     func runService(listen text: String) async throws {
-        if persistence.state != nil {
-            printError(Message("--state with --listen is not supported yet: the journal keeps one machine per plugin, not per instance"))
-            throw ExitCode.failure
-        }
         let listen: ListenAddress
         var tokens: TokenTable?
         do {
@@ -112,11 +115,22 @@ extension Serve {
         for name in loaded.catalog.names { emit("loaded plugin \(name) from \(loaded.catalog.types[name]!.path)") }
         var configuration = network.configuration
         configuration.maxEffects = machines.maxEffects
+        // With --state: one journal for every instance, each under `plugin/key`.
+        let journal = try persistence.openJournal(printer: TransitionPrinter(print: { _ in }))
+        let serviceJournal: ServiceJournal?
+        do {
+            serviceJournal = try journal.map(ServiceJournal.init)
+        } catch {
+            printError(error)
+            throw ExitCode.failure
+        }
+        if let serviceJournal { emit("journal \(serviceJournal.journal.path): \(serviceJournal.instances.count) instances to bring back") }
         let server = ActomatonServer(catalog: loaded.catalog, tokens: tokens, listen: listen, configuration: configuration,
-                                     logger: Logger(label: "actomaton-host"), onListening: { port in
+                                     logger: Logger(label: "actomaton-host"), journal: serviceJournal, onListening: { port in
             emit("listening on \(ListenAddress.display(host: listen.host, port: port))")
         })
         try await server.runUntilSignalled()
+        journal?.close()
         emit("stopped")
     }
 }

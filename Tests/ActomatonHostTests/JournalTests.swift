@@ -45,6 +45,37 @@ struct JournalTests {
     }
 
     /// The journal works the same for plugins in worker processes.
+    /// Many machines of one plugin in one journal, each under a name of its own (the service's
+    /// `plugin/key`); `forget` drops one machine's records and leaves the others'.
+    @Test func machinesJournaledUnderNamesOfTheirOwn() async throws {
+        let (directory, path) = try databasePath()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let counter = try Plugin.load(path: plugin("CounterPlugin"))
+        do {
+            let journal = try PluginJournal(path: path)
+            let a = try PluginMachine(plugin: counter, journal: journal, journalName: "counter/a")
+            let b = try PluginMachine(plugin: counter, journal: journal, journalName: "counter/b")
+            #expect(a.journalName == "counter/a")
+            try await a.send("add", [.int(5)])
+            try await b.send("add", [.int(7)])
+            try await a.send("increment")
+            journal.forget("counter/b")
+            journal.close()
+        }
+        let journal = try PluginJournal(path: path)
+        defer { journal.close() }
+        #expect(try journal.summaries().map(\.plugin) == ["counter/a"])
+        #expect(try journal.journaledActions(of: "counter/a").map(\.text) == ["add 5", "increment"])
+        #expect(try journal.journaledActions(of: "counter").isEmpty)
+        let a = try PluginMachine(plugin: counter, journal: journal, journalName: "counter/a")
+        #expect(try await a.recover().isEmpty)
+        #expect(await a.describedState() == #"{"count":6}"#)
+        #expect(await a.sequence == 3, "the journal's number of its last action")
+        let b = try PluginMachine(plugin: counter, journal: journal, journalName: "counter/b")
+        #expect(try await b.recover().isEmpty)
+        #expect(await b.describedState() == #"{"count":0}"#, "forgotten")
+    }
+
     @Test func isolatedPluginsComeBackToo() async throws {
         let (directory, path) = try databasePath()
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -90,6 +90,33 @@ struct PluginMachineTests {
         #expect(recorder.lines.last == #"counter: stop => {"count":3}; cancelled ticker"#)
     }
 
+    /// `close()` cancels every timer at once (the service's DELETE and passivation): nothing
+    /// fires afterwards, and the effects of a later action never start.
+    @Test func closeCancelsEveryEffect() async throws {
+        let clock = TestClock()
+        let recorder = Recorder()
+        let counter = try PluginMachine(plugin: Plugin.load(path: plugin("CounterPlugin")), clock: clock,
+                                        describesState: true, observer: recorder.record, observesSends: true)
+        try await counter.send("start", [.int(500)])
+        try await counter.send("add_later", [.int(4), .float(2)])
+        await clock.advanceWhenSleeping(by: .milliseconds(500))
+        #expect(await eventually { await counter.describedState() == #"{"count":1}"# })
+        #expect(await counter.runningEffectCount == 2)
+        await counter.close()
+        #expect(await counter.runningEffectCount == 0)
+        await clock.advance(by: .seconds(10))
+        await counter.waitUntilIdle()
+        #expect(await counter.describedState() == #"{"count":1}"#)
+        let later = try await counter.send("add_later", [.int(1), .float(1)])
+        #expect(later.effects.map(\.description) == ["after 1s: add 1"], "the action is performed")
+        #expect(await counter.runningEffectCount == 0, "its effect never starts")
+        await counter.close()
+        await clock.advance(by: .seconds(10))
+        await counter.waitUntilIdle()
+        #expect(await counter.describedState() == #"{"count":1}"#)
+        #expect(recorder.lines.count == 4, "start, add_later, one tick, the last add_later: \(recorder.lines)")
+    }
+
     /// The example of the module's overview and of the *Running plugins* article.
     @Test func theArticlesExample() async throws {
         let host = PluginHost()

@@ -43,15 +43,17 @@ import Testing
     @Test func instancesAreLimitedInAllAndPerPluginAtTheLimitAndOnePast() async throws {
         let all = makeServer { $0.maxInstances = 2 }
         try await all.makeApplication().test(.router) { client in
-            #expect(try await client.post("a", #"{"action": "increment"}"#).status == .ok)
-            #expect(try await client.post("b", #"{"action": "increment"}"#).status == .ok)
+            // A repeating action keeps an instance busy: it cannot be passivated to make room.
+            #expect(try await client.post("a", #"{"action": "start", "args": [60000]}"#).status == .ok)
+            #expect(try await client.post("b", #"{"action": "start", "args": [60000]}"#).status == .ok)
             let past = try await client.post("c", #"{"action": "increment"}"#)
             #expect(past.status == .tooManyRequests)
-            #expect(past.text == #"{"error":"the service already holds 2 instances, its limit (--max-instances)"}"#)
+            #expect(past.text == #"{"error":"the service already holds 2 instances, its limit (--max-instances), and none is idle"}"#)
             // An existing instance still takes actions; a deleted one frees its place.
             #expect(try await client.post("a", #"{"action": "increment"}"#).status == .ok)
             _ = try await client.execute(uri: "/v1/machines/counter/b", method: .delete)
             #expect(try await client.post("c", #"{"action": "increment"}"#).status == .ok)
+            _ = try await client.post("a", #"{"action": "stop"}"#)
         }
         let perPlugin = makeServer { $0.maxInstancesPerPlugin = 1 }
         try await perPlugin.makeApplication().test(.router) { client in

@@ -43,6 +43,18 @@ import Testing
         }
     }
 
+    /// A plain GET of a watch route (no WebSocket upgrade) is refused, not answered with an empty 200.
+    @Test func watchingWithoutAnUpgradeIs400() async throws {
+        let server = makeServer()
+        try await server.makeApplication().test(.router) { client in
+            let created = try await client.post("u", #"{"action": "increment"}"#)
+            #expect(created.status == .ok)
+            let response = try await client.get("/v1/machines/counter/u/watch")
+            #expect(response.status == .badRequest)
+            #expect(response.text == #"{"error":"this route takes a WebSocket upgrade (Connection: Upgrade, Upgrade: websocket)"}"#)
+        }
+    }
+
     @Test func drainingAnswers503AndSaysNotReady() async throws {
         let server = makeServer()
         try await server.makeApplication().test(.router) { client in

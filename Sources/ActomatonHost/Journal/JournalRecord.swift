@@ -148,6 +148,8 @@ enum JournalRecord: Sendable {
     case snapshot(plugin: String, version: String, bytes: [UInt8])
     /// A timer was cancelled or dropped without firing.
     case timerEnded(key: Int64)
+    /// Everything journaled under a name is forgotten: its actions, snapshots and timers.
+    case forget(plugin: String)
 }
 
 /// The byte form of action arguments in the journal: per value, a tag and its payload.

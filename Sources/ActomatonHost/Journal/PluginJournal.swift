@@ -318,6 +318,15 @@ public final class PluginJournal: @unchecked Sendable {
 
     // MARK: Writing
 
+    /// Forgets everything journaled under `name` — its actions, snapshots and timers — in
+    /// order with the records appended before (a machine journaling under `name` must be
+    /// closed first). For a service that deletes one of many machines kept in one journal
+    /// (``PluginMachine/journalName``). Returns at once; the forgetting is committed with the
+    /// next batch.
+    public func forget(_ name: String) {
+        _ = append(.forget(plugin: name))
+    }
+
     /// A new timer key, unique in this database.
     func makeTimerKey() -> Int64 {
         pthread_mutex_lock(mutex)
@@ -580,6 +589,11 @@ public final class PluginJournal: @unchecked Sendable {
             }
         case let .timerEnded(key):
             try statements.deleteTimer.bind(.integer(key)).run()
+        case let .forget(plugin):
+            for table in ["actions", "snapshots", "timers", "pruned"] {
+                try database.prepare("DELETE FROM \(table) WHERE plugin = ?").bind(.text(plugin)).run()
+            }
+            lastSequence[plugin] = nil
         }
     }
 

@@ -65,6 +65,8 @@ public actor PluginMachine: EffectQueueHost {
     public nonisolated let effectBudget: EffectBudget
     /// Where accepted actions, snapshots and timers are journaled, if anywhere.
     public nonisolated let journal: PluginJournal?
+    /// The name the machine's journal records are kept under: the plugin's, or the one it was made with.
+    public nonisolated let journalName: String
     private let clock: any Clock<Duration>
 
     /// Creates a state of `plugin`, in this process, and a machine for it.
@@ -79,6 +81,8 @@ public actor PluginMachine: EffectQueueHost {
     ///   - maxEffects: How many delayed and repeating actions the machine may have running or
     ///     waiting; a request past it fails its action.
     ///   - journal: Where accepted actions, snapshots and timers are journaled; none when `nil`.
+    ///   - journalName: The name its records are kept and recovered under (`counter/room-1`
+    ///     for one of many machines of a plugin in one journal); the plugin's name when `nil`.
     public init(
         plugin: Plugin,
         clock: some Clock<Duration> = ContinuousClock(),
@@ -87,12 +91,13 @@ public actor PluginMachine: EffectQueueHost {
         observesSends: Bool = false,
         log: (@Sendable (String) -> Void)? = nil,
         maxEffects: Int = PluginLimits.defaultMaxEffects,
-        journal: PluginJournal? = nil
+        journal: PluginJournal? = nil,
+        journalName: String? = nil
     ) throws(PluginLoadError) {
         let budget = EffectBudget(limit: maxEffects)
         let runtime = try PluginRuntimes.make(plugin: plugin, log: log, effectBudget: budget)
         self.init(runtime: runtime, budget: budget, isolation: .none, loadOptions: .init(), clock: clock, describesState: describesState,
-                  observer: observer, observesSends: observesSends, log: log, journal: journal)
+                  observer: observer, observesSends: observesSends, log: log, journal: journal, journalName: journalName)
     }
 
     /// Loads the plugin file at `path` where `isolation` says — a shared library in a worker
@@ -111,6 +116,8 @@ public actor PluginMachine: EffectQueueHost {
     ///   - maxEffects: How many delayed and repeating actions the machine may have running or
     ///     waiting.
     ///   - journal: Where accepted actions, snapshots and timers are journaled; none when `nil`.
+    ///   - journalName: The name its records are kept and recovered under (`counter/room-1`
+    ///     for one of many machines of a plugin in one journal); the plugin's name when `nil`.
     public init(
         pluginAt path: String,
         isolation: PluginIsolation,
@@ -121,12 +128,13 @@ public actor PluginMachine: EffectQueueHost {
         observesSends: Bool = false,
         log: (@Sendable (String) -> Void)? = nil,
         maxEffects: Int = PluginLimits.defaultMaxEffects,
-        journal: PluginJournal? = nil
+        journal: PluginJournal? = nil,
+        journalName: String? = nil
     ) throws(PluginLoadError) {
         let budget = EffectBudget(limit: maxEffects)
         let runtime = try PluginRuntimes.make(path: path, isolation: isolation, loadOptions: loadOptions, log: log, effectBudget: budget)
         self.init(runtime: runtime, budget: budget, isolation: isolation, loadOptions: loadOptions, clock: clock,
-                  describesState: describesState, observer: observer, observesSends: observesSends, log: log, journal: journal)
+                  describesState: describesState, observer: observer, observesSends: observesSends, log: log, journal: journal, journalName: journalName)
     }
 
     /// Starts a worker process that loads the plugin at `path`, and a machine for its state;
@@ -145,6 +153,8 @@ public actor PluginMachine: EffectQueueHost {
     ///   - maxEffects: How many delayed and repeating actions the machine may have running or
     ///     waiting.
     ///   - journal: Where accepted actions, snapshots and timers are journaled; none when `nil`.
+    ///   - journalName: The name its records are kept and recovered under (`counter/room-1`
+    ///     for one of many machines of a plugin in one journal); the plugin's name when `nil`.
     public init(
         isolatedPluginAt path: String,
         loadOptions: Plugin.LoadOptions = .init(),
@@ -155,20 +165,22 @@ public actor PluginMachine: EffectQueueHost {
         observesSends: Bool = false,
         log: (@Sendable (String) -> Void)? = nil,
         maxEffects: Int = PluginLimits.defaultMaxEffects,
-        journal: PluginJournal? = nil
+        journal: PluginJournal? = nil,
+        journalName: String? = nil
     ) throws(PluginLoadError) {
         try self.init(pluginAt: path, isolation: .process(workerOptions), loadOptions: loadOptions, clock: clock,
                       describesState: describesState, observer: observer, observesSends: observesSends, log: log,
-                      maxEffects: maxEffects, journal: journal)
+                      maxEffects: maxEffects, journal: journal, journalName: journalName)
     }
 
     private init(
         runtime: any PluginRuntime, budget: EffectBudget, isolation: PluginIsolation, loadOptions: Plugin.LoadOptions,
         clock: some Clock<Duration>, describesState: Bool, observer: Observer?, observesSends: Bool,
-        log: (@Sendable (String) -> Void)?, journal: PluginJournal?
+        log: (@Sendable (String) -> Void)?, journal: PluginJournal?, journalName: String?
     ) {
         self.runtime = runtime
         name = runtime.plugin.name
+        self.journalName = journalName ?? runtime.plugin.name
         pluginVersion = runtime.plugin.manifest.version
         self.journal = journal
         self.clock = clock
@@ -300,7 +312,7 @@ public actor PluginMachine: EffectQueueHost {
             if step.snapshot {
                 do throws(PluginCallError.Reason) {
                     let bytes = try runtime.snapshot()
-                    let snapshotTicket = journal.append(.snapshot(plugin: name, version: pluginVersion, bytes: bytes))
+                    let snapshotTicket = journal.append(.snapshot(plugin: journalName, version: pluginVersion, bytes: bytes))
                     acknowledgement = PluginAcknowledgement(journal: journal, ticket: snapshotTicket, action: input.action, plugin: name)
                     decisions.snapshotJournaled()
                 } catch {
@@ -344,7 +356,7 @@ public actor PluginMachine: EffectQueueHost {
                 keys[index] = key
                 var interval: Int64?
                 if case .repeating = request { interval = delay.milliseconds }
-                timers.append(JournaledTimer(key: key, plugin: name, action: action.name, arguments: action.arguments,
+                timers.append(JournaledTimer(key: key, plugin: journalName, action: action.name, arguments: action.arguments,
                                              due: now + delay.milliseconds, interval: interval, options: options))
             case let .cancel(id):
                 cancelled.append(id)
@@ -352,7 +364,7 @@ public actor PluginMachine: EffectQueueHost {
                 break
             }
         }
-        return .action(plugin: name, version: pluginVersion, name: input.action.name, arguments: input.action.arguments,
+        return .action(plugin: journalName, version: pluginVersion, name: input.action.name, arguments: input.action.arguments,
                        firedTimer: input.timer.map { ($0.key, $0.repeating) }, timers: timers, cancelledIDs: cancelled)
     }
 
@@ -420,7 +432,7 @@ public actor PluginMachine: EffectQueueHost {
         // The journal's next replay starts from a state the new version restored.
         if let journal {
             do throws(PluginCallError.Reason) {
-                journal.append(.snapshot(plugin: name, version: pluginVersion, bytes: try replacement.snapshot()))
+                journal.append(.snapshot(plugin: journalName, version: pluginVersion, bytes: try replacement.snapshot()))
                 decisions.snapshotJournaled()
             } catch {
                 printToStandardError("error: plugin \(name): the journal's snapshot after the reload failed: \(error); "
@@ -444,6 +456,29 @@ public actor PluginMachine: EffectQueueHost {
     /// How many effects (delayed and repeating actions) are running or waiting.
     public var runningEffectCount: Int { effects.runningEffectCount }
 
+    /// The number of the last successful transition (0 before the first): after ``recover()``,
+    /// the journal's number of the last action it brought back.
+    public var sequence: UInt64 { decisions.sequence }
+
+    /// Closes the machine: cancels every delayed and repeating action running or waiting (a
+    /// cancelled timer sends nothing more, and ``runningEffectCount`` is 0 when it returns),
+    /// and starts no effect again.
+    ///
+    /// For a machine being let go — a deleted or passivated instance — whose timers must not
+    /// outlive it: without it they are cancelled only when the last reference to the machine
+    /// goes. Call it last: an action sent afterwards is still performed, but the effects it
+    /// requests never start. Its plugin's state (and worker process, if any) is freed with
+    /// the machine. Closing twice does nothing more.
+    ///
+    /// ```swift
+    /// try await machine.send("start", [.int(1000)])
+    /// await machine.close()
+    /// #expect(await machine.runningEffectCount == 0)
+    /// ```
+    public func close() {
+        effects.shutDown()
+    }
+
     // MARK: The journal
 
     /// Brings the state back from the journal: the newest snapshot the plugin accepts, then
@@ -454,7 +489,7 @@ public actor PluginMachine: EffectQueueHost {
     /// replayed, one line counts the rest; nothing is skipped silently.
     public func recover() throws(PluginJournalError) -> [String] {
         guard let journal else { return [] }
-        let recovery = try journal.recovery(for: name)
+        let recovery = try journal.recovery(for: journalName)
         if recovery.isEmpty { return [] }
         var problems: [String] = []
         let runtime = self.runtime
@@ -470,9 +505,9 @@ public actor PluginMachine: EffectQueueHost {
         }
         var actions = recovery.actions
         if let base, base != recovery.snapshots.first?.sequence {
-            actions = try journal.journaledActions(of: name, after: base)
+            actions = try journal.journaledActions(of: journalName, after: base)
         } else if base == nil, recovery.startsAtTheBeginning, !recovery.snapshots.isEmpty {
-            actions = try journal.journaledActions(of: name)
+            actions = try journal.journaledActions(of: journalName)
         } else if base == nil, !recovery.startsAtTheBeginning {
             problems.append("\(name): no snapshot could be restored and the journal before it was pruned: starting from a new state, "
                             + "\(actions.count) journaled actions not replayed")

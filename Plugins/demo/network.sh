@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# A short session with `actomaton-host serve --listen` (part of `make demo`): the counter
+# plugin served on a free loopback port, two instances driven with curl, a WebSocket watcher
+# that sees a delayed action's transition arrive, an idempotent retry, then SIGTERM.
+#
+#     Plugins/demo/network.sh HOST_BINARY PLUGIN_DIRECTORY PYTHON_WITH_WEBSOCKETS
+set -euo pipefail
+host=$1 plugins=$2 python=$3
+here=$(cd "$(dirname "$0")" && pwd)
+scratch=$(mktemp -d)
+server=""
+cleanup() {
+    if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; fi
+    rm -rf "$scratch"
+}
+trap cleanup EXIT
+
+# Port 0: the system picks a free port; the server prints the one it got.
+"$host" serve --plugins "$plugins" --listen 127.0.0.1:0 >"$scratch/server.log" 2>&1 &
+server=$!
+port=""
+for _ in $(seq 1 300); do
+    port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$scratch/server.log")
+    [ -n "$port" ] && break
+    kill -0 "$server" 2>/dev/null || { cat "$scratch/server.log"; echo "the server did not start"; exit 1; }
+    sleep 0.1
+done
+[ -n "$port" ] || { cat "$scratch/server.log"; echo "the server did not say where it listens"; exit 1; }
+cat "$scratch/server.log"
+printed=$(wc -l <"$scratch/server.log")
+base="http://127.0.0.1:$port"
+
+show() {  # prints a command as one would type it
+    local line="\$" arg
+    for arg in "$@"; do
+        if [[ $arg =~ ^[A-Za-z0-9_./:=?@%+-]+$ ]]; then line+=" $arg"; else line+=" '$arg'"; fi
+    done
+    echo "$line"
+}
+request() {  # METHOD PATH [BODY [HEADER]]
+    local method=$1 path=$2 body=${3:-} header=${4:-}
+    local args=(-sS -X "$method" "$base$path")
+    [ -n "$body" ] && args+=(-H 'Content-Type: application/json' -d "$body")
+    [ -n "$header" ] && args+=(-H "$header")
+    show curl "${args[@]:1}"
+    curl "${args[@]}" -w '   (%{http_code})\n'
+}
+
+request POST /v1/machines/counter/room-1 '{"action": "add", "args": [5]}'
+request POST /v1/machines/counter/room-2 '{"action": "increment"}'
+
+echo "\$ python3 Plugins/demo/watch.py ws://127.0.0.1:$port/v1/machines/counter/room-1/watch 3 &"
+"$python" "$here/watch.py" "ws://127.0.0.1:$port/v1/machines/counter/room-1/watch" 3 >"$scratch/watch.log" 2>&1 &
+watcher=$!
+for _ in $(seq 1 100); do grep -q connected "$scratch/watch.log" && break; sleep 0.1; done
+cat "$scratch/watch.log"
+
+request POST /v1/machines/counter/room-1 '{"action": "add", "args": [1]}'
+request POST /v1/machines/counter/room-1 '{"action": "add_later", "args": {"amount": 100, "seconds": 0.3}}'
+echo "(the watcher sees both transitions, then the delayed add's, 0.3 s later)"
+if ! wait "$watcher"; then cat "$scratch/watch.log"; echo "the watcher failed"; exit 1; fi
+tail -n +2 "$scratch/watch.log"
+
+request GET /v1/machines/counter/room-1
+request GET '/v1/machines/counter?limit=10'
+
+echo "(a retry with the same Idempotency-Key is answered from the first response, not applied again)"
+for _ in 1 2; do
+    show curl -si -X POST "$base/v1/machines/counter/room-2" -H "Idempotency-Key: order-17" -d '{"action": "add", "args": [10]}'
+    curl -si -X POST "$base/v1/machines/counter/room-2" -H "Idempotency-Key: order-17" -d '{"action": "add", "args": [10]}' \
+        | tr -d '\r' | grep -Ei '^(HTTP|idempotent-replayed|\{)'
+done
+request GET /v1/machines/counter/room-2
+request POST /v1/machines/counter/room-2 '{"action": "add", "args": ["ten"]}'
+echo
+
+echo "\$ kill -TERM $server   (the server finishes what is in flight and exits 0)"
+kill -TERM "$server"
+status=0
+wait "$server" || status=$?
+server=""
+tail -n +$((printed + 1)) "$scratch/server.log"
+echo "exit status: $status"
+exit "$status"

@@ -1,0 +1,97 @@
+import ActomatonHost
+@testable import ActomatonService
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+/// Passivation: idle instances give up their machines and come back on the next request. The
+/// time idleness is measured on is a ``TestTime`` the tests move; nothing sleeps.
+@Suite struct PassivationTests {
+    @Test func anIdleInstanceIsPassivatedAndRestoredWithItsStateAndSeq() async throws {
+        let time = TestTime()
+        let server = makeServer(time: time) { $0.idleTimeout = .seconds(300) }
+        let idle = InstanceAddress(plugin: "counter", key: try InstanceKey("idle"))
+        let ticking = InstanceAddress(plugin: "counter", key: try InstanceKey("ticking"))
+        try await server.makeApplication().test(.router) { client in
+            #expect(try await client.post("idle", #"{"action": "add", "args": [5]}"#).status == .ok)
+            #expect(try await client.post("idle", #"{"action": "add", "args": [2]}"#).status == .ok)
+            // A pending timer keeps an instance active, however long it is idle.
+            #expect(try await client.post("ticking", #"{"action": "start", "args": [3600000]}"#).status == .ok)
+            let machine = try await server.registry.instance(at: idle, creating: false).machine
+
+            // At the timeout, not before.
+            time.advance(by: .seconds(299))
+            #expect(await server.registry.passivateIdle() == 0)
+            time.advance(by: .seconds(1))
+            #expect(await server.registry.passivateIdle() == 1)
+            #expect(await server.registry.isPassivated(idle))
+            #expect(await !server.registry.isPassivated(ticking))
+            #expect(machine.isPassivated)
+            #expect(await server.registry.activeCount == 1)
+            #expect(server.metrics.prometheusText().contains("actomaton_instances_passivated 1"))
+            #expect(server.metrics.prometheusText().contains("actomaton_instances_active 1"))
+
+            // The next request restores it: the state is intact and seq goes on.
+            let restored = try await client.post("idle", #"{"action": "add", "args": [1]}"#)
+            #expect(restored.text == #"{"plugin":"counter","key":"idle","seq":3,"action":"add","state":{"count":8},"started":[],"cancelled":[]}"#)
+            #expect(await !server.registry.isPassivated(idle))
+            #expect(server.metrics.prometheusText().contains("actomaton_instances_passivated 0"))
+            // A send to the freed machine is turned away, not applied.
+            #expect(try await machine.send(try counterType.action("add", [.int(100)])) == nil)
+            #expect(try await client.get("/v1/machines/counter/idle").text.contains(#""seq":3,"state":{"count":8}"#))
+
+            // A GET restores it too; a passivated instance is still listed and can be deleted.
+            time.advance(by: .seconds(300))
+            #expect(await server.registry.passivateIdle() == 1)
+            #expect(try await client.get("/v1/machines/counter?limit=10").text.contains(#"["idle","ticking"]"#))
+            #expect(try await client.get("/v1/machines/counter/idle").text.contains(#""seq":3,"state":{"count":8},"timers":[]"#))
+            time.advance(by: .seconds(300))
+            #expect(await server.registry.passivateIdle() == 1)
+            #expect(try await client.execute(uri: "/v1/machines/counter/idle", method: .delete).status == .ok)
+            #expect(try await client.get("/v1/machines/counter/idle").status == .notFound)
+            #expect(await server.registry.passivatedInstances == 0)
+            _ = try await client.post("ticking", #"{"action": "stop"}"#)
+        }
+    }
+
+    @Test func atTheInstanceLimitTheLeastRecentlyUsedIdleInstanceIsPassivated() async throws {
+        let time = TestTime()
+        let server = makeServer(time: time) { $0.maxInstances = 2 }
+        try await server.makeApplication().test(.router) { client in
+            #expect(try await client.post("a", #"{"action": "add", "args": [1]}"#).status == .ok)
+            time.advance(by: .seconds(1))
+            #expect(try await client.post("b", #"{"action": "add", "args": [2]}"#).status == .ok)
+            time.advance(by: .seconds(1))
+            // At the limit: the third passivates `a`, the least recently used.
+            #expect(try await client.post("c", #"{"action": "add", "args": [3]}"#).status == .ok)
+            #expect(await server.registry.isPassivated(InstanceAddress(plugin: "counter", key: try InstanceKey("a"))))
+            #expect(await server.registry.activeCount == 2)
+            time.advance(by: .seconds(1))
+            // `a` comes back (passivating `b`), its count intact.
+            #expect(try await client.post("a", #"{"action": "add", "args": [10]}"#).text.contains(#""seq":2,"action":"add","state":{"count":11}"#))
+            #expect(await server.registry.isPassivated(InstanceAddress(plugin: "counter", key: try InstanceKey("b"))))
+            // With both in memory busy (a repeating action each), one past the limit is refused.
+            #expect(try await client.post("a", #"{"action": "start", "args": [3600000]}"#).status == .ok)
+            #expect(try await client.post("c", #"{"action": "start", "args": [3600000]}"#).status == .ok)
+            let past = try await client.post("b", #"{"action": "increment"}"#)
+            #expect(past.status == .tooManyRequests)
+            #expect(past.text == #"{"error":"the service already holds 2 instances, its limit (--max-instances), and none is idle"}"#)
+            #expect(await server.registry.isPassivated(InstanceAddress(plugin: "counter", key: try InstanceKey("b"))), "b's state is kept")
+            _ = try await client.post("a", #"{"action": "stop"}"#)
+            _ = try await client.post("c", #"{"action": "stop"}"#)
+        }
+    }
+
+    @Test func deleteCancelsTheInstancesEffectsAtOnce() async throws {
+        let server = makeServer()
+        let address = InstanceAddress(plugin: "counter", key: try InstanceKey("d"))
+        try await server.makeApplication().test(.router) { client in
+            #expect(try await client.post("d", #"{"action": "start", "args": [3600000]}"#).status == .ok)
+            let instance = try await server.registry.instance(at: address, creating: false)
+            #expect(await instance.machine.effectCount == 1)
+            #expect(try await client.execute(uri: "/v1/machines/counter/d", method: .delete).status == .ok)
+            #expect(await instance.machine.effectCount == 0, "DELETE closes the machine: its timer is cancelled, not left to run")
+        }
+    }
+}

@@ -1,0 +1,64 @@
+import ActomatonHost
+@testable import ActomatonService
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+/// `--state` with `--listen`: one journal for every instance, each under `plugin/key`; a
+/// second server on the same database brings every instance back.
+@Suite struct StateTests {
+    func journaledServer(_ journal: PluginJournal, time: TestTime = TestTime(), _ configure: (inout ServiceConfiguration) -> Void = { _ in }) throws -> ActomatonServer {
+        var configuration = ServiceConfiguration()
+        configure(&configuration)
+        return ActomatonServer(catalog: PluginCatalog([counterType]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
+                               configuration: configuration, now: time.read, journal: try ServiceJournal(journal))
+    }
+
+    @Test func aRestartedServiceBringsEveryInstanceBack() async throws {
+        let path = try temporaryDirectory() + "/state.sqlite"
+        let first = try PluginJournal(path: path)
+        let original = try journaledServer(first)
+        try await original.makeApplication().test(.router) { client in
+            var statuses: [HTTPResponse.Status] = []
+            statuses.append(try await client.post("a", #"{"action": "add", "args": [5]}"#).status)
+            statuses.append(try await client.post("a", #"{"action": "add", "args": [2]}"#).status)
+            statuses.append(try await client.post("b", #"{"action": "add", "args": [40]}"#).status)
+            statuses.append(try await client.post("gone", #"{"action": "increment"}"#).status)
+            statuses.append(try await client.execute(uri: "/v1/machines/counter/gone", method: .delete).status)
+            #expect(statuses == [.ok, .ok, .ok, .ok, .ok])
+        }
+        first.close()
+
+        let second = try PluginJournal(path: path)
+        let restarted = try journaledServer(second)
+        #expect(await restarted.registry.passivatedInstances == 2, "a and b, not the deleted one")
+        try await restarted.makeApplication().test(.router) { client in
+            #expect(try await client.get("/v1/machines/counter?limit=10").text.contains(#""keys":["a","b"]"#))
+            let status = try await client.get("/v1/machines/counter/a").text
+            #expect(status.contains(#""state":{"count":7}"#), "\(status)")
+            let seq = try #require(Int(status.split(separator: #""seq":"#)[1].prefix { $0.isNumber }))
+            #expect(seq >= 2, "seq continues from the journal")
+            let next = try await client.post("a", #"{"action": "add", "args": [1]}"#).text
+            #expect(next.contains(#""seq":\#(seq + 1),"action":"add","state":{"count":8}"#), "\(next)")
+            #expect(try await client.post("b", #"{"action": "add", "args": [2]}"#).text.contains(#""state":{"count":42}"#))
+            #expect(try await client.get("/v1/machines/counter/gone").status == .notFound)
+        }
+        second.close()
+    }
+
+    @Test func aPassivatedJournaledInstanceComesBackFromTheJournal() async throws {
+        let path = try temporaryDirectory() + "/state.sqlite"
+        let journal = try PluginJournal(path: path)
+        let time = TestTime()
+        let service = try journaledServer(journal, time: time)
+        try await service.makeApplication().test(.router) { client in
+            let first = try await client.post("p", #"{"action": "add", "args": [3]}"#)
+            #expect(first.status == .ok)
+            time.advance(by: .seconds(300))
+            #expect(await service.registry.passivateIdle() == 1)
+            #expect(try await client.post("p", #"{"action": "add", "args": [4]}"#).text.contains(#""seq":2,"action":"add","state":{"count":7}"#))
+        }
+        journal.close()
+    }
+}
