@@ -119,7 +119,12 @@ public final class ActomatonServer: Service, Sendable {
         defer { sweeper.cancel() }
         try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask {
-                try await inner.run()
+                // Detached: a service group run inside a service is told of the outer graceful
+                // shutdown at once (a task-local), and would close the watchers' connections
+                // (1000, no reason) while the drain closes them with 1001. It is told only
+                // after the drain, below; cancellation still reaches it.
+                let application = Task.detached { try await inner.run() }
+                try await withTaskCancellationHandler { try await application.value } onCancel: { application.cancel() }
                 return true
             }
             group.addTask {
