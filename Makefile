@@ -173,8 +173,12 @@ host-demo: plugins host ## Build the example plugins and drive them through acto
 	   sleep 0.2; cat $(DEMO)/serve-2.txt ) | $(HOST) serve --plugins $(HOST_SCRATCH)/serve-demo
 	@echo; echo "== run --state: the counter is killed with a timer pending, and comes back where it was"
 	@rm -f $(HOST_SCRATCH)/demo-state.sqlite*
-	@( printf 'add 40\nadd_later 2 1.5\n'; sleep 1 ) | $(HOST) run $(PLUGIN_DIR)/counter.so --state $(HOST_SCRATCH)/demo-state.sqlite & \
-	  host=$$!; sleep 0.2; kill -9 $$host; wait 2>/dev/null; echo "(killed with kill -9)"
+	@# Killed once it has printed (acknowledged) the delayed action, not after a fixed time: a busy
+	@# machine may still be creating the database 0.2 s in.
+	@( printf 'add 40\nadd_later 2 1.5\n'; sleep 3 ) | $(HOST) run $(PLUGIN_DIR)/counter.so --state $(HOST_SCRATCH)/demo-state.sqlite \
+	    > $(HOST_SCRATCH)/demo-state.out & \
+	  host=$$!; for i in $$(seq 1 400); do grep -q 'add_later' $(HOST_SCRATCH)/demo-state.out && break; sleep 0.05; done; \
+	  kill -9 $$host; cat $(HOST_SCRATCH)/demo-state.out; wait 2>/dev/null; echo "(killed with kill -9)"
 	$(HOST) journal $(HOST_SCRATCH)/demo-state.sqlite
 	printf ':state\n:sleep 2\n:state\n' | $(HOST) run $(PLUGIN_DIR)/counter.so --state $(HOST_SCRATCH)/demo-state.sqlite
 

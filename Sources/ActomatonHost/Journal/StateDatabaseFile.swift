@@ -91,9 +91,13 @@ final class StateDatabaseFile: @unchecked Sendable {
     }
 
     /// Drops the lock; call after the SQLite connection is closed.
+    ///
+    /// The key leaves the registry before the descriptor is closed: once closed, the file's
+    /// inode can be reused at once by a new file (this one was deleted), which must not be
+    /// found "in use" in between.
     func release() {
-        close(descriptor)
         Self.held.withLock { _ = $0.remove(key) }
+        close(descriptor)
     }
 
     private static func vet(_ path: String, owners: (uid_t) -> Bool) throws(PluginJournalError.Reason) {
