@@ -105,9 +105,13 @@ public actor InstanceRegistry {
     /// Creates an empty registry.
     ///
     /// - Parameters:
+    ///   - catalog: The plugins instances are made of.
+    ///   - limits: The registry's limits.
+    ///   - metrics: Where instance counts are reported.
+    ///   - log: Where the plugins' log lines go.
     ///   - now: The time idleness is measured on; tests pass one they move.
     ///   - journal: Where each instance's actions, snapshots and timers are journaled, under
-    ///     `plugin/key` (see ``PluginMachine/journalName``). The instances it holds for a
+    ///     `plugin/key` (see `PluginMachine.journalName`). The instances it holds for a
     ///     plugin of `catalog` are listed as passivated: each is brought back from the journal
     ///     by its first request.
     public init(catalog: PluginCatalog, limits: Limits, metrics: ServiceMetrics, log: (@Sendable (String) -> Void)? = nil,
