@@ -253,7 +253,11 @@ public actor PluginMachine: EffectQueueHost {
         var transitions = Transitions()
         run(PluginMachineAction(action: action, origin: .input, depth: 0), into: &transitions)
         if let task = effects.finishSend() { effectTasks.append(task) }
-        guard let transition = transitions.first else { preconditionFailure("an input action is always admitted") }
+        guard let transition = transitions.first else {
+            // `PluginMachineStateMachine.admit` never drops an input action; were it to, the
+            // caller gets an error, not a trap.
+            throw PluginCallError(.refused(action: action.description, message: "the machine did not run it"), plugin: name)
+        }
         if observesSends, let observer { transitions.forEach(observer) }
         if case let .failure(error) = transition.outcome { throw error }
         return PluginSubmission(transition: transition, feedback: transitions.rest)

@@ -22,8 +22,11 @@ final class ThreadExecutor: SerialExecutor, @unchecked Sendable {
         do {
             try queue.enqueue { job.runSynchronously(on: executor) }
         } catch {
-            // Only after `shutDown`, which the actor's `deinit` calls: no job can come then.
-            preconditionFailure("a job for a plugin machine after its executor was shut down")
+            // Only after `shutDown`, which the actor's `deinit` calls, so no job should come
+            // then; were one to, it runs on a thread of its own (the queue's `deinit` waits for
+            // it) rather than trapping.
+            let late = try? BlockingQueue(name: "late machine job")
+            try? late?.enqueue { job.runSynchronously(on: executor) }
         }
     }
 
