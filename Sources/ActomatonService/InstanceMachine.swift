@@ -199,8 +199,9 @@ public final class InstanceMachine: Sendable {
         let submission = try await machine.submit(action)
         try await submission.acknowledged()
         guard let transition = observed.takeInput() else {
-            // The observer always sees an input action's transition before `submit` returns.
-            preconditionFailure("no transition observed for an accepted action")
+            // The observer sees an input action's transition before `submit` returns
+            // (`observesSends`); were it not to, the request fails rather than the service.
+            throw PluginCallError(.refused(action: action.description, message: "its transition was not observed"), plugin: type.name)
         }
         return transition
     }
