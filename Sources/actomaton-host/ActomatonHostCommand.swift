@@ -335,25 +335,30 @@ struct Run: AsyncParsableCommand {
         emit("loaded plugin \(machine.name) \(machine.plugin.manifest.version) from \(plugin)")
         for line in await host.takeJournalReports() { printError(Message(line)) }
         let session = HostSession(host: host, defaultPlugin: machine.name, clock: ContinuousClock(), output: { emit($0) }, printer: printer)
-        var failed = false
-        for await line in try lines(from: script) {
-            do {
-                try await session.handle(line, from: script ?? "<stdin>")
-            } catch {
-                printError(error)
-                failed = true
-                if !keepGoing {
-                    finishErrors()
-                    throw ExitCode.failure
+        // One machine in a worker: the loop runs on the machine's thread, so a line's send and
+        // its answer wake no other thread (the input is read on a thread of its own).
+        let failed = try await withTaskExecutorPreference(machine.taskExecutor) {
+            var failed = false
+            for await line in try lines(from: script) {
+                do {
+                    try await session.handle(line, from: script ?? "<stdin>")
+                } catch {
+                    printError(error)
+                    failed = true
+                    if !keepGoing {
+                        finishErrors()
+                        throw ExitCode.failure
+                    }
                 }
             }
-        }
-        do {
-            try await session.finish()
-        } catch {
-            printError(error)
-            finishErrors()
-            throw ExitCode.failure
+            do {
+                try await session.finish()
+            } catch {
+                printError(error)
+                finishErrors()
+                throw ExitCode.failure
+            }
+            return failed
         }
         finishErrors()
         if failed || ErrorCount.any { throw ExitCode.failure }
@@ -475,7 +480,7 @@ enum ErrorCount {
     private static let count = Atomic<Int>(0)
 
     static func record() { count.add(1, ordering: .relaxed) }
-    static var any: Bool { count.load(ordering: .relaxed) > 0 }
+    static var any: Bool { count.load(ordering: .relaxed) > 0 || HostErrorLines.count > 0 }
 }
 
 /// Prints a line to standard output at once (unbuffered, so it interleaves with errors in order).

@@ -109,6 +109,8 @@ struct CommandLineTests {
         #expect(run.errors.hasPrefix("error: plugin hostile: the snapshot after 'snapshot_mode 8' failed: "), "\(run.errors)")
         #expect(!run.errors.contains("[hostile]"))
         #expect(run.output.hasSuffix(#"hostile: {"value":0}"# + "\n"))
+        // Regression: the library's own `error:` lines did not count; the run exited with 0.
+        #expect(run.status == 1)
     }
 
     /// `inspect` names the flag that exists (it said `--isolate process`).

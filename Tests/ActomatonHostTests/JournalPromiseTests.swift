@@ -238,4 +238,24 @@ struct JournalPromiseTests {
         #expect(throws: PluginJournalError(.unreadable("no such file"), at: directory + "/none")) { try PluginJournal(readingAt: directory + "/none") }
         #expect(!FileManager.default.fileExists(atPath: directory + "/none"))
     }
+
+    /// Regression: reading a database a host was killed in the middle of writing (a hot rollback
+    /// journal beside it, as when it is killed while creating the file) said "attempt to write a
+    /// readonly database".
+    @Test func readingADatabaseLeftMidWriteSaysWhatHappened() throws {
+        let (directory, path) = try databasePath()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let writer = try SQLiteDatabase(path: path, access: .readWrite(create: true))
+        try writer.execute("PRAGMA cache_size = 1; BEGIN; PRAGMA application_id = \(PluginJournal.applicationID); CREATE TABLE filler (bytes BLOB)")
+        for _ in 0..<64 { try writer.execute("INSERT INTO filler VALUES (zeroblob(4000))") }
+        // Mid-transaction, with pages spilled to the file: a copy of the pair is what a kill leaves.
+        let copy = directory + "/left.sqlite"
+        try FileManager.default.copyItem(atPath: path, toPath: copy)
+        try FileManager.default.copyItem(atPath: path + "-journal", toPath: copy + "-journal")
+        writer.close()
+        #expect(throws: PluginJournalError(PluginJournal.leftMidWrite, at: copy)) { try PluginJournal(readingAt: copy) }
+        // The host repairs it (the write rolled back, the file is empty) and creates its own.
+        try PluginJournal(path: copy).close()
+        #expect(try PluginJournal(readingAt: copy).summaries() == [])
+    }
 }

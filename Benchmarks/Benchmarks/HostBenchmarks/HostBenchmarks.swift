@@ -169,6 +169,23 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // The same (snapshot every 16), sent by a task that prefers the machine's thread
+    // (`PluginMachine.taskExecutor`): the send and its answer hop on one thread instead of waking
+    // the machine's thread and a pool thread.
+    Benchmark("plugin-send: C counter plugin in a worker process, sender on the machine's thread", configuration: perSend) { benchmark in
+        let machine = try PluginMachine(isolatedPluginAt: counterPluginPath, workerOptions: WorkerOptions(executable: hostExecutablePath))
+        let actions = try counterActions(of: machine.plugin)
+        let executor = machine.taskExecutor!
+        await withTaskExecutorPreference(executor) {
+            benchmark.startMeasurement()
+            for index in benchmark.scaledIterations {
+                _ = try? await machine.send(actions[index & actionMask])
+            }
+            benchmark.stopMeasurement()
+        }
+        blackHole(try await machine.describe())
+    }
+
     Benchmark("plugin-snapshot: C counter plugin in a worker process", configuration: perSend) { benchmark in
         let machine = try PluginMachine(isolatedPluginAt: counterPluginPath, workerOptions: WorkerOptions(executable: hostExecutablePath))
         benchmark.startMeasurement()

@@ -107,8 +107,6 @@ public final class PluginJournal: @unchecked Sendable {
         } catch {
             throw PluginJournalError(error, at: path)
         }
-        var status = stat()
-        let exists = stat(path, &status) == 0 && status.st_size > 0
         do {
             database = try SQLiteDatabase(path: path, access: .readWrite(create: false))
         } catch {
@@ -116,7 +114,9 @@ public final class PluginJournal: @unchecked Sendable {
             throw PluginJournalError(Self.reason(for: error), at: path)
         }
         do {
-            if exists {
+            // Counted by SQLite, after it has rolled back a write a stopped host left behind
+            // (the file's size would count pages that write added).
+            if try database.integer("PRAGMA page_count") ?? 0 > 0 {
                 try Self.check(database)
             } else {
                 try Self.createSchema(database)
@@ -161,6 +161,9 @@ public final class PluginJournal: @unchecked Sendable {
         }
         do {
             try Self.check(database)
+        } catch let failure as SQLiteDatabase.Failure where failure.code & 0xFF == SQLITE_READONLY {
+            database.close()
+            throw PluginJournalError(Self.leftMidWrite, at: path)
         } catch {
             database.close()
             throw PluginJournalError(Self.reason(for: error), at: path)
@@ -171,6 +174,12 @@ public final class PluginJournal: @unchecked Sendable {
         writerFinished = true
         initializeLocks()
     }
+
+    /// A database a host stopped in the middle of writing (a rollback journal beside it) needs a
+    /// repair before it can be read, and reading must not write.
+    static let leftMidWrite = PluginJournalError.Reason.unreadable(
+        "it was left in the middle of a write (a host stopped while writing it), and reading it needs a repair that reading "
+            + "must not make: run the host on it once (run or serve with --state), which repairs it")
 
     /// The mutex, and a condition whose timed waits use the monotonic clock.
     private func initializeLocks() {
@@ -211,7 +220,9 @@ public final class PluginJournal: @unchecked Sendable {
     }
 
     private static func createSchema(_ database: SQLiteDatabase) throws -> Void {
+        // One transaction: a host stopped while creating the file leaves it empty, not half made.
         try database.execute("""
+            BEGIN IMMEDIATE;
             PRAGMA application_id = \(applicationID);
             PRAGMA user_version = \(formatVersion);
             CREATE TABLE actions (seq INTEGER PRIMARY KEY AUTOINCREMENT, plugin TEXT NOT NULL, version TEXT NOT NULL,
@@ -222,6 +233,7 @@ public final class PluginJournal: @unchecked Sendable {
             CREATE TABLE timers (key INTEGER PRIMARY KEY, plugin TEXT NOT NULL, action TEXT NOT NULL, args BLOB NOT NULL,
                                  due INTEGER NOT NULL, interval INTEGER, effect_id TEXT, queue TEXT, policy INTEGER, max_count INTEGER);
             CREATE TABLE pruned (plugin TEXT PRIMARY KEY, through INTEGER NOT NULL);
+            COMMIT;
             """)
     }
 

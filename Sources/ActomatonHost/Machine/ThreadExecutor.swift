@@ -8,7 +8,10 @@
 /// The thread sleeps as soon as it has no job: polling for the next one, as the worker channel
 /// does, was measured slower on 2 cores (a third spinning thread beside the caller and the
 /// worker). It ends when ``shutDown()`` is called and the jobs queued before it have run.
-final class ThreadExecutor: SerialExecutor, @unchecked Sendable {
+///
+/// It is also a task executor: a task that prefers it (`withTaskExecutorPreference`) runs on
+/// the same thread, so its sends to the machine and their answers need no thread to be woken.
+final class ThreadExecutor: SerialExecutor, TaskExecutor, @unchecked Sendable {
     private let queue: BlockingQueue
 
     /// Starts the thread; throws when the system cannot start one.
@@ -32,6 +35,10 @@ final class ThreadExecutor: SerialExecutor, @unchecked Sendable {
 
     func asUnownedSerialExecutor() -> UnownedSerialExecutor {
         UnownedSerialExecutor(ordinary: self)
+    }
+
+    func asUnownedTaskExecutor() -> UnownedTaskExecutor {
+        UnownedTaskExecutor(ordinary: self)
     }
 
     /// Lets the thread end once the jobs queued so far have run: for the actor's `deinit`,

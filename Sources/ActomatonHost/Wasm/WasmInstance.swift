@@ -53,7 +53,7 @@ final class WasmInstance: PluginRuntime, @unchecked Sendable {
             if case .success = outcome, recovery.completed(action) {
                 do { _ = try snapshot() } catch {
                     // Kept for a replay; the host's own finding, not the plugin's log line.
-                    printToStandardError("error: plugin \(plugin.name): the snapshot after '\(action)' failed: \(error); "
+                    HostErrorLines.report("error: plugin \(plugin.name): the snapshot after '\(action)' failed: \(error); "
                                          + "the actions since the last one are kept for a replay")
                 }
             }

@@ -67,7 +67,7 @@ public enum PluginWorker {
         setLimit(Int32(RLIMIT_CORE.rawValue), 0)
         if let seconds = limits.cpuSeconds { setLimit(Int32(RLIMIT_CPU.rawValue), seconds) }
 
-        let server = Server(channel: WorkerChannel(descriptor: channelDescriptor))
+        let server = Server(channel: WorkerChannel(descriptor: channelDescriptor, yieldsWhileSpinning: true))
         exit(server.serve())
     }
 

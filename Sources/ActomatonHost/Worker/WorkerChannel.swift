@@ -11,6 +11,10 @@ struct WorkerChannel: @unchecked Sendable {
     /// The host's side only: a pidfd of the worker (or -1). A read ends as `closed` once the
     /// worker ended and the socket is drained, even if a process it forked holds the socket open.
     var processDescriptor: Int32 = -1
+    /// Whether a read yields the core between polls while it spins: the worker's side, which
+    /// waits for the host's next request while the host may be running on this very core
+    /// (spinning it out there made one round trip in three cost 40 µs instead of 7).
+    var yieldsWhileSpinning = false
 
     /// Why a frame could not be had.
     enum Failure: Error {
@@ -119,7 +123,10 @@ struct WorkerChannel: @unchecked Sendable {
             }
             if processEnded { throw .closed }
             let now = ContinuousClock.now
-            if now < spinUntil { continue }
+            if now < spinUntil {
+                if yieldsWhileSpinning { sched_yield() }
+                continue
+            }
             var milliseconds: Int32 = -1
             if let deadline {
                 let left = now.duration(to: deadline)

@@ -1,0 +1,20 @@
+import Synchronization
+
+/// The `error:` lines the host library prints to standard error on its own, where there is no
+/// caller to hand the error to: a snapshot after an action that failed, in a worker, in the
+/// sandbox or in the journal (the action itself went through, so the send does not throw).
+///
+/// A command line adds ``count`` to its exit status: `actomaton-host run` exits with 1 when any
+/// was printed, as it does for the errors it prints itself.
+public enum HostErrorLines {
+    private static let printed = Atomic<Int>(0)
+
+    /// How many `error:` lines the library has printed in this process.
+    public static var count: Int { printed.load(ordering: .relaxed) }
+
+    /// Prints `line` (which starts with `error: `) to standard error, and counts it.
+    static func report(_ line: String) {
+        printed.add(1, ordering: .relaxed)
+        printToStandardError(line)
+    }
+}
