@@ -22,40 +22,94 @@ public final class Instance: Sendable {
 
 /// An instance's watchers, at most `limit` of them; each transition goes to all as one JSON
 /// text (made once, only when someone watches).
+///
+/// It keeps the last `history` transitions, so that a watcher that reconnects with the `seq`
+/// it saw last (`?after=SEQ`) gets the ones it missed, then the new ones, without a gap or a
+/// duplicate. The history lives as long as the set: an instance passivated without watchers,
+/// or a restarted service, starts a new one.
 final class WatcherSet: Sendable {
     private struct State {
         var watchers: [ObjectIdentifier: Watcher] = [:]
         var closed: Watcher.EndReason?
+        /// The last transitions, oldest first, from `history[head]` on.
+        var history: [InstanceTransition] = []
+        var head = 0
+        /// The seq of the last transition the set saw, or the instance's seq when it began.
+        var lastSeq: UInt64 = 0
+        /// The history holds every transition after this seq.
+        var keptAfter: UInt64 = 0
+
+        var keptCount: Int { history.count - head }
     }
 
     private let state = Mutex(State())
     private let limit: Int
+    private let historyLimit: Int
     private let address: InstanceAddress
     private let onChange: @Sendable (Int) -> Void
 
     /// - Parameters:
     ///   - limit: The most watchers at a time.
+    ///   - history: How many of the last transitions are kept for `after`.
     ///   - onChange: Told the change in the count of watchers (+1, -1), for metrics.
-    init(address: InstanceAddress, limit: Int, onChange: @escaping @Sendable (Int) -> Void) {
+    init(address: InstanceAddress, limit: Int, history: Int = 0, onChange: @escaping @Sendable (Int) -> Void) {
         self.address = address
         self.limit = limit
+        historyLimit = max(0, history)
         self.onChange = onChange
     }
 
     var count: Int { state.withLock { $0.watchers.count } }
 
-    /// Adds a watcher buffering `buffer` messages; throws ``ServiceError/overLimit(_:)`` past the limit.
-    func add(buffer: Int) throws(ServiceError) -> Watcher {
-        let watcher = Watcher(buffer: buffer)
-        let outcome: Result<Void, ServiceError> = state.withLock { state in
-            if let closed = state.closed { return .failure(closed == .shuttingDown ? .shuttingDown : .notFound("no instance \(address)")) }
-            guard state.watchers.count < limit else {
-                return .failure(.overLimit("\(address) already has \(limit) watchers, its limit (--max-watchers-per-instance)"))
-            }
-            state.watchers[ObjectIdentifier(watcher)] = watcher
-            return .success(())
+    /// Sets where the instance's count of transitions stood when its machine started: the
+    /// history holds what comes after (for a set carried over a passivation, nothing before).
+    func began(at seq: UInt64) {
+        state.withLock { state in
+            guard seq > state.lastSeq else { return }
+            state.history = []
+            state.head = 0
+            state.lastSeq = seq
+            state.keptAfter = seq
         }
-        try outcome.get()
+    }
+
+    /// Checks that a watcher can start after `seq`: throws 410 when transitions after it are
+    /// no longer kept, 400 when the instance has not reached it.
+    func check(after seq: UInt64) throws(ServiceError) {
+        try state.withLock { state throws(ServiceError) in _ = try backlog(after: seq, in: state) }
+    }
+
+    private func backlog(after seq: UInt64, in state: State) throws(ServiceError) -> ArraySlice<InstanceTransition> {
+        guard seq <= state.lastSeq else {
+            throw .badRequest("after=\(seq) is past \(address)'s last transition, seq \(state.lastSeq)")
+        }
+        guard seq >= state.keptAfter else {
+            throw .gone("the transitions of \(address) after seq \(seq) are no longer kept (only those after seq \(state.keptAfter): "
+                        + "--watch-history keeps the last \(historyLimit), none across a passivation or a restart); "
+                        + "read its state (GET) and watch from its seq")
+        }
+        let kept = state.history[state.head...]
+        return kept.drop { $0.seq <= seq }
+    }
+
+    /// Adds a watcher buffering `buffer` messages (and the ones it missed); throws
+    /// ``ServiceError/overLimit(_:)`` past the limit, and what ``check(after:)`` throws.
+    ///
+    /// - Parameter after: The seq the watcher saw last: it first gets the kept transitions
+    ///   after it. `nil` for only the new ones.
+    func add(buffer: Int, after: UInt64? = nil) throws(ServiceError) -> Watcher {
+        let watcher: Watcher = try state.withLock { state throws(ServiceError) in
+            if let closed = state.closed { throw closed == .shuttingDown ? .shuttingDown : .notFound("no instance \(address)") }
+            guard state.watchers.count < limit else {
+                throw .overLimit("\(address) already has \(limit) watchers, its limit (--max-watchers-per-instance)")
+            }
+            let missed = try after.map { seq throws(ServiceError) in try backlog(after: seq, in: state) } ?? []
+            let watcher = Watcher(buffer: buffer + missed.count)
+            // Offered under the lock: a transition broadcast meanwhile comes after them.
+            for transition in missed { watcher.offer(ServiceJSON.watchMessage(transition, address: address)) }
+            state.watchers[ObjectIdentifier(watcher)] = watcher
+            return watcher
+        }
         onChange(1)
         return watcher
     }
@@ -67,9 +121,26 @@ final class WatcherSet: Sendable {
         if removed { onChange(-1) }
     }
 
-    /// Sends a transition to every watcher.
+    /// Sends a transition to every watcher, and keeps it in the history.
     func broadcast(_ transition: InstanceTransition) {
-        let watchers = state.withLock { Array($0.watchers.values) }
+        let historyLimit = self.historyLimit
+        let watchers = state.withLock { state in
+            state.lastSeq = transition.seq
+            if historyLimit > 0 {
+                state.history.append(transition)
+                if state.keptCount > historyLimit {
+                    state.keptAfter = state.history[state.head].seq
+                    state.head += 1
+                    if state.head >= 64, state.head * 2 >= state.history.count {
+                        state.history.removeFirst(state.head)
+                        state.head = 0
+                    }
+                }
+            } else {
+                state.keptAfter = transition.seq
+            }
+            return state.watchers.isEmpty ? [] : Array(state.watchers.values)
+        }
         guard !watchers.isEmpty else { return }
         let message = ServiceJSON.watchMessage(transition, address: address)
         for watcher in watchers { watcher.offer(message) }

@@ -65,10 +65,13 @@ public actor InstanceRegistry {
         public var maxEffects: Int
         /// How long an instance is idle before ``InstanceRegistry/passivateIdle()`` passivates it.
         public var idleTimeout: Duration
+        /// How many of an instance's last transitions are kept for watchers that reconnect.
+        public var watchHistory: Int
 
         /// Creates limits; the defaults are ``ServiceConfiguration``'s.
         public init(maxInstances: Int = 100_000, maxInstancesPerPlugin: Int = 100_000, maxWatchersPerInstance: Int = 64,
-                    maxEffects: Int = PluginLimits.defaultMaxEffects, idleTimeout: Duration = .seconds(300)) {
+                    maxEffects: Int = PluginLimits.defaultMaxEffects, idleTimeout: Duration = .seconds(300), watchHistory: Int = 1000) {
+            self.watchHistory = watchHistory
             self.maxInstances = maxInstances
             self.maxInstancesPerPlugin = maxInstancesPerPlugin
             self.maxWatchersPerInstance = maxWatchersPerInstance
@@ -210,10 +213,13 @@ public actor InstanceRegistry {
         let (limits, metrics, log, journal) = (self.limits, self.metrics, self.log, self.journal)
         // Made off the registry's actor: a worker's start must not hold up other instances.
         let task = Task.detached { () throws -> Instance in
-            let watchers = watchers ?? WatcherSet(address: address, limit: limits.maxWatchersPerInstance) { metrics.watchersChanged(by: $0) }
+            let watchers = watchers ?? WatcherSet(address: address, limit: limits.maxWatchersPerInstance, history: limits.watchHistory) {
+                metrics.watchersChanged(by: $0)
+            }
             let machine = try InstanceMachine(type: type, maxEffects: limits.maxEffects, log: log, restoring: restoring, journal: journal,
                                               journalName: Self.journalName(of: address)) { watchers.broadcast($0) }
             try await machine.start()
+            watchers.began(at: await machine.status().seq)
             return Instance(address: address, machine: machine, watchers: watchers)
         }
         let previous = slots.updateValue(.creating(task), forKey: address)

@@ -252,12 +252,23 @@ paths:
       description: |
         A watcher more than --watcher-buffer (default 256) transitions behind is closed with 1008
         and a reason; a deleted instance closes its watchers with 1000; shutdown with 1001.
+        With `after`, the kept transitions after that seq come first (the last --watch-history,
+        default 1,000, of the instance; none across a passivation or a restart), then the new
+        ones: no gap and no duplicate. An `after` older than what is kept is 410; one past the
+        instance's last transition is 400.
+      parameters:
+        - name: after
+          in: query
+          required: false
+          description: The seq the watcher saw last.
+          schema: {type: integer, minimum: 0, maximum: 9999999999999999999}
       responses:
         "101": {description: Switching to the WebSocket protocol.}
         "400": {$ref: "#/components/responses/BadRequest"}
         "401": {$ref: "#/components/responses/Unauthorized"}
         "403": {$ref: "#/components/responses/Forbidden"}
         "404": {$ref: "#/components/responses/NotFound"}
+        "410": {description: "The transitions after `after` are no longer kept.", content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
         "429": {$ref: "#/components/responses/TooMany"}
         "503": {$ref: "#/components/responses/ShuttingDown"}
 

@@ -16,6 +16,10 @@ public struct ServiceConfiguration: Sendable {
     /// The most transitions buffered for one watcher (`--watcher-buffer`, default 256); past
     /// it the watcher is closed (1008) with a reason.
     public var watcherBuffer = 256
+    /// How many of an instance's last transitions are kept for a watcher that reconnects with
+    /// `?after=SEQ` (`--watch-history`, default 1,000; 0 keeps none). Not kept across a
+    /// passivation or a restart: an `after` older than what is kept is 410.
+    public var watchHistory = 1000
     /// Requests per second one token may send, in a burst of as many (`--max-requests-per-second`,
     /// default 1,000; 0 for no limit); past it, 429. Applies only with `--tokens`.
     public var maxRequestsPerSecond = 1000
@@ -40,6 +44,7 @@ public struct ServiceConfiguration: Sendable {
     /// The registry's share of the limits.
     var registryLimits: InstanceRegistry.Limits {
         .init(maxInstances: maxInstances, maxInstancesPerPlugin: maxInstancesPerPlugin,
-              maxWatchersPerInstance: maxWatchersPerInstance, maxEffects: maxEffects, idleTimeout: idleTimeout)
+              maxWatchersPerInstance: maxWatchersPerInstance, maxEffects: maxEffects, idleTimeout: idleTimeout,
+              watchHistory: watchHistory)
     }
 }

@@ -17,6 +17,9 @@ public enum ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
     case forbidden(String)
     /// 404: no such plugin, instance or route.
     case notFound(String)
+    /// 410: what was asked for is no longer kept (a watcher's `after` older than the
+    /// transitions kept); the message says what is.
+    case gone(String)
     /// 413: the body is longer than the limit, in bytes.
     case bodyTooLarge(limit: Int)
     /// 422: the plugin refused the action (its message), or an idempotency key was reused
@@ -37,6 +40,7 @@ public enum ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
         case .unauthorized: .unauthorized
         case .forbidden: .forbidden
         case .notFound: .notFound
+        case .gone: .gone
         case .bodyTooLarge: .contentTooLarge
         case .unprocessable: .unprocessableContent
         case .overLimit: .tooManyRequests
@@ -49,7 +53,7 @@ public enum ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case let .badRequest(message), let .unauthorized(message), let .forbidden(message), let .notFound(message),
-             let .unprocessable(message), let .overLimit(message), let .pluginFailed(message):
+             let .unprocessable(message), let .overLimit(message), let .pluginFailed(message), let .gone(message):
             message
         case let .bodyTooLarge(limit):
             "the request body is longer than \(limit) bytes, the limit (--max-body-size)"

@@ -46,9 +46,10 @@ struct ServiceRoutes: Sendable {
                 throw ServiceError.overLimit("\(instance.address) already has \(configuration.maxWatchersPerInstance) watchers, "
                                              + "its limit (--max-watchers-per-instance)")
             }
+            if let after = try Self.after(request) { try instance.watchers.check(after: after) }
             return .upgrade([:])
         } onUpgrade: { inbound, outbound, context in
-            try await watch(inbound, outbound, context.requestContext)
+            try await watch(context.request, inbound, outbound, context.requestContext)
         }
     }
 
@@ -58,6 +59,16 @@ struct ServiceRoutes: Sendable {
             throw .notFound("no such route")
         }
         return InstanceAddress(plugin: plugin, key: try InstanceKey(key))
+    }
+
+    /// The watch route's `after`: the seq the watcher saw last, a number from 0 (decimal
+    /// digits only, at most 19 of them); `nil` without one.
+    static func after(_ request: Request) throws(ServiceError) -> UInt64? {
+        guard let text = request.uri.queryParameters["after"] else { return nil }
+        guard (1...19).contains(text.utf8.count), text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let seq = UInt64(text) else {
+            throw .badRequest("after must be a seq, a number from 0 to 9999999999999999999")
+        }
+        return seq
     }
 
     // MARK: Handlers
@@ -193,15 +204,20 @@ struct ServiceRoutes: Sendable {
 
     /// Sends the instance's transitions to a WebSocket until the client leaves or the service
     /// ends the watcher (then with the close code and reason of ``Watcher/EndReason``).
-    func watch(_ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter, _ context: ServiceRequestContext) async throws {
+    func watch(_ request: Request, _ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter,
+               _ context: ServiceRequestContext) async throws {
         let address = try address(context)
         let instance: Instance
         let watcher: Watcher
         do {
             instance = try await registry.instance(at: address, creating: false)
-            watcher = try instance.watchers.add(buffer: configuration.watcherBuffer)
+            watcher = try instance.watchers.add(buffer: configuration.watcherBuffer, after: try Self.after(request))
         } catch {
-            let code: WebSocketErrorCode = if case .overLimit = error { .policyViolation } else { .normalClosure }
+            // Checked before the upgrade too; here only when the instance changed meanwhile.
+            let code: WebSocketErrorCode = switch error {
+            case .overLimit, .gone, .badRequest: .policyViolation
+            default: .normalClosure
+            }
             try await outbound.close(code, reason: error.description)
             return
         }

@@ -32,6 +32,10 @@ struct NetworkOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The most transitions buffered for a watcher before it is closed as too slow.", valueName: "count"))
     var watcherBuffer = ServiceConfiguration().watcherBuffer
 
+    @Option(help: ArgumentHelp("How many of an instance's last transitions are kept for a watcher that reconnects with ?after=SEQ "
+                                + "(0: none; none kept across a passivation or a restart).", valueName: "count"))
+    var watchHistory = ServiceConfiguration().watchHistory
+
     @Option(help: ArgumentHelp("Requests per second one token may send (0: no limit).", valueName: "count"))
     var maxRequestsPerSecond = ServiceConfiguration().maxRequestsPerSecond
 
@@ -62,6 +66,7 @@ struct NetworkOptions: ParsableArguments {
                               ("--idle-timeout", idleTimeout)] where value < 1 {
             throw ValidationError("\(name) must be at least 1")
         }
+        guard (0...1_000_000).contains(watchHistory) else { throw ValidationError("--watch-history must be from 0 to 1000000") }
         guard maxRequestsPerSecond >= 0 else { throw ValidationError("--max-requests-per-second must be 0 (no limit) or more") }
         guard maxBodySize <= 64 << 20 else { throw ValidationError("--max-body-size must be at most 64M") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level takes trace, debug, info, notice, warning or error") }
@@ -75,6 +80,7 @@ struct NetworkOptions: ParsableArguments {
         configuration.maxInstancesPerPlugin = maxInstancesPerPlugin
         configuration.maxWatchersPerInstance = maxWatchersPerInstance
         configuration.watcherBuffer = watcherBuffer
+        configuration.watchHistory = watchHistory
         configuration.maxRequestsPerSecond = maxRequestsPerSecond
         configuration.idempotencyWindow = .seconds(idempotencyWindow)
         configuration.maxIdempotencyKeys = maxIdempotencyKeys

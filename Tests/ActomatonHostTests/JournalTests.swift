@@ -70,10 +70,62 @@ struct JournalTests {
         let a = try PluginMachine(plugin: counter, journal: journal, journalName: "counter/a")
         #expect(try await a.recover().isEmpty)
         #expect(await a.describedState() == #"{"count":6}"#)
-        #expect(await a.sequence == 3, "the journal's number of its last action")
+        // Regression: it was 3, the journal's number of its last action, counted across names.
+        #expect(await a.sequence == 2, "a's own count of transitions")
         let b = try PluginMachine(plugin: counter, journal: journal, journalName: "counter/b")
         #expect(try await b.recover().isEmpty)
         #expect(await b.describedState() == #"{"count":0}"#, "forgotten")
+    }
+
+    /// Each name's count of transitions comes back exactly, with names interleaved, after the
+    /// journal pruned the actions before its snapshots, and from a format 1 file (which
+    /// numbered them by the journal's last action) brought up to format 2.
+    @Test func eachNamesCountOfTransitionsComesBack() async throws {
+        let (directory, path) = try databasePath()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let counter = try Plugin.load(path: plugin("CounterPlugin"))
+        do {
+            let journal = try PluginJournal(path: path, options: JournalOptions(snapshotInterval: 3))
+            let a = try PluginMachine(plugin: counter, journal: journal, journalName: "counter/a")
+            let b = try PluginMachine(plugin: counter, journal: journal, journalName: "counter/b")
+            for round in 0..<10 {
+                try await a.send("increment")
+                if round % 3 == 0 { try await b.send("increment") }
+            }
+            journal.close()
+        }
+        do {
+            let journal = try PluginJournal(path: path)
+            #expect(try journal.recovery(for: "counter/a").transitionCount == 10)
+            #expect(try journal.recovery(for: "counter/b").transitionCount == 4)
+            #expect(try journal.journaledActions(of: "counter/a").count < 10, "pruned")
+            let a = try PluginMachine(plugin: counter, journal: journal, journalName: "counter/a")
+            #expect(try await a.recover().isEmpty)
+            #expect(await a.sequence == 10)
+            try await a.send("increment")
+            #expect(await a.sequence == 11)
+            journal.close()
+        }
+        do {
+            let journal = try PluginJournal(readingAt: path)
+            #expect(try journal.recovery(for: "counter/a").transitionCount == 11)
+            journal.close()
+        }
+        // Back to format 1, as an older host wrote it: no counts.
+        tamper(path, "DROP TABLE transitions; PRAGMA user_version = 1")
+        let lastOfB = try PluginJournal(readingAt: path).recovery(for: "counter/b").actions.last?.sequence ?? 0
+        do {
+            let journal = try PluginJournal(readingAt: path)
+            #expect(try journal.recovery(for: "counter/b").transitionCount == nil, "read only: not upgraded")
+            journal.close()
+        }
+        let journal = try PluginJournal(path: path)
+        defer { journal.close() }
+        #expect(try journal.recovery(for: "counter/b").transitionCount == lastOfB, "numbered on as format 1 numbered it")
+        let b = try PluginMachine(plugin: counter, journal: journal, journalName: "counter/b")
+        #expect(try await b.recover().isEmpty)
+        try await b.send("increment")
+        #expect(await b.sequence == UInt64(lastOfB) + 1)
     }
 
     @Test func isolatedPluginsComeBackToo() async throws {
@@ -234,8 +286,10 @@ struct JournalTests {
         // A newer host's format.
         try FileManager.default.removeItem(atPath: path)
         try PluginJournal(path: path).close()
-        tamper(path, "PRAGMA user_version = 2")
-        #expect(throws: PluginJournalError(.newerFormat(found: 2, supported: 1), at: path)) { try PluginJournal(path: path) }
+        tamper(path, "PRAGMA user_version = \(PluginJournal.formatVersion + 1)")
+        #expect(throws: PluginJournalError(.newerFormat(found: PluginJournal.formatVersion + 1, supported: PluginJournal.formatVersion), at: path)) {
+            try PluginJournal(path: path)
+        }
         // Truncated: cut after its first page.
         try FileManager.default.removeItem(atPath: path)
         do {

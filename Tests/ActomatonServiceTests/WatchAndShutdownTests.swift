@@ -34,6 +34,60 @@ import Testing
         }
     }
 
+    /// A watcher that reconnects with the seq it saw last gets every transition after it once,
+    /// in order, while another client keeps sending: no gap, no duplicate.
+    @Test func watchingAfterASeqResumesWithoutAGapOrADuplicate() async throws {
+        let server = makeServer()
+        try await server.makeApplication().test(.live) { client in
+            for _ in 0..<5 { #expect(try await client.post("r", #"{"action": "increment"}"#).status == .ok) }
+            let address = InstanceAddress(plugin: "counter", key: try InstanceKey("r"))
+            let instance = try await server.registry.instance(at: address, creating: false)
+            let sends = 200
+            let sender = Task {
+                for _ in 0..<sends { _ = try await instance.machine.send(try counterType.action("increment", [])) }
+            }
+            let seqs = Mutex<[UInt64]>([])
+            try await client.ws("/v1/machines/counter/r/watch?after=3") { inbound, _, _ in
+                var messages = inbound.messages(maxSize: 1 << 16).makeAsyncIterator()
+                while seqs.withLock({ $0.last ?? 0 }) < UInt64(5 + sends), let message = try await messages.next() {
+                    guard case let .text(text) = message,
+                          let seq = UInt64(text.split(separator: #""seq":"#)[1].prefix { $0.isNumber }) else { continue }
+                    seqs.withLock { $0.append(seq) }
+                }
+            }
+            try await sender.value
+            #expect(seqs.withLock { $0 } == Array(4...UInt64(5 + sends)))
+        }
+    }
+
+    /// An `after` older than the kept history is 410 with what is kept; one past the last
+    /// transition, or not a number, is 400. Checked at the history's limit and one past it.
+    @Test func watchingAfterASeqNoLongerKeptIs410() async throws {
+        let server = makeServer { $0.watchHistory = 3 }
+        let upgrade: HTTPFields = [.upgrade: "websocket", .connection: "Upgrade"]
+        try await server.makeApplication().test(.router) { client in
+            for _ in 0..<5 { #expect(try await client.post("h", #"{"action": "increment"}"#).status == .ok) }
+            // Kept: seq 3, 4 and 5, so `after` may be 2 (the limit) to 5.
+            let gone = try await client.get("/v1/machines/counter/h/watch?after=1", headers: upgrade)
+            #expect(gone.status == .gone)
+            #expect(gone.text.contains("the transitions of counter/h after seq 1 are no longer kept (only those after seq 2"), "\(gone.text)")
+            let past = try await client.get("/v1/machines/counter/h/watch?after=6", headers: upgrade)
+            #expect(past.status == .badRequest)
+            #expect(past.text == #"{"error":"after=6 is past counter/h's last transition, seq 5"}"#)
+            for bad in ["x", "-1", "", "99999999999999999999", "1.0"] {
+                let response = try await client.get("/v1/machines/counter/h/watch?after=\(bad)", headers: upgrade)
+                #expect(response.status == .badRequest, "after=\(bad)")
+            }
+        }
+        let instance = try await server.registry.instance(at: InstanceAddress(plugin: "counter", key: try InstanceKey("h")), creating: false)
+        for after: UInt64 in 2...5 { #expect(throws: Never.self) { try instance.watchers.check(after: after) } }
+        let missed = try instance.watchers.add(buffer: 1, after: 2)
+        var seqs: [String] = []
+        instance.watchers.remove(missed)
+        for await message in missed.messages { seqs.append(String(message.split(separator: #""seq":"#)[1].prefix { $0.isNumber })) }
+        #expect(seqs == ["3", "4", "5"], "the missed ones do not count against the buffer")
+    }
+
     @Test func watchingAnUnknownInstanceIs404() async throws {
         let server = makeServer()
         try await server.makeApplication().test(.router) { client in

@@ -108,6 +108,9 @@ public struct JournalRecovery: Sendable {
     public var startsAtTheBeginning: Bool
     /// Pending delayed and repeating actions.
     public var timers: [JournaledTimer]
+    /// How many actions were journaled under the name in all (pruned ones included): the
+    /// machine's count of transitions. `nil` in a format 1 file read without upgrading it.
+    public var transitionCount: Int64?
 
     /// Nothing journaled.
     public var isEmpty: Bool { snapshots.isEmpty && actions.isEmpty && timers.isEmpty }

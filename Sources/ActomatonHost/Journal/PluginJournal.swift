@@ -32,8 +32,9 @@ import Musl
 /// within a size set by the plugins' states and the snapshot interval, whatever the number of
 /// actions.
 public final class PluginJournal: @unchecked Sendable {
-    /// The format this host writes and reads (`PRAGMA user_version`).
-    public static let formatVersion: Int64 = 1
+    /// The format this host writes and reads (`PRAGMA user_version`). Format 2 added each
+    /// name's count of transitions; a format 1 file is brought up to it when a host opens it.
+    public static let formatVersion: Int64 = 2
     /// Marks the file as this host's (`PRAGMA application_id`, "ACTJ").
     static let applicationID: Int64 = 0x4143_544A
     /// After how many pages (4 KiB each) the write-ahead log is checkpointed.
@@ -75,7 +76,11 @@ public final class PluginJournal: @unchecked Sendable {
     private var failure: PluginJournalError?
     // Touched by the writer thread only:
     private var lastSequence: [String: Int64] = [:]
+    /// Each name's count of journaled actions, as committed with the last batch or since.
+    private var transitionCounts: [String: Int64] = [:]
     private var statements: WriterStatements?
+    /// Whether the file has the count of transitions of format 2 (a format 1 file read only has not).
+    private var countsTransitions = true
 
     /// A record waiting for its commit.
     private struct PendingRecord {
@@ -118,6 +123,7 @@ public final class PluginJournal: @unchecked Sendable {
             // (the file's size would count pages that write added).
             if try database.integer("PRAGMA page_count") ?? 0 > 0 {
                 try Self.check(database)
+                try Self.upgrade(database)
             } else {
                 try Self.createSchema(database)
             }
@@ -161,6 +167,7 @@ public final class PluginJournal: @unchecked Sendable {
         }
         do {
             try Self.check(database)
+            countsTransitions = try database.integer("SELECT count(*) FROM sqlite_master WHERE name = 'transitions'") == 1
         } catch let failure as SQLiteDatabase.Failure where failure.code & 0xFF == SQLITE_READONLY {
             database.close()
             throw PluginJournalError(Self.leftMidWrite, at: path)
@@ -233,6 +240,23 @@ public final class PluginJournal: @unchecked Sendable {
             CREATE TABLE timers (key INTEGER PRIMARY KEY, plugin TEXT NOT NULL, action TEXT NOT NULL, args BLOB NOT NULL,
                                  due INTEGER NOT NULL, interval INTEGER, effect_id TEXT, queue TEXT, policy INTEGER, max_count INTEGER);
             CREATE TABLE pruned (plugin TEXT PRIMARY KEY, through INTEGER NOT NULL);
+            CREATE TABLE transitions (plugin TEXT PRIMARY KEY, count INTEGER NOT NULL);
+            COMMIT;
+            """)
+    }
+
+    /// Brings a format 1 file up to this format, in one transaction: each name's count of
+    /// transitions starts where format 1 numbered them (the journal's number of its last action).
+    private static func upgrade(_ database: SQLiteDatabase) throws {
+        guard try database.integer("PRAGMA user_version") ?? 0 < 2 else { return }
+        try database.execute("""
+            BEGIN IMMEDIATE;
+            CREATE TABLE IF NOT EXISTS transitions (plugin TEXT PRIMARY KEY, count INTEGER NOT NULL);
+            INSERT OR IGNORE INTO transitions (plugin, count)
+                SELECT name, max(coalesce((SELECT max(seq) FROM actions WHERE plugin = name), 0),
+                                 coalesce((SELECT max(seq) FROM snapshots WHERE plugin = name), 0))
+                FROM (SELECT plugin AS name FROM actions UNION SELECT plugin FROM snapshots);
+            PRAGMA user_version = 2;
             COMMIT;
             """)
     }
@@ -246,6 +270,11 @@ public final class PluginJournal: @unchecked Sendable {
                 let snapshots = try database.prepare("SELECT seq, version, state FROM snapshots WHERE plugin = ? ORDER BY seq DESC")
                 snapshots.bind(.text(plugin))
                 var recovery = JournalRecovery(snapshots: [], actions: [], startsAtTheBeginning: true, timers: [])
+                if countsTransitions {
+                    let count = try database.prepare("SELECT count FROM transitions WHERE plugin = ?")
+                    count.bind(.text(plugin))
+                    if try count.step() { recovery.transitionCount = count.integer(0) }
+                }
                 while try snapshots.step() {
                     recovery.snapshots.append(JournaledSnapshot(sequence: snapshots.integer(0), version: snapshots.text(1), bytes: snapshots.blob(2)))
                 }
@@ -542,11 +571,18 @@ public final class PluginJournal: @unchecked Sendable {
                 let statements = statements!
                 try database.execute("BEGIN IMMEDIATE")
                 do {
-                    for record in records { try apply(record, statements) }
+                    var counted: Set<String> = []
+                    for record in records { try apply(record, statements, counted: &counted) }
+                    for plugin in counted {
+                        try statements.setTransitions.bind(.text(plugin), .integer(transitionCounts[plugin] ?? 0)).run()
+                    }
                     try database.execute("COMMIT")
                 } catch {
                     try? database.execute("ROLLBACK")
                     statements.resetAll()
+                    // Read again from what was committed.
+                    transitionCounts = [:]
+                    lastSequence = [:]
                     throw error
                 }
                 statements.resetAll()
@@ -557,11 +593,18 @@ public final class PluginJournal: @unchecked Sendable {
         }
     }
 
-    private func apply(_ record: JournalRecord, _ statements: WriterStatements) throws {
+    private func apply(_ record: JournalRecord, _ statements: WriterStatements, counted: inout Set<String>) throws {
         switch record {
         case let .action(plugin, version, name, arguments, fired, timers, cancelledIDs):
             try statements.insertAction.bind(.text(plugin), .text(version), .text(name), .blob(ArgumentCoding.encode(arguments))).run()
             lastSequence[plugin] = sqlite3_last_insert_rowid(database.handle)
+            if transitionCounts[plugin] == nil {
+                let statement = statements.transitions.bind(.text(plugin))
+                transitionCounts[plugin] = try statement.step() ? statement.integer(0) : 0
+                statement.reset()
+            }
+            transitionCounts[plugin]! += 1
+            counted.insert(plugin)
             if let fired {
                 if fired.repeating {
                     try statements.advanceTimer.bind(.integer(fired.key)).run()
@@ -602,22 +645,24 @@ public final class PluginJournal: @unchecked Sendable {
         case let .timerEnded(key):
             try statements.deleteTimer.bind(.integer(key)).run()
         case let .forget(plugin):
-            for table in ["actions", "snapshots", "timers", "pruned"] {
+            for table in ["actions", "snapshots", "timers", "pruned", "transitions"] {
                 try database.prepare("DELETE FROM \(table) WHERE plugin = ?").bind(.text(plugin)).run()
             }
             lastSequence[plugin] = nil
+            transitionCounts[plugin] = nil
+            counted.remove(plugin)
         }
     }
 
     /// The writer's prepared statements.
     private final class WriterStatements {
         let insertAction, lastAction, insertSnapshot, previousSnapshot, deleteOldSnapshots, deleteOldActions, markPruned: SQLiteDatabase.Statement
-        let insertTimer, deleteTimer, advanceTimer, deleteTimersWithID: SQLiteDatabase.Statement
+        let insertTimer, deleteTimer, advanceTimer, deleteTimersWithID, transitions, setTransitions: SQLiteDatabase.Statement
 
         /// Ends every statement's run, so that no read transaction outlives the commit.
         func resetAll() {
             for statement in [insertAction, lastAction, insertSnapshot, previousSnapshot, deleteOldSnapshots, deleteOldActions,
-                              markPruned, insertTimer, deleteTimer, advanceTimer, deleteTimersWithID] {
+                              markPruned, insertTimer, deleteTimer, advanceTimer, deleteTimersWithID, transitions, setTransitions] {
                 statement.reset()
             }
         }
@@ -637,6 +682,8 @@ public final class PluginJournal: @unchecked Sendable {
             deleteTimer = try database.prepare("DELETE FROM timers WHERE key = ?")
             advanceTimer = try database.prepare("UPDATE timers SET due = due + interval WHERE key = ?")
             deleteTimersWithID = try database.prepare("DELETE FROM timers WHERE plugin = ? AND effect_id = ?")
+            transitions = try database.prepare("SELECT count FROM transitions WHERE plugin = ?")
+            setTransitions = try database.prepare("INSERT OR REPLACE INTO transitions (plugin, count) VALUES (?, ?)")
         }
     }
 }

@@ -556,7 +556,8 @@ public actor PluginMachine: EffectQueueHost {
             problems.append("\(name): \(unreplayed - Self.replayProblemsShown) more journaled actions, up to #\(lastUnreplayed), cannot be "
                             + "replayed either (\(unreplayed) of \(actions.count) in all); `actomaton-host journal` lists them")
         }
-        let lastSequence = max(actions.last?.sequence ?? 0, recovery.snapshots.first?.sequence ?? 0)
+        // Counted per name: the journal's own numbers run across every name it holds.
+        let lastSequence = recovery.transitionCount ?? max(actions.last?.sequence ?? 0, recovery.snapshots.first?.sequence ?? 0)
         decisions.recovered(replayed: actions.count, sequence: UInt64(max(lastSequence, 0)))
         let now = wallClockMilliseconds()
         var effects: [Effect<PluginMachineAction>] = []
