@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import Hummingbird
 import HummingbirdCore
 import HummingbirdWebSocket
@@ -70,6 +75,7 @@ public final class ActomatonServer: Service, Sendable {
         registry = InstanceRegistry(catalog: catalog, limits: configuration.registryLimits, metrics: metrics, log: pluginLog, now: now,
                                     journal: journal)
         idempotency = IdempotencyCache(window: configuration.idempotencyWindow, maxKeys: configuration.maxIdempotencyKeys, now: now)
+        if let journal { idempotency.restore(journal.receipts, wallNow: ServiceClock.wallMilliseconds()) }
         limiter = RateLimiter(rate: configuration.maxRequestsPerSecond, now: now)
     }
 
@@ -160,4 +166,11 @@ public final class ActomatonServer: Service, Sendable {
 public enum ServiceClock {
     /// When the process first asked.
     public static let start = ContinuousClock.now
+
+    /// The wall clock, in milliseconds since 1970: when journaled receipts expire.
+    public static func wallMilliseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+    }
 }

@@ -1,18 +1,20 @@
+import ActomatonHost
 import Synchronization
 
 /// The responses to requests sent with an `Idempotency-Key`, kept for a window so that a retry
 /// gets the first response instead of applying its action again.
 ///
-/// A key is scoped to its token and its instance; it is at most ``maxKeyLength`` bytes of
-/// visible ASCII. The request is fingerprinted (a 128-bit hash of its body with this process's
-/// random seed): the same key with another body is refused (422). While the first request is
-/// in flight a retry waits for it. Only answers that say what became of the action are kept
+/// A key is scoped to its token (its line in the tokens file) and its instance; it is at most
+/// ``maxKeyLength`` bytes of visible ASCII. The request is fingerprinted (a stable 128-bit
+/// hash of its body): the same key with another body is refused (422). While the first request
+/// is in flight a retry waits for it. Only answers that say what became of the action are kept
 /// (2xx, 400, 422): after a 5xx or a 429 a retry runs again.
 ///
-/// Kept in memory: a restart forgets every key. Keeping them across restarts needs the
-/// journal to record each key with the transition it produced (in the same commit, so a
-/// key is never kept for an action that was lost, nor lost for one that was kept), and a
-/// restarted service to load the keys still inside the window.
+/// Kept in memory; with `--state`, an applied action's answer is also journaled with the action
+/// in the same commit (a receipt), so a key is never kept for an action that was lost, nor lost
+/// for one that was kept, and a restarted service loads the receipts still inside the window
+/// (``restore(_:wallNow:)``). A 400 or 422 applied nothing, so it is not journaled: a retry
+/// after a restart is checked again.
 final class IdempotencyCache: Sendable {
     /// The longest key, in bytes.
     static let maxKeyLength = 128
@@ -23,23 +25,63 @@ final class IdempotencyCache: Sendable {
         var key: String
     }
 
-    struct Fingerprint: Hashable, Sendable {
-        var a: Int
-        var b: Int
+    /// A 128-bit FNV-1a hash of a request's body (two 64-bit ones with different offsets):
+    /// the same in every process, so that a journaled one can be compared after a restart.
+    struct Fingerprint: Hashable, Sendable, CustomStringConvertible {
+        var a: UInt64
+        var b: UInt64
 
         init(_ bytes: some Sequence<UInt8>) {
-            var first = Hasher()
-            var second = Hasher()
-            first.combine(1 as UInt8)
-            second.combine(2 as UInt8)
+            var first: UInt64 = 0xCBF2_9CE4_8422_2325
+            var second: UInt64 = 0x6C62_272E_07BB_0142
             for byte in bytes {
-                first.combine(byte)
-                second.combine(byte)
+                first = (first ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+                second = (second ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
             }
-            a = first.finalize()
-            b = second.finalize()
+            (a, b) = (first, second)
+        }
+
+        init?(_ text: String) {
+            guard text.utf8.count == 33, let dash = text.firstIndex(of: "-"),
+                  let a = UInt64(text[..<dash], radix: 16), let b = UInt64(text[text.index(after: dash)...], radix: 16) else { return nil }
+            (self.a, self.b) = (a, b)
+        }
+
+        /// Its journaled form: two 16-digit hexadecimal numbers joined by a dash.
+        var description: String { Self.hex(a) + "-" + Self.hex(b) }
+
+        private static func hex(_ value: UInt64) -> String {
+            let digits = String(value, radix: 16)
+            return String(repeating: "0", count: 16 - digits.count) + digits
         }
     }
+
+    /// The journal's key of a request: its token's line and its `Idempotency-Key`.
+    static func journalKey(_ key: Key) -> String { "\(key.token):\(key.key)" }
+
+    /// Keeps the journal's receipts as answers (200) to their keys, each until it expires;
+    /// one whose key or fingerprint cannot be read is left out. At most the limit of keys.
+    ///
+    /// - Parameters:
+    ///   - receipts: The journal's receipts (``PluginJournal/receipts(keptAfter:limit:)``).
+    ///   - wallNow: The time on the wall clock, in milliseconds since 1970.
+    func restore(_ receipts: [JournaledReceipt], wallNow: Int64) {
+        let time = now()
+        state.withLock { state in
+            for receipt in receipts where state.entries.count < maxKeys && receipt.expires > wallNow {
+                guard let address = InstanceRegistry.address(journaledAs: receipt.plugin), let colon = receipt.key.firstIndex(of: ":"),
+                      let token = Int(receipt.key[..<colon]), let fingerprint = Fingerprint(receipt.fingerprint) else { continue }
+                let key = Key(token: token, address: address, key: String(receipt.key[receipt.key.index(after: colon)...]))
+                let expires = time + .milliseconds(receipt.expires - wallNow)
+                state.entries[key] = .done(fingerprint, Stored(status: 200, body: receipt.answer), expires: expires)
+                state.order.append((key, expires))
+            }
+            state.order.sort { $0.1 < $1.1 }
+        }
+    }
+
+    /// How long a kept answer is kept.
+    var keptFor: Duration { window }
 
     /// A response kept for replay.
     struct Stored: Sendable {

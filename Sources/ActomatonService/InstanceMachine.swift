@@ -36,6 +36,18 @@ public struct InstanceTransition: Sendable, Hashable {
     public var started: [String]
     /// The effect IDs the action cancelled.
     public var cancelled: [String]
+
+    /// The transition the machine reported, as the service numbers and describes it.
+    init(_ transition: PluginTransition, seq: UInt64, origin: Origin, effectID: String?) {
+        self.seq = seq
+        action = transition.action.name
+        actionText = transition.action.description
+        self.origin = origin
+        self.effectID = effectID
+        state = if case let .success(text)? = transition.state { text } else { nil }
+        started = transition.started.map(\.description)
+        cancelled = transition.cancelled
+    }
 }
 
 /// A delayed or repeating action an instance has pending, as far as its transitions tell.
@@ -191,12 +203,17 @@ public final class InstanceMachine: Sendable {
     /// Applies `action` in its turn and returns its transition, or `nil` when the instance was
     /// passivated before its turn came (nothing applied: send it to the restored instance);
     /// throws why it failed (the state then is as it was, or as the error says).
-    public func send(_ action: PluginAction) async throws(PluginCallError) -> InstanceTransition? {
+    ///
+    /// - Parameters:
+    ///   - action: The action.
+    ///   - receipt: With a journal, the answer to keep with the action in the same commit (an
+    ///     idempotent request's response); ignored without one.
+    public func send(_ action: PluginAction, receipt: JournalReceiptRequest? = nil) async throws(PluginCallError) -> InstanceTransition? {
         await turn.acquire()
         defer { turn.release() }
         guard !passivated.load(ordering: .acquiring) else { return nil }
         observed.expectInput()
-        let submission = try await machine.submit(action)
+        let submission = try await machine.submit(action, receipt: receipt)
         try await submission.acknowledged()
         guard let transition = observed.takeInput() else {
             // The observer sees an input action's transition before `submit` returns
@@ -322,12 +339,10 @@ private final class ObservedTransitions: Sendable {
         case let .delayed(id): origin = .delayed; effectID = id
         case let .repeating(id): origin = .repeating; effectID = id
         }
-        let started = transition.started.map(\.description)
-        let cancelled = transition.cancelled
-        let described: String? = if case let .success(text)? = transition.state { text } else { nil }
         let (made, listener): (InstanceTransition, (@Sendable (InstanceTransition) -> Void)?) = state.withLock { state in
             state.seq = seqBase + transition.sequence
-            state.state = described
+            let made = InstanceTransition(transition, seq: state.seq, origin: origin, effectID: effectID)
+            state.state = made.state
             if origin == .delayed, let index = state.timers.firstIndex(where: {
                 $0.kind == "delayed" && $0.id == effectID && $0.action == transition.action.name
             }) {
@@ -345,8 +360,6 @@ private final class ObservedTransitions: Sendable {
                     break
                 }
             }
-            let made = InstanceTransition(seq: state.seq, action: transition.action.name, actionText: transition.action.description,
-                                          origin: origin, effectID: effectID, state: described, started: started, cancelled: cancelled)
             if origin == .input { state.input = made }
             return (made, state.onTransition)
         }

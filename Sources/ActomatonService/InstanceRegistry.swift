@@ -34,11 +34,18 @@ public struct ServiceJournal: Sendable {
     public let journal: PluginJournal
     /// The instances it holds records of.
     public let instances: [InstanceAddress]
+    /// The answers to idempotent requests it keeps, not yet expired (the latest to expire first).
+    public let receipts: [JournaledReceipt]
 
-    /// Reads which instances `journal` holds; throws when it cannot be read.
-    public init(_ journal: PluginJournal) throws(PluginJournalError) {
+    /// Reads which instances `journal` holds, and its receipts; throws when it cannot be read.
+    ///
+    /// - Parameters:
+    ///   - journal: The journal.
+    ///   - maxReceipts: The most receipts read (the service's `--max-idempotency-keys`).
+    public init(_ journal: PluginJournal, maxReceipts: Int = ServiceConfiguration().maxIdempotencyKeys) throws(PluginJournalError) {
         self.journal = journal
         instances = try journal.summaries().compactMap { InstanceRegistry.address(journaledAs: $0.plugin) }
+        receipts = try journal.receipts(keptAfter: ServiceClock.wallMilliseconds(), limit: maxReceipts)
     }
 }
 
@@ -97,7 +104,7 @@ public actor InstanceRegistry {
     private let log: (@Sendable (String) -> Void)?
     private let now: @Sendable () -> Duration
     /// Where instances are journaled, each under `plugin/key`, if anywhere.
-    private let journal: PluginJournal?
+    nonisolated let journal: PluginJournal?
     private var slots: [InstanceAddress: Slot] = [:]
     /// When each instance in memory was last asked for.
     private var lastUsed: [InstanceAddress: Duration] = [:]

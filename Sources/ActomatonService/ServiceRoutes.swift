@@ -120,14 +120,22 @@ struct ServiceRoutes: Sendable {
         }
         try IdempotencyCache.check(keyText)
         let key = IdempotencyCache.Key(token: context.token?.line ?? 0, address: address, key: keyText)
-        switch try await idempotency.begin(key, fingerprint: .init(body.readableBytesView)) {
+        let fingerprint = IdempotencyCache.Fingerprint(body.readableBytesView)
+        switch try await idempotency.begin(key, fingerprint: fingerprint) {
         case let .replay(stored):
             metrics.actionFinished(plugin: address.plugin, outcome: "replayed", duration: nil)
             return .json(stored.body, status: .init(code: stored.status), headers: [Self.replayedHeader: "true"])
         case .proceed:
             let text: String
             do {
-                text = try await apply(body, to: address, of: type)
+                // With a journal, the answer is kept with the action, in its commit.
+                let receipt = registry.journal.map { _ in
+                    JournalReceiptRequest(key: IdempotencyCache.journalKey(key), fingerprint: fingerprint.description,
+                                          expires: ServiceClock.wallMilliseconds() + Int64(idempotency.keptFor / .milliseconds(1))) {
+                        ServiceJSON.transition(InstanceTransition($0, seq: $0.sequence, origin: .input, effectID: nil), address: address)
+                    }
+                }
+                text = try await apply(body, to: address, of: type, receipt: receipt)
             } catch {
                 let serviceError = ServiceErrorMiddleware.serviceError(for: error, maxBodySize: configuration.maxBodySize)
                 idempotency.finish(key, status: Int(serviceError.status.code), body: serviceError.json)
@@ -140,7 +148,8 @@ struct ServiceRoutes: Sendable {
 
     /// Reads an action from `body`, applies it to the instance at `address`, and returns the
     /// transition as JSON.
-    func apply(_ body: ByteBuffer, to address: InstanceAddress, of type: PluginType) async throws(ServiceError) -> String {
+    func apply(_ body: ByteBuffer, to address: InstanceAddress, of type: PluginType,
+               receipt: JournalReceiptRequest? = nil) async throws(ServiceError) -> String {
         let start = ContinuousClock.now
         var outcome = "failed"
         defer { metrics.actionFinished(plugin: address.plugin, outcome: outcome, duration: ContinuousClock.now - start) }
@@ -149,7 +158,7 @@ struct ServiceRoutes: Sendable {
             while true {
                 let instance = try await registry.instance(at: address, creating: true)
                 // `nil`: passivated before the action's turn came; sent again to the restored instance.
-                guard let transition = try await instance.machine.send(action) else { continue }
+                guard let transition = try await instance.machine.send(action, receipt: receipt) else { continue }
                 outcome = "ok"
                 return ServiceJSON.transition(transition, address: address)
             }

@@ -125,7 +125,9 @@ extension Serve {
         let journal = try persistence.openJournal(printer: TransitionPrinter(print: { _ in }))
         let serviceJournal: ServiceJournal?
         do {
-            serviceJournal = try journal.map(ServiceJournal.init)
+            serviceJournal = try journal.map { journal throws(PluginJournalError) in
+                try ServiceJournal(journal, maxReceipts: configuration.maxIdempotencyKeys)
+            }
         } catch {
             printError(error)
             throw ExitCode.failure

@@ -3,6 +3,7 @@ import ActomatonHost
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import Synchronization
 import Testing
 
 /// `--state` with `--listen`: one journal for every instance, each under `plugin/key`; a
@@ -46,6 +47,50 @@ import Testing
             #expect(try await client.get("/v1/machines/counter/gone").status == .notFound)
         }
         second.close()
+    }
+
+    /// With `--state`, an idempotent request's answer is journaled with its action (one
+    /// commit): a retry after a restart gets the first answer, byte for byte, and is not
+    /// applied again. Refusals applied nothing and are not journaled; a deleted instance's
+    /// answers are forgotten with it.
+    @Test func anIdempotentRetryAfterARestartIsReplayedNotApplied() async throws {
+        let path = try temporaryDirectory() + "/state.sqlite"
+        let key: HTTPFields = [HTTPField.Name("Idempotency-Key")!: "order-7"]
+        let replayed = HTTPField.Name("Idempotent-Replayed")!
+        let body = #"{"action": "add", "args": [10]}"#
+        let answer = Mutex("")
+        do {
+            let journal = try PluginJournal(path: path)
+            let server = try journaledServer(journal) { $0.idempotencyWindow = .seconds(3600) }
+            try await server.makeApplication().test(.router) { client in
+                #expect(try await client.post("i", #"{"action": "increment"}"#).status == .ok)
+                let first = try await client.post("i", body, headers: key)
+                #expect(first.status == .ok)
+                answer.withLock { $0 = first.text }
+                #expect(try await client.post("d", body, headers: key).status == .ok)
+                #expect(try await client.execute(uri: "/v1/machines/counter/d", method: .delete).status == .ok)
+                #expect(try await client.post("i", #"{"action": "fly"}"#, headers: [HTTPField.Name("Idempotency-Key")!: "bad"]).status == .badRequest)
+            }
+            journal.close()
+        }
+        let journal = try PluginJournal(path: path)
+        defer { journal.close() }
+        let receipts = try journal.receipts(keptAfter: ServiceClock.wallMilliseconds(), limit: 10)
+        #expect(receipts.map(\.plugin) == ["counter/i"], "the deleted instance's and the refusal's are not kept")
+        #expect(try journal.receipts(keptAfter: ServiceClock.wallMilliseconds() + 3_601_000, limit: 10).isEmpty, "kept for the window")
+        let server = try journaledServer(journal) { $0.idempotencyWindow = .seconds(3600) }
+        let firstAnswer = answer.withLock { $0 }
+        try await server.makeApplication().test(.router) { client in
+            let retry = try await client.post("i", body, headers: key)
+            #expect(retry.status == .ok)
+            #expect(retry.headers[replayed] == "true")
+            #expect(retry.text == firstAnswer)
+            #expect(firstAnswer.contains(#""seq":2,"action":"add","state":{"count":11}"#), "\(firstAnswer)")
+            #expect(try await client.get("/v1/machines/counter/i").text.contains(#""seq":2,"state":{"count":11}"#), "not applied again")
+            let other = try await client.post("i", #"{"action": "add", "args": [11]}"#, headers: key)
+            #expect(other.status == .unprocessableContent)
+            #expect(try await client.post("d", body, headers: key).headers[replayed] == nil, "a new instance d")
+        }
     }
 
     @Test func aPassivatedJournaledInstanceComesBackFromTheJournal() async throws {

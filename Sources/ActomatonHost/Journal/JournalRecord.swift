@@ -146,13 +146,72 @@ enum JournalRecord: Sendable {
     /// cancelled; `firedTimer` is the delayed timer that sent it (forgotten now) or the
     /// repeating one (its next due time moves on).
     case action(plugin: String, version: String, name: String, arguments: [PluginValue],
-                firedTimer: (key: Int64, repeating: Bool)?, timers: [JournaledTimer], cancelledIDs: [String])
+                firedTimer: (key: Int64, repeating: Bool)?, timers: [JournaledTimer], cancelledIDs: [String],
+                receipt: JournaledReceipt? = nil)
     /// A snapshot of a plugin's state after its last journaled action.
     case snapshot(plugin: String, version: String, bytes: [UInt8])
     /// A timer was cancelled or dropped without firing.
     case timerEnded(key: Int64)
     /// Everything journaled under a name is forgotten: its actions, snapshots and timers.
     case forget(plugin: String)
+}
+
+/// What a caller asks the journal to keep with an input action, in the same commit: the
+/// answer a retry of the same request gets, also after a restart (a service's idempotency
+/// keys). See ``PluginMachine/submit(_:receipt:)``.
+public struct JournalReceiptRequest: Sendable {
+    /// The request's key, unique for the machine (a service's token and `Idempotency-Key`).
+    public var key: String
+    /// A stable fingerprint of the request: the same key with another fingerprint is another request.
+    public var fingerprint: String
+    /// Until when it is kept, in milliseconds since 1970 (wall clock).
+    public var expires: Int64
+    /// The answer to keep, made from the action's transition (its acknowledgement aside).
+    public var answer: @Sendable (PluginTransition) -> String
+
+    /// Creates a request for a receipt.
+    ///
+    /// - Parameters:
+    ///   - key: The request's key, unique for the machine.
+    ///   - fingerprint: A stable fingerprint of the request.
+    ///   - expires: Until when it is kept, in milliseconds since 1970.
+    ///   - answer: The answer to keep, made from the action's transition.
+    public init(key: String, fingerprint: String, expires: Int64, answer: @escaping @Sendable (PluginTransition) -> String) {
+        self.key = key
+        self.fingerprint = fingerprint
+        self.expires = expires
+        self.answer = answer
+    }
+}
+
+/// A receipt the journal keeps: the answer to an input action, under the request's key.
+public struct JournaledReceipt: Sendable, Hashable {
+    /// The name the machine is journaled under.
+    public var plugin: String
+    /// The request's key.
+    public var key: String
+    /// The request's fingerprint.
+    public var fingerprint: String
+    /// The answer.
+    public var answer: String
+    /// Until when it is kept, in milliseconds since 1970 (wall clock).
+    public var expires: Int64
+
+    /// Creates a receipt.
+    ///
+    /// - Parameters:
+    ///   - plugin: The name the machine is journaled under.
+    ///   - key: The request's key.
+    ///   - fingerprint: The request's fingerprint.
+    ///   - answer: The answer.
+    ///   - expires: Until when it is kept, in milliseconds since 1970.
+    public init(plugin: String, key: String, fingerprint: String, answer: String, expires: Int64) {
+        self.plugin = plugin
+        self.key = key
+        self.fingerprint = fingerprint
+        self.answer = answer
+        self.expires = expires
+    }
 }
 
 /// The byte form of action arguments in the journal: per value, a tag and its payload.

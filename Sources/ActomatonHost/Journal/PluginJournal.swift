@@ -79,7 +79,8 @@ public final class PluginJournal: @unchecked Sendable {
     /// Each name's count of journaled actions, as committed with the last batch or since.
     private var transitionCounts: [String: Int64] = [:]
     private var statements: WriterStatements?
-    /// Whether the file has the count of transitions of format 2 (a format 1 file read only has not).
+    /// Whether the file has format 2's tables, the counts of transitions and the receipts (a
+    /// format 1 file read only has not).
     private var countsTransitions = true
 
     /// A record waiting for its commit.
@@ -135,6 +136,8 @@ public final class PluginJournal: @unchecked Sendable {
                 try database.execute("PRAGMA max_page_count = \(max(1, limit / 4096))")
             }
             nextTimerKey = try database.integer("SELECT coalesce(max(key), 0) + 1 FROM timers") ?? 1
+            // Receipts past their time are kept no longer.
+            try database.execute("DELETE FROM receipts WHERE expires < \(wallClockMilliseconds())")
         } catch {
             database.close()
             file.release()
@@ -241,6 +244,8 @@ public final class PluginJournal: @unchecked Sendable {
                                  due INTEGER NOT NULL, interval INTEGER, effect_id TEXT, queue TEXT, policy INTEGER, max_count INTEGER);
             CREATE TABLE pruned (plugin TEXT PRIMARY KEY, through INTEGER NOT NULL);
             CREATE TABLE transitions (plugin TEXT PRIMARY KEY, count INTEGER NOT NULL);
+            CREATE TABLE receipts (plugin TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL, answer TEXT NOT NULL,
+                                   expires INTEGER NOT NULL, PRIMARY KEY (plugin, key));
             COMMIT;
             """)
     }
@@ -252,6 +257,8 @@ public final class PluginJournal: @unchecked Sendable {
         try database.execute("""
             BEGIN IMMEDIATE;
             CREATE TABLE IF NOT EXISTS transitions (plugin TEXT PRIMARY KEY, count INTEGER NOT NULL);
+            CREATE TABLE IF NOT EXISTS receipts (plugin TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL,
+                                                 answer TEXT NOT NULL, expires INTEGER NOT NULL, PRIMARY KEY (plugin, key));
             INSERT OR IGNORE INTO transitions (plugin, count)
                 SELECT name, max(coalesce((SELECT max(seq) FROM actions WHERE plugin = name), 0),
                                  coalesce((SELECT max(seq) FROM snapshots WHERE plugin = name), 0))
@@ -325,6 +332,32 @@ public final class PluginJournal: @unchecked Sendable {
     public func journaledActions(of plugin: String, after sequence: Int64 = 0) throws(PluginJournalError) -> [JournaledAction] {
         do {
             return try databaseLock.withLock { _ in try actions(of: plugin, after: sequence) }
+        } catch {
+            throw PluginJournalError(Self.reason(for: error), at: path)
+        }
+    }
+
+    /// The receipts kept until `now` or later (milliseconds since 1970), the latest to expire
+    /// first, at most `limit` of them; none from a format 1 file read without upgrading it.
+    ///
+    /// - Parameters:
+    ///   - now: The time, in milliseconds since 1970: receipts that expired before are left out.
+    ///   - limit: The most receipts returned.
+    public func receipts(keptAfter now: Int64, limit: Int) throws(PluginJournalError) -> [JournaledReceipt] {
+        guard countsTransitions else { return [] }
+        do {
+            return try databaseLock.withLock { _ in
+                let statement = try database.prepare("""
+                    SELECT plugin, key, fingerprint, answer, expires FROM receipts WHERE expires >= ? ORDER BY expires DESC LIMIT ?
+                    """)
+                statement.bind(.integer(now), .integer(Int64(limit)))
+                var receipts: [JournaledReceipt] = []
+                while try statement.step() {
+                    receipts.append(JournaledReceipt(plugin: statement.text(0), key: statement.text(1), fingerprint: statement.text(2),
+                                                     answer: statement.text(3), expires: statement.integer(4)))
+                }
+                return receipts
+            }
         } catch {
             throw PluginJournalError(Self.reason(for: error), at: path)
         }
@@ -595,7 +628,11 @@ public final class PluginJournal: @unchecked Sendable {
 
     private func apply(_ record: JournalRecord, _ statements: WriterStatements, counted: inout Set<String>) throws {
         switch record {
-        case let .action(plugin, version, name, arguments, fired, timers, cancelledIDs):
+        case let .action(plugin, version, name, arguments, fired, timers, cancelledIDs, receipt):
+            if let receipt {
+                try statements.insertReceipt.bind(.text(plugin), .text(receipt.key), .text(receipt.fingerprint), .text(receipt.answer),
+                                                  .integer(receipt.expires)).run()
+            }
             try statements.insertAction.bind(.text(plugin), .text(version), .text(name), .blob(ArgumentCoding.encode(arguments))).run()
             lastSequence[plugin] = sqlite3_last_insert_rowid(database.handle)
             if transitionCounts[plugin] == nil {
@@ -645,7 +682,7 @@ public final class PluginJournal: @unchecked Sendable {
         case let .timerEnded(key):
             try statements.deleteTimer.bind(.integer(key)).run()
         case let .forget(plugin):
-            for table in ["actions", "snapshots", "timers", "pruned", "transitions"] {
+            for table in ["actions", "snapshots", "timers", "pruned", "transitions", "receipts"] {
                 try database.prepare("DELETE FROM \(table) WHERE plugin = ?").bind(.text(plugin)).run()
             }
             lastSequence[plugin] = nil
@@ -657,12 +694,13 @@ public final class PluginJournal: @unchecked Sendable {
     /// The writer's prepared statements.
     private final class WriterStatements {
         let insertAction, lastAction, insertSnapshot, previousSnapshot, deleteOldSnapshots, deleteOldActions, markPruned: SQLiteDatabase.Statement
-        let insertTimer, deleteTimer, advanceTimer, deleteTimersWithID, transitions, setTransitions: SQLiteDatabase.Statement
+        let insertTimer, deleteTimer, advanceTimer, deleteTimersWithID, transitions, setTransitions, insertReceipt: SQLiteDatabase.Statement
 
         /// Ends every statement's run, so that no read transaction outlives the commit.
         func resetAll() {
             for statement in [insertAction, lastAction, insertSnapshot, previousSnapshot, deleteOldSnapshots, deleteOldActions,
-                              markPruned, insertTimer, deleteTimer, advanceTimer, deleteTimersWithID, transitions, setTransitions] {
+                              markPruned, insertTimer, deleteTimer, advanceTimer, deleteTimersWithID, transitions, setTransitions,
+                              insertReceipt] {
                 statement.reset()
             }
         }
@@ -684,6 +722,7 @@ public final class PluginJournal: @unchecked Sendable {
             deleteTimersWithID = try database.prepare("DELETE FROM timers WHERE plugin = ? AND effect_id = ?")
             transitions = try database.prepare("SELECT count FROM transitions WHERE plugin = ?")
             setTransitions = try database.prepare("INSERT OR REPLACE INTO transitions (plugin, count) VALUES (?, ?)")
+            insertReceipt = try database.prepare("INSERT OR REPLACE INTO receipts (plugin, key, fingerprint, answer, expires) VALUES (?, ?, ?, ?, ?)")
         }
     }
 }

@@ -11,6 +11,8 @@ public struct PluginMachineAction: Sendable {
     let depth: Int
     /// The journaled timer that sent it, if any.
     var timer: FiredTimer? = nil
+    /// What to journal with it, for an input action.
+    var receipt: JournalReceiptRequest? = nil
 }
 
 /// A journaled timer whose action is being delivered.
@@ -267,10 +269,16 @@ public actor PluginMachine: EffectQueueHost {
     /// action is not journaled). A caller that sends a stream of actions submits them one
     /// after another and waits for the last: the journal commits many at a time
     /// (``JournalSyncPolicy``), and acknowledges them in order.
-    public func submit(_ action: PluginAction) throws(PluginCallError) -> PluginSubmission {
+    ///
+    /// - Parameters:
+    ///   - action: The action.
+    ///   - receipt: With a journal, what to keep with the action in the same commit: the
+    ///     answer a retry of the same request gets after a restart
+    ///     (``PluginJournal/receipts(keptAfter:limit:)``). Ignored without a journal.
+    public func submit(_ action: PluginAction, receipt: JournalReceiptRequest? = nil) throws(PluginCallError) -> PluginSubmission {
         effects.sendOptions = .init(tracksFeedbacks: true)
         var transitions = Transitions()
-        run(PluginMachineAction(action: action, origin: .input, depth: 0), into: &transitions)
+        run(PluginMachineAction(action: action, origin: .input, depth: 0, receipt: receipt), into: &transitions)
         if let task = effects.finishSend() { effectTasks.append(task) }
         guard let transition = transitions.first else {
             // `PluginMachineStateMachine.admit` never drops an input action; were it to, the
@@ -327,10 +335,22 @@ public actor PluginMachine: EffectQueueHost {
                 break
             }
         }
+        let described: Result<String, PluginCallError>? = describesState
+            ? Result { () throws(PluginCallError) in
+                do throws(PluginCallError.Reason) { return try runtime.describe() } catch { throw PluginCallError(error, plugin: name) }
+            }
+            : nil
         var acknowledgement = PluginAcknowledgement.immediate(action: input.action, plugin: name)
         var keys: [Int64?] = Array(repeating: nil, count: requests.count)
         if step.journal, let journal {
-            let ticket = journal.append(journalRecord(of: input, requests: requests, keys: &keys, journal: journal))
+            var receipt: JournaledReceipt?
+            if let request = input.receipt, case .success = outcome {
+                let answered = PluginTransition(plugin: name, sequence: step.sequence, action: input.action, origin: input.origin,
+                                                outcome: outcome, cancelled: cancelled, state: described, acknowledgement: acknowledgement)
+                receipt = JournaledReceipt(plugin: journalName, key: request.key, fingerprint: request.fingerprint,
+                                           answer: request.answer(answered), expires: request.expires)
+            }
+            let ticket = journal.append(journalRecord(of: input, requests: requests, keys: &keys, journal: journal, receipt: receipt))
             acknowledgement = PluginAcknowledgement(journal: journal, ticket: ticket, action: input.action, plugin: name)
             if step.snapshot {
                 do throws(PluginCallError.Reason) {
@@ -345,11 +365,6 @@ public actor PluginMachine: EffectQueueHost {
                 }
             }
         }
-        let described: Result<String, PluginCallError>? = describesState
-            ? Result { () throws(PluginCallError) in
-                do throws(PluginCallError.Reason) { return try runtime.describe() } catch { throw PluginCallError(error, plugin: name) }
-            }
-            : nil
         transitions.append(PluginTransition(plugin: name, sequence: step.sequence, action: input.action, origin: input.origin,
                                             outcome: outcome, cancelled: cancelled, state: described, acknowledgement: acknowledgement))
         guard !requests.isEmpty else { return .empty }
@@ -368,7 +383,7 @@ public actor PluginMachine: EffectQueueHost {
     /// The journal record of a performed action: its timers (with keys, into `keys`) and the
     /// IDs it cancelled.
     private func journalRecord(of input: PluginMachineAction, requests: [PluginEffectRequest], keys: inout [Int64?],
-                               journal: PluginJournal) -> JournalRecord {
+                               journal: PluginJournal, receipt: JournaledReceipt?) -> JournalRecord {
         let now = wallClockMilliseconds()
         var timers: [JournaledTimer] = []
         var cancelled: [String] = []
@@ -388,7 +403,7 @@ public actor PluginMachine: EffectQueueHost {
             }
         }
         return .action(plugin: journalName, version: pluginVersion, name: input.action.name, arguments: input.action.arguments,
-                       firedTimer: input.timer.map { ($0.key, $0.repeating) }, timers: timers, cancelledIDs: cancelled)
+                       firedTimer: input.timer.map { ($0.key, $0.repeating) }, timers: timers, cancelledIDs: cancelled, receipt: receipt)
     }
 
     // MARK: State
