@@ -132,7 +132,7 @@ DEMO = Plugins/demo
 # product name : file name in $(PLUGIN_DIR)
 HOST_PLUGINS := CounterPlugin:counter CSVTokenizerPlugin:csv TicTacToePlugin:tictactoe LoginPlugin:login PlatformerPlugin:platformer
 
-.PHONY: plugins host host-demo host-bench wasm-demo network-demo test-api wasm-plugin torture
+.PHONY: plugins host host-demo host-bench server-bench wasm-demo network-demo test-api wasm-plugin torture
 
 plugins: deps ## Build the example plugins (four in Swift, one in C) to .so files.
 	@for entry in $(HOST_PLUGINS); do \
@@ -246,6 +246,12 @@ wasm-plugin: wasm-install ## Turn your own reducer into a .wasm plugin: make -C 
 host-bench: ## Benchmark a plugin action against the same reducer compiled in (release build).
 	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark --target HostBenchmarks --format jmh --path .build/results
 	python3 Benchmarks/report.py Benchmarks/.build/results
+
+server-bench: deps $(DEMO_VENV)/installed ## The network service under load (wrk) against a plain Hummingbird handler, instance memory, 1,000 watchers (release build).
+	$(call apt-install,wrk)
+	$(SWIFT) build -c release --product actomaton-host
+	$(SWIFT) build -c release --product CounterPlugin
+	$(DEMO_VENV)/bin/python scripts/server-bench.py .build/release/actomaton-host .build/release/libCounterPlugin.so
 
 # --- Torture: the host's promises under kill -9, two hosts and a full database ---
 TORTURE_ROUNDS ?= 20

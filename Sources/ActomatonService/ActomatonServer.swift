@@ -75,7 +75,10 @@ public final class ActomatonServer: Service, Sendable {
         registry = InstanceRegistry(catalog: catalog, limits: configuration.registryLimits, metrics: metrics, log: pluginLog, now: now,
                                     journal: journal)
         idempotency = IdempotencyCache(window: configuration.idempotencyWindow, maxKeys: configuration.maxIdempotencyKeys, now: now)
-        if let journal { idempotency.restore(journal.receipts, wallNow: ServiceClock.wallMilliseconds()) }
+        if let journal {
+            idempotency.restore(journal.receipts, wallNow: ServiceClock.wallMilliseconds())
+            journal.journal.observeCommits { duration, records in metrics.journalCommitted(duration: duration, records: records) }
+        }
         limiter = RateLimiter(rate: configuration.maxRequestsPerSecond, now: now)
     }
 
@@ -83,6 +86,7 @@ public final class ActomatonServer: Service, Sendable {
     public func makeRouter() -> Router<ServiceRequestContext> {
         let router = Router(context: ServiceRequestContext.self)
         router.add(middleware: ServiceErrorMiddleware(maxBodySize: configuration.maxBodySize))
+        router.add(middleware: HeaderLimitMiddleware(maxHeaderSize: configuration.maxHeaderSize))
         router.add(middleware: LogRequestsMiddleware(.debug))
         router.add(middleware: DrainMiddleware(lifecycle: lifecycle))
         router.add(middleware: AccessMiddleware(tokens: tokens, limiter: limiter, rate: configuration.maxRequestsPerSecond))

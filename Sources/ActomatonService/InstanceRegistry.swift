@@ -392,6 +392,15 @@ public actor InstanceRegistry {
         return (Array(list[start..<end]), end < list.count)
     }
 
+    /// How many delayed and repeating actions the instances in memory have running or waiting.
+    public func effectsInFlight() async -> Int {
+        var total = 0
+        for slot in slots.values {
+            if case let .ready(instance) = slot { total += await instance.machine.effectCount }
+        }
+        return total
+    }
+
     /// Ends every watcher of every instance for `why`.
     public func endAllWatchers(_ why: Watcher.EndReason) {
         for slot in slots.values {

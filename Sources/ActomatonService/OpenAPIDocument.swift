@@ -141,24 +141,28 @@ components:
     TooMany: {description: Over a limit (instances, watchers, requests per second, idempotency keys)., content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
     Failed: {description: The plugin failed (a crash in its worker, a trap in its sandbox)., content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
     ShuttingDown: {description: The service is shutting down., content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
+    HeadersTooLarge: {description: "The header fields are longer than --max-header-size (16 KiB by default).", content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
 paths:
   /healthz:
     get:
       security: []
       summary: Whether the process is up.
       responses:
+        "431": {$ref: "#/components/responses/HeadersTooLarge"}
         "200": {description: Up., content: {application/json: {schema: {type: object}}}}
   /readyz:
     get:
       security: []
       summary: Whether it takes requests (503 while shutting down).
       responses:
+        "431": {$ref: "#/components/responses/HeadersTooLarge"}
         "200": {description: Ready., content: {application/json: {schema: {type: object}}}}
         "503": {description: Shutting down., content: {application/json: {schema: {type: object}}}}
   /metrics:
     get:
       summary: Metrics in Prometheus' text format.
       responses:
+        "431": {$ref: "#/components/responses/HeadersTooLarge"}
         "200": {description: The metrics., content: {text/plain: {schema: {type: string}}}}
         "401": {$ref: "#/components/responses/Unauthorized"}
         "429": {$ref: "#/components/responses/TooMany"}
@@ -167,6 +171,7 @@ paths:
     get:
       summary: This document.
       responses:
+        "431": {$ref: "#/components/responses/HeadersTooLarge"}
         "200": {description: The document (YAML)., content: {application/yaml: {}}}
         "401": {$ref: "#/components/responses/Unauthorized"}
         "429": {$ref: "#/components/responses/TooMany"}
@@ -175,6 +180,7 @@ paths:
     get:
       summary: The plugins' manifests.
       responses:
+        "431": {$ref: "#/components/responses/HeadersTooLarge"}
         "200": {description: The manifests., content: {application/json: {schema: {$ref: "#/components/schemas/Plugins"}}}}
         "401": {$ref: "#/components/responses/Unauthorized"}
         "429": {$ref: "#/components/responses/TooMany"}
@@ -187,6 +193,7 @@ paths:
         - {name: after, in: query, schema: {type: string, maxLength: 128, pattern: "^[A-Za-z0-9._:-]+$"}}
         - {name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 1000}}
       responses:
+        "431": {$ref: "#/components/responses/HeadersTooLarge"}
         "200": {description: A page of keys., content: {application/json: {schema: {$ref: "#/components/schemas/Keys"}}}}
         "400": {$ref: "#/components/responses/BadRequest"}
         "401": {$ref: "#/components/responses/Unauthorized"}
@@ -209,6 +216,7 @@ paths:
             schema: {$ref: "#/components/schemas/Action"}
             example: {action: add, args: [5]}
       responses:
+        "431": {$ref: "#/components/responses/HeadersTooLarge"}
         "200":
           description: The transition.
           headers:
@@ -226,6 +234,7 @@ paths:
     get:
       summary: An instance's transition count, state and pending timers.
       responses:
+        "431": {$ref: "#/components/responses/HeadersTooLarge"}
         "200": {description: The instance., content: {application/json: {schema: {$ref: "#/components/schemas/Status"}}}}
         "400": {$ref: "#/components/responses/BadRequest"}
         "401": {$ref: "#/components/responses/Unauthorized"}
@@ -236,6 +245,7 @@ paths:
     delete:
       summary: Cancel an instance's effects and forget it (needs the admin scope).
       responses:
+        "431": {$ref: "#/components/responses/HeadersTooLarge"}
         "200": {description: Deleted., content: {application/json: {schema: {type: object, required: [plugin, key, deleted]}}}}
         "400": {$ref: "#/components/responses/BadRequest"}
         "401": {$ref: "#/components/responses/Unauthorized"}
@@ -263,6 +273,7 @@ paths:
           description: The seq the watcher saw last.
           schema: {type: integer, minimum: 0, maximum: 9999999999999999999}
       responses:
+        "431": {$ref: "#/components/responses/HeadersTooLarge"}
         "101": {description: Switching to the WebSocket protocol.}
         "400": {$ref: "#/components/responses/BadRequest"}
         "401": {$ref: "#/components/responses/Unauthorized"}

@@ -22,6 +22,8 @@ public enum ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
     case gone(String)
     /// 413: the body is longer than the limit, in bytes.
     case bodyTooLarge(limit: Int)
+    /// 431: the request's header fields are longer than the limit, in bytes.
+    case headersTooLarge(limit: Int)
     /// 422: the plugin refused the action (its message), or an idempotency key was reused
     /// with another request.
     case unprocessable(String)
@@ -42,6 +44,7 @@ public enum ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
         case .notFound: .notFound
         case .gone: .gone
         case .bodyTooLarge: .contentTooLarge
+        case .headersTooLarge: .requestHeaderFieldsTooLarge
         case .unprocessable: .unprocessableContent
         case .overLimit: .tooManyRequests
         case .pluginFailed: .internalServerError
@@ -57,6 +60,8 @@ public enum ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
             message
         case let .bodyTooLarge(limit):
             "the request body is longer than \(limit) bytes, the limit (--max-body-size)"
+        case let .headersTooLarge(limit):
+            "the request's header fields are longer than \(limit) bytes, the limit (--max-header-size)"
         case .shuttingDown:
             "the service is shutting down"
         }

@@ -14,6 +14,10 @@ import struct Prometheus.PrometheusMetricsFactory
 /// - `actomaton_instances_active`: instances in memory.
 /// - `actomaton_instances_passivated`: instances passivated (their state kept, their machine freed).
 /// - `actomaton_watchers`: WebSocket watchers connected.
+/// - `actomaton_effects_in_flight`: delayed and repeating actions running or waiting, all
+///   instances in memory together (counted when `/metrics` is read).
+/// - `actomaton_journal_commit_duration_seconds`: how long each journal commit took, its disk
+///   sync included (with `--state`); `actomaton_journal_records_total`: records committed.
 public final class ServiceMetrics: Sendable {
     /// The registry `GET /metrics` reads.
     public let registry: PrometheusCollectorRegistry
@@ -22,6 +26,9 @@ public final class ServiceMetrics: Sendable {
     private let passivated: Gauge
     private let passivatedCount = Atomic<Int>(0)
     private let watchers: Gauge
+    private let effects: Gauge
+    private let commits: CoreMetrics.Timer
+    private let records: Counter
     private let instanceCount = Atomic<Int>(0)
     private let watcherCount = Atomic<Int>(0)
     private let actions = Mutex<[String: Counter]>([:])
@@ -43,6 +50,10 @@ public final class ServiceMetrics: Sendable {
         instances = Gauge(label: "actomaton_instances_active", dimensions: [], factory: factory)
         watchers = Gauge(label: "actomaton_watchers", dimensions: [], factory: factory)
         passivated = Gauge(label: "actomaton_instances_passivated", dimensions: [], factory: factory)
+        effects = Gauge(label: "actomaton_effects_in_flight", dimensions: [], factory: factory)
+        commits = CoreMetrics.Timer(label: "actomaton_journal_commit_duration_seconds", dimensions: [], factory: factory)
+        records = Counter(label: "actomaton_journal_records_total", dimensions: [], factory: factory)
+        effects.record(0)
         instances.record(0)
         passivated.record(0)
         watchers.record(0)
@@ -82,6 +93,17 @@ public final class ServiceMetrics: Sendable {
 
     func watchersChanged(by delta: Int) {
         watchers.record(watcherCount.add(delta, ordering: .relaxed).newValue)
+    }
+
+    func effectsInFlight(_ count: Int) {
+        effects.record(count)
+    }
+
+    /// Records a journal commit: how long it took and how many records it held.
+    func journalCommitted(duration: Duration, records count: Int) {
+        let (seconds, attoseconds) = duration.components
+        commits.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        records.increment(by: count)
     }
 
     /// How many watchers are connected.

@@ -49,6 +49,36 @@ public struct ServiceErrorMiddleware: RouterMiddleware {
     }
 }
 
+/// Refuses a request whose header fields are longer than the limit (431), before anything
+/// else reads them.
+///
+/// The size counted is that of the fields as HTTP/1.1 sends them: `name: value` and a line
+/// break each (the request line aside). The HTTP parser itself refuses a head over 80 KiB.
+public struct HeaderLimitMiddleware: RouterMiddleware {
+    /// The context of the service's routes.
+    public typealias Context = ServiceRequestContext
+
+    /// The largest size of a request's header fields, in bytes.
+    let maxHeaderSize: Int
+
+    /// Creates the middleware.
+    ///
+    /// - Parameter maxHeaderSize: The largest size of a request's header fields, in bytes.
+    public init(maxHeaderSize: Int) {
+        self.maxHeaderSize = maxHeaderSize
+    }
+
+    /// Checks the size, then runs the rest of the chain.
+    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var size = 0
+        for field in request.headers {
+            size += field.name.rawName.utf8.count + field.value.utf8.count + 4
+        }
+        guard size <= maxHeaderSize else { throw ServiceError.headersTooLarge(limit: maxHeaderSize) }
+        return try await next(request, context)
+    }
+}
+
 /// Whether the service takes new requests, and how many are in flight: what a graceful
 /// shutdown waits for.
 public final class ServiceLifecycleState: Sendable {

@@ -24,7 +24,8 @@ struct ServiceRoutes: Sendable {
             lifecycle.isDraining ? Response.json(#"{"status":"shutting down"}"#, status: .serviceUnavailable) : Response.json(#"{"status":"ready"}"#)
         }
         router.get("/metrics") { _, _ in
-            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+            metrics.effectsInFlight(await registry.effectsInFlight())
+            return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                      body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.prometheusText())))
         }
         router.get("/v1/openapi.yaml") { _, _ in

@@ -23,7 +23,7 @@ struct ActomatonHostCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "actomaton-host",
         abstract: "Load Actomaton reducer plugins (.so, or .wasm in a WebAssembly sandbox) and run them on the async effect manager.",
-        subcommands: [Inspect.self, Run.self, Serve.self, Journal.self, Worker.self]
+        subcommands: [Inspect.self, Run.self, Serve.self, Journal.self, Worker.self, ServeBaseline.self]
     )
 }
 

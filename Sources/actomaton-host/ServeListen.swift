@@ -17,6 +17,10 @@ struct NetworkOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The largest request body (K, M suffixes allowed).", valueName: "size"), transform: parseSize)
     var maxBodySize: Int64 = Int64(ServiceConfiguration().maxBodySize)
 
+    @Option(help: ArgumentHelp("The largest size of a request's header fields, at most 64K (K suffix allowed).", valueName: "size"),
+            transform: parseSize)
+    var maxHeaderSize: Int64 = Int64(ServiceConfiguration().maxHeaderSize)
+
     @Option(help: ArgumentHelp("The most connections open at a time; more wait to be accepted.", valueName: "count"))
     var maxConnections = ServiceConfiguration().maxConnections
 
@@ -69,12 +73,14 @@ struct NetworkOptions: ParsableArguments {
         guard (0...1_000_000).contains(watchHistory) else { throw ValidationError("--watch-history must be from 0 to 1000000") }
         guard maxRequestsPerSecond >= 0 else { throw ValidationError("--max-requests-per-second must be 0 (no limit) or more") }
         guard maxBodySize <= 64 << 20 else { throw ValidationError("--max-body-size must be at most 64M") }
+        guard (1...(64 << 10)).contains(maxHeaderSize) else { throw ValidationError("--max-header-size must be from 1 to 64K") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level takes trace, debug, info, notice, warning or error") }
     }
 
     var configuration: ServiceConfiguration {
         var configuration = ServiceConfiguration()
         configuration.maxBodySize = Int(maxBodySize)
+        configuration.maxHeaderSize = Int(maxHeaderSize)
         configuration.maxConnections = maxConnections
         configuration.maxInstances = maxInstances
         configuration.maxInstancesPerPlugin = maxInstancesPerPlugin
@@ -147,5 +153,29 @@ extension ListenAddress {
     /// `host:port` for a port the system chose.
     static func display(host: String, port: Int) -> String {
         host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+}
+
+/// `make server-bench`'s baseline: a plain Hummingbird handler that increments a counter.
+struct ServeBaseline: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve-baseline", abstract: "The load benchmark's baseline: a plain HTTP handler that increments a counter.",
+        shouldDisplay: false)
+
+    @Option(help: ArgumentHelp("Where it listens (a loopback address).", valueName: "host:port"))
+    var listen: String
+
+    func run() async throws {
+        let address: ListenAddress
+        do {
+            address = try ListenAddress(listen)
+            try address.checkExposure(hasTokens: false)
+        } catch {
+            printError(error)
+            throw ExitCode.failure
+        }
+        try await BaselineServer.run(listen: address) { port in
+            emit("listening on \(ListenAddress.display(host: address.host, port: port))")
+        }
     }
 }

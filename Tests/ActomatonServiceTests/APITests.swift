@@ -1,5 +1,6 @@
 import ActomatonHost
 @testable import ActomatonService
+import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Testing
@@ -94,6 +95,22 @@ import Testing
         }
     }
 
+    /// Header fields at the limit are read; one byte past it is 431 with the limit's flag.
+    @Test func headersAtTheLimitAreReadAndOnePastIs431() async throws {
+        let server = makeServer { $0.maxHeaderSize = 100 }
+        let pad = HTTPField.Name("X-Pad")!
+        try await server.makeApplication().test(.router) { client in
+            // "X-Pad: " + value + CRLF: 9 + 91 = 100 bytes.
+            let atTheLimit = try await client.get("/healthz", headers: [pad: String(repeating: "a", count: 91)])
+            #expect(atTheLimit.status == .ok)
+            let past = try await client.get("/healthz", headers: [pad: String(repeating: "a", count: 92)])
+            #expect(past.status == .requestHeaderFieldsTooLarge)
+            #expect(past.text == #"{"error":"the request's header fields are longer than 100 bytes, the limit (--max-header-size)"}"#)
+            let twoFields = try await client.get("/healthz", headers: [pad: String(repeating: "a", count: 41), HTTPField.Name("X-Two")!: String(repeating: "b", count: 42)])
+            #expect(twoFields.status == .requestHeaderFieldsTooLarge, "every field counts")
+        }
+    }
+
     @Test func aBodyAtTheLimitIsReadAndOnePastIs413() async throws {
         let server = makeServer { $0.maxBodySize = 100 }
         try await server.makeApplication().test(.router) { client in
@@ -157,6 +174,12 @@ import Testing
             #expect(metrics.contains("actomaton_action_duration_seconds_count{plugin=\"counter\"} 2"))
             #expect(metrics.contains("actomaton_instances_active 1"))
             #expect(metrics.contains("actomaton_watchers 0"))
+            #expect(metrics.contains("actomaton_effects_in_flight 0"))
+            // A delayed action an hour away: one effect in flight until it is cancelled.
+            #expect(try await client.post("e", #"{"action": "add_later", "args": [2, 3600]}"#).status == .ok)
+            #expect(try await client.get("/metrics").text.contains("actomaton_effects_in_flight 1"))
+            #expect(try await client.execute(uri: "/v1/machines/counter/e", method: .delete).status == .ok)
+            #expect(try await client.get("/metrics").text.contains("actomaton_effects_in_flight 0"))
             let document = try await client.get("/v1/openapi.yaml")
             #expect(document.headers[.contentType] == "application/yaml")
             #expect(document.text == OpenAPIDocument.yaml)

@@ -93,6 +93,21 @@ import Testing
         }
     }
 
+    /// With `--state`, `/metrics` times the journal's commits and counts their records.
+    @Test func journalCommitsAreTimed() async throws {
+        let path = try temporaryDirectory() + "/state.sqlite"
+        let journal = try PluginJournal(path: path)
+        defer { journal.close() }
+        let server = try journaledServer(journal)
+        try await server.makeApplication().test(.router) { client in
+            for _ in 0..<3 { #expect(try await client.post("m", #"{"action": "increment"}"#).status == .ok) }
+            let metrics = try await client.get("/metrics").text
+            let commits = metrics.split(separator: "\n").first { $0.hasPrefix("actomaton_journal_commit_duration_seconds_count") }
+            #expect((commits?.split(separator: " ").last).flatMap { Int($0) } ?? 0 >= 1, "\(metrics)")
+            #expect(metrics.contains("actomaton_journal_records_total 3"), "under --sync always each answer waited for its commit")
+        }
+    }
+
     @Test func aPassivatedJournaledInstanceComesBackFromTheJournal() async throws {
         let path = try temporaryDirectory() + "/state.sqlite"
         let journal = try PluginJournal(path: path)

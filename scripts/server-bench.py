@@ -1,0 +1,274 @@
+#!/usr/bin/env python3
+"""The network service under load (`make server-bench`), against a baseline in the same run.
+
+Runs, one after another on this machine, with wrk beside the server:
+  1. the baseline: `actomaton-host serve-baseline`, a plain Hummingbird handler that
+     increments one counter;
+  2. `serve --listen` with the C counter in-process, in memory;
+  3. the same with `--state FILE --sync always` (every answer waits for its fsync; requests
+     from all connections share commits);
+each with CONNECTIONS keep-alive connections POSTing `add 1` to KEYS instances for SECONDS.
+Then the memory of 10,000 counter instances, active and passivated (the resident set of the
+server process before and after), and 1,000 WebSocket watchers on one instance: how long each
+transition takes to reach every watcher (from just before the POST that makes it).
+
+Prints a Markdown table; the README's figures come from it. A run is refused (exit 1) when a
+request failed or a watcher missed a transition: the figures would not be what they claim.
+"""
+import argparse
+import asyncio
+import json
+import os
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+LISTENING = re.compile(r"listening on 127\.0\.0\.1:(\d+)")
+
+
+def start(command):
+    """Starts a server; returns the process and its port (read from its `listening on` line)."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            break
+        match = LISTENING.search(line)
+        if match:
+            return process, int(match.group(1))
+    process.kill()
+    sys.exit(f"server-bench: the server did not start: {' '.join(command)}\n{process.stderr.read()}")
+
+
+def stop(process):
+    process.terminate()
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def resident_kib(pid):
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+WRK_SCRIPT = """
+local counter = 0
+local keys = %d
+request = function()
+  counter = counter + 1
+  return wrk.format("POST", "/v1/machines/counter/k" .. (counter %% keys), {["Content-Type"] = "application/json"},
+                    '{"action": "add", "args": [1]}')
+end
+"""
+
+
+def wrk(port, seconds, connections, keys, scratch):
+    """Runs wrk; returns (requests per second, p50 ms, p99 ms, requests, failures)."""
+    script = os.path.join(scratch, "post.lua")
+    with open(script, "w") as file:
+        file.write(WRK_SCRIPT % keys)
+    output = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", script,
+                             f"http://127.0.0.1:{port}"], capture_output=True, text=True, check=True).stdout
+
+    def milliseconds(label):
+        match = re.search(rf"^\s+{label}\s+([\d.]+)(us|ms|s)\s*$", output, re.M)
+        value, unit = float(match.group(1)), match.group(2)
+        return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
+
+    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
+    requests = int(re.search(r"(\d+) requests in", output).group(1))
+    failures = 0
+    for pattern in (r"Non-2xx or 3xx responses: (\d+)", r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)"):
+        match = re.search(pattern, output)
+        if match:
+            failures += sum(int(group) for group in match.groups())
+    return rate, milliseconds("50%"), milliseconds("99%"), requests, failures
+
+
+def load(name, command, args, scratch):
+    process, port = start(command)
+    try:
+        wrk(port, 2, args.connections, args.keys, scratch)  # warm-up: the instances are made
+        rate, p50, p99, requests, failures = wrk(port, args.seconds, args.connections, args.keys, scratch)
+    finally:
+        stop(process)
+    if failures:
+        sys.exit(f"server-bench: {name}: {failures} requests failed")
+    return rate, p50, p99
+
+
+def post(port, key, body='{"action": "increment"}'):
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/v1/machines/counter/{key}", data=body.encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request) as response:
+        return json.loads(response.read())
+
+
+def metric(port, name):
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics") as response:
+        for line in response.read().decode().splitlines():
+            if line.startswith(name + " ") or line.startswith(name + "{"):
+                return float(line.rsplit(" ", 1)[1])
+    return 0.0
+
+
+async def make_instances(port, count):
+    """POSTs `increment` to `count` new keys over 32 keep-alive connections."""
+    async def client(keys):
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        body = b'{"action": "increment"}'
+        for key in keys:
+            writer.write(f"POST /v1/machines/counter/m{key} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                         f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+            await writer.drain()
+            status = await reader.readline()
+            length = 0
+            while (line := await reader.readline()) not in (b"\r\n", b""):
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            await reader.readexactly(length)
+            if b" 200 " not in status:
+                raise RuntimeError(f"instance m{key}: {status!r}")
+        writer.close()
+    await asyncio.gather(*(client(range(index, count, 32)) for index in range(32)))
+
+
+def memory(host, plugins, count):
+    """The resident set per instance: active, then passivated."""
+    process, port = start([host, "serve", "--plugins", plugins, "--listen", "127.0.0.1:0", "--idle-timeout", "2",
+                           "--log-level", "warning"])
+    try:
+        post(port, "warm")
+        before = resident_kib(process.pid)
+        asyncio.run(make_instances(port, count))
+        active = resident_kib(process.pid)
+        deadline = time.monotonic() + 60
+        while metric(port, "actomaton_instances_passivated") < count and time.monotonic() < deadline:
+            time.sleep(0.2)
+        passivated_count = metric(port, "actomaton_instances_passivated")
+        passivated = resident_kib(process.pid)
+    finally:
+        stop(process)
+    return (active - before) * 1024 / count, (passivated - before) * 1024 / count, passivated_count
+
+
+async def watchers(port, count, transitions, spacing):
+    """Opens `count` watchers of one instance, sends `transitions` actions `spacing` seconds
+    apart, and returns every delivery's latency in milliseconds (send to receipt)."""
+    import websockets
+
+    post(port, "watched")
+    sent = {}
+    latencies = []
+    missing = []
+    ready = asyncio.Event()
+    connected = 0
+
+    async def watch():
+        nonlocal connected
+        seen = 0
+        async with websockets.connect(f"ws://127.0.0.1:{port}/v1/machines/counter/watched/watch", max_queue=None,
+                                      open_timeout=60) as socket:
+            connected += 1
+            if connected == count:
+                ready.set()
+            while seen < transitions:
+                message = await socket.recv()
+                received = time.monotonic()
+                seq = json.loads(message)["seq"]
+                latencies.append((received - sent[seq]) * 1000)
+                seen += 1
+        if seen < transitions:
+            missing.append(transitions - seen)
+
+    tasks = [asyncio.create_task(watch()) for _ in range(count)]
+    await asyncio.wait_for(ready.wait(), 120)
+    loop = asyncio.get_running_loop()
+    for index in range(transitions):
+        seq = 2 + index
+        sent[seq] = time.monotonic()
+        answer = await loop.run_in_executor(None, post, port, "watched")
+        if answer["seq"] != seq:
+            raise RuntimeError(f"expected seq {seq}, got {answer['seq']}")
+        await asyncio.sleep(spacing)
+    await asyncio.wait_for(asyncio.gather(*tasks), 120)
+    if missing or len(latencies) != count * transitions:
+        sys.exit(f"server-bench: watchers missed {count * transitions - len(latencies)} transitions")
+    return latencies
+
+
+def percentile(values, fraction):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("host", help="actomaton-host, a release build")
+    parser.add_argument("counter", help="the C counter plugin (.so)")
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--connections", type=int, default=64)
+    parser.add_argument("--keys", type=int, default=1000)
+    parser.add_argument("--instances", type=int, default=10_000)
+    parser.add_argument("--watchers", type=int, default=1000)
+    parser.add_argument("--transitions", type=int, default=100)
+    args = parser.parse_args()
+    if shutil.which("wrk") is None:
+        sys.exit("server-bench: wrk is not installed (apt-get install -y wrk)")
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 8192), hard))
+
+    scratch = tempfile.mkdtemp(prefix="actomaton-server-bench-")
+    os.chmod(scratch, 0o700)
+    plugins = os.path.join(scratch, "plugins")
+    os.mkdir(plugins, 0o700)
+    shutil.copy(args.counter, os.path.join(plugins, "counter.so"))
+    os.chmod(os.path.join(plugins, "counter.so"), 0o755)
+    serve = [args.host, "serve", "--plugins", plugins, "--listen", "127.0.0.1:0", "--log-level", "warning",
+             "--max-requests-per-second", "0"]
+    rows = []
+    try:
+        baseline = load("baseline", [args.host, "serve-baseline", "--listen", "127.0.0.1:0"], args, scratch)
+        rows.append(("plain Hummingbird handler (baseline)", *baseline))
+        rows.append(("serve --listen, C counter in-process", *load("in memory", serve, args, scratch)))
+        state = os.path.join(scratch, "state.sqlite")
+        rows.append(("… with --state --sync always", *load("--sync always", serve + ["--state", state, "--sync", "always"], args, scratch)))
+        active, passivated, passivated_count = memory(args.host, plugins, args.instances)
+        process, port = start(serve + ["--max-watchers-per-instance", str(args.watchers)])
+        try:
+            latencies = asyncio.run(watchers(port, args.watchers, args.transitions, 0.1))
+        finally:
+            stop(process)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+    base = rows[0][1]
+    print(f"\n### The service under load: {args.connections} connections, {args.keys} keys, {args.seconds} s each (wrk, 2 threads)\n")
+    print("| server | actions/s | × baseline | p50 | p99 |")
+    print("|---|---:|---:|---:|---:|")
+    for name, rate, p50, p99 in rows:
+        print(f"| {name} | {rate:,.0f} | {rate / base:.2f} | {p50:.2f} ms | {p99:.2f} ms |")
+    print(f"\n| {args.instances:,} counter instances | resident set per instance |")
+    print("|---|---:|")
+    print(f"| active | {active:,.0f} B |")
+    print(f"| passivated ({passivated_count:,.0f} of them, idle timeout 2 s) | {passivated:,.0f} B (freed memory the allocator keeps counts) |")
+    print(f"\n{args.watchers:,} watchers on one instance, {args.transitions} transitions 100 ms apart, "
+          f"{len(latencies):,} deliveries: p50 {statistics.median(latencies):.1f} ms, p99 {percentile(latencies, 0.99):.1f} ms, "
+          f"max {max(latencies):.1f} ms (from before the POST to the watcher's receipt, Python client)")
+
+
+if __name__ == "__main__":
+    main()
