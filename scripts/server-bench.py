@@ -148,8 +148,8 @@ async def make_instances(port, count):
 
 def memory(host, plugins, count):
     """The resident set per instance: active, then passivated."""
-    process, port = start([host, "serve", "--plugins", plugins, "--listen", "127.0.0.1:0", "--idle-timeout", "2",
-                           "--log-level", "warning"])
+    process, port = start([host, "serve", "--plugins", plugins, "--isolation", "none", "--listen", "127.0.0.1:0",
+                           "--idle-timeout", "2", "--log-level", "warning"])
     try:
         post(port, "warm")
         before = resident_kib(process.pid)
@@ -237,8 +237,8 @@ def main():
     os.mkdir(plugins, 0o700)
     shutil.copy(args.counter, os.path.join(plugins, "counter.so"))
     os.chmod(os.path.join(plugins, "counter.so"), 0o755)
-    serve = [args.host, "serve", "--plugins", plugins, "--listen", "127.0.0.1:0", "--log-level", "warning",
-             "--max-requests-per-second", "0"]
+    # The C counter in-process (serve's default runs each instance in a worker process).
+    serve = [args.host, "serve", "--plugins", plugins, "--isolation", "none", "--listen", "127.0.0.1:0", "--log-level", "warning"]
     rows = []
     try:
         baseline = load("baseline", [args.host, "serve-baseline", "--listen", "127.0.0.1:0"], args, scratch)

@@ -5,6 +5,7 @@ import Musl
 #endif
 import Hummingbird
 import HummingbirdCore
+import HummingbirdTLS
 import HummingbirdWebSocket
 import Logging
 import ServiceLifecycle
@@ -39,6 +40,7 @@ public final class ActomatonServer: Service, Sendable {
     private let idempotency: IdempotencyCache
     private let limiter: RateLimiter
     private let onListening: @Sendable (Int) async -> Void
+    private let tls: ServiceTLS?
 
     /// Creates a server.
     ///
@@ -53,6 +55,7 @@ public final class ActomatonServer: Service, Sendable {
     ///   - pluginLog: Where plugins' `host->log` lines go (standard error by default).
     ///   - journal: Where instances are journaled (`--state`), if anywhere; the instances it
     ///     holds come back, each on its first request. The caller closes it once the server stopped.
+    ///   - tls: The certificate and key to serve HTTPS and WSS with; `nil` for plain HTTP.
     ///   - onListening: Told the port once the server listens.
     public init(
         catalog: PluginCatalog,
@@ -63,8 +66,10 @@ public final class ActomatonServer: Service, Sendable {
         now: @escaping @Sendable () -> Duration = { ContinuousClock.now - ServiceClock.start },
         pluginLog: (@Sendable (String) -> Void)? = nil,
         journal: ServiceJournal? = nil,
+        tls: ServiceTLS? = nil,
         onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) {
+        self.tls = tls
         self.configuration = configuration
         self.tokens = tokens
         self.listen = listen
@@ -97,12 +102,15 @@ public final class ActomatonServer: Service, Sendable {
 
     /// The Hummingbird application: HTTP/1.1 with WebSocket upgrades, at most
     /// ``ServiceConfiguration/maxConnections`` connections at a time.
-    public func makeApplication() -> some ApplicationProtocol {
+    /// Throws when the TLS configuration cannot make a context (``ServiceTLS/load(certificate:key:)``
+    /// already tried it).
+    public func makeApplication() throws -> some ApplicationProtocol {
         let router = makeRouter()
         let onListening = self.onListening
+        let http: HTTPServerBuilder = .http1WebSocketUpgrade(webSocketRouter: router)
         return Application(
             router: router,
-            server: .http1WebSocketUpgrade(webSocketRouter: router),
+            server: try tls.map { try .tls(http, tlsConfiguration: $0.configuration) } ?? http,
             configuration: ApplicationConfiguration(
                 address: .hostname(listen.host, port: listen.port), serverName: nil,
                 availableConnectionsDelegate: MaximumAvailableConnections(configuration.maxConnections)),
@@ -113,7 +121,7 @@ public final class ActomatonServer: Service, Sendable {
 
     /// Runs the server until graceful shutdown, then shuts it down as the type's summary says.
     public func run() async throws {
-        let application = makeApplication()
+        let application = try makeApplication()
         // The application runs in a group of its own, so that it is told to shut down only
         // once this service has drained.
         let inner = ServiceGroup(configuration: .init(services: [application], logger: logger))

@@ -14,6 +14,12 @@ struct NetworkOptions: ParsableArguments {
                                 + "it must belong to you or root and be readable by no one else (chmod 600).", valueName: "file"))
     var tokens: String?
 
+    @Option(help: ArgumentHelp("Serve HTTPS and WSS with this PEM certificate chain (with --tls-key).", valueName: "file"))
+    var tlsCertificate: String?
+
+    @Option(help: ArgumentHelp("The PEM private key of --tls-certificate; readable by no one else (chmod 600).", valueName: "file"))
+    var tlsKey: String?
+
     @Option(help: ArgumentHelp("The largest request body (K, M suffixes allowed).", valueName: "size"), transform: parseSize)
     var maxBodySize: Int64 = Int64(ServiceConfiguration().maxBodySize)
 
@@ -102,10 +108,16 @@ extension Serve {
     func runService(listen text: String) async throws {
         let listen: ListenAddress
         var tokens: TokenTable?
+        var tls: ServiceTLS?
         do {
             listen = try ListenAddress(text)
             if let path = network.tokens { tokens = try TokenTable.load(path: path) }
             try listen.checkExposure(hasTokens: tokens != nil)
+            switch (network.tlsCertificate, network.tlsKey) {
+            case let (certificate?, key?): tls = try ServiceTLS.load(certificate: certificate, key: key)
+            case (nil, nil): break
+            default: throw ValidationError("--tls-certificate and --tls-key go together")
+            }
         } catch {
             printError(error)
             throw ExitCode.failure
@@ -139,9 +151,10 @@ extension Serve {
             throw ExitCode.failure
         }
         if let serviceJournal { emit("journal \(serviceJournal.journal.path): \(serviceJournal.instances.count) instances to bring back") }
+        let secured = tls == nil ? "" : " (TLS)"
         let server = ActomatonServer(catalog: loaded.catalog, tokens: tokens, listen: listen, configuration: configuration,
-                                     logger: Logger(label: "actomaton-host"), journal: serviceJournal, onListening: { port in
-            emit("listening on \(ListenAddress.display(host: listen.host, port: port))")
+                                     logger: Logger(label: "actomaton-host"), journal: serviceJournal, tls: tls, onListening: { port in
+            emit("listening on \(ListenAddress.display(host: listen.host, port: port))\(secured)")
         })
         try await server.runUntilSignalled()
         journal?.close()

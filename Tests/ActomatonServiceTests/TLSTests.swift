@@ -1,0 +1,69 @@
+import ActomatonHost
+@testable import ActomatonService
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+/// `--tls-certificate` and `--tls-key`: the API over HTTPS, and every bad file refused with one
+/// line naming it.
+@Suite struct TLSTests {
+    /// A self-signed certificate and its key (openssl), in a fresh directory; the key mode 0600.
+    func makeCertificate(in directory: String, name: String = "server") throws -> (certificate: String, key: String) {
+        let certificate = "\(directory)/\(name).pem"
+        let key = "\(directory)/\(name).key"
+        let openssl = Process()
+        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        openssl.arguments = ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key,
+                             "-out", certificate, "-days", "1", "-subj", "/CN=localhost"]
+        openssl.standardError = FileHandle.nullDevice
+        openssl.standardOutput = FileHandle.nullDevice
+        try openssl.run()
+        openssl.waitUntilExit()
+        #expect(openssl.terminationStatus == 0)
+        chmod(key, 0o600)
+        chmod(certificate, 0o644)
+        return (certificate, key)
+    }
+
+    @Test func theAPIIsServedOverHTTPS() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let files = try makeCertificate(in: directory)
+        let tls = try ServiceTLS.load(certificate: files.certificate, key: files.key)
+        let server = ActomatonServer(catalog: PluginCatalog([counterType]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"), tls: tls)
+        try await server.makeApplication().test(.ahc(.https)) { client in
+            let response = try await client.post("secure", #"{"action": "add", "args": [3]}"#)
+            #expect(response.status == .ok)
+            #expect(response.text.contains(#""state":{"count":3}"#))
+        }
+    }
+
+    @Test func badCertificatesAndKeysAreRefusedWithOneLine() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let files = try makeCertificate(in: directory)
+        let other = try makeCertificate(in: directory, name: "other")
+
+        chmod(files.key, 0o640)
+        #expect(throws: ServiceTLSError(files.key, "group or other users can read or write the private key (mode 640); run `chmod 600` on it")) {
+            try ServiceTLS.load(certificate: files.certificate, key: files.key)
+        }
+        chmod(files.key, 0o600)
+        #expect(throws: ServiceTLSError(other.key, "it is not the private key of the certificate in \(files.certificate)")) {
+            try ServiceTLS.load(certificate: files.certificate, key: other.key)
+        }
+        let garbage = "\(directory)/garbage.pem"
+        try Data("not a certificate\n".utf8).write(to: URL(fileURLWithPath: garbage))
+        chmod(garbage, 0o600)
+        #expect(throws: ServiceTLSError.self) { try ServiceTLS.load(certificate: garbage, key: files.key) }
+        #expect(throws: ServiceTLSError.self) { try ServiceTLS.load(certificate: files.certificate, key: garbage) }
+        #expect(throws: ServiceTLSError.self) { try ServiceTLS.load(certificate: "\(directory)/none.pem", key: files.key) }
+        // At the size limit and one past it.
+        let big = "\(directory)/big.pem"
+        try Data(repeating: UInt8(ascii: "a"), count: Int(ServiceTLS.maxFileSize) + 1).write(to: URL(fileURLWithPath: big))
+        chmod(big, 0o600)
+        let error = #expect(throws: ServiceTLSError.self) { try ServiceTLS.load(certificate: big, key: files.key) }
+        #expect(error?.message.contains("\(ServiceTLS.maxFileSize)") == true, "\(String(describing: error))")
+    }
+}
