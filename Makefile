@@ -8,7 +8,7 @@ SWIFT ?= swift
 ACTOMATON_ROOT := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 # Debian packages the project needs: libffi and SQLite (the journal) for the plugin host;
 # wasi-libc, binaryen (wasm-opt) and wabt (wasm-objdump) for the wasm build.
-APT_PACKAGES := libffi-dev libsqlite3-dev wasi-libc openssl
+APT_PACKAGES := libffi-dev libsqlite3-dev wasi-libc openssl curl
 WASM_APT_PACKAGES := wasi-libc binaryen wabt
 
 .PHONY: help deps build test test-tsan fuzz bench demo readme-check docs wasm-install wasm-build wasm-test embedded-build

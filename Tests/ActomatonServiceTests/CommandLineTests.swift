@@ -27,6 +27,89 @@ import Testing
         return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
     }
 
+    /// Starts `serve --listen` on a port the system picks; returns it with the port, once it listens.
+    func startServe(_ directory: String, _ extra: [String] = []) throws -> (process: Process, port: Int) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "\(pluginDirectory)/actomaton-host")
+        process.arguments = ["serve", "--plugins", directory, "--listen", "127.0.0.1:0", "--isolation", "none"] + extra
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var text = ""
+        while true {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+            if let range = text.range(of: "listening on 127.0.0.1:"),
+               let end = text[range.upperBound...].firstIndex(of: "\n"), let port = Int(text[range.upperBound..<end]) {
+                return (process, port)
+            }
+        }
+        process.terminate()
+        throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "the service did not listen: \(text)"])
+    }
+
+    /// `curl` sending `count` POSTs of `body` to `url` on one connection, printing each status.
+    func curl(_ url: String, _ body: String, count: Int) throws -> (process: Process, output: FileHandle) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        var arguments: [String] = []
+        for index in 0..<count {
+            if index > 0 { arguments.append("--next") }
+            arguments += ["-s", "-o", "/dev/null", "-w", "%{http_code}\n", "-X", "POST", "-H", "Content-Type: application/json", "-d", body, url]
+        }
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return (process, output.fileHandleForReading)
+    }
+
+    /// SIGTERM while 8 clients send: each request is answered (and applied) or never applied.
+    /// The restarted service's count is exactly the number of 200 answers.
+    @Test func sigtermWithRequestsInFlightAnswersOrNeverApplies() throws {
+        let directory = try pluginsDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let state = directory + "/state.sqlite"
+        let (server, port) = try startServe(directory, ["--state", state])
+        let url = "http://127.0.0.1:\(port)/v1/machines/counter/total"
+        let clients = try (0..<8).map { _ in try curl(url, #"{"action": "add", "args": [1]}"#, count: 400) }
+        // Once the first client has 50 answers, the service is told to stop.
+        var first = ""
+        while first.count(where: { $0 == "\n" }) < 50 {
+            let chunk = clients[0].output.availableData
+            if chunk.isEmpty { break }
+            first += String(decoding: chunk, as: UTF8.self)
+        }
+        server.terminate()
+        var statuses: [Substring: Int] = [:]
+        for (index, client) in clients.enumerated() {
+            let rest = String(decoding: client.output.readDataToEndOfFile(), as: UTF8.self)
+            client.process.waitUntilExit()
+            for status in ((index == 0 ? first : "") + rest).split(separator: "\n") { statuses[status, default: 0] += 1 }
+        }
+        server.waitUntilExit()
+        #expect(server.terminationStatus == 0)
+        #expect(statuses.values.reduce(0, +) == 8 * 400)
+        #expect(Set(statuses.keys).isSubset(of: ["200", "503", "000"]), "\(statuses)")
+        let answered = statuses["200", default: 0]
+        #expect(answered >= 50, "\(statuses)")
+
+        let (restarted, newPort) = try startServe(directory, ["--state", state])
+        defer { restarted.terminate(); restarted.waitUntilExit() }
+        let get = Process()
+        get.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        get.arguments = ["-s", "http://127.0.0.1:\(newPort)/v1/machines/counter/total"]
+        let output = Pipe()
+        get.standardOutput = output
+        try get.run()
+        let status = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        get.waitUntilExit()
+        #expect(status.contains(#""seq":\#(answered),"state":{"count":\#(answered)}"#), "answered \(answered): \(status)")
+    }
+
     @Test func anAddressOthersCanReachNeedsTokens() throws {
         let directory = try pluginsDirectory()
         let result = try run(["serve", "--plugins", directory, "--listen", "0.0.0.0:0"])
