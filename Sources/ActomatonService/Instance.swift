@@ -74,39 +74,54 @@ final class WatcherSet: Sendable {
     }
 
     /// Checks that a watcher can start after `seq`: throws 410 when transitions after it are
-    /// no longer kept, 400 when the instance has not reached it.
+    /// no longer kept in memory, 400 when the instance has not reached it.
     func check(after seq: UInt64) throws(ServiceError) {
-        try state.withLock { state throws(ServiceError) in _ = try backlog(after: seq, in: state) }
+        try state.withLock { state throws(ServiceError) in _ = try backlog(after: seq, in: state, journaled: nil) }
     }
 
-    private func backlog(after seq: UInt64, in state: State) throws(ServiceError) -> ArraySlice<InstanceTransition> {
+    /// The messages a watcher starting after `seq` missed: from `journaled` (the messages the
+    /// journal keeps, by seq) up to where the history begins, then from the history.
+    private func backlog(after seq: UInt64, in state: State, journaled: [(ordinal: Int64, message: String)]?) throws(ServiceError) -> [String] {
         guard seq <= state.lastSeq else {
             throw .badRequest("after=\(seq) is past \(address)'s last transition, seq \(state.lastSeq)")
         }
-        guard seq >= state.keptAfter else {
-            throw .gone("the transitions of \(address) after seq \(seq) are no longer kept (only those after seq \(state.keptAfter): "
-                        + "--watch-history keeps the last \(historyLimit), none across a passivation or a restart); "
-                        + "read its state (GET) and watch from its seq")
+        var missed: [String] = []
+        if seq < state.keptAfter {
+            // The journal bridges the gap when it holds every transition from seq + 1 to where the history begins.
+            let bridge = (journaled ?? []).filter { $0.ordinal > seq && $0.ordinal <= state.keptAfter }
+            guard let first = bridge.first, first.ordinal == seq + 1, bridge.count == Int(state.keptAfter - seq) else {
+                throw .gone("the transitions of \(address) after seq \(seq) are no longer kept (only those after seq \(state.keptAfter) "
+                            + (journaled == nil ? "in memory: --watch-history keeps the last \(historyLimit), none across a passivation or a restart); "
+                               : "in memory, and the journal keeps those since its older snapshot of the instance); ")
+                            + "read its state (GET) and watch from its seq")
+            }
+            missed = bridge.map(\.message)
         }
-        let kept = state.history[state.head...]
-        return kept.drop { $0.seq <= seq }
+        for transition in state.history[state.head...] where transition.seq > seq {
+            missed.append(ServiceJSON.watchMessage(transition, address: address))
+        }
+        return missed
     }
 
     /// Adds a watcher buffering `buffer` messages (and the ones it missed); throws
     /// ``ServiceError/overLimit(_:)`` past the limit, and what ``check(after:)`` throws.
     ///
-    /// - Parameter after: The seq the watcher saw last: it first gets the kept transitions
-    ///   after it. `nil` for only the new ones.
-    func add(buffer: Int, after: UInt64? = nil) throws(ServiceError) -> Watcher {
+    /// - Parameters:
+    ///   - buffer: How many messages it buffers (besides the ones it missed).
+    ///   - after: The seq the watcher saw last: it first gets the kept transitions after it.
+    ///     `nil` for only the new ones.
+    ///   - journaled: The messages the journal keeps after `after` (by seq), for the transitions
+    ///     no longer in memory; `nil` without a journal.
+    func add(buffer: Int, after: UInt64? = nil, journaled: [(ordinal: Int64, message: String)]? = nil) throws(ServiceError) -> Watcher {
         let watcher: Watcher = try state.withLock { state throws(ServiceError) in
             if let closed = state.closed { throw closed == .shuttingDown ? .shuttingDown : .notFound("no instance \(address)") }
             guard state.watchers.count < limit else {
                 throw .overLimit("\(address) already has \(limit) watchers, its limit (--max-watchers-per-instance)")
             }
-            let missed = try after.map { seq throws(ServiceError) in try backlog(after: seq, in: state) } ?? []
+            let missed = try after.map { seq throws(ServiceError) in try backlog(after: seq, in: state, journaled: journaled) } ?? []
             let watcher = Watcher(buffer: buffer + missed.count)
             // Offered under the lock: a transition broadcast meanwhile comes after them.
-            for transition in missed { watcher.offer(ServiceJSON.watchMessage(transition, address: address)) }
+            for message in missed { watcher.offer(message) }
             state.watchers[ObjectIdentifier(watcher)] = watcher
             return watcher
         }

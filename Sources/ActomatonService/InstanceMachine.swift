@@ -38,6 +38,22 @@ public struct InstanceTransition: Sendable, Hashable {
     public var cancelled: [String]
 
     /// The transition the machine reported, as the service numbers and describes it.
+    init(_ transition: PluginTransition, seq: UInt64) {
+        let (origin, effectID) = Self.origin(of: transition)
+        self.init(transition, seq: seq, origin: origin, effectID: effectID)
+    }
+
+    /// Where a transition's action came from, and the effect ID that sent it.
+    static func origin(of transition: PluginTransition) -> (Origin, String?) {
+        switch transition.origin {
+        case .input: (.input, nil)
+        case .next: (.next, nil)
+        case let .delayed(id): (.delayed, id)
+        case let .repeating(id): (.repeating, id)
+        }
+    }
+
+    /// The transition the machine reported, as the service numbers and describes it.
     init(_ transition: PluginTransition, seq: UInt64, origin: Origin, effectID: String?) {
         self.seq = seq
         action = transition.action.name
@@ -163,6 +179,7 @@ public final class InstanceMachine: Sendable {
         self.type = type
         self.restoring = restoring
         self.journaled = journal != nil
+        self.journalName = journalName
         self.log = log
         let observed = ObservedTransitions(onTransition: onTransition, seqBase: journal == nil ? restoring?.seq ?? 0 : 0)
         self.observed = observed
@@ -179,12 +196,17 @@ public final class InstanceMachine: Sendable {
 
     private let restoring: PassivatedInstance?
     private let journaled: Bool
+    private let journalName: String?
     private let log: (@Sendable (String) -> Void)?
 
     /// Reads the initial state's description — or restores the passivated instance's snapshot
     /// it was made with; call once after `init`, before any action. Throws when the plugin
     /// refuses the snapshot.
     public func start() async throws(PluginCallError) {
+        if journaled, let address = journalName.flatMap(InstanceRegistry.address(journaledAs:)) {
+            // Each transition's watch message is journaled with it: a watcher resumes from the journal.
+            await machine.journalMessages { ServiceJSON.watchMessage(InstanceTransition($0, seq: $0.sequence), address: address) }
+        }
         if journaled, restoring != nil {
             do {
                 for problem in try await machine.recover() { log?("warning: \(problem)") }
@@ -331,14 +353,7 @@ private final class ObservedTransitions: Sendable {
 
     @Sendable func observe(_ transition: PluginTransition) {
         guard case let .success(requests) = transition.outcome else { return }
-        let origin: InstanceTransition.Origin
-        var effectID: String?
-        switch transition.origin {
-        case .input: origin = .input
-        case .next: origin = .next
-        case let .delayed(id): origin = .delayed; effectID = id
-        case let .repeating(id): origin = .repeating; effectID = id
-        }
+        let (origin, effectID) = InstanceTransition.origin(of: transition)
         let (made, listener): (InstanceTransition, (@Sendable (InstanceTransition) -> Void)?) = state.withLock { state in
             state.seq = seqBase + transition.sequence
             let made = InstanceTransition(transition, seq: state.seq, origin: origin, effectID: effectID)

@@ -263,9 +263,10 @@ paths:
         A watcher more than --watcher-buffer (default 256) transitions behind is closed with 1008
         and a reason; a deleted instance closes its watchers with 1000; shutdown with 1001.
         With `after`, the kept transitions after that seq come first (the last --watch-history,
-        default 1,000, of the instance; none across a passivation or a restart), then the new
-        ones: no gap and no duplicate. An `after` older than what is kept is 410; one past the
-        instance's last transition is 400.
+        default 1,000, in memory; with --state also those the journal keeps, across passivations
+        and restarts), then the new ones: no gap and no duplicate. An `after` older than what is
+        kept is 410 (or, when only the journal could tell, a close with code 1008 and the reason);
+        one past the instance's last transition is 400.
       parameters:
         - name: after
           in: query

@@ -16,6 +16,8 @@ struct ServiceRoutes: Sendable {
     let idempotency: IdempotencyCache
 
     static let idempotencyKeyHeader = HTTPField.Name("Idempotency-Key")!
+    /// The most transitions a watcher is sent from the journal on `?after=SEQ`.
+    static let maxJournaledBacklog = 10_000
     static let replayedHeader = HTTPField.Name("Idempotent-Replayed")!
 
     func add(to router: Router<ServiceRequestContext>) {
@@ -47,7 +49,13 @@ struct ServiceRoutes: Sendable {
                 throw ServiceError.overLimit("\(instance.address) already has \(configuration.maxWatchersPerInstance) watchers, "
                                              + "its limit (--max-watchers-per-instance)")
             }
-            if let after = try Self.after(request) { try instance.watchers.check(after: after) }
+            if let after = try Self.after(request) {
+                do {
+                    try instance.watchers.check(after: after)
+                } catch ServiceError.gone where registry.journal != nil {
+                    // The journal may still hold them: looked up once upgraded.
+                }
+            }
             return .upgrade([:])
         } onUpgrade: { inbound, outbound, context in
             try await watch(context.request, inbound, outbound, context.requestContext)
@@ -221,7 +229,17 @@ struct ServiceRoutes: Sendable {
         let watcher: Watcher
         do {
             instance = try await registry.instance(at: address, creating: false)
-            watcher = try instance.watchers.add(buffer: configuration.watcherBuffer, after: try Self.after(request))
+            let after = try Self.after(request)
+            do {
+                watcher = try instance.watchers.add(buffer: configuration.watcherBuffer, after: after)
+            } catch ServiceError.gone where registry.journal != nil {
+                let journal = registry.journal!
+                let name = InstanceRegistry.journalName(of: address)
+                let journaled = (try? await onThreadOfItsOwn { () throws(PluginJournalError) in
+                    try journal.journaledMessages(of: name, after: Int64(after ?? 0), limit: Self.maxJournaledBacklog)
+                }) ?? []
+                watcher = try instance.watchers.add(buffer: configuration.watcherBuffer, after: after, journaled: journaled)
+            }
         } catch {
             // Checked before the upgrade too; here only when the instance changed meanwhile.
             let code: WebSocketErrorCode = switch error {

@@ -1,3 +1,4 @@
+import Foundation
 import ActomatonHost
 @testable import ActomatonService
 import HTTPTypes
@@ -91,6 +92,72 @@ import Testing
             #expect(other.status == .unprocessableContent)
             #expect(try await client.post("d", body, headers: key).headers[replayed] == nil, "a new instance d")
         }
+    }
+
+    /// With `--state`, a watcher that reconnects to a restarted service with `?after=SEQ` gets
+    /// the transitions it missed from the journal — the very messages it would have had live —
+    /// then the new ones; where the journal was pruned, 410.
+    @Test func aWatcherResumesFromTheJournalAfterARestart() async throws {
+        let path = try temporaryDirectory() + "/state.sqlite"
+        let live = Mutex<[String]>([])
+        do {
+            let journal = try PluginJournal(path: path, options: JournalOptions(snapshotInterval: 3))
+            let server = try journaledServer(journal)
+            try await server.makeApplication().test(.live) { client in
+                #expect(try await client.post("w", #"{"action": "increment"}"#).status == .ok)
+                let instance = try await server.registry.instance(at: InstanceAddress(plugin: "counter", key: try InstanceKey("w")), creating: false)
+                try await client.ws("/v1/machines/counter/w/watch") { inbound, _, _ in
+                    #expect(await eventually { instance.watcherCount == 1 })
+                    for _ in 0..<4 { _ = try await instance.machine.send(try counterType.action("add", [.int(10)])) }
+                    var messages = inbound.messages(maxSize: 1 << 16).makeAsyncIterator()
+                    while live.withLock({ $0.count }) < 4, let message = try await messages.next() {
+                        if case let .text(text) = message { live.withLock { $0.append(text) } }
+                    }
+                }
+            }
+            journal.close()
+        }
+        let journal = try PluginJournal(path: path, options: JournalOptions(snapshotInterval: 3))
+        defer { journal.close() }
+        let server = try journaledServer(journal)
+        let resumed = Mutex<[String]>([])
+        try await server.makeApplication().test(.live) { client in
+            // Snapshots every 3 transitions: after the 6th, the journal keeps those after the 3rd.
+            try await client.ws("/v1/machines/counter/w/watch?after=3") { inbound, _, _ in
+                let instance = try await server.registry.instance(at: InstanceAddress(plugin: "counter", key: try InstanceKey("w")), creating: false)
+                #expect(await eventually { instance.watcherCount == 1 })
+                _ = try await instance.machine.send(try counterType.action("increment", []))
+                var messages = inbound.messages(maxSize: 1 << 16).makeAsyncIterator()
+                while resumed.withLock({ $0.count }) < 3, let message = try await messages.next() {
+                    if case let .text(text) = message { resumed.withLock { $0.append(text) } }
+                }
+            }
+            let pruned = Mutex<String?>(nil)
+            let close = try await client.ws("/v1/machines/counter/w/watch?after=2") { inbound, _, _ in
+                var messages = inbound.messages(maxSize: 1 << 16).makeAsyncIterator()
+                while let message = try await messages.next() {
+                    if case let .text(text) = message { pruned.withLock { $0 = text } }
+                }
+            }
+            // Closed at once: the transitions after seq 2 are kept neither in memory nor in the journal.
+            #expect(close?.closeCode != .normalClosure, "\(String(describing: close))")
+            #expect(pruned.withLock { $0 } == nil)
+            let instance = try await server.registry.instance(at: InstanceAddress(plugin: "counter", key: try InstanceKey("w")), creating: false)
+            let journaled = try journal.journaledMessages(of: "counter/w", after: 2, limit: 100)
+            #expect(journaled.map(\.ordinal) == [4, 5, 6])
+            #expect {
+                try instance.watchers.add(buffer: 1, after: 2, journaled: journaled)
+            } throws: { error in
+                (error as? ServiceError)?.description.hasPrefix("the transitions of counter/w after seq 2 are no longer kept (only those after seq 5 "
+                                                                 + "in memory, and the journal keeps those since its older snapshot") == true
+            }
+            #expect(try instance.watchers.add(buffer: 1, after: 3, journaled: try journal.journaledMessages(of: "counter/w", after: 3, limit: 100))
+                .endReason == nil, "after the 3rd: all kept")
+        }
+        let messages = resumed.withLock { $0 }
+        #expect(messages.count == 3)
+        #expect(Array(messages.prefix(2)) == Array(live.withLock { $0 }.suffix(2)), "the journal's messages are the live ones")
+        #expect(messages.last?.contains(#""seq":6,"origin":"input","effect_id":null,"action":"increment","state":{"count":42}"#) == true, "\(messages)")
     }
 
     /// With `--state`, `/metrics` times the journal's commits and counts their records.

@@ -237,7 +237,7 @@ public final class PluginJournal: @unchecked Sendable {
             PRAGMA application_id = \(applicationID);
             PRAGMA user_version = \(formatVersion);
             CREATE TABLE actions (seq INTEGER PRIMARY KEY AUTOINCREMENT, plugin TEXT NOT NULL, version TEXT NOT NULL,
-                                  action TEXT NOT NULL, args BLOB NOT NULL);
+                                  action TEXT NOT NULL, args BLOB NOT NULL, ordinal INTEGER, message TEXT);
             CREATE INDEX actions_by_plugin ON actions (plugin, seq);
             CREATE TABLE snapshots (plugin TEXT NOT NULL, seq INTEGER NOT NULL, version TEXT NOT NULL, state BLOB NOT NULL,
                                     PRIMARY KEY (plugin, seq));
@@ -255,9 +255,15 @@ public final class PluginJournal: @unchecked Sendable {
     /// transitions starts where format 1 numbered them (the journal's number of its last action).
     private static func upgrade(_ database: SQLiteDatabase) throws {
         guard try database.integer("PRAGMA user_version") ?? 0 < 2 else { return }
+        let columns = try database.prepare("SELECT name FROM pragma_table_info('actions')")
+        var existing: Set<String> = []
+        while try columns.step() { existing.insert(columns.text(0)) }
+        columns.reset()
+        let added = ["ordinal INTEGER", "message TEXT"].filter { !existing.contains(String($0.prefix { $0 != " " })) }
         try database.execute("""
             BEGIN IMMEDIATE;
             CREATE TABLE IF NOT EXISTS transitions (plugin TEXT PRIMARY KEY, count INTEGER NOT NULL);
+            \(added.map { "ALTER TABLE actions ADD COLUMN \($0);" }.joined(separator: "\n"))
             CREATE TABLE IF NOT EXISTS receipts (plugin TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL,
                                                  answer TEXT NOT NULL, expires INTEGER NOT NULL, PRIMARY KEY (plugin, key));
             INSERT OR IGNORE INTO transitions (plugin, count)
@@ -373,6 +379,35 @@ public final class PluginJournal: @unchecked Sendable {
         pthread_mutex_lock(mutex)
         commitObserver = observer
         pthread_mutex_unlock(mutex)
+    }
+
+    /// The messages journaled with `name`'s actions whose number in its count of transitions
+    /// (from 1) is above `ordinal`, oldest first, at most `limit`: each with its number. It
+    /// stops before the first action journaled without a message; none from a format 1 file
+    /// read without upgrading it. The journal keeps the actions since the older of its two
+    /// snapshots of a name, so the first number may be above `ordinal + 1`.
+    ///
+    /// - Parameters:
+    ///   - name: The name the machine is journaled under.
+    ///   - ordinal: The number of the last transition not wanted.
+    ///   - limit: The most messages returned.
+    public func journaledMessages(of name: String, after ordinal: Int64, limit: Int) throws(PluginJournalError) -> [(ordinal: Int64, message: String)] {
+        guard countsTransitions else { return [] }
+        do {
+            return try databaseLock.withLock { _ in
+                let statement = try database.prepare("""
+                    SELECT ordinal, message FROM actions WHERE plugin = ? AND ordinal > ? ORDER BY seq LIMIT ?
+                    """)
+                statement.bind(.text(name), .integer(ordinal), .integer(Int64(limit)))
+                var messages: [(ordinal: Int64, message: String)] = []
+                while try statement.step(), !statement.isNull(1) {
+                    messages.append((statement.integer(0), statement.text(1)))
+                }
+                return messages
+            }
+        } catch {
+            throw PluginJournalError(Self.reason(for: error), at: path)
+        }
     }
 
     /// Every plugin the journal knows, with what it holds for each.
@@ -645,13 +680,11 @@ public final class PluginJournal: @unchecked Sendable {
 
     private func apply(_ record: JournalRecord, _ statements: WriterStatements, counted: inout Set<String>) throws {
         switch record {
-        case let .action(plugin, version, name, arguments, fired, timers, cancelledIDs, receipt):
+        case let .action(plugin, version, name, arguments, fired, timers, cancelledIDs, receipt, message):
             if let receipt {
                 try statements.insertReceipt.bind(.text(plugin), .text(receipt.key), .text(receipt.fingerprint), .text(receipt.answer),
                                                   .integer(receipt.expires)).run()
             }
-            try statements.insertAction.bind(.text(plugin), .text(version), .text(name), .blob(ArgumentCoding.encode(arguments))).run()
-            lastSequence[plugin] = sqlite3_last_insert_rowid(database.handle)
             if transitionCounts[plugin] == nil {
                 let statement = statements.transitions.bind(.text(plugin))
                 transitionCounts[plugin] = try statement.step() ? statement.integer(0) : 0
@@ -659,6 +692,9 @@ public final class PluginJournal: @unchecked Sendable {
             }
             transitionCounts[plugin]! += 1
             counted.insert(plugin)
+            try statements.insertAction.bind(.text(plugin), .text(version), .text(name), .blob(ArgumentCoding.encode(arguments)),
+                                             .integer(transitionCounts[plugin]!), message.map(SQLiteValue.text) ?? .null).run()
+            lastSequence[plugin] = sqlite3_last_insert_rowid(database.handle)
             if let fired {
                 if fired.repeating {
                     try statements.advanceTimer.bind(.integer(fired.key)).run()
@@ -723,7 +759,7 @@ public final class PluginJournal: @unchecked Sendable {
         }
 
         init(_ database: SQLiteDatabase) throws {
-            insertAction = try database.prepare("INSERT INTO actions (plugin, version, action, args) VALUES (?, ?, ?, ?)")
+            insertAction = try database.prepare("INSERT INTO actions (plugin, version, action, args, ordinal, message) VALUES (?, ?, ?, ?, ?, ?)")
             lastAction = try database.prepare("SELECT coalesce(max(seq), 0) FROM actions WHERE plugin = ?")
             insertSnapshot = try database.prepare("INSERT OR REPLACE INTO snapshots (plugin, seq, version, state) VALUES (?, ?, ?, ?)")
             previousSnapshot = try database.prepare("SELECT max(seq) FROM snapshots WHERE plugin = ? AND seq < ? HAVING max(seq) IS NOT NULL")

@@ -208,6 +208,18 @@ public actor PluginMachine: EffectQueueHost {
         if case let .thread(thread) = executor { thread.shutDown() }
     }
 
+    /// Made from each journaled transition (its acknowledgement aside), and journaled with it
+    /// in the same commit: a service keeps its watchers' messages so that a watcher can resume
+    /// from the journal (``PluginJournal/journaledMessages(of:after:limit:)``).
+    private var journalMessage: (@Sendable (PluginTransition) -> String)?
+
+    /// Journals a message made by `message` with each transition from now on (with a journal).
+    ///
+    /// - Parameter message: Makes the message from the transition; keep it short.
+    public func journalMessages(_ message: @escaping @Sendable (PluginTransition) -> String) {
+        journalMessage = message
+    }
+
     /// The thread an isolated machine runs on, as a task executor; `nil` for a machine on the
     /// concurrency pool (in process, or in the sandbox).
     ///
@@ -344,13 +356,18 @@ public actor PluginMachine: EffectQueueHost {
         var keys: [Int64?] = Array(repeating: nil, count: requests.count)
         if step.journal, let journal {
             var receipt: JournaledReceipt?
-            if let request = input.receipt, case .success = outcome {
-                let answered = PluginTransition(plugin: name, sequence: step.sequence, action: input.action, origin: input.origin,
-                                                outcome: outcome, cancelled: cancelled, state: described, acknowledgement: acknowledgement)
-                receipt = JournaledReceipt(plugin: journalName, key: request.key, fingerprint: request.fingerprint,
-                                           answer: request.answer(answered), expires: request.expires)
+            var message: String?
+            if input.receipt != nil || journalMessage != nil, case .success = outcome {
+                let made = PluginTransition(plugin: name, sequence: step.sequence, action: input.action, origin: input.origin,
+                                            outcome: outcome, cancelled: cancelled, state: described, acknowledgement: acknowledgement)
+                if let request = input.receipt {
+                    receipt = JournaledReceipt(plugin: journalName, key: request.key, fingerprint: request.fingerprint,
+                                               answer: request.answer(made), expires: request.expires)
+                }
+                message = journalMessage?(made)
             }
-            let ticket = journal.append(journalRecord(of: input, requests: requests, keys: &keys, journal: journal, receipt: receipt))
+            let ticket = journal.append(journalRecord(of: input, requests: requests, keys: &keys, journal: journal, receipt: receipt,
+                                                      message: message))
             acknowledgement = PluginAcknowledgement(journal: journal, ticket: ticket, action: input.action, plugin: name)
             if step.snapshot {
                 do throws(PluginCallError.Reason) {
@@ -383,7 +400,7 @@ public actor PluginMachine: EffectQueueHost {
     /// The journal record of a performed action: its timers (with keys, into `keys`) and the
     /// IDs it cancelled.
     private func journalRecord(of input: PluginMachineAction, requests: [PluginEffectRequest], keys: inout [Int64?],
-                               journal: PluginJournal, receipt: JournaledReceipt?) -> JournalRecord {
+                               journal: PluginJournal, receipt: JournaledReceipt?, message: String?) -> JournalRecord {
         let now = wallClockMilliseconds()
         var timers: [JournaledTimer] = []
         var cancelled: [String] = []
@@ -403,7 +420,8 @@ public actor PluginMachine: EffectQueueHost {
             }
         }
         return .action(plugin: journalName, version: pluginVersion, name: input.action.name, arguments: input.action.arguments,
-                       firedTimer: input.timer.map { ($0.key, $0.repeating) }, timers: timers, cancelledIDs: cancelled, receipt: receipt)
+                       firedTimer: input.timer.map { ($0.key, $0.repeating) }, timers: timers, cancelledIDs: cancelled, receipt: receipt,
+                       message: message)
     }
 
     // MARK: State

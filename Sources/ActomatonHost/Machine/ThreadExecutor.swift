@@ -48,10 +48,13 @@ final class ThreadExecutor: SerialExecutor, TaskExecutor, @unchecked Sendable {
     }
 }
 
-/// Runs `body` on a thread of its own (a ``BlockingQueue`` for this one call) and returns what
-/// it returns: for a rare call that can block for long — starting a worker process and waiting
-/// for its hello — which must not hold a thread of the concurrency pool meanwhile.
-func onThreadOfItsOwn<T: Sendable, E: Error>(_ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
+/// Runs `body` on a thread of its own (started for this one call) and returns what it returns:
+/// for a rare call that can block for long — starting a worker process and waiting for its
+/// hello, reading the journal while a commit syncs — which must not hold a thread of the
+/// concurrency pool meanwhile.
+///
+/// - Parameter body: The blocking work.
+public func onThreadOfItsOwn<T: Sendable, E: Error>(_ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
     guard let queue = try? BlockingQueue(name: "blocking call") else {
         return try body() // no thread to be had: run here rather than fail
     }
