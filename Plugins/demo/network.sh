@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A short session with `actomaton-host serve --listen` (part of `make demo`): the counter
 # plugin served on a free loopback port, two instances driven with curl, a WebSocket watcher
-# that sees a delayed action's transition arrive, an idempotent retry, then SIGTERM.
+# that sees a delayed action's transition arrive, an idempotent retry, then SIGTERM; then the
+# server started again on the same --state: the instances, a watcher resuming with ?after=SEQ
+# from the journal, and the retry still answered from its first response.
 #
 #     Plugins/demo/network.sh HOST_BINARY PLUGIN_DIRECTORY PYTHON_WITH_WEBSOCKETS
 set -euo pipefail
@@ -15,20 +17,33 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Port 0: the system picks a free port; the server prints the one it got.
-"$host" serve --plugins "$plugins" --listen 127.0.0.1:0 >"$scratch/server.log" 2>&1 &
-server=$!
-port=""
-for _ in $(seq 1 300); do
-    port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$scratch/server.log")
-    [ -n "$port" ] && break
-    kill -0 "$server" 2>/dev/null || { cat "$scratch/server.log"; echo "the server did not start"; exit 1; }
-    sleep 0.1
-done
-[ -n "$port" ] || { cat "$scratch/server.log"; echo "the server did not say where it listens"; exit 1; }
-cat "$scratch/server.log"
-printed=$(wc -l <"$scratch/server.log")
-base="http://127.0.0.1:$port"
+start() {  # Port 0: the system picks a free port; the server prints the one it got.
+    echo "\$ actomaton-host serve --plugins DIR --listen 127.0.0.1:0 --state state.sqlite"
+    "$host" serve --plugins "$plugins" --listen 127.0.0.1:0 --state "$scratch/state.sqlite" >"$scratch/server.log" 2>&1 &
+    server=$!
+    port=""
+    for _ in $(seq 1 300); do
+        port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$scratch/server.log")
+        [ -n "$port" ] && break
+        kill -0 "$server" 2>/dev/null || { cat "$scratch/server.log"; echo "the server did not start"; exit 1; }
+        sleep 0.1
+    done
+    [ -n "$port" ] || { cat "$scratch/server.log"; echo "the server did not say where it listens"; exit 1; }
+    cat "$scratch/server.log"
+    printed=$(wc -l <"$scratch/server.log")
+    base="http://127.0.0.1:$port"
+}
+stop() {
+    echo "\$ kill -TERM $server   (the server finishes what is in flight and exits 0)"
+    kill -TERM "$server"
+    status=0
+    wait "$server" || status=$?
+    server=""
+    tail -n +$((printed + 1)) "$scratch/server.log"
+    echo "exit status: $status"
+    [ "$status" = 0 ] || exit "$status"
+}
+start
 
 show() {  # prints a command as one would type it
     local line="\$" arg
@@ -74,11 +89,18 @@ request GET /v1/machines/counter/room-2
 request POST /v1/machines/counter/room-2 '{"action": "add", "args": ["ten"]}'
 echo
 
-echo "\$ kill -TERM $server   (the server finishes what is in flight and exits 0)"
-kill -TERM "$server"
-status=0
-wait "$server" || status=$?
-server=""
-tail -n +$((printed + 1)) "$scratch/server.log"
-echo "exit status: $status"
-exit "$status"
+stop
+
+echo; echo "(started again on the same state: every instance comes back, seq and all)"
+start
+request GET /v1/machines/counter/room-1
+echo "(a watcher that saw seq 1 resumes: the transitions after it come from the journal)"
+echo "\$ python3 Plugins/demo/watch.py 'ws://127.0.0.1:$port/v1/machines/counter/room-1/watch?after=1' 3"
+"$python" "$here/watch.py" "ws://127.0.0.1:$port/v1/machines/counter/room-1/watch?after=1" 3 >"$scratch/watch.log" 2>&1 \
+    || { cat "$scratch/watch.log"; echo "the watcher failed"; exit 1; }
+cat "$scratch/watch.log"
+echo "(the retry after the restart is still answered from its first response)"
+show curl -si -X POST "$base/v1/machines/counter/room-2" -H "Idempotency-Key: order-17" -d '{"action": "add", "args": [10]}'
+curl -si -X POST "$base/v1/machines/counter/room-2" -H "Idempotency-Key: order-17" -d '{"action": "add", "args": [10]}' \
+    | tr -d '\r' | grep -Ei '^(HTTP|idempotent-replayed|\{)'
+stop
