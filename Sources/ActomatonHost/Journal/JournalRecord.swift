@@ -147,7 +147,7 @@ enum JournalRecord: Sendable {
     /// repeating one (its next due time moves on).
     case action(plugin: String, version: String, name: String, arguments: [PluginValue],
                 firedTimer: (key: Int64, repeating: Bool)?, timers: [JournaledTimer], cancelledIDs: [String],
-                receipt: JournaledReceipt? = nil, message: String? = nil)
+                receipt: JournaledReceipt? = nil, message: (@Sendable () -> String)? = nil)
     /// A snapshot of a plugin's state after its last journaled action.
     case snapshot(plugin: String, version: String, bytes: [UInt8])
     /// A timer was cancelled or dropped without firing.

@@ -693,7 +693,7 @@ public final class PluginJournal: @unchecked Sendable {
             transitionCounts[plugin]! += 1
             counted.insert(plugin)
             try statements.insertAction.bind(.text(plugin), .text(version), .text(name), .blob(ArgumentCoding.encode(arguments)),
-                                             .integer(transitionCounts[plugin]!), message.map(SQLiteValue.text) ?? .null).run()
+                                             .integer(transitionCounts[plugin]!), message.map { .text($0()) } ?? .null).run()
             lastSequence[plugin] = sqlite3_last_insert_rowid(database.handle)
             if let fired {
                 if fired.repeating {

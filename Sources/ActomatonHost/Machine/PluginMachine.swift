@@ -41,7 +41,7 @@ public actor PluginMachine: EffectQueueHost {
     /// repeating effects send, and the next actions those feed back — on the machine's actor,
     /// right after the transition (before it is acknowledged: wait on its
     /// ``PluginTransition/acknowledgement`` to act only on durable ones). Keep it short.
-    /// Transitions of ``send(_:)-(PluginAction)`` and ``submit(_:)`` are returned to their caller instead,
+    /// Transitions of ``send(_:)-(PluginAction)`` and ``submit(_:receipt:)`` are returned to their caller instead,
     /// and handed to the observer as well only when it was made with `observesSends`.
     public typealias Observer = @Sendable (PluginTransition) -> Void
 
@@ -214,6 +214,8 @@ public actor PluginMachine: EffectQueueHost {
     private var journalMessage: (@Sendable (PluginTransition) -> String)?
 
     /// Journals a message made by `message` with each transition from now on (with a journal).
+    /// It is called on the journal's writer thread, as the transition's record is written, so
+    /// the machine goes on meanwhile.
     ///
     /// - Parameter message: Makes the message from the transition; keep it short.
     public func journalMessages(_ message: @escaping @Sendable (PluginTransition) -> String) {
@@ -356,7 +358,7 @@ public actor PluginMachine: EffectQueueHost {
         var keys: [Int64?] = Array(repeating: nil, count: requests.count)
         if step.journal, let journal {
             var receipt: JournaledReceipt?
-            var message: String?
+            var message: (@Sendable () -> String)?
             if input.receipt != nil || journalMessage != nil, case .success = outcome {
                 let made = PluginTransition(plugin: name, sequence: step.sequence, action: input.action, origin: input.origin,
                                             outcome: outcome, cancelled: cancelled, state: described, acknowledgement: acknowledgement)
@@ -364,7 +366,8 @@ public actor PluginMachine: EffectQueueHost {
                     receipt = JournaledReceipt(plugin: journalName, key: request.key, fingerprint: request.fingerprint,
                                                answer: request.answer(made), expires: request.expires)
                 }
-                message = journalMessage?(made)
+                // Made on the journal's writer thread, while the machine goes on.
+                if let journalMessage { message = { journalMessage(made) } }
             }
             let ticket = journal.append(journalRecord(of: input, requests: requests, keys: &keys, journal: journal, receipt: receipt,
                                                       message: message))
@@ -400,7 +403,7 @@ public actor PluginMachine: EffectQueueHost {
     /// The journal record of a performed action: its timers (with keys, into `keys`) and the
     /// IDs it cancelled.
     private func journalRecord(of input: PluginMachineAction, requests: [PluginEffectRequest], keys: inout [Int64?],
-                               journal: PluginJournal, receipt: JournaledReceipt?, message: String?) -> JournalRecord {
+                               journal: PluginJournal, receipt: JournaledReceipt?, message: (@Sendable () -> String)?) -> JournalRecord {
         let now = wallClockMilliseconds()
         var timers: [JournaledTimer] = []
         var cancelled: [String] = []

@@ -94,7 +94,7 @@ public struct PluginAcknowledgement: Sendable {
     }
 }
 
-/// An action ``PluginMachine/submit(_:)`` performed: its transition and those of the next
+/// An action ``PluginMachine/submit(_:receipt:)`` performed: its transition and those of the next
 /// actions it fed back, and a way to wait for their acknowledgement.
 public struct PluginSubmission: Sendable {
     /// The action's transition.
