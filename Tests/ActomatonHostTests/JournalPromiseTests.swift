@@ -71,7 +71,7 @@ struct JournalPromiseTests {
             try await counter.send("add", [.int(Int64(amount))])
             if amount % 500 == 0 { largest = max(largest, size(of: path + "-wal") ?? 0) }
         }
-        let bound = Int64(PluginJournal.walSizeLimit) + Int64(PluginJournal.walCheckpointPages) * 4200
+        let bound = Int64(SQLiteJournalStore.walSizeLimit) + Int64(SQLiteJournalStore.walCheckpointPages) * 4200
         #expect(largest <= bound, "the write-ahead log reached \(largest) bytes")
         #expect((size(of: path) ?? 0) < 256 << 10, "the database holds two snapshots and the actions after the older one")
         journal.close()
@@ -246,14 +246,14 @@ struct JournalPromiseTests {
         let (directory, path) = try databasePath()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let writer = try SQLiteDatabase(path: path, access: .readWrite(create: true))
-        try writer.execute("PRAGMA cache_size = 1; BEGIN; PRAGMA application_id = \(PluginJournal.applicationID); CREATE TABLE filler (bytes BLOB)")
+        try writer.execute("PRAGMA cache_size = 1; BEGIN; PRAGMA application_id = \(SQLiteJournalStore.applicationID); CREATE TABLE filler (bytes BLOB)")
         for _ in 0..<64 { try writer.execute("INSERT INTO filler VALUES (zeroblob(4000))") }
         // Mid-transaction, with pages spilled to the file: a copy of the pair is what a kill leaves.
         let copy = directory + "/left.sqlite"
         try FileManager.default.copyItem(atPath: path, toPath: copy)
         try FileManager.default.copyItem(atPath: path + "-journal", toPath: copy + "-journal")
         writer.close()
-        #expect(throws: PluginJournalError(PluginJournal.leftMidWrite, at: copy)) { try PluginJournal(readingAt: copy) }
+        #expect(throws: PluginJournalError(SQLiteJournalStore.leftMidWrite, at: copy)) { try PluginJournal(readingAt: copy) }
         // The host repairs it (the write rolled back, the file is empty) and creates its own.
         try PluginJournal(path: copy).close()
         #expect(try PluginJournal(readingAt: copy).summaries() == [])

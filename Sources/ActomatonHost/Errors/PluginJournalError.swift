@@ -38,6 +38,9 @@ public struct PluginJournalError: Error, Sendable, Hashable, CustomStringConvert
         case orphanedLog(String)
         /// The journal was closed.
         case closed
+        /// Another host owns the name now (its lease was taken over): this host's record for
+        /// it was not written.
+        case fenced(String)
 
         /// The reason, one line.
         public var description: String {
@@ -58,6 +61,7 @@ public struct PluginJournalError: Error, Sendable, Hashable, CustomStringConvert
                 "\(file) is a write-ahead log without its database (another database's, or what is left of one); refusing to start "
                     + "over it — move it away to start empty"
             case .closed: "the state database is closed"
+            case let .fenced(name): "another host owns \(name) now (this host's lease on it was taken over); the record was not written"
             }
         }
     }

@@ -67,6 +67,32 @@ public struct JournaledTimer: Sendable, Hashable {
     public var interval: Int64?
     /// Its effect ID and queue.
     public var options: PluginEffectOptions
+
+    /// Creates a timer as a store read it.
+    public init(key: Int64, plugin: String, action: String, arguments: [PluginValue], due: Int64, interval: Int64?,
+                options: PluginEffectOptions) {
+        self.key = key
+        self.plugin = plugin
+        self.action = action
+        self.arguments = arguments
+        self.due = due
+        self.interval = interval
+        self.options = options
+    }
+}
+
+extension JournaledTimer {
+    /// A timer's effect options as a store keeps them: its effect ID, and its queue's name,
+    /// policy (the contract's number) and capacity; no queue when the name is `nil` or the
+    /// policy is not one of the contract's.
+    public static func options(id: String?, queue: String?, policy: Int64, maxCount: Int64) -> PluginEffectOptions {
+        var options = PluginEffectOptions()
+        options.id = id
+        if let queue, let policy = PluginQueuePolicy(abiPolicy: UInt32(clamping: policy), maxCount: Int(clamping: maxCount)) {
+            options.queue = .init(name: queue, policy: policy)
+        }
+        return options
+    }
 }
 
 /// One journaled action of a plugin.
@@ -79,6 +105,14 @@ public struct JournaledAction: Sendable, Hashable {
     public var action: String
     /// The action's arguments, in order.
     public var arguments: [PluginValue]
+
+    /// Creates an action as a store read it.
+    public init(sequence: Int64, version: String, action: String, arguments: [PluginValue]) {
+        self.sequence = sequence
+        self.version = version
+        self.action = action
+        self.arguments = arguments
+    }
 
     /// The action as an input line writes it: `add 5`.
     public var text: String {
@@ -94,6 +128,13 @@ public struct JournaledSnapshot: Sendable, Hashable {
     public var version: String
     /// The state, as the plugin's `snapshot` wrote it.
     public var bytes: [UInt8]
+
+    /// Creates a snapshot as a store read it.
+    public init(sequence: Int64, version: String, bytes: [UInt8]) {
+        self.sequence = sequence
+        self.version = version
+        self.bytes = bytes
+    }
 }
 
 /// What the journal knows about one plugin: how to bring its state back.
@@ -112,6 +153,16 @@ public struct JournalRecovery: Sendable {
     /// machine's count of transitions. `nil` in a format 1 file read without upgrading it.
     public var transitionCount: Int64?
 
+    /// Creates a recovery as a store read it.
+    public init(snapshots: [JournaledSnapshot], actions: [JournaledAction], startsAtTheBeginning: Bool, timers: [JournaledTimer],
+                transitionCount: Int64? = nil) {
+        self.snapshots = snapshots
+        self.actions = actions
+        self.startsAtTheBeginning = startsAtTheBeginning
+        self.timers = timers
+        self.transitionCount = transitionCount
+    }
+
     /// Nothing journaled.
     public var isEmpty: Bool { snapshots.isEmpty && actions.isEmpty && timers.isEmpty }
 }
@@ -127,6 +178,14 @@ public struct JournalSummary: Sendable, Hashable {
     /// Pending delayed and repeating actions.
     public var timerCount: Int
 
+    /// Creates a summary as a store read it.
+    public init(plugin: String, actionCount: Int, lastSnapshot: (sequence: Int64, bytes: Int)?, timerCount: Int) {
+        self.plugin = plugin
+        self.actionCount = actionCount
+        self.lastSnapshot = lastSnapshot
+        self.timerCount = timerCount
+    }
+
     /// Whether both summarise the same journal contents.
     public static func == (lhs: JournalSummary, rhs: JournalSummary) -> Bool {
         lhs.plugin == rhs.plugin && lhs.actionCount == rhs.actionCount && lhs.timerCount == rhs.timerCount
@@ -140,8 +199,8 @@ public struct JournalSummary: Sendable, Hashable {
     }
 }
 
-/// A change the journal writes, in order.
-enum JournalRecord: Sendable {
+/// A change the journal writes, in order: what a ``JournalStore`` commits.
+public enum JournalRecord: Sendable {
     /// A plugin accepted an action: journal it, with the timers it started and the IDs it
     /// cancelled; `firedTimer` is the delayed timer that sent it (forgotten now) or the
     /// repeating one (its next due time moves on).
@@ -150,10 +209,20 @@ enum JournalRecord: Sendable {
                 receipt: JournaledReceipt? = nil, message: (@Sendable () -> String)? = nil)
     /// A snapshot of a plugin's state after its last journaled action.
     case snapshot(plugin: String, version: String, bytes: [UInt8])
-    /// A timer was cancelled or dropped without firing.
-    case timerEnded(key: Int64)
+    /// A timer of `plugin` was cancelled or dropped without firing.
+    case timerEnded(key: Int64, plugin: String)
     /// Everything journaled under a name is forgotten: its actions, snapshots and timers.
     case forget(plugin: String)
+
+    /// The name the record is journaled under.
+    public var name: String? {
+        switch self {
+        case let .action(plugin, _, _, _, _, _, _, _, _): plugin
+        case let .snapshot(plugin, _, _): plugin
+        case let .timerEnded(_, plugin): plugin
+        case let .forget(plugin): plugin
+        }
+    }
 }
 
 /// What a caller asks the journal to keep with an input action, in the same commit: the
@@ -214,9 +283,11 @@ public struct JournaledReceipt: Sendable, Hashable {
     }
 }
 
-/// The byte form of action arguments in the journal: per value, a tag and its payload.
-enum ArgumentCoding {
-    static func encode(_ values: [PluginValue]) -> [UInt8] {
+/// The byte form of action arguments in the journal: per value, a tag and its payload; the same
+/// in every ``JournalStore``.
+public enum ArgumentCoding {
+    /// The bytes of `values`.
+    public static func encode(_ values: [PluginValue]) -> [UInt8] {
         var bytes: [UInt8] = []
         func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
         for value in values {
@@ -235,7 +306,7 @@ enum ArgumentCoding {
     }
 
     /// The values, or `nil` when the bytes are not a valid encoding.
-    static func decode(_ bytes: [UInt8]) -> [PluginValue]? {
+    public static func decode(_ bytes: [UInt8]) -> [PluginValue]? {
         var values: [PluginValue] = []
         var index = 0
         func read<T: FixedWidthInteger>(_: T.Type) -> T? {

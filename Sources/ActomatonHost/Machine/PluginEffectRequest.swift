@@ -175,18 +175,21 @@ extension PluginEffectRequest {
 final class JournalTimerToken: Sendable {
     let journal: PluginJournal
     let key: Int64
+    /// The name its machine is journaled under.
+    let name: String
     private let fired = Atomic(false)
 
-    init(journal: PluginJournal, key: Int64) {
+    init(journal: PluginJournal, key: Int64, name: String) {
         self.journal = journal
         self.key = key
+        self.name = name
     }
 
     /// The delayed action is about to be sent: its record forgets the timer.
     func fire() { fired.store(true, ordering: .relaxed) }
 
     deinit {
-        if !fired.load(ordering: .relaxed) && !journal.isClosing { journal.append(.timerEnded(key: key)) }
+        if !fired.load(ordering: .relaxed) && !journal.isClosing { journal.append(.timerEnded(key: key, plugin: name)) }
     }
 }
 

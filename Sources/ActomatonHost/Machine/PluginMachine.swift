@@ -391,7 +391,7 @@ public actor PluginMachine: EffectQueueHost {
         let (clock, budget, journal, depth) = (self.clock, effectBudget, self.journal, input.depth)
         return Effect.combine(requests.enumerated().map { index, request in
             let key = keys[index]
-            return request.effect(clock: clock, budget: budget, timer: key.map { JournalTimerToken(journal: journal!, key: $0) }) { action, request in
+            return request.effect(clock: clock, budget: budget, timer: key.map { JournalTimerToken(journal: journal!, key: $0, name: journalName) }) { action, request in
                 // A next action goes one level deeper; a timed one starts a new chain.
                 if case .next = request { return PluginMachineAction(action: action, origin: .next, depth: depth + 1) }
                 return PluginMachineAction(action: action, origin: request.origin, depth: 0,
@@ -603,14 +603,14 @@ public actor PluginMachine: EffectQueueHost {
                 action = try plugin.action(timer.action, timer.arguments)
             } catch {
                 problems.append("\(name): a journaled timer for '\(timer.action)' cannot be armed again: \(error.reason)")
-                journal.append(.timerEnded(key: timer.key))
+                journal.append(.timerEnded(key: timer.key, plugin: timer.plugin))
                 continue
             }
             let remaining = Duration.milliseconds(max(0, timer.due - now))
             let request: PluginEffectRequest = timer.interval.map { .repeating(action, every: .milliseconds($0), timer.options) }
                 ?? .delayed(action, after: remaining, timer.options)
             let fired = FiredTimer(key: timer.key, repeating: timer.interval != nil)
-            effects.append(request.effect(clock: clock, budget: effectBudget, timer: JournalTimerToken(journal: journal, key: timer.key),
+            effects.append(request.effect(clock: clock, budget: effectBudget, timer: JournalTimerToken(journal: journal, key: timer.key, name: timer.plugin),
                                           firstTickAfter: remaining) { action, request in
                 PluginMachineAction(action: action, origin: request.origin, depth: 0, timer: fired)
             })

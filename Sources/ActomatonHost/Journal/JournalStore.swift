@@ -1,0 +1,66 @@
+/// Where a ``PluginJournal`` keeps its records: the embedded SQLite file of one host
+/// (`--state FILE`), or a database that several hosts share (`--state postgres://…`, in
+/// `ActomatonCluster`).
+///
+/// The journal calls a store from threads of its own, never from the concurrency pool: its
+/// writer thread commits, and readers call the other methods from wherever they block (the
+/// command line's thread, or a thread the service starts for it). Every call may block; a
+/// store serializes its calls as it needs.
+///
+/// One conformance suite runs against every store of the project: what it writes is read back
+/// the same, a snapshot keeps the one before it and the actions after the older one, a timer
+/// fired or ended is gone, a forgotten name holds nothing, and receipts and messages come back
+/// in order.
+public protocol JournalStore: AnyObject, Sendable {
+    /// Where the records live, for messages: a file's path, or a database's address without
+    /// its password.
+    var location: String { get }
+
+    /// The first timer key no timer of this store uses; the journal numbers new timers from it.
+    func firstTimerKey() throws(PluginJournalError.Reason) -> Int64
+
+    /// Writes `records`, in order, in one transaction: all of them are durable when it returns,
+    /// or none is.
+    ///
+    /// - Throws: ``JournalStoreFencing`` when some records belong to names this store may no
+    ///   longer write (another host owns them now); nothing was written. Any other error:
+    ///   the write failed, and nothing was written.
+    func commit(_ records: [JournalRecord]) throws
+
+    /// What the store holds for `name`: its snapshots, actions and timers.
+    func recovery(for name: String) throws(PluginJournalError.Reason) -> JournalRecovery
+
+    /// The actions of `name` after `sequence`, oldest first.
+    func actions(of name: String, after sequence: Int64) throws(PluginJournalError.Reason) -> [JournaledAction]
+
+    /// The receipts kept until `now` or later, the latest to expire first, at most `limit`.
+    func receipts(keptAfter now: Int64, limit: Int) throws(PluginJournalError.Reason) -> [JournaledReceipt]
+
+    /// The messages of `name`'s transitions numbered above `ordinal`, oldest first, at most
+    /// `limit`, stopping before the first action kept without a message.
+    func messages(of name: String, after ordinal: Int64, limit: Int) throws(PluginJournalError.Reason) -> [(ordinal: Int64, message: String)]
+
+    /// Every name the store holds something for, with what it holds.
+    func summaries() throws(PluginJournalError.Reason) -> [JournalSummary]
+
+    /// Releases the store's connection (and lock); `clean` when every commit succeeded, so
+    /// that it may tidy up first. Later calls fail with ``PluginJournalError/Reason/closed``.
+    func close(clean: Bool)
+}
+
+/// A store's refusal to commit records of names it no longer owns: another host took them over
+/// (a newer epoch), so this host must drop them. Nothing of the commit was written.
+public struct JournalStoreFencing: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The names whose records were refused.
+    public var names: Set<String>
+
+    /// Creates a refusal for `names`.
+    public init(names: Set<String>) {
+        self.names = names
+    }
+
+    /// One line.
+    public var description: String {
+        "another host owns \(names.sorted().joined(separator: ", ")) now (this host's lease was taken over); its records were not written"
+    }
+}

@@ -1,0 +1,456 @@
+import ActomatonPluginContract
+import CSQLite
+import Synchronization
+
+/// The journal's records in a SQLite database in WAL mode: the embedded store of one host
+/// (`--state FILE`). See ``PluginJournal`` for what it holds and when it refuses a file.
+///
+/// A writing store locks its file for its life (one host per file); a reading one writes
+/// nothing, not even a schema into an empty file.
+public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
+    /// The format this host writes and reads (`PRAGMA user_version`). Format 2 added each
+    /// name's count of transitions; a format 1 file is brought up to it when a host opens it.
+    public static let formatVersion: Int64 = 2
+    /// Marks the file as this host's (`PRAGMA application_id`, "ACTJ").
+    static let applicationID: Int64 = 0x4143_544A
+    /// After how many pages (4 KiB each) the write-ahead log is checkpointed.
+    public static let walCheckpointPages = 1000
+    /// The most bytes the write-ahead log keeps after a checkpoint (`PRAGMA journal_size_limit`).
+    public static let walSizeLimit = 4 << 20
+
+    /// The database file.
+    public let path: String
+    /// The database file.
+    public var location: String { path }
+
+    private let database: SQLiteDatabase
+    /// The lock held for the store's life; `nil` when reading only.
+    private let file: StateDatabaseFile?
+    /// Held while the database is used: by the writer for a commit, by readers otherwise.
+    private let databaseLock = Mutex(())
+    // Touched by the committing thread only (the database lock held):
+    private var lastSequence: [String: Int64] = [:]
+    /// Each name's count of journaled actions, as committed with the last batch or since.
+    private var transitionCounts: [String: Int64] = [:]
+    private var statements: WriterStatements?
+    /// Whether the file has format 2's tables, the counts of transitions and the receipts (a
+    /// format 1 file read only has not).
+    private var countsTransitions = true
+
+    /// Opens the database at `path` for a host, or creates it when there is no file (or an
+    /// empty one), and locks it for this store's life.
+    ///
+    /// - Parameters:
+    ///   - path: The database file.
+    ///   - options: How it writes (its sync policy and size limit).
+    public init(path: String, options: JournalOptions = .init()) throws(PluginJournalError) {
+        self.path = path
+        let file: StateDatabaseFile
+        do {
+            file = try StateDatabaseFile.lockForWriting(path)
+        } catch {
+            throw PluginJournalError(error, at: path)
+        }
+        do {
+            database = try SQLiteDatabase(path: path, access: .readWrite(create: false))
+        } catch {
+            file.release()
+            throw PluginJournalError(Self.reason(for: error), at: path)
+        }
+        do {
+            // Counted by SQLite, after it has rolled back a write a stopped host left behind
+            // (the file's size would count pages that write added).
+            if try database.integer("PRAGMA page_count") ?? 0 > 0 {
+                try Self.check(database)
+                try Self.upgrade(database)
+            } else {
+                try Self.createSchema(database)
+            }
+            try database.execute("PRAGMA journal_mode = WAL")
+            try database.execute("PRAGMA synchronous = \(options.sync == .off ? "OFF" : "FULL")")
+            try database.execute("PRAGMA wal_autocheckpoint = \(Self.walCheckpointPages)")
+            try database.execute("PRAGMA journal_size_limit = \(Self.walSizeLimit)")
+            if let limit = options.maxDatabaseSize {
+                try database.execute("PRAGMA max_page_count = \(max(1, limit / 4096))")
+            }
+            // Receipts past their time are kept no longer.
+            try database.execute("DELETE FROM receipts WHERE expires < \(wallClockMilliseconds())")
+        } catch {
+            database.close()
+            file.release()
+            throw PluginJournalError(Self.reason(for: error), at: path)
+        }
+        self.file = file
+    }
+
+    /// Opens the database at `path` to read what it holds, writing nothing (not even a
+    /// schema into an empty file); it may be in use by a host meanwhile.
+    public init(readingAt path: String) throws(PluginJournalError) {
+        self.path = path
+        file = nil
+        do {
+            try StateDatabaseFile.vetForReading(path)
+            database = try SQLiteDatabase(path: path, access: .readOnly)
+        } catch {
+            throw PluginJournalError(Self.reason(for: error), at: path)
+        }
+        do {
+            try Self.check(database)
+            countsTransitions = try database.integer("SELECT count(*) FROM sqlite_master WHERE name = 'transitions'") == 1
+        } catch let failure as SQLiteDatabase.Failure where failure.code & 0xFF == SQLITE_READONLY {
+            database.close()
+            throw PluginJournalError(Self.leftMidWrite, at: path)
+        } catch {
+            database.close()
+            throw PluginJournalError(Self.reason(for: error), at: path)
+        }
+    }
+
+    /// A database a host stopped in the middle of writing (a rollback journal beside it) needs a
+    /// repair before it can be read, and reading must not write.
+    static let leftMidWrite = PluginJournalError.Reason.unreadable(
+        "it was left in the middle of a write (a host stopped while writing it), and reading it needs a repair that reading "
+            + "must not make: run the host on it once (run or serve with --state), which repairs it")
+
+    deinit {
+        close(clean: false)
+    }
+
+    /// The first timer key no timer in the file uses.
+    public func firstTimerKey() throws(PluginJournalError.Reason) -> Int64 {
+        try reading { () throws in try database.integer("SELECT coalesce(max(key), 0) + 1 FROM timers") ?? 1 }
+    }
+
+    /// Checkpoints the write-ahead log down to nothing when `clean`, closes the connection and
+    /// drops the lock: when this returns, the files are free for another connection or host.
+    public func close(clean: Bool) {
+        databaseLock.withLock { _ in
+            guard !database.isClosed else { return }
+            statements = nil
+            if file != nil, clean { try? database.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+            database.close()
+            file?.release()
+        }
+    }
+
+    /// Runs `body` with the database lock held; SQLite's errors as a journal's reasons.
+    private func reading<T>(_ body: () throws -> T) throws(PluginJournalError.Reason) -> T {
+        do {
+            return try databaseLock.withLock { _ in
+                guard !database.isClosed else { throw PluginJournalError.Reason.closed }
+                return try body()
+            }
+        } catch {
+            throw Self.reason(for: error)
+        }
+    }
+
+    static func reason(for error: any Error) -> PluginJournalError.Reason {
+        if let reason = error as? PluginJournalError.Reason { return reason }
+        guard let failure = error as? SQLiteDatabase.Failure else { return .unreadable("\(error)") }
+        switch failure.code & 0xFF {
+        case SQLITE_MISUSE: return .closed
+        case SQLITE_NOTADB: return .corrupt("it is not a SQLite database")
+        case SQLITE_CORRUPT: return .corrupt(failure.message)
+        default: return .unreadable(failure.message)
+        }
+    }
+
+    private static func check(_ database: SQLiteDatabase) throws -> Void {
+        let application = try database.integer("PRAGMA application_id") ?? 0
+        guard application == applicationID else { throw PluginJournalError.Reason.notAStateDatabase }
+        let format = try database.integer("PRAGMA user_version") ?? 0
+        guard format <= formatVersion else { throw PluginJournalError.Reason.newerFormat(found: format, supported: formatVersion) }
+        let verdict = try database.text("PRAGMA quick_check") ?? "no answer"
+        guard verdict == "ok" else { throw PluginJournalError.Reason.corrupt(verdict) }
+    }
+
+    private static func createSchema(_ database: SQLiteDatabase) throws -> Void {
+        // One transaction: a host stopped while creating the file leaves it empty, not half made.
+        try database.execute("""
+            BEGIN IMMEDIATE;
+            PRAGMA application_id = \(applicationID);
+            PRAGMA user_version = \(formatVersion);
+            CREATE TABLE actions (seq INTEGER PRIMARY KEY AUTOINCREMENT, plugin TEXT NOT NULL, version TEXT NOT NULL,
+                                  action TEXT NOT NULL, args BLOB NOT NULL, ordinal INTEGER, message TEXT);
+            CREATE INDEX actions_by_plugin ON actions (plugin, seq);
+            CREATE TABLE snapshots (plugin TEXT NOT NULL, seq INTEGER NOT NULL, version TEXT NOT NULL, state BLOB NOT NULL,
+                                    PRIMARY KEY (plugin, seq));
+            CREATE TABLE timers (key INTEGER PRIMARY KEY, plugin TEXT NOT NULL, action TEXT NOT NULL, args BLOB NOT NULL,
+                                 due INTEGER NOT NULL, interval INTEGER, effect_id TEXT, queue TEXT, policy INTEGER, max_count INTEGER);
+            CREATE TABLE pruned (plugin TEXT PRIMARY KEY, through INTEGER NOT NULL);
+            CREATE TABLE transitions (plugin TEXT PRIMARY KEY, count INTEGER NOT NULL);
+            CREATE TABLE receipts (plugin TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL, answer TEXT NOT NULL,
+                                   expires INTEGER NOT NULL, PRIMARY KEY (plugin, key));
+            COMMIT;
+            """)
+    }
+
+    /// Brings a format 1 file up to this format, in one transaction: each name's count of
+    /// transitions starts where format 1 numbered them (the journal's number of its last action).
+    private static func upgrade(_ database: SQLiteDatabase) throws {
+        guard try database.integer("PRAGMA user_version") ?? 0 < 2 else { return }
+        let columns = try database.prepare("SELECT name FROM pragma_table_info('actions')")
+        var existing: Set<String> = []
+        while try columns.step() { existing.insert(columns.text(0)) }
+        columns.reset()
+        let added = ["ordinal INTEGER", "message TEXT"].filter { !existing.contains(String($0.prefix { $0 != " " })) }
+        try database.execute("""
+            BEGIN IMMEDIATE;
+            CREATE TABLE IF NOT EXISTS transitions (plugin TEXT PRIMARY KEY, count INTEGER NOT NULL);
+            \(added.map { "ALTER TABLE actions ADD COLUMN \($0);" }.joined(separator: "\n"))
+            CREATE TABLE IF NOT EXISTS receipts (plugin TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL,
+                                                 answer TEXT NOT NULL, expires INTEGER NOT NULL, PRIMARY KEY (plugin, key));
+            INSERT OR IGNORE INTO transitions (plugin, count)
+                SELECT name, max(coalesce((SELECT max(seq) FROM actions WHERE plugin = name), 0),
+                                 coalesce((SELECT max(seq) FROM snapshots WHERE plugin = name), 0))
+                FROM (SELECT plugin AS name FROM actions UNION SELECT plugin FROM snapshots);
+            PRAGMA user_version = 2;
+            COMMIT;
+            """)
+    }
+
+    // MARK: Reading
+
+    /// What the file holds for `name`: its snapshots, actions and timers.
+    public func recovery(for name: String) throws(PluginJournalError.Reason) -> JournalRecovery {
+        try reading { () throws in
+            let snapshots = try database.prepare("SELECT seq, version, state FROM snapshots WHERE plugin = ? ORDER BY seq DESC")
+            snapshots.bind(.text(name))
+            var recovery = JournalRecovery(snapshots: [], actions: [], startsAtTheBeginning: true, timers: [])
+            if countsTransitions {
+                let count = try database.prepare("SELECT count FROM transitions WHERE plugin = ?")
+                count.bind(.text(name))
+                if try count.step() { recovery.transitionCount = count.integer(0) }
+            }
+            while try snapshots.step() {
+                recovery.snapshots.append(JournaledSnapshot(sequence: snapshots.integer(0), version: snapshots.text(1), bytes: snapshots.blob(2)))
+            }
+            recovery.actions = try actionsHoldingTheLock(of: name, after: recovery.snapshots.first?.sequence ?? 0)
+            let pruned = try database.prepare("SELECT through FROM pruned WHERE plugin = ?")
+            pruned.bind(.text(name))
+            recovery.startsAtTheBeginning = try !pruned.step()
+            let timers = try database.prepare("""
+                SELECT key, action, args, due, interval, effect_id, queue, policy, max_count FROM timers WHERE plugin = ? ORDER BY key
+                """)
+            timers.bind(.text(name))
+            while try timers.step() {
+                guard let arguments = ArgumentCoding.decode(timers.blob(2)) else {
+                    throw PluginJournalError.Reason.badRecord("the arguments of timer \(timers.integer(0))")
+                }
+                recovery.timers.append(JournaledTimer(
+                    key: timers.integer(0), plugin: name, action: timers.text(1), arguments: arguments, due: timers.integer(3),
+                    interval: timers.isNull(4) ? nil : timers.integer(4),
+                    options: JournaledTimer.options(id: timers.isNull(5) ? nil : timers.text(5), queue: timers.isNull(6) ? nil : timers.text(6),
+                                                    policy: timers.integer(7), maxCount: timers.integer(8))))
+            }
+            return recovery
+        }
+    }
+
+    /// The actions of `name` after `sequence`, oldest first (the database lock held).
+    private func actionsHoldingTheLock(of name: String, after sequence: Int64) throws -> [JournaledAction] {
+        let statement = try database.prepare("SELECT seq, version, action, args FROM actions WHERE plugin = ? AND seq > ? ORDER BY seq")
+        statement.bind(.text(name), .integer(sequence))
+        var actions: [JournaledAction] = []
+        while try statement.step() {
+            guard let arguments = ArgumentCoding.decode(statement.blob(3)) else {
+                throw PluginJournalError.Reason.badRecord("the arguments of action #\(statement.integer(0))")
+            }
+            actions.append(JournaledAction(sequence: statement.integer(0), version: statement.text(1), action: statement.text(2), arguments: arguments))
+        }
+        return actions
+    }
+
+    /// The actions of `name` after `sequence`, oldest first.
+    public func actions(of name: String, after sequence: Int64) throws(PluginJournalError.Reason) -> [JournaledAction] {
+        try reading { () throws in try actionsHoldingTheLock(of: name, after: sequence) }
+    }
+
+    /// The receipts kept until `now` or later, the latest to expire first, at most `limit`;
+    /// none from a format 1 file read without upgrading it.
+    public func receipts(keptAfter now: Int64, limit: Int) throws(PluginJournalError.Reason) -> [JournaledReceipt] {
+        guard countsTransitions else { return [] }
+        return try reading { () throws in
+            let statement = try database.prepare("""
+                SELECT plugin, key, fingerprint, answer, expires FROM receipts WHERE expires >= ? ORDER BY expires DESC LIMIT ?
+                """)
+            statement.bind(.integer(now), .integer(Int64(limit)))
+            var receipts: [JournaledReceipt] = []
+            while try statement.step() {
+                receipts.append(JournaledReceipt(plugin: statement.text(0), key: statement.text(1), fingerprint: statement.text(2),
+                                                 answer: statement.text(3), expires: statement.integer(4)))
+            }
+            return receipts
+        }
+    }
+
+    /// The messages of `name`'s transitions numbered above `ordinal`, oldest first, at most
+    /// `limit`; none from a format 1 file read without upgrading it.
+    public func messages(of name: String, after ordinal: Int64, limit: Int) throws(PluginJournalError.Reason) -> [(ordinal: Int64, message: String)] {
+        guard countsTransitions else { return [] }
+        return try reading { () throws in
+            let statement = try database.prepare("""
+                SELECT ordinal, message FROM actions WHERE plugin = ? AND ordinal > ? ORDER BY seq LIMIT ?
+                """)
+            statement.bind(.text(name), .integer(ordinal), .integer(Int64(limit)))
+            var messages: [(ordinal: Int64, message: String)] = []
+            while try statement.step(), !statement.isNull(1) {
+                messages.append((statement.integer(0), statement.text(1)))
+            }
+            return messages
+        }
+    }
+
+    /// Every name the file holds something for, with what it holds.
+    public func summaries() throws(PluginJournalError.Reason) -> [JournalSummary] {
+        try reading { () throws in
+            let statement = try database.prepare("""
+                SELECT name,
+                       (SELECT count(*) FROM actions WHERE plugin = name),
+                       (SELECT max(seq) FROM snapshots WHERE plugin = name),
+                       (SELECT length(state) FROM snapshots WHERE plugin = name ORDER BY seq DESC LIMIT 1),
+                       (SELECT count(*) FROM timers WHERE plugin = name)
+                FROM (SELECT plugin AS name FROM actions UNION SELECT plugin FROM snapshots UNION SELECT plugin FROM timers)
+                ORDER BY name
+                """)
+            var summaries: [JournalSummary] = []
+            while try statement.step() {
+                summaries.append(JournalSummary(
+                    plugin: statement.text(0), actionCount: Int(statement.integer(1)),
+                    lastSnapshot: statement.isNull(2) ? nil : (statement.integer(2), Int(statement.integer(3))),
+                    timerCount: Int(statement.integer(4))))
+            }
+            return summaries
+        }
+    }
+
+    // MARK: Writing
+
+    /// Writes `records` in one transaction.
+    public func commit(_ records: [JournalRecord]) throws {
+        try databaseLock.withLock { _ in
+            guard !database.isClosed else { throw PluginJournalError.Reason.closed }
+            if statements == nil { statements = try WriterStatements(database) }
+            let statements = statements!
+            try database.execute("BEGIN IMMEDIATE")
+            do {
+                var counted: Set<String> = []
+                for record in records { try apply(record, statements, counted: &counted) }
+                for plugin in counted {
+                    try statements.setTransitions.bind(.text(plugin), .integer(transitionCounts[plugin] ?? 0)).run()
+                }
+                try database.execute("COMMIT")
+            } catch {
+                try? database.execute("ROLLBACK")
+                statements.resetAll()
+                // Read again from what was committed.
+                transitionCounts = [:]
+                lastSequence = [:]
+                throw error
+            }
+            statements.resetAll()
+        }
+    }
+
+    private func apply(_ record: JournalRecord, _ statements: WriterStatements, counted: inout Set<String>) throws {
+        switch record {
+        case let .action(plugin, version, name, arguments, fired, timers, cancelledIDs, receipt, message):
+            if let receipt {
+                try statements.insertReceipt.bind(.text(plugin), .text(receipt.key), .text(receipt.fingerprint), .text(receipt.answer),
+                                                  .integer(receipt.expires)).run()
+            }
+            if transitionCounts[plugin] == nil {
+                let statement = statements.transitions.bind(.text(plugin))
+                transitionCounts[plugin] = try statement.step() ? statement.integer(0) : 0
+                statement.reset()
+            }
+            transitionCounts[plugin]! += 1
+            counted.insert(plugin)
+            try statements.insertAction.bind(.text(plugin), .text(version), .text(name), .blob(ArgumentCoding.encode(arguments)),
+                                             .integer(transitionCounts[plugin]!), message.map { .text($0()) } ?? .null).run()
+            lastSequence[plugin] = sqlite3_last_insert_rowid(database.handle)
+            if let fired {
+                if fired.repeating {
+                    try statements.advanceTimer.bind(.integer(fired.key)).run()
+                } else {
+                    try statements.deleteTimer.bind(.integer(fired.key)).run()
+                }
+            }
+            for id in cancelledIDs { try statements.deleteTimersWithID.bind(.text(plugin), .text(id)).run() }
+            for timer in timers {
+                try statements.insertTimer.bind(
+                    .integer(timer.key), .text(plugin), .text(timer.action), .blob(ArgumentCoding.encode(timer.arguments)),
+                    .integer(timer.due), timer.interval.map(SQLiteValue.integer) ?? .null,
+                    timer.options.id.map(SQLiteValue.text) ?? .null, timer.options.queue.map { .text($0.name) } ?? .null,
+                    timer.options.queue.map { .integer(Int64($0.policy.abiPolicy)) } ?? .null,
+                    timer.options.queue.map { .integer(Int64($0.policy.maxCount)) } ?? .null
+                ).run()
+            }
+        case let .snapshot(plugin, version, bytes):
+            let sequence: Int64
+            if let known = lastSequence[plugin] {
+                sequence = known
+            } else {
+                let statement = statements.lastAction.bind(.text(plugin))
+                sequence = try statement.step() ? statement.integer(0) : 0
+                statement.reset()
+            }
+            try statements.insertSnapshot.bind(.text(plugin), .integer(sequence), .text(version), .blob(bytes)).run()
+            // Keep this snapshot and the one before it (a fallback if `restore` refuses this
+            // one), and the actions after the older one.
+            let previous = statements.previousSnapshot.bind(.text(plugin), .integer(sequence))
+            if try previous.step() {
+                let kept = previous.integer(0)
+                previous.reset()
+                try statements.deleteOldSnapshots.bind(.text(plugin), .integer(kept)).run()
+                try statements.deleteOldActions.bind(.text(plugin), .integer(kept)).run()
+                try statements.markPruned.bind(.text(plugin), .integer(kept)).run()
+            }
+        case let .timerEnded(key, _):
+            try statements.deleteTimer.bind(.integer(key)).run()
+        case let .forget(plugin):
+            for table in ["actions", "snapshots", "timers", "pruned", "transitions", "receipts"] {
+                try database.prepare("DELETE FROM \(table) WHERE plugin = ?").bind(.text(plugin)).run()
+            }
+            lastSequence[plugin] = nil
+            transitionCounts[plugin] = nil
+            counted.remove(plugin)
+        }
+    }
+
+    /// The writer's prepared statements.
+    private final class WriterStatements {
+        let insertAction, lastAction, insertSnapshot, previousSnapshot, deleteOldSnapshots, deleteOldActions, markPruned: SQLiteDatabase.Statement
+        let insertTimer, deleteTimer, advanceTimer, deleteTimersWithID, transitions, setTransitions, insertReceipt: SQLiteDatabase.Statement
+
+        /// Ends every statement's run, so that no read transaction outlives the commit.
+        func resetAll() {
+            for statement in [insertAction, lastAction, insertSnapshot, previousSnapshot, deleteOldSnapshots, deleteOldActions,
+                              markPruned, insertTimer, deleteTimer, advanceTimer, deleteTimersWithID, transitions, setTransitions,
+                              insertReceipt] {
+                statement.reset()
+            }
+        }
+
+        init(_ database: SQLiteDatabase) throws {
+            insertAction = try database.prepare("INSERT INTO actions (plugin, version, action, args, ordinal, message) VALUES (?, ?, ?, ?, ?, ?)")
+            lastAction = try database.prepare("SELECT coalesce(max(seq), 0) FROM actions WHERE plugin = ?")
+            insertSnapshot = try database.prepare("INSERT OR REPLACE INTO snapshots (plugin, seq, version, state) VALUES (?, ?, ?, ?)")
+            previousSnapshot = try database.prepare("SELECT max(seq) FROM snapshots WHERE plugin = ? AND seq < ? HAVING max(seq) IS NOT NULL")
+            deleteOldSnapshots = try database.prepare("DELETE FROM snapshots WHERE plugin = ? AND seq < ?")
+            deleteOldActions = try database.prepare("DELETE FROM actions WHERE plugin = ? AND seq <= ?")
+            markPruned = try database.prepare("INSERT OR REPLACE INTO pruned (plugin, through) VALUES (?, ?)")
+            insertTimer = try database.prepare("""
+                INSERT OR REPLACE INTO timers (key, plugin, action, args, due, interval, effect_id, queue, policy, max_count)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+            deleteTimer = try database.prepare("DELETE FROM timers WHERE key = ?")
+            advanceTimer = try database.prepare("UPDATE timers SET due = due + interval WHERE key = ?")
+            deleteTimersWithID = try database.prepare("DELETE FROM timers WHERE plugin = ? AND effect_id = ?")
+            transitions = try database.prepare("SELECT count FROM transitions WHERE plugin = ?")
+            setTransitions = try database.prepare("INSERT OR REPLACE INTO transitions (plugin, count) VALUES (?, ?)")
+            insertReceipt = try database.prepare("INSERT OR REPLACE INTO receipts (plugin, key, fingerprint, answer, expires) VALUES (?, ?, ?, ?, ?)")
+        }
+    }
+}
