@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "ActomatonPluginContract", targets: ["ActomatonPluginContract"]),
         .library(name: "ActomatonHost", targets: ["ActomatonHost"]),
         .library(name: "ActomatonService", targets: ["ActomatonService"]),
+        .library(name: "ActomatonCluster", targets: ["ActomatonCluster"]),
         .executable(name: "actomaton-host", targets: ["actomaton-host"]),
         // The worker process of isolated plugins, without the command line or the service.
         .executable(name: "actomaton-worker", targets: ["actomaton-worker"]),
@@ -56,6 +57,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // TLS for the service (`--tls-certificate`, `--tls-key`).
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.0"),
+        // The cluster (layer 4) only: hosts sharing one PostgreSQL database.
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         // Documentation: `make docs` (swift package generate-documentation).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -132,6 +135,13 @@ let package = Package(
             .product(name: "Prometheus", package: "swift-prometheus"),
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // Layer 4: hosts sharing one PostgreSQL database: the journal there, leases and fencing.
+        .target(name: "ActomatonCluster", dependencies: [
+            "ActomatonHost",
+            .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .executableTarget(name: "actomaton-worker", dependencies: ["ActomatonHost"]),
         .executableTarget(name: "actomaton-host", dependencies: [
             "ActomatonHost",
@@ -198,6 +208,10 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
+        ]),
+        .testTarget(name: "ActomatonClusterTests", dependencies: [
+            "ActomatonCluster", "ActomatonHost", "ActomatonPluginContract",
+            .product(name: "PostgresNIO", package: "postgres-nio"),
         ]),
         .testTarget(name: "HostCommandLineTests", dependencies: ["HostCommandLine", "ActomatonPluginContract"]),
         .testTarget(name: "ActomatonPluginCoreTests", dependencies: ["ActomatonPluginCore"]),

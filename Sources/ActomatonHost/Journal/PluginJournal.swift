@@ -39,7 +39,7 @@ public final class PluginJournal: @unchecked Sendable {
     public static let formatVersion = SQLiteJournalStore.formatVersion
     /// The most records one transaction commits: a long queue is written as several commits.
     public static let maxRecordsPerCommit = 2048
-    /// The most refusals of fenced records kept for waiters that have not asked yet.
+    /// The most refusals of fenced records kept for waiters and for their acknowledgement state.
     static let maxKeptRefusals = 4096
 
     /// Where the records live: the database file, or the shared database's address.
@@ -68,7 +68,7 @@ public final class PluginJournal: @unchecked Sendable {
     /// Records acknowledged before their commit (``JournalSyncPolicy/batch``) and not yet committed.
     private var acknowledgedEarly = 0
     private var waiters: [(ticket: UInt64, continuation: CheckedContinuation<Void, any Error>)] = []
-    /// Records refused because another host owns their name, kept until their waiter asks.
+    /// Records refused because another host owns their name (the latest ``maxKeptRefusals``).
     private var refusedTickets: [UInt64: PluginJournalError] = [:]
     private var closing = false
     private var storeClosed = false
@@ -311,7 +311,7 @@ public final class PluginJournal: @unchecked Sendable {
     /// (a commit failed, or the journal closed first).
     func waitUntilAcknowledged(_ ticket: UInt64) async throws(PluginJournalError) {
         pthread_mutex_lock(mutex)
-        if let refusal = refusedTickets.removeValue(forKey: ticket) {
+        if let refusal = refusedTickets[ticket] {
             pthread_mutex_unlock(mutex)
             throw refusal
         }
@@ -402,6 +402,7 @@ public final class PluginJournal: @unchecked Sendable {
             inFlightOldestEarly = batch.first(where: \.acknowledgedEarly)
             let failed = failure != nil
             let observer = commitObserver
+            let fencingObserver = fencingObserver
             pthread_mutex_unlock(mutex)
 
             let started = monotonicNanoseconds()
@@ -441,10 +442,8 @@ public final class PluginJournal: @unchecked Sendable {
             }
             let ready = waiters.filter { $0.ticket <= acknowledgedTicket }
             waiters.removeAll { $0.ticket <= acknowledgedTicket }
-            var waited: Set<UInt64> = []
-            for waiter in ready where refusals[waiter.ticket] != nil { waited.insert(waiter.ticket) }
-            // A refusal no one waits for yet is kept for its waiter, a bounded number of them.
-            for (ticket, refusal) in refusals where !waited.contains(ticket) { refusedTickets[ticket] = refusal }
+            // Kept for later waiters and for `acknowledgementState`, the latest ones only.
+            refusedTickets.merge(refusals) { $1 }
             if refusedTickets.count > Self.maxKeptRefusals {
                 for ticket in refusedTickets.keys.sorted().prefix(refusedTickets.count - Self.maxKeptRefusals) {
                     refusedTickets[ticket] = nil

@@ -1,0 +1,279 @@
+import ActomatonHost
+import PostgresNIO
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// This host's membership in a cluster of hosts sharing one PostgreSQL database: its lease,
+/// and the instances it owns.
+///
+/// **The lease.** The host registers itself (a row in `actomaton_hosts`, with the URL the other
+/// hosts reach it at) and renews its lease every third of ``leaseTTL`` from a thread of its
+/// own. The database's clock is the only one compared, so the hosts' clocks may differ.
+///
+/// **Ownership, with fencing.** Each instance (a journal name) has one owner and an *epoch*
+/// that grows with every change of owner. ``claim(_:)`` takes an instance that nobody owns, or
+/// whose owner's lease has lapsed or who stopped, and bumps its epoch; it answers with the
+/// live owner otherwise. Every commit of the journal (``PostgresJournalStore``) checks, in its
+/// own transaction and with the instance's row locked, that this host still owns each name at
+/// the epoch it claimed: a host paused past its lease (SIGSTOP, a long stall, a partition)
+/// cannot write after another host took over. It finds out at its next commit (the records
+/// are refused, ``JournalStoreFencing``) or at its next renewal (the lease had lapsed: it
+/// forgets every instance it owned, ``onLeaseLost``), and drops those instances.
+///
+/// The ownership of one instance is kept per instance, under the host's lease: renewing costs
+/// one query per host whatever the number of instances, and a host that dies frees all of its
+/// instances when its lease lapses (as Orleans' membership and grain directory do).
+public final class ClusterHost: @unchecked Sendable {
+    /// The shortest lease.
+    public static let minLeaseTTL: Duration = .seconds(1)
+    /// The longest lease.
+    public static let maxLeaseTTL: Duration = .seconds(3600)
+    /// The most bytes of an advertised URL.
+    public static let maxAdvertiseLength = 512
+
+    /// The shared database.
+    public let address: PostgresAddress
+    /// How the other hosts reach this one (`--advertise`).
+    public let advertise: String
+    /// How long the lease lasts without a renewal (`--lease-ttl`).
+    public let leaseTTL: Duration
+    /// This host's number in the cluster, unique for every start of every host.
+    public let id: Int64
+
+    private let link: PostgresLink
+    /// The epoch at which this host owns each name.
+    private let owned = Mutex<[String: Int64]>([:])
+    private let keeperState = Mutex(KeeperState())
+    private let keeperWake = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private let keeperMutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private var keeper: pthread_t?
+    private let leaseLostHandler = Mutex<(@Sendable (_ names: [String]) -> Void)?>(nil)
+
+    private struct KeeperState {
+        var stopping = false
+        var renewals = 0
+        var lastError: ClusterError?
+    }
+
+    /// What ``claim(_:)`` found.
+    public enum Claim: Sendable, Hashable {
+        /// This host owns the instance now, at this epoch.
+        case owned(epoch: Int64)
+        /// Another host owns it and its lease is alive: its number and URL.
+        case elsewhere(host: Int64, advertise: String)
+    }
+
+    /// Joins the cluster in the database at `address`: makes or checks its tables, registers
+    /// this host and takes its first lease; renews it from a thread of its own until ``stop()``.
+    ///
+    /// Blocks: call it from a thread of your own, or at start-up.
+    ///
+    /// - Parameters:
+    ///   - address: The shared database.
+    ///   - advertise: How the other hosts reach this one (`http://10.0.0.5:8080`).
+    ///   - leaseTTL: How long the lease lasts without a renewal, from 1 s to an hour.
+    public init(address: PostgresAddress, advertise: String, leaseTTL: Duration = .seconds(10)) throws(ClusterError) {
+        guard leaseTTL >= Self.minLeaseTTL, leaseTTL <= Self.maxLeaseTTL else {
+            throw .badOption("--lease-ttl must be from 1 to 3600 seconds")
+        }
+        guard advertise.utf8.count <= Self.maxAdvertiseLength, advertise.hasPrefix("http://") || advertise.hasPrefix("https://"),
+              !advertise.contains(where: { $0.isWhitespace }) else {
+            throw .badOption("--advertise must be an http:// or https:// URL of at most \(Self.maxAdvertiseLength) bytes, such as http://10.0.0.5:8080")
+        }
+        self.address = address
+        self.advertise = advertise
+        self.leaseTTL = leaseTTL
+        link = PostgresLink(address, name: "lease")
+        try ClusterSchema.prepare(link)
+        let rows = try link.run("""
+            INSERT INTO actomaton_hosts (advertise, lease_expires)
+            VALUES (\(advertise), clock_timestamp() + make_interval(secs => \(Self.seconds(leaseTTL))))
+            RETURNING id
+            """).rows
+        guard let id = try? rows.first?.decode(Int64.self) else { throw .queryFailed("registering the host returned no number") }
+        self.id = id
+        // Hosts that stopped or lapsed a day ago and own nothing are forgotten.
+        _ = try? link.run("""
+            DELETE FROM actomaton_hosts h WHERE h.lease_expires < clock_timestamp() - interval '1 day'
+                AND NOT EXISTS (SELECT 1 FROM actomaton_instances i WHERE i.owner = h.id)
+            """)
+        pthread_mutex_init(keeperMutex, nil)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(keeperWake, &attributes)
+        pthread_condattr_destroy(&attributes)
+        startKeeper()
+    }
+
+    deinit {
+        stop()
+        pthread_cond_destroy(keeperWake)
+        pthread_mutex_destroy(keeperMutex)
+        keeperWake.deallocate()
+        keeperMutex.deallocate()
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    // MARK: Ownership
+
+    /// Takes the instance `name` when nobody owns it, its owner's lease lapsed or its owner
+    /// stopped (its epoch grows), or keeps it when this host owns it already; says who owns it
+    /// otherwise. Blocks for one query.
+    public func claim(_ name: String) throws(ClusterError) -> Claim {
+        if let epoch = owned.withLock({ $0[name] }) { return .owned(epoch: epoch) }
+        let taken = try link.run("""
+            INSERT INTO actomaton_instances AS i (name, owner, epoch) VALUES (\(name), \(id), 1)
+            ON CONFLICT (name) DO UPDATE SET owner = \(id), epoch = i.epoch + 1
+            WHERE i.owner IS NULL OR i.owner = \(id)
+               OR NOT EXISTS (SELECT 1 FROM actomaton_hosts h
+                              WHERE h.id = i.owner AND h.lease_expires > clock_timestamp() AND NOT h.stopped)
+            RETURNING epoch
+            """).rows
+        if let epoch = try? taken.first?.decode(Int64.self) {
+            owned.withLock { $0[name] = epoch }
+            return .owned(epoch: epoch)
+        }
+        let owner = try link.run("""
+            SELECT h.id, h.advertise FROM actomaton_instances i JOIN actomaton_hosts h ON h.id = i.owner WHERE i.name = \(name)
+            """).rows
+        guard let (host, url) = try? owner.first?.decode((Int64, String).self) else {
+            // The owner went away meanwhile: try once more.
+            return try claimOnce(name)
+        }
+        return .elsewhere(host: host, advertise: url)
+    }
+
+    private func claimOnce(_ name: String) throws(ClusterError) -> Claim {
+        let taken = try link.run("""
+            UPDATE actomaton_instances SET owner = \(id), epoch = epoch + 1 WHERE name = \(name) AND owner IS NULL RETURNING epoch
+            """).rows
+        guard let epoch = try? taken.first?.decode(Int64.self) else { throw .queryFailed("the ownership of \(name) kept changing") }
+        owned.withLock { $0[name] = epoch }
+        return .owned(epoch: epoch)
+    }
+
+    /// Gives up the instance `name` (after passivating it, or when it is dropped): any host may
+    /// take it at once. Blocks for one query.
+    public func release(_ name: String) {
+        guard let epoch = owned.withLock({ $0.removeValue(forKey: name) }) else { return }
+        _ = try? link.run("UPDATE actomaton_instances SET owner = NULL WHERE name = \(name) AND owner = \(id) AND epoch = \(epoch)")
+    }
+
+    /// Forgets that this host owns `name`, writing nothing (another host took it over).
+    public func drop(_ name: String) {
+        owned.withLock { _ = $0.removeValue(forKey: name) }
+    }
+
+    /// The epoch at which this host owns `name`, if it does.
+    public func epoch(of name: String) -> Int64? {
+        owned.withLock { $0[name] }
+    }
+
+    /// The names this host owns.
+    public var ownedNames: [String] {
+        owned.withLock { Array($0.keys) }
+    }
+
+    /// Counts `count` records refused as fenced, for ``ClusterStatus``.
+    func countFencing(_ count: Int) {
+        _ = try? link.run("UPDATE actomaton_hosts SET fenced = fenced + \(Int64(count)) WHERE id = \(id)")
+    }
+
+    /// Tells `handler`, on the lease keeper's thread, the names this host owned when it found
+    /// its lease had lapsed: it owns none of them any more and must drop their machines.
+    public func onLeaseLost(_ handler: @escaping @Sendable (_ names: [String]) -> Void) {
+        leaseLostHandler.withLock { $0 = handler }
+    }
+
+    // MARK: The lease
+
+    /// How many times the lease was renewed (for tests).
+    public var renewals: Int { keeperState.withLock { $0.renewals } }
+
+    /// Renews the lease now; returns whether it was still alive (when not, every owned name is
+    /// forgotten and ``onLeaseLost(_:)``'s handler is told).
+    @discardableResult
+    public func renew() throws(ClusterError) -> Bool {
+        let rows = try link.run("""
+            UPDATE actomaton_hosts h SET lease_expires = clock_timestamp() + make_interval(secs => \(Self.seconds(leaseTTL))), stopped = false
+            FROM (SELECT lease_expires > clock_timestamp() AND NOT stopped AS alive FROM actomaton_hosts WHERE id = \(id) FOR UPDATE) old
+            WHERE h.id = \(id) RETURNING old.alive
+            """).rows
+        let alive = (try? rows.first?.decode(Bool.self)) ?? false
+        keeperState.withLock { $0.renewals += 1 }
+        if !alive {
+            let lost = owned.withLock { owned in
+                defer { owned = [:] }
+                return Array(owned.keys)
+            }
+            if !lost.isEmpty, let handler = leaseLostHandler.withLock({ $0 }) { handler(lost) }
+        }
+        return alive
+    }
+
+    private func startKeeper() {
+        // The keeper holds no reference: `stop` (from `deinit` at the latest) joins it.
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        var thread = pthread_t()
+        let started = pthread_create(&thread, nil, { context in
+            Unmanaged<ClusterHost>.fromOpaque(context!).takeUnretainedValue().keepLease()
+            return nil
+        }, context)
+        if started == 0 { keeper = thread }
+    }
+
+    /// The keeper's loop: renews every third of the lease until ``stop()``.
+    private func keepLease() {
+        let interval = UInt64(Self.seconds(leaseTTL) / 3 * 1e9)
+        while true {
+            pthread_mutex_lock(keeperMutex)
+            var now = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &now)
+            let deadline = UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec) + interval
+            var until = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+            while !keeperState.withLock({ $0.stopping }) {
+                if pthread_cond_timedwait(keeperWake, keeperMutex, &until) == ETIMEDOUT { break }
+            }
+            pthread_mutex_unlock(keeperMutex)
+            if keeperState.withLock({ $0.stopping }) { return }
+            do {
+                try renew()
+                keeperState.withLock { $0.lastError = nil }
+            } catch {
+                keeperState.withLock { $0.lastError = error }
+            }
+        }
+    }
+
+    /// Stops renewing, gives up every instance this host owns and marks it stopped, so other
+    /// hosts take its instances at once. Blocks for one transaction; later claims fail.
+    public func stop() {
+        let first = keeperState.withLock { state in
+            defer { state.stopping = true }
+            return !state.stopping
+        }
+        guard first else { return }
+        pthread_mutex_lock(keeperMutex)
+        pthread_cond_broadcast(keeperWake)
+        pthread_mutex_unlock(keeperMutex)
+        if let keeper, !pthread_equal(keeper, pthread_self()).boolValue { pthread_join(keeper, nil) }
+        owned.withLock { $0 = [:] }
+        _ = try? link.run([
+            "UPDATE actomaton_instances SET owner = NULL WHERE owner = \(id)",
+            "UPDATE actomaton_hosts SET stopped = true, lease_expires = clock_timestamp() WHERE id = \(id)",
+        ])
+        link.close()
+    }
+}
+
+private extension Int32 {
+    var boolValue: Bool { self != 0 }
+}

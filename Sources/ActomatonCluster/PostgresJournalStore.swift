@@ -1,0 +1,312 @@
+import ActomatonHost
+import NIOCore
+import PostgresNIO
+
+/// The journal's records in a PostgreSQL database that several hosts share
+/// (`--state postgres://…`): the same records as ``SQLiteJournalStore``, in the tables of
+/// ``ClusterSchema``, written under this host's ownership of each name (``ClusterHost``).
+///
+/// Each commit is one transaction that first locks the rows of the names it writes and checks
+/// that this host owns each at the epoch it claimed; when another host took one over, nothing
+/// is written and the commit throws ``JournalStoreFencing`` with those names (the journal then
+/// commits the others' records alone). A timer's key is unique in the cluster: this host's
+/// number in its upper 32 bits.
+///
+/// It uses two connections, one for commits and one for reads, each called from threads of
+/// the host's own (the journal's writer, readers' threads), never from the concurrency pool.
+public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
+    /// The host whose ownership the commits are checked against; `nil` when reading only.
+    public let host: ClusterHost?
+    /// The shared database.
+    public let address: PostgresAddress
+    private let writer: PostgresLink
+    private let reader: PostgresLink
+
+    /// The database's address, without its password.
+    public var location: String { address.description }
+
+    /// A store that writes for `host`, in the database `host` joined.
+    public init(host: ClusterHost) {
+        self.host = host
+        address = host.address
+        writer = PostgresLink(host.address, name: "journal")
+        reader = PostgresLink(host.address, name: "reader")
+    }
+
+    /// A store that only reads the cluster's database at `address` (`cluster status`,
+    /// `journal`); its commits are refused. Refuses a database without the cluster's tables,
+    /// or with newer ones.
+    public init(readingAt address: PostgresAddress) throws(ClusterError) {
+        host = nil
+        self.address = address
+        writer = PostgresLink(address, name: "journal")
+        reader = PostgresLink(address, name: "reader")
+        let rows = try reader.run("SELECT to_regclass('actomaton_schema') IS NOT NULL").rows
+        guard (try? rows.first?.decode(Bool.self)) == true else {
+            throw .notAClusterDatabase("it has no actomaton_schema table; a host started with --state \(address) makes it")
+        }
+        let version = try? reader.run("SELECT version FROM actomaton_schema").rows.first?.decode(Int64.self)
+        guard let version else { throw .notAClusterDatabase("actomaton_schema does not hold one version") }
+        guard version <= ClusterSchema.version else { throw .newerSchema(found: version, supported: ClusterSchema.version) }
+    }
+
+    /// This host's number in the upper 32 bits, 1 in the lower.
+    public func firstTimerKey() throws(PluginJournalError.Reason) -> Int64 {
+        (host?.id ?? 0) << 32 | 1
+    }
+
+    /// Closes both connections.
+    public func close(clean: Bool) {
+        writer.close()
+        reader.close()
+    }
+
+    // MARK: Writing
+
+    /// Writes `records` in one transaction, after checking that this host owns each of their
+    /// names at the epoch it claimed; throws ``JournalStoreFencing`` (nothing written) when not.
+    public func commit(_ records: [JournalRecord]) throws {
+        guard let host else { throw PluginJournalError.Reason.closed }
+        let names = Set(records.compactMap(\.name))
+        var epochs: [String: Int64] = [:]
+        var fenced: Set<String> = []
+        for name in names {
+            if let epoch = host.epoch(of: name) { epochs[name] = epoch } else { fenced.insert(name) }
+        }
+        if !fenced.isEmpty { throw refuse(fenced) }
+        do {
+            try writer.transaction { transaction in
+                let rows = try transaction.run("""
+                    SELECT name, owner, epoch, transitions FROM actomaton_instances WHERE name = ANY(\(Array(names))) FOR UPDATE
+                    """).rows
+                var counts: [String: Int64] = [:]
+                for row in rows {
+                    let (name, owner, epoch, transitions) = try row.decode((String, Int64?, Int64, Int64).self)
+                    if owner == host.id, epoch == epochs[name] { counts[name] = transitions } else { fenced.insert(name) }
+                }
+                fenced.formUnion(names.filter { counts[$0] == nil })
+                if !fenced.isEmpty { throw JournalStoreFencing(names: fenced) }
+                let before = counts
+                var queries: [PostgresQuery] = []
+                for record in records { queries += Self.queries(for: record, counts: &counts) }
+                for (name, count) in counts where before[name] != count {
+                    queries.append("UPDATE actomaton_instances SET transitions = \(count) WHERE name = \(name)")
+                }
+                try transaction.run(queries)
+            }
+        } catch let fencing as JournalStoreFencing {
+            throw refuse(fencing.names)
+        }
+    }
+
+    /// Forgets `names` as owned and counts the refusal.
+    private func refuse(_ names: Set<String>) -> JournalStoreFencing {
+        for name in names { host?.drop(name) }
+        host?.countFencing(names.count)
+        return JournalStoreFencing(names: names)
+    }
+
+    private static func bytes(_ array: [UInt8]) -> ByteBuffer {
+        ByteBuffer(bytes: array)
+    }
+
+    /// The statements that write `record`; `counts` holds each name's count of transitions.
+    private static func queries(for record: JournalRecord, counts: inout [String: Int64]) -> [PostgresQuery] {
+        switch record {
+        case let .action(name, version, action, arguments, fired, timers, cancelledIDs, receipt, message):
+            var queries: [PostgresQuery] = []
+            if let receipt {
+                queries.append("""
+                    INSERT INTO actomaton_receipts (name, key, fingerprint, answer, expires)
+                    VALUES (\(name), \(receipt.key), \(receipt.fingerprint), \(receipt.answer), \(receipt.expires))
+                    ON CONFLICT (name, key) DO UPDATE SET fingerprint = excluded.fingerprint, answer = excluded.answer, expires = excluded.expires
+                    """)
+            }
+            let ordinal = counts[name, default: 0] + 1
+            counts[name] = ordinal
+            queries.append("""
+                INSERT INTO actomaton_actions (name, version, action, args, ordinal, message)
+                VALUES (\(name), \(version), \(action), \(bytes(ArgumentCoding.encode(arguments))), \(ordinal), \(message.map { $0() }))
+                """)
+            if let fired {
+                queries.append(fired.repeating
+                    ? "UPDATE actomaton_timers SET due = due + interval WHERE key = \(fired.key)"
+                    : "DELETE FROM actomaton_timers WHERE key = \(fired.key)")
+            }
+            for id in cancelledIDs {
+                queries.append("DELETE FROM actomaton_timers WHERE name = \(name) AND effect_id = \(id)")
+            }
+            for timer in timers {
+                let queue = timer.options.queue
+                queries.append("""
+                    INSERT INTO actomaton_timers (key, name, action, args, due, interval, effect_id, queue, policy, max_count)
+                    VALUES (\(timer.key), \(name), \(timer.action), \(bytes(ArgumentCoding.encode(timer.arguments))), \(timer.due),
+                            \(timer.interval), \(timer.options.id), \(queue?.name), \(queue.map { Int64($0.policy.abiPolicy) }),
+                            \(queue.map { Int64($0.policy.maxCount) }))
+                    ON CONFLICT (key) DO UPDATE SET name = excluded.name, action = excluded.action, args = excluded.args,
+                        due = excluded.due, interval = excluded.interval, effect_id = excluded.effect_id, queue = excluded.queue,
+                        policy = excluded.policy, max_count = excluded.max_count
+                    """)
+            }
+            return queries
+        case let .snapshot(name, version, state):
+            // Kept: this snapshot and the one before it, and the actions after the older one.
+            return [
+                """
+                INSERT INTO actomaton_snapshots (name, seq, version, state)
+                SELECT \(name), coalesce((SELECT max(seq) FROM actomaton_actions WHERE name = \(name)), 0), \(version), \(bytes(state))
+                ON CONFLICT (name, seq) DO UPDATE SET version = excluded.version, state = excluded.state
+                """,
+                """
+                UPDATE actomaton_instances SET pruned = true WHERE name = \(name) AND EXISTS (
+                    SELECT 1 FROM actomaton_snapshots s WHERE s.name = \(name)
+                        AND s.seq < (SELECT max(seq) FROM actomaton_snapshots t WHERE t.name = \(name)))
+                """,
+                """
+                DELETE FROM actomaton_actions WHERE name = \(name) AND seq <= (
+                    SELECT max(seq) FROM actomaton_snapshots s WHERE s.name = \(name)
+                        AND s.seq < (SELECT max(seq) FROM actomaton_snapshots t WHERE t.name = \(name)))
+                """,
+                """
+                DELETE FROM actomaton_snapshots WHERE name = \(name) AND seq < (
+                    SELECT max(seq) FROM actomaton_snapshots s WHERE s.name = \(name)
+                        AND s.seq < (SELECT max(seq) FROM actomaton_snapshots t WHERE t.name = \(name)))
+                """,
+            ]
+        case let .timerEnded(key, _):
+            return ["DELETE FROM actomaton_timers WHERE key = \(key)"]
+        case let .forget(name):
+            counts[name] = 0
+            return [
+                "DELETE FROM actomaton_actions WHERE name = \(name)",
+                "DELETE FROM actomaton_snapshots WHERE name = \(name)",
+                "DELETE FROM actomaton_timers WHERE name = \(name)",
+                "DELETE FROM actomaton_receipts WHERE name = \(name)",
+                "UPDATE actomaton_instances SET pruned = false WHERE name = \(name)",
+            ]
+        }
+    }
+
+    // MARK: Reading
+
+    /// Runs `body` with the reader; failures as a journal's reasons.
+    private func reading<T>(_ body: () throws -> T) throws(PluginJournalError.Reason) -> T {
+        do {
+            return try body()
+        } catch let reason as PluginJournalError.Reason {
+            throw reason
+        } catch let error as ClusterError {
+            throw .unreadable("\(error)")
+        } catch {
+            throw .unreadable(PostgresLink.message(of: error))
+        }
+    }
+
+    private static func array(_ buffer: ByteBuffer) -> [UInt8] {
+        Array(buffer.readableBytesView)
+    }
+
+    /// What the database holds for `name`: its snapshots, actions and timers.
+    public func recovery(for name: String) throws(PluginJournalError.Reason) -> JournalRecovery {
+        try reading {
+            let results = try reader.run([
+                "SELECT seq, version, state FROM actomaton_snapshots WHERE name = \(name) ORDER BY seq DESC",
+                "SELECT transitions, pruned FROM actomaton_instances WHERE name = \(name)",
+                """
+                SELECT key, action, args, due, interval, effect_id, queue, policy, max_count FROM actomaton_timers
+                WHERE name = \(name) ORDER BY key
+                """,
+            ])
+            var recovery = JournalRecovery(snapshots: [], actions: [], startsAtTheBeginning: true, timers: [])
+            for row in results[0].rows {
+                let (sequence, version, state) = try row.decode((Int64, String, ByteBuffer).self)
+                recovery.snapshots.append(JournaledSnapshot(sequence: sequence, version: version, bytes: Self.array(state)))
+            }
+            if let row = results[1].rows.first {
+                let (transitions, pruned) = try row.decode((Int64, Bool).self)
+                recovery.transitionCount = transitions
+                recovery.startsAtTheBeginning = !pruned
+            }
+            for row in results[2].rows {
+                let (key, action, args, due, interval, id, queue, policy, maxCount)
+                    = try row.decode((Int64, String, ByteBuffer, Int64, Int64?, String?, String?, Int64?, Int64?).self)
+                guard let arguments = ArgumentCoding.decode(Self.array(args)) else {
+                    throw PluginJournalError.Reason.badRecord("the arguments of timer \(key)")
+                }
+                recovery.timers.append(JournaledTimer(
+                    key: key, plugin: name, action: action, arguments: arguments, due: due, interval: interval,
+                    options: JournaledTimer.options(id: id, queue: queue, policy: policy ?? 0, maxCount: maxCount ?? 0)))
+            }
+            recovery.actions = try actionsReading(of: name, after: recovery.snapshots.first?.sequence ?? 0)
+            return recovery
+        }
+    }
+
+    private func actionsReading(of name: String, after sequence: Int64) throws -> [JournaledAction] {
+        let rows = try reader.run("""
+            SELECT seq, version, action, args FROM actomaton_actions WHERE name = \(name) AND seq > \(sequence) ORDER BY seq
+            """).rows
+        return try rows.map { row in
+            let (seq, version, action, args) = try row.decode((Int64, String, String, ByteBuffer).self)
+            guard let arguments = ArgumentCoding.decode(Self.array(args)) else {
+                throw PluginJournalError.Reason.badRecord("the arguments of action #\(seq)")
+            }
+            return JournaledAction(sequence: seq, version: version, action: action, arguments: arguments)
+        }
+    }
+
+    /// The actions of `name` after `sequence`, oldest first.
+    public func actions(of name: String, after sequence: Int64) throws(PluginJournalError.Reason) -> [JournaledAction] {
+        try reading { try actionsReading(of: name, after: sequence) }
+    }
+
+    /// The receipts kept until `now` or later, the latest to expire first, at most `limit`.
+    public func receipts(keptAfter now: Int64, limit: Int) throws(PluginJournalError.Reason) -> [JournaledReceipt] {
+        try reading {
+            try reader.run("""
+                SELECT name, key, fingerprint, answer, expires FROM actomaton_receipts WHERE expires >= \(now)
+                ORDER BY expires DESC LIMIT \(Int64(limit))
+                """).rows.map { row in
+                let (name, key, fingerprint, answer, expires) = try row.decode((String, String, String, String, Int64).self)
+                return JournaledReceipt(plugin: name, key: key, fingerprint: fingerprint, answer: answer, expires: expires)
+            }
+        }
+    }
+
+    /// The messages of `name`'s transitions numbered above `ordinal`, oldest first, at most
+    /// `limit`, stopping before the first action kept without a message.
+    public func messages(of name: String, after ordinal: Int64, limit: Int) throws(PluginJournalError.Reason) -> [(ordinal: Int64, message: String)] {
+        try reading {
+            var messages: [(ordinal: Int64, message: String)] = []
+            let rows = try reader.run("""
+                SELECT ordinal, message FROM actomaton_actions WHERE name = \(name) AND ordinal > \(ordinal) ORDER BY seq LIMIT \(Int64(limit))
+                """).rows
+            for row in rows {
+                let (number, message) = try row.decode((Int64, String?).self)
+                guard let message else { break }
+                messages.append((number, message))
+            }
+            return messages
+        }
+    }
+
+    /// Every name the database holds something for, with what it holds.
+    public func summaries() throws(PluginJournalError.Reason) -> [JournalSummary] {
+        try reading {
+            try reader.run("""
+                SELECT name,
+                       (SELECT count(*) FROM actomaton_actions a WHERE a.name = n.name),
+                       (SELECT max(seq) FROM actomaton_snapshots s WHERE s.name = n.name),
+                       (SELECT octet_length(state) FROM actomaton_snapshots s WHERE s.name = n.name ORDER BY seq DESC LIMIT 1),
+                       (SELECT count(*) FROM actomaton_timers t WHERE t.name = n.name)
+                FROM (SELECT name FROM actomaton_actions UNION SELECT name FROM actomaton_snapshots
+                      UNION SELECT name FROM actomaton_timers) n
+                ORDER BY name COLLATE "C"
+                """).rows.map { row in
+                let (name, actions, snapshot, size, timers) = try row.decode((String, Int64, Int64?, Int32?, Int64).self)
+                return JournalSummary(plugin: name, actionCount: Int(actions), lastSnapshot: snapshot.map { ($0, Int(size ?? 0)) },
+                                      timerCount: Int(timers))
+            }
+        }
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import PostgresNIO
+import Synchronization
+import Testing
+@testable import ActomatonCluster
+@testable import ActomatonHost
+
+/// Ownership with fencing, against a real PostgreSQL server.
+@Suite("Cluster: leases, ownership and fencing in PostgreSQL")
+struct ClusterHostTests {
+    /// Makes the lease of `host` lapse now, as if it had been paused past it.
+    static func lapse(_ host: ClusterHost, in address: PostgresAddress) throws {
+        let link = PostgresLink(address, name: "test")
+        defer { link.close() }
+        try link.run("UPDATE actomaton_hosts SET lease_expires = clock_timestamp() - interval '1 second' WHERE id = \(host.id)")
+    }
+
+    @Test func hostsThatStartTogetherMakeTheTablesOnce() async throws {
+        let address = try await PostgresTestServer.start().makeDatabase()
+        let hosts = try await withThrowingTaskGroup(of: ClusterHost.self) { group in
+            for index in 0..<3 {
+                group.addTask { try await onThread { try ClusterHost(address: address, advertise: "http://127.0.0.1:\(9000 + index)") } }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        defer { hosts.forEach { $0.stop() } }
+        #expect(Set(hosts.map(\.id)).count == 3)
+        let link = PostgresLink(address, name: "test")
+        defer { link.close() }
+        #expect(try link.run("SELECT version FROM actomaton_schema").rows.first?.decode(Int64.self) == ClusterSchema.version)
+    }
+
+    @Test func aDatabaseOfANewerHostOrAnotherApplicationIsRefused() async throws {
+        let server = try await PostgresTestServer.start()
+        let newer = try server.makeDatabase()
+        try ClusterHost(address: newer, advertise: "http://127.0.0.1:1").stop()
+        let link = PostgresLink(newer, name: "test")
+        try link.run("UPDATE actomaton_schema SET version = \(ClusterSchema.version + 1)")
+        link.close()
+        #expect(throws: ClusterError.newerSchema(found: ClusterSchema.version + 1, supported: ClusterSchema.version)) {
+            try ClusterHost(address: newer, advertise: "http://127.0.0.1:1")
+        }
+        #expect(throws: ClusterError.newerSchema(found: ClusterSchema.version + 1, supported: ClusterSchema.version)) {
+            try PostgresJournalStore(readingAt: newer)
+        }
+        let other = try server.makeDatabase()
+        let otherLink = PostgresLink(other, name: "test")
+        try otherLink.run("CREATE TABLE actomaton_hosts (id int)")
+        otherLink.close()
+        #expect(throws: ClusterError.notAClusterDatabase("tables actomaton_hosts exist without actomaton_schema")) {
+            try ClusterHost(address: other, advertise: "http://127.0.0.1:1")
+        }
+        let empty = try server.makeDatabase()
+        #expect(throws: ClusterError.self) { try PostgresJournalStore(readingAt: empty) }
+    }
+
+    @Test func badOptionsAreRefusedWithOneLine() async throws {
+        let address = try await PostgresTestServer.start().makeDatabase()
+        #expect(throws: ClusterError.badOption("--lease-ttl must be from 1 to 3600 seconds")) {
+            try ClusterHost(address: address, advertise: "http://a:1", leaseTTL: .milliseconds(999))
+        }
+        #expect(throws: ClusterError.badOption("--lease-ttl must be from 1 to 3600 seconds")) {
+            try ClusterHost(address: address, advertise: "http://a:1", leaseTTL: .seconds(3601))
+        }
+        try ClusterHost(address: address, advertise: "http://a:1", leaseTTL: .seconds(3600)).stop()
+        for advertise in ["a:1", "ftp://a", "http://a b", "http://" + String(repeating: "a", count: ClusterHost.maxAdvertiseLength - 6)] {
+            #expect(throws: ClusterError.self) { try ClusterHost(address: address, advertise: advertise) }
+        }
+        try ClusterHost(address: address, advertise: "http://" + String(repeating: "a", count: ClusterHost.maxAdvertiseLength - 7)).stop()
+        let nowhere = try PostgresAddress("postgres://actomaton@127.0.0.1:1/none", environment: [:])
+        do {
+            _ = try ClusterHost(address: nowhere, advertise: "http://a:1")
+            Issue.record("a host joined a cluster at a closed port")
+        } catch {
+            guard case .unreachable = error else { Issue.record("\(error)"); return }
+            #expect(!"\(error)".contains("\n"))
+        }
+    }
+
+    @Test func anInstanceHasOneOwnerAndMovesWhenItsLeaseLapses() async throws {
+        let address = try await PostgresTestServer.start().makeDatabase()
+        let first = try ClusterHost(address: address, advertise: "http://127.0.0.1:9001")
+        let second = try ClusterHost(address: address, advertise: "http://127.0.0.1:9002")
+        defer { first.stop(); second.stop() }
+        #expect(try first.claim("counter/a") == .owned(epoch: 1))
+        #expect(try first.claim("counter/a") == .owned(epoch: 1))
+        #expect(try second.claim("counter/a") == .elsewhere(host: first.id, advertise: "http://127.0.0.1:9001"))
+        #expect(try second.claim("counter/b") == .owned(epoch: 1))
+        // Renewing keeps it.
+        #expect(try first.renew())
+        #expect(try second.claim("counter/a") == .elsewhere(host: first.id, advertise: "http://127.0.0.1:9001"))
+        // A lapsed lease lets the other host take it, at the next epoch.
+        try Self.lapse(first, in: address)
+        #expect(try second.claim("counter/a") == .owned(epoch: 2))
+        // The first finds out at its next renewal and forgets every instance it owned.
+        let lost = Mutex<[String]>([])
+        first.onLeaseLost { names in lost.withLock { $0 = names } }
+        #expect(try first.renew() == false)
+        #expect(lost.withLock { $0 } == ["counter/a"])
+        #expect(first.epoch(of: "counter/a") == nil)
+        #expect(try first.claim("counter/a") == .elsewhere(host: second.id, advertise: "http://127.0.0.1:9002"))
+        // Released instances, and those of a host that stopped, are taken at once.
+        second.release("counter/b")
+        #expect(try first.claim("counter/b") == .owned(epoch: 2))
+        second.stop()
+        #expect(try first.claim("counter/a") == .owned(epoch: 3))
+    }
+
+    @Test func aHostPausedPastItsLeaseCannotWriteAfterAnotherTookOver() async throws {
+        let address = try await PostgresTestServer.start().makeDatabase()
+        let paused = try ClusterHost(address: address, advertise: "http://127.0.0.1:9001")
+        let successor = try ClusterHost(address: address, advertise: "http://127.0.0.1:9002")
+        defer { paused.stop(); successor.stop() }
+        _ = try paused.claim("counter/taken")
+        _ = try paused.claim("counter/kept")
+        let journal = try PluginJournal(store: PostgresJournalStore(host: paused))
+        defer { journal.close() }
+        let fencedNames = Mutex<[Set<String>]>([])
+        journal.observeFencing { names in fencedNames.withLock { $0.append(names) } }
+        let before = journal.append(JournalStoreConformanceTests.action("counter/taken", "increment"))
+        try await journal.waitUntilAcknowledged(before)
+
+        // The paused host's lease lapses and the successor takes one of its instances.
+        try Self.lapse(paused, in: address)
+        guard case .owned = try successor.claim("counter/taken") else { Issue.record("not taken over"); return }
+        let successorJournal = try PluginJournal(store: PostgresJournalStore(host: successor))
+        defer { successorJournal.close() }
+        try await successorJournal.waitUntilAcknowledged(successorJournal.append(JournalStoreConformanceTests.action("counter/taken", "decrement")))
+
+        // The paused host wakes and writes both instances in one batch: the taken one is
+        // refused, the other committed.
+        let stale = journal.append(JournalStoreConformanceTests.action("counter/taken", "increment"))
+        let fine = journal.append(JournalStoreConformanceTests.action("counter/kept", "increment"))
+        await #expect(throws: PluginJournalError(.fenced("counter/taken"), at: address.description)) {
+            try await journal.waitUntilAcknowledged(stale)
+        }
+        try await journal.waitUntilAcknowledged(fine)
+        #expect(journal.acknowledgementState(of: stale) == .refused)
+        #expect(fencedNames.withLock { $0 } == [["counter/taken"]])
+        #expect(paused.epoch(of: "counter/taken") == nil)
+        // Its later records for that name are refused at once, without a query.
+        let later = journal.append(JournalStoreConformanceTests.action("counter/taken", "increment"))
+        await #expect(throws: PluginJournalError.self) { try await journal.waitUntilAcknowledged(later) }
+
+        // The journal holds each transition once, from its owner at the time.
+        let actions = try successorJournal.recovery(for: "counter/taken").actions.map(\.action)
+        #expect(actions == ["increment", "decrement"])
+        #expect(try successorJournal.recovery(for: "counter/kept").actions.map(\.action) == ["increment"])
+        let status = try ClusterStatus.read(from: PostgresJournalStore(readingAt: address))
+        #expect(status.hosts.first { $0.id == paused.id }?.fencingRefusals == 2)
+    }
+}
+
+/// Runs blocking `body` on a thread of its own, not on the concurrency pool.
+func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread {
+            do { continuation.resume(returning: try body()) } catch { continuation.resume(throwing: error) }
+        }
+    }
+}
