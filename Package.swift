@@ -137,15 +137,20 @@ let package = Package(
         ]),
         // Layer 4: hosts sharing one PostgreSQL database: the journal there, leases and fencing.
         .target(name: "ActomatonCluster", dependencies: [
-            "ActomatonHost",
+            "ActomatonHost", "ActomatonService",
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "actomaton-worker", dependencies: ["ActomatonHost"]),
         .executableTarget(name: "actomaton-host", dependencies: [
             "ActomatonHost",
             "ActomatonService",
+            "ActomatonCluster",
             "CProcessControl",
             "HostCommandLine",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),

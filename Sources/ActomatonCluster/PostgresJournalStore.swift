@@ -273,6 +273,18 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
         }
     }
 
+    /// The receipt kept under `key` for `name`, if any.
+    public func receipt(of name: String, key: String) throws(PluginJournalError.Reason) -> JournaledReceipt? {
+        try reading {
+            let rows = try reader.run("""
+                SELECT fingerprint, answer, expires FROM actomaton_receipts WHERE name = \(name) AND key = \(key)
+                """).rows
+            guard let row = rows.first else { return nil }
+            let (fingerprint, answer, expires) = try row.decode((String, String, Int64).self)
+            return JournaledReceipt(plugin: name, key: key, fingerprint: fingerprint, answer: answer, expires: expires)
+        }
+    }
+
     /// The messages of `name`'s transitions numbered above `ordinal`, oldest first, at most
     /// `limit`, stopping before the first action kept without a message.
     public func messages(of name: String, after ordinal: Int64, limit: Int) throws(PluginJournalError.Reason) -> [(ordinal: Int64, message: String)] {

@@ -41,6 +41,7 @@ public final class ActomatonServer: Service, Sendable {
     private let limiter: RateLimiter
     private let onListening: @Sendable (Int) async -> Void
     private let tls: ServiceTLS?
+    private let forwarder: (any RequestForwarder)?
 
     /// Creates a server.
     ///
@@ -56,6 +57,8 @@ public final class ActomatonServer: Service, Sendable {
     ///   - journal: Where instances are journaled (`--state`), if anywhere; the instances it
     ///     holds come back, each on its first request. The caller closes it once the server stopped.
     ///   - tls: The certificate and key to serve HTTPS and WSS with; `nil` for plain HTTP.
+    ///   - forwarder: In a cluster (a journal with a placement), what sends requests for
+    ///     instances other hosts own on to them; without one they are answered 421 with the owner.
     ///   - onListening: Told the port once the server listens.
     public init(
         catalog: PluginCatalog,
@@ -67,9 +70,11 @@ public final class ActomatonServer: Service, Sendable {
         pluginLog: (@Sendable (String) -> Void)? = nil,
         journal: ServiceJournal? = nil,
         tls: ServiceTLS? = nil,
+        forwarder: (any RequestForwarder)? = nil,
         onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) {
         self.tls = tls
+        self.forwarder = forwarder
         self.configuration = configuration
         self.tokens = tokens
         self.listen = listen
@@ -95,7 +100,8 @@ public final class ActomatonServer: Service, Sendable {
         router.add(middleware: LogRequestsMiddleware(.debug))
         router.add(middleware: DrainMiddleware(lifecycle: lifecycle))
         router.add(middleware: AccessMiddleware(tokens: tokens, limiter: limiter, rate: configuration.maxRequestsPerSecond))
-        ServiceRoutes(registry: registry, configuration: configuration, metrics: metrics, lifecycle: lifecycle, idempotency: idempotency)
+        ServiceRoutes(registry: registry, configuration: configuration, metrics: metrics, lifecycle: lifecycle, idempotency: idempotency,
+                      forwarder: forwarder)
             .add(to: router)
         return router
     }

@@ -26,26 +26,42 @@ public struct PluginCatalog: Sendable {
     public var names: [String] { types.keys.sorted() }
 }
 
-/// The journal of a service started with `--state`: one SQLite database for every instance,
-/// each instance's actions, snapshots and timers journaled under `plugin/key`, and the
-/// instances it held when it was opened.
+/// The journal of a service started with `--state`: one database for every instance, each
+/// instance's actions, snapshots and timers journaled under `plugin/key`, and the instances it
+/// held when it was opened.
+///
+/// With a ``InstancePlacement`` (a cluster's shared database), the instances belong to
+/// whichever host claims them: none is listed at start, each is claimed and brought back from
+/// the journal by its first request on this host, and an idempotent request's receipt is
+/// looked up in the journal by the instance's owner.
 public struct ServiceJournal: Sendable {
     /// The journal.
     public let journal: PluginJournal
-    /// The instances it holds records of.
+    /// The instances it holds records of (none with a placement).
     public let instances: [InstanceAddress]
-    /// The answers to idempotent requests it keeps, not yet expired (the latest to expire first).
+    /// The answers to idempotent requests it keeps, not yet expired (the latest to expire
+    /// first; none with a placement).
     public let receipts: [JournaledReceipt]
+    /// Which host runs each instance, in a cluster.
+    public let placement: (any InstancePlacement)?
 
     /// Reads which instances `journal` holds, and its receipts; throws when it cannot be read.
     ///
     /// - Parameters:
     ///   - journal: The journal.
+    ///   - placement: Which host runs each instance, in a cluster; `nil` for one host.
     ///   - maxReceipts: The most receipts read (the service's `--max-idempotency-keys`).
-    public init(_ journal: PluginJournal, maxReceipts: Int = ServiceConfiguration().maxIdempotencyKeys) throws(PluginJournalError) {
+    public init(_ journal: PluginJournal, placement: (any InstancePlacement)? = nil,
+                maxReceipts: Int = ServiceConfiguration().maxIdempotencyKeys) throws(PluginJournalError) {
         self.journal = journal
-        instances = try journal.summaries().compactMap { InstanceRegistry.address(journaledAs: $0.plugin) }
-        receipts = try journal.receipts(keptAfter: ServiceClock.wallMilliseconds(), limit: maxReceipts)
+        self.placement = placement
+        if placement != nil {
+            instances = []
+            receipts = []
+        } else {
+            instances = try journal.summaries().compactMap { InstanceRegistry.address(journaledAs: $0.plugin) }
+            receipts = try journal.receipts(keptAfter: ServiceClock.wallMilliseconds(), limit: maxReceipts)
+        }
     }
 }
 
@@ -105,6 +121,8 @@ public actor InstanceRegistry {
     private let now: @Sendable () -> Duration
     /// Where instances are journaled, each under `plugin/key`, if anywhere.
     nonisolated let journal: PluginJournal?
+    /// Which host runs each instance, in a cluster.
+    nonisolated let placement: (any InstancePlacement)?
     private var slots: [InstanceAddress: Slot] = [:]
     /// When each instance in memory was last asked for.
     private var lastUsed: [InstanceAddress: Duration] = [:]
@@ -133,6 +151,7 @@ public actor InstanceRegistry {
         self.log = log
         self.now = now
         self.journal = journal?.journal
+        placement = journal?.placement
         guard let journal else { return }
         for address in journal.instances {
             guard catalog.types[address.plugin] != nil, slots[address] == nil else { continue }
@@ -192,6 +211,9 @@ public actor InstanceRegistry {
                 guard case .passivated? = slots[address] else { continue }
                 return try await make(address, type: type, restoring: passivated, watchers: watchers)
             case nil:
+                if let placement {
+                    return try await claim(address, type: type, creating: creating, placement: placement)
+                }
                 guard creating else { throw .notFound("no instance \(address)") }
                 guard keys[address.plugin, default: []].count < limits.maxInstancesPerPlugin else {
                     throw .overLimit("plugin \(address.plugin) already has \(limits.maxInstancesPerPlugin) instances, its limit (--max-instances-per-plugin)")
@@ -200,6 +222,53 @@ public actor InstanceRegistry {
                 guard slots[address] == nil else { continue }
                 return try await make(address, type: type, restoring: nil, watchers: nil)
             }
+        }
+    }
+
+    /// In a cluster: claims the instance at `address` for this host and brings it back from the
+    /// journal, or throws ``ServiceError/ownedElsewhere(name:owner:)``. One that has no
+    /// transition yet is made only when `creating` (404 otherwise).
+    private func claim(_ address: InstanceAddress, type: PluginType, creating: Bool,
+                       placement: any InstancePlacement) async throws(ServiceError) -> Instance {
+        let name = Self.journalName(of: address)
+        let place: InstancePlace
+        do {
+            place = try await onThreadOfItsOwn { () throws in try placement.place(name) }
+        } catch {
+            throw .unavailable("cannot find the owner of \(address): \(error)")
+        }
+        if case let .elsewhere(owner) = place { throw .ownedElsewhere(name: name, owner: owner) }
+        // Another request claimed and made it meanwhile.
+        if slots[address] != nil { return try await instance(at: address, creating: creating) }
+        guard keys[address.plugin, default: []].count < limits.maxInstancesPerPlugin else {
+            throw .overLimit("plugin \(address.plugin) already has \(limits.maxInstancesPerPlugin) instances, its limit (--max-instances-per-plugin)")
+        }
+        guard try await roomForOneMore(), slots[address] == nil else { return try await instance(at: address, creating: creating) }
+        let instance = try await make(address, type: type, restoring: PassivatedInstance(snapshot: [], seq: 0, state: nil), watchers: nil)
+        if !creating, await instance.machine.status().seq == 0 {
+            await drop([name], why: .instanceDeleted)
+            throw .notFound("no instance \(address)")
+        }
+        return instance
+    }
+
+    /// Drops the instances journaled as `names` from memory, journal untouched (another host
+    /// owns them now, or the instance never existed): their watchers are ended for `why`,
+    /// their machines closed; the next request claims them again.
+    public func drop(_ names: [String], why: Watcher.EndReason) async {
+        for name in names {
+            guard let address = Self.address(journaledAs: name), let slot = slots[address] else { continue }
+            forget(address)
+            switch slot {
+            case let .ready(instance), let .passivating(_, instance):
+                instance.watchers.endAll(why)
+                await instance.machine.close()
+            case let .passivated(_, watchers):
+                watchers?.endAll(why)
+            case let .creating(task):
+                task.cancel()
+            }
+            if let placement { await onThreadOfItsOwn { placement.release(name) } }
         }
     }
 
@@ -315,6 +384,13 @@ public actor InstanceRegistry {
         }
         // With a journal, the instance is brought back from it.
         if journal != nil { passivated.snapshot = [] }
+        if let placement {
+            // In a cluster, any host may take it from the journal next.
+            forget(address)
+            let name = Self.journalName(of: address)
+            await onThreadOfItsOwn { placement.release(name) }
+            return true
+        }
         // A watcher that joined meanwhile is carried over to the restored instance.
         slots[address] = .passivated(passivated, instance.watcherCount > 0 ? instance.watchers : nil)
         lastUsed[address] = nil

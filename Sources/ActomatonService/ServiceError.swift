@@ -34,6 +34,11 @@ public enum ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
     case pluginFailed(String)
     /// 503: the service is shutting down.
     case shuttingDown
+    /// The instance is owned by another host of the cluster, at this URL (421, when it cannot
+    /// be forwarded there).
+    case ownedElsewhere(name: String, owner: String)
+    /// The instance's owner could not be reached, or ownership moved meanwhile: retry (503).
+    case unavailable(String)
 
     /// The HTTP status the error is sent with.
     public var status: HTTPResponse.Status {
@@ -48,7 +53,8 @@ public enum ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
         case .unprocessable: .unprocessableContent
         case .overLimit: .tooManyRequests
         case .pluginFailed: .internalServerError
-        case .shuttingDown: .serviceUnavailable
+        case .shuttingDown, .unavailable: .serviceUnavailable
+        case .ownedElsewhere: .misdirectedRequest
         }
     }
 
@@ -56,7 +62,8 @@ public enum ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case let .badRequest(message), let .unauthorized(message), let .forbidden(message), let .notFound(message),
-             let .unprocessable(message), let .overLimit(message), let .pluginFailed(message), let .gone(message):
+             let .unprocessable(message), let .overLimit(message), let .pluginFailed(message), let .gone(message),
+             let .unavailable(message):
             message
         case let .bodyTooLarge(limit):
             "the request body is longer than \(limit) bytes, the limit (--max-body-size)"
@@ -64,6 +71,8 @@ public enum ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
             "the request's header fields are longer than \(limit) bytes, the limit (--max-header-size)"
         case .shuttingDown:
             "the service is shutting down"
+        case let .ownedElsewhere(name, owner):
+            "\(name) is owned by another host of the cluster, at \(owner)"
         }
     }
 

@@ -29,6 +29,8 @@ public final class ServiceMetrics: Sendable {
     private let effects: Gauge
     private let commits: CoreMetrics.Timer
     private let records: Counter
+    private let forwarded: Counter
+    private let fenced: Counter
     private let instanceCount = Atomic<Int>(0)
     private let watcherCount = Atomic<Int>(0)
     private let actions = Mutex<[String: Counter]>([:])
@@ -53,6 +55,8 @@ public final class ServiceMetrics: Sendable {
         effects = Gauge(label: "actomaton_effects_in_flight", dimensions: [], factory: factory)
         commits = CoreMetrics.Timer(label: "actomaton_journal_commit_duration_seconds", dimensions: [], factory: factory)
         records = Counter(label: "actomaton_journal_records_total", dimensions: [], factory: factory)
+        forwarded = Counter(label: "actomaton_requests_forwarded_total", dimensions: [], factory: factory)
+        fenced = Counter(label: "actomaton_fencing_refusals_total", dimensions: [], factory: factory)
         effects.record(0)
         instances.record(0)
         passivated.record(0)
@@ -104,6 +108,16 @@ public final class ServiceMetrics: Sendable {
         let (seconds, attoseconds) = duration.components
         commits.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
         records.increment(by: count)
+    }
+
+    /// Counts a request forwarded to the host that owns its instance.
+    func requestForwarded() {
+        forwarded.increment()
+    }
+
+    /// Counts `count` instances whose records were refused because another host took them over.
+    public func fencingRefused(_ count: Int) {
+        fenced.increment(by: count)
     }
 
     /// How many watchers are connected.

@@ -14,6 +14,8 @@ struct ServiceRoutes: Sendable {
     let metrics: ServiceMetrics
     let lifecycle: ServiceLifecycleState
     let idempotency: IdempotencyCache
+    /// In a cluster: sends requests for instances other hosts own on to them.
+    let forwarder: (any RequestForwarder)?
 
     static let idempotencyKeyHeader = HTTPField.Name("Idempotency-Key")!
     /// The most transitions a watcher is sent from the journal on `?after=SEQ`.
@@ -37,8 +39,8 @@ struct ServiceRoutes: Sendable {
         router.get("/v1/plugins") { _, _ in Response.json(ServiceJSON.plugins(registry.catalog)) }
         router.get("/v1/machines/:plugin") { request, context in try await listKeys(request, context) }
         router.post("/v1/machines/:plugin/:key") { request, context in try await send(request, context) }
-        router.get("/v1/machines/:plugin/:key") { _, context in try await status(context) }
-        router.delete("/v1/machines/:plugin/:key") { _, context in try await delete(context) }
+        router.get("/v1/machines/:plugin/:key") { request, context in try await status(request, context) }
+        router.delete("/v1/machines/:plugin/:key") { request, context in try await delete(request, context) }
         router.ws("/v1/machines/:plugin/:key/watch") { request, context in
             // Checked before the upgrade, so a refusal is an ordinary error response.
             let instance = try await registry.instance(at: try address(context), creating: false)
@@ -99,16 +101,25 @@ struct ServiceRoutes: Sendable {
     }
 
     /// `GET /v1/machines/{plugin}/{key}`.
-    func status(_ context: ServiceRequestContext) async throws -> Response {
+    func status(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         let address = try address(context)
+        if let (name, owner) = try await owner(of: address, creating: false) {
+            return try await forward(request, body: ByteBuffer(), of: name, to: owner)
+        }
         let instance = try await registry.instance(at: address, creating: false)
         return .json(ServiceJSON.status(await instance.machine.status(), address: address))
     }
 
     /// `DELETE /v1/machines/{plugin}/{key}`.
-    func delete(_ context: ServiceRequestContext) async throws -> Response {
+    func delete(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         let address = try address(context)
         _ = try registry.catalog.type(named: address.plugin)
+        if registry.placement != nil {
+            // Claimed first: only its owner deletes an instance.
+            if let (name, owner) = try await owner(of: address, creating: false) {
+                return try await forward(request, body: ByteBuffer(), of: name, to: owner)
+            }
+        }
         guard await registry.remove(address) else { throw ServiceError.notFound("no instance \(address)") }
         return .json(JSONText.object([("plugin", ServiceJSON.string(address.plugin)), ("key", ServiceJSON.string(address.key.text)),
                                       ("deleted", "true")]))
@@ -124,12 +135,26 @@ struct ServiceRoutes: Sendable {
         } catch {
             throw ServiceError.bodyTooLarge(limit: configuration.maxBodySize)
         }
+        if registry.placement != nil {
+            // In a cluster, the instance's owner answers: this host, once it claimed it, or the
+            // host the request is forwarded to.
+            if let (name, owner) = try await owner(of: address, creating: true) {
+                return try await forward(request, body: body, of: name, to: owner)
+            }
+        }
         guard let keyText = request.headers[Self.idempotencyKeyHeader] else {
             return .json(try await apply(body, to: address, of: type))
         }
         try IdempotencyCache.check(keyText)
         let key = IdempotencyCache.Key(token: context.token?.line ?? 0, address: address, key: keyText)
         let fingerprint = IdempotencyCache.Fingerprint(body.readableBytesView)
+        if registry.placement != nil, let journal = registry.journal {
+            // The answer may have been given by the instance's previous owner.
+            let name = InstanceRegistry.journalName(of: address)
+            let journalKey = IdempotencyCache.journalKey(key)
+            let kept = try? await onThreadOfItsOwn { () throws(PluginJournalError) in try journal.receipt(of: name, key: journalKey) }
+            if let kept = kept ?? nil { idempotency.restore([kept], wallNow: ServiceClock.wallMilliseconds()) }
+        }
         switch try await idempotency.begin(key, fingerprint: fingerprint) {
         case let .replay(stored):
             metrics.actionFinished(plugin: address.plugin, outcome: "replayed", duration: nil)
@@ -153,6 +178,46 @@ struct ServiceRoutes: Sendable {
             idempotency.finish(key, status: 200, body: text)
             return .json(text)
         }
+    }
+
+    /// In a cluster: claims the instance at `address` for this host (making it when `creating`)
+    /// and returns `nil`, or returns its journal name and the URL of the host that owns it.
+    func owner(of address: InstanceAddress, creating: Bool) async throws(ServiceError) -> (name: String, owner: String)? {
+        do {
+            _ = try await registry.instance(at: address, creating: creating)
+            return nil
+        } catch {
+            guard case let .ownedElsewhere(name, owner) = error else { throw error }
+            return (name, owner)
+        }
+    }
+
+    /// Sends `request` (with its `body`, already read) to the host at `owner`, which owns the
+    /// instance journaled as `name`, and returns its answer. 503 when it cannot be reached, or
+    /// when the request was forwarded here by another host already (ownership is moving).
+    func forward(_ request: Request, body: ByteBuffer, of name: String, to owner: String) async throws -> Response {
+        guard let forwarder else { throw ServiceError.ownedElsewhere(name: name, owner: owner) }
+        guard request.headers[ForwardedRequest.forwardedByHeader] == nil else {
+            throw ServiceError.unavailable("the ownership of \(name) is moving between hosts; retry")
+        }
+        var headers = HTTPFields()
+        for name in [HTTPField.Name.authorization, .contentType, Self.idempotencyKeyHeader] {
+            if let value = request.headers[name] { headers[name] = value }
+        }
+        headers[ForwardedRequest.forwardedByHeader] = registry.placement?.advertisedURL ?? "unknown"
+        let answer: ForwardedResponse
+        do {
+            answer = try await forwarder.forward(ForwardedRequest(method: request.method, path: request.uri.description, headers: headers,
+                                                                  body: body), to: owner)
+        } catch {
+            throw ServiceError.unavailable("\(name) is owned by the host at \(owner), which did not answer (\(error)); retry")
+        }
+        metrics.requestForwarded()
+        var fields = HTTPFields()
+        for name in [HTTPField.Name.contentType, Self.replayedHeader] {
+            if let value = answer.headers[name] { fields[name] = value }
+        }
+        return Response(status: .init(code: answer.status), headers: fields, body: ResponseBody(byteBuffer: answer.body))
     }
 
     /// Reads an action from `body`, applies it to the instance at `address`, and returns the

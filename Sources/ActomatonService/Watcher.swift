@@ -15,13 +15,15 @@ public final class Watcher: Sendable {
         case instanceDeleted
         /// The service is shutting down.
         case shuttingDown
+        /// Another host of the cluster owns the instance now: watch it again (with `after`).
+        case movedToAnotherHost
 
         /// The WebSocket close code: 1008 (policy), 1000 (normal) or 1001 (going away).
         public var closeCode: UInt16 {
             switch self {
             case .tooSlow: 1008
             case .instanceDeleted: 1000
-            case .shuttingDown: 1001
+            case .shuttingDown, .movedToAnotherHost: 1001
             }
         }
 
@@ -31,6 +33,7 @@ public final class Watcher: Sendable {
             case let .tooSlow(buffer): "too slow: more than \(buffer) transitions waited to be sent"
             case .instanceDeleted: "the instance was deleted"
             case .shuttingDown: "the service is shutting down"
+            case .movedToAnotherHost: "another host owns the instance now; watch it again with after=SEQ"
             }
         }
     }

@@ -1,3 +1,4 @@
+import ActomatonCluster
 import ActomatonHost
 import ArgumentParser
 import HostCommandLine
@@ -23,7 +24,7 @@ struct ActomatonHostCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "actomaton-host",
         abstract: "Load Actomaton reducer plugins (.so, or .wasm in a WebAssembly sandbox) and run them on the async effect manager.",
-        subcommands: [Inspect.self, Run.self, Serve.self, Journal.self, Worker.self, ServeBaseline.self]
+        subcommands: [Inspect.self, Run.self, Serve.self, Journal.self, Cluster.self, Worker.self, ServeBaseline.self]
     )
 }
 
@@ -174,7 +175,9 @@ struct MachineOptions: ParsableArguments {
 /// Where machines' state is kept across restarts (`--state`), and how durably.
 struct StateOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Keep every machine's state in this SQLite database: accepted actions, snapshots and "
-                                + "pending timers are journaled, and a restarted host brings every machine back.", valueName: "file"))
+                                + "pending timers are journaled, and a restarted host brings every machine back. With serve "
+                                + "--listen, postgres://USER@HOST:PORT/DATABASE instead joins a cluster of hosts sharing that "
+                                + "database (with --advertise).", valueName: "file"))
     var state: String?
 
     @Option(help: ArgumentHelp("When an action counts as acknowledged (printed): always (committed and synced to disk "
@@ -191,6 +194,11 @@ struct StateOptions: ParsableArguments {
                                 + "before the previous snapshot pruned.", valueName: "count"))
     var journalSnapshotEvery = 1000
 
+    /// The journal's options these flags ask for.
+    func journalOptions() throws -> JournalOptions {
+        JournalOptions(sync: sync, snapshotInterval: journalSnapshotEvery, maxDatabaseSize: try stateMaxSize.map(parseSize))
+    }
+
     func validate() throws {
         guard journalSnapshotEvery >= 1 else { throw ValidationError("--journal-snapshot-every must be at least 1") }
         if let stateMaxSize { _ = try parseSize(stateMaxSize) }
@@ -204,9 +212,13 @@ struct StateOptions: ParsableArguments {
     /// a restart resumes from what is durable.
     func openJournal(printer: TransitionPrinter) throws -> PluginJournal? {
         guard let state else { return nil }
+        if PostgresAddress.isAddress(state) {
+            printError(Message("--state postgres://… is for serve --listen, where hosts share the database; run and serve "
+                               + "take a SQLite file"))
+            throw ExitCode.failure
+        }
         do {
-            let options = JournalOptions(sync: sync, snapshotInterval: journalSnapshotEvery,
-                                         maxDatabaseSize: try stateMaxSize.map(parseSize))
+            let options = try journalOptions()
             return try PluginJournal(path: state, options: options) { error in
                 printer.printAcknowledged()
                 writeLine("error: \(error); stopping: no action after the last one printed was acknowledged", to: 2)
@@ -389,6 +401,7 @@ struct Serve: AsyncParsableCommand {
     @OptionGroup var isolation: IsolationOptions
     @OptionGroup var persistence: StateOptions
     @OptionGroup(title: "Network service (--listen)") var network: NetworkOptions
+    @OptionGroup(title: "Cluster (--listen with --state postgres://…)") var cluster: ClusterOptions
 
     func run() async throws {
         CrashReport.install()

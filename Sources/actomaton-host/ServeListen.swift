@@ -1,3 +1,4 @@
+import ActomatonCluster
 import ActomatonHost
 import ActomatonService
 import ArgumentParser
@@ -139,25 +140,38 @@ extension Serve {
         for name in loaded.catalog.names { emit("loaded plugin \(name) from \(loaded.catalog.types[name]!.path)") }
         var configuration = network.configuration
         configuration.maxEffects = machines.maxEffects
-        // With --state: one journal for every instance, each under `plugin/key`.
-        let journal = try persistence.openJournal(printer: TransitionPrinter(print: { _ in }))
+        // With --state: one journal for every instance, each under `plugin/key` (in a cluster's
+        // shared database with --state postgres://…).
+        var membership: ClusterMembership?
+        let journal: PluginJournal?
+        if let state = persistence.state, PostgresAddress.isAddress(state) {
+            membership = try ClusterMembership.join(state: state, options: cluster, journalOptions: try persistence.journalOptions())
+            journal = membership?.journal
+        } else {
+            journal = try persistence.openJournal(printer: TransitionPrinter(print: { _ in }))
+        }
         let serviceJournal: ServiceJournal?
         do {
             serviceJournal = try journal.map { journal throws(PluginJournalError) in
-                try ServiceJournal(journal, maxReceipts: configuration.maxIdempotencyKeys)
+                try ServiceJournal(journal, placement: membership?.host, maxReceipts: configuration.maxIdempotencyKeys)
             }
         } catch {
             printError(error)
+            membership?.leave()
             throw ExitCode.failure
         }
-        if let serviceJournal { emit("journal \(serviceJournal.journal.path): \(serviceJournal.instances.count) instances to bring back") }
+        if let serviceJournal, membership == nil {
+            emit("journal \(serviceJournal.journal.path): \(serviceJournal.instances.count) instances to bring back")
+        }
         let secured = tls == nil ? "" : " (TLS)"
         let server = ActomatonServer(catalog: loaded.catalog, tokens: tokens, listen: listen, configuration: configuration,
-                                     logger: Logger(label: "actomaton-host"), journal: serviceJournal, tls: tls, onListening: { port in
+                                     logger: Logger(label: "actomaton-host"), journal: serviceJournal, tls: tls,
+                                     forwarder: membership?.forwarder, onListening: { port in
             emit("listening on \(ListenAddress.display(host: listen.host, port: port))\(secured)")
         })
+        membership?.dropTakenOver(from: server.registry, metrics: server.metrics)
         try await server.runUntilSignalled()
-        journal?.close()
+        if let membership { membership.leave() } else { journal?.close() }
         emit("stopped")
     }
 }

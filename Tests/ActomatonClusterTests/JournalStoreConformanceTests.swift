@@ -128,6 +128,8 @@ struct JournalStoreConformanceTests {
         try store.commit([Self.action("r/1", "quiet"), Self.action("r/1", "loud", message: "m6")])
         #expect(try store.receipts(keptAfter: 2_000, limit: 10).map(\.key) == ["k4", "k3", "k2"])
         #expect(try store.receipts(keptAfter: 0, limit: 2) == [receipts[3], receipts[2]])
+        #expect(try store.receipt(of: "r/1", key: "k2") == receipts[1])
+        #expect(try store.receipt(of: "r/2", key: "k2") == nil)
         let messages = try store.messages(of: "r/1", after: 1, limit: 10)
         // It stops before the first action kept without a message.
         #expect(messages.map(\.ordinal) == [2, 3, 4])

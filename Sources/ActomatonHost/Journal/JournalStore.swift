@@ -36,6 +36,9 @@ public protocol JournalStore: AnyObject, Sendable {
     /// The receipts kept until `now` or later, the latest to expire first, at most `limit`.
     func receipts(keptAfter now: Int64, limit: Int) throws(PluginJournalError.Reason) -> [JournaledReceipt]
 
+    /// The receipt kept under `key` for `name`, if any (expired or not).
+    func receipt(of name: String, key: String) throws(PluginJournalError.Reason) -> JournaledReceipt?
+
     /// The messages of `name`'s transitions numbered above `ordinal`, oldest first, at most
     /// `limit`, stopping before the first action kept without a message.
     func messages(of name: String, after ordinal: Int64, limit: Int) throws(PluginJournalError.Reason) -> [(ordinal: Int64, message: String)]

@@ -194,6 +194,15 @@ public final class PluginJournal: @unchecked Sendable {
         do { return try store.receipts(keptAfter: now, limit: limit) } catch { throw PluginJournalError(error, at: path) }
     }
 
+    /// The receipt kept under `key` for `name`, if any (expired or not).
+    ///
+    /// - Parameters:
+    ///   - name: The name the machine is journaled under.
+    ///   - key: The request's key.
+    public func receipt(of name: String, key: String) throws(PluginJournalError) -> JournaledReceipt? {
+        do { return try store.receipt(of: name, key: key) } catch { throw PluginJournalError(error, at: path) }
+    }
+
     /// Tells `observer`, on the journal's writer thread, how long each commit took (its disk
     /// sync included) and how many records it held; for metrics. Keep it short. Replaces the
     /// observer set before.

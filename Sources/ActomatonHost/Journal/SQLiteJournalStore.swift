@@ -285,6 +285,19 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
         }
     }
 
+    /// The receipt kept under `key` for `name`, if any; none from a format 1 file read without
+    /// upgrading it.
+    public func receipt(of name: String, key: String) throws(PluginJournalError.Reason) -> JournaledReceipt? {
+        guard countsTransitions else { return nil }
+        return try reading { () throws in
+            let statement = try database.prepare("SELECT fingerprint, answer, expires FROM receipts WHERE plugin = ? AND key = ?")
+            statement.bind(.text(name), .text(key))
+            guard try statement.step() else { return nil }
+            return JournaledReceipt(plugin: name, key: key, fingerprint: statement.text(0), answer: statement.text(1),
+                                    expires: statement.integer(2))
+        }
+    }
+
     /// The messages of `name`'s transitions numbered above `ordinal`, oldest first, at most
     /// `limit`; none from a format 1 file read without upgrading it.
     public func messages(of name: String, after ordinal: Int64, limit: Int) throws(PluginJournalError.Reason) -> [(ordinal: Int64, message: String)] {

@@ -1,0 +1,15 @@
+import ActomatonService
+
+/// A service started with `--state postgres://…` asks the cluster which host runs each instance.
+extension ClusterHost: InstancePlacement {
+    /// Claims `name` for this host (``ClusterHost/claim(_:)``): here, or at the owner's URL.
+    public func place(_ name: String) throws -> InstancePlace {
+        switch try claim(name) {
+        case .owned: .here
+        case let .elsewhere(_, advertise): .elsewhere(advertise)
+        }
+    }
+
+    /// This host's `--advertise` URL.
+    public var advertisedURL: String { advertise }
+}

@@ -1,0 +1,24 @@
+/// Which host of a cluster runs each instance (`--state postgres://…`): the service asks
+/// before it makes or restores an instance, gives the instance up when it passivates it, and
+/// drops the instances the placement says it lost.
+///
+/// Every call may block (a query to the shared database): the service makes them from threads
+/// of their own, never from the concurrency pool. `ActomatonCluster`'s `ClusterHost` is the
+/// implementation.
+public protocol InstancePlacement: AnyObject, Sendable {
+    /// Takes the instance journaled as `name` for this host, or says which host owns it.
+    func place(_ name: String) throws -> InstancePlace
+    /// Gives the instance up: any host may take it at once.
+    func release(_ name: String)
+    /// How other hosts reach this one (its `--advertise` URL), to tell a request that was
+    /// forwarded here from one it should not have been.
+    var advertisedURL: String { get }
+}
+
+/// Where an instance runs.
+public enum InstancePlace: Sendable, Hashable {
+    /// On this host: it may make or restore the instance.
+    case here
+    /// On another host, reached at this URL (`http://10.0.0.6:8080`).
+    case elsewhere(String)
+}
