@@ -7,8 +7,9 @@ SWIFT ?= swift
 # `make -f path/to/Actomaton/Makefile …` from your own package).
 ACTOMATON_ROOT := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 # Debian packages the project needs: libffi and SQLite (the journal) for the plugin host;
+# PostgreSQL for the cluster's tests (each starts a private server in a temporary directory);
 # wasi-libc, binaryen (wasm-opt) and wabt (wasm-objdump) for the wasm build.
-APT_PACKAGES := libffi-dev libsqlite3-dev wasi-libc openssl curl
+APT_PACKAGES := libffi-dev libsqlite3-dev wasi-libc openssl curl postgresql
 WASM_APT_PACKAGES := wasi-libc binaryen wabt
 
 .PHONY: help deps build test test-tsan fuzz bench demo readme-check docs wasm-install wasm-build wasm-test embedded-build
@@ -132,7 +133,7 @@ DEMO = Plugins/demo
 # product name : file name in $(PLUGIN_DIR)
 HOST_PLUGINS := CounterPlugin:counter CSVTokenizerPlugin:csv TicTacToePlugin:tictactoe LoginPlugin:login PlatformerPlugin:platformer
 
-.PHONY: plugins host host-demo host-bench server-bench wasm-demo network-demo test-api wasm-plugin torture
+.PHONY: plugins host host-demo host-bench server-bench wasm-demo network-demo test-api wasm-plugin torture test-cluster
 
 plugins: deps ## Build the example plugins (four in Swift, one in C) to .so files.
 	@for entry in $(HOST_PLUGINS); do \
@@ -252,6 +253,12 @@ server-bench: deps $(DEMO_VENV)/installed ## The network service under load (wrk
 	$(SWIFT) build -c release --product actomaton-host
 	$(SWIFT) build -c release --product CounterPlugin
 	$(DEMO_VENV)/bin/python scripts/server-bench.py .build/release/actomaton-host .build/release/libCounterPlugin.so
+
+# --- The cluster: three hosts sharing one private PostgreSQL, under kill -9, SIGSTOP and restarts ---
+CLUSTER_ROUNDS ?= 10
+
+test-cluster: deps plugins host ## Three hosts on one private PostgreSQL: kill -9, SIGSTOP past the lease and restarts, CLUSTER_ROUNDS (10) of each; checks exactly-once and prints failover times.
+	python3 scripts/cluster-test.py $(HOST) $(PLUGIN_DIR)/counter.so --rounds $(CLUSTER_ROUNDS)
 
 # --- Torture: the host's promises under kill -9, two hosts and a full database ---
 TORTURE_ROUNDS ?= 20

@@ -52,6 +52,9 @@ public final class ClusterHost: @unchecked Sendable {
     private let keeperMutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private var keeper: pthread_t?
     private let leaseLostHandler = Mutex<(@Sendable (_ names: [String]) -> Void)?>(nil)
+    private let timersAdoptedHandler = Mutex<(@Sendable (_ names: [String]) -> Void)?>(nil)
+    /// The most instances with due timers one sweep adopts: ownership moves at a bounded rate.
+    public static let maxAdoptedPerSweep = 100
 
     private struct KeeperState {
         var stopping = false
@@ -193,6 +196,52 @@ public final class ClusterHost: @unchecked Sendable {
         leaseLostHandler.withLock { $0 = handler }
     }
 
+    // MARK: Durable timers
+
+    /// Tells `handler`, on the lease keeper's thread, the instances this host adopted because
+    /// their timers fall due and nobody alive owns them (their owner died or stopped): the
+    /// service brings each back from the journal, which arms its timers.
+    public func onTimersAdopted(_ handler: @escaping @Sendable (_ names: [String]) -> Void) {
+        timersAdoptedHandler.withLock { $0 = handler }
+    }
+
+    /// Claims up to ``maxAdoptedPerSweep`` instances that have a timer due within the lease
+    /// and no live owner — `FOR UPDATE SKIP LOCKED`, so hosts sweeping together take different
+    /// ones — and tells ``onTimersAdopted(_:)``'s handler. Returns their names. The keeper
+    /// sweeps after every renewal; a timer that fell due while its owner was dead fires once,
+    /// on the host that adopted it.
+    @discardableResult
+    public func adoptInstancesWithDueTimers(nowMilliseconds: Int64) throws(ClusterError) -> [String] {
+        let horizon = nowMilliseconds + Int64(Self.seconds(leaseTTL) * 1000)
+        let rows: [(String, Int64)]
+        do {
+            rows = try link.transaction { transaction in
+                try transaction.run("""
+                    UPDATE actomaton_instances i SET owner = \(id), epoch = i.epoch + 1
+                    FROM (SELECT c.name FROM actomaton_instances c
+                          WHERE EXISTS (SELECT 1 FROM actomaton_timers t WHERE t.name = c.name AND t.due <= \(horizon))
+                            AND (c.owner IS NULL OR NOT EXISTS (
+                                SELECT 1 FROM actomaton_hosts h
+                                WHERE h.id = c.owner AND h.lease_expires > clock_timestamp() AND NOT h.stopped))
+                          LIMIT \(Int64(Self.maxAdoptedPerSweep)) FOR UPDATE OF c SKIP LOCKED) due
+                    WHERE i.name = due.name
+                    RETURNING i.name, i.epoch
+                    """).rows.map { try $0.decode((String, Int64).self) }
+            }
+        } catch let error as ClusterError {
+            throw error
+        } catch {
+            throw PostgresLink.clusterError(error)
+        }
+        guard !rows.isEmpty else { return [] }
+        owned.withLock { owned in
+            for (name, epoch) in rows { owned[name] = epoch }
+        }
+        let names = rows.map(\.0)
+        if let handler = timersAdoptedHandler.withLock({ $0 }) { handler(names) }
+        return names
+    }
+
     // MARK: The lease
 
     /// How many times the lease was renewed (for tests).
@@ -245,7 +294,11 @@ public final class ClusterHost: @unchecked Sendable {
             pthread_mutex_unlock(keeperMutex)
             if keeperState.withLock({ $0.stopping }) { return }
             do {
-                try renew()
+                if try renew() {
+                    var now = timespec()
+                    clock_gettime(CLOCK_REALTIME, &now)
+                    try adoptInstancesWithDueTimers(nowMilliseconds: Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000)
+                }
                 keeperState.withLock { $0.lastError = nil }
             } catch {
                 keeperState.withLock { $0.lastError = error }

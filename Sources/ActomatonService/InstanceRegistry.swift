@@ -166,10 +166,10 @@ public actor InstanceRegistry {
     }
 
     /// The name an instance's records are journaled under (see ``ServiceJournal``).
-    static func journalName(of address: InstanceAddress) -> String { "\(address.plugin)/\(address.key.text)" }
+    public static func journalName(of address: InstanceAddress) -> String { "\(address.plugin)/\(address.key.text)" }
 
     /// The instance a journal name stands for; `nil` for a name that is not `plugin/key`.
-    static func address(journaledAs name: String) -> InstanceAddress? {
+    public static func address(journaledAs name: String) -> InstanceAddress? {
         guard let slash = name.firstIndex(of: "/"),
               let key = try? InstanceKey(String(name[name.index(after: slash)...])) else { return nil }
         return InstanceAddress(plugin: String(name[..<slash]), key: key)

@@ -60,6 +60,13 @@ struct ClusterMembership {
             metrics.fencingRefused(names.count)
             Task { await registry.drop(Array(names), why: .movedToAnotherHost) }
         }
+        host.onTimersAdopted { names in
+            Task {
+                for address in names.compactMap(InstanceRegistry.address(journaledAs:)) {
+                    _ = try? await registry.instance(at: address, creating: false)
+                }
+            }
+        }
         host.onLeaseLost { names in
             writeLine("warning: this host's lease lapsed before it was renewed; dropping its \(names.count) instances", to: 2)
             Task { await registry.drop(names, why: .movedToAnotherHost) }

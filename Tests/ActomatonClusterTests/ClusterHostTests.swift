@@ -151,6 +151,46 @@ struct ClusterHostTests {
     }
 }
 
+extension ClusterHostTests {
+    @Test func dueTimersOfInstancesNobodyAliveOwnsAreAdoptedOnce() async throws {
+        let address = try await PostgresTestServer.start().makeDatabase()
+        let first = try ClusterHost(address: address, advertise: "http://127.0.0.1:9001")
+        let second = try ClusterHost(address: address, advertise: "http://127.0.0.1:9002")
+        let third = try ClusterHost(address: address, advertise: "http://127.0.0.1:9003")
+        defer { second.stop(); third.stop() }
+        let names = (0..<6).map { "t/\($0)" } + ["t/later"]
+        for name in names { _ = try first.claim(name) }
+        let store = PostgresJournalStore(host: first)
+        defer { store.close(clean: true) }
+        let now: Int64 = 1_000_000
+        var key = try store.firstTimerKey()
+        for name in names {
+            let due = name == "t/later" ? now + 3_600_000 : now - 5
+            let timer = JournaledTimer(key: key, plugin: name, action: "add", arguments: [.int(1)], due: due, interval: nil, options: .init())
+            key += 1
+            try store.commit([JournalStoreConformanceTests.action(name, "add_later", timers: [timer])])
+        }
+        // While their owner is alive, nobody adopts them.
+        #expect(try second.adoptInstancesWithDueTimers(nowMilliseconds: now).isEmpty)
+        let adopted = Mutex<[String]>([])
+        second.onTimersAdopted { names in adopted.withLock { $0 += names } }
+        third.onTimersAdopted { names in adopted.withLock { $0 += names } }
+        // Its owner stops (gives them up): the two others sweep together and share them out.
+        first.stop()
+        async let bySecond = onThread { try second.adoptInstancesWithDueTimers(nowMilliseconds: now) }
+        async let byThird = onThread { try third.adoptInstancesWithDueTimers(nowMilliseconds: now) }
+        let (fromSecond, fromThird) = try await (bySecond, byThird)
+        #expect(Set(fromSecond).isDisjoint(with: fromThird))
+        #expect(Set(fromSecond + fromThird) == Set(names.dropLast()))
+        #expect(adopted.withLock { $0.count } == 6)
+        for name in fromSecond { #expect(second.epoch(of: name) == 2) }
+        // A timer due past the lease is left where it is; nothing is adopted twice.
+        #expect(try second.adoptInstancesWithDueTimers(nowMilliseconds: now).isEmpty)
+        #expect(try third.adoptInstancesWithDueTimers(nowMilliseconds: now).isEmpty)
+        #expect(try second.claim("t/later") == .owned(epoch: 2))
+    }
+}
+
 /// Runs blocking `body` on a thread of its own, not on the concurrency pool.
 func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in

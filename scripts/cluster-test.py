@@ -1,0 +1,370 @@
+#!/usr/bin/env python3
+"""make test-cluster: three hosts sharing one private PostgreSQL, under attack.
+
+A private PostgreSQL server is made in a temporary directory (initdb and the server run as the
+`postgres` user when this runs as root: PostgreSQL refuses root) on a loopback port; three
+`actomaton-host serve --listen --state postgres://...` hosts join it. A client sends every action
+with an Idempotency-Key to a random host and retries what was not acknowledged (the same key, on
+another host) until it is. Meanwhile, round after round:
+
+  kill     kill -9 the host that owns a busy instance, then start it again;
+  stop     SIGSTOP a host past its lease, SIGCONT it;
+  restart  SIGTERM every host and start them all again.
+
+Each round also leaves a delayed action (add_later) pending on a busy instance just before the
+attack, due during the outage, and one on a quiet instance of the attacked host that no request
+touches again: its timer must fire on the host that adopts it. At the end it checks, from the
+journal and the hosts' answers:
+
+  - every acknowledged action is in the journal exactly once: per instance the journal's
+    transitions are numbered 1..N without a gap, and N is the count of acknowledged requests
+    plus the delayed actions that fired;
+  - the final state equals the journal: the count is what the acknowledged increments and the
+    fired delayed actions add up to; every delayed action fired exactly once, the quiet
+    instances' too (adopted by another host when theirs died, stopped or lapsed);
+  - no instance was written by two owners: the hosts' fencing refusals are counted and printed;
+
+and it prints the failover times (from the last acknowledgement before an attack to the first
+after it, per instance, the worst of the round).
+
+Usage: cluster-test.py HOST_BINARY COUNTER_PLUGIN [--rounds N] [--lease-ttl S]
+"""
+
+import argparse
+import http.client
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+KEYS = [f"k{index}" for index in range(6)]
+DELAY_SECONDS = 1.0
+LATER_AMOUNT = 1_000_000
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def find_postgres_binaries():
+    root = "/usr/lib/postgresql"
+    if os.path.isdir(root):
+        for version in sorted(os.listdir(root), key=lambda v: -int(v) if v.isdigit() else 0):
+            candidate = os.path.join(root, version, "bin")
+            if os.path.exists(os.path.join(candidate, "initdb")):
+                return candidate
+    initdb = shutil.which("initdb")
+    if initdb:
+        return os.path.dirname(initdb)
+    sys.exit("error: PostgreSQL is not installed (no initdb): run make deps")
+
+
+class PostgresServer:
+    def __init__(self):
+        self.binaries = find_postgres_binaries()
+        self.directory = tempfile.mkdtemp(prefix="actomaton-cluster-pg-")
+        self.as_postgres = os.geteuid() == 0
+        if self.as_postgres:
+            shutil.chown(self.directory, "postgres", "postgres")
+        self.run("initdb", "-D", f"{self.directory}/data", "-U", "actomaton", "--auth=trust", "--locale=C", "-E", "UTF8",
+                 "--no-sync")
+        self.port = free_port()
+        self.run("pg_ctl", "-D", f"{self.directory}/data", "-l", f"{self.directory}/server.log", "-w", "-t", "60", "-o",
+                 f"-p {self.port} -k {self.directory} -c listen_addresses=127.0.0.1 -c max_connections=200", "start")
+        self.url = f"postgres://actomaton@127.0.0.1:{self.port}/postgres"
+
+    def run(self, tool, *arguments):
+        command = [os.path.join(self.binaries, tool), *arguments]
+        if self.as_postgres:
+            command = ["runuser", "-u", "postgres", "--", *command]
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+
+    def query(self, sql):
+        output = subprocess.run([os.path.join(self.binaries, "psql"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "actomaton",
+                                 "-d", "postgres", "-At", "-F", "\t", "-c", sql], check=True, capture_output=True, text=True)
+        return [line.split("\t") for line in output.stdout.splitlines() if line]
+
+    def stop(self):
+        try:
+            self.run("pg_ctl", "-D", f"{self.directory}/data", "-m", "immediate", "-w", "stop")
+        finally:
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+
+class Host:
+    def __init__(self, binary, plugins, database, lease_ttl, log_directory):
+        self.binary, self.plugins, self.database, self.lease_ttl = binary, plugins, database, lease_ttl
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = open(os.path.join(log_directory, f"host-{self.port}.log"), "ab")
+        self.process = None
+        self.stopped = False
+
+    def start(self):
+        self.process = subprocess.Popen(
+            [self.binary, "serve", "--plugins", self.plugins, "--listen", f"127.0.0.1:{self.port}", "--isolation", "none",
+             "--state", self.database, "--advertise", self.url, "--lease-ttl", str(self.lease_ttl), "--shutdown-timeout", "5",
+             "--journal-snapshot-every", "1000000"],
+            stdout=self.log, stderr=self.log, stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=1)
+                connection.request("GET", "/readyz")
+                if connection.getresponse().status == 200:
+                    return
+            except OSError:
+                pass
+            if self.process.poll() is not None:
+                sys.exit(f"error: the host on port {self.port} exited with {self.process.returncode}; see its log")
+            time.sleep(0.05)
+        sys.exit(f"error: the host on port {self.port} did not become ready")
+
+    def signal(self, number):
+        if self.process and self.process.poll() is None:
+            os.kill(self.process.pid, number)
+
+    def wait(self):
+        if self.process:
+            self.process.wait(timeout=60)
+
+
+class Client:
+    """One sender per instance: increments, each with its own Idempotency-Key, retried until acknowledged."""
+
+    def __init__(self, hosts):
+        self.hosts = hosts
+        self.lock = threading.Lock()
+        self.acknowledged = {key: [] for key in KEYS}  # (time, seq, action, idempotency key)
+        self.pending_later = {}  # key -> [(seq of the request that armed it, time acknowledged)]
+        self.running = True
+        self.retries = 0
+
+    def send(self, key, body, idempotency_key, deadline_seconds=120):
+        deadline = time.monotonic() + deadline_seconds
+        attempt = 0
+        while time.monotonic() < deadline:
+            host = random.choice(self.hosts)
+            try:
+                connection = http.client.HTTPConnection("127.0.0.1", host.port, timeout=2)
+                connection.request("POST", f"/v1/machines/counter/{key}", body=json.dumps(body),
+                                   headers={"Idempotency-Key": idempotency_key, "Content-Type": "application/json"})
+                response = connection.getresponse()
+                text = response.read()
+                if response.status == 200:
+                    return json.loads(text)
+                if response.status not in (503, 421, 500):
+                    raise RuntimeError(f"{key}: {response.status} {text!r}")
+            except (OSError, http.client.HTTPException):
+                pass
+            attempt += 1
+            with self.lock:
+                self.retries += 1
+            time.sleep(min(0.02 * attempt, 0.2))
+        raise RuntimeError(f"{key}: no acknowledgement within {deadline_seconds}s for {idempotency_key}")
+
+    def stream(self, key):
+        number = 0
+        while self.running:
+            number += 1
+            answer = self.send(key, {"action": "increment"}, f"{key}-{number}")
+            with self.lock:
+                self.acknowledged[key].append((time.monotonic(), answer["seq"], "increment"))
+
+    def arm_quiet(self, host, key):
+        """A delayed action on a new instance, sent to `host` so that it owns the instance."""
+        connection = http.client.HTTPConnection("127.0.0.1", host.port, timeout=10)
+        connection.request("POST", f"/v1/machines/counter/{key}",
+                           body=json.dumps({"action": "add_later", "args": [LATER_AMOUNT, DELAY_SECONDS]}),
+                           headers={"Content-Type": "application/json"})
+        response = connection.getresponse()
+        response.read()
+        return response.status == 200
+
+    def arm_later(self, key, number):
+        answer = self.send(key, {"action": "add_later", "args": [LATER_AMOUNT, DELAY_SECONDS]}, f"{key}-later-{number}")
+        with self.lock:
+            self.acknowledged[key].append((time.monotonic(), answer["seq"], "add_later"))
+        return answer["seq"]
+
+    def last_acknowledgement(self):
+        with self.lock:
+            return {key: (entries[-1][0] if entries else 0) for key, entries in self.acknowledged.items()}
+
+    def first_acknowledgement_after(self, moment):
+        with self.lock:
+            return {key: next((entry[0] for entry in entries if entry[0] > moment), None) for key, entries in self.acknowledged.items()}
+
+
+def owner_of(database, key):
+    rows = database.query(f"SELECT h.advertise FROM actomaton_instances i JOIN actomaton_hosts h ON h.id = i.owner "
+                          f"WHERE i.name = 'counter/{key}'")
+    return rows[0][0] if rows else None
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("host")
+    parser.add_argument("plugin")
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--lease-ttl", type=int, default=2)
+    arguments = parser.parse_args()
+
+    work = tempfile.mkdtemp(prefix="actomaton-cluster-")
+    plugins = os.path.join(work, "plugins")
+    os.makedirs(plugins)
+    shutil.copy(arguments.plugin, os.path.join(plugins, "counter.so"))
+    database = PostgresServer()
+    hosts = [Host(arguments.host, plugins, database.url, arguments.lease_ttl, work) for _ in range(3)]
+    failed = False
+    try:
+        for host in hosts:
+            host.start()
+        print(f"3 hosts on ports {', '.join(str(h.port) for h in hosts)}, PostgreSQL on {database.port}, "
+              f"lease {arguments.lease_ttl}s, {arguments.rounds} rounds of each attack")
+        client = Client(hosts)
+        senders = [threading.Thread(target=client.stream, args=(key,), daemon=True) for key in KEYS]
+        for sender in senders:
+            sender.start()
+        time.sleep(0.5)
+        failovers = {"kill": [], "stop": [], "restart": []}
+        quiet = []
+        later_number = 0
+        for round_number in range(arguments.rounds):
+            for attack in ("kill", "stop", "restart"):
+                later_number += 1
+                busy = random.choice(KEYS)
+                client.arm_later(busy, later_number)
+                owner = owner_of(database, busy)
+                victim = next((h for h in hosts if h.url == owner), random.choice(hosts))
+                quiet_key = f"quiet-{later_number}"
+                if client.arm_quiet(victim, quiet_key):
+                    quiet.append(quiet_key)
+                before = client.last_acknowledgement()
+                attacked = time.monotonic()
+                if attack == "kill":
+                    victim.signal(signal.SIGKILL)
+                    victim.wait()
+                    time.sleep(arguments.lease_ttl + DELAY_SECONDS)
+                    victim.start()
+                elif attack == "stop":
+                    victim.signal(signal.SIGSTOP)
+                    time.sleep(arguments.lease_ttl * 1.5 + DELAY_SECONDS)
+                    victim.signal(signal.SIGCONT)
+                else:
+                    for host in hosts:
+                        host.signal(signal.SIGTERM)
+                    for host in hosts:
+                        host.wait()
+                    for host in hosts:
+                        host.start()
+                # Every instance acknowledged something again.
+                deadline = time.monotonic() + 60
+                while True:
+                    after = client.first_acknowledgement_after(attacked)
+                    if all(after.values()) or time.monotonic() > deadline:
+                        break
+                    time.sleep(0.05)
+                worst = max((after[key] or time.monotonic()) - before[key] for key in KEYS)
+                failovers[attack].append(worst)
+            print(f"round {round_number + 1}: worst gap kill {failovers['kill'][-1]:.2f}s, stop {failovers['stop'][-1]:.2f}s, "
+                  f"restart {failovers['restart'][-1]:.2f}s; {client.retries} retries so far")
+        # Let the last delayed actions fire, then stop the client.
+        time.sleep(DELAY_SECONDS + arguments.lease_ttl + 1)
+        client.running = False
+        for sender in senders:
+            sender.join(timeout=180)
+
+        # Each instance's final state, from whichever host owns it.
+        problems = []
+        total_actions = 0
+        for key in KEYS:
+            status = None
+            for _ in range(200):
+                try:
+                    connection = http.client.HTTPConnection("127.0.0.1", random.choice(hosts).port, timeout=10)
+                    connection.request("GET", f"/v1/machines/counter/{key}")
+                    response = connection.getresponse()
+                    text = response.read()
+                    if response.status == 200:
+                        status = json.loads(text)
+                        if not status["timers"]:
+                            break
+                except (OSError, http.client.HTTPException):
+                    pass
+                time.sleep(0.1)
+            rows = database.query(f"SELECT ordinal, action, args FROM actomaton_actions WHERE name = 'counter/{key}' ORDER BY seq")
+            ordinals = [int(row[0]) for row in rows]
+            actions = [row[1] for row in rows]
+            acknowledged = client.acknowledged[key]
+            increments = sum(1 for entry in acknowledged if entry[2] == "increment")
+            armed = sum(1 for entry in acknowledged if entry[2] == "add_later")
+            fired = sum(1 for action in actions if action == "add") if ordinals and ordinals[0] == 1 else None
+            total_actions += len(ordinals)
+            if ordinals != list(range(1, len(ordinals) + 1)):
+                problems.append(f"{key}: the journal's transitions are not numbered 1..N without a gap")
+            if len(set(entry[1] for entry in acknowledged)) != len(acknowledged):
+                problems.append(f"{key}: two acknowledgements carry the same seq")
+            if fired is not None and fired != armed:
+                problems.append(f"{key}: {armed} delayed actions were armed and {fired} fired")
+            if fired is not None and len(ordinals) != increments + armed + fired:
+                problems.append(f"{key}: the journal holds {len(ordinals)} transitions for {increments} increments, "
+                                f"{armed} delayed actions armed and {fired} fired")
+            expected = increments + LATER_AMOUNT * armed
+            if status is None:
+                problems.append(f"{key}: no host answered for its state")
+            elif status["state"] != {"count": expected}:
+                problems.append(f"{key}: the state is {status['state']}, the acknowledged actions add up to {expected}")
+        # The quiet instances: read from the journal only (a request would bring them back itself).
+        for key in quiet:
+            rows = None
+            for _ in range(100):
+                rows = database.query(f"SELECT (SELECT count(*) FROM actomaton_actions WHERE name = 'counter/{key}' AND action = 'add'), "
+                                      f"(SELECT count(*) FROM actomaton_timers WHERE name = 'counter/{key}')")
+                if rows[0] == ["1", "0"]:
+                    break
+                time.sleep(0.1)
+            if rows[0] != ["1", "0"]:
+                problems.append(f"{key}: its delayed action fired {rows[0][0]} times ({rows[0][1]} timers left) on the host that "
+                                f"adopted it; once was expected")
+        print(f"{len(quiet)} quiet instances' delayed actions, due while their host was down: "
+              f"{'each fired once' if not any(p.startswith('quiet') for p in problems) else 'NOT each fired once'}")
+        hosts_rows = database.query("SELECT id, advertise, fenced FROM actomaton_hosts ORDER BY id")
+        fencing = sum(int(row[2]) for row in hosts_rows)
+        acknowledged_total = sum(len(entries) for entries in client.acknowledged.values())
+        print(f"{acknowledged_total} acknowledged requests, {total_actions} journaled transitions, {client.retries} retries, "
+              f"{fencing} fencing refusals (records of a host that had lost its instance, refused)")
+        for attack, times in failovers.items():
+            times = sorted(times)
+            print(f"failover after {attack}: median {times[len(times) // 2]:.2f}s, worst {times[-1]:.2f}s "
+                  f"(from the last acknowledgement before to the first after, lease {arguments.lease_ttl}s)")
+        if problems:
+            failed = True
+            for problem in problems:
+                print(f"FAILED: {problem}")
+        else:
+            print("every acknowledged action is in the journal exactly once; every delayed action fired once; "
+                  "the final states equal the journal")
+    finally:
+        for host in hosts:
+            host.signal(signal.SIGCONT)
+            host.signal(signal.SIGKILL)
+        database.stop()
+        if failed:
+            print(f"the hosts' logs are kept in {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
