@@ -102,7 +102,7 @@ readme-check: ## Check that every Swift example in the README and the DocC artic
 DOCS_STRICT ?= --warnings-as-errors
 DOC_MODULES := ActomatonCore ActomatonEffect Actomaton ActomatonUI ActomatonTesting ActomatonDebugging \
 	ActomatonPluginCore ActomatonPluginKit ActomatonPluginContract ActomatonHost HostCommandLine \
-	ActomatonService
+	ActomatonService ActomatonCluster
 
 docs: deps ## Build the documentation (DocC) into .build/docs, a static site; any warning fails it.
 	$(SWIFT) package --allow-writing-to-directory .build/docs generate-documentation \

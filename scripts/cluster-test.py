@@ -22,6 +22,8 @@ journal and the hosts' answers:
   - the final state equals the journal: the count is what the acknowledged increments and the
     fired delayed actions add up to; every delayed action fired exactly once, the quiet
     instances' too (adopted by another host when theirs died, stopped or lapsed);
+  - a watcher of one busy instance, connected to whichever host it picks and reconnecting with
+    ?after=SEQ whenever its host goes away, saw every transition once, in order, up to the last;
   - no instance was written by two owners: the hosts' fencing refusals are counted and printed;
 
 and it prints the failover times (from the last acknowledgement before an attack to the first
@@ -31,6 +33,7 @@ Usage: cluster-test.py HOST_BINARY COUNTER_PLUGIN [--rounds N] [--lease-ttl S]
 """
 
 import argparse
+import base64
 import http.client
 import json
 import os
@@ -38,6 +41,7 @@ import random
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -205,6 +209,54 @@ class Client:
             return {key: next((entry[0] for entry in entries if entry[0] > moment), None) for key, entries in self.acknowledged.items()}
 
 
+class Watcher:
+    """Watches counter/KEY over a WebSocket on random hosts, resuming with ?after=SEQ; checks seq order."""
+
+    def __init__(self, hosts, key):
+        self.hosts, self.key = hosts, key
+        self.last = 0
+        self.problems = []
+        self.reconnects = 0
+        self.running = True
+
+    def run(self):
+        while self.running:
+            host = random.choice(self.hosts)
+            try:
+                with socket.create_connection(("127.0.0.1", host.port), timeout=3) as connection:
+                    key = base64.b64encode(os.urandom(16)).decode()
+                    connection.sendall((f"GET /v1/machines/counter/{self.key}/watch?after={self.last} HTTP/1.1\r\n"
+                                        f"Host: 127.0.0.1:{host.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                                        f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
+                    stream = connection.makefile("rb")
+                    status = stream.readline()
+                    while stream.readline() not in (b"\r\n", b""):
+                        pass
+                    if b" 101 " not in status:
+                        raise OSError(status)
+                    while self.running:
+                        header = stream.read(2)
+                        if len(header) < 2:
+                            break
+                        opcode, length = header[0] & 0x0F, header[1] & 0x7F
+                        if length == 126:
+                            length = struct.unpack(">H", stream.read(2))[0]
+                        elif length == 127:
+                            length = struct.unpack(">Q", stream.read(8))[0]
+                        payload = stream.read(length)
+                        if opcode == 8:
+                            break
+                        if opcode == 1:
+                            seq = json.loads(payload)["seq"]
+                            if seq != self.last + 1:
+                                self.problems.append(f"watcher of {self.key}: seq {seq} after {self.last}")
+                            self.last = seq
+            except (OSError, ValueError):
+                pass
+            self.reconnects += 1
+            time.sleep(0.05)
+
+
 def owner_of(database, key):
     rows = database.query(f"SELECT h.advertise FROM actomaton_instances i JOIN actomaton_hosts h ON h.id = i.owner "
                           f"WHERE i.name = 'counter/{key}'")
@@ -235,6 +287,9 @@ def main():
         senders = [threading.Thread(target=client.stream, args=(key,), daemon=True) for key in KEYS]
         for sender in senders:
             sender.start()
+        watcher = Watcher(hosts, KEYS[0])
+        watching = threading.Thread(target=watcher.run, daemon=True)
+        watching.start()
         time.sleep(0.5)
         failovers = {"kill": [], "stop": [], "restart": []}
         quiet = []
@@ -324,6 +379,18 @@ def main():
                 problems.append(f"{key}: no host answered for its state")
             elif status["state"] != {"count": expected}:
                 problems.append(f"{key}: the state is {status['state']}, the acknowledged actions add up to {expected}")
+        # The watcher catches up with the last transition.
+        final_seq = len(database.query(f"SELECT 1 FROM actomaton_actions WHERE name = 'counter/{KEYS[0]}'"))
+        deadline = time.monotonic() + 30
+        while watcher.last < final_seq and time.monotonic() < deadline:
+            time.sleep(0.1)
+        watcher.running = False
+        problems += watcher.problems[:5]
+        if watcher.last != final_seq:
+            problems.append(f"the watcher of {KEYS[0]} saw up to seq {watcher.last}, the journal holds {final_seq}")
+        print(f"a watcher of {KEYS[0]} on random hosts saw all {watcher.last} transitions in order "
+              f"({watcher.reconnects} connections)" if watcher.last == final_seq and not watcher.problems else
+              f"the watcher of {KEYS[0]} missed transitions")
         # The quiet instances: read from the journal only (a request would bring them back itself).
         for key in quiet:
             rows = None

@@ -91,6 +91,8 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
                 for record in records { queries += Self.queries(for: record, counts: &counts) }
                 for (name, count) in counts where before[name] != count {
                     queries.append("UPDATE actomaton_instances SET transitions = \(count) WHERE name = \(name)")
+                    // Wakes the watchers other hosts serve, when this commits.
+                    queries.append("SELECT pg_notify(\(JournalNotifications.channel), \(name))")
                 }
                 try transaction.run(queries)
             }
@@ -270,6 +272,13 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
                 let (name, key, fingerprint, answer, expires) = try row.decode((String, String, String, String, Int64).self)
                 return JournaledReceipt(plugin: name, key: key, fingerprint: fingerprint, answer: answer, expires: expires)
             }
+        }
+    }
+
+    /// How many transitions `name` has had in all (0 for none).
+    public func transitionCount(of name: String) throws(PluginJournalError.Reason) -> Int64 {
+        try reading {
+            try reader.run("SELECT transitions FROM actomaton_instances WHERE name = \(name)").rows.first?.decode(Int64.self) ?? 0
         }
     }
 

@@ -42,6 +42,8 @@ public final class ActomatonServer: Service, Sendable {
     private let onListening: @Sendable (Int) async -> Void
     private let tls: ServiceTLS?
     private let forwarder: (any RequestForwarder)?
+    private let journalChanges: (any JournalChangeSignal)?
+    private let journalWatchers = JournalWatcherCount()
 
     /// Creates a server.
     ///
@@ -59,6 +61,8 @@ public final class ActomatonServer: Service, Sendable {
     ///   - tls: The certificate and key to serve HTTPS and WSS with; `nil` for plain HTTP.
     ///   - forwarder: In a cluster (a journal with a placement), what sends requests for
     ///     instances other hosts own on to them; without one they are answered 421 with the owner.
+    ///   - journalChanges: In a cluster, what wakes the watchers this host serves from the
+    ///     journal for instances other hosts own; without one such a watch is answered 421.
     ///   - onListening: Told the port once the server listens.
     public init(
         catalog: PluginCatalog,
@@ -71,10 +75,12 @@ public final class ActomatonServer: Service, Sendable {
         journal: ServiceJournal? = nil,
         tls: ServiceTLS? = nil,
         forwarder: (any RequestForwarder)? = nil,
+        journalChanges: (any JournalChangeSignal)? = nil,
         onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) {
         self.tls = tls
         self.forwarder = forwarder
+        self.journalChanges = journalChanges
         self.configuration = configuration
         self.tokens = tokens
         self.listen = listen
@@ -101,7 +107,7 @@ public final class ActomatonServer: Service, Sendable {
         router.add(middleware: DrainMiddleware(lifecycle: lifecycle))
         router.add(middleware: AccessMiddleware(tokens: tokens, limiter: limiter, rate: configuration.maxRequestsPerSecond))
         ServiceRoutes(registry: registry, configuration: configuration, metrics: metrics, lifecycle: lifecycle, idempotency: idempotency,
-                      forwarder: forwarder)
+                      forwarder: forwarder, journalChanges: journalChanges, journalWatchers: journalWatchers)
             .add(to: router)
         return router
     }

@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdWebSocket
 import HostCommandLine
 import NIOWebSocket
+import Synchronization
 
 /// The handlers of the API, version 1: small async functions over typed values; access,
 /// draining and errors are middleware's (see ``ActomatonServer/makeRouter()``).
@@ -16,6 +17,14 @@ struct ServiceRoutes: Sendable {
     let idempotency: IdempotencyCache
     /// In a cluster: sends requests for instances other hosts own on to them.
     let forwarder: (any RequestForwarder)?
+    /// In a cluster: wakes this host's watchers of instances other hosts own.
+    let journalChanges: (any JournalChangeSignal)?
+    /// How many watchers this host serves from the journal, per instance.
+    let journalWatchers: JournalWatcherCount
+    /// How often a watcher fed from the journal reads it when no change was signalled.
+    static let journalPollInterval: Duration = .seconds(1)
+    /// The most messages a watcher fed from the journal reads at a time.
+    static let journalReadLimit = 1000
 
     static let idempotencyKeyHeader = HTTPField.Name("Idempotency-Key")!
     /// The most transitions a watcher is sent from the journal on `?after=SEQ`.
@@ -43,7 +52,16 @@ struct ServiceRoutes: Sendable {
         router.delete("/v1/machines/:plugin/:key") { request, context in try await delete(request, context) }
         router.ws("/v1/machines/:plugin/:key/watch") { request, context in
             // Checked before the upgrade, so a refusal is an ordinary error response.
-            let instance = try await registry.instance(at: try address(context), creating: false)
+            let address = try address(context)
+            if registry.placement != nil, journalChanges != nil, try await owner(of: address, creating: false) != nil {
+                // Another host owns it: watched here from the journal.
+                guard request.headers[.upgrade]?.lowercased() == "websocket" else {
+                    throw ServiceError.badRequest("this route takes a WebSocket upgrade (Connection: Upgrade, Upgrade: websocket)")
+                }
+                _ = try Self.after(request)
+                return .upgrade([:])
+            }
+            let instance = try await registry.instance(at: address, creating: false)
             guard request.headers[.upgrade]?.lowercased() == "websocket" else {
                 throw ServiceError.badRequest("this route takes a WebSocket upgrade (Connection: Upgrade, Upgrade: websocket)")
             }
@@ -290,6 +308,19 @@ struct ServiceRoutes: Sendable {
     func watch(_ request: Request, _ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter,
                _ context: ServiceRequestContext) async throws {
         let address = try address(context)
+        if registry.placement != nil, let changes = journalChanges, let journal = registry.journal {
+            let elsewhere: (name: String, owner: String)?
+            do {
+                elsewhere = try await owner(of: address, creating: false)
+            } catch {
+                try await outbound.close(.normalClosure, reason: error.description)
+                return
+            }
+            if let elsewhere {
+                try await watchFromJournal(elsewhere.name, request: request, journal: journal, changes: changes, inbound, outbound)
+                return
+            }
+        }
         let instance: Instance
         let watcher: Watcher
         do {
@@ -329,6 +360,97 @@ struct ServiceRoutes: Sendable {
             do { for try await _ in inbound {} } catch {}
             watcher.finish()
             await group.waitForAll()
+        }
+    }
+
+    /// In a cluster: sends a watcher the transitions of an instance another host owns, read
+    /// from the journal after each change signal (and at least every
+    /// ``journalPollInterval``), until the client leaves. Closes with 1008 when `after` is past
+    /// the instance's last transition, or before what the journal still keeps.
+    func watchFromJournal(_ name: String, request: Request, journal: PluginJournal, changes: any JournalChangeSignal,
+                          _ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter) async throws {
+        let limit = configuration.maxWatchersPerInstance
+        guard journalWatchers.add(name, limit: limit) else {
+            try await outbound.close(.policyViolation, reason: "\(name) already has \(limit) watchers on this host, its limit (--max-watchers-per-instance)")
+            return
+        }
+        metrics.watchersChanged(by: 1)
+        defer {
+            journalWatchers.remove(name)
+            metrics.watchersChanged(by: -1)
+        }
+        let count: Int64
+        let after: UInt64?
+        do {
+            after = try Self.after(request)
+            count = try await onThreadOfItsOwn { () throws(PluginJournalError) in try journal.transitionCount(of: name) }
+        } catch {
+            try await outbound.close(.policyViolation, reason: "\(error)")
+            return
+        }
+        if let after, after > UInt64(count) {
+            try await outbound.close(.policyViolation, reason: "after=\(after) is past \(name)'s last transition, seq \(count)")
+            return
+        }
+        let start = after.map(Int64.init) ?? count
+        let readLimit = Self.journalReadLimit
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                var last = start
+                var first = after != nil
+                while !Task.isCancelled {
+                    let messages: [(ordinal: Int64, message: String)]
+                    let seen = last
+                    do {
+                        messages = try await onThreadOfItsOwn { () throws(PluginJournalError) in
+                            try journal.journaledMessages(of: name, after: seen, limit: readLimit)
+                        }
+                    } catch {
+                        try? await outbound.close(.unexpectedServerError, reason: "the journal cannot be read: \(error)")
+                        return
+                    }
+                    if first, let head = messages.first, head.ordinal > last + 1 {
+                        try? await outbound.close(.policyViolation, reason: "the transitions of \(name) after seq \(last) are no longer "
+                                                  + "kept (the journal keeps those since its older snapshot); read its state (GET) and watch from its seq")
+                        return
+                    }
+                    first = false
+                    for message in messages {
+                        do { try await outbound.write(.text(message.message)) } catch { return }
+                        last = message.ordinal
+                    }
+                    if messages.count == readLimit { continue }
+                    await changes.waitForChange(of: name, timeout: Self.journalPollInterval)
+                }
+            }
+            // The client's frames are read (and dropped) to notice when it leaves.
+            group.addTask {
+                do { for try await _ in inbound {} } catch {}
+            }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+}
+
+/// How many watchers a host serves from the journal, per instance (in a cluster).
+final class JournalWatcherCount: Sendable {
+    private let counts = Mutex<[String: Int]>([:])
+
+    /// Counts one more watcher of `name`; `false` when it has `limit` already.
+    func add(_ name: String, limit: Int) -> Bool {
+        counts.withLock { counts in
+            guard counts[name, default: 0] < limit else { return false }
+            counts[name, default: 0] += 1
+            return true
+        }
+    }
+
+    /// Counts one watcher of `name` less.
+    func remove(_ name: String) {
+        counts.withLock { counts in
+            counts[name, default: 1] -= 1
+            if counts[name] == 0 { counts[name] = nil }
         }
     }
 }

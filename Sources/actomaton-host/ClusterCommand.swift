@@ -26,6 +26,7 @@ struct ClusterMembership {
     let host: ClusterHost
     let journal: PluginJournal
     let forwarder: ClusterForwarder
+    let notifications: JournalNotifications
 
     /// Joins the cluster whose database `state` names; exits with one line when it cannot.
     static func join(state: String, options: ClusterOptions, journalOptions: JournalOptions) throws -> ClusterMembership {
@@ -46,7 +47,8 @@ struct ClusterMembership {
                 throw error
             }
             emit("joined the cluster at \(address) as host \(host.id) (\(advertise)), lease \(options.leaseTTL)s")
-            return ClusterMembership(host: host, journal: journal, forwarder: ClusterForwarder())
+            return ClusterMembership(host: host, journal: journal, forwarder: ClusterForwarder(),
+                                     notifications: JournalNotifications(address: address))
         } catch {
             printError(error)
             throw ExitCode.failure
@@ -75,6 +77,7 @@ struct ClusterMembership {
 
     /// Writes what is queued, gives every instance up and leaves the cluster.
     func leave() {
+        notifications.stop()
         journal.close()
         host.stop()
         forwarder.shutdown()

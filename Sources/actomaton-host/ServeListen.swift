@@ -166,7 +166,7 @@ extension Serve {
         let secured = tls == nil ? "" : " (TLS)"
         let server = ActomatonServer(catalog: loaded.catalog, tokens: tokens, listen: listen, configuration: configuration,
                                      logger: Logger(label: "actomaton-host"), journal: serviceJournal, tls: tls,
-                                     forwarder: membership?.forwarder, onListening: { port in
+                                     forwarder: membership?.forwarder, journalChanges: membership?.notifications, onListening: { port in
             emit("listening on \(ListenAddress.display(host: listen.host, port: port))\(secured)")
         })
         membership?.dropTakenOver(from: server.registry, metrics: server.metrics)

@@ -64,6 +64,8 @@ struct JournalStoreConformanceTests {
         #expect(recovery.actions[0].version == "1.0")
         #expect(recovery.actions[0].sequence < recovery.actions[1].sequence)
         #expect(recovery.transitionCount == 2)
+        #expect(try store.transitionCount(of: "counter/a") == 2)
+        #expect(try store.transitionCount(of: "counter/none") == 0)
         #expect(recovery.startsAtTheBeginning)
         #expect(recovery.snapshots.isEmpty && recovery.timers.isEmpty)
         #expect(try store.recovery(for: "counter/b").actions.map(\.action) == ["reset"])

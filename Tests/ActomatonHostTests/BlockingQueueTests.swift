@@ -69,6 +69,40 @@ struct BlockingQueueTests {
         _ = closedInside.value
     }
 
+    /// Regression: work holding the last reference to its queue released it on the queue's
+    /// thread with the queue's lock held; `deinit` then took the lock again and hung the thread
+    /// for good (seen as a hung `make test`: an input reader's queue).
+    @Test func workHoldingTheLastReferenceToItsQueueLetsItsThreadEnd() async throws {
+        for index in 0..<20 {
+            let name = "tq-last-\(index)"
+            let gate = DispatchSemaphore(value: 0)
+            try Self.startQueue(named: name, waitingFor: gate)
+            // This test's reference is gone: the work's capture is the last one.
+            gate.signal()
+            let deadline = ContinuousClock.now + .seconds(30)
+            while Self.threadNames().contains(name), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            #expect(!Self.threadNames().contains(name), "the thread of queue \(name) did not end")
+        }
+    }
+
+    private static func startQueue(named name: String, waitingFor gate: DispatchSemaphore) throws {
+        let queue = try BlockingQueue(name: name)
+        try queue.enqueue { [queue] in
+            gate.wait()
+            _ = queue.name
+        }
+    }
+
+    /// The names of this process's threads.
+    private static func threadNames() -> Set<String> {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return Set(tasks.compactMap { task in
+            (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?.trimmingCharacters(in: .newlines)
+        })
+    }
+
     @Test func theThreadIsNamedWithinLinuxsLimit() throws {
         let queue = try BlockingQueue(name: "a-name-longer-than-fifteen")
         #expect(queue.name == "a-name-longer-t" && queue.name.utf8.count == BlockingQueue.maxNameBytes)

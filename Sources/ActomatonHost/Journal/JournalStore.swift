@@ -36,6 +36,9 @@ public protocol JournalStore: AnyObject, Sendable {
     /// The receipts kept until `now` or later, the latest to expire first, at most `limit`.
     func receipts(keptAfter now: Int64, limit: Int) throws(PluginJournalError.Reason) -> [JournaledReceipt]
 
+    /// How many transitions `name` has had in all, pruned ones included (0 for none).
+    func transitionCount(of name: String) throws(PluginJournalError.Reason) -> Int64
+
     /// The receipt kept under `key` for `name`, if any (expired or not).
     func receipt(of name: String, key: String) throws(PluginJournalError.Reason) -> JournaledReceipt?
 

@@ -194,6 +194,13 @@ public final class PluginJournal: @unchecked Sendable {
         do { return try store.receipts(keptAfter: now, limit: limit) } catch { throw PluginJournalError(error, at: path) }
     }
 
+    /// How many transitions `name` has had in all, pruned ones included (0 for none).
+    ///
+    /// - Parameter name: The name the machine is journaled under.
+    public func transitionCount(of name: String) throws(PluginJournalError) -> Int64 {
+        do { return try store.transitionCount(of: name) } catch { throw PluginJournalError(error, at: path) }
+    }
+
     /// The receipt kept under `key` for `name`, if any (expired or not).
     ///
     /// - Parameters:

@@ -285,6 +285,17 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
         }
     }
 
+    /// How many transitions `name` has had in all (0 for none, and in a format 1 file read
+    /// without upgrading it).
+    public func transitionCount(of name: String) throws(PluginJournalError.Reason) -> Int64 {
+        guard countsTransitions else { return 0 }
+        return try reading { () throws in
+            let statement = try database.prepare("SELECT count FROM transitions WHERE plugin = ?")
+            statement.bind(.text(name))
+            return try statement.step() ? statement.integer(0) : 0
+        }
+    }
+
     /// The receipt kept under `key` for `name`, if any; none from a format 1 file read without
     /// upgrading it.
     public func receipt(of name: String, key: String) throws(PluginJournalError.Reason) -> JournaledReceipt? {

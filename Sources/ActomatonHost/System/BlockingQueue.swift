@@ -135,7 +135,7 @@ package final class BlockingQueue: @unchecked Sendable {
             while true {
                 while head == items.count && !closing { pthread_cond_wait(wake, mutex) }
                 if head == items.count { break }
-                let work = items[head]
+                var work: (@Sendable () -> Void)? = items[head]
                 items[head] = {} // what the work captured is released when it has run
                 head += 1
                 if head == items.count {
@@ -143,7 +143,10 @@ package final class BlockingQueue: @unchecked Sendable {
                     head = 0
                 }
                 pthread_mutex_unlock(mutex)
-                work()
+                work?()
+                // Released before the lock is taken again: the work may hold the last
+                // reference to its queue, whose `deinit` closes it (and takes the lock).
+                work = nil
                 pthread_mutex_lock(mutex)
             }
             pthread_mutex_unlock(mutex)
