@@ -93,6 +93,15 @@ public final class JournalNotifications: JournalChangeSignal, Sendable {
         }
     }
 
+    /// Resumes every waiter (the service is shutting down).
+    public func wakeAll() {
+        let woken = waiters.withLock { waiters in
+            defer { waiters.byName = [:] }
+            return waiters.byName.values.flatMap(\.values)
+        }
+        for continuation in woken { continuation.resume() }
+    }
+
     /// Resumes every waiter of `name`.
     func wake(_ name: String) {
         let woken = waiters.withLock { $0.byName.removeValue(forKey: name) } ?? [:]

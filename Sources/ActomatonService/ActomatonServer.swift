@@ -182,6 +182,8 @@ public final class ActomatonServer: Service, Sendable {
         lifecycle.beginDraining()
         logger.info("shutting down: \(lifecycle.inFlight) requests in flight")
         await registry.endAllWatchers(.shuttingDown)
+        // The watchers fed from the journal look at the lifecycle when woken.
+        journalChanges?.wakeAll()
         await lifecycle.waitUntilIdle()
     }
 }

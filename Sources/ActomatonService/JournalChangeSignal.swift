@@ -6,4 +6,7 @@ public protocol JournalChangeSignal: Sendable {
     /// Returns when the instance journaled as `name` may have new transitions, or after
     /// `timeout`, or when the task is cancelled.
     func waitForChange(of name: String, timeout: Duration) async
+
+    /// Wakes every waiter at once (the service is shutting down).
+    func wakeAll()
 }

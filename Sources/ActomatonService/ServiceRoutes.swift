@@ -366,7 +366,8 @@ struct ServiceRoutes: Sendable {
     /// In a cluster: sends a watcher the transitions of an instance another host owns, read
     /// from the journal after each change signal (and at least every
     /// ``journalPollInterval``), until the client leaves. Closes with 1008 when `after` is past
-    /// the instance's last transition, or before what the journal still keeps.
+    /// the instance's last transition, or before what the journal still keeps; with 1001 when
+    /// the service shuts down (within a poll interval).
     func watchFromJournal(_ name: String, request: Request, journal: PluginJournal, changes: any JournalChangeSignal,
                           _ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter) async throws {
         let limit = configuration.maxWatchersPerInstance
@@ -420,6 +421,11 @@ struct ServiceRoutes: Sendable {
                         last = message.ordinal
                     }
                     if messages.count == readLimit { continue }
+                    if lifecycle.isDraining {
+                        let reason = Watcher.EndReason.shuttingDown
+                        try? await outbound.close(WebSocketErrorCode(codeNumber: Int(reason.closeCode)), reason: reason.description)
+                        return
+                    }
                     await changes.waitForChange(of: name, timeout: Self.journalPollInterval)
                 }
             }
