@@ -371,6 +371,14 @@ def main():
                 problems.append(f"{key}: two acknowledgements carry the same seq")
             if fired is not None and fired != armed:
                 problems.append(f"{key}: {armed} delayed actions were armed and {fired} fired")
+                # What to look at: the delayed actions in the journal, and when the client armed them.
+                with open(os.path.join(work, f"{key}-delayed.txt"), "w") as dump:
+                    for row in database.query(f"SELECT ordinal, action, args FROM actomaton_actions "
+                                              f"WHERE name = 'counter/{key}' AND action <> 'increment' ORDER BY seq"):
+                        dump.write(f"journal: ordinal {row[0]} {row[1]}\n")
+                    for entry in acknowledged:
+                        if entry[2] == "add_later":
+                            dump.write(f"client: armed at seq {entry[1]}, acknowledged at {entry[0]:.3f}\n")
             if fired is not None and len(ordinals) != increments + armed + fired:
                 problems.append(f"{key}: the journal holds {len(ordinals)} transitions for {increments} increments, "
                                 f"{armed} delayed actions armed and {fired} fired")

@@ -5,7 +5,7 @@ extension ClusterHost: InstancePlacement {
     /// Claims `name` for this host (``ClusterHost/claim(_:)``): here, or at the owner's URL.
     public func place(_ name: String) throws -> InstancePlace {
         switch try claim(name) {
-        case .owned: .here
+        case let .owned(epoch): .here(epoch: epoch)
         case let .elsewhere(_, advertise): .elsewhere(advertise)
         }
     }

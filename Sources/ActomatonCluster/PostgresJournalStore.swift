@@ -66,12 +66,22 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
     /// Writes `records` in one transaction, after checking that this host owns each of their
     /// names at the epoch it claimed; throws ``JournalStoreFencing`` (nothing written) when not.
     public func commit(_ records: [JournalRecord]) throws {
+        try commit(records, epochs: Array(repeating: nil, count: records.count))
+    }
+
+    /// Writes `records` like ``commit(_:)``; a record whose epoch is given is refused too (with
+    /// every record of its name) when this host owns the name at another epoch: its writer is a
+    /// machine of an earlier claim.
+    public func commit(_ records: [JournalRecord], epochs written: [Int64?]) throws {
         guard let host else { throw PluginJournalError.Reason.closed }
         let names = Set(records.compactMap(\.name))
         var epochs: [String: Int64] = [:]
         var fenced: Set<String> = []
         for name in names {
             if let epoch = host.epoch(of: name) { epochs[name] = epoch } else { fenced.insert(name) }
+        }
+        for (record, epoch) in zip(records, written) {
+            if let name = record.name, let epoch, epochs[name] != epoch { fenced.insert(name) }
         }
         if !fenced.isEmpty { throw refuse(fenced) }
         do {

@@ -165,6 +165,8 @@ public final class InstanceMachine: Sendable {
     ///     (a new instance's name must hold no records: its recovery is not read). A restored
     ///     instance's `seq` goes on from the journal's number of its last action.
     ///   - journalName: The name its records are kept under (`plugin/key`).
+    ///   - journalEpoch: In a cluster, the epoch at which this host claimed the instance: its
+    ///     records carry it, and are refused once the host owns the name at another epoch.
     ///   - onTransition: Told about every transition, timers' included, in order, on the
     ///     machine's actor: keep it short.
     public init(
@@ -174,14 +176,17 @@ public final class InstanceMachine: Sendable {
         restoring: PassivatedInstance? = nil,
         journal: PluginJournal? = nil,
         journalName: String? = nil,
+        journalEpoch: Int64? = nil,
         onTransition: @escaping @Sendable (InstanceTransition) -> Void
     ) throws(PluginLoadError) {
         self.type = type
+        self.journalEpoch = journalEpoch
         self.restoring = restoring
         self.journaled = journal != nil
         self.journalName = journalName
         self.log = log
-        let observed = ObservedTransitions(onTransition: onTransition, seqBase: journal == nil ? restoring?.seq ?? 0 : 0)
+        let observed = ObservedTransitions(onTransition: onTransition, seqBase: journal == nil ? restoring?.seq ?? 0 : 0,
+                                           waitsForDurability: journal != nil)
         self.observed = observed
         switch type.isolation {
         case .none:
@@ -197,12 +202,14 @@ public final class InstanceMachine: Sendable {
     private let restoring: PassivatedInstance?
     private let journaled: Bool
     private let journalName: String?
+    private let journalEpoch: Int64?
     private let log: (@Sendable (String) -> Void)?
 
     /// Reads the initial state's description — or restores the passivated instance's snapshot
     /// it was made with; call once after `init`, before any action. Throws when the plugin
     /// refuses the snapshot.
     public func start() async throws(PluginCallError) {
+        if let journalEpoch { await machine.writeJournal(atEpoch: journalEpoch) }
         if journaled, let address = journalName.flatMap(InstanceRegistry.address(journaledAs:)) {
             // Each transition's watch message is journaled with it: a watcher resumes from the journal.
             await machine.journalMessages { ServiceJSON.watchMessage(InstanceTransition($0, seq: $0.sequence), address: address) }
@@ -242,6 +249,7 @@ public final class InstanceMachine: Sendable {
             // (`observesSends`); were it not to, the request fails rather than the service.
             throw PluginCallError(.refused(action: action.description, message: "its transition was not observed"), plugin: type.name)
         }
+        await observed.waitUntilDelivered(transition.seq)
         return transition
     }
 
@@ -314,10 +322,20 @@ private final class ObservedTransitions: Sendable {
     private let state: Mutex<State>
     /// Added to the machine's numbers: the count of a passivated instance this one continues.
     private let seqBase: UInt64
+    /// With a journal: the transitions waiting for their commit before `onTransition` is told.
+    private let durable: DurableDelivery?
 
-    init(onTransition: @escaping @Sendable (InstanceTransition) -> Void, seqBase: UInt64) {
+    /// - Parameter waitsForDurability: Whether `onTransition` is told a transition only once
+    ///   the journal acknowledged it (a watcher never sees one a fenced or failed commit lost).
+    init(onTransition: @escaping @Sendable (InstanceTransition) -> Void, seqBase: UInt64, waitsForDurability: Bool = false) {
         state = Mutex(State(seq: seqBase, onTransition: onTransition))
         self.seqBase = seqBase
+        durable = waitsForDurability ? DurableDelivery() : nil
+    }
+
+    /// The listener now (`nil` once detached).
+    private var listener: (@Sendable (InstanceTransition) -> Void)? {
+        state.withLock { $0.onTransition }
     }
 
     func setInitialState(_ description: String?) {
@@ -341,6 +359,7 @@ private final class ObservedTransitions: Sendable {
 
     func detach() {
         state.withLock { $0.onTransition = nil }
+        durable?.finish()
     }
 
     func status(running: Int) -> InstanceStatus {
@@ -378,6 +397,112 @@ private final class ObservedTransitions: Sendable {
             if origin == .input { state.input = made }
             return (made, state.onTransition)
         }
-        listener?(made)
+        if let durable {
+            let acknowledgement = transition.acknowledgement.isImmediate ? nil : transition.acknowledgement
+            durable.deliver(made, once: acknowledgement) { [weak self] made in self?.listener?(made) }
+        } else {
+            listener?(made)
+        }
+    }
+
+    /// Returns once the listener was told the transition numbered `seq` (or it was refused):
+    /// a client answered with a seq finds its watchers past it.
+    func waitUntilDelivered(_ seq: UInt64) async {
+        await durable?.waitUntilDelivered(seq)
+    }
+}
+
+/// Tells a listener each transition once its commit is durable, in the order they were made;
+/// one the journal refused (fenced, or a failed commit) is not told at all.
+private final class DurableDelivery: Sendable {
+    private struct Item: Sendable {
+        let transition: InstanceTransition
+        let acknowledgement: PluginAcknowledgement?
+        let tell: @Sendable (InstanceTransition) -> Void
+    }
+
+    private let continuation: AsyncStream<Item>.Continuation
+    private let progress = DeliveryProgress()
+
+    init() {
+        let (stream, continuation) = AsyncStream.makeStream(of: Item.self)
+        self.continuation = continuation
+        let progress = progress
+        Task {
+            for await item in stream {
+                do throws(PluginCallError) {
+                    try await item.acknowledgement?.wait()
+                    item.tell(item.transition)
+                } catch {}
+                progress.advance(to: item.transition.seq)
+            }
+            progress.finish()
+        }
+    }
+
+    func deliver(_ transition: InstanceTransition, once acknowledgement: PluginAcknowledgement?,
+                 tell: @escaping @Sendable (InstanceTransition) -> Void) {
+        continuation.yield(Item(transition: transition, acknowledgement: acknowledgement, tell: tell))
+    }
+
+    /// Returns once the transition numbered `seq` was told or refused (at once after ``finish()``).
+    func waitUntilDelivered(_ seq: UInt64) async {
+        await progress.wait(for: seq)
+    }
+
+    /// Tells nothing more once the ones queued are through.
+    func finish() {
+        continuation.finish()
+    }
+
+    deinit {
+        continuation.finish()
+    }
+}
+
+/// How far a ``DurableDelivery`` got, and who waits for it to get further.
+private final class DeliveryProgress: Sendable {
+    private struct State {
+        var delivered: UInt64 = 0
+        var finished = false
+        var waiters: [(seq: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
+    }
+
+    private let state = Mutex(State())
+
+    func advance(to seq: UInt64) {
+        resume(state.withLock { state in
+            state.delivered = max(state.delivered, seq)
+            return Self.ready(&state)
+        })
+    }
+
+    func finish() {
+        resume(state.withLock { state in
+            state.finished = true
+            return Self.ready(&state)
+        })
+    }
+
+    func wait(for seq: UInt64) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state in
+                guard !state.finished, state.delivered < seq else { return true }
+                state.waiters.append((seq, continuation))
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    private static func ready(_ state: inout State) -> [CheckedContinuation<Void, Never>] {
+        let (delivered, finished) = (state.delivered, state.finished)
+        let ready = state.waiters.filter { finished || $0.seq <= delivered }.map(\.continuation)
+        state.waiters.removeAll { finished || $0.seq <= delivered }
+        return ready
+    }
+
+    private func resume(_ continuations: [CheckedContinuation<Void, Never>]) {
+        for continuation in continuations { continuation.resume() }
     }
 }

@@ -17,8 +17,9 @@ public protocol InstancePlacement: AnyObject, Sendable {
 
 /// Where an instance runs.
 public enum InstancePlace: Sendable, Hashable {
-    /// On this host: it may make or restore the instance.
-    case here
+    /// On this host, claimed at `epoch`: it may make or restore the instance, whose records
+    /// carry the epoch (a machine of an older epoch can never write again).
+    case here(epoch: Int64)
     /// On another host, reached at this URL (`http://10.0.0.6:8080`).
     case elsewhere(String)
 }

@@ -237,14 +237,19 @@ public actor InstanceRegistry {
         } catch {
             throw .unavailable("cannot find the owner of \(address): \(error)")
         }
-        if case let .elsewhere(owner) = place { throw .ownedElsewhere(name: name, owner: owner) }
+        let epoch: Int64
+        switch place {
+        case let .elsewhere(owner): throw .ownedElsewhere(name: name, owner: owner)
+        case let .here(claimed): epoch = claimed
+        }
         // Another request claimed and made it meanwhile.
         if slots[address] != nil { return try await instance(at: address, creating: creating) }
         guard keys[address.plugin, default: []].count < limits.maxInstancesPerPlugin else {
             throw .overLimit("plugin \(address.plugin) already has \(limits.maxInstancesPerPlugin) instances, its limit (--max-instances-per-plugin)")
         }
         guard try await roomForOneMore(), slots[address] == nil else { return try await instance(at: address, creating: creating) }
-        let instance = try await make(address, type: type, restoring: PassivatedInstance(snapshot: [], seq: 0, state: nil), watchers: nil)
+        let instance = try await make(address, type: type, restoring: PassivatedInstance(snapshot: [], seq: 0, state: nil), watchers: nil,
+                                      epoch: epoch)
         if !creating, await instance.machine.status().seq == 0 {
             await drop([name], why: .instanceDeleted)
             throw .notFound("no instance \(address)")
@@ -266,6 +271,7 @@ public actor InstanceRegistry {
             case let .passivated(_, watchers):
                 watchers?.endAll(why)
             case let .creating(task):
+                // Its machine, once made, is closed by `make`, which finds its slot gone.
                 task.cancel()
             }
             if let placement { await onThreadOfItsOwn { placement.release(name) } }
@@ -285,7 +291,7 @@ public actor InstanceRegistry {
 
     /// Makes the instance at `address`, from the initial state or from `restoring`.
     private func make(_ address: InstanceAddress, type: PluginType, restoring: PassivatedInstance?,
-                      watchers: WatcherSet?) async throws(ServiceError) -> Instance {
+                      watchers: WatcherSet?, epoch: Int64? = nil) async throws(ServiceError) -> Instance {
         let (limits, metrics, log, journal) = (self.limits, self.metrics, self.log, self.journal)
         // Made off the registry's actor: a worker's start must not hold up other instances.
         let task = Task.detached { () throws -> Instance in
@@ -293,7 +299,7 @@ public actor InstanceRegistry {
                 metrics.watchersChanged(by: $0)
             }
             let machine = try InstanceMachine(type: type, maxEffects: limits.maxEffects, log: log, restoring: restoring, journal: journal,
-                                              journalName: Self.journalName(of: address)) { watchers.broadcast($0) }
+                                              journalName: Self.journalName(of: address), journalEpoch: epoch) { watchers.broadcast($0) }
             try await machine.start()
             watchers.began(at: await machine.status().seq)
             return Instance(address: address, machine: machine, watchers: watchers)
@@ -306,9 +312,16 @@ public actor InstanceRegistry {
             passivatedChanged(by: -1)
         }
         metrics.instancesChanged(by: 1)
-        do {
+        do throws(ServiceError) {
             let instance = try await Self.value(of: task)
-            if case let .creating(current)? = slots[address], current == task { slots[address] = .ready(instance) }
+            guard case let .creating(current)? = slots[address], current == task else {
+                // Dropped or deleted while it was being made: a machine nobody holds must not
+                // live on (its timers would fire and journal beside the next one made).
+                instance.watchers.endAll(.movedToAnotherHost)
+                await instance.machine.close()
+                throw ServiceError.unavailable("\(address) was dropped while it was being made; try again")
+            }
+            slots[address] = .ready(instance)
             return instance
         } catch {
             if case let .creating(current)? = slots[address], current == task {

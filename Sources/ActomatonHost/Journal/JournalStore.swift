@@ -27,6 +27,12 @@ public protocol JournalStore: AnyObject, Sendable {
     ///   the write failed, and nothing was written.
     func commit(_ records: [JournalRecord]) throws
 
+    /// Writes `records` like ``commit(_:)``; `epochs[i]`, when not `nil`, is the epoch at which
+    /// the writer of `records[i]` owns its name (a cluster's claim): a store that fences refuses
+    /// a name whose records carry an epoch it no longer owns the name at. A store of one host
+    /// ignores the epochs (the default).
+    func commit(_ records: [JournalRecord], epochs: [Int64?]) throws
+
     /// What the store holds for `name`: its snapshots, actions and timers.
     func recovery(for name: String) throws(PluginJournalError.Reason) -> JournalRecovery
 
@@ -68,5 +74,12 @@ public struct JournalStoreFencing: Error, Sendable, Hashable, CustomStringConver
     /// One line.
     public var description: String {
         "another host owns \(names.sorted().joined(separator: ", ")) now (this host's lease was taken over); its records were not written"
+    }
+}
+
+extension JournalStore {
+    /// Writes `records` with ``commit(_:)``: the epochs are for stores that fence.
+    public func commit(_ records: [JournalRecord], epochs: [Int64?]) throws {
+        try commit(records)
     }
 }

@@ -82,6 +82,8 @@ public final class PluginJournal: @unchecked Sendable {
     private struct PendingRecord {
         let ticket: UInt64
         let record: JournalRecord
+        /// The epoch its writer owns its name at, in a cluster.
+        let epoch: Int64?
         /// Runs at its commit; `nil` when it was acknowledged when appended.
         let acknowledge: (@Sendable () -> Void)?
         let acknowledgedEarly: Bool
@@ -273,9 +275,10 @@ public final class PluginJournal: @unchecked Sendable {
     /// Queues `record`; `acknowledge` runs once it counts as acknowledged (see
     /// ``JournalSyncPolicy``): at its commit, or at once under ``JournalSyncPolicy/batch``
     /// within that policy's bounds. Never runs if the record cannot be made durable. Returns
-    /// its ticket, for ``waitUntilAcknowledged(_:)``.
+    /// its ticket, for ``waitUntilAcknowledged(_:)``. `epoch`: the epoch its writer owns the
+    /// record's name at, in a cluster (``JournalStore/commit(_:epochs:)``).
     @discardableResult
-    func append(_ record: JournalRecord, acknowledge: (@Sendable () -> Void)? = nil) -> UInt64 {
+    func append(epoch: Int64? = nil, _ record: JournalRecord, acknowledge: (@Sendable () -> Void)? = nil) -> UInt64 {
         pthread_mutex_lock(mutex)
         let ticket = nextTicket
         nextTicket += 1
@@ -288,7 +291,7 @@ public final class PluginJournal: @unchecked Sendable {
         let early = options.sync == .batch && acknowledgesEarly(at: now)
         // Only an empty queue can have the writer asleep without a deadline.
         if pending.isEmpty || !early { pthread_cond_broadcast(wake) }
-        pending.append(PendingRecord(ticket: ticket, record: record, acknowledge: early ? nil : acknowledge,
+        pending.append(PendingRecord(ticket: ticket, record: record, epoch: epoch, acknowledge: early ? nil : acknowledge,
                                      acknowledgedEarly: early, appended: now))
         if early {
             acknowledgedEarly += 1
@@ -423,7 +426,7 @@ public final class PluginJournal: @unchecked Sendable {
 
             let started = monotonicNanoseconds()
             var fenced: Set<String> = []
-            let outcome: PluginJournalError? = failed ? nil : commit(batch.map(\.record), fenced: &fenced)
+            let outcome: PluginJournalError? = failed ? nil : commit(batch.map(\.record), epochs: batch.map(\.epoch), fenced: &fenced)
             if !failed, outcome == nil, let observer {
                 observer(.nanoseconds(Int64(monotonicNanoseconds() &- started)), batch.count)
             }
@@ -488,15 +491,18 @@ public final class PluginJournal: @unchecked Sendable {
     /// Writes `records` in one transaction; the error if they could not be made durable. When
     /// the store refuses some names as fenced, the records of the others are committed without
     /// them, and `fenced` holds those names.
-    private func commit(_ records: [JournalRecord], fenced: inout Set<String>) -> PluginJournalError? {
+    private func commit(_ records: [JournalRecord], epochs: [Int64?], fenced: inout Set<String>) -> PluginJournalError? {
         var records = records
+        var epochs = epochs
         while true {
             do {
-                try store.commit(records)
+                try store.commit(records, epochs: epochs)
                 return nil
             } catch let fencing as JournalStoreFencing where !fencing.names.isEmpty && fencing.names.isDisjoint(with: fenced) {
                 fenced.formUnion(fencing.names)
-                records.removeAll { $0.name.map(fenced.contains) ?? false }
+                let kept = records.indices.filter { !(records[$0].name.map(fenced.contains) ?? false) }
+                records = kept.map { records[$0] }
+                epochs = kept.map { epochs[$0] }
                 if records.isEmpty { return nil }
             } catch let reason as PluginJournalError.Reason {
                 return PluginJournalError(.writeFailed("\(reason)"), at: path)

@@ -177,19 +177,22 @@ final class JournalTimerToken: Sendable {
     let key: Int64
     /// The name its machine is journaled under.
     let name: String
+    /// The epoch its machine writes at (see ``PluginMachine/writeJournal(atEpoch:)``).
+    let epoch: Int64?
     private let fired = Atomic(false)
 
-    init(journal: PluginJournal, key: Int64, name: String) {
+    init(journal: PluginJournal, key: Int64, name: String, epoch: Int64?) {
         self.journal = journal
         self.key = key
         self.name = name
+        self.epoch = epoch
     }
 
     /// The delayed action is about to be sent: its record forgets the timer.
     func fire() { fired.store(true, ordering: .relaxed) }
 
     deinit {
-        if !fired.load(ordering: .relaxed) && !journal.isClosing { journal.append(.timerEnded(key: key, plugin: name)) }
+        if !fired.load(ordering: .relaxed) && !journal.isClosing { journal.append(epoch: epoch, .timerEnded(key: key, plugin: name)) }
     }
 }
 

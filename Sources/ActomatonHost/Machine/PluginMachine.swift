@@ -212,6 +212,8 @@ public actor PluginMachine: EffectQueueHost {
     /// in the same commit: a service keeps its watchers' messages so that a watcher can resume
     /// from the journal (``PluginJournal/journaledMessages(of:after:limit:)``).
     private var journalMessage: (@Sendable (PluginTransition) -> String)?
+    /// See ``writeJournal(atEpoch:)``.
+    private var journalEpoch: Int64?
 
     /// Journals a message made by `message` with each transition from now on (with a journal).
     /// It is called on the journal's writer thread, as the transition's record is written, so
@@ -220,6 +222,14 @@ public actor PluginMachine: EffectQueueHost {
     /// - Parameter message: Makes the message from the transition; keep it short.
     public func journalMessages(_ message: @escaping @Sendable (PluginTransition) -> String) {
         journalMessage = message
+    }
+
+    /// Writes every record from now on as the owner of ``journalName`` at `epoch` (a cluster's
+    /// claim of the name): the journal's store refuses them once its host owns the name at
+    /// another epoch, so a machine left over from an earlier claim never writes beside the
+    /// current one. Call it before ``recover()``.
+    public func writeJournal(atEpoch epoch: Int64) {
+        journalEpoch = epoch
     }
 
     /// The thread an isolated machine runs on, as a task executor; `nil` for a machine on the
@@ -369,13 +379,13 @@ public actor PluginMachine: EffectQueueHost {
                 // Made on the journal's writer thread, while the machine goes on.
                 if let journalMessage { message = { journalMessage(made) } }
             }
-            let ticket = journal.append(journalRecord(of: input, requests: requests, keys: &keys, journal: journal, receipt: receipt,
+            let ticket = journal.append(epoch: journalEpoch, journalRecord(of: input, requests: requests, keys: &keys, journal: journal, receipt: receipt,
                                                       message: message))
             acknowledgement = PluginAcknowledgement(journal: journal, ticket: ticket, action: input.action, plugin: name)
             if step.snapshot {
                 do throws(PluginCallError.Reason) {
                     let bytes = try runtime.snapshot()
-                    let snapshotTicket = journal.append(.snapshot(plugin: journalName, version: pluginVersion, bytes: bytes))
+                    let snapshotTicket = journal.append(epoch: journalEpoch, .snapshot(plugin: journalName, version: pluginVersion, bytes: bytes))
                     acknowledgement = PluginAcknowledgement(journal: journal, ticket: snapshotTicket, action: input.action, plugin: name)
                     decisions.snapshotJournaled()
                 } catch {
@@ -388,10 +398,10 @@ public actor PluginMachine: EffectQueueHost {
         transitions.append(PluginTransition(plugin: name, sequence: step.sequence, action: input.action, origin: input.origin,
                                             outcome: outcome, cancelled: cancelled, state: described, acknowledgement: acknowledgement))
         guard !requests.isEmpty else { return .empty }
-        let (clock, budget, journal, depth) = (self.clock, effectBudget, self.journal, input.depth)
+        let (clock, budget, journal, depth, epoch) = (self.clock, effectBudget, self.journal, input.depth, journalEpoch)
         return Effect.combine(requests.enumerated().map { index, request in
             let key = keys[index]
-            return request.effect(clock: clock, budget: budget, timer: key.map { JournalTimerToken(journal: journal!, key: $0, name: journalName) }) { action, request in
+            return request.effect(clock: clock, budget: budget, timer: key.map { JournalTimerToken(journal: journal!, key: $0, name: journalName, epoch: epoch) }) { action, request in
                 // A next action goes one level deeper; a timed one starts a new chain.
                 if case .next = request { return PluginMachineAction(action: action, origin: .next, depth: depth + 1) }
                 return PluginMachineAction(action: action, origin: request.origin, depth: 0,
@@ -491,7 +501,7 @@ public actor PluginMachine: EffectQueueHost {
         // The journal's next replay starts from a state the new version restored.
         if let journal {
             do throws(PluginCallError.Reason) {
-                journal.append(.snapshot(plugin: journalName, version: pluginVersion, bytes: try replacement.snapshot()))
+                journal.append(epoch: journalEpoch, .snapshot(plugin: journalName, version: pluginVersion, bytes: try replacement.snapshot()))
                 decisions.snapshotJournaled()
             } catch {
                 HostErrorLines.report("error: plugin \(name): the journal's snapshot after the reload failed: \(error); "
@@ -603,14 +613,14 @@ public actor PluginMachine: EffectQueueHost {
                 action = try plugin.action(timer.action, timer.arguments)
             } catch {
                 problems.append("\(name): a journaled timer for '\(timer.action)' cannot be armed again: \(error.reason)")
-                journal.append(.timerEnded(key: timer.key, plugin: timer.plugin))
+                journal.append(epoch: journalEpoch, .timerEnded(key: timer.key, plugin: timer.plugin))
                 continue
             }
             let remaining = Duration.milliseconds(max(0, timer.due - now))
             let request: PluginEffectRequest = timer.interval.map { .repeating(action, every: .milliseconds($0), timer.options) }
                 ?? .delayed(action, after: remaining, timer.options)
             let fired = FiredTimer(key: timer.key, repeating: timer.interval != nil)
-            effects.append(request.effect(clock: clock, budget: effectBudget, timer: JournalTimerToken(journal: journal, key: timer.key, name: timer.plugin),
+            effects.append(request.effect(clock: clock, budget: effectBudget, timer: JournalTimerToken(journal: journal, key: timer.key, name: timer.plugin, epoch: journalEpoch),
                                           firstTickAfter: remaining) { action, request in
                 PluginMachineAction(action: action, origin: request.origin, depth: 0, timer: fired)
             })
