@@ -152,6 +152,32 @@ struct ClusterHostTests {
 }
 
 extension ClusterHostTests {
+    /// A machine left over from an earlier claim on the same host (its slot dropped, then the
+    /// name claimed again) once wrote beside the new one: both passed the host's check, and a
+    /// delayed action fired twice. Its records carry its epoch now, and are refused.
+    @Test func aMachineOfAnEarlierClaimOnTheSameHostCannotWrite() async throws {
+        let address = try await PostgresTestServer.start().makeDatabase()
+        let host = try ClusterHost(address: address, advertise: "http://127.0.0.1:9001")
+        defer { host.stop() }
+        guard case let .owned(first) = try host.claim("counter/twice") else { Issue.record("not claimed"); return }
+        host.release("counter/twice")
+        guard case let .owned(second) = try host.claim("counter/twice") else { Issue.record("not claimed again"); return }
+        #expect(second > first)
+        let journal = try PluginJournal(store: PostgresJournalStore(host: host))
+        defer { journal.close() }
+
+        let stale = journal.append(epoch: first, JournalStoreConformanceTests.action("counter/twice", "add"))
+        await #expect(throws: PluginJournalError(.fenced("counter/twice"), at: address.description)) {
+            try await journal.waitUntilAcknowledged(stale)
+        }
+        #expect(try journal.recovery(for: "counter/twice").actions.isEmpty)
+
+        // Claimed once more, its current machine writes at its own epoch.
+        guard case let .owned(third) = try host.claim("counter/twice") else { Issue.record("not claimed a third time"); return }
+        try await journal.waitUntilAcknowledged(journal.append(epoch: third, JournalStoreConformanceTests.action("counter/twice", "add")))
+        #expect(try journal.recovery(for: "counter/twice").actions.map(\.action) == ["add"])
+    }
+
     @Test func dueTimersOfInstancesNobodyAliveOwnsAreAdoptedOnce() async throws {
         let address = try await PostgresTestServer.start().makeDatabase()
         let first = try ClusterHost(address: address, advertise: "http://127.0.0.1:9001")

@@ -160,6 +160,33 @@ import Testing
         #expect(messages.last?.contains(#""seq":6,"origin":"input","effect_id":null,"action":"increment","state":{"count":42}"#) == true, "\(messages)")
     }
 
+    /// A watcher was told each transition as it was made, before its commit: in a cluster, a
+    /// host that had lost its instance showed its watchers transitions the journal then refused
+    /// (and numbered them the same as the new owner's). It is told only durable ones now.
+    @Test func aWatcherIsNeverToldATransitionTheJournalRefused() async throws {
+        let path = try temporaryDirectory() + "/state.sqlite"
+        let store = try FencingStore(SQLiteJournalStore(path: path))
+        let journal = try PluginJournal(store: store)
+        defer { journal.close() }
+        let server = try journaledServer(journal)
+        let messages = Mutex<[String]>([])
+        try await server.makeApplication().test(.live) { client in
+            #expect(try await client.post("f", #"{"action": "increment"}"#).status == .ok)
+            let instance = try await server.registry.instance(at: InstanceAddress(plugin: "counter", key: try InstanceKey("f")), creating: false)
+            try await client.ws("/v1/machines/counter/f/watch") { inbound, _, _ in
+                #expect(await eventually { instance.watcherCount == 1 })
+                store.fenced.withLock { $0 = ["counter/f"] }
+                await #expect(throws: PluginCallError.self) { _ = try await instance.machine.send(try counterType.action("increment", [])) }
+                store.fenced.withLock { $0 = [] }
+                _ = try await instance.machine.send(try counterType.action("add", [.int(10)]))
+                var received = inbound.messages(maxSize: 1 << 16).makeAsyncIterator()
+                if let message = try await received.next(), case let .text(text) = message { messages.withLock { $0.append(text) } }
+            }
+        }
+        let first = messages.withLock { $0.first } ?? ""
+        #expect(first.contains(#""action":"add""#), "the refused increment was not told: \(first)")
+    }
+
     /// With `--state`, `/metrics` times the journal's commits and counts their records.
     @Test func journalCommitsAreTimed() async throws {
         let path = try temporaryDirectory() + "/state.sqlite"
@@ -189,4 +216,37 @@ import Testing
         }
         journal.close()
     }
+}
+
+/// A store that refuses the names in `fenced` as a cluster's store refuses names another host
+/// took over, and writes the rest to `base`.
+final class FencingStore: JournalStore, @unchecked Sendable {
+    let base: SQLiteJournalStore
+    let fenced = Mutex<Set<String>>([])
+
+    init(_ base: SQLiteJournalStore) {
+        self.base = base
+    }
+
+    var location: String { base.location }
+    func firstTimerKey() throws(PluginJournalError.Reason) -> Int64 { try base.firstTimerKey() }
+    func commit(_ records: [JournalRecord]) throws {
+        let refused = fenced.withLock { fenced in Set(records.compactMap(\.name)).intersection(fenced) }
+        if !refused.isEmpty { throw JournalStoreFencing(names: refused) }
+        try base.commit(records)
+    }
+    func recovery(for name: String) throws(PluginJournalError.Reason) -> JournalRecovery { try base.recovery(for: name) }
+    func actions(of name: String, after sequence: Int64) throws(PluginJournalError.Reason) -> [JournaledAction] {
+        try base.actions(of: name, after: sequence)
+    }
+    func receipts(keptAfter now: Int64, limit: Int) throws(PluginJournalError.Reason) -> [JournaledReceipt] {
+        try base.receipts(keptAfter: now, limit: limit)
+    }
+    func transitionCount(of name: String) throws(PluginJournalError.Reason) -> Int64 { try base.transitionCount(of: name) }
+    func receipt(of name: String, key: String) throws(PluginJournalError.Reason) -> JournaledReceipt? { try base.receipt(of: name, key: key) }
+    func messages(of name: String, after ordinal: Int64, limit: Int) throws(PluginJournalError.Reason) -> [(ordinal: Int64, message: String)] {
+        try base.messages(of: name, after: ordinal, limit: limit)
+    }
+    func summaries() throws(PluginJournalError.Reason) -> [JournalSummary] { try base.summaries() }
+    func close(clean: Bool) { base.close(clean: clean) }
 }
