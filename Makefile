@@ -133,7 +133,7 @@ DEMO = Plugins/demo
 # product name : file name in $(PLUGIN_DIR)
 HOST_PLUGINS := CounterPlugin:counter CSVTokenizerPlugin:csv TicTacToePlugin:tictactoe LoginPlugin:login PlatformerPlugin:platformer
 
-.PHONY: plugins host host-demo host-bench server-bench wasm-demo network-demo test-api wasm-plugin torture test-cluster
+.PHONY: plugins host host-demo host-bench server-bench wasm-demo network-demo test-api wasm-plugin torture test-cluster cluster-bench
 
 plugins: deps ## Build the example plugins (four in Swift, one in C) to .so files.
 	@for entry in $(HOST_PLUGINS); do \
@@ -259,6 +259,12 @@ CLUSTER_ROUNDS ?= 10
 
 test-cluster: deps plugins host ## Three hosts on one private PostgreSQL: kill -9, SIGSTOP past the lease and restarts, CLUSTER_ROUNDS (10) of each; checks exactly-once and prints failover times.
 	python3 scripts/cluster-test.py $(HOST) $(PLUGIN_DIR)/counter.so --rounds $(CLUSTER_ROUNDS)
+
+cluster-bench: deps ## The cluster's actions/s and p99 with one, two and three hosts, and a forwarded request against a direct one (release build, wrk).
+	$(call apt-install,wrk)
+	$(SWIFT) build -c release --product actomaton-host
+	$(SWIFT) build -c release --product CounterPlugin
+	python3 scripts/cluster-bench.py .build/release/actomaton-host .build/release/libCounterPlugin.so
 
 # --- Torture: the host's promises under kill -9, two hosts and a full database ---
 TORTURE_ROUNDS ?= 20

@@ -234,6 +234,7 @@ class Watcher:
                         pass
                     if b" 101 " not in status:
                         raise OSError(status)
+                    resumed_after, received = self.last, 0
                     while self.running:
                         header = stream.read(2)
                         if len(header) < 2:
@@ -249,8 +250,11 @@ class Watcher:
                         if opcode == 1:
                             seq = json.loads(payload)["seq"]
                             if seq != self.last + 1:
-                                self.problems.append(f"watcher of {self.key}: seq {seq} after {self.last}")
+                                self.problems.append(f"watcher of {self.key}: seq {seq} after {self.last} (connection "
+                                                     f"{self.reconnects} to port {host.port}, after={resumed_after}; "
+                                                     f"{received} messages on it before)")
                             self.last = seq
+                            received += 1
             except (OSError, ValueError):
                 pass
             self.reconnects += 1

@@ -253,6 +253,10 @@ public final class InstanceMachine: Sendable {
         return transition
     }
 
+    /// The seq of the last transition `onTransition` was told (it is told a transition only
+    /// once durable, with a journal): where watchers that join now begin.
+    public var toldSeq: UInt64 { observed.toldSeq }
+
     /// The count of transitions, the state after the last one, and the pending timers.
     public func status() async -> InstanceStatus {
         let running = await machine.runningEffectCount
@@ -313,6 +317,8 @@ public final class InstanceMachine: Sendable {
 private final class ObservedTransitions: Sendable {
     private struct State {
         var seq: UInt64 = 0
+        /// The seq of the last transition `onTransition` was told (returned from).
+        var told: UInt64 = 0
         var state: String?
         var timers: [PendingTimer] = []
         var input: InstanceTransition?
@@ -328,7 +334,7 @@ private final class ObservedTransitions: Sendable {
     /// - Parameter waitsForDurability: Whether `onTransition` is told a transition only once
     ///   the journal acknowledged it (a watcher never sees one a fenced or failed commit lost).
     init(onTransition: @escaping @Sendable (InstanceTransition) -> Void, seqBase: UInt64, waitsForDurability: Bool = false) {
-        state = Mutex(State(seq: seqBase, onTransition: onTransition))
+        state = Mutex(State(seq: seqBase, told: seqBase, onTransition: onTransition))
         self.seqBase = seqBase
         durable = waitsForDurability ? DurableDelivery() : nil
     }
@@ -345,6 +351,7 @@ private final class ObservedTransitions: Sendable {
     func setRecovered(seq: UInt64, state description: String?) {
         state.withLock { state in
             state.seq = seq
+            state.told = seq
             state.state = description
         }
     }
@@ -399,10 +406,24 @@ private final class ObservedTransitions: Sendable {
         }
         if let durable {
             let acknowledgement = transition.acknowledgement.isImmediate ? nil : transition.acknowledgement
-            durable.deliver(made, once: acknowledgement) { [weak self] made in self?.listener?(made) }
+            durable.deliver(made, once: acknowledgement) { [weak self] made in
+                self?.listener?(made)
+                self?.markTold(made.seq)
+            }
         } else {
             listener?(made)
+            markTold(made.seq)
         }
+    }
+
+    private func markTold(_ seq: UInt64) {
+        state.withLock { $0.told = max($0.told, seq) }
+    }
+
+    /// The seq of the last transition the listener was told and returned from: a watcher set
+    /// that begins there gets every later one from the listener, none twice.
+    var toldSeq: UInt64 {
+        state.withLock { $0.told }
     }
 
     /// Returns once the listener was told the transition numbered `seq` (or it was refused):

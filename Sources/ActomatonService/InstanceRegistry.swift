@@ -301,7 +301,9 @@ public actor InstanceRegistry {
             let machine = try InstanceMachine(type: type, maxEffects: limits.maxEffects, log: log, restoring: restoring, journal: journal,
                                               journalName: Self.journalName(of: address), journalEpoch: epoch) { watchers.broadcast($0) }
             try await machine.start()
-            watchers.began(at: await machine.status().seq)
+            // Not the machine's count: a transition made by now (a timer due at once) may not
+            // have reached the watchers yet, and would come twice.
+            watchers.began(at: machine.toldSeq)
             return Instance(address: address, machine: machine, watchers: watchers)
         }
         let previous = slots.updateValue(.creating(task), forKey: address)
@@ -325,7 +327,13 @@ public actor InstanceRegistry {
             return instance
         } catch {
             if case let .creating(current)? = slots[address], current == task {
-                if let restoring {
+                if let placement {
+                    // In a cluster, the next request claims it again (a slot kept here would
+                    // be made without a claim).
+                    forget(address)
+                    let name = Self.journalName(of: address)
+                    await onThreadOfItsOwn { placement.release(name) }
+                } else if let restoring {
                     // The state is not lost: the next request tries again.
                     slots[address] = .passivated(restoring, watchers)
                     lastUsed[address] = nil

@@ -85,6 +85,15 @@ final class PostgresTestServer: Sendable {
         return nil
     }
 
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which Swift's Glibc
+    /// module does not show.
+    private static let closeFrom: @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32 = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else {
+            fatalError("this C library has no posix_spawn_file_actions_addclosefrom_np (glibc 2.34 or later is needed)")
+        }
+        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+    }()
+
     /// Runs `executable` (as the `postgres` user when `asPostgres`) and waits for it; throws
     /// with the end of what it printed when it fails. Blocks: called on threads of the tests' own.
     static func run(_ executable: String, _ arguments: [String], asPostgres: Bool = false) throws(PostgresTestServerError) {
@@ -98,6 +107,9 @@ final class PostgresTestServer: Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // Nothing else of the tests' process: a server holding the write end of another test's
+        // pipe kept that test's reader from ever seeing its end (a hung make test).
+        _ = closeFrom(&actions, 3)
         var cArguments = argv.map { strdup($0) } + [nil]
         defer { cArguments.forEach { free($0) } }
         var pid = pid_t()
