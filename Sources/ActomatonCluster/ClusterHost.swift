@@ -53,8 +53,12 @@ public final class ClusterHost: @unchecked Sendable {
     private var keeper: pthread_t?
     private let leaseLostHandler = Mutex<(@Sendable (_ names: [String]) -> Void)?>(nil)
     private let timersAdoptedHandler = Mutex<(@Sendable (_ names: [String]) -> Void)?>(nil)
+    private let overShareHandler = Mutex<(@Sendable (_ count: Int) -> Void)?>(nil)
     /// The most instances with due timers one sweep adopts: ownership moves at a bounded rate.
     public static let maxAdoptedPerSweep = 100
+    /// The most instances a host gives up per sweep when it owns more than its share: ownership
+    /// moves to a host that joined at this bounded rate (every third of the lease).
+    public static let maxShedPerSweep = 10
 
     private struct KeeperState {
         var stopping = false
@@ -242,6 +246,32 @@ public final class ClusterHost: @unchecked Sendable {
         return names
     }
 
+    // MARK: Sharing
+
+    /// How many instances this host should give up now: those it owns past its share of the
+    /// instances live hosts own (that count over the live hosts, rounded up), when it is past
+    /// its share by more than a tenth of it (at least one, so that a balanced cluster does not
+    /// churn); at most ``maxShedPerSweep``. Blocks for one query.
+    public func excessOverShare() throws(ClusterError) -> Int {
+        let rows = try link.run("""
+            SELECT (SELECT count(*) FROM actomaton_hosts WHERE lease_expires > clock_timestamp() AND NOT stopped),
+                   (SELECT count(*) FROM actomaton_instances i JOIN actomaton_hosts h ON h.id = i.owner
+                    WHERE h.lease_expires > clock_timestamp() AND NOT h.stopped),
+                   (SELECT count(*) FROM actomaton_instances WHERE owner = \(id))
+            """).rows
+        guard let (hosts, total, mine) = try? rows.first?.decode((Int64, Int64, Int64).self), hosts > 0 else { return 0 }
+        let share = (total + hosts - 1) / hosts
+        guard mine > share + max(1, share / 10) else { return 0 }
+        return Int(min(mine - share, Int64(Self.maxShedPerSweep)))
+    }
+
+    /// Tells `handler`, on the lease keeper's thread after a renewal, how many instances this
+    /// host owns past its share (``excessOverShare()``): the service gives up that many idle
+    /// ones, which the next host asked for them takes.
+    public func onOverShare(_ handler: @escaping @Sendable (_ count: Int) -> Void) {
+        overShareHandler.withLock { $0 = handler }
+    }
+
     // MARK: The lease
 
     /// How many times the lease was renewed (for tests).
@@ -298,6 +328,10 @@ public final class ClusterHost: @unchecked Sendable {
                     var now = timespec()
                     clock_gettime(CLOCK_REALTIME, &now)
                     try adoptInstancesWithDueTimers(nowMilliseconds: Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000)
+                    if let handler = overShareHandler.withLock({ $0 }) {
+                        let excess = try excessOverShare()
+                        if excess > 0 { handler(excess) }
+                    }
                 }
                 keeperState.withLock { $0.lastError = nil }
             } catch {

@@ -373,6 +373,18 @@ public actor InstanceRegistry {
         return passivated
     }
 
+    /// Passivates up to `count` idle instances — no watcher, no delayed or repeating action
+    /// pending — the least recently used first; returns how many. In a cluster each is given up
+    /// (any host takes it at its next request): a host past its share sheds instances this way.
+    @discardableResult
+    public func shed(_ count: Int) async -> Int {
+        var shed = 0
+        for (address, _) in lastUsed.sorted(by: { $0.value < $1.value }) where shed < count {
+            if case let .ready(instance)? = slots[address], instance.watcherCount == 0, await passivate(address, instance) { shed += 1 }
+        }
+        return shed
+    }
+
     /// Passivates the least recently used idle instance; `false` when none could be.
     private func passivateLeastRecentlyUsed() async -> Bool {
         // One scan finds the least recently used; should it not be idle after all, the rest

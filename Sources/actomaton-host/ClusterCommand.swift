@@ -69,6 +69,9 @@ struct ClusterMembership {
                 }
             }
         }
+        host.onOverShare { count in
+            Task { await registry.shed(count) }
+        }
         host.onLeaseLost { names in
             writeLine("warning: this host's lease lapsed before it was renewed; dropping its \(names.count) instances", to: 2)
             Task { await registry.drop(names, why: .movedToAnotherHost) }

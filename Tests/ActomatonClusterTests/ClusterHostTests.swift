@@ -178,6 +178,27 @@ extension ClusterHostTests {
         #expect(try journal.recovery(for: "counter/twice").actions.map(\.action) == ["add"])
     }
 
+    /// A host that joins gets nothing until the others shed what they own past their share,
+    /// a bounded number per sweep, and a balanced cluster sheds nothing.
+    @Test func aHostPastItsShareShedsABoundedNumberPerSweep() async throws {
+        let address = try await PostgresTestServer.start().makeDatabase()
+        let first = try ClusterHost(address: address, advertise: "http://127.0.0.1:9001")
+        defer { first.stop() }
+        for index in 0..<30 { _ = try first.claim("counter/share-\(index)") }
+        #expect(try first.excessOverShare() == 0, "alone, all 30 are its share")
+        let second = try ClusterHost(address: address, advertise: "http://127.0.0.1:9002")
+        defer { second.stop() }
+        #expect(try first.excessOverShare() == ClusterHost.maxShedPerSweep, "15 past its share of 15: 10 this sweep")
+        #expect(try second.excessOverShare() == 0)
+        for index in 0..<13 { first.release("counter/share-\(index)") }
+        for index in 0..<13 { _ = try second.claim("counter/share-\(index)") }
+        #expect(try first.excessOverShare() == 2, "17 of 30: past its share, 15, by more than one")
+        first.release("counter/share-13")
+        _ = try second.claim("counter/share-13")
+        #expect(try first.excessOverShare() == 0, "16 of 30: within one of its share")
+        #expect(try second.excessOverShare() == 0)
+    }
+
     @Test func dueTimersOfInstancesNobodyAliveOwnsAreAdoptedOnce() async throws {
         let address = try await PostgresTestServer.start().makeDatabase()
         let first = try ClusterHost(address: address, advertise: "http://127.0.0.1:9001")

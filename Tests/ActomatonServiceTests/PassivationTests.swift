@@ -83,6 +83,28 @@ import Testing
         }
     }
 
+    /// A cluster host past its share sheds instances: the least recently used idle ones, never
+    /// one with a pending timer (nor a watcher), at most the count asked.
+    @Test func sheddingPassivatesTheLeastRecentlyUsedIdleInstancesUpToTheCount() async throws {
+        let time = TestTime()
+        let server = makeServer(time: time)
+        try await server.makeApplication().test(.router) { client in
+            for key in ["a", "b", "c", "d"] {
+                #expect(try await client.post(key, #"{"action": "increment"}"#).status == .ok)
+                time.advance(by: .seconds(1))
+            }
+            // `a`, the least recently used, is busy: a repeating action pending.
+            #expect(try await client.post("a", #"{"action": "start", "args": [3600000]}"#).status == .ok)
+            time.advance(by: .seconds(1))
+            #expect(await server.registry.shed(2) == 2)
+            for (key, passivated) in [("a", false), ("b", true), ("c", true), ("d", false)] {
+                #expect(await server.registry.isPassivated(InstanceAddress(plugin: "counter", key: try InstanceKey(key))) == passivated, "\(key)")
+            }
+            #expect(await server.registry.shed(5) == 1, "only d is left idle")
+            _ = try await client.post("a", #"{"action": "stop"}"#)
+        }
+    }
+
     @Test func deleteCancelsTheInstancesEffectsAtOnce() async throws {
         let server = makeServer()
         let address = InstanceAddress(plugin: "counter", key: try InstanceKey("d"))
