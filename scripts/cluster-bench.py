@@ -88,6 +88,7 @@ def main():
     keys = [f"b{index}" for index in range(arguments.keys)]
     rows = []
     hosts = []
+    failed = True
     try:
         for count in (1, 2, 3):
             hosts = [cluster_test.Host(arguments.host, plugins, database.url, 10, work) for _ in range(count)]
@@ -114,11 +115,15 @@ def main():
             for host in hosts:
                 host.wait()
             hosts = []
+        failed = False
     finally:
         for host in hosts:
             host.signal(9)
         database.stop()
-        shutil.rmtree(work, ignore_errors=True)
+        if failed:
+            print(f"cluster-bench: the hosts' logs are kept in {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
 
     base = rows[0][1]
     print(f"\n### The cluster on this machine: {arguments.keys} instances, {arguments.connections} connections per host, "

@@ -139,7 +139,20 @@ class Host:
 
     def wait(self):
         if self.process:
-            self.process.wait(timeout=60)
+            try:
+                self.process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.dump_stacks("did not exit within 60 s of SIGTERM")
+                raise
+
+    def dump_stacks(self, why):
+        """Appends every thread's stack to the host's log (when gdb is installed), for a host that hangs."""
+        if not self.process or self.process.poll() is not None or shutil.which("gdb") is None:
+            return
+        self.log.write(f"\n== cluster-test: this host {why}; its threads:\n".encode())
+        self.log.flush()
+        subprocess.run(["gdb", "-p", str(self.process.pid), "-batch", "-ex", "thread apply all bt 25"],
+                       stdout=self.log, stderr=subprocess.DEVNULL, timeout=120)
 
 
 class Client:
@@ -330,7 +343,14 @@ def main():
                 deadline = time.monotonic() + 60
                 while True:
                     after = client.first_acknowledgement_after(attacked)
-                    if all(after.values()) or time.monotonic() > deadline:
+                    if all(after.values()):
+                        break
+                    if time.monotonic() > deadline:
+                        stuck = [key for key, moment in after.items() if not moment]
+                        print(f"round {round_number + 1}, {attack}: {', '.join(stuck)} acknowledged nothing for 60 s; "
+                              f"the hosts' threads are in their logs")
+                        for host in hosts:
+                            host.dump_stacks(f"acknowledged nothing for {', '.join(stuck)} for 60 s after the {attack}")
                         break
                     time.sleep(0.05)
                 worst = max((after[key] or time.monotonic()) - before[key] for key in KEYS)
@@ -433,6 +453,9 @@ def main():
         else:
             print("every acknowledged action is in the journal exactly once; every delayed action fired once; "
                   "the final states equal the journal")
+    except BaseException:
+        failed = True
+        raise
     finally:
         for host in hosts:
             host.signal(signal.SIGCONT)

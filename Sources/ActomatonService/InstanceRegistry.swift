@@ -126,6 +126,8 @@ public actor InstanceRegistry {
     private var slots: [InstanceAddress: Slot] = [:]
     /// When each instance in memory was last asked for.
     private var lastUsed: [InstanceAddress: Duration] = [:]
+    /// In a cluster: the instances being given up; a request for one claims it only after.
+    private var releasing: [InstanceAddress: Task<Void, Never>] = [:]
     private var passivatedCount = 0
     /// Each plugin's keys, sorted, for paging.
     private var keys: [String: [InstanceKey]] = [:]
@@ -205,12 +207,21 @@ public actor InstanceRegistry {
                 return try await Self.value(of: task)
             case let .passivating(task, _)?:
                 _ = await task.value
+                // The passivation changes the slot on this actor once its task is done: let it.
+                // (Awaiting a finished task does not give the actor up, and this loop spun.)
+                await Task.yield()
                 continue
             case let .passivated(passivated, watchers)?:
                 guard try await roomForOneMore() else { continue }
                 guard case .passivated? = slots[address] else { continue }
                 return try await make(address, type: type, restoring: passivated, watchers: watchers)
             case nil:
+                if let release = releasing[address] {
+                    // Claimed again only once given up: a claim meanwhile would find this host
+                    // still the owner, and the release would then fence the new machine.
+                    await release.value
+                    continue
+                }
                 if let placement {
                     return try await claim(address, type: type, creating: creating, placement: placement)
                 }
@@ -257,6 +268,20 @@ public actor InstanceRegistry {
         return instance
     }
 
+    /// In a cluster: gives up the instance at `address` (forgotten from the slots already);
+    /// requests for it wait until it is given up before they claim it again.
+    private func giveUp(_ address: InstanceAddress) async {
+        guard let placement else { return }
+        let name = Self.journalName(of: address)
+        // Forgotten by the task itself, on this actor, before a waiter sees it end.
+        let release = Task {
+            await onThreadOfItsOwn { placement.release(name) }
+            self.releasing[address] = nil
+        }
+        releasing[address] = release
+        await release.value
+    }
+
     /// Drops the instances journaled as `names` from memory, journal untouched (another host
     /// owns them now, or the instance never existed): their watchers are ended for `why`,
     /// their machines closed; the next request claims them again.
@@ -274,7 +299,7 @@ public actor InstanceRegistry {
                 // Its machine, once made, is closed by `make`, which finds its slot gone.
                 task.cancel()
             }
-            if let placement { await onThreadOfItsOwn { placement.release(name) } }
+            await giveUp(address)
         }
     }
 
@@ -327,12 +352,11 @@ public actor InstanceRegistry {
             return instance
         } catch {
             if case let .creating(current)? = slots[address], current == task {
-                if let placement {
+                if placement != nil {
                     // In a cluster, the next request claims it again (a slot kept here would
                     // be made without a claim).
                     forget(address)
-                    let name = Self.journalName(of: address)
-                    await onThreadOfItsOwn { placement.release(name) }
+                    await giveUp(address)
                 } else if let restoring {
                     // The state is not lost: the next request tries again.
                     slots[address] = .passivated(restoring, watchers)
@@ -417,11 +441,10 @@ public actor InstanceRegistry {
         }
         // With a journal, the instance is brought back from it.
         if journal != nil { passivated.snapshot = [] }
-        if let placement {
+        if placement != nil {
             // In a cluster, any host may take it from the journal next.
             forget(address)
-            let name = Self.journalName(of: address)
-            await onThreadOfItsOwn { placement.release(name) }
+            await giveUp(address)
             return true
         }
         // A watcher that joined meanwhile is carried over to the restored instance.
