@@ -220,7 +220,8 @@ public final class InstanceMachine: Sendable {
             } catch {
                 throw PluginCallError(.restoreRefused("its journal cannot be read: \(error)"), plugin: type.name)
             }
-            observed.setRecovered(seq: await machine.sequence, state: try? await machine.describe())
+            // Not `sequence`: a timer due at once may have fired by now, its transition not yet told.
+            observed.setRecovered(seq: await machine.recoveredSequence, state: try? await machine.describe())
         } else if let restoring {
             try await machine.restore(restoring.snapshot)
             observed.setInitialState(restoring.state)
@@ -350,8 +351,8 @@ private final class ObservedTransitions: Sendable {
 
     func setRecovered(seq: UInt64, state description: String?) {
         state.withLock { state in
-            state.seq = seq
-            state.told = seq
+            state.seq = max(state.seq, seq)
+            state.told = max(state.told, seq)
             state.state = description
         }
     }

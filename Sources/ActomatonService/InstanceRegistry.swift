@@ -186,6 +186,12 @@ public actor InstanceRegistry {
     /// How many instances are passivated.
     public var passivatedInstances: Int { passivatedCount }
 
+    /// Whether the instance at `address` is being passivated now (for tests).
+    func isPassivating(_ address: InstanceAddress) -> Bool {
+        if case .passivating? = slots[address] { return true }
+        return false
+    }
+
     /// Whether the instance at `address` is passivated.
     public func isPassivated(_ address: InstanceAddress) -> Bool {
         if case .passivated? = slots[address] { return true }

@@ -187,6 +187,41 @@ import Testing
         #expect(first.contains(#""action":"add""#), "the refused increment was not told: \(first)")
     }
 
+    /// A request that found its instance being passivated waited for the passivation's task,
+    /// then looked again, in a loop on the registry's actor: awaiting a finished task does not
+    /// give the actor up, so the passivation never got to change the slot, and the host spun
+    /// until killed (it did not stop on SIGTERM).
+    @Test func aRequestWaitingOnAPassivationDoesNotKeepItFromFinishing() async throws {
+        let path = try temporaryDirectory() + "/state.sqlite"
+        let store = try FencingStore(SQLiteJournalStore(path: path))
+        let journal = try PluginJournal(store: store)
+        defer { journal.close() }
+        let time = TestTime()
+        let server = try journaledServer(journal, time: time) { $0.idleTimeout = .seconds(10) }
+        let address = InstanceAddress(plugin: "counter", key: try InstanceKey("p"))
+        try await server.makeApplication().test(.router) { client in
+            for round in 1...20 {
+                #expect(try await client.post("p", #"{"action": "increment"}"#).status == .ok)
+                let instance = try await server.registry.instance(at: address, creating: false)
+                // A send holds the instance's turn, its commit held back: the passivation waits.
+                store.holdsCommits.withLock { $0 = true }
+                let send = Task { try await instance.machine.send(try counterType.action("increment", [])) }
+                #expect(await eventually { store.commitHeld.withLock { $0 } })
+                store.holdsCommits.withLock { $0 = false }
+                time.advance(by: .seconds(11))
+                let passivation = Task { await server.registry.passivateIdle() }
+                #expect(await eventually { await server.registry.isPassivating(address) })
+                let request = Task { try await server.registry.instance(at: address, creating: false) }
+                await Task.yield()
+                store.commitHeld.withLock { $0 = false }
+                store.releaseCommits.signal()
+                _ = try await send.value
+                #expect(await passivation.value == 1, "round \(round)")
+                _ = try await request.value
+            }
+        }
+    }
+
     /// With `--state`, `/metrics` times the journal's commits and counts their records.
     @Test func journalCommitsAreTimed() async throws {
         let path = try temporaryDirectory() + "/state.sqlite"
@@ -223,6 +258,10 @@ import Testing
 final class FencingStore: JournalStore, @unchecked Sendable {
     let base: SQLiteJournalStore
     let fenced = Mutex<Set<String>>([])
+    /// While set, a commit waits for `releaseCommits` (on the journal's writer thread).
+    let holdsCommits = Mutex(false)
+    let commitHeld = Mutex(false)
+    let releaseCommits = DispatchSemaphore(value: 0)
 
     init(_ base: SQLiteJournalStore) {
         self.base = base
@@ -231,6 +270,10 @@ final class FencingStore: JournalStore, @unchecked Sendable {
     var location: String { base.location }
     func firstTimerKey() throws(PluginJournalError.Reason) -> Int64 { try base.firstTimerKey() }
     func commit(_ records: [JournalRecord]) throws {
+        if holdsCommits.withLock({ $0 }) {
+            commitHeld.withLock { $0 = true }
+            releaseCommits.wait()
+        }
         let refused = fenced.withLock { fenced in Set(records.compactMap(\.name)).intersection(fenced) }
         if !refused.isEmpty { throw JournalStoreFencing(names: refused) }
         try base.commit(records)

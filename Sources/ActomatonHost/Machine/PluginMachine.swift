@@ -529,6 +529,10 @@ public actor PluginMachine: EffectQueueHost {
     /// the journal's number of the last action it brought back.
     public var sequence: UInt64 { decisions.sequence }
 
+    /// The sequence ``recover()`` brought the machine to: its transitions replayed, before any
+    /// timer it armed again fired (one that came due meanwhile fires at once, after it returns).
+    public private(set) var recoveredSequence: UInt64 = 0
+
     /// Closes the machine: cancels every delayed and repeating action running or waiting (a
     /// cancelled timer sends nothing more, and ``runningEffectCount`` is 0 when it returns),
     /// and starts no effect again.
@@ -605,6 +609,7 @@ public actor PluginMachine: EffectQueueHost {
         // Counted per name: the journal's own numbers run across every name it holds.
         let lastSequence = recovery.transitionCount ?? max(actions.last?.sequence ?? 0, recovery.snapshots.first?.sequence ?? 0)
         decisions.recovered(replayed: actions.count, sequence: UInt64(max(lastSequence, 0)))
+        recoveredSequence = decisions.sequence
         let now = wallClockMilliseconds()
         var effects: [Effect<PluginMachineAction>] = []
         for timer in recovery.timers {
