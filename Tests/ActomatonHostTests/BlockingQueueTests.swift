@@ -76,23 +76,36 @@ struct BlockingQueueTests {
         for index in 0..<20 {
             let name = "tq-last-\(index)"
             let gate = DispatchSemaphore(value: 0)
-            try Self.startQueue(named: name, waitingFor: gate)
+            let thread = Shared<Int32>(0)
+            try Self.startQueue(named: name, waitingFor: gate, thread: thread)
+            while thread.value == 0 { try await Task.sleep(for: .milliseconds(1)) }
+            #expect(thread.value > 0, "the queue's thread ID was not read")
             // This test's reference is gone: the work's capture is the last one.
             gate.signal()
+            // By its thread ID, not by name: a thread another one starts takes its name.
+            let task = "/proc/self/task/\(thread.value)"
             let deadline = ContinuousClock.now + .seconds(30)
-            while Self.threadNames().contains(name), ContinuousClock.now < deadline {
+            while Self.isRunning(task, named: name), ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(5))
             }
-            #expect(!Self.threadNames().contains(name), "the thread of queue \(name) did not end")
+            #expect(!Self.isRunning(task, named: name), "the thread of queue \(name) did not end")
         }
     }
 
-    private static func startQueue(named name: String, waitingFor gate: DispatchSemaphore) throws {
+    private static func startQueue(named name: String, waitingFor gate: DispatchSemaphore, thread: Shared<Int32>) throws {
         let queue = try BlockingQueue(name: name)
         try queue.enqueue { [queue] in
+            // `/proc/thread-self` links to `PID/task/TID`.
+            let link = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")) ?? ""
+            thread.update { $0 = Int32(link.split(separator: "/").last ?? "") ?? -1 }
             gate.wait()
             _ = queue.name
         }
+    }
+
+    /// Whether the thread `/proc/self/task/ID` still runs under `name` (an ID may be reused).
+    private static func isRunning(_ task: String, named name: String) -> Bool {
+        (try? String(contentsOfFile: task + "/comm", encoding: .utf8))?.trimmingCharacters(in: .newlines) == name
     }
 
     /// The names of this process's threads.
