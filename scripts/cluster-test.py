@@ -162,7 +162,7 @@ class Client:
         self.hosts = hosts
         self.lock = threading.Lock()
         self.acknowledged = {key: [] for key in KEYS}  # (time, seq, action, idempotency key)
-        self.pending_later = {}  # key -> [(seq of the request that armed it, time acknowledged)]
+        self.armed_at = {key: [] for key in KEYS}  # when each delayed action was first asked for, in order
         self.running = True
         self.retries = 0
 
@@ -208,6 +208,8 @@ class Client:
         return response.status == 200
 
     def arm_later(self, key, number):
+        with self.lock:
+            self.armed_at[key].append(time.monotonic())
         answer = self.send(key, {"action": "add_later", "args": [LATER_AMOUNT, DELAY_SECONDS]}, f"{key}-later-{number}")
         with self.lock:
             self.acknowledged[key].append((time.monotonic(), answer["seq"], "add_later"))
@@ -231,6 +233,7 @@ class Watcher:
         self.problems = []
         self.reconnects = 0
         self.running = True
+        self.fired_seen = []  # when each delayed action's transition reached the watcher
 
     def run(self):
         while self.running:
@@ -261,7 +264,10 @@ class Watcher:
                         if opcode == 8:
                             break
                         if opcode == 1:
-                            seq = json.loads(payload)["seq"]
+                            message = json.loads(payload)
+                            seq = message["seq"]
+                            if message.get("action") == "add":
+                                self.fired_seen.append(time.monotonic())
                             if seq != self.last + 1:
                                 self.problems.append(f"watcher of {self.key}: seq {seq} after {self.last} (connection "
                                                      f"{self.reconnects} to port {host.port}, after={resumed_after}; "
@@ -418,6 +424,12 @@ def main():
             time.sleep(0.1)
         watcher.running = False
         problems += watcher.problems[:5]
+        # Never early: the n-th delayed action of the watched instance reached the watcher no
+        # sooner than its delay after the n-th was first asked for (it may arrive late: after a
+        # reconnection, or when its host was down).
+        for number, (asked, seen) in enumerate(zip(client.armed_at[KEYS[0]], watcher.fired_seen), start=1):
+            if seen < asked + DELAY_SECONDS:
+                problems.append(f"{KEYS[0]}: delayed action {number} fired {asked + DELAY_SECONDS - seen:.3f}s early")
         if watcher.last != final_seq:
             problems.append(f"the watcher of {KEYS[0]} saw up to seq {watcher.last}, the journal holds {final_seq}")
         print(f"a watcher of {KEYS[0]} on random hosts saw all {watcher.last} transitions in order "
