@@ -21,8 +21,8 @@ import Musl
 /// own transaction and with the instance's row locked, that this host still owns each name at
 /// the epoch it claimed: a host paused past its lease (SIGSTOP, a long stall, a partition)
 /// cannot write after another host took over. It finds out at its next commit (the records
-/// are refused, ``JournalStoreFencing``) or at its next renewal (the lease had lapsed: it
-/// forgets every instance it owned, ``onLeaseLost``), and drops those instances.
+/// are refused, `JournalStoreFencing`) or at its next renewal (the lease had lapsed: it
+/// forgets every instance it owned, ``onLeaseLost(_:)``), and drops those instances.
 ///
 /// The ownership of one instance is kept per instance, under the host's lease: renewing costs
 /// one query per host whatever the number of instances, and a host that dies frees all of its

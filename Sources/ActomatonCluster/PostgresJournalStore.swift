@@ -3,12 +3,12 @@ import NIOCore
 import PostgresNIO
 
 /// The journal's records in a PostgreSQL database that several hosts share
-/// (`--state postgres://…`): the same records as ``SQLiteJournalStore``, in the tables of
+/// (`--state postgres://…`): the same records as `SQLiteJournalStore`, in the tables of
 /// ``ClusterSchema``, written under this host's ownership of each name (``ClusterHost``).
 ///
 /// Each commit is one transaction that first locks the rows of the names it writes and checks
 /// that this host owns each at the epoch it claimed; when another host took one over, nothing
-/// is written and the commit throws ``JournalStoreFencing`` with those names (the journal then
+/// is written and the commit throws `JournalStoreFencing` with those names (the journal then
 /// commits the others' records alone). A timer's key is unique in the cluster: this host's
 /// number in its upper 32 bits.
 ///
@@ -64,7 +64,7 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
     // MARK: Writing
 
     /// Writes `records` in one transaction, after checking that this host owns each of their
-    /// names at the epoch it claimed; throws ``JournalStoreFencing`` (nothing written) when not.
+    /// names at the epoch it claimed; throws `JournalStoreFencing` (nothing written) when not.
     public func commit(_ records: [JournalRecord]) throws {
         try commit(records, epochs: Array(repeating: nil, count: records.count))
     }
