@@ -128,6 +128,8 @@ public actor InstanceRegistry {
     private var lastUsed: [InstanceAddress: Duration] = [:]
     /// In a cluster: the instances being given up; a request for one claims it only after.
     private var releasing: [InstanceAddress: Task<Void, Never>] = [:]
+    /// How many requests wait for an instance to be given up (for tests).
+    private(set) var waitingForRelease = 0
     private var passivatedCount = 0
     /// Each plugin's keys, sorted, for paging.
     private var keys: [String: [InstanceKey]] = [:]
@@ -225,7 +227,9 @@ public actor InstanceRegistry {
                 if let release = releasing[address] {
                     // Claimed again only once given up: a claim meanwhile would find this host
                     // still the owner, and the release would then fence the new machine.
+                    waitingForRelease += 1
                     await release.value
+                    waitingForRelease -= 1
                     continue
                 }
                 if let placement {

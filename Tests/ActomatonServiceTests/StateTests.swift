@@ -222,6 +222,34 @@ import Testing
         }
     }
 
+    /// In a cluster, a request for an instance being given up (passivated, or shed) claimed it
+    /// while the release was under way: the claim found this host still the owner, then the
+    /// release took the ownership away and the new machine's commits were fenced (500s under
+    /// load). The claim waits for the release now.
+    @Test func aClusterInstanceIsClaimedAgainOnlyOnceGivenUp() async throws {
+        let path = try temporaryDirectory() + "/state.sqlite"
+        let journal = try PluginJournal(path: path)
+        defer { journal.close() }
+        let placement = SlowReleasePlacement()
+        let server = ActomatonServer(catalog: PluginCatalog([counterType]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
+                                     configuration: ServiceConfiguration(), journal: try ServiceJournal(journal, placement: placement))
+        let address = InstanceAddress(plugin: "counter", key: try InstanceKey("given"))
+        _ = try await server.registry.instance(at: address, creating: true).machine.send(try counterType.action("increment", []))
+        placement.holdsReleases.withLock { $0 = true }
+        let shed = Task { await server.registry.shed(1) }
+        #expect(await eventually { placement.releasing.withLock { $0 } })
+        let request = Task { try await server.registry.instance(at: address, creating: false) }
+        #expect(await eventually { await server.registry.waitingForRelease == 1 })
+        #expect(placement.claimsDuringARelease.withLock { $0 } == 0)
+        placement.holdsReleases.withLock { $0 = false }
+        placement.releaseGate.signal()
+        #expect(await shed.value == 1)
+        let instance = try await request.value
+        #expect(await instance.machine.status().seq == 1)
+        #expect(placement.claimsDuringARelease.withLock { $0 } == 0)
+        #expect(placement.claims.withLock { $0 } == 2)
+    }
+
     /// With `--state`, `/metrics` times the journal's commits and counts their records.
     @Test func journalCommitsAreTimed() async throws {
         let path = try temporaryDirectory() + "/state.sqlite"
@@ -292,4 +320,28 @@ final class FencingStore: JournalStore, @unchecked Sendable {
     }
     func summaries() throws(PluginJournalError.Reason) -> [JournalSummary] { try base.summaries() }
     func close(clean: Bool) { base.close(clean: clean) }
+}
+
+/// A placement that keeps every instance here, each claim at a new epoch, and whose releases
+/// wait for `releaseGate` while `holdsReleases` is set.
+final class SlowReleasePlacement: InstancePlacement, @unchecked Sendable {
+    let holdsReleases = Mutex(false)
+    let releasing = Mutex(false)
+    let releaseGate = DispatchSemaphore(value: 0)
+    let claims = Mutex(0)
+    let claimsDuringARelease = Mutex(0)
+
+    func place(_ name: String) throws -> InstancePlace {
+        if releasing.withLock({ $0 }) { claimsDuringARelease.withLock { $0 += 1 } }
+        return .here(epoch: Int64(claims.withLock { $0 += 1; return $0 }))
+    }
+
+    func release(_ name: String) {
+        guard holdsReleases.withLock({ $0 }) else { return }
+        releasing.withLock { $0 = true }
+        releaseGate.wait()
+        releasing.withLock { $0 = false }
+    }
+
+    var advertisedURL: String { "http://127.0.0.1:9" }
 }
