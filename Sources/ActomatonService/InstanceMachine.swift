@@ -256,7 +256,7 @@ public final class InstanceMachine: Sendable {
 
     /// The seq of the last transition `onTransition` was told (it is told a transition only
     /// once durable, with a journal): where watchers that join now begin.
-    public var toldSeq: UInt64 { observed.toldSeq }
+    var toldSeq: UInt64 { observed.toldSeq }
 
     /// The count of transitions, the state after the last one, and the pending timers.
     public func status() async -> InstanceStatus {

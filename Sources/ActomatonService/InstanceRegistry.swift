@@ -107,7 +107,8 @@ public actor InstanceRegistry {
         case ready(Instance)
         case creating(Task<Instance, any Error>)
         /// Being passivated: requests wait for it, then restore it.
-        case passivating(Task<PassivatedInstance?, Never>, Instance)
+        /// The task passivates the instance and settles its slot before it ends: whether it did.
+        case passivating(Task<Bool, Never>, Instance)
         /// Passivated; its watcher set is kept only when a watcher joined while it was passivated.
         case passivated(PassivatedInstance, WatcherSet?)
     }
@@ -214,10 +215,8 @@ public actor InstanceRegistry {
             case let .creating(task)?:
                 return try await Self.value(of: task)
             case let .passivating(task, _)?:
+                // Its slot is settled when the task ends.
                 _ = await task.value
-                // The passivation changes the slot on this actor once its task is done: let it.
-                // (Awaiting a finished task does not give the actor up, and this loop spun.)
-                await Task.yield()
                 continue
             case let .passivated(passivated, watchers)?:
                 guard try await roomForOneMore() else { continue }
@@ -438,10 +437,16 @@ public actor InstanceRegistry {
     /// Passivates `instance` unless it has watchers or effects pending; whether it did.
     private func passivate(_ address: InstanceAddress, _ instance: Instance) async -> Bool {
         guard instance.watcherCount == 0 else { return false }
-        let task = Task { await instance.machine.passivate() }
+        // The slot is settled within the task: a request waiting on it finds it settled (were it
+        // settled after, a waiter would look again at once, and spin on this actor).
+        let task = Task { await self.settlePassivation(address, instance, await instance.machine.passivate()) }
         slots[address] = .passivating(task, instance)
-        let passivated = await task.value
-        guard case let .passivating(current, _)? = slots[address], current == task else {
+        return await task.value
+    }
+
+    /// The end of a passivation: the slot of `instance`, passivated (or, with `nil`, not).
+    private func settlePassivation(_ address: InstanceAddress, _ instance: Instance, _ passivated: PassivatedInstance?) async -> Bool {
+        guard case let .passivating(_, current)? = slots[address], current === instance else {
             // Deleted meanwhile.
             return passivated != nil
         }

@@ -76,14 +76,19 @@ struct BlockingQueueTests {
         for index in 0..<20 {
             let name = "tq-last-\(index)"
             let gate = DispatchSemaphore(value: 0)
-            let thread = Shared<Int32>(0)
-            try Self.startQueue(named: name, waitingFor: gate, thread: thread)
-            while thread.value == 0 { try await Task.sleep(for: .milliseconds(1)) }
-            #expect(thread.value > 0, "the queue's thread ID was not read")
+            // The queue's thread says its ID once it runs the work.
+            let thread: Int32 = await withCheckedContinuation { continuation in
+                do {
+                    try Self.startQueue(named: name, waitingFor: gate) { continuation.resume(returning: $0) }
+                } catch {
+                    continuation.resume(returning: -1)
+                }
+            }
+            #expect(thread > 0, "the queue's thread ID was not read")
             // This test's reference is gone: the work's capture is the last one.
             gate.signal()
             // By its thread ID, not by name: a thread another one starts takes its name.
-            let task = "/proc/self/task/\(thread.value)"
+            let task = "/proc/self/task/\(thread)"
             let deadline = ContinuousClock.now + .seconds(30)
             while Self.isRunning(task, named: name), ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(5))
@@ -92,12 +97,13 @@ struct BlockingQueueTests {
         }
     }
 
-    private static func startQueue(named name: String, waitingFor gate: DispatchSemaphore, thread: Shared<Int32>) throws {
+    private static func startQueue(named name: String, waitingFor gate: DispatchSemaphore,
+                                   started: @escaping @Sendable (_ thread: Int32) -> Void) throws {
         let queue = try BlockingQueue(name: name)
         try queue.enqueue { [queue] in
             // `/proc/thread-self` links to `PID/task/TID`.
             let link = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")) ?? ""
-            thread.update { $0 = Int32(link.split(separator: "/").last ?? "") ?? -1 }
+            started(Int32(link.split(separator: "/").last ?? "") ?? -1)
             gate.wait()
             _ = queue.name
         }
