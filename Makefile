@@ -13,7 +13,7 @@ APT_PACKAGES := libffi-dev libsqlite3-dev wasi-libc openssl curl postgresql
 WASM_APT_PACKAGES := wasi-libc binaryen wabt
 
 .PHONY: help deps build test test-tsan fuzz bench demo readme-check docs wasm-install wasm-build wasm-test embedded-build
-.PHONY: web web-serve web-test web-screenshot
+.PHONY: web web-serve web-test web-screenshot inspector-assets
 
 help: ## List the commands.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -103,6 +103,9 @@ DOCS_STRICT ?= --warnings-as-errors
 DOC_MODULES := ActomatonCore ActomatonEffect Actomaton ActomatonUI ActomatonTesting ActomatonDebugging \
 	ActomatonPluginCore ActomatonPluginKit ActomatonPluginContract ActomatonHost HostCommandLine \
 	ActomatonService ActomatonCluster
+
+inspector-assets: ## Embed inspector/ (the inspector and the play pages) in the host: Sources/ActomatonService/InspectorAssets.swift.
+	python3 scripts/embed-inspector.py
 
 docs: deps ## Build the documentation (DocC) into .build/docs, a static site; any warning fails it.
 	$(SWIFT) package --allow-writing-to-directory .build/docs generate-documentation \

@@ -22,8 +22,10 @@ journal and the hosts' answers:
   - the final state equals the journal: the count is what the acknowledged increments and the
     fired delayed actions add up to; every delayed action fired exactly once, the quiet
     instances' too (adopted by another host when theirs died, stopped or lapsed);
-  - a watcher of one busy instance, connected to whichever host it picks and reconnecting with
+  - a watcher of each busy instance, connected to whichever host it picks and reconnecting with
     ?after=SEQ whenever its host goes away, saw every transition once, in order, up to the last;
+  - no delayed action fired early: the n-th delayed action of a busy instance reached its
+    watcher no sooner than its delay after the n-th was first asked for;
   - no instance was written by two owners: the hosts' fencing refusals are counted and printed;
 
 and it prints the failover times (from the last acknowledgement before an attack to the first
@@ -310,9 +312,9 @@ def main():
         senders = [threading.Thread(target=client.stream, args=(key,), daemon=True) for key in KEYS]
         for sender in senders:
             sender.start()
-        watcher = Watcher(hosts, KEYS[0])
-        watching = threading.Thread(target=watcher.run, daemon=True)
-        watching.start()
+        watchers = {key: Watcher(hosts, key) for key in KEYS}
+        for watcher in watchers.values():
+            threading.Thread(target=watcher.run, daemon=True).start()
         time.sleep(0.5)
         failovers = {"kill": [], "stop": [], "restart": []}
         quiet = []
@@ -417,24 +419,36 @@ def main():
                 problems.append(f"{key}: no host answered for its state")
             elif status["state"] != {"count": expected}:
                 problems.append(f"{key}: the state is {status['state']}, the acknowledged actions add up to {expected}")
-        # The watcher catches up with the last transition.
-        final_seq = len(database.query(f"SELECT 1 FROM actomaton_actions WHERE name = 'counter/{KEYS[0]}'"))
+        # Each watcher catches up with the last transition of its instance.
+        final_seqs = {key: len(database.query(f"SELECT 1 FROM actomaton_actions WHERE name = 'counter/{key}'"))
+                      for key in KEYS}
         deadline = time.monotonic() + 30
-        while watcher.last < final_seq and time.monotonic() < deadline:
+        while any(watchers[key].last < final_seqs[key] for key in KEYS) and time.monotonic() < deadline:
             time.sleep(0.1)
-        watcher.running = False
-        problems += watcher.problems[:5]
-        # Never early: the n-th delayed action of the watched instance reached the watcher no
-        # sooner than its delay after the n-th was first asked for (it may arrive late: after a
-        # reconnection, or when its host was down).
-        for number, (asked, seen) in enumerate(zip(client.armed_at[KEYS[0]], watcher.fired_seen), start=1):
-            if seen < asked + DELAY_SECONDS:
-                problems.append(f"{KEYS[0]}: delayed action {number} fired {asked + DELAY_SECONDS - seen:.3f}s early")
-        if watcher.last != final_seq:
-            problems.append(f"the watcher of {KEYS[0]} saw up to seq {watcher.last}, the journal holds {final_seq}")
-        print(f"a watcher of {KEYS[0]} on random hosts saw all {watcher.last} transitions in order "
-              f"({watcher.reconnects} connections)" if watcher.last == final_seq and not watcher.problems else
-              f"the watcher of {KEYS[0]} missed transitions")
+        early = 0
+        for key in KEYS:
+            watcher = watchers[key]
+            watcher.running = False
+            problems += watcher.problems[:5]
+            # Never early: the n-th delayed action reached the watcher no sooner than its delay
+            # after the n-th was first asked for (it may arrive late: after a reconnection, or
+            # when its host was down).
+            for number, (asked, seen) in enumerate(zip(client.armed_at[key], watcher.fired_seen), start=1):
+                if seen < asked + DELAY_SECONDS:
+                    early += 1
+                    problems.append(f"{key}: delayed action {number} fired {asked + DELAY_SECONDS - seen:.3f}s early")
+            if len(watcher.fired_seen) != len(client.armed_at[key]):
+                problems.append(f"the watcher of {key} saw {len(watcher.fired_seen)} delayed actions fire, "
+                                f"{len(client.armed_at[key])} were armed")
+            if watcher.last != final_seqs[key]:
+                problems.append(f"the watcher of {key} saw up to seq {watcher.last}, the journal holds {final_seqs[key]}")
+        in_order = all(watchers[key].last == final_seqs[key] and not watchers[key].problems for key in KEYS)
+        print(f"a watcher of each of {len(KEYS)} busy instances, on random hosts, saw all "
+              f"{sum(final_seqs.values())} transitions in order ({sum(w.reconnects for w in watchers.values())} "
+              f"connections)" if in_order else "a watcher missed transitions")
+        armed_total = sum(len(client.armed_at[key]) for key in KEYS)
+        print(f"{armed_total} delayed actions on busy instances: "
+              f"{'none fired early' if not early else f'{early} fired early'}")
         # The quiet instances: read from the journal only (a request would bring them back itself).
         for key in quiet:
             rows = None

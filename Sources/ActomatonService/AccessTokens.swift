@@ -42,7 +42,8 @@ public enum AccessScope: Sendable, Hashable, CustomStringConvertible {
 
 /// What a request needs from its token (see ``AccessRequirement/of(method:path:)``).
 public enum AccessRequirement: Sendable, Hashable {
-    /// Nothing: `/healthz` and `/readyz`.
+    /// Nothing: `/healthz`, `/readyz`, and the pages a browser opens (`GET /`,
+    /// `/inspector/…`, `/play/…`), which hold no data and ask for a token to fetch any.
     case none
     /// Any valid token: `/metrics`, `/v1/plugins`, `/v1/openapi.yaml`, unknown paths.
     case anyToken
@@ -56,6 +57,7 @@ public enum AccessRequirement: Sendable, Hashable {
     /// What a request with `method` to `path` needs.
     public static func of(method: String, path: some StringProtocol) -> AccessRequirement {
         if path == "/healthz" || path == "/readyz" { return .none }
+        if method == "GET", path == "/" || path.hasPrefix("/inspector/") || path.hasPrefix("/play/") { return .none }
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
         // "", "v1", "machines", plugin, [key, [watch]]
         guard parts.count >= 4, parts[0].isEmpty, parts[1] == "v1", parts[2] == "machines", !parts[3].isEmpty else { return .anyToken }

@@ -109,6 +109,7 @@ public final class ActomatonServer: Service, Sendable {
         ServiceRoutes(registry: registry, configuration: configuration, metrics: metrics, lifecycle: lifecycle, idempotency: idempotency,
                       forwarder: forwarder, journalChanges: journalChanges, journalWatchers: journalWatchers)
             .add(to: router)
+        InspectorRoutes().add(to: router)
         return router
     }
 

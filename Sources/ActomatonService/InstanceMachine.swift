@@ -76,6 +76,20 @@ public struct PendingTimer: Sendable, Hashable {
     public var text: String
     /// The action it sends.
     public var action: String
+    /// The delay of a delayed action; the period of a repeating one.
+    public var interval: Duration
+    /// When it was armed: the transition that started it.
+    public var armed: ContinuousClock.Instant
+
+    /// How long until it next fires, as of `now`: what is left of the delay (zero once due), or
+    /// of the current period of a repeating action.
+    public func dueIn(at now: ContinuousClock.Instant) -> Duration {
+        let elapsed = now - armed
+        guard interval > .zero else { return .zero }
+        if kind == "delayed" { return max(.zero, interval - elapsed) }
+        let periods = Int64(elapsed / interval)
+        return interval * (periods + 1) - elapsed
+    }
 }
 
 /// What ``InstanceMachine/status()`` reports.
@@ -381,6 +395,7 @@ private final class ObservedTransitions: Sendable {
     @Sendable func observe(_ transition: PluginTransition) {
         guard case let .success(requests) = transition.outcome else { return }
         let (origin, effectID) = InstanceTransition.origin(of: transition)
+        let now = ContinuousClock.now
         let (made, listener): (InstanceTransition, (@Sendable (InstanceTransition) -> Void)?) = state.withLock { state in
             state.seq = seqBase + transition.sequence
             let made = InstanceTransition(transition, seq: state.seq, origin: origin, effectID: effectID)
@@ -392,10 +407,12 @@ private final class ObservedTransitions: Sendable {
             }
             for request in requests {
                 switch request {
-                case let .delayed(action, _, options):
-                    state.timers.append(PendingTimer(kind: "delayed", id: options.id, text: request.description, action: action.name))
-                case let .repeating(action, _, options):
-                    state.timers.append(PendingTimer(kind: "repeating", id: options.id, text: request.description, action: action.name))
+                case let .delayed(action, delay, options):
+                    state.timers.append(PendingTimer(kind: "delayed", id: options.id, text: request.description, action: action.name,
+                                                     interval: delay, armed: now))
+                case let .repeating(action, period, options):
+                    state.timers.append(PendingTimer(kind: "repeating", id: options.id, text: request.description, action: action.name,
+                                                     interval: period, armed: now))
                 case let .cancel(id):
                     state.timers.removeAll { $0.id == id }
                 case .next:

@@ -86,12 +86,14 @@ components:
           type: array
           items:
             type: object
-            required: [kind, id, action, effect]
+            required: [kind, id, action, effect, interval_ms, due_in_ms]
             properties:
               kind: {type: string, enum: [delayed, repeating]}
               id: {type: [string, "null"]}
               action: {type: string}
               effect: {type: string}
+              interval_ms: {type: integer, minimum: 0, description: The delay of a delayed action, the period of a repeating one.}
+              due_in_ms: {type: integer, minimum: 0, description: How long until it next fires, as of this answer.}
         effects: {type: integer, minimum: 0}
     Keys:
       type: object

@@ -65,7 +65,7 @@ enum ServiceJSON {
     }
 
     /// What `GET /v1/machines/{plugin}/{key}` answers.
-    static func status(_ status: InstanceStatus, address: InstanceAddress) -> String {
+    static func status(_ status: InstanceStatus, address: InstanceAddress, now: ContinuousClock.Instant = .now) -> String {
         JSONText.object([
             ("plugin", ServiceJSON.string(address.plugin)),
             ("key", ServiceJSON.string(address.key.text)),
@@ -77,10 +77,18 @@ enum ServiceJSON {
                     ("id", timer.id.map(ServiceJSON.string) ?? "null"),
                     ("action", ServiceJSON.string(timer.action)),
                     ("effect", ServiceJSON.string(timer.text)),
+                    ("interval_ms", String(milliseconds(timer.interval))),
+                    ("due_in_ms", String(milliseconds(timer.dueIn(at: now)))),
                 ])
             })),
             ("effects", String(status.effects)),
         ])
+    }
+
+    /// `duration` in whole milliseconds, rounded up (a timer 0.2 ms from due is not yet due).
+    static func milliseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
     }
 
     /// What `GET /v1/machines/{plugin}` answers.

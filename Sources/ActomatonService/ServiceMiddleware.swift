@@ -172,6 +172,10 @@ public struct DrainMiddleware: RouterMiddleware {
 /// scopes against what the request needs (``AccessRequirement/of(method:path:)``): 401 without
 /// a valid token, 403 outside its scopes, 429 past its requests per second. Without a tokens
 /// file every request passes (the listen address is then loopback only).
+///
+/// A browser cannot set a header on a WebSocket, so a watch request may carry its token as a
+/// subprotocol instead: `Sec-WebSocket-Protocol: actomaton.v1, actomaton.token.HEX`, the
+/// token's bytes in lowercase hexadecimal (the host answers with `actomaton.v1`).
 public struct AccessMiddleware: RouterMiddleware {
     /// The context of the service's routes.
     public typealias Context = ServiceRequestContext
@@ -190,13 +194,19 @@ public struct AccessMiddleware: RouterMiddleware {
         guard let tokens else { return try await next(request, context) }
         let requirement = AccessRequirement.of(method: request.method.rawValue, path: request.uri.path)
         if requirement == .none { return try await next(request, context) }
-        guard let header = request.headers[.authorization] else {
+        let token: AccessToken
+        if let header = request.headers[.authorization] {
+            guard header.utf8.count <= 7 + TokenTable.maxTokenLength, header.hasPrefix("Bearer "),
+                  let valid = tokens.authenticate(header.dropFirst(7))
+            else {
+                throw ServiceError.unauthorized("the token is not valid")
+            }
+            token = valid
+        } else if let secret = try WebSocketToken.secret(in: request.headers) {
+            guard let valid = tokens.authenticate(secret) else { throw ServiceError.unauthorized("the token is not valid") }
+            token = valid
+        } else {
             throw ServiceError.unauthorized("no token: send the header Authorization: Bearer TOKEN")
-        }
-        guard header.utf8.count <= 7 + TokenTable.maxTokenLength, header.hasPrefix("Bearer "),
-              let token = tokens.authenticate(header.dropFirst(7))
-        else {
-            throw ServiceError.unauthorized("the token is not valid")
         }
         guard token.allows(requirement) else {
             let need: String = switch requirement {

@@ -59,7 +59,7 @@ struct ServiceRoutes: Sendable {
                     throw ServiceError.badRequest("this route takes a WebSocket upgrade (Connection: Upgrade, Upgrade: websocket)")
                 }
                 _ = try Self.after(request)
-                return .upgrade([:])
+                return .upgrade(WebSocketToken.upgradeHeaders(for: request.headers))
             }
             let instance = try await registry.instance(at: address, creating: false)
             guard request.headers[.upgrade]?.lowercased() == "websocket" else {
@@ -76,7 +76,7 @@ struct ServiceRoutes: Sendable {
                     // The journal may still hold them: looked up once upgraded.
                 }
             }
-            return .upgrade([:])
+            return .upgrade(WebSocketToken.upgradeHeaders(for: request.headers))
         } onUpgrade: { inbound, outbound, context in
             try await watch(context.request, inbound, outbound, context.requestContext)
         }

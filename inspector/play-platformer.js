@@ -1,0 +1,88 @@
+// The platformer's character over the network, driven from the keyboard: a key press is a
+// POST; every window follows the instance through the watch WebSocket.
+"use strict";
+
+const {api, watch, path, element: el} = Actomaton;
+const PLUGIN = "platformer";
+const key = decodeURIComponent(location.pathname.split("/").pop());
+const BINDINGS = [
+  ["ArrowRight", "walk", {action: "move", args: [3]}],
+  ["Shift+ArrowRight", "run", {action: "move", args: [8]}],
+  ["ArrowDown", "stop", {action: "move", args: [0]}],
+  [" ", "jump", {action: "jump", args: []}],
+  ["a", "apex", {action: "apex", args: []}],
+  ["g", "leave the ground", {action: "leaveGround", args: []}],
+  ["l", "land", {action: "land", args: []}],
+  ["h", "get hit", {action: "hit", args: []}],
+  ["r", "recover", {action: "recover", args: []}],
+  ["d", "draw the weapon", {action: "draw", args: []}],
+  ["q", "holster it", {action: "holster", args: []}],
+  ["f", "fire", {action: "fire", args: []}],
+  ["t", "tick", {action: "tick", args: []}],
+];
+let watcher = null;
+let seq = 0;
+
+document.getElementById("key").textContent = key;
+Actomaton.onTokenNeeded((message) => new Promise((resolve) => {
+  const panel = document.getElementById("token-panel");
+  document.getElementById("token-error").textContent = message;
+  panel.hidden = false;
+  document.getElementById("token-form").onsubmit = (event) => {
+    event.preventDefault();
+    Actomaton.setToken(document.getElementById("token").value.trim());
+    panel.hidden = true;
+    resolve();
+  };
+}));
+
+document.querySelector("#keys tbody").append(...BINDINGS.map(([name, what]) =>
+  el("tr", {}, el("td", {}, el("kbd", {}, name === " " ? "Space" : name)), el("td", {}, what))));
+
+function show(state, at) {
+  if (at < seq) return;
+  seq = at;
+  document.getElementById("leaves").textContent = state ? state.leaves.join(", ") : "idle (no events yet)";
+  document.getElementById("outputs").textContent = state && state.outputs.length ? state.outputs.join(", ") : "none";
+  document.getElementById("ignored").textContent = state && state.ignored ? "(the chart ignored the last event)" : "";
+  document.body.dataset.seq = at;
+}
+
+function follow(after) {
+  if (watcher) return;
+  watcher = watch(PLUGIN, key, after, {
+    transition: (message) => show(message.state, message.seq),
+    status: (text) => { document.getElementById("connection").textContent = text; },
+  });
+}
+
+document.addEventListener("keydown", async (event) => {
+  if (event.target instanceof HTMLInputElement) return;
+  const name = (event.shiftKey && event.key.startsWith("Arrow") ? "Shift+" : "") + event.key;
+  const binding = BINDINGS.find(([bound]) => bound === name);
+  if (!binding) return;
+  event.preventDefault();
+  document.getElementById("reason").textContent = "";
+  try {
+    const answer = await api("POST", path(PLUGIN, key), JSON.stringify(binding[2]));
+    show(answer.state, answer.seq);
+    follow(answer.seq);
+  } catch (error) {
+    document.getElementById("reason").textContent = error.message;
+  }
+});
+
+(async () => {
+  try {
+    const status = await api("GET", path(PLUGIN, key));
+    show(status.state, status.seq);
+    follow(status.seq);
+  } catch (error) {
+    if (error.status !== 404) {
+      document.getElementById("reason").textContent = error.message;
+      return;
+    }
+    show(null, 0);
+    follow(0);
+  }
+})();

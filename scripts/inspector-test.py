@@ -1,0 +1,433 @@
+#!/usr/bin/env python3
+"""make inspector-test: the inspector and the game for two, in headless Chromium, against a live host.
+
+Starts `actomaton-host serve --listen` on a loopback port with the counter, tic-tac-toe and
+platformer plugins (and --state, so that it can be restarted), opens its pages in Debian's
+chromium through chromium-driver (Selenium), and, as people would, with clicks and keystrokes:
+
+- two browsers (two separate profiles) join /play/tictactoe/KEY as X and O and play a game to a
+  win, then (New game) to a draw. After every move, both boards must equal the instance's state
+  as the host answers it. Refused moves (a taken square, a move after the end) show the
+  machine's reason. Then the host is restarted in the middle of a game: both windows reconnect
+  with ?after=SEQ and catch up with a move made while one of them was away;
+- the inspector opens a counter that does not exist yet, starts its timer from the action
+  form, and shows the timer's transitions arriving without a reload, the state following
+  them and the timer counting down; a bad argument shows the host's one-line error beside the
+  form; stopping the timer empties the timers table;
+- when the plugin carries a diagram, the inspector's diagram of a tic-tac-toe game lights the
+  node of the game's phase after every move;
+- a host started with --tokens: the inspector asks for a token, refuses a bad one with the
+  host's message, and with a good one lists the plugins; the play page watches with it.
+
+It fails on any JavaScript error in a page's console (network errors of refused requests
+aside) and prints one line per check, then `N passed, N failed`.
+
+    python scripts/inspector-test.py HOST_BINARY PLUGIN_DIR
+    python scripts/inspector-test.py HOST_BINARY PLUGIN_DIR --screenshots DIR   # the README's pictures
+"""
+import argparse
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+from selenium import webdriver
+from selenium.common.exceptions import TimeoutException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import WebDriverWait
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+WAIT_SECONDS = 20
+TOTAL_SECONDS = 300
+
+
+class Failure(Exception):
+    """A check found a page different from what it should be."""
+
+
+def expect(condition, message):
+    if not condition:
+        raise Failure(message)
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class Host:
+    """actomaton-host serve --listen on a loopback port, restartable on the same port."""
+
+    def __init__(self, binary, plugins, work, tokens=None):
+        self.binary, self.plugins, self.tokens = binary, plugins, tokens
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.state = os.path.join(work, f"state-{self.port}.sqlite")
+        self.log = open(os.path.join(work, f"host-{self.port}.log"), "ab")
+        self.process = None
+
+    def start(self):
+        command = [self.binary, "serve", "--plugins", self.plugins, "--listen", f"127.0.0.1:{self.port}",
+                   "--isolation", "none", "--state", self.state]
+        if self.tokens:
+            command += ["--tokens", self.tokens]
+        self.process = subprocess.Popen(command, stdout=self.log, stderr=self.log, stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
+                connection.request("GET", "/readyz")
+                if connection.getresponse().status == 200:
+                    return
+            except OSError:
+                pass
+            if self.process.poll() is not None:
+                sys.exit(f"inspector-test: the host exited with {self.process.returncode}; see {self.log.name}")
+            time.sleep(0.05)
+        sys.exit("inspector-test: the host did not become ready in 60 s")
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+    def request(self, method, path, body=None, token=None):
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        headers = {"Content-Type": "application/json"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        connection.request(method, path, body=json.dumps(body) if body is not None else None, headers=headers)
+        response = connection.getresponse()
+        return response.status, json.loads(response.read() or b"null")
+
+
+def start_browser(width=1280, height=900):
+    for path in (CHROMIUM, CHROMEDRIVER):
+        if not os.access(path, os.X_OK):
+            sys.exit(f"inspector-test: {path} is missing: `make inspector-test` installs chromium and chromium-driver")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for argument in ("--headless=new", f"--window-size={width},{height}", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--no-first-run", "--no-default-browser-check", "--disable-extensions", "--disable-sync",
+                     "--disable-background-networking", "--disable-component-update", "--hide-scrollbars",
+                     "--force-device-scale-factor=1", "--lang=en-US",
+                     "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"):
+        options.add_argument(argument)
+    if os.geteuid() == 0:
+        options.add_argument("--no-sandbox")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+
+
+def wait_for(driver, condition, what):
+    try:
+        return WebDriverWait(driver, WAIT_SECONDS, poll_frequency=0.05).until(lambda _: condition())
+    except TimeoutException:
+        raise Failure(f"waited {WAIT_SECONDS} s for {what}") from None
+
+
+def script_errors(driver):
+    """The console's errors, but for the network errors of requests the host refused on purpose."""
+    errors = []
+    for entry in driver.get_log("browser"):
+        message = entry["message"]
+        if entry["level"] != "SEVERE":
+            continue
+        if "Failed to load resource" in message or "WebSocket connection to" in message:
+            continue
+        errors.append(message)
+    return errors
+
+
+# ---- Tic-tac-toe for two ---------------------------------------------------------------------
+
+READ_BOARD = """
+const squares = [...document.querySelectorAll('#board button')];
+return {board: squares.map((s) => s.dataset.mark || '.').join(''), seq: Number(document.getElementById('board').dataset.seq || 0),
+        status: document.getElementById('status').textContent, reason: document.getElementById('reason').textContent,
+        outcome: document.getElementById('status').dataset.outcome};
+"""
+
+
+def server_board(host, key, token=None):
+    status, answer = host.request("GET", f"/v1/machines/tictactoe/{key}", token=token)
+    expect(status == 200, f"GET tictactoe/{key} answered {status}: {answer}")
+    return "".join(answer["state"]["board"]), answer["seq"], answer["state"]["outcome"]
+
+
+def click(driver, row, column):
+    driver.find_element(By.CSS_SELECTOR, f'#board button[data-row="{row}"][data-column="{column}"]').click()
+
+
+def boards_follow(host, key, windows, token=None):
+    """Both windows show the host's board and seq."""
+    board, seq, outcome = server_board(host, key, token)
+    for name, driver in windows.items():
+        wait_for(driver, lambda: driver.execute_script(READ_BOARD)["seq"] >= seq, f"{name}'s board to reach seq {seq}")
+        shown = driver.execute_script(READ_BOARD)
+        expect(shown["board"] == board and shown["seq"] == seq,
+               f"{name} shows {shown['board']} at seq {shown['seq']}, the host has {board} at seq {seq}")
+    return board, outcome
+
+
+def play(host, key, windows, moves, token=None):
+    """Each move clicked in its player's window; both boards checked after each."""
+    player = "X"
+    for row, column in moves:
+        click(windows[player], row, column)
+        board, _ = boards_follow(host, key, windows, token)
+        expect(board[row * 3 + column] == player, f"{player}'s move at {row},{column} is not on the board: {board}")
+        player = "O" if player == "X" else "X"
+    return server_board(host, key, token)
+
+
+def test_two_players(host, base, checks):
+    x, o = start_browser(900, 700), start_browser(900, 700)
+    try:
+        key = "duel-1"
+        x.get(f"{base}/play/tictactoe/{key}?as=X")
+        o.get(f"{base}/play/tictactoe/{key}?as=O")
+        windows = {"X": x, "O": o}
+        for driver in windows.values():
+            wait_for(driver, lambda: driver.execute_script(READ_BOARD)["status"].startswith("A new game"), "the empty board")
+        _, _, outcome = play(host, key, windows, [(0, 0), (1, 0), (0, 1), (1, 1)])
+        # A refused move: the machine's reason, the board unchanged.
+        click(x, 1, 1)
+        wait_for(x, lambda: x.execute_script(READ_BOARD)["reason"], "X's window to show why the move was refused")
+        expect(x.execute_script(READ_BOARD)["reason"] == "plugin tictactoe: 'place 1 1' failed: that square is taken",
+               f"the reason shown: {x.execute_script(READ_BOARD)['reason']!r}")
+        boards_follow(host, key, windows)
+        _, _, outcome = play(host, key, windows, [(0, 2)])
+        expect(outcome == "X won", f"the game ended {outcome!r}, not 'X won'")
+        for name, driver in windows.items():
+            wait_for(driver, lambda: driver.execute_script(READ_BOARD)["outcome"] == "X won", f"{name} to show X won")
+        click(o, 2, 2)
+        wait_for(o, lambda: "the game is over" in o.execute_script(READ_BOARD)["reason"], "O's window to show the game is over")
+        checks.append("two windows played tic-tac-toe to a win; both boards followed every move; refused moves showed the machine's reason")
+
+        x.find_element(By.ID, "restart").click()
+        for name, driver in windows.items():
+            wait_for(driver, lambda: driver.execute_script(READ_BOARD)["board"] == "." * 9, f"{name}'s board to be cleared")
+        _, _, outcome = play(host, key, windows, [(0, 0), (1, 1), (2, 2), (0, 2), (2, 0), (1, 0), (1, 2), (2, 1), (0, 1)])
+        expect(outcome == "draw", f"the game ended {outcome!r}, not in a draw")
+        for name, driver in windows.items():
+            wait_for(driver, lambda: driver.execute_script(READ_BOARD)["outcome"] == "draw", f"{name} to show the draw")
+        checks.append("a new game in the same windows, to a draw; both boards followed every move")
+
+        # The host restarts mid-game; O's window is away meanwhile and X moves: both catch up.
+        x.find_element(By.ID, "restart").click()
+        boards_follow(host, key, windows)
+        play(host, key, windows, [(1, 1)])
+        o.get("about:blank")
+        host.stop()
+        host.start()
+        expect(not x.find_element(By.CSS_SELECTOR, '#board button[data-row="0"][data-column="0"]').is_enabled(),
+               "X may click on O's turn")
+        status, _ = host.request("POST", f"/v1/machines/tictactoe/{key}", {"action": "place", "args": [0, 0]})
+        expect(status == 200, f"O's move over HTTP answered {status}")
+        o.get(f"{base}/play/tictactoe/{key}?as=O")
+        board, _ = boards_follow(host, key, windows)
+        expect(board == "O...X....", f"after the restart the board is {board}")
+        checks.append("after a host restart both windows reconnected (?after=SEQ) and caught up with a move made meanwhile")
+        for name, driver in windows.items():
+            errors = script_errors(driver)
+            expect(not errors, f"{name}'s console: {errors}")
+    finally:
+        x.quit()
+        o.quit()
+
+
+# ---- The inspector ----------------------------------------------------------------------------
+
+READ_INSTANCE = """
+return {seq: Number(document.getElementById('seq')?.textContent || 0),
+        state: document.getElementById('state')?.textContent || '',
+        transitions: [...document.querySelectorAll('#transitions li.transition')].map((li) => li.textContent),
+        timers: [...document.querySelectorAll('#timers tr')].filter((tr) => tr.children.length === 5)
+                 .map((tr) => [...tr.children].map((td) => td.textContent)),
+        connection: document.getElementById('connection')?.textContent || ''};
+"""
+
+
+def action_form(driver, name):
+    return driver.find_element(By.CSS_SELECTOR, f'form.action[data-action="{name}"]')
+
+
+def send_form(driver, name, *values):
+    form = action_form(driver, name)
+    inputs = form.find_elements(By.CSS_SELECTOR, "input, select")
+    for field, value in zip(inputs, values):
+        field.clear()
+        field.send_keys(str(value))
+    form.find_element(By.CSS_SELECTOR, "button").click()
+    return form
+
+
+def test_inspector(host, base, checks, screenshots):
+    driver = start_browser()
+    try:
+        driver.get(f"{base}/")
+        wait_for(driver, lambda: driver.find_elements(By.CSS_SELECTOR, '#plugin-list a[data-plugin="counter"]'), "the plugin list")
+        names = [a.text for a in driver.find_elements(By.CSS_SELECTOR, "#plugin-list a")]
+        expect(names == ["counter", "platformer", "tictactoe"], f"the plugins listed: {names}")
+        driver.find_element(By.CSS_SELECTOR, '#plugin-list a[data-plugin="counter"]').click()
+        wait_for(driver, lambda: driver.find_elements(By.ID, "open-instance"), "the counter's page")
+        signatures = [li.text for li in driver.find_elements(By.CSS_SELECTOR, "ul.signatures li")]
+        expect("start(interval_ms: uint32)" in signatures, f"the counter's actions: {signatures}")
+        field = driver.find_element(By.CSS_SELECTOR, "#open-instance input")
+        field.send_keys("ticker-1")
+        field.send_keys(Keys.ENTER)
+        wait_for(driver, lambda: "no such instance yet" in driver.execute_script(READ_INSTANCE)["connection"], "a new instance's page")
+        checks.append("the inspector lists the plugins and their manifests, and opens an instance by key")
+
+        form = send_form(driver, "add", "abc")
+        expect(form.find_element(By.CSS_SELECTOR, ".result").text == "argument 1 (amount) must be a number (int64)",
+               f"a bad number: {form.find_element(By.CSS_SELECTOR, '.result').text!r}")
+        form = send_form(driver, "start", "-5")
+        wait_for(driver, lambda: "out of range" in form.find_element(By.CSS_SELECTOR, ".result").text, "the host's error beside the form")
+        expect(form.find_element(By.CSS_SELECTOR, ".result").text
+               == "plugin counter: argument 1 (interval_ms) of 'start' is -5, out of range for uint32 (0...4294967295)",
+               f"the host's error: {form.find_element(By.CSS_SELECTOR, '.result').text!r}")
+        expect("invalid" in form.find_element(By.CSS_SELECTOR, "input").get_attribute("class"), "the field is not marked")
+        checks.append("a bad argument shows the host's one-line error beside the form, the field marked")
+
+        send_form(driver, "add", "40")
+        wait_for(driver, lambda: '"count": 40' in driver.execute_script(READ_INSTANCE)["state"], "the state after add 40")
+        send_form(driver, "start", "300")
+        wait_for(driver, lambda: len(driver.execute_script(READ_INSTANCE)["transitions"]) >= 5, "timer transitions without a reload")
+        shown = driver.execute_script(READ_INSTANCE)
+        expect(any("increment" in text and "repeating" in text for text in shown["transitions"]),
+               f"no timer transition in the log: {shown['transitions'][:3]}")
+        expect(shown["timers"] and shown["timers"][0][0] == "repeating" and shown["timers"][0][4].endswith(" s"),
+               f"the timers table: {shown['timers']}")
+        due = float(shown["timers"][0][4].split()[0])
+        expect(0 <= due <= 0.3, f"the countdown shows {due} s of a 0.3 s period")
+        _, answer = host.request("GET", "/v1/machines/counter/ticker-1")
+        wait_for(driver, lambda: driver.execute_script(READ_INSTANCE)["seq"] >= answer["seq"], "the page to reach the host's seq")
+        if screenshots:
+            driver.save_screenshot(os.path.join(screenshots, "inspector.png"))
+        send_form(driver, "stop")
+        wait_for(driver, lambda: not driver.execute_script(READ_INSTANCE)["timers"], "the timers table to empty after stop")
+        _, answer = host.request("GET", "/v1/machines/counter/ticker-1")
+        wait_for(driver, lambda: driver.execute_script(READ_INSTANCE)["seq"] == answer["seq"], "the last seq")
+        expect(f'"count": {answer["state"]["count"]}' in driver.execute_script(READ_INSTANCE)["state"], "the state shown is not the host's")
+        checks.append("the inspector shows a counter's timer transitions arriving live, its state and its timer counting down")
+
+        # The diagram of a tic-tac-toe game, when the plugin carries one.
+        _, plugins = host.request("GET", "/v1/plugins")
+        tictactoe = next(p for p in plugins["plugins"] if p["name"] == "tictactoe")
+        if tictactoe.get("diagram"):
+            key = "lit-1"
+            driver.get(f"{base}/#/tictactoe/{key}")
+            wait_for(driver, lambda: driver.find_elements(By.CSS_SELECTOR, 'form.action[data-action="place"]'), "the tic-tac-toe page")
+            for row, column in [(0, 0), (1, 1), (0, 1), (2, 2), (0, 2)]:
+                send_form(driver, "place", row, column)
+                _, answer = host.request("GET", f"/v1/machines/tictactoe/{key}")
+                wait_for(driver, lambda: driver.find_element(By.ID, "diagram").get_attribute("data-active") == "\n".join(answer["active"]),
+                         f"the diagram to light {answer['active']} at seq {answer['seq']}")
+                lit = [node.text for node in driver.find_elements(By.CSS_SELECTOR, "#diagram .active title, #diagram li.active")]
+                expect(sorted(lit) == sorted(answer["active"]), f"the diagram lights {lit}, the host says {answer['active']}")
+            if screenshots:
+                driver.save_screenshot(os.path.join(screenshots, "inspector-diagram.png"))
+            checks.append("the diagram's lit node followed a tic-tac-toe game to its end")
+        errors = script_errors(driver)
+        expect(not errors, f"the console: {errors}")
+    finally:
+        driver.quit()
+
+
+def test_tokens(binary, plugins, work, base_checks):
+    tokens = os.path.join(work, "tokens")
+    with open(tokens, "w") as file:
+        file.write("inspector-token-0123456789 *\n")
+    os.chmod(tokens, 0o600)
+    host = Host(binary, plugins, work, tokens=tokens)
+    host.start()
+    driver = start_browser()
+    try:
+        driver.get(f"{host.url}/")
+        wait_for(driver, lambda: driver.find_element(By.ID, "token-panel").is_displayed(), "the page to ask for a token")
+        expect("no token" in driver.find_element(By.ID, "token-error").text, driver.find_element(By.ID, "token-error").text)
+        field = driver.find_element(By.ID, "token")
+        field.send_keys("wrong-token-0123456789")
+        field.send_keys(Keys.ENTER)
+        wait_for(driver, lambda: driver.find_element(By.ID, "token-error").text == "the token is not valid"
+                 and driver.find_element(By.ID, "token-panel").is_displayed(), "the bad token to be refused")
+        field.send_keys("inspector-token-0123456789")
+        field.send_keys(Keys.ENTER)
+        wait_for(driver, lambda: len(driver.find_elements(By.CSS_SELECTOR, "#plugin-list a")) == 3, "the plugins, with the token")
+        base_checks.append("with --tokens the inspector asks for a token, refuses a bad one with the host's message, takes a good one")
+        # The play page watches with the token (a WebSocket subprotocol): a move made over HTTP shows.
+        driver.get(f"{host.url}/play/tictactoe/guarded?as=X")
+        click(driver, 1, 1)
+        wait_for(driver, lambda: driver.execute_script(READ_BOARD)["board"] == "....X....", "X's move with the token")
+        status, _ = host.request("POST", "/v1/machines/tictactoe/guarded", {"action": "place", "args": [0, 0]},
+                                 token="inspector-token-0123456789")
+        expect(status == 200, f"O's move answered {status}")
+        wait_for(driver, lambda: driver.execute_script(READ_BOARD)["board"] == "O...X....", "the watched move, with the token")
+        base_checks.append("the play page watches with the token as a WebSocket subprotocol")
+        errors = script_errors(driver)
+        expect(not errors, f"the console: {errors}")
+    finally:
+        driver.quit()
+        host.stop()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("host")
+    parser.add_argument("plugins")
+    parser.add_argument("--screenshots", help="a directory for the README's pictures")
+    arguments = parser.parse_args()
+    signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(Failure(f"the test did not finish in {TOTAL_SECONDS} s")))
+    signal.alarm(TOTAL_SECONDS)
+    work = tempfile.mkdtemp(prefix="actomaton-inspector-")
+    plugins = os.path.join(work, "plugins")
+    os.makedirs(plugins)
+    for name in ("counter", "tictactoe", "platformer"):
+        shutil.copy(os.path.join(arguments.plugins, f"{name}.so"), plugins)
+    host = Host(arguments.host, plugins, work)
+    host.start()
+    checks, failures = [], []
+    try:
+        for test in (lambda: test_two_players(host, host.url, checks),
+                     lambda: test_inspector(host, host.url, checks, arguments.screenshots),
+                     lambda: test_tokens(arguments.host, plugins, work, checks)):
+            before = len(checks)
+            try:
+                test()
+            except Failure as failure:
+                failures.append(str(failure))
+            except Exception:
+                failures.append(traceback.format_exc())
+            for line in checks[before:]:
+                print(f"ok: {line}")
+    finally:
+        host.stop()
+    for failure in failures:
+        print(f"FAILED: {failure}")
+    print(f"{len(checks)} passed, {len(failures)} failed")
+    if failures:
+        print(f"the host's logs are kept in {work}")
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
