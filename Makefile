@@ -13,7 +13,7 @@ APT_PACKAGES := libffi-dev libsqlite3-dev wasi-libc openssl curl postgresql
 WASM_APT_PACKAGES := wasi-libc binaryen wabt
 
 .PHONY: help deps build test test-tsan fuzz bench demo readme-check docs wasm-install wasm-build wasm-test embedded-build
-.PHONY: web web-serve web-test web-screenshot inspector-assets
+.PHONY: web web-serve web-test web-screenshot inspector-assets inspector-test inspector-screenshots
 
 help: ## List the commands.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -103,6 +103,14 @@ DOCS_STRICT ?= --warnings-as-errors
 DOC_MODULES := ActomatonCore ActomatonEffect Actomaton ActomatonUI ActomatonTesting ActomatonDebugging \
 	ActomatonPluginCore ActomatonPluginKit ActomatonPluginContract ActomatonHost HostCommandLine \
 	ActomatonService ActomatonCluster
+
+inspector-test: plugins host $(WEB_VENV)/installed ## The inspector and the games for two in headless Chromium, against a live serve --listen.
+	$(call apt-install,$(WEB_TEST_APT_PACKAGES))
+	$(WEB_VENV)/bin/python scripts/inspector-test.py $(HOST) $(PLUGIN_DIR)
+
+inspector-screenshots: plugins host $(WEB_VENV)/installed ## Retake the README's pictures of the inspector and the game pages (docs/images/).
+	$(call apt-install,$(WEB_TEST_APT_PACKAGES) pngquant)
+	$(WEB_VENV)/bin/python scripts/inspector-test.py $(HOST) $(PLUGIN_DIR) --screenshots docs/images
 
 inspector-assets: ## Embed inspector/ (the inspector and the play pages) in the host: Sources/ActomatonService/InspectorAssets.swift.
 	python3 scripts/embed-inspector.py

@@ -121,7 +121,7 @@ let package = Package(
         .target(name: "HostCommandLine", dependencies: ["ActomatonHost", "ActomatonPluginContract"]),
         // Layer 4: the host as a network service (HTTP and WebSocket, tokens, keyed instances).
         .target(name: "ActomatonService", dependencies: [
-            "ActomatonHost", "ActomatonPluginContract", "HostCommandLine",
+            "ActomatonHost", "ActomatonPluginContract", "HostCommandLine", "CProcessControl",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HTTPTypes", package: "swift-http-types"),

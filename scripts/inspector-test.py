@@ -134,6 +134,21 @@ def start_browser(width=1280, height=900):
     return webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
 
 
+def screenshot(driver, directory, name):
+    """A picture of the page for the README, quantized to 256 colours when pngquant is there."""
+    if not directory:
+        return
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, name)
+    raw = path + ".raw.png"
+    driver.save_screenshot(raw)
+    if shutil.which("pngquant") and subprocess.run(["pngquant", "--force", "--speed", "1", "--output", path, raw]).returncode == 0:
+        os.unlink(raw)
+    else:
+        os.replace(raw, path)
+    print(f"{path}: {os.path.getsize(path):,} bytes")
+
+
 def wait_for(driver, condition, what):
     try:
         return WebDriverWait(driver, WAIT_SECONDS, poll_frequency=0.05).until(lambda _: condition())
@@ -196,7 +211,7 @@ def play(host, key, windows, moves, token=None):
     return server_board(host, key, token)
 
 
-def test_two_players(host, base, checks):
+def test_two_players(host, base, checks, screenshots):
     x, o = start_browser(900, 700), start_browser(900, 700)
     try:
         key = "duel-1"
@@ -218,6 +233,7 @@ def test_two_players(host, base, checks):
             wait_for(driver, lambda: driver.execute_script(READ_BOARD)["outcome"] == "X won", f"{name} to show X won")
         click(o, 2, 2)
         wait_for(o, lambda: "the game is over" in o.execute_script(READ_BOARD)["reason"], "O's window to show the game is over")
+        screenshot(o, screenshots, "play-tictactoe.png")
         checks.append("two windows played tic-tac-toe to a win; both boards followed every move; refused moves showed the machine's reason")
 
         x.find_element(By.ID, "restart").click()
@@ -250,6 +266,43 @@ def test_two_players(host, base, checks):
     finally:
         x.quit()
         o.quit()
+
+
+# ---- The platformer, from the keyboard ------------------------------------------------------------
+
+def test_platformer(host, base, checks, screenshots):
+    driver = start_browser(900, 700)
+    watcher = start_browser(900, 700)
+    try:
+        key = "runner-1"
+        driver.get(f"{base}/play/platformer/{key}")
+        watcher.get(f"{base}/play/platformer/{key}")
+        for page in (driver, watcher):
+            wait_for(page, lambda: page.find_element(By.ID, "leaves").text.startswith("idle"), "the character's page")
+        body = driver.find_element(By.TAG_NAME, "body")
+        presses = [(Keys.ARROW_RIGHT, None), (Keys.SHIFT + Keys.ARROW_RIGHT, None), ("d", None), ("f", None), ("t", None),
+                   (" ", None), ("h", None), ("r", None), ("a", None), ("l", None), (Keys.ARROW_DOWN, None)]
+        for press, _ in presses:
+            _, before = host.request("GET", f"/v1/machines/platformer/{key}")
+            body.send_keys(press)
+            wait_for(driver, lambda: host.request("GET", f"/v1/machines/platformer/{key}")[1] != before
+                     and host.request("GET", f"/v1/machines/platformer/{key}")[1]["seq"] > (before or {}).get("seq", 0),
+                     f"the key {press!r} to reach the host")
+            _, answer = host.request("GET", f"/v1/machines/platformer/{key}")
+            expected = ", ".join(answer["state"]["leaves"])
+            for name, page in (("the player's window", driver), ("a second window", watcher)):
+                wait_for(page, lambda: page.find_element(By.TAG_NAME, "body").get_attribute("data-seq") == str(answer["seq"]),
+                         f"{name} to reach seq {answer['seq']}")
+                shown = page.find_element(By.ID, "leaves").text
+                expect(shown == expected, f"{name} shows {shown!r}, the host {expected!r} at seq {answer['seq']}")
+        screenshot(watcher, screenshots, "play-platformer.png")
+        checks.append(f"the platformer driven from the keyboard: {len(presses)} keys, both windows showed the host's active states")
+        for page in (driver, watcher):
+            errors = script_errors(page)
+            expect(not errors, f"the console: {errors}")
+    finally:
+        driver.quit()
+        watcher.quit()
 
 
 # ---- The inspector ----------------------------------------------------------------------------
@@ -319,8 +372,7 @@ def test_inspector(host, base, checks, screenshots):
         expect(0 <= due <= 0.3, f"the countdown shows {due} s of a 0.3 s period")
         _, answer = host.request("GET", "/v1/machines/counter/ticker-1")
         wait_for(driver, lambda: driver.execute_script(READ_INSTANCE)["seq"] >= answer["seq"], "the page to reach the host's seq")
-        if screenshots:
-            driver.save_screenshot(os.path.join(screenshots, "inspector.png"))
+        screenshot(driver, screenshots, "inspector.png")
         send_form(driver, "stop")
         wait_for(driver, lambda: not driver.execute_script(READ_INSTANCE)["timers"], "the timers table to empty after stop")
         _, answer = host.request("GET", "/v1/machines/counter/ticker-1")
@@ -342,8 +394,7 @@ def test_inspector(host, base, checks, screenshots):
                          f"the diagram to light {answer['active']} at seq {answer['seq']}")
                 lit = [node.text for node in driver.find_elements(By.CSS_SELECTOR, "#diagram .active title, #diagram li.active")]
                 expect(sorted(lit) == sorted(answer["active"]), f"the diagram lights {lit}, the host says {answer['active']}")
-            if screenshots:
-                driver.save_screenshot(os.path.join(screenshots, "inspector-diagram.png"))
+            screenshot(driver, screenshots, "inspector-diagram.png")
             checks.append("the diagram's lit node followed a tic-tac-toe game to its end")
         errors = script_errors(driver)
         expect(not errors, f"the console: {errors}")
@@ -405,7 +456,8 @@ def main():
     host.start()
     checks, failures = [], []
     try:
-        for test in (lambda: test_two_players(host, host.url, checks),
+        for test in (lambda: test_two_players(host, host.url, checks, arguments.screenshots),
+                     lambda: test_platformer(host, host.url, checks, arguments.screenshots),
                      lambda: test_inspector(host, host.url, checks, arguments.screenshots),
                      lambda: test_tokens(arguments.host, plugins, work, checks)):
             before = len(checks)

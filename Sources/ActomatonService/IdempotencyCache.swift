@@ -60,7 +60,9 @@ final class IdempotencyCache: Sendable {
     static func journalKey(_ key: Key) -> String { "\(key.token):\(key.key)" }
 
     /// Keeps the journal's receipts as answers (200) to their keys, each until it expires;
-    /// one whose key or fingerprint cannot be read is left out. At most the limit of keys.
+    /// one whose key or fingerprint cannot be read is left out. At most the limit of keys. A key
+    /// this cache already has is left as it is: a request with it may be under way here, with
+    /// retries waiting for its answer, which is the receipt's.
     ///
     /// - Parameters:
     ///   - receipts: The journal's receipts (``PluginJournal/receipts(keptAfter:limit:)``).
@@ -72,6 +74,7 @@ final class IdempotencyCache: Sendable {
                 guard let address = InstanceRegistry.address(journaledAs: receipt.plugin), let colon = receipt.key.firstIndex(of: ":"),
                       let token = Int(receipt.key[..<colon]), let fingerprint = Fingerprint(receipt.fingerprint) else { continue }
                 let key = Key(token: token, address: address, key: String(receipt.key[receipt.key.index(after: colon)...]))
+                guard state.entries[key] == nil else { continue }
                 let expires = time + .milliseconds(receipt.expires - wallNow)
                 state.entries[key] = .done(fingerprint, Stored(status: 200, body: receipt.answer), expires: expires)
                 state.order.append((key, expires))
@@ -196,6 +199,13 @@ final class IdempotencyCache: Sendable {
 
     /// How many keys are kept or in flight.
     var count: Int { state.withLock { $0.entries.count } }
+
+    /// How many requests wait for the answer of the one under way with `key` (tests).
+    func waiting(for key: Key) -> Int {
+        state.withLock { state in
+            if case let .pending(_, waiters)? = state.entries[key] { waiters.count } else { 0 }
+        }
+    }
 
     private func evictExpired(_ state: inout State, at time: Duration) {
         while state.head < state.order.count, state.order[state.head].1 <= time {

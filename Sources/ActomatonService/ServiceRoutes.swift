@@ -346,6 +346,9 @@ struct ServiceRoutes: Sendable {
             return
         }
         defer { instance.watchers.remove(watcher) }
+        // Shutdown ends the watchers of the instances it finds; one made after (a request in
+        // flight brought its instance back) is ended here, or it would keep the host running.
+        if lifecycle.isDraining { watcher.end(.shuttingDown) }
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 for await message in watcher.messages {

@@ -94,6 +94,45 @@ static void *watch(void *argument) {
     return NULL;
 }
 
+pid_t actomaton_spawn_filter(const char *path, char *const argv[], int input, int output) {
+    int high_input = fcntl(input, F_DUPFD_CLOEXEC, 3);
+    if (high_input < 0) return -errno;
+    int high_output = fcntl(output, F_DUPFD_CLOEXEC, 3);
+    if (high_output < 0) {
+        int error = errno;
+        close(high_input);
+        return -error;
+    }
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attributes;
+    int status = posix_spawn_file_actions_init(&actions);
+    if (status == 0) {
+        status = posix_spawnattr_init(&attributes);
+        if (status != 0) posix_spawn_file_actions_destroy(&actions);
+    }
+    if (status != 0) {
+        close(high_input);
+        close(high_output);
+        return -status;
+    }
+    status = posix_spawn_file_actions_adddup2(&actions, high_input, 0);
+    if (status == 0) status = posix_spawn_file_actions_adddup2(&actions, high_output, 1);
+    if (status == 0) status = posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+    if (status == 0) status = posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+    sigset_t none;
+    sigemptyset(&none);
+    if (status == 0) status = posix_spawnattr_setpgroup(&attributes, 0);
+    if (status == 0) status = posix_spawnattr_setsigmask(&attributes, &none);
+    if (status == 0) status = posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+    pid_t pid = -1;
+    if (status == 0) status = posix_spawnp(&pid, path, &actions, &attributes, argv, environ);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attributes);
+    close(high_input);
+    close(high_output);
+    return status == 0 ? pid : -status;
+}
+
 int actomaton_watch_lifeline(int lifeline) {
     if (fcntl(lifeline, F_GETFD) < 0) return -errno;
     (void)fcntl(lifeline, F_SETFD, FD_CLOEXEC);

@@ -19,6 +19,11 @@ int actomaton_worker_lifeline(void);
 // no signal blocked. Returns the process ID (also the group's ID), or -errno.
 pid_t actomaton_spawn_worker(const char *path, char *const argv[], int channel, int lifeline);
 
+// Starts `path` (looked up on PATH when it has no slash) with `argv` (NULL-terminated) as a
+// filter: `input` as its descriptor 0, `output` as 1, /dev/null as 2, every other descriptor
+// closed, in a process group of its own, no signal blocked. Returns the process ID, or -errno.
+pid_t actomaton_spawn_filter(const char *path, char *const argv[], int input, int output);
+
 // In a worker: starts a thread that kills the worker's process group (the worker and whatever
 // it forked) when `lifeline` hangs up, that is when the host is gone. 0 or -errno (-EBADF when
 // `lifeline` is not open).

@@ -1,0 +1,35 @@
+import ActomatonHost
+@testable import ActomatonService
+import Synchronization
+import Testing
+
+@Suite struct IdempotencyCacheTests {
+    /// In a cluster, a retry reads the key's receipt from the journal into the cache before it
+    /// begins. When the first request was still under way here, that overwrote its pending
+    /// entry and lost the retries waiting on it: they never answered, and the host never shut
+    /// down (`make test-cluster`, "begin(_:fingerprint:) leaked its continuation").
+    @Test func aReceiptReadWhileTheRequestIsUnderWayKeepsItsWaiters() async throws {
+        let cache = IdempotencyCache(window: .seconds(60), maxKeys: 100, now: { .seconds(1) })
+        let address = InstanceAddress(plugin: "counter", key: try InstanceKey("k"))
+        let key = IdempotencyCache.Key(token: 0, address: address, key: "retry-1")
+        let fingerprint = IdempotencyCache.Fingerprint(Array(#"{"action": "increment"}"#.utf8))
+        guard case .proceed = try await cache.begin(key, fingerprint: fingerprint) else {
+            Issue.record("the first request does not proceed")
+            return
+        }
+        let answered = Mutex<String?>(nil)
+        let retry = Task {
+            if case let .replay(stored) = try await cache.begin(key, fingerprint: fingerprint) {
+                answered.withLock { $0 = stored.body }
+            }
+        }
+        #expect(await eventually { cache.waiting(for: key) == 1 })
+        let receipt = JournaledReceipt(plugin: "counter/k", key: IdempotencyCache.journalKey(key), fingerprint: fingerprint.description,
+                                       answer: #"{"seq":1}"#, expires: .max)
+        cache.restore([receipt], wallNow: 0)
+        cache.finish(key, status: 200, body: #"{"seq":1}"#)
+        #expect(await eventually { answered.withLock { $0 } != nil }, "the retry waiting on the first request never got its answer")
+        #expect(answered.withLock { $0 } == #"{"seq":1}"#)
+        retry.cancel()
+    }
+}
