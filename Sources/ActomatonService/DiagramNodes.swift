@@ -21,6 +21,7 @@ struct DiagramNodes: Sendable, Equatable {
         var index = 0
         var seen: [String: Int] = [:]
         var lastNode: Int?
+        var afterEdge = false
         func add(_ name: String) -> Int? {
             if let known = seen[name] { return known }
             guard nodes.count < Self.maxNodes else { return nil }
@@ -50,8 +51,13 @@ struct DiagramNodes: Sendable, Equatable {
                 } while depth > 0 && index < tokens.count
                 lastNode = nil
                 continue
+            case .punctuation("-"):
+                // An edge: its attributes are the edge's, not its ends'.
+                lastNode = nil
+                afterEdge = true
             case let .word(text, _):
                 let next = index + 1 < tokens.count ? tokens[index + 1] : nil
+                defer { afterEdge = false }
                 if ["strict", "graph", "digraph", "node", "edge"].contains(text.lowercased()) && !token.isQuoted {
                     lastNode = nil
                     // `digraph NAME {`: the name is not a node.
@@ -67,6 +73,8 @@ struct DiagramNodes: Sendable, Equatable {
                 } else {
                     lastNode = add(text)
                     if next == .punctuation(":") { index += 2 }  // a port
+                    let following = index + 1 < tokens.count ? tokens[index + 1] : nil
+                    if afterEdge || following == .punctuation("-") { lastNode = nil }
                 }
             default:
                 lastNode = nil
@@ -84,7 +92,7 @@ struct DiagramNodes: Sendable, Equatable {
         }
     }
 
-    /// The DOT text as tokens; edge operators are dropped (an edge's ends are nodes all the same).
+    /// The DOT text as tokens, an edge operator (`->`, `--`) as the punctuation `-`.
     static func tokens(of text: String) -> [Token] {
         var tokens: [Token] = []
         let characters = Array(text.unicodeScalars)
@@ -134,6 +142,7 @@ struct DiagramNodes: Sendable, Equatable {
                 } while depth > 0 && index < characters.count
                 tokens.append(.word(String(value.dropFirst().dropLast()), quoted: true))
             case "-" where index + 1 < characters.count && (characters[index + 1] == ">" || characters[index + 1] == "-"):
+                tokens.append(.punctuation("-"))
                 index += 2
             case "{", "}", "[", "]", "=", ":":
                 tokens.append(.punctuation(Character(character)))

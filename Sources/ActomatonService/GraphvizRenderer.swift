@@ -21,13 +21,17 @@ struct GraphvizRenderer: Sendable {
         }
     }
 
-    /// The longest a rendering may take.
-    static let timeLimit: Duration = .seconds(10)
+    /// The longest a rendering may take, by default.
+    static let defaultTimeLimit: Duration = .seconds(10)
     /// The most bytes of SVG a rendering may write.
     static let maxOutputSize = 4 << 20
 
     /// The program: `dot`, looked up on `PATH`.
     var program = "dot"
+    /// Its arguments.
+    var arguments = ["-Tsvg"]
+    /// The longest a rendering may take.
+    var timeLimit = Self.defaultTimeLimit
 
     /// `dot` as SVG. Blocks.
     func svg(of dot: String) -> Result<String, Failure> {
@@ -41,11 +45,11 @@ struct GraphvizRenderer: Sendable {
             SystemCall.close(input[1])
             return .failure(.failed("cannot start dot: \(Errno.current)"))
         }
-        let arguments: [UnsafeMutablePointer<CChar>?] = [strdup(program), strdup("-Tsvg"), nil]
-        let pid = arguments.withUnsafeBufferPointer { argv in
+        let argv: [UnsafeMutablePointer<CChar>?] = ([program] + arguments).map { strdup($0) } + [nil]
+        let pid = argv.withUnsafeBufferPointer { argv in
             actomaton_spawn_filter(program, UnsafeMutablePointer(mutating: argv.baseAddress), input[1], output[1])
         }
-        arguments.forEach { free($0) }
+        argv.forEach { free($0) }
         SystemCall.close(input[1])
         SystemCall.close(output[1])
         defer {
@@ -62,14 +66,14 @@ struct GraphvizRenderer: Sendable {
                 _ = try? SystemCall.waitForProcess(pid)
             }
         }
-        let deadline = ContinuousClock.now + Self.timeLimit
+        let deadline = ContinuousClock.now + timeLimit
         let text = Array(dot.utf8)
         var sent = 0
         var svg: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         while true {
             let left = deadline - ContinuousClock.now
-            guard left > .zero else { return .failure(.failed("dot took more than \(Self.timeLimit)")) }
+            guard left > .zero else { return .failure(.failed("dot took more than \(timeLimit)")) }
             var descriptors = [pollfd(fd: output[0], events: Int16(POLLIN), revents: 0)]
             if input[0] >= 0 { descriptors.append(pollfd(fd: input[0], events: Int16(POLLOUT), revents: 0)) }
             let milliseconds = Int32(clamping: Int64(left / .milliseconds(1)) + 1)
@@ -99,7 +103,7 @@ struct GraphvizRenderer: Sendable {
         // dot closed its output: it is ending.
         let left = max(.zero, deadline - ContinuousClock.now)
         guard actomaton_wait_for_exit(pid, Int32(clamping: Int64(left / .milliseconds(1)) + 1)) == 1 else {
-            return .failure(.failed("dot took more than \(Self.timeLimit)"))
+            return .failure(.failed("dot took more than \(timeLimit)"))
         }
         reaped = true
         guard let status = try? SystemCall.waitForProcess(pid) else { return .failure(.failed("dot vanished")) }
