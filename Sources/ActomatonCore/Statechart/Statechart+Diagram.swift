@@ -152,3 +152,19 @@ extension Statechart where StateID: CustomStringConvertible, Event: CustomString
         graphvizDOT(name: name, stateName: { $0.description }, eventName: { $0.description })
     }
 }
+
+extension Statechart {
+    /// The ID of `state`'s node in ``graphvizDOT(name:stateName:eventName:)``: its raw value,
+    /// such as `3` (the DOT text quotes it, `"3"`). A compound or parallel state's node is the
+    /// invisible point inside its cluster, `cluster_3`; its label is the state's name.
+    public static func diagramNodeID(of state: StateID) -> String {
+        "\(state.rawValue)"
+    }
+
+    /// The IDs of the diagram nodes (``diagramNodeID(of:)``) of every state active in `state`
+    /// — compound and parallel ones included — in the order of their raw values: what a
+    /// plugin names as its active nodes, to be lit in ``graphvizDOT(name:stateName:eventName:)``.
+    public func activeDiagramNodes(in state: StatechartState<StateID>) -> [String] {
+        state.activeStates.map(Self.diagramNodeID(of:))
+    }
+}
