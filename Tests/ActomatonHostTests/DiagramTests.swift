@@ -156,7 +156,7 @@ struct DiagramTests {
         let (path, options) = fixture("fixture_diagram_entry")
         let machine = try Self.machine(path, options: options, isolated: isolated)
         #expect(machine.plugin.manifest.diagram == "digraph probe {\n    a -> b [label=\"set\"];\n    \"a b\";\n}\n")
-        #expect(machine.plugin.manifest.lines.contains("diagram: 3 nodes (DOT, 43 bytes)"))
+        #expect(machine.plugin.manifest.lines.contains("diagram: 3 nodes (DOT, 55 bytes)"))
         for (value, expected) in Self.activeCases {
             let transition = try await machine.send("set", [.int(value)])
             // The description is had either way; a bad list fails only the active nodes.

@@ -19,7 +19,7 @@ struct ActiveNodesTests {
 
     @Test func namesAreSeparatedByNewlines() {
         #expect(Self.parse("") == .success([]))
-        #expect(Self.parse("\n") == .success([]))
+        #expect(Self.parse("\n") == .failure(.init("active node 1 is empty")))
         #expect(Self.parse("X to move") == .success(["X to move"]))
         #expect(Self.parse("a\nb c\né") == .success(["a", "b c", "é"]))
         #expect(Self.parse("a\nb\n") == .success(["a", "b"]))

@@ -89,7 +89,8 @@ extension Statechart {
         if rootInitial >= 0 {
             // clusterAttributes starts each attribute with ", ": the first one is the list's start.
             let attributes = clusterAttributes(from: nil, to: rootInitial)
-            let list = attributes.isEmpty ? "" : " [\(attributes.dropFirst(2))]"
+            // By UTF-8 bytes, not characters: Embedded Swift links no grapheme-breaking tables.
+            let list = attributes.isEmpty ? "" : " [\(String(decoding: attributes.utf8.dropFirst(2), as: UTF8.self))]"
             text += "    \"[*]\" [shape=point, label=\"\"];\n    \"[*]\" -> \(node(rootInitial))\(list);\n"
         }
         for edge in transitions {
