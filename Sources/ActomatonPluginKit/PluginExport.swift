@@ -56,6 +56,10 @@ import Musl
 /// must map back to that entry — and a plugin whose mapping is wrong is refused at load with
 /// the reason on standard error. A reducer that requests no actions can leave it out.
 ///
+/// `diagram` (ABI version 2) puts the plugin's state diagram, Graphviz DOT, in the manifest
+/// and an `active` function that names the diagram's nodes active in a state: a
+/// `PluginDiagram`, made from a core transition table or statechart, or DOT written by hand.
+///
 /// The typed entry points are libffi closures made once, when the manifest is first asked
 /// for: each has the C signature its parameters declare, so the host calls it exactly as it
 /// calls a plugin written in C. An action runs the reducer on a copy of the state and keeps
