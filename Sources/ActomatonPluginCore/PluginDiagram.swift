@@ -44,8 +44,8 @@ public struct PluginDiagram<State> {
         self.activeNodes = activeNodes
     }
 
-    /// A statechart's diagram (``Statechart/graphvizDOT(name:stateName:eventName:)``) and its
-    /// active states (``Statechart/activeDiagramNodes(in:)``: compound and parallel states
+    /// A statechart's diagram (`Statechart.graphvizDOT(name:stateName:eventName:)`) and its
+    /// active states (`Statechart.activeDiagramNodes(in:)`: compound and parallel states
     /// included, each as its raw value).
     ///
     /// - Parameters:
@@ -67,7 +67,7 @@ public struct PluginDiagram<State> {
     }
 
     /// A transition table's diagram
-    /// (``TransitionTable/graphvizDOT(name:initial:states:inputs:stateName:inputName:)``) and
+    /// (`TransitionTable.graphvizDOT(name:initial:states:inputs:stateName:inputName:)`) and
     /// its one active state, named as the diagram names it.
     ///
     /// - Parameters:

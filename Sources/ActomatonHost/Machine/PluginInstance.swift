@@ -221,7 +221,7 @@ public final class PluginInstance: PluginRuntime, @unchecked Sendable {
     }
 
     /// The names of the diagram's nodes active in the state (the plugin's `active`), at most
-    /// ``ActiveNodes/maxCount`` of at most ``ActiveNodes/maxNameBytes`` bytes each; `nil` when
+    /// `ActiveNodes.maxCount` of at most `ActiveNodes.maxNameBytes` bytes each; `nil` when
     /// the plugin has no `active` function.
     public func activeNodes() throws(PluginCallError.Reason) -> [String]? {
         guard let active = functions.active else { return nil }

@@ -454,9 +454,9 @@ public actor PluginMachine: EffectQueueHost {
     }
 
     /// The names of the plugin's diagram nodes active in the state (its `active` function,
-    /// ABI version 2), at most ``ActiveNodes/maxCount``; `nil` when the plugin names none
-    /// (``PluginManifest/namesActiveNodes``). The diagram itself is
-    /// `plugin.manifest.diagram` (``PluginManifest/diagram``).
+    /// ABI version 2), at most `ActiveNodes.maxCount`; `nil` when the plugin names none
+    /// (`PluginManifest.namesActiveNodes`). The diagram itself is
+    /// `plugin.manifest.diagram` (`PluginManifest.diagram`).
     public func activeNodes() throws(PluginCallError) -> [String]? {
         do throws(PluginCallError.Reason) { return try runtime.activeNodes() } catch { throw PluginCallError(error, plugin: name) }
     }

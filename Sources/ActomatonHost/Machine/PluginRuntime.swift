@@ -36,8 +36,8 @@ public protocol PluginRuntime: AnyObject, Sendable {
     func describe() throws(PluginCallError.Reason) -> String
 
     /// The names of the plugin's diagram nodes that are active in the state (its `active`
-    /// function, ABI version 2), checked against the contract's limits (``ActiveNodes``);
-    /// `nil` when the plugin names none (``PluginManifest/namesActiveNodes`` is false). A bad
+    /// function, ABI version 2), checked against the contract's limits (`ActiveNodes`);
+    /// `nil` when the plugin names none (`PluginManifest.namesActiveNodes` is false). A bad
     /// value fails with ``PluginCallError/Reason/describeFailed(_:)``, one line saying which.
     /// The machine asks right after ``describe()``, in the same turn.
     func activeNodes() throws(PluginCallError.Reason) -> [String]?

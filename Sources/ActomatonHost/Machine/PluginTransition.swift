@@ -34,10 +34,10 @@ public struct PluginTransition: Sendable {
     /// had; `nil` when the machine does not describe states (`describesState`).
     public var state: Result<String, PluginCallError>?
     /// The names of the plugin's diagram nodes active in the state after the transition
-    /// (``PluginManifest/diagram``, its `active` function), asked right after the description
+    /// (`PluginManifest.diagram`, its `active` function), asked right after the description
     /// in the same turn, or why they could not be had (a list past the contract's limits
     /// fails with one line, as a description does); `nil` when the machine does not describe
-    /// states or the plugin names no active nodes (``PluginManifest/namesActiveNodes``).
+    /// states or the plugin names no active nodes (`PluginManifest.namesActiveNodes`).
     public var activeNodes: Result<[String], PluginCallError>? = nil
     /// When the transition counts as acknowledged (durable, per the journal's
     /// ``JournalSyncPolicy``).

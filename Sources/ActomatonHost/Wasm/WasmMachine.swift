@@ -252,7 +252,7 @@ final class WasmMachine: @unchecked Sendable {
     }
 
     /// The names of the diagram's nodes active in the state (`actomaton_active`), checked by
-    /// ``ActiveNodes``; `nil` when the module names none. A bad list is a ``CallFailure``
+    /// `ActiveNodes`; `nil` when the module names none. A bad list is a ``CallFailure``
     /// that did not trap.
     func activeNodes() throws(CallFailure) -> [String]? {
         guard let activeFunction else { return nil }

@@ -511,7 +511,7 @@ extension FrameReader {
         }
     }
 
-    /// Active node names, checked by the contract's rules with ``ActiveNodes/check(_:)`` (the
+    /// Active node names, checked by the contract's rules with `ActiveNodes.check(_:)` (the
     /// worker is not trusted to have).
     mutating func activeNodes() throws(WorkerProtocol.Violation) -> [String]? {
         guard try bool() else { return nil }
