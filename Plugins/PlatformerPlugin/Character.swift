@@ -124,3 +124,13 @@ public let characterReducer: MealyReducer<Platformer.Event, Character, Void, Plu
         return .empty
     }
 }()
+
+extension Character {
+    /// The diagram both kits export: the chart's DOT, one node per state (named by its raw
+    /// value, labelled by its name), with every active state — compound and parallel ones
+    /// included — as an active node.
+    public static var diagram: PluginDiagram<Character> {
+        .statechart(platformerChart, name: "platformer", stateName: { $0.name }, eventName: { $0.call.name },
+                    configuration: { $0.core })
+    }
+}

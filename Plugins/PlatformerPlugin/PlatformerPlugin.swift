@@ -11,7 +11,8 @@ let platformerPlugin = PluginExport(
     reducer: characterReducer,
     initialState: Character(),
     actions: Platformer.Event.vocabulary,
-    requests: { $0.call }
+    requests: { $0.call },
+    diagram: Character.diagram
 )
 
 /// The plugin's entry symbol.

@@ -94,3 +94,44 @@ public let gameReducer = MealyReducer(TicTacToe())
         case .moved, .finished, .restarted: .empty
         }
     })
+
+extension Game {
+    /// The game's phases as Graphviz DOT, for both kits: the rules are not a transition table,
+    /// so the diagram is drawn by hand, one node per phase (``phase``).
+    public static let diagramDOT = """
+        digraph "tictactoe" {
+            rankdir=LR;
+            node [shape=box, style=rounded];
+            "[*]" [shape=point, label=""];
+            "X won" [shape=doublecircle];
+            "O won" [shape=doublecircle];
+            "draw" [shape=doublecircle];
+            "[*]" -> "X to move";
+            "X to move" -> "O to move" [label="place"];
+            "O to move" -> "X to move" [label="place"];
+            "X to move" -> "X won" [label="place (a line of three)"];
+            "O to move" -> "O won" [label="place (a line of three)"];
+            "X to move" -> "draw" [label="place (the last square)"];
+            "O to move" -> "X to move" [label="restart"];
+            "X won" -> "X to move" [label="restart"];
+            "O won" -> "X to move" [label="restart"];
+            "draw" -> "X to move" [label="restart"];
+        }
+
+        """
+
+    /// The phase of the game, a node of ``diagramDOT``: `X to move`, `O to move`, `X won`,
+    /// `O won` or `draw`.
+    public var phase: String {
+        switch core.outcome {
+        case nil: core.nextPlayer == .x ? "X to move" : "O to move"
+        case .draw?: "draw"
+        case let .won(player)?: player == .x ? "X won" : "O won"
+        }
+    }
+
+    /// The diagram both kits export: ``diagramDOT``, with the game's ``phase`` as its one active node.
+    public static var diagram: PluginDiagram<Game> {
+        PluginDiagram(dot: diagramDOT) { game in [game.phase] }
+    }
+}

@@ -11,7 +11,8 @@ let ticTacToePlugin = PluginExport(
     reducer: gameReducer,
     initialState: Game(),
     actions: TicTacToe.Action.vocabulary,
-    requests: { $0.call }
+    requests: { $0.call },
+    diagram: Game.diagram
 )
 
 /// The plugin's entry symbol.

@@ -4,24 +4,55 @@ import ActomatonPluginABI
 /// (with ``ManifestValidator``) before trusting a value: a manifest comes from code the host
 /// does not control.
 ///
-/// The ABI version is checked first and alone (``checkABIVersion(_:)``): when it differs,
-/// the layout of everything after it may differ too, so nothing else is read.
+/// The ABI version is checked first and alone (``checkABIVersion(_:)``): when the host does
+/// not accept it, the layout of everything after it may differ too, so nothing else is read.
+/// A manifest of an older version is read only as far as that version's struct goes.
 public enum ManifestReader {
-    /// The version of the contract this host speaks.
+    /// The newest version of the contract this host speaks, `ACTOMATON_PLUGIN_ABI_VERSION`: the
+    /// version it passes to the entry symbol and puts in the host table.
     public static let supportedABIVersion = UInt32(ACTOMATON_PLUGIN_ABI_VERSION)
+    /// The oldest version this host accepts, `ACTOMATON_PLUGIN_MIN_ABI_VERSION`.
+    public static let oldestSupportedABIVersion = UInt32(ACTOMATON_PLUGIN_MIN_ABI_VERSION)
+    /// Every version this host accepts.
+    public static var supportedABIVersions: ClosedRange<UInt32> { oldestSupportedABIVersion...supportedABIVersion }
 
-    /// Reads only the manifest's first field, the ABI version, and checks it.
+    /// Reads only the manifest's first field, the ABI version, and checks that the host
+    /// accepts it (``supportedABIVersions``).
     public static func checkABIVersion(_ manifest: UnsafeRawPointer) throws(PluginManifestError) {
         let found = manifest.load(as: UInt32.self)
-        guard found == supportedABIVersion else {
+        guard supportedABIVersions.contains(found) else {
             throw .unsupportedABIVersion(found: found, supported: supportedABIVersion)
         }
     }
 
-    /// Reads and validates the whole manifest; the ABI version must already be checked.
+    /// How many bytes of `actomaton_manifest` a plugin built for `version` has: a version-1
+    /// manifest ends after `describe`.
+    public static func manifestSize(forABIVersion version: UInt32) -> Int {
+        version >= 2 ? MemoryLayout<actomaton_manifest>.size : version1ManifestSize
+    }
+
+    /// The end of `describe`, the last field of a version-1 manifest.
+    private static let version1ManifestSize = MemoryLayout<actomaton_manifest>.offset(of: \actomaton_manifest.describe)!
+        + MemoryLayout<UnsafeRawPointer?>.size
+
+    /// Reads and validates the whole manifest; the ABI version must already be checked. Reads
+    /// no byte past the struct of the manifest's version.
     public static func read(_ pointer: UnsafePointer<actomaton_manifest>) throws(PluginManifestError) -> PluginManifest {
-        var source = CManifestSource(manifest: pointer.pointee)
-        return try ManifestValidator.read(&source, abiVersion: pointer.pointee.abi_version)
+        let manifest = fields(of: pointer)
+        var source = CManifestSource(manifest: manifest)
+        return try ManifestValidator.read(&source, abiVersion: manifest.abi_version)
+    }
+
+    /// A copy of the manifest at `pointer` (its ABI version already checked), made of the
+    /// bytes its version has and zeros after them: the fields a version-1 manifest lacks
+    /// (`diagram`, `active`) are `NULL` in the copy, and nothing past its end is read.
+    public static func fields(of pointer: UnsafePointer<actomaton_manifest>) -> actomaton_manifest {
+        let version = UnsafeRawPointer(pointer).load(as: UInt32.self)
+        var manifest = actomaton_manifest()
+        withUnsafeMutableBytes(of: &manifest) { copy in
+            copy.copyMemory(from: UnsafeRawBufferPointer(start: pointer, count: manifestSize(forABIVersion: version)))
+        }
+        return manifest
     }
 }
 
@@ -36,9 +67,10 @@ private struct CManifestSource: ManifestSource {
         case .name: pointer = manifest.name
         case .version: pointer = manifest.version
         case .summary: pointer = manifest.summary
+        case .diagram: pointer = manifest.diagram
         case let .actionName(action): pointer = manifest.actions![action].name
         case let .parameterName(action, parameter): pointer = manifest.actions![action].parameters![parameter].name
-        case .actionCount, .parameterCount, .parameterType: pointer = nil
+        case .actionCount, .parameterCount, .parameterType, .activeFunction: pointer = nil
         }
         do throws(CString.Problem) {
             guard let text = try CString.read(pointer, limit: limit) else { return .absent }
@@ -55,7 +87,8 @@ private struct CManifestSource: ManifestSource {
         case .actionCount: manifest.action_count
         case let .parameterCount(action): manifest.actions![action].parameter_count
         case let .parameterType(action, parameter): manifest.actions![action].parameters![parameter].type
-        case .name, .version, .summary, .actionName, .parameterName: 0
+        case .activeFunction: manifest.active == nil ? 0 : 1
+        case .name, .version, .summary, .actionName, .parameterName, .diagram: 0
         }
     }
 

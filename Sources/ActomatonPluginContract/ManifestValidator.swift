@@ -12,6 +12,8 @@ public enum ManifestLimits {
     public static let maxActions = Int(ACTOMATON_MAX_ACTIONS)
     /// The most parameters of one action: `ACTOMATON_MAX_PARAMETERS`.
     public static let maxParameters = Int(ACTOMATON_MAX_PARAMETERS)
+    /// The most bytes of the diagram (since ABI version 2): `ACTOMATON_MAX_DIAGRAM_SIZE`.
+    public static let maxDiagramBytes = Int(ACTOMATON_MAX_DIAGRAM_SIZE)
 }
 
 /// One field of a manifest, as ``ManifestValidator`` asks a ``ManifestSource`` for it.
@@ -33,6 +35,11 @@ public enum ManifestField: Sendable, Hashable {
     case parameterName(action: Int, parameter: Int)
     /// The type code (`ACTOMATON_TYPE_*`) of one parameter of an action.
     case parameterType(action: Int, parameter: Int)
+    /// The plugin's state diagram, Graphviz DOT (since ABI version 2; it may be absent).
+    case diagram
+    /// Whether the plugin names the active nodes of a state: 1 when it has an `active`
+    /// function, 0 when not (since ABI version 2).
+    case activeFunction
 }
 
 /// A text field as a ``ManifestSource`` found it, before ``ManifestValidator`` judges it.
@@ -82,7 +89,9 @@ extension ManifestSource {
 /// names (1...``ManifestLimits/maxNameBytes`` bytes of `[A-Za-z0-9_]`, not a digit first, unique
 /// per manifest and per action), the version and the summary within their limits, 1...
 /// ``ManifestLimits/maxActions`` actions of at most ``ManifestLimits/maxParameters`` parameters,
-/// and known type codes. The ABI version is the reader's to check first: it decides the layout.
+/// and known type codes; from ABI version 2, the diagram within ``ManifestLimits/maxDiagramBytes``
+/// and whether the plugin names active nodes. The ABI version is the reader's to check first:
+/// it decides the layout, and no field past those of that version is asked for.
 public enum ManifestValidator {
     /// Reads every field of `source` in manifest order and returns the manifest, or throws the
     /// first rule it breaks.
@@ -126,7 +135,18 @@ public enum ManifestValidator {
             }
             actions.append(.init(name: actionName, parameters: parameters))
         }
-        return PluginManifest(abiVersion: abiVersion, name: name, version: version, summary: summary, actions: actions)
+        var diagram: String?
+        var namesActiveNodes = false
+        if abiVersion >= 2 {
+            diagram = try text(.diagram, from: &source, limit: ManifestLimits.maxDiagramBytes, what: "the diagram")
+            if let text = diagram, text.utf8.contains(0) { throw .invalid("the diagram contains a NUL byte") }
+            if diagram?.isEmpty == true { diagram = nil }
+            let flag = try source.number(.activeFunction, what: "the active-nodes flag")
+            guard flag <= 1 else { throw .invalid("the active-nodes flag is \(flag), not 0 or 1") }
+            namesActiveNodes = flag == 1
+        }
+        return PluginManifest(abiVersion: abiVersion, name: name, version: version, summary: summary, actions: actions,
+                              diagram: diagram, namesActiveNodes: namesActiveNodes)
     }
 
     /// Whether `text` is a valid plugin, action or parameter name: 1...``ManifestLimits/maxNameBytes``

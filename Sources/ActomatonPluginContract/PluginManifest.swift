@@ -45,14 +45,34 @@ public struct PluginManifest: Sendable, Hashable {
     public var summary: String?
     /// The action vocabulary, in manifest order.
     public var actions: [Action]
+    /// The plugin's state diagram as Graphviz DOT text (since ABI version 2), at most
+    /// ``ManifestLimits/maxDiagramBytes``; `nil` when it has none. Its node IDs are the names
+    /// the plugin's active nodes use (``namesActiveNodes``).
+    public var diagram: String?
+    /// Whether the plugin names the diagram's nodes active in a state (it has an `active`
+    /// function; since ABI version 2). When it does, each transition of a machine that
+    /// describes states carries them (`PluginTransition.activeNodes` in `ActomatonHost`).
+    public var namesActiveNodes: Bool
 
     /// Creates a manifest.
-    public init(abiVersion: UInt32, name: String, version: String, summary: String?, actions: [Action]) {
+    ///
+    /// - Parameters:
+    ///   - abiVersion: The ABI version the plugin was built against.
+    ///   - name: The plugin's name.
+    ///   - version: Its version, free text.
+    ///   - summary: One line saying what it does.
+    ///   - actions: The action vocabulary.
+    ///   - diagram: Its state diagram, Graphviz DOT (ABI version 2).
+    ///   - namesActiveNodes: Whether it names the active nodes of a state (ABI version 2).
+    public init(abiVersion: UInt32, name: String, version: String, summary: String?, actions: [Action],
+                diagram: String? = nil, namesActiveNodes: Bool = false) {
         self.abiVersion = abiVersion
         self.name = name
         self.version = version
         self.summary = summary
         self.actions = actions
+        self.diagram = diagram
+        self.namesActiveNodes = namesActiveNodes
     }
 
     /// The manifest as `actomaton-host inspect` prints it.
@@ -65,6 +85,11 @@ public struct PluginManifest: Sendable, Hashable {
         if let summary { lines.append("  \(summary)") }
         lines.append("actions:")
         for action in actions { lines.append("  \(action)") }
+        if let diagram {
+            let nodes = DiagramText.nodeCount(of: diagram)
+            lines.append("diagram: \(nodes) \(nodes == 1 ? "node" : "nodes") (DOT, \(DiagramText.grouped(diagram.utf8.count)) bytes)")
+        }
+        if namesActiveNodes { lines.append("active nodes: named by the plugin after each transition") }
         return lines
     }
 }

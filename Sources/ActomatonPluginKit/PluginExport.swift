@@ -56,6 +56,10 @@ import Musl
 /// must map back to that entry — and a plugin whose mapping is wrong is refused at load with
 /// the reason on standard error. A reducer that requests no actions can leave it out.
 ///
+/// `diagram` (ABI version 2) puts the plugin's state diagram, Graphviz DOT, in the manifest
+/// and an `active` function that names the diagram's nodes active in a state: a
+/// `PluginDiagram`, made from a core transition table or statechart, or DOT written by hand.
+///
 /// The typed entry points are libffi closures made once, when the manifest is first asked
 /// for: each has the C signature its parameters declare, so the host calls it exactly as it
 /// calls a plugin written in C. An action runs the reducer on a copy of the state and keeps
@@ -74,6 +78,8 @@ where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action
     let actions: [PluginActionEntry<Reducer.Action>]
     let requests: ((Reducer.Action) -> PluginCall)?
     let coding: StateCoding<Reducer.State>
+    /// Names the diagram's nodes active in a state, if the plugin does.
+    let activeNodes: ((Reducer.State) -> [String])?
     /// The closures and objects the manifest's function pointers use; kept for the library's life.
     private var keepAlive: [AnyObject] = []
 
@@ -88,6 +94,8 @@ where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action
     ///   - actions: The vocabulary, in the order of the manifest: the same value a `.wasm`
     ///     build hands to `WasmPlugin(…, actions:)`.
     ///   - requests: The vocabulary entry and arguments of an action the reducer requests.
+    ///   - diagram: The plugin's state diagram and how to find its active nodes (ABI version 2);
+    ///     see `PluginDiagram`.
     public convenience init(
         name: String,
         version: String,
@@ -95,10 +103,11 @@ where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action
         reducer: Reducer,
         initialState: Reducer.State,
         actions: [PluginActionEntry<Reducer.Action>],
-        requests: ((Reducer.Action) -> PluginCall)? = nil
+        requests: ((Reducer.Action) -> PluginCall)? = nil,
+        diagram: PluginDiagram<Reducer.State>? = nil
     ) where Reducer.State: Codable {
         self.init(name: name, version: version, summary: summary, reducer: reducer, initialState: initialState,
-                  actions: actions, requests: requests, coding: .json())
+                  actions: actions, requests: requests, diagram: diagram, coding: .json())
     }
 
     /// Describes a plugin whose state is `PluginSnapshotCodable` (byte snapshots, as in the
@@ -115,6 +124,8 @@ where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action
     ///   - actions: The vocabulary, in the order of the manifest: the same value a `.wasm`
     ///     build hands to `WasmPlugin(…, actions:)`.
     ///   - requests: The vocabulary entry and arguments of an action the reducer requests.
+    ///   - diagram: The plugin's state diagram and how to find its active nodes (ABI version 2);
+    ///     see `PluginDiagram`.
     public convenience init(
         name: String,
         version: String,
@@ -122,23 +133,26 @@ where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action
         reducer: Reducer,
         initialState: Reducer.State,
         actions: [PluginActionEntry<Reducer.Action>],
-        requests: ((Reducer.Action) -> PluginCall)? = nil
+        requests: ((Reducer.Action) -> PluginCall)? = nil,
+        diagram: PluginDiagram<Reducer.State>? = nil
     ) where Reducer.State: PluginSnapshotCodable {
         self.init(name: name, version: version, summary: summary, reducer: reducer, initialState: initialState,
-                  actions: actions, requests: requests, coding: .bytes())
+                  actions: actions, requests: requests, diagram: diagram, coding: .bytes())
     }
 
     init(
         name: String, version: String, summary: String?, reducer: Reducer, initialState: Reducer.State,
         actions: [PluginActionEntry<Reducer.Action>], requests: ((Reducer.Action) -> PluginCall)?,
-        coding: StateCoding<Reducer.State>
+        diagram: PluginDiagram<Reducer.State>? = nil, coding: StateCoding<Reducer.State>
     ) {
         self.reducer = reducer
         self.initialState = initialState
         self.actions = actions
         self.requests = requests
         self.coding = coding
-        manifest = Self.buildManifest(name: name, version: version, summary: summary, actions: actions)
+        activeNodes = diagram?.activeNodes
+        manifest = Self.buildManifest(name: name, version: version, summary: summary, actions: actions,
+                                      diagram: diagram?.dot, namesActiveNodes: diagram?.activeNodes != nil)
         super.init()
         finishManifest()
         if let problem = Self.vocabularyProblem(actions, requests) {
@@ -164,7 +178,8 @@ where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action
     // MARK: Manifest
 
     private static func buildManifest(
-        name: String, version: String, summary: String?, actions: [PluginActionEntry<Reducer.Action>]
+        name: String, version: String, summary: String?, actions: [PluginActionEntry<Reducer.Action>],
+        diagram: String?, namesActiveNodes: Bool
     ) -> UnsafeRawPointer {
         let manifest = UnsafeMutablePointer<actomaton_manifest>.allocate(capacity: 1)
         manifest.initialize(to: actomaton_manifest())
@@ -187,6 +202,8 @@ where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action
         manifest.pointee.snapshot = snapshotState
         manifest.pointee.describe = describeState
         manifest.pointee.restore = restoreState
+        manifest.pointee.diagram = diagram.map { UnsafePointer(strdup($0)) }
+        manifest.pointee.active = namesActiveNodes ? activeState : nil
         return UnsafeRawPointer(manifest)
     }
 
@@ -346,6 +363,10 @@ where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action
             export.coding.describe(state)
         }
 
+        override var activeNodes: [UInt8]? {
+            export.activeNodes.map { ActiveNodes.encode($0(state)) }
+        }
+
         override func restore(_ bytes: [UInt8]) -> actomaton_status {
             switch export.coding.decode(bytes) {
             case let .success(restored):
@@ -459,6 +480,11 @@ private func describeState(_ state: UnsafeRawPointer?, _ buffer: UnsafeMutablePo
     return Unmanaged<StateBox>.fromOpaque(state!).takeUnretainedValue().write(\.optionalDescription, into: bytes, capacity: capacity)
 }
 
+private func activeState(_ state: UnsafeRawPointer?, _ buffer: UnsafeMutablePointer<CChar>?, _ capacity: Int) -> Int {
+    let bytes = UnsafeMutableRawPointer(buffer)?.assumingMemoryBound(to: UInt8.self)
+    return Unmanaged<StateBox>.fromOpaque(state!).takeUnretainedValue().write(\.activeNodes, into: bytes, capacity: capacity)
+}
+
 private func restoreState(_ state: UnsafeMutableRawPointer?, _ bytes: UnsafePointer<UInt8>?, _ length: Int) -> actomaton_status {
     let box = Unmanaged<StateBox>.fromOpaque(state!).takeUnretainedValue()
     return box.restore(Array(UnsafeBufferPointer(start: bytes, count: length)))
@@ -478,6 +504,8 @@ class StateBox {
     /// The description, UTF-8.
     var description: [UInt8] { [] }
     var optionalDescription: [UInt8]? { description }
+    /// The active nodes, separated by `\n`; `nil` when the plugin names none.
+    var activeNodes: [UInt8]? { nil }
     /// Replaces the state from snapshot bytes.
     func restore(_ bytes: [UInt8]) -> actomaton_status { ACTOMATON_ERROR }
 

@@ -248,3 +248,137 @@ __attribute__((constructor)) static void exit_in_constructor_when_asked(void) {
     const char *code = getenv("ACTOMATON_FIXTURE_EXIT_IN_CONSTRUCTOR");
     if (code != NULL) exit(atoi(code));
 }
+
+// ---- ABI version 1 and the diagram of version 2.
+
+// A plugin built against version 1 of the contract: its manifest ends after `describe`. What
+// follows it in memory is poison where version 2 has `diagram` and `active`: a host that read
+// past a version-1 manifest would take it for a diagram and an active function.
+typedef struct manifest_v1 {
+    uint32_t abi_version;
+    const char *name;
+    const char *version;
+    const char *summary;
+    const actomaton_action *actions;
+    uint32_t action_count;
+    void *(*create)(const actomaton_host *host);
+    void (*destroy)(void *state);
+    size_t (*snapshot)(const void *state, uint8_t *buffer, size_t capacity);
+    actomaton_status (*restore)(void *state, const uint8_t *bytes, size_t length);
+    size_t (*describe)(const void *state, char *buffer, size_t capacity);
+} manifest_v1;
+_Static_assert(sizeof(manifest_v1) == offsetof(actomaton_manifest, diagram), "version 1 ends where the diagram starts");
+
+static const struct {
+    manifest_v1 manifest;
+    const char *poison_diagram;
+    void *poison_active;
+} version_1 = {
+    .manifest = {.abi_version = 1, .name = "probe", .version = "0.1", .summary = "A plugin of ABI version 1",
+                 .actions = probe_actions, .action_count = 8, .create = create, .destroy = destroy,
+                 .snapshot = snapshot, .restore = restore, .describe = describe},
+    .poison_diagram = (const char *)1,
+    .poison_active = (void *)1,
+};
+
+EXPORT const actomaton_manifest *fixture_version_1_entry(uint32_t host_abi_version) {
+    (void)host_abi_version;
+    return (const actomaton_manifest *)&version_1;
+}
+
+// `active` of the diagram probe: what it writes depends on the state's value (`set`), one
+// case per limit, at it and one past it. `active_text` has room for 2 * ACTOMATON_MAX_ACTIVE_SIZE.
+static size_t active_of(int32_t value, char *active_text) {
+    const size_t text_size = 2 * ACTOMATON_MAX_ACTIVE_SIZE;
+    size_t n = 0;
+    switch (value) {
+    case 0: n = (size_t)snprintf(active_text, text_size, "a"); break;
+    case 1: case 2: { // ACTOMATON_MAX_ACTIVE_NODES names, then one more
+        int count = (int)ACTOMATON_MAX_ACTIVE_NODES + (value == 2);
+        for (int i = 0; i < count; i++) n += (size_t)sprintf(active_text + n, i ? "\nn%d" : "n%d", i);
+        break;
+    }
+    case 3: case 4: { // a name of ACTOMATON_MAX_NODE_NAME_LENGTH bytes, then one more
+        n = ACTOMATON_MAX_NODE_NAME_LENGTH + (value == 4);
+        memset(active_text, 'x', n);
+        break;
+    }
+    case 5: n = (size_t)snprintf(active_text, text_size, "a\n\nb"); break;
+    case 6: n = (size_t)snprintf(active_text, text_size, "a\tb"); break;
+    case 7: n = (size_t)snprintf(active_text, text_size, "a\nb\xff"); break;
+    case 8: n = ACTOMATON_MAX_ACTIVE_SIZE + 1; memset(active_text, 'a', n); break;
+    case 9: n = 0; break;
+    case 10: n = (size_t)snprintf(active_text, text_size, "a\n"); break;
+    case 11: { // ACTOMATON_MAX_ACTIVE_SIZE bytes: 64 names of 256 bytes, each with its '\n'
+        for (int i = 0; i < (int)ACTOMATON_MAX_ACTIVE_NODES; i++) {
+            memset(active_text + n, 'a' + i % 26, ACTOMATON_MAX_NODE_NAME_LENGTH);
+            active_text[n] = (char)('A' + i % 26);
+            active_text[n + 1] = (char)('0' + i / 26);
+            n += ACTOMATON_MAX_NODE_NAME_LENGTH;
+            active_text[n++] = '\n';
+        }
+        break;
+    }
+    default: n = (size_t)snprintf(active_text, text_size, "value %d", value); break;
+    }
+    return n;
+}
+
+static size_t active(const void *state, char *buffer, size_t capacity) {
+    char active_text[2 * ACTOMATON_MAX_ACTIVE_SIZE];
+    size_t n = active_of(((const probe_state *)state)->value, active_text);
+    if (n <= capacity) memcpy(buffer, active_text, n);
+    return n;
+}
+
+#define DIAGRAM_MANIFEST(diagram_, active_)                                                 \
+    {.abi_version = 2, .name = "probe", .version = "0.1", .summary = "A plugin with a diagram", \
+     .actions = probe_actions, .action_count = 8, .create = create, .destroy = destroy,       \
+     .snapshot = snapshot, .restore = restore, .describe = describe, .diagram = diagram_,     \
+     .active = active_}
+
+static const actomaton_manifest diagram_probe =
+    DIAGRAM_MANIFEST("digraph probe {\n    a -> b [label=\"set\"];\n    \"a b\";\n}\n", active);
+static const actomaton_manifest diagram_without_active = DIAGRAM_MANIFEST("digraph { a }", NULL);
+
+EXPORT const actomaton_manifest *fixture_diagram_entry(uint32_t host_abi_version) {
+    (void)host_abi_version;
+    return &diagram_probe;
+}
+
+EXPORT const actomaton_manifest *fixture_diagram_without_active_entry(uint32_t host_abi_version) {
+    (void)host_abi_version;
+    return &diagram_without_active;
+}
+
+// The diagram's size, ACTOMATON_MAX_DIAGRAM_SIZE bytes and one more (a buffer and a manifest
+// each: tests load them at the same time), and bytes that are not UTF-8.
+static char diagram_at_limit[ACTOMATON_MAX_DIAGRAM_SIZE + 1];
+static char diagram_too_long[ACTOMATON_MAX_DIAGRAM_SIZE + 2];
+static actomaton_manifest diagram_at_limit_manifest = DIAGRAM_MANIFEST(diagram_at_limit, active);
+static actomaton_manifest diagram_too_long_manifest = DIAGRAM_MANIFEST(diagram_too_long, active);
+
+static void fill_diagram(char *text, size_t size) {
+    memset(text, ' ', size);
+    memcpy(text, "digraph { a }", 13);
+    text[size] = 0;
+}
+
+EXPORT const actomaton_manifest *fixture_diagram_at_limit_entry(uint32_t host_abi_version) {
+    (void)host_abi_version;
+    fill_diagram(diagram_at_limit, ACTOMATON_MAX_DIAGRAM_SIZE);
+    return &diagram_at_limit_manifest;
+}
+
+EXPORT const actomaton_manifest *fixture_diagram_too_long_entry(uint32_t host_abi_version) {
+    (void)host_abi_version;
+    fill_diagram(diagram_too_long, ACTOMATON_MAX_DIAGRAM_SIZE + 1);
+    return &diagram_too_long_manifest;
+}
+
+static const actomaton_manifest diagram_not_utf8 = DIAGRAM_MANIFEST("digraph { \"\xc3\" }", active);
+
+EXPORT const actomaton_manifest *fixture_diagram_not_utf8_entry(uint32_t host_abi_version) {
+    (void)host_abi_version;
+    return &diagram_not_utf8;
+}

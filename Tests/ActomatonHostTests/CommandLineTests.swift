@@ -120,6 +120,21 @@ struct CommandLineTests {
         #expect(run.output.hasSuffix("runs in: this process (native code), or a worker with --isolation process\n"), "\(run.output)")
     }
 
+    /// `inspect` says whether a plugin has a diagram (ABI version 2), its size and its nodes,
+    /// for a `.so` and a `.wasm` alike; a plugin without one says nothing of it.
+    @Test func inspectSaysWhetherThereIsADiagram() throws {
+        for path in [plugin("TicTacToePlugin"), wasmPlugin("tictactoe")] {
+            let run = try host(["inspect", path], input: "")
+            #expect(run.status == 0, "\(run.errors)")
+            let lines = run.output.split(separator: "\n").map(String.init)
+            #expect(lines.first == "plugin tictactoe 1.0.0 (ABI 2)")
+            #expect(lines.contains { $0.hasPrefix("diagram: 6 nodes (DOT, ") && $0.hasSuffix(" bytes)") }, "\(run.output)")
+            #expect(lines.contains("active nodes: named by the plugin after each transition"))
+        }
+        let counter = try host(["inspect", plugin("CounterPlugin")], input: "")
+        #expect(!counter.output.contains("diagram"))
+    }
+
     @Test func aCutOffLoopIsAnErrorAndAFailedRun() throws {
         let run = try host(["run"] + hostileArguments, input: "loop\n")
         #expect(run.status == 1)

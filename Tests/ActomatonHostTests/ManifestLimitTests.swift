@@ -52,11 +52,12 @@ struct ManifestLimitTests {
 
     /// A manifest with `count` actions of `parameters` parameters, and these texts.
     private static func manifest(name: String = "demo", version: String = "1.0", summary: String? = nil, actions count: Int = 1,
-                                 parameters: Int = 0, actionName: String? = nil, type: PluginValueType = .int32) -> PluginManifest {
+                                 parameters: Int = 0, actionName: String? = nil, type: PluginValueType = .int32,
+                                 diagram: String? = nil, namesActiveNodes: Bool = false) -> PluginManifest {
         PluginManifest(abiVersion: ManifestReader.supportedABIVersion, name: name, version: version, summary: summary,
                        actions: (0..<count).map { index in
                            .init(name: actionName ?? "a\(index)", parameters: (0..<parameters).map { .init(name: "p\($0)", type: type) })
-                       })
+                       }, diagram: diagram, namesActiveNodes: namesActiveNodes)
     }
 
     /// Encodes `manifest` as a worker would and decodes it as the host does.
@@ -81,6 +82,7 @@ struct ManifestLimitTests {
             Self.manifest(version: String(repeating: "v", count: ManifestLimits.maxVersionBytes)),
             Self.manifest(summary: String(repeating: "s", count: ManifestLimits.maxSummaryBytes)),
             Self.manifest(actions: ManifestLimits.maxActions), Self.manifest(parameters: ManifestLimits.maxParameters),
+            Self.manifest(diagram: String(repeating: " ", count: ManifestLimits.maxDiagramBytes), namesActiveNodes: true),
         ]
         for manifest in atLimits { #expect(Self.throughAFrame(manifest) == .success(manifest)) }
 
@@ -101,9 +103,9 @@ struct ManifestLimitTests {
 
     // MARK: A wasm module's memory
 
-    /// An `actomaton_wasm_manifest` at offset 8 of a memory of plain bytes.
+    /// An `actomaton_wasm_manifest` of version 2 (52 bytes) at offset 8 of a memory of plain bytes.
     private struct WasmImage {
-        var bytes = [UInt8](repeating: 0, count: 8 + 40)
+        var bytes = [UInt8](repeating: 0, count: 8 + 52)
         private var texts: [(at: Int, text: String?)] = []
 
         mutating func word(_ value: UInt32, at offset: Int) {
@@ -128,6 +130,8 @@ struct ManifestLimitTests {
             string(manifest.summary, at: 28)
             word(UInt32(manifest.actions.count), at: 40)
             word(0, at: 44)
+            string(manifest.diagram, at: 48)
+            word(manifest.namesActiveNodes ? 1 : 0, at: 56)
             let table = bytes.count
             word(UInt32(table), at: 36)
             bytes += [UInt8](repeating: 0, count: 16 * manifest.actions.count)
@@ -157,6 +161,7 @@ struct ManifestLimitTests {
             Self.manifest(version: String(repeating: "v", count: ManifestLimits.maxVersionBytes)),
             Self.manifest(summary: String(repeating: "s", count: ManifestLimits.maxSummaryBytes)),
             Self.manifest(actions: ManifestLimits.maxActions), Self.manifest(parameters: ManifestLimits.maxParameters),
+            Self.manifest(diagram: String(repeating: " ", count: ManifestLimits.maxDiagramBytes), namesActiveNodes: true),
         ]
         for manifest in atLimits {
             var expected = manifest
@@ -171,6 +176,15 @@ struct ManifestLimitTests {
                 "the plugin version is longer than \(ManifestLimits.maxVersionBytes) bytes")
         refused(Self.manifest(summary: String(repeating: "s", count: ManifestLimits.maxSummaryBytes + 1)),
                 "the summary is longer than \(ManifestLimits.maxSummaryBytes) bytes")
+        refused(Self.manifest(diagram: String(repeating: " ", count: ManifestLimits.maxDiagramBytes + 1)),
+                "the diagram is longer than \(ManifestLimits.maxDiagramBytes) bytes")
+        var badFlag = WasmImage(Self.manifest())
+        badFlag.word(2, at: 56)
+        #expect(badFlag.read() == .failure(.invalid("the active-nodes flag is 2, not 0 or 1")))
+        var notUTF8 = WasmImage(Self.manifest(diagram: "digraph { a }"))
+        let diagramStart = (0..<4).reduce(0) { $0 | Int(notUTF8.bytes[48 + $1]) << (8 * $1) }
+        notUTF8.bytes[diagramStart + 8] = 0xFF
+        #expect(notUTF8.read() == .failure(.invalid("the diagram is not valid UTF-8")))
         refused(Self.manifest(actions: ManifestLimits.maxActions + 1),
                 "the plugin declares \(ManifestLimits.maxActions + 1) actions, more than the limit of \(ManifestLimits.maxActions)")
         refused(Self.manifest(parameters: ManifestLimits.maxParameters + 1),

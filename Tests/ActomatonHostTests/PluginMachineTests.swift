@@ -9,7 +9,7 @@ struct PluginMachineTests {
     @Test func inspectPrintsTheManifest() throws {
         let counter = try Plugin.load(path: plugin("CounterPlugin"))
         #expect(counter.manifest.text == """
-            plugin counter 1.0.0 (ABI 1)
+            plugin counter 1.0.0 (ABI 2)
               A counter, written in plain C
             actions:
               increment()

@@ -23,7 +23,7 @@ struct WorkerProtocolTests {
         let requests: [WorkerRequest] = [
             .load(path: "/plugins/counter.so", entrySymbol: "actomaton_plugin_entry", maxFileSize: 256 << 20, allowWritableByOthers: true),
             .perform(name: "add", arguments: [.int(-5), .uint(7), .bool(true), .float(1.5), .string("é\n")]),
-            .snapshot, .restore([0, 1, 2, 255]), .restore([]), .describe,
+            .snapshot, .restore([0, 1, 2, 255]), .restore([]), .describe, .active,
         ]
         for request in requests { #expect(Self.decodeRequest(request.frame) == .success(request)) }
     }
@@ -43,8 +43,20 @@ struct WorkerProtocolTests {
             .failed(.refused(action: "add", message: "no")),
             .failed(.restoreRefused("bad bytes")),
             .snapshotTaken([9, 8, 7]), .restored, .described(#"{"count":1}"#), .log("a line"),
+            .activeNodes(nil), .activeNodes([]), .activeNodes(["X to move", "é"]),
         ]
         for reply in replies { #expect(Self.decodeReply(reply.frame) == .success(reply)) }
+        // A manifest of version 2, with and without its diagram, and one of version 1.
+        var manifest = Self.counter.manifest
+        manifest.abiVersion = 2
+        manifest.diagram = "digraph { a -> b }"
+        manifest.namesActiveNodes = true
+        #expect(Self.decodeReply(WorkerReply.loaded(manifest).frame) == .success(.loaded(manifest)))
+        manifest.diagram = nil
+        #expect(Self.decodeReply(WorkerReply.loaded(manifest).frame) == .success(.loaded(manifest)))
+        manifest.abiVersion = 1
+        manifest.namesActiveNodes = false
+        #expect(Self.decodeReply(WorkerReply.loaded(manifest).frame) == .success(.loaded(manifest)))
     }
 
     @Test func malformedFramesAreViolations() {
@@ -90,7 +102,35 @@ struct WorkerProtocolTests {
         var manifest = Self.counter.manifest
         manifest.abiVersion = ManifestReader.supportedABIVersion + 1
         #expect(Self.decodeReply(WorkerReply.loaded(manifest).frame)
-            == .failure(.init("a malformed loaded frame: the manifest has ABI version \(manifest.abiVersion), not \(ManifestReader.supportedABIVersion)")))
+            == .failure(.init("a malformed loaded frame: the manifest has ABI version \(manifest.abiVersion), not one of 1 to \(ManifestReader.supportedABIVersion)")))
+    }
+
+    /// Active nodes a worker sends are checked again: past the count, an empty name, a name
+    /// with a newline or past its length is a violation.
+    @Test func badActiveNodesAreViolations() {
+        let atLimit = (0..<ActiveNodes.maxCount).map { "n\($0)" }
+        #expect(Self.decodeReply(WorkerReply.activeNodes(atLimit).frame) == .success(.activeNodes(atLimit)))
+        #expect(Self.decodeReply(WorkerReply.activeNodes(atLimit + ["one more"]).frame)
+            == .failure(.init("a malformed activeNodes frame: 65 active nodes pass the limit of 64")))
+        #expect(Self.decodeReply(WorkerReply.activeNodes(["a", ""]).frame)
+            == .failure(.init("a malformed activeNodes frame: active node 2 is empty")))
+        #expect(Self.decodeReply(WorkerReply.activeNodes(["a\nb"]).frame)
+            == .failure(.init("a malformed activeNodes frame: active node 1 holds the control character U+000A")))
+        let longest = String(repeating: "x", count: ActiveNodes.maxNameBytes)
+        #expect(Self.decodeReply(WorkerReply.activeNodes([longest]).frame) == .success(.activeNodes([longest])))
+        #expect(Self.decodeReply(WorkerReply.activeNodes([longest + "x"]).frame)
+            == .failure(.init("a malformed activeNodes frame: a string of 257 bytes passes its limit of 256")))
+    }
+
+    /// A diagram in a frame is held to the manifest's limit, like any other text of it.
+    @Test func aDiagramPastItsLimitInAFrameIsRefused() {
+        var manifest = Self.counter.manifest
+        manifest.abiVersion = 2
+        manifest.diagram = String(repeating: " ", count: ManifestLimits.maxDiagramBytes)
+        #expect(Self.decodeReply(WorkerReply.loaded(manifest).frame) == .success(.loaded(manifest)))
+        manifest.diagram! += " "
+        #expect(Self.decodeReply(WorkerReply.loaded(manifest).frame)
+            == .failure(.init("a malformed loaded frame: the manifest breaks the contract: invalid manifest: the diagram is longer than 65536 bytes")))
     }
 
     /// A worker that is asked out of turn says why in one log line, then exits with status 2.

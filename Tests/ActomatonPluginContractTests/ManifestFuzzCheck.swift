@@ -280,10 +280,13 @@ private final class ManifestMemory {
             destroy: missingFunction >= 0xC0 && missingFunction % 5 == 1 ? nil : { _ in },
             snapshot: missingFunction >= 0xC0 && missingFunction % 5 == 2 ? nil : { _, _, _ in 0 },
             restore: missingFunction >= 0xC0 && missingFunction % 5 == 3 ? nil : { _, _, _ in 0 },
-            describe: missingFunction >= 0xC0 && missingFunction % 5 == 4 ? nil : { _, _, _ in 0 }))
+            describe: missingFunction >= 0xC0 && missingFunction % 5 == 4 ? nil : { _, _, _ in 0 },
+            diagram: nil, active: nil))
         if missingFunction >= 0xC0 { problems.append("function \(missingFunction % 5) is NULL") }
 
-        guard abiVersion == ACTOMATON_PLUGIN_ABI_VERSION else { return (manifest, .refused(.abiVersion(abiVersion))) }
+        guard (ACTOMATON_PLUGIN_MIN_ABI_VERSION...ACTOMATON_PLUGIN_ABI_VERSION).contains(abiVersion) else {
+            return (manifest, .refused(.abiVersion(abiVersion)))
+        }
         let nameValue = check(pluginName.value, "plugin name").flatMap { $0 }
         let versionValue = check(version.value, "version").flatMap { $0 }
         if case .success(nil) = version.value { problems.append("version: missing") }

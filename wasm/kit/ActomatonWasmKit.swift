@@ -25,7 +25,7 @@
 // `actions` is an array of PluginActionEntry (ActomatonPluginCore): the same value the .so
 // build hands to PluginExport(…, actions:). A String parameter arrives in the export as two
 // UInt32s, an offset and a length, which wasmString(_:_:) reads. The kit exports the rest of
-// the contract (abi version, manifest, alloc, snapshot, restore, describe), and checks the
+// the contract (abi version, manifest, alloc, snapshot, restore, describe, active), and checks the
 // vocabulary against the contract's limits and `requests` against the vocabulary when the
 // host reads the manifest.
 import ActomatonCore
@@ -92,6 +92,8 @@ open class WasmPluginBase: @unchecked Sendable {
     func restore(_ bytes: [UInt8]) -> Int32 { 1 }
     /// The description, UTF-8.
     func descriptionBytes() -> [UInt8] { [] }
+    /// The active nodes' names, separated by `\n`.
+    func activeNodeBytes() -> [UInt8] { [] }
 
     /// The buffer `actomaton_alloc` hands out, reused.
     var input: UnsafeMutableRawPointer?
@@ -110,7 +112,7 @@ open class WasmPluginBase: @unchecked Sendable {
             outputCapacity = bytes.count
         }
         guard let output else { return 0 }
-        bytes.withUnsafeBytes { output.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+        if !bytes.isEmpty { bytes.withUnsafeBytes { output.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) } }
         return UInt64(offset(output)) | UInt64(bytes.count) << 32
     }
 }
@@ -125,6 +127,7 @@ where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action
     let reducer: Reducer
     let actions: [PluginActionEntry<Reducer.Action>]
     let requests: ((Reducer.Action) -> PluginCall)?
+    let diagram: PluginDiagram<Reducer.State>?
     /// The state of the module's one machine.
     public private(set) var state: Reducer.State
     private var manifest: UInt32 = 0
@@ -143,12 +146,17 @@ where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action
     ///     declare (the host checks it at load).
     ///   - requests: The vocabulary entry and arguments of an action the reducer requests as
     ///     an effect; checked against `actions` when the host reads the manifest.
+    ///   - diagram: The plugin's state diagram (DOT) and how to find its active nodes: the
+    ///     manifest's diagram and the `actomaton_active` export (contract version 2). The same
+    ///     value the `.so` build hands to `PluginExport(…, diagram:)`.
     public init(
         name: String, version: String, summary: String? = nil,
         reducer: Reducer, initialState: Reducer.State,
         actions: [PluginActionEntry<Reducer.Action>],
-        requests: ((Reducer.Action) -> PluginCall)? = nil
+        requests: ((Reducer.Action) -> PluginCall)? = nil,
+        diagram: PluginDiagram<Reducer.State>? = nil
     ) {
+        self.diagram = diagram
         self.name = name
         self.version = version
         self.summary = summary
@@ -289,14 +297,17 @@ where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action
             entry.storeBytes(of: offset(parameters), toByteOffset: 8, as: UInt32.self)
             entry.storeBytes(of: UInt32(action.parameters.count), toByteOffset: 12, as: UInt32.self)
         }
-        let memory = UnsafeMutableRawPointer.allocate(byteCount: 40, alignment: 4)
-        memory.storeBytes(of: UInt32(1), toByteOffset: 0, as: UInt32.self)
+        // Version 2: the 40 bytes of version 1, then the diagram and the active-nodes flag.
+        let memory = UnsafeMutableRawPointer.allocate(byteCount: 52, alignment: 4)
+        memory.storeBytes(of: UInt32(2), toByteOffset: 0, as: UInt32.self)
         store(string(name), memory, at: 4)
         store(string(version), memory, at: 12)
         store(summary.map(string) ?? (0, 0), memory, at: 20)
         memory.storeBytes(of: offset(table), toByteOffset: 28, as: UInt32.self)
         memory.storeBytes(of: UInt32(actions.count), toByteOffset: 32, as: UInt32.self)
         memory.storeBytes(of: UInt32(0), toByteOffset: 36, as: UInt32.self)
+        store(diagram.map { string($0.dot) } ?? (0, 0), memory, at: 40)
+        memory.storeBytes(of: UInt32(diagram?.activeNodes == nil ? 0 : 1), toByteOffset: 48, as: UInt32.self)
         manifest = offset(memory)
         return manifest
     }
@@ -314,6 +325,16 @@ where Reducer.Environment == Void, Reducer.Output == PluginEffect<Reducer.Action
     }
 
     override func descriptionBytes() -> [UInt8] { Array(state.description.utf8) }
+
+    override func activeNodeBytes() -> [UInt8] {
+        guard let activeNodes = diagram?.activeNodes else { return [] }
+        var bytes: [UInt8] = []
+        for (index, name) in activeNodes(state).enumerated() {
+            if index > 0 { bytes.append(10) }
+            bytes.append(contentsOf: name.utf8)
+        }
+        return bytes
+    }
 }
 
 /// `duration` in whole nanoseconds, 0 for negative durations.
@@ -355,7 +376,7 @@ func plugin() -> WasmPluginBase {
 }
 
 @_expose(wasm, "actomaton_abi_version") @_cdecl("actomaton_abi_version")
-func actomatonABIVersion() -> UInt32 { 1 }
+func actomatonABIVersion() -> UInt32 { 2 }
 
 @_expose(wasm, "actomaton_manifest") @_cdecl("actomaton_manifest")
 func actomatonManifest() -> UInt32 { plugin().manifestOffset() }
@@ -392,6 +413,15 @@ func actomatonRestore(_ bytes: UInt32, _ length: UInt32) -> Int32 {
 func actomatonDescribe() -> UInt64 {
     let plugin = plugin()
     return plugin.publish(plugin.descriptionBytes())
+}
+
+/// The names of the diagram's nodes active in the state, separated by `\n`, packed like
+/// `actomaton_describe`'s result. The host calls it only when the manifest says the plugin
+/// names active nodes.
+@_expose(wasm, "actomaton_active") @_cdecl("actomaton_active")
+func actomatonActive() -> UInt64 {
+    let plugin = plugin()
+    return plugin.publish(plugin.activeNodeBytes())
 }
 
 /// Allocation that can fail (the runtime's `malloc`), for buffers whose size the host picks.

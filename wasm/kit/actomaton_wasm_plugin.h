@@ -1,6 +1,6 @@
 /*
  * actomaton_wasm_plugin.h — the contract between the Actomaton plugin host and a reducer
- * plugin compiled to WebAssembly (a `.wasm` file). Version 1.
+ * plugin compiled to WebAssembly (a `.wasm` file). Version 2; a host accepts versions 1 and 2.
  *
  * It mirrors actomaton_plugin.h, the contract of `.so` plugins: the same manifest, the same
  * parameter types, the same effects and the same limits. What differs is what a sandbox
@@ -17,13 +17,22 @@
  *      module, a table, a memory or a global import — is refused: a plugin gets no
  *      file-system, network or clock access. It must export its `memory`.
  *   2. Instantiate it, with linear memory capped (`--wasm-memory-limit`).
- *   3. Call `actomaton_abi_version()`. If it is not ACTOMATON_WASM_ABI_VERSION, stop.
+ *   3. Call `actomaton_abi_version()`. If it is not a version from ACTOMATON_WASM_MIN_ABI_VERSION
+ *      to ACTOMATON_WASM_ABI_VERSION, stop. The manifest and the exports are read as that
+ *      version has them: a version-1 manifest is 40 bytes, and has no diagram.
  *   4. Call `actomaton_manifest()` and read the manifest at the offset it returns. Every
  *      offset and length is checked against the memory; names follow actomaton_plugin.h's
  *      rules and limits.
  *   5. For each action i, look up the export `actomaton_action_<name>` and check that its
  *      signature is the one its parameters declare (see "Typed action exports").
- *   6. Call actions, `actomaton_snapshot`, `actomaton_restore`, `actomaton_describe`.
+ *   6. (Version 2) When the manifest's `active` is 1, check that the module exports
+ *      `actomaton_active` with its signature.
+ *   7. Call actions, `actomaton_snapshot`, `actomaton_restore`, `actomaton_describe` (and
+ *      `actomaton_active`, right after it, when the manifest's `active` is 1).
+ *
+ * Versions: the manifest grows only at its end, each addition marked with the version it
+ * appeared in. Version 1: the manifest up to `capabilities`. Version 2: the manifest's
+ * `diagram` and `active`, and the `actomaton_active` export.
  *
  * Every call runs with a fuel budget (`--fuel`, about one unit per wasm instruction). A trap
  * — `unreachable`, an out-of-bounds access, call-stack exhaustion, running out of fuel —
@@ -46,8 +55,10 @@
 _Static_assert(sizeof(void *) == 4, "wasm32: offsets are 32-bit");
 #endif
 
-/* The version of this contract; a host refuses a module that exports another. */
-#define ACTOMATON_WASM_ABI_VERSION 1u
+/* The version of this contract; a host accepts a module of any version from
+ * ACTOMATON_WASM_MIN_ABI_VERSION to this one, and refuses any other. */
+#define ACTOMATON_WASM_ABI_VERSION 2u
+#define ACTOMATON_WASM_MIN_ABI_VERSION 1u
 
 /* Limits, the same as actomaton_plugin.h's. */
 #define ACTOMATON_WASM_MAX_ACTIONS 256u
@@ -58,6 +69,12 @@ _Static_assert(sizeof(void *) == 4, "wasm32: offsets are 32-bit");
 #define ACTOMATON_WASM_MAX_MESSAGE_LENGTH 4096u
 #define ACTOMATON_WASM_MAX_SNAPSHOT_SIZE 67108864u
 #define ACTOMATON_WASM_MAX_DESCRIPTION_SIZE 16777216u
+/* Since version 2, the same as actomaton_plugin.h's ACTOMATON_MAX_DIAGRAM_SIZE,
+ * ACTOMATON_MAX_ACTIVE_NODES, ACTOMATON_MAX_NODE_NAME_LENGTH and ACTOMATON_MAX_ACTIVE_SIZE. */
+#define ACTOMATON_WASM_MAX_DIAGRAM_SIZE 65536u
+#define ACTOMATON_WASM_MAX_ACTIVE_NODES 64u
+#define ACTOMATON_WASM_MAX_NODE_NAME_LENGTH 256u
+#define ACTOMATON_WASM_MAX_ACTIVE_SIZE 16448u
 
 /* Status codes: the same values as actomaton_plugin.h's. */
 #define ACTOMATON_WASM_OK 0
@@ -98,7 +115,7 @@ typedef struct actomaton_wasm_action {     /* 16 bytes */
     uint32_t parameter_count;     /* at most ACTOMATON_WASM_MAX_PARAMETERS */
 } actomaton_wasm_action;
 
-typedef struct actomaton_wasm_manifest {   /* 40 bytes */
+typedef struct actomaton_wasm_manifest {   /* 40 bytes in version 1, 52 in version 2 */
     uint32_t abi_version;         /* ACTOMATON_WASM_ABI_VERSION */
     actomaton_wasm_string name;   /* a valid name */
     actomaton_wasm_string version;/* free text, at most 64 bytes */
@@ -107,6 +124,10 @@ typedef struct actomaton_wasm_manifest {   /* 40 bytes */
     uint32_t action_count;        /* 1..ACTOMATON_WASM_MAX_ACTIONS */
     uint32_t capabilities;        /* 0: the module asks for nothing. No capability (file system,
                                      network, clock) is defined yet; a host refuses any other value. */
+    /* ---- Since version 2: a version-1 manifest ends above. */
+    actomaton_wasm_string diagram;/* the state diagram as Graphviz DOT text (UTF-8), at most
+                                     ACTOMATON_WASM_MAX_DIAGRAM_SIZE bytes, or {0, 0} for none */
+    uint32_t active;              /* 1: the module exports actomaton_active; 0: it names no active nodes */
 } actomaton_wasm_manifest;
 
 /* ---- Exports ---------------------------------------------------------------------------- */
@@ -128,6 +149,13 @@ int32_t actomaton_restore(uint32_t bytes, uint32_t length);
 /* A one-line, human-readable description of the state (UTF-8, JSON is a good choice), packed
  * like `actomaton_snapshot`'s result; at most ACTOMATON_WASM_MAX_DESCRIPTION_SIZE bytes. */
 uint64_t actomaton_describe(void);
+
+/* Since version 2, required when the manifest's `active` is 1: the IDs of the diagram's nodes
+ * active in the state, separated by '\n' (a final '\n' is allowed; nothing for none), packed
+ * like `actomaton_describe`'s result. At most ACTOMATON_WASM_MAX_ACTIVE_NODES names, each
+ * 1..ACTOMATON_WASM_MAX_NODE_NAME_LENGTH bytes of UTF-8 without control characters,
+ * ACTOMATON_WASM_MAX_ACTIVE_SIZE bytes in all; a list past one fails the call with one line. */
+uint64_t actomaton_active(void);
 
 /* Typed action exports. Action i of the manifest is the export named "actomaton_action_"
  * followed by its name, of exactly this signature, where each parameter takes the wasm value

@@ -12,7 +12,8 @@ let platformer = WasmPlugin(
     reducer: characterReducer,
     initialState: Character(),
     actions: Platformer.Event.vocabulary,
-    requests: { $0.call }
+    requests: { $0.call },
+    diagram: Character.diagram
 )
 
 @_cdecl("actomaton_wasm_plugin")

@@ -11,7 +11,8 @@ let ticTacToe = WasmPlugin(
     reducer: gameReducer,
     initialState: Game(),
     actions: TicTacToe.Action.vocabulary,
-    requests: { $0.call }
+    requests: { $0.call },
+    diagram: Game.diagram
 )
 
 @_cdecl("actomaton_wasm_plugin")

@@ -89,7 +89,8 @@ extension Statechart {
         if rootInitial >= 0 {
             // clusterAttributes starts each attribute with ", ": the first one is the list's start.
             let attributes = clusterAttributes(from: nil, to: rootInitial)
-            let list = attributes.isEmpty ? "" : " [\(attributes.dropFirst(2))]"
+            // By UTF-8 bytes, not characters: Embedded Swift links no grapheme-breaking tables.
+            let list = attributes.isEmpty ? "" : " [\(String(decoding: attributes.utf8.dropFirst(2), as: UTF8.self))]"
             text += "    \"[*]\" [shape=point, label=\"\"];\n    \"[*]\" -> \(node(rootInitial))\(list);\n"
         }
         for edge in transitions {
@@ -150,5 +151,21 @@ extension Statechart where StateID: CustomStringConvertible, Event: CustomString
     /// The chart as a Graphviz DOT digraph, labelled by `description`.
     public func graphvizDOT(name: String = "Statechart") -> String {
         graphvizDOT(name: name, stateName: { $0.description }, eventName: { $0.description })
+    }
+}
+
+extension Statechart {
+    /// The ID of `state`'s node in ``graphvizDOT(name:stateName:eventName:)``: its raw value,
+    /// such as `3` (the DOT text quotes it, `"3"`). A compound or parallel state's node is the
+    /// invisible point inside its cluster, `cluster_3`; its label is the state's name.
+    public static func diagramNodeID(of state: StateID) -> String {
+        "\(state.rawValue)"
+    }
+
+    /// The IDs of the diagram nodes (``diagramNodeID(of:)``) of every state active in `state`
+    /// — compound and parallel ones included — in the order of their raw values: what a
+    /// plugin names as its active nodes, to be lit in ``graphvizDOT(name:stateName:eventName:)``.
+    public func activeDiagramNodes(in state: StatechartState<StateID>) -> [String] {
+        state.activeStates.map(Self.diagramNodeID(of:))
     }
 }

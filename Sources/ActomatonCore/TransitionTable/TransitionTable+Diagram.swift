@@ -109,7 +109,22 @@ extension TransitionTable {
     }
 }
 
+extension TransitionTable {
+    /// The ID of `state`'s node in ``graphvizDOT(name:initial:states:inputs:stateName:inputName:)``:
+    /// its name (the DOT text quotes it). What a plugin names as its one active node, to be lit
+    /// in the diagram.
+    public static func diagramNodeID(of state: State, stateName: (State) -> String) -> String {
+        stateName(state)
+    }
+}
+
 extension TransitionTable where State: CustomStringConvertible, Input: CustomStringConvertible {
+    /// The ID of `state`'s node in ``graphvizDOT(name:initial:states:inputs:)``: its
+    /// `description`.
+    public static func diagramNodeID(of state: State) -> String {
+        state.description
+    }
+
     /// The table as a Graphviz DOT digraph, labelled by `description`.
     public func graphvizDOT(
         name: String = "TransitionTable", initial: State? = nil, states: [State] = [], inputs: [Input] = []

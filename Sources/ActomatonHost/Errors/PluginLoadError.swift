@@ -5,7 +5,7 @@ import ActomatonPluginContract
 ///
 /// Its description is the one line the CLI prints after `error: `, written for someone who has
 /// never seen the project, e.g.
-/// `/srv/plugins/x.so: plugin ABI version 3 is not supported (this host speaks 1)`.
+/// `/srv/plugins/x.so: plugin ABI version 3 is not supported (this host speaks versions 1 to 2)`.
 /// Whatever the error, nothing changed: no plugin state, no other plugin; on a reload the
 /// machine goes on with the version it had.
 public struct PluginLoadError: Error, Sendable, Hashable, CustomStringConvertible {

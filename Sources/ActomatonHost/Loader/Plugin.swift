@@ -201,11 +201,13 @@ final class PreparedAction: @unchecked Sendable {
     }
 }
 
-/// The plugin's lifecycle functions, checked non-`NULL` at load.
+/// The plugin's lifecycle functions, checked non-`NULL` at load, and its `active` function
+/// (ABI version 2), which may be `NULL`.
 struct LifecycleFunctions: @unchecked Sendable {
     let create: @convention(c) (UnsafePointer<actomaton_host>?) -> UnsafeMutableRawPointer?
     let destroy: @convention(c) (UnsafeMutableRawPointer?) -> Void
     let snapshot: @convention(c) (UnsafeRawPointer?, UnsafeMutablePointer<UInt8>?, Int) -> Int
     let restore: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<UInt8>?, Int) -> Int32
     let describe: @convention(c) (UnsafeRawPointer?, UnsafeMutablePointer<CChar>?, Int) -> Int
+    let active: (@convention(c) (UnsafeRawPointer?, UnsafeMutablePointer<CChar>?, Int) -> Int)?
 }

@@ -117,7 +117,7 @@ struct PluginLoader {
     /// validated → ready: prepares one libffi call interface per action.
     private mutating func prepareCalls() {
         guard case let .validated(manifest, pointer, _, identity) = state else { preconditionFailure("prepareCalls from \(state)") }
-        let raw = pointer.pointee
+        let raw = ManifestReader.fields(of: pointer)
         var prepared: [PreparedAction] = []
         for (index, action) in manifest.actions.enumerated() {
             let types = action.parameters.map(\.type)
@@ -130,7 +130,7 @@ struct PluginLoader {
             prepared.append(PreparedAction(interface: interface, entry: raw.actions[index].entry!, parameterTypes: types))
         }
         let functions = LifecycleFunctions(create: raw.create!, destroy: raw.destroy!, snapshot: raw.snapshot!,
-                                           restore: raw.restore!, describe: raw.describe!)
+                                           restore: raw.restore!, describe: raw.describe!, active: raw.active)
         state = .ready(Plugin(path: path, manifest: manifest, fileIdentity: identity, code: .native(actions: prepared, functions: functions)))
     }
 }

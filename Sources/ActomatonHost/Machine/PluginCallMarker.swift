@@ -23,6 +23,7 @@ final class PluginCallMarker: @unchecked Sendable {
         static let snapshot: StaticString = "snapshot"
         static let restore: StaticString = "restore"
         static let describe: StaticString = "describe"
+        static let active: StaticString = "active"
     }
 
     init(plugin: String, actions: [String]) {

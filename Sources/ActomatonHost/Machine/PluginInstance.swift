@@ -219,6 +219,36 @@ public final class PluginInstance: PluginRuntime, @unchecked Sendable {
             throw .describeFailed(error.description)
         }
     }
+
+    /// The names of the diagram's nodes active in the state (the plugin's `active`), at most
+    /// `ActiveNodes.maxCount` of at most `ActiveNodes.maxNameBytes` bytes each; `nil` when
+    /// the plugin has no `active` function.
+    public func activeNodes() throws(PluginCallError.Reason) -> [String]? {
+        guard let active = functions.active else { return nil }
+        let state = UnsafeRawPointer(scratch.pointee.statePointer)
+        let bytes: [UInt8]
+        do {
+            bytes = try marker.call(PluginCallMarker.Call.active) { () throws(SizedCall.Failure) in
+                try SizedCall.run(limit: ActiveNodes.maxBytes) { buffer, capacity in
+                    buffer.withMemoryRebound(to: CChar.self, capacity: max(capacity, 1)) { active(state, $0, capacity) }
+                }
+            }
+        } catch {
+            throw .describeFailed(ActiveNodes.failure(error.description))
+        }
+        do throws(ActiveNodes.Problem) {
+            return try ActiveNodes.parse(bytes)
+        } catch {
+            throw .describeFailed(ActiveNodes.failure(error.description))
+        }
+    }
+}
+
+extension ActiveNodes {
+    /// The one line of a ``PluginCallError/Reason/describeFailed(_:)`` for a bad `active`.
+    static func failure(_ problem: String) -> String {
+        "its active nodes: \(problem)"
+    }
 }
 
 /// Writes `line` and a newline to standard error, with control characters escaped.

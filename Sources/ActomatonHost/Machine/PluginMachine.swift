@@ -364,6 +364,8 @@ public actor PluginMachine: EffectQueueHost {
                 do throws(PluginCallError.Reason) { return try runtime.describe() } catch { throw PluginCallError(error, plugin: name) }
             }
             : nil
+        // Right after the description, in the same turn: the same state.
+        let active = describesState ? activeNodesResult() : nil
         var acknowledgement = PluginAcknowledgement.immediate(action: input.action, plugin: name)
         var keys: [Int64?] = Array(repeating: nil, count: requests.count)
         if step.journal, let journal {
@@ -371,7 +373,8 @@ public actor PluginMachine: EffectQueueHost {
             var message: (@Sendable () -> String)?
             if input.receipt != nil || journalMessage != nil, case .success = outcome {
                 let made = PluginTransition(plugin: name, sequence: step.sequence, action: input.action, origin: input.origin,
-                                            outcome: outcome, cancelled: cancelled, state: described, acknowledgement: acknowledgement)
+                                            outcome: outcome, cancelled: cancelled, state: described, activeNodes: active,
+                                            acknowledgement: acknowledgement)
                 if let request = input.receipt {
                     receipt = JournaledReceipt(plugin: journalName, key: request.key, fingerprint: request.fingerprint,
                                                answer: request.answer(made), expires: request.expires)
@@ -396,7 +399,8 @@ public actor PluginMachine: EffectQueueHost {
             }
         }
         transitions.append(PluginTransition(plugin: name, sequence: step.sequence, action: input.action, origin: input.origin,
-                                            outcome: outcome, cancelled: cancelled, state: described, acknowledgement: acknowledgement))
+                                            outcome: outcome, cancelled: cancelled, state: described, activeNodes: active,
+                                            acknowledgement: acknowledgement))
         guard !requests.isEmpty else { return .empty }
         let (clock, budget, journal, depth, epoch) = (self.clock, effectBudget, self.journal, input.depth, journalEpoch)
         return Effect.combine(requests.enumerated().map { index, request in
@@ -447,6 +451,33 @@ public actor PluginMachine: EffectQueueHost {
     /// The plugin's description of the state.
     public func describe() throws(PluginCallError) -> String {
         do throws(PluginCallError.Reason) { return try runtime.describe() } catch { throw PluginCallError(error, plugin: name) }
+    }
+
+    /// The names of the plugin's diagram nodes active in the state (its `active` function,
+    /// ABI version 2), at most `ActiveNodes.maxCount`; `nil` when the plugin names none
+    /// (`PluginManifest.namesActiveNodes`). The diagram itself is
+    /// `plugin.manifest.diagram` (`PluginManifest.diagram`).
+    public func activeNodes() throws(PluginCallError) -> [String]? {
+        do throws(PluginCallError.Reason) { return try runtime.activeNodes() } catch { throw PluginCallError(error, plugin: name) }
+    }
+
+    /// The state as a transition shows it — its description and its active nodes, asked one
+    /// right after the other in one turn of the machine — for a state reached otherwise: after
+    /// ``recover()``, ``restore(_:)`` or a reload, or before the first action.
+    public func describedState() -> PluginDescribedState {
+        PluginDescribedState(
+            description: Result { () throws(PluginCallError) in try describe() },
+            activeNodes: activeNodesResult()
+        )
+    }
+
+    /// ``activeNodes()`` as a transition carries it: `nil` when the plugin names none.
+    private func activeNodesResult() -> Result<[String], PluginCallError>? {
+        do throws(PluginCallError.Reason) {
+            return try runtime.activeNodes().map { .success($0) }
+        } catch {
+            return .failure(PluginCallError(error, plugin: name))
+        }
     }
 
     /// Replaces the state with one read from `snapshot`; the plugin may refuse it.

@@ -35,6 +35,13 @@ public protocol PluginRuntime: AnyObject, Sendable {
     /// ``PluginLimits/maxDescriptionBytes``.
     func describe() throws(PluginCallError.Reason) -> String
 
+    /// The names of the plugin's diagram nodes that are active in the state (its `active`
+    /// function, ABI version 2), checked against the contract's limits (`ActiveNodes`);
+    /// `nil` when the plugin names none (`PluginManifest.namesActiveNodes` is false). A bad
+    /// value fails with ``PluginCallError/Reason/describeFailed(_:)``, one line saying which.
+    /// The machine asks right after ``describe()``, in the same turn.
+    func activeNodes() throws(PluginCallError.Reason) -> [String]?
+
     /// The worker process's ID, when the state lives in one that is running.
     var workerProcessID: Int32? { get }
 }

@@ -33,6 +33,12 @@ public struct PluginTransition: Sendable {
     /// The plugin's description of the state after the transition, or why it could not be
     /// had; `nil` when the machine does not describe states (`describesState`).
     public var state: Result<String, PluginCallError>?
+    /// The names of the plugin's diagram nodes active in the state after the transition
+    /// (`PluginManifest.diagram`, its `active` function), asked right after the description
+    /// in the same turn, or why they could not be had (a list past the contract's limits
+    /// fails with one line, as a description does); `nil` when the machine does not describe
+    /// states or the plugin names no active nodes (`PluginManifest.namesActiveNodes`).
+    public var activeNodes: Result<[String], PluginCallError>? = nil
     /// When the transition counts as acknowledged (durable, per the journal's
     /// ``JournalSyncPolicy``).
     public var acknowledgement: PluginAcknowledgement
@@ -46,6 +52,22 @@ public struct PluginTransition: Sendable {
     /// cancellations); empty when it failed.
     public var started: [PluginEffectRequest] {
         effects.filter { if case .cancel = $0 { false } else { true } }
+    }
+}
+
+/// A plugin's state as a transition shows it, for a state reached otherwise (after a recovery,
+/// a restore or a reload): ``PluginMachine/describedState()``.
+public struct PluginDescribedState: Sendable {
+    /// The plugin's description of the state, or why it could not be had.
+    public var description: Result<String, PluginCallError>
+    /// The names of the diagram's nodes active in the state, or why they could not be had;
+    /// `nil` when the plugin names none.
+    public var activeNodes: Result<[String], PluginCallError>?
+
+    /// Creates a described state.
+    public init(description: Result<String, PluginCallError>, activeNodes: Result<[String], PluginCallError>?) {
+        self.description = description
+        self.activeNodes = activeNodes
     }
 }
 

@@ -93,6 +93,15 @@ final class WasmInstance: PluginRuntime, @unchecked Sendable {
         }
     }
 
+    func activeNodes() throws(PluginCallError.Reason) -> [String]? {
+        guard let machine else { throw recovery.stopped ?? .pluginStopped("it is stopped") }
+        do {
+            return try machine.activeNodes()
+        } catch {
+            throw .describeFailed(ActiveNodes.failure("\(error.message)\(words(error))"))
+        }
+    }
+
     // MARK: Recovery
 
     /// `; ` and what recovery did, when the call trapped.

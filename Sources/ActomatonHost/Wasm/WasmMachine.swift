@@ -37,6 +37,8 @@ final class WasmMachine: @unchecked Sendable {
     private let restoreFunction: Function
     private let describeFunction: Function
     private let manifestFunction: Function
+    /// `actomaton_active`, once a manifest that says the module names active nodes is bound.
+    private var activeFunction: Function?
     /// One export per action, in manifest order, with its parameter types; empty until the
     /// manifest is read.
     private(set) var actions: [Function] = []
@@ -90,7 +92,7 @@ final class WasmMachine: @unchecked Sendable {
         } catch {
             throw PluginLoadError(.wasm("actomaton_abi_version trapped: \(error.message)"), at: path)
         }
-        guard version == WasmPluginModule.abiVersion else {
+        guard WasmPluginModule.abiVersions.contains(version) else {
             throw PluginLoadError(.manifest(.unsupportedABIVersion(found: version, supported: WasmPluginModule.abiVersion)), at: path)
         }
         if let plugin { try bindActions(of: plugin.manifest, plugin: plugin) }
@@ -136,6 +138,16 @@ final class WasmMachine: @unchecked Sendable {
                     + "but '\(action)' needs \(signatureText(expected))"), at: path)
             }
             bound.append(function)
+        }
+        if manifest.namesActiveNodes {
+            let (name, type) = WasmPluginModule.activeExport
+            guard let function = instance.exports[function: name] else {
+                throw PluginLoadError(.wasm("the manifest says the module names active nodes but it does not export \(name)"), at: path)
+            }
+            guard function.type == type else {
+                throw PluginLoadError(.wasm("the module's \(name) has the signature \(signatureText(function.type)), not \(signatureText(type))"), at: path)
+            }
+            activeFunction = function
         }
         actions = bound
         context.plugin = plugin
@@ -237,6 +249,19 @@ final class WasmMachine: @unchecked Sendable {
     /// The module's description of its state.
     func describe() throws(CallFailure) -> String {
         TerminalText.decoding(try readPacked(describeFunction, limit: PluginLimits.maxDescriptionBytes, what: "description"))
+    }
+
+    /// The names of the diagram's nodes active in the state (`actomaton_active`), checked by
+    /// `ActiveNodes`; `nil` when the module names none. A bad list is a ``CallFailure``
+    /// that did not trap.
+    func activeNodes() throws(CallFailure) -> [String]? {
+        guard let activeFunction else { return nil }
+        let bytes = try readPacked(activeFunction, limit: ActiveNodes.maxBytes, what: "list of active nodes")
+        do throws(ActiveNodes.Problem) {
+            return try ActiveNodes.parse(bytes)
+        } catch {
+            throw CallFailure(message: error.description, trapped: false)
+        }
     }
 
     /// Replaces the state from `bytes`; a refusal is a ``CallFailure`` that did not trap.

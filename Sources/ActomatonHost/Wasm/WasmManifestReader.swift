@@ -6,6 +6,7 @@ import WasmKit
 /// ``ManifestValidator``, the same rules as a `.so` manifest.
 ///
 ///     manifest = abi:u32 name:str version:str summary:str actions:u32 count:u32 capabilities:u32
+///                and from version 2: diagram:str active:u32           (40 bytes, 52 from version 2)
 ///     str      = offset:u32 length:u32          ({0, 0}: none)
 ///     action   = name:str parameters:u32 parameterCount:u32                 (16 bytes)
 ///     parameter = name:str type:u32                                          (12 bytes)
@@ -32,10 +33,10 @@ struct WasmManifestReader {
     func read(at offset: UInt32) throws(PluginManifestError) -> PluginManifest {
         var source = Source(reader: self, base: Int(offset))
         let version = try source.word(source.base, "the manifest")
-        guard version == WasmPluginModule.abiVersion else {
+        guard WasmPluginModule.abiVersions.contains(version) else {
             throw .unsupportedABIVersion(found: version, supported: WasmPluginModule.abiVersion)
         }
-        return try ManifestValidator.read(&source, abiVersion: WasmPluginModule.abiVersion)
+        return try ManifestValidator.read(&source, abiVersion: version)
     }
 
     /// The fields at their offsets in memory; every offset read is checked against its size.
@@ -49,9 +50,10 @@ struct WasmManifestReader {
             case .name: at = base + 4
             case .version: at = base + 12
             case .summary: at = base + 20
+            case .diagram: at = base + 40
             case let .actionName(action): at = try actionEntry(action)
             case let .parameterName(action, parameter): at = try parameterEntry(action, parameter)
-            case .actionCount, .parameterCount, .parameterType: return .absent
+            case .actionCount, .parameterCount, .parameterType, .activeFunction: return .absent
             }
             let start = Int(try word(at, what)), length = Int(try word(at + 4, what))
             if start == 0 && length == 0 { return .absent }
@@ -67,7 +69,8 @@ struct WasmManifestReader {
             case .actionCount: try word(base + 32, what)
             case let .parameterCount(action): try word(try actionEntry(action) + 12, what)
             case let .parameterType(action, parameter): try word(try parameterEntry(action, parameter) + 8, what)
-            case .name, .version, .summary, .actionName, .parameterName: 0
+            case .activeFunction: try word(base + 48, what)
+            case .name, .version, .summary, .actionName, .parameterName, .diagram: 0
             }
         }
 

@@ -8,8 +8,13 @@ final class WasmPluginModule: @unchecked Sendable {
     let module: Module
     let limits: WasmLimits
 
-    /// The contract version this host speaks.
-    static let abiVersion: UInt32 = 1
+    /// The newest contract version this host speaks.
+    static let abiVersion: UInt32 = 2
+    /// Every contract version this host accepts: version 2 added the manifest's diagram and
+    /// active-nodes flag, and the `actomaton_active` export.
+    static let abiVersions: ClosedRange<UInt32> = 1...2
+    /// The export that names the active nodes, required when a version-2 manifest says so.
+    static let activeExport = ("actomaton_active", FunctionType(parameters: [], results: [.i64]))
     /// The exports every module has, with their signatures.
     static let requiredExports: [(String, FunctionType)] = [
         ("actomaton_abi_version", FunctionType(parameters: [], results: [.i32])),

@@ -145,6 +145,20 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
         return try result.get().get()
     }
 
+    /// The names of the diagram's nodes active in the plugin's state, checked again here;
+    /// `nil`, without a round trip, when the plugin names none.
+    func activeNodes() throws(PluginCallError.Reason) -> [String]? {
+        guard plugin.manifest.namesActiveNodes else { return nil }
+        let result = call("the active nodes", .active) { reply throws(WorkerProtocol.Violation) in
+            switch reply {
+            case let .activeNodes(names): return Result<[String]?, PluginCallError.Reason>.success(names)
+            case let .failed(reason): return .failure(reason)
+            default: throw .unexpected(reply, answering: .active)
+            }
+        }
+        return try result.get().get()
+    }
+
     /// One round trip with the current worker: sends `request` and returns its reply; log lines
     /// on the way go to the log. Throws when there is no worker (`closed`) or it fails; the
     /// caller decides what a failure means for the worker (see `describe(_:of:timeout:)`).

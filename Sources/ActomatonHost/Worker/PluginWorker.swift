@@ -138,6 +138,8 @@ public enum PluginWorker {
                     return .restored
                 case .describe:
                     return .described(try instance.describe())
+                case .active:
+                    return .activeNodes(try instance.activeNodes())
                 case .load:
                     return .failed(.invalidRequest(action: "", message: "the plugin is loaded already"))
                 }

@@ -1,6 +1,6 @@
 import ActomatonPluginContract
 
-/// The protocol between `actomaton-host` and a plugin's worker process, version 1.
+/// The protocol between `actomaton-host` and a plugin's worker process, version 2.
 ///
 /// A worker is the same executable started in worker mode, connected to the host by a Unix
 /// stream socket pair (its end is descriptor 3). Each side writes frames and reads the other's:
@@ -17,13 +17,15 @@ import ActomatonPluginContract
 ///     worker → host   hello(version:u32)                      once, at start
 ///     host → worker   load(path:string, entry:string, maxFileSize:u64, allowUntrusted:u8)
 ///     worker → host   loaded(manifest) | loadFailed(kind:u8, message:string)
-///     host → worker   perform(action) | snapshot | restore(bytes) | describe
+///     host → worker   perform(action) | snapshot | restore(bytes) | describe | active
 ///     worker → host   performed(requests) | failed(reason) | snapshotTaken(bytes)
-///                     | restored | described(string)
+///                     | restored | described(string) | activeNodes(nodes)
 ///     worker → host   log(string)                              at any time before a reply
 ///
 ///     manifest = abi:u32 name:string version:string hasSummary:u8 [summary:string]
 ///                count:u32 (name:string parameterCount:u32 (name:string type:u32)*)*
+///                and from ABI version 2: hasDiagram:u8 [diagram:string] namesActive:u32 (0 or 1)
+///     nodes    = hasNodes:u8 [count:u32 name:string*]   (none: the plugin has no `active`)
 ///     requests = count:u32 request*;  request = kind:u8 (1 next, 2 delayed, 3 repeating,
 ///                4 cancel) then action [nanoseconds:u64 options] | id:string
 ///     options  = hasID:u8 [id:string] hasQueue:u8 [name:string policy:u8 (ACTOMATON_QUEUE_*) maxCount:u32]
@@ -37,8 +39,9 @@ import ActomatonPluginContract
 /// the expected answer is a protocol error. A worker is as untrusted as the plugin in it: the
 /// host treats a protocol error like a crash (kills the worker and restarts it).
 enum WorkerProtocol {
-    /// The version both sides speak; the worker says it first.
-    static let version: UInt32 = 1
+    /// The version both sides speak; the worker says it first. Version 2 added the diagram to
+    /// the manifest and the `active` request.
+    static let version: UInt32 = 2
     /// The largest frame: a snapshot at the contract's limit, plus room for the header.
     static let maxFrameBytes = PluginLimits.maxSnapshotBytes + 4096
     /// The most effect requests one action may return through a worker.
@@ -55,10 +58,10 @@ enum WorkerProtocol {
     /// What a frame is.
     enum Tag: UInt8, CustomStringConvertible {
         // host → worker
-        case load = 1, perform = 2, snapshot = 3, restore = 4, describe = 5
+        case load = 1, perform = 2, snapshot = 3, restore = 4, describe = 5, active = 6
         // worker → host
         case hello = 64, loaded = 65, loadFailed = 66, performed = 67, failed = 68
-        case snapshotTaken = 69, restored = 70, described = 71, log = 72
+        case snapshotTaken = 69, restored = 70, described = 71, log = 72, activeNodes = 73
 
         var description: String {
             switch self {
@@ -67,6 +70,7 @@ enum WorkerProtocol {
             case .snapshot: "snapshot"
             case .restore: "restore"
             case .describe: "describe"
+            case .active: "active"
             case .hello: "hello"
             case .loaded: "loaded"
             case .loadFailed: "loadFailed"
@@ -76,6 +80,7 @@ enum WorkerProtocol {
             case .restored: "restored"
             case .described: "described"
             case .log: "log"
+            case .activeNodes: "activeNodes"
             }
         }
     }
@@ -106,6 +111,8 @@ enum WorkerRequest: Equatable, Sendable {
     case restore([UInt8])
     /// Describe the state.
     case describe
+    /// Name the diagram's nodes active in the state.
+    case active
 
     /// The request's kind.
     var tag: WorkerProtocol.Tag {
@@ -115,6 +122,7 @@ enum WorkerRequest: Equatable, Sendable {
         case .snapshot: .snapshot
         case .restore: .restore
         case .describe: .describe
+        case .active: .active
         }
     }
 
@@ -129,7 +137,7 @@ enum WorkerRequest: Equatable, Sendable {
             writer.bool(allowWritableByOthers)
         case let .perform(name, arguments):
             writer.action(name: name, arguments: arguments)
-        case .snapshot, .describe:
+        case .snapshot, .describe, .active:
             break
         case let .restore(bytes):
             writer.data(bytes)
@@ -153,6 +161,7 @@ enum WorkerRequest: Equatable, Sendable {
             case .snapshot: self = .snapshot
             case .restore: self = .restore(try reader.data(limit: PluginLimits.maxSnapshotBytes))
             case .describe: self = .describe
+            case .active: self = .active
             default: throw WorkerProtocol.Violation("a \(tag) frame is not a request")
             }
             try reader.finish()
@@ -182,6 +191,8 @@ enum WorkerReply: Equatable, Sendable {
     case described(String)
     /// A line the plugin logged; may come at any time before a reply.
     case log(String)
+    /// The names of the diagram's nodes active in the state; `nil` when the plugin names none.
+    case activeNodes([String]?)
 
     /// The reply's kind.
     var tag: WorkerProtocol.Tag {
@@ -195,6 +206,7 @@ enum WorkerReply: Equatable, Sendable {
         case .restored: .restored
         case .described: .described
         case .log: .log
+        case .activeNodes: .activeNodes
         }
     }
 
@@ -211,6 +223,12 @@ enum WorkerReply: Equatable, Sendable {
         case .restored: break
         case let .described(text): writer.string(text)
         case let .log(line): writer.string(line)
+        case let .activeNodes(names):
+            writer.bool(names != nil)
+            if let names {
+                writer.u32(UInt32(truncatingIfNeeded: names.count))
+                for name in names { writer.string(name) }
+            }
         }
         return writer.finished()
     }
@@ -235,6 +253,7 @@ enum WorkerReply: Equatable, Sendable {
             case .restored: self = .restored
             case .described: self = .described(try reader.string(limit: PluginLimits.maxDescriptionBytes))
             case .log: self = .log(try reader.string(limit: WorkerProtocol.maxLogLineBytes))
+            case .activeNodes: self = .activeNodes(try reader.activeNodes())
             default: throw WorkerProtocol.Violation("a \(tag) frame is not a reply")
             }
             try reader.finish()
@@ -370,6 +389,11 @@ extension FrameWriter {
                 u32(parameter.type.rawValue)
             }
         }
+        if manifest.abiVersion >= 2 {
+            bool(manifest.diagram != nil)
+            if let diagram = manifest.diagram { string(diagram) }
+            u32(manifest.namesActiveNodes ? 1 : 0)
+        }
     }
 
     mutating func requests(_ requests: [PluginEffectRequest]) {
@@ -421,8 +445,8 @@ private func nanoseconds(_ duration: Duration) -> UInt64 {
     return UInt64(clamping: seconds) &* 1_000_000_000 &+ UInt64(clamping: attoseconds / 1_000_000_000)
 }
 
-/// A manifest's fields in frame order: `hasSummary:u8` before the summary, every other text
-/// a string, every number a `u32`.
+/// A manifest's fields in frame order: `hasSummary:u8` before the summary and `hasDiagram:u8`
+/// before the diagram, every other text a string, every number a `u32`.
 private struct FrameManifestSource: ManifestSource {
     var reader: FrameReader
     /// What was wrong with the frame itself, as opposed to the manifest in it.
@@ -430,7 +454,7 @@ private struct FrameManifestSource: ManifestSource {
 
     mutating func text(_ field: ManifestField, limit: Int, what: String) throws(PluginManifestError) -> ManifestText {
         do {
-            if field == .summary, try !reader.bool() { return .absent }
+            if field == .summary || field == .diagram, try !reader.bool() { return .absent }
             let length = Int(try reader.u32())
             guard length <= limit else { return .tooLong }
             return String(validating: try reader.take(length), as: UTF8.self).map(ManifestText.text) ?? .invalidUTF8
@@ -474,8 +498,8 @@ extension FrameReader {
     /// not trusted to have).
     mutating func manifest() throws(WorkerProtocol.Violation) -> PluginManifest {
         let abi = try u32()
-        guard abi == ManifestReader.supportedABIVersion else {
-            throw WorkerProtocol.Violation("the manifest has ABI version \(abi), not \(ManifestReader.supportedABIVersion)")
+        guard ManifestReader.supportedABIVersions.contains(abi) else {
+            throw WorkerProtocol.Violation("the manifest has ABI version \(abi), not one of \(ManifestReader.oldestSupportedABIVersion) to \(ManifestReader.supportedABIVersion)")
         }
         var source = FrameManifestSource(reader: self)
         do {
@@ -485,6 +509,21 @@ extension FrameReader {
         } catch {
             throw source.violation ?? WorkerProtocol.Violation("the manifest breaks the contract: \(error)")
         }
+    }
+
+    /// Active node names, checked by the contract's rules with `ActiveNodes.check(_:)` (the
+    /// worker is not trusted to have).
+    mutating func activeNodes() throws(WorkerProtocol.Violation) -> [String]? {
+        guard try bool() else { return nil }
+        let count = try self.count(limit: ActiveNodes.maxCount, of: "active nodes")
+        var names: [String] = []
+        for _ in 0..<count { names.append(try string(limit: ActiveNodes.maxNameBytes)) }
+        do throws(ActiveNodes.Problem) {
+            try ActiveNodes.check(names)
+        } catch {
+            throw WorkerProtocol.Violation("\(error)")
+        }
+        return names
     }
 
     /// Effect requests, each action checked against `plugin`'s vocabulary.

@@ -9,18 +9,31 @@
  *
  *   1. dlopen() the library and look up ACTOMATON_PLUGIN_ENTRY_SYMBOL.
  *   2. Call it with the ABI version the host speaks. The plugin returns its manifest.
- *   3. Read `abi_version`, the manifest's first field, before anything else. If it is not
- *      ACTOMATON_PLUGIN_ABI_VERSION the host stops there and reads nothing more.
+ *   3. Read `abi_version`, the manifest's first field, before anything else. The host accepts
+ *      every version from ACTOMATON_PLUGIN_MIN_ABI_VERSION to ACTOMATON_PLUGIN_ABI_VERSION
+ *      (1 and 2); for any other it stops there and reads nothing more. It then reads only the
+ *      fields that version has: nothing past `describe` of a version-1 manifest, whose
+ *      struct ends there.
  *   4. Validate the rest of the manifest: names, the action vocabulary (each action's name and
- *      typed parameters), and that every function pointer is present. A manifest with an
- *      unknown parameter type or a duplicate action name is refused.
+ *      typed parameters), that every required function pointer is present, and (version 2)
+ *      the diagram. A manifest with an unknown parameter type or a duplicate action name is
+ *      refused.
  *   5. For each action, prepare a libffi call interface from its parameter types, once. Every
  *      later call to that action goes through it: actions are called with their real C types,
  *      not through one untyped function.
  *   6. For each machine it runs, call `create` with a host function table bound to that
  *      machine (the function pointers are libffi closures, so two machines of the same
  *      plugin get different pointers and the plugin needs no global state).
- *   7. Call actions, `describe`, `snapshot` and `restore` on that state; finally `destroy`.
+ *   7. Call actions, `describe` (and `active`, right after it, when the plugin has one),
+ *      `snapshot` and `restore` on that state; finally `destroy`.
+ *
+ * Versions: the contract grows only at the end of its structs, and each addition says the
+ * version it appeared in ("since ABI version 2"). A plugin built for an older version keeps
+ * loading and working unchanged; the host never reads a field its version does not have.
+ *
+ *   version 1   the manifest up to `describe`; the host table as it is.
+ *   version 2   the manifest's `diagram` (Graphviz DOT) and `active` (the diagram's nodes
+ *               active in a state), both optional (NULL).
  *
  * Threads: the host calls into one state from one thread at a time, never concurrently. It
  * may call different states of the same plugin concurrently, so a plugin keeps everything
@@ -45,8 +58,13 @@ extern "C" {
 #endif
 
 /* The version of this contract. Any change to a struct layout, a function signature or the
- * meaning of a value bumps it; a host refuses a plugin built against another version. */
-#define ACTOMATON_PLUGIN_ABI_VERSION 1u
+ * meaning of a value bumps it. A host accepts a plugin built for any version from
+ * ACTOMATON_PLUGIN_MIN_ABI_VERSION to its own, and refuses any other; a plugin sets its
+ * manifest's `abi_version` to the version it was built against. */
+#define ACTOMATON_PLUGIN_ABI_VERSION 2u
+
+/* The oldest version a host of this header accepts (since ABI version 2). */
+#define ACTOMATON_PLUGIN_MIN_ABI_VERSION 1u
 
 /* The one symbol a plugin exports, of type actomaton_plugin_entry_fn. */
 #define ACTOMATON_PLUGIN_ENTRY_SYMBOL "actomaton_plugin_entry"
@@ -230,7 +248,8 @@ typedef struct actomaton_action {
  * version beside the old one, from a private copy of the file. */
 typedef struct actomaton_manifest {
     /* ACTOMATON_PLUGIN_ABI_VERSION as the plugin was built. Must be the first field: the host
-     * reads it before anything else, and reads nothing else when it differs. */
+     * reads it before anything else, reads nothing else when it is not a version it accepts
+     * (see ACTOMATON_PLUGIN_MIN_ABI_VERSION), and reads only the fields that version has. */
     uint32_t abi_version;
 
     /* The plugin's name: a valid name (see actomaton_parameter) used to address it. */
@@ -269,6 +288,24 @@ typedef struct actomaton_manifest {
      * is ACTOMATON_MAX_DESCRIPTION_SIZE; the host escapes control characters and invalid UTF-8
      * before it prints a description. */
     size_t (*describe)(const void *state, char *buffer, size_t capacity);
+
+    /* ---- Since ABI version 2. A version-1 manifest ends above; the host reads none of these. */
+
+    /* The plugin's state diagram as Graphviz DOT text (UTF-8, NUL-terminated, at most
+     * ACTOMATON_MAX_DIAGRAM_SIZE bytes), or NULL for none. An inspector renders it and lights
+     * the nodes `active` names. Node IDs in it are what `active` writes: a quoted ID such as
+     * "X to move" is named without its quotes. Read once, at load. */
+    const char *diagram;
+
+    /* Writes the IDs of the diagram's nodes that are active in `state`, separated by '\n' (a
+     * final '\n' is allowed), as UTF-8, with the same convention as `describe`:
+     * returns the length, writes nothing when it is more than `capacity`, needs no NUL.
+     * Nothing (length 0) means no node is active. Or NULL: the plugin names no active nodes.
+     * Limits: at most ACTOMATON_MAX_ACTIVE_NODES names, each 1..ACTOMATON_MAX_NODE_NAME_LENGTH
+     * bytes without control characters, ACTOMATON_MAX_ACTIVE_SIZE bytes in all; a value past
+     * one fails the call with one line, like a `describe` past its limit. The host calls it
+     * right after `describe`, from the same thread. */
+    size_t (*active)(const void *state, char *buffer, size_t capacity);
 } actomaton_manifest;
 
 /* The entry symbol's type. `host_abi_version` is the version the host speaks; return the
@@ -291,6 +328,16 @@ const char *actomaton_type_name(actomaton_type type);
  * ------------------------------------------------------------------------------------- */
 #define ACTOMATON_MAX_VERSION_LENGTH 64u  /* bytes in the manifest's `version` (since ABI version 1) */
 #define ACTOMATON_MAX_SUMMARY_LENGTH 200u /* bytes in the manifest's `summary` (since ABI version 1) */
+
+/* ---------------------------------------------------------------------------------------
+ * Since ABI version 2: the limits of the diagram and of the active nodes.
+ * ------------------------------------------------------------------------------------- */
+#define ACTOMATON_MAX_DIAGRAM_SIZE 65536u     /* bytes of the manifest's `diagram` (64 KiB) */
+#define ACTOMATON_MAX_ACTIVE_NODES 64u        /* names `active` may write */
+#define ACTOMATON_MAX_NODE_NAME_LENGTH 256u   /* bytes in one name `active` writes */
+/* Bytes `active` may ask for: ACTOMATON_MAX_ACTIVE_NODES names of
+ * ACTOMATON_MAX_NODE_NAME_LENGTH bytes, each with its '\n' (64 * 257). */
+#define ACTOMATON_MAX_ACTIVE_SIZE 16448u
 
 #ifdef __cplusplus
 }
