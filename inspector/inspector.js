@@ -342,21 +342,23 @@ function diagramView(plugin, box) {
       const answer = await api("GET", "/v1/plugins/" + encodeURIComponent(plugin.name) + "/diagram");
       if (answer.svg) {
         box.replaceChildren(sanitizedSVG(answer.svg));
-        for (const group of box.querySelectorAll("g.node")) {
-          const title = group.querySelector("title");
+        // A node's title is its ID; a compound state is drawn as the cluster "cluster_ID".
+        for (const group of box.querySelectorAll("g.node, g.cluster")) {
+          const title = group.querySelector(":scope > title");
           if (!title) continue;
-          const name = title.textContent;
+          const name = group.classList.contains("cluster") ? title.textContent.replace(/^cluster_/, "") : title.textContent;
+          group.dataset.node = name;
           if (!nodes.has(name)) nodes.set(name, []);
           nodes.get(name).push(group);
         }
       } else {
         const list = el("ul", {className: "nodes"});
-        for (const name of answer.nodes) {
-          const item = el("li", {"data-node": name}, name);
-          nodes.set(name, [item]);
+        for (const node of answer.nodes) {
+          const item = el("li", {"data-node": node.name}, node.label);
+          nodes.set(node.name, [item]);
           list.append(item);
         }
-        box.append(el("p", {className: "hint"}, "Graphviz is not installed on the host: the states, as a list."), list);
+        box.append(el("p", {className: "hint"}, `No drawing (${answer.problem}): the states, as a list.`), list);
       }
       light(active);
     } catch (error) {

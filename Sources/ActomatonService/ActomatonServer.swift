@@ -110,6 +110,7 @@ public final class ActomatonServer: Service, Sendable {
                       forwarder: forwarder, journalChanges: journalChanges, journalWatchers: journalWatchers)
             .add(to: router)
         InspectorRoutes().add(to: router)
+        DiagramRoute(catalog: registry.catalog).add(to: router)
         return router
     }
 

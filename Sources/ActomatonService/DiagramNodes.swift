@@ -12,8 +12,10 @@ struct DiagramNodes: Sendable, Equatable {
     /// The most nodes read from one diagram; the rest are left out of the list.
     static let maxNodes = 1000
 
-    /// The nodes in the order the text first mentions them, subgraph clusters as
-    /// `cluster_NAME` nodes left out (a plugin names the state, and the page lights its cluster).
+    /// The nodes in the order the text first mentions them. A node drawn as a cluster's anchor
+    /// (the core's statecharts draw a compound state `N` as the cluster `cluster_N` with a
+    /// hidden node `N` inside) takes the cluster's label; nodes labelled empty stay in the list
+    /// with their name as the label.
     var nodes: [Node] = []
 
     init(dot: String) {
@@ -22,6 +24,14 @@ struct DiagramNodes: Sendable, Equatable {
         var seen: [String: Int] = [:]
         var lastNode: Int?
         var afterEdge = false
+        var clusters: [String?] = []  // the subgraph each open brace belongs to
+        var pendingSubgraph: String?
+        var clusterLabels: [String: String] = [:]
+        defer {
+            for index in nodes.indices where nodes[index].label.isEmpty {
+                nodes[index].label = clusterLabels["cluster_" + nodes[index].name] ?? nodes[index].name
+            }
+        }
         func add(_ name: String) -> Int? {
             if let known = seen[name] { return known }
             guard nodes.count < Self.maxNodes else { return nil }
@@ -51,6 +61,13 @@ struct DiagramNodes: Sendable, Equatable {
                 } while depth > 0 && index < tokens.count
                 lastNode = nil
                 continue
+            case .punctuation("{"):
+                clusters.append(pendingSubgraph)
+                pendingSubgraph = nil
+                lastNode = nil
+            case .punctuation("}"):
+                _ = clusters.popLast()
+                lastNode = nil
             case .punctuation("-"):
                 // An edge: its attributes are the edge's, not its ends'.
                 lastNode = nil
@@ -64,9 +81,17 @@ struct DiagramNodes: Sendable, Equatable {
                     if text.lowercased() != "node", text.lowercased() != "edge", case .word? = next { index += 1 }
                 } else if text.lowercased() == "subgraph" && !token.isQuoted {
                     lastNode = nil
-                    if case .word? = next { index += 1 }
+                    if case let .word(name, _)? = next {
+                        pendingSubgraph = name
+                        index += 1
+                    }
                 } else if next == .punctuation("=") {
-                    index += 2  // a graph attribute: name = value
+                    // A graph attribute: name = value; a cluster's label is kept for its anchor.
+                    if text == "label", index + 2 < tokens.count, case let .word(value, _) = tokens[index + 2],
+                       let cluster = clusters.last ?? nil {
+                        clusterLabels[cluster] = value
+                    }
+                    index += 2
                     lastNode = nil
                 } else if text.hasPrefix("cluster_") {
                     lastNode = nil

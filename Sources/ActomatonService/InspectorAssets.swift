@@ -214,6 +214,7 @@ ol.log .origin { font-size: .85em; color: var(--muted); }
 ol.log .effects, ol.log .after { font-family: ui-monospace, monospace; font-size: .85em; color: var(--muted); overflow-wrap: anywhere; }
 .diagram svg { max-width: 100%; height: auto; background: white; border: 1px solid var(--line); }
 .diagram g.node.active polygon, .diagram g.node.active ellipse, .diagram g.node.active path { fill: var(--lit); }
+.diagram g.cluster.active > polygon, .diagram g.cluster.active > path { fill: #fff4dc; stroke: var(--lit); stroke-width: 2; }
 .diagram ul.nodes li.active { font-weight: 600; color: var(--lit); }
 ul.keys { columns: 3; padding-left: 1.2em; }
 .connection { font-style: italic; }
@@ -570,21 +571,23 @@ function diagramView(plugin, box) {
       const answer = await api("GET", "/v1/plugins/" + encodeURIComponent(plugin.name) + "/diagram");
       if (answer.svg) {
         box.replaceChildren(sanitizedSVG(answer.svg));
-        for (const group of box.querySelectorAll("g.node")) {
-          const title = group.querySelector("title");
+        // A node's title is its ID; a compound state is drawn as the cluster "cluster_ID".
+        for (const group of box.querySelectorAll("g.node, g.cluster")) {
+          const title = group.querySelector(":scope > title");
           if (!title) continue;
-          const name = title.textContent;
+          const name = group.classList.contains("cluster") ? title.textContent.replace(/^cluster_/, "") : title.textContent;
+          group.dataset.node = name;
           if (!nodes.has(name)) nodes.set(name, []);
           nodes.get(name).push(group);
         }
       } else {
         const list = el("ul", {className: "nodes"});
-        for (const name of answer.nodes) {
-          const item = el("li", {"data-node": name}, name);
-          nodes.set(name, [item]);
+        for (const node of answer.nodes) {
+          const item = el("li", {"data-node": node.name}, node.label);
+          nodes.set(node.name, [item]);
           list.append(item);
         }
-        box.append(el("p", {className: "hint"}, "Graphviz is not installed on the host: the states, as a list."), list);
+        box.append(el("p", {className: "hint"}, `No drawing (${answer.problem}): the states, as a list.`), list);
       }
       light(active);
     } catch (error) {

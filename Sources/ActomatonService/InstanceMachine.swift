@@ -36,6 +36,9 @@ public struct InstanceTransition: Sendable, Hashable {
     public var started: [String]
     /// The effect IDs the action cancelled.
     public var cancelled: [String]
+    /// The plugin's diagram nodes active in the state after the transition; `nil` when the
+    /// plugin names none, or they could not be had.
+    public var active: [String]?
 
     /// The transition the machine reported, as the service numbers and describes it.
     init(_ transition: PluginTransition, seq: UInt64) {
@@ -63,6 +66,7 @@ public struct InstanceTransition: Sendable, Hashable {
         state = if case let .success(text)? = transition.state { text } else { nil }
         started = transition.started.map(\.description)
         cancelled = transition.cancelled
+        active = if case let .success(names)? = transition.activeNodes { names } else { nil }
     }
 }
 
@@ -102,6 +106,8 @@ public struct InstanceStatus: Sendable, Hashable {
     public var timers: [PendingTimer]
     /// How many effects are running or waiting.
     public var effects: Int
+    /// The plugin's diagram nodes active in the state; `nil` when the plugin names none.
+    public var active: [String]? = nil
 }
 
 /// A passivated instance: what its machine left when it was freed, enough to make it again.
@@ -235,12 +241,16 @@ public final class InstanceMachine: Sendable {
                 throw PluginCallError(.restoreRefused("its journal cannot be read: \(error)"), plugin: type.name)
             }
             // Not `sequence`: a timer due at once may have fired by now, its transition not yet told.
-            observed.setRecovered(seq: await machine.recoveredSequence, state: try? await machine.describe())
+            let described = await machine.describedState()
+            observed.setRecovered(seq: await machine.recoveredSequence, state: try? described.description.get(),
+                                  active: try? described.activeNodes?.get())
         } else if let restoring {
             try await machine.restore(restoring.snapshot)
-            observed.setInitialState(restoring.state)
+            let active = type.plugin.manifest.namesActiveNodes ? try? await machine.describedState().activeNodes?.get() : nil
+            observed.setInitialState(restoring.state, active: active)
         } else {
-            observed.setInitialState(try? await machine.describe())
+            let described = await machine.describedState()
+            observed.setInitialState(try? described.description.get(), active: try? described.activeNodes?.get())
         }
     }
 
@@ -290,7 +300,8 @@ public final class InstanceMachine: Sendable {
         await turn.acquire()
         defer { turn.release() }
         try await machine.restore(bytes)
-        observed.setInitialState(try? await machine.describe())
+        let described = await machine.describedState()
+        observed.setInitialState(try? described.description.get(), active: try? described.activeNodes?.get())
     }
 
     /// How many effects are running or waiting.
@@ -335,6 +346,7 @@ private final class ObservedTransitions: Sendable {
         /// The seq of the last transition `onTransition` was told (returned from).
         var told: UInt64 = 0
         var state: String?
+        var active: [String]?
         var timers: [PendingTimer] = []
         var input: InstanceTransition?
         var onTransition: (@Sendable (InstanceTransition) -> Void)?
@@ -359,15 +371,19 @@ private final class ObservedTransitions: Sendable {
         state.withLock { $0.onTransition }
     }
 
-    func setInitialState(_ description: String?) {
-        state.withLock { $0.state = description }
+    func setInitialState(_ description: String?, active: [String]?) {
+        state.withLock { state in
+            state.state = description
+            state.active = active
+        }
     }
 
-    func setRecovered(seq: UInt64, state description: String?) {
+    func setRecovered(seq: UInt64, state description: String?, active: [String]?) {
         state.withLock { state in
             state.seq = max(state.seq, seq)
             state.told = max(state.told, seq)
             state.state = description
+            state.active = active
         }
     }
 
@@ -388,7 +404,7 @@ private final class ObservedTransitions: Sendable {
         state.withLock { state in
             // Queue policies may drop a timer without a transition: never report more than run.
             if state.timers.count > running { state.timers.removeFirst(state.timers.count - running) }
-            return InstanceStatus(seq: state.seq, state: state.state, timers: state.timers, effects: running)
+            return InstanceStatus(seq: state.seq, state: state.state, timers: state.timers, effects: running, active: state.active)
         }
     }
 
@@ -400,6 +416,7 @@ private final class ObservedTransitions: Sendable {
             state.seq = seqBase + transition.sequence
             let made = InstanceTransition(transition, seq: state.seq, origin: origin, effectID: effectID)
             state.state = made.state
+            state.active = made.active
             if origin == .delayed, let index = state.timers.firstIndex(where: {
                 $0.kind == "delayed" && $0.id == effectID && $0.action == transition.action.name
             }) {

@@ -46,7 +46,7 @@ enum ServiceJSON {
             ("state", embedded(transition.state)),
             ("started", strings(transition.started)),
             ("cancelled", strings(transition.cancelled)),
-        ])
+        ] + active(transition.active))
     }
 
     /// One watcher message: a transition with where its action came from.
@@ -61,7 +61,7 @@ enum ServiceJSON {
             ("state", embedded(transition.state)),
             ("started", strings(transition.started)),
             ("cancelled", strings(transition.cancelled)),
-        ])
+        ] + active(transition.active))
     }
 
     /// What `GET /v1/machines/{plugin}/{key}` answers.
@@ -82,7 +82,12 @@ enum ServiceJSON {
                 ])
             })),
             ("effects", String(status.effects)),
-        ])
+        ] + active(status.active))
+    }
+
+    /// The `active` member, when the plugin names its diagram's active nodes.
+    static func active(_ names: [String]?) -> [(key: String, value: String)] {
+        names.map { [(key: "active", value: strings($0))] } ?? []
     }
 
     /// `duration` in whole milliseconds, rounded up (a timer 0.2 ms from due is not yet due).
@@ -110,6 +115,7 @@ enum ServiceJSON {
                 ("abi", String(manifest.abiVersion)),
                 ("summary", manifest.summary.map(ServiceJSON.string) ?? "null"),
                 ("sandbox", type.plugin.isWebAssembly ? "\"wasm\"" : (type.isolation.isProcess ? "\"process\"" : "\"none\"")),
+                ("diagram", manifest.diagram == nil ? "false" : "true"),
                 ("actions", JSONText.array(manifest.actions.map { action in
                     JSONText.object([
                         ("name", ServiceJSON.string(action.name)),

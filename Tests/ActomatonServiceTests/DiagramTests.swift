@@ -21,6 +21,8 @@ import Testing
         let nodes = DiagramNodes(dot: dot).nodes
         #expect(nodes.map(\.name) == ["[*]", "X to move", "O to move", "X won", "3", "html", #"say "hi""#])
         #expect(nodes.first { $0.name == "3" }?.label == "draw")
+        let chart = DiagramNodes(dot: #"digraph { subgraph "cluster_7" { label="airborne"; "7" [shape=point, label=""]; "8" [label="rising"]; } }"#)
+        #expect(chart.nodes.map(\.label) == ["airborne", "rising"], "a cluster's anchor takes the cluster's label")
         #expect(nodes.first { $0.name == "html" }?.label == "<b>bold</b>")
         #expect(nodes.first { $0.name == "X won" }?.label == "X won", "a node without a label is its name")
     }
