@@ -131,5 +131,54 @@ const Actomaton = (() => {
     return node;
   }
 
-  return {APIError, api, watch, path, token, setToken, onTokenNeeded, element};
+  /// Adds the token panel and the "Forget token" button to the page's header, and asks there
+  /// for a token whenever the host answers 401 (with its message).
+  function installTokenPanel() {
+    const header = document.querySelector("header");
+    const input = element("input", {id: "token", type: "password", autocomplete: "off", required: true});
+    const problem = element("span", {id: "token-error", className: "error"});
+    const form = element("form", {id: "token-form"}, element("label", {}, "Token ", input), " ",
+      element("button", {type: "submit"}, "Use token"), " ", problem);
+    const panel = element("section", {id: "token-panel", hidden: true}, form);
+    const forget = element("button", {id: "forget-token", type: "button", hidden: !token()}, "Forget token");
+    forget.addEventListener("click", () => {
+      setToken(null);
+      location.reload();
+    });
+    header.append(forget);
+    header.after(panel);
+    onTokenNeeded((message) => new Promise((resolve) => {
+      problem.textContent = message;
+      panel.hidden = false;
+      input.value = "";
+      input.focus();
+      form.onsubmit = (event) => {
+        event.preventDefault();
+        setToken(input.value.trim());
+        panel.hidden = true;
+        forget.hidden = false;
+        resolve();
+      };
+    }));
+  }
+
+  /// Reads an instance's status and follows its transitions from there: `handlers.initial`
+  /// gets the status (null when the instance does not exist yet: its first action makes it,
+  /// and it is watched from seq 0), `handlers.transition` each transition after it, in order,
+  /// `handlers.status` how the connection is, `handlers.problem` why it cannot be followed.
+  async function followInstance(plugin, key, handlers) {
+    let status = null;
+    try {
+      status = await api("GET", path(plugin, key));
+    } catch (error) {
+      if (error.status !== 404) {
+        handlers.problem(error.message);
+        return null;
+      }
+    }
+    handlers.initial(status);
+    return watch(plugin, key, status ? status.seq : 0, handlers);
+  }
+
+  return {APIError, api, watch, path, token, setToken, onTokenNeeded, element, installTokenPanel, followInstance};
 })();

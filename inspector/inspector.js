@@ -2,7 +2,7 @@
 // timers and actions, live; its state diagram with the active nodes lit.
 "use strict";
 
-const {api, watch, path, element: el} = Actomaton;
+const {api, path, element: el} = Actomaton;
 
 const INTEGER_RANGES = {
   int8: [-128n, 127n], int16: [-32768n, 32767n], int32: [-2147483648n, 2147483647n],
@@ -15,30 +15,7 @@ const LOG_LIMIT = 200;
 let plugins = [];
 let view = null; // what the main area shows now: {close()} ends its watchers and timers
 
-// ---- The token ---------------------------------------------------------------------------
-
-Actomaton.onTokenNeeded((message) => new Promise((resolve) => {
-  const panel = document.getElementById("token-panel");
-  const form = document.getElementById("token-form");
-  const input = document.getElementById("token");
-  document.getElementById("token-error").textContent = Actomaton.token() ? message : "This host asks for a token: " + message;
-  panel.hidden = false;
-  input.value = "";
-  input.focus();
-  form.onsubmit = (event) => {
-    event.preventDefault();
-    Actomaton.setToken(input.value.trim());
-    panel.hidden = true;
-    document.getElementById("forget-token").hidden = false;
-    resolve();
-  };
-}));
-
-document.getElementById("forget-token").addEventListener("click", () => {
-  Actomaton.setToken(null);
-  location.reload();
-});
-document.getElementById("forget-token").hidden = !Actomaton.token();
+Actomaton.installTokenPanel();
 
 // ---- Routes: #/, #/PLUGIN, #/PLUGIN/KEY ------------------------------------------------------
 
@@ -67,7 +44,6 @@ async function start() {
     document.getElementById("main").replaceChildren(el("p", {className: "error"}, error.message));
     return;
   }
-  document.getElementById("forget-token").hidden = !Actomaton.token();
   const list = document.getElementById("plugin-list");
   list.replaceChildren(...plugins.map((plugin) => el("li", {},
     el("a", {href: "#/" + encodeURIComponent(plugin.name), "data-plugin": plugin.name}, plugin.name),
@@ -221,33 +197,31 @@ function showInstance(main, name, key) {
     refresh();
   }
 
-  function follow(after) {
-    if (watcher || closed) return;
-    watcher = watch(name, key, after, {transition, status: (text) => { connection.textContent = text; }});
-  }
-
-  (async () => {
-    try {
-      const status = await api("GET", path(name, key));
-      if (closed) return;
+  let exists = true;
+  Actomaton.followInstance(name, key, {
+    initial: (status) => {
+      if (!status) {
+        exists = false;
+        connection.textContent = "no such instance yet: an action creates it";
+        state.textContent = "";
+        return;
+      }
       seq.textContent = status.seq;
       showState(status.state);
       lit(status.active);
-      await refresh();
-      follow(status.seq);
-    } catch (error) {
-      if (error.status === 404) {
-        connection.textContent = "no such instance yet: an action creates it";
-        state.textContent = "";
-        document.addEventListener("actomaton:sent", function created() {
-          document.removeEventListener("actomaton:sent", created);
-          follow(0);
-        });
-      } else {
-        connection.textContent = error.message;
-      }
-    }
-  })();
+      refresh();
+    },
+    transition: (message) => {
+      exists = true;
+      transition(message);
+    },
+    // Until its first transition, a new instance's page says so rather than "reconnecting".
+    status: (text) => { if (exists) connection.textContent = text; },
+    problem: (message) => { connection.textContent = message; },
+  }).then((following) => {
+    watcher = following;
+    if (closed && watcher) watcher.close();
+  });
 
   return {
     close() {
@@ -307,7 +281,6 @@ function actionForm(plugin, key, action) {
     try {
       const answer = await api("POST", path(plugin.name, key), body);
       result.textContent = `seq ${answer.seq}: ${JSON.stringify(answer.state)}`;
-      document.dispatchEvent(new CustomEvent("actomaton:sent"));
     } catch (error) {
       result.className = "result error";
       result.textContent = error.message;

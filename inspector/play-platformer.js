@@ -2,7 +2,7 @@
 // POST; every window follows the instance through the watch WebSocket.
 "use strict";
 
-const {api, watch, path, element: el} = Actomaton;
+const {api, path, element: el} = Actomaton;
 const PLUGIN = "platformer";
 const key = decodeURIComponent(location.pathname.split("/").pop());
 const BINDINGS = [
@@ -20,21 +20,10 @@ const BINDINGS = [
   ["f", "fire", {action: "fire", args: []}],
   ["t", "tick", {action: "tick", args: []}],
 ];
-let watcher = null;
 let seq = 0;
 
 document.getElementById("key").textContent = key;
-Actomaton.onTokenNeeded((message) => new Promise((resolve) => {
-  const panel = document.getElementById("token-panel");
-  document.getElementById("token-error").textContent = message;
-  panel.hidden = false;
-  document.getElementById("token-form").onsubmit = (event) => {
-    event.preventDefault();
-    Actomaton.setToken(document.getElementById("token").value.trim());
-    panel.hidden = true;
-    resolve();
-  };
-}));
+Actomaton.installTokenPanel();
 
 document.querySelector("#keys tbody").append(...BINDINGS.map(([name, what]) =>
   el("tr", {}, el("td", {}, el("kbd", {}, name === " " ? "Space" : name)), el("td", {}, what))));
@@ -48,14 +37,6 @@ function show(state, at) {
   document.body.dataset.seq = at;
 }
 
-function follow(after) {
-  if (watcher) return;
-  watcher = watch(PLUGIN, key, after, {
-    transition: (message) => show(message.state, message.seq),
-    status: (text) => { document.getElementById("connection").textContent = text; },
-  });
-}
-
 document.addEventListener("keydown", async (event) => {
   if (event.target instanceof HTMLInputElement) return;
   const name = (event.shiftKey && event.key.startsWith("Arrow") ? "Shift+" : "") + event.key;
@@ -66,23 +47,14 @@ document.addEventListener("keydown", async (event) => {
   try {
     const answer = await api("POST", path(PLUGIN, key), JSON.stringify(binding[2]));
     show(answer.state, answer.seq);
-    follow(answer.seq);
   } catch (error) {
     document.getElementById("reason").textContent = error.message;
   }
 });
 
-(async () => {
-  try {
-    const status = await api("GET", path(PLUGIN, key));
-    show(status.state, status.seq);
-    follow(status.seq);
-  } catch (error) {
-    if (error.status !== 404) {
-      document.getElementById("reason").textContent = error.message;
-      return;
-    }
-    show(null, 0);
-    follow(0);
-  }
-})();
+Actomaton.followInstance(PLUGIN, key, {
+  initial: (status) => show(status ? status.state : null, status ? status.seq : 0),
+  transition: (message) => show(message.state, message.seq),
+  status: (text) => { document.getElementById("connection").textContent = text; },
+  problem: (message) => { document.getElementById("reason").textContent = message; },
+});

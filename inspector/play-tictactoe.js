@@ -2,32 +2,17 @@
 // POST, both windows follow the instance through the watch WebSocket.
 "use strict";
 
-const {api, watch, path, element: el} = Actomaton;
+const {api, path, element: el} = Actomaton;
 const PLUGIN = "tictactoe";
 const key = decodeURIComponent(location.pathname.split("/").pop());
 const role = new URLSearchParams(location.search).get("as"); // "X", "O", or null (watching)
 const squares = [];
 let game = null; // the last state: {board: ["X..", ...], next, outcome}
-let watcher = null;
 
 document.getElementById("key").textContent = key;
 document.getElementById("you").textContent = role === "X" || role === "O" ? `You play ${role}.` : "You are watching.";
 
-Actomaton.onTokenNeeded((message) => new Promise((resolve) => {
-  const panel = document.getElementById("token-panel");
-  const form = document.getElementById("token-form");
-  document.getElementById("token-error").textContent = message;
-  panel.hidden = false;
-  form.onsubmit = (event) => {
-    event.preventDefault();
-    Actomaton.setToken(document.getElementById("token").value.trim());
-    panel.hidden = true;
-    document.getElementById("forget-token").hidden = false;
-    resolve();
-  };
-}));
-document.getElementById("forget-token").hidden = !Actomaton.token();
-document.getElementById("forget-token").addEventListener("click", () => { Actomaton.setToken(null); location.reload(); });
+Actomaton.installTokenPanel();
 
 const board = document.getElementById("board");
 for (let row = 0; row < 3; row++) {
@@ -64,7 +49,6 @@ async function send(body) {
   try {
     const answer = await api("POST", path(PLUGIN, key), body);
     if (answer.seq > Number(board.dataset.seq)) show(answer.state, answer.seq);
-    follow(answer.seq - 1);
   } catch (error) {
     reason.textContent = error.message; // the machine's reason, as the host gave it
   }
@@ -84,26 +68,12 @@ function place(row, column) {
 
 document.getElementById("restart").addEventListener("click", () => send(JSON.stringify({action: "restart", args: []})));
 
-function follow(after) {
-  if (watcher) return;
-  watcher = watch(PLUGIN, key, after, {
-    transition: (message) => show(message.state, message.seq),
-    status: (text) => { document.getElementById("connection").textContent = text; },
-  });
-}
-
-(async () => {
-  try {
-    const status = await api("GET", path(PLUGIN, key));
-    show(status.state, status.seq);
-    follow(status.seq);
-  } catch (error) {
-    if (error.status !== 404) {
-      document.getElementById("reason").textContent = error.message;
-      return;
-    }
-    // No game yet: the first move makes it. Until then, keep trying to watch it.
-    show(null, 0);
-    follow(0);
-  }
-})();
+// No game yet (null): the first move makes it; until then the page keeps trying to watch it.
+Actomaton.followInstance(PLUGIN, key, {
+  initial: (status) => show(status ? status.state : null, status ? status.seq : 0),
+  transition: (message) => {
+    if (message.seq > Number(board.dataset.seq)) show(message.state, message.seq);
+  },
+  status: (text) => { document.getElementById("connection").textContent = text; },
+  problem: (message) => { document.getElementById("reason").textContent = message; },
+});

@@ -396,6 +396,18 @@ def test_inspector(host, base, checks, screenshots):
                 expect(lit == set(answer["active"]), f"the diagram lights {sorted(lit)}, the host says {answer['active']}")
             screenshot(driver, screenshots, "inspector-diagram.png")
             checks.append("the diagram's lit node followed a tic-tac-toe game to its end")
+            # A statechart: its compound states are clusters, lit with their leaves.
+            driver.get(f"{base}/#/platformer/runner-1")
+            wait_for(driver, lambda: driver.find_elements(By.CSS_SELECTOR, 'form.action[data-action="jump"]'), "the platformer's page")
+            for event in ("jump", "draw", "apex", "land"):
+                send_form(driver, event)
+                _, answer = host.request("GET", "/v1/machines/platformer/runner-1")
+                wait_for(driver, lambda: driver.find_element(By.ID, "diagram").get_attribute("data-active") == "\n".join(answer["active"]),
+                         f"the platformer's diagram to light {answer['active']} at seq {answer['seq']}")
+                lit = {node.get_attribute("data-node") for node in driver.find_elements(By.CSS_SELECTOR, "#diagram .active")}
+                expect(lit == set(answer["active"]), f"the platformer's diagram lights {sorted(lit)}, the host says {answer['active']}")
+            screenshot(driver, screenshots, "inspector-statechart.png")
+            checks.append("the platformer's statechart diagram lit its active states, compound ones included, after each event")
         errors = script_errors(driver)
         expect(not errors, f"the console: {errors}")
     finally:

@@ -139,7 +139,56 @@ const Actomaton = (() => {
     return node;
   }
 
-  return {APIError, api, watch, path, token, setToken, onTokenNeeded, element};
+  /// Adds the token panel and the "Forget token" button to the page's header, and asks there
+  /// for a token whenever the host answers 401 (with its message).
+  function installTokenPanel() {
+    const header = document.querySelector("header");
+    const input = element("input", {id: "token", type: "password", autocomplete: "off", required: true});
+    const problem = element("span", {id: "token-error", className: "error"});
+    const form = element("form", {id: "token-form"}, element("label", {}, "Token ", input), " ",
+      element("button", {type: "submit"}, "Use token"), " ", problem);
+    const panel = element("section", {id: "token-panel", hidden: true}, form);
+    const forget = element("button", {id: "forget-token", type: "button", hidden: !token()}, "Forget token");
+    forget.addEventListener("click", () => {
+      setToken(null);
+      location.reload();
+    });
+    header.append(forget);
+    header.after(panel);
+    onTokenNeeded((message) => new Promise((resolve) => {
+      problem.textContent = message;
+      panel.hidden = false;
+      input.value = "";
+      input.focus();
+      form.onsubmit = (event) => {
+        event.preventDefault();
+        setToken(input.value.trim());
+        panel.hidden = true;
+        forget.hidden = false;
+        resolve();
+      };
+    }));
+  }
+
+  /// Reads an instance's status and follows its transitions from there: `handlers.initial`
+  /// gets the status (null when the instance does not exist yet: its first action makes it,
+  /// and it is watched from seq 0), `handlers.transition` each transition after it, in order,
+  /// `handlers.status` how the connection is, `handlers.problem` why it cannot be followed.
+  async function followInstance(plugin, key, handlers) {
+    let status = null;
+    try {
+      status = await api("GET", path(plugin, key));
+    } catch (error) {
+      if (error.status !== 404) {
+        handlers.problem(error.message);
+        return null;
+      }
+    }
+    handlers.initial(status);
+    return watch(plugin, key, status ? status.seq : 0, handlers);
+  }
+
+  return {APIError, api, watch, path, token, setToken, onTokenNeeded, element, installTokenPanel, followInstance};
 })();
 
 """##),
@@ -161,15 +210,7 @@ const Actomaton = (() => {
 <header>
   <a href="#/" class="brand">Actomaton inspector</a>
   <span class="links"><a href="/v1/openapi.yaml">API</a> · <a href="/play/tictactoe/game-1">Play tic-tac-toe</a></span>
-  <button id="forget-token" type="button" hidden>Forget token</button>
 </header>
-<section id="token-panel" hidden>
-  <form id="token-form">
-    <label>Token <input id="token" type="password" autocomplete="off" required></label>
-    <button type="submit">Use token</button>
-    <span id="token-error" class="error"></span>
-  </form>
-</section>
 <div id="layout">
   <nav><h2>Plugins</h2><ul id="plugin-list"></ul></nav>
   <main id="main"><p class="hint">Loading…</p></main>
@@ -231,7 +272,7 @@ ul.keys { columns: 3; padding-left: 1.2em; }
 // timers and actions, live; its state diagram with the active nodes lit.
 "use strict";
 
-const {api, watch, path, element: el} = Actomaton;
+const {api, path, element: el} = Actomaton;
 
 const INTEGER_RANGES = {
   int8: [-128n, 127n], int16: [-32768n, 32767n], int32: [-2147483648n, 2147483647n],
@@ -244,30 +285,7 @@ const LOG_LIMIT = 200;
 let plugins = [];
 let view = null; // what the main area shows now: {close()} ends its watchers and timers
 
-// ---- The token ---------------------------------------------------------------------------
-
-Actomaton.onTokenNeeded((message) => new Promise((resolve) => {
-  const panel = document.getElementById("token-panel");
-  const form = document.getElementById("token-form");
-  const input = document.getElementById("token");
-  document.getElementById("token-error").textContent = Actomaton.token() ? message : "This host asks for a token: " + message;
-  panel.hidden = false;
-  input.value = "";
-  input.focus();
-  form.onsubmit = (event) => {
-    event.preventDefault();
-    Actomaton.setToken(input.value.trim());
-    panel.hidden = true;
-    document.getElementById("forget-token").hidden = false;
-    resolve();
-  };
-}));
-
-document.getElementById("forget-token").addEventListener("click", () => {
-  Actomaton.setToken(null);
-  location.reload();
-});
-document.getElementById("forget-token").hidden = !Actomaton.token();
+Actomaton.installTokenPanel();
 
 // ---- Routes: #/, #/PLUGIN, #/PLUGIN/KEY ------------------------------------------------------
 
@@ -296,7 +314,6 @@ async function start() {
     document.getElementById("main").replaceChildren(el("p", {className: "error"}, error.message));
     return;
   }
-  document.getElementById("forget-token").hidden = !Actomaton.token();
   const list = document.getElementById("plugin-list");
   list.replaceChildren(...plugins.map((plugin) => el("li", {},
     el("a", {href: "#/" + encodeURIComponent(plugin.name), "data-plugin": plugin.name}, plugin.name),
@@ -450,33 +467,31 @@ function showInstance(main, name, key) {
     refresh();
   }
 
-  function follow(after) {
-    if (watcher || closed) return;
-    watcher = watch(name, key, after, {transition, status: (text) => { connection.textContent = text; }});
-  }
-
-  (async () => {
-    try {
-      const status = await api("GET", path(name, key));
-      if (closed) return;
+  let exists = true;
+  Actomaton.followInstance(name, key, {
+    initial: (status) => {
+      if (!status) {
+        exists = false;
+        connection.textContent = "no such instance yet: an action creates it";
+        state.textContent = "";
+        return;
+      }
       seq.textContent = status.seq;
       showState(status.state);
       lit(status.active);
-      await refresh();
-      follow(status.seq);
-    } catch (error) {
-      if (error.status === 404) {
-        connection.textContent = "no such instance yet: an action creates it";
-        state.textContent = "";
-        document.addEventListener("actomaton:sent", function created() {
-          document.removeEventListener("actomaton:sent", created);
-          follow(0);
-        });
-      } else {
-        connection.textContent = error.message;
-      }
-    }
-  })();
+      refresh();
+    },
+    transition: (message) => {
+      exists = true;
+      transition(message);
+    },
+    // Until its first transition, a new instance's page says so rather than "reconnecting".
+    status: (text) => { if (exists) connection.textContent = text; },
+    problem: (message) => { connection.textContent = message; },
+  }).then((following) => {
+    watcher = following;
+    if (closed && watcher) watcher.close();
+  });
 
   return {
     close() {
@@ -536,7 +551,6 @@ function actionForm(plugin, key, action) {
     try {
       const answer = await api("POST", path(plugin.name, key), body);
       result.textContent = `seq ${answer.seq}: ${JSON.stringify(answer.state)}`;
-      document.dispatchEvent(new CustomEvent("actomaton:sent"));
     } catch (error) {
       result.className = "result error";
       result.textContent = error.message;
@@ -632,15 +646,7 @@ start();
 <header>
   <a href="/" class="brand">Actomaton</a>
   <span class="links">Platformer, character <b id="key"></b></span>
-  <button id="forget-token" type="button" hidden>Forget token</button>
 </header>
-<section id="token-panel" hidden>
-  <form id="token-form">
-    <label>Token <input id="token" type="password" autocomplete="off" required></label>
-    <button type="submit">Use token</button>
-    <span id="token-error" class="error"></span>
-  </form>
-</section>
 <div class="play">
   <p>Drive the character from the keyboard; every window on this page follows it. <span id="connection" class="connection"></span></p>
   <p>Active states: <b id="leaves">…</b></p>
@@ -659,7 +665,7 @@ start();
 // POST; every window follows the instance through the watch WebSocket.
 "use strict";
 
-const {api, watch, path, element: el} = Actomaton;
+const {api, path, element: el} = Actomaton;
 const PLUGIN = "platformer";
 const key = decodeURIComponent(location.pathname.split("/").pop());
 const BINDINGS = [
@@ -677,21 +683,10 @@ const BINDINGS = [
   ["f", "fire", {action: "fire", args: []}],
   ["t", "tick", {action: "tick", args: []}],
 ];
-let watcher = null;
 let seq = 0;
 
 document.getElementById("key").textContent = key;
-Actomaton.onTokenNeeded((message) => new Promise((resolve) => {
-  const panel = document.getElementById("token-panel");
-  document.getElementById("token-error").textContent = message;
-  panel.hidden = false;
-  document.getElementById("token-form").onsubmit = (event) => {
-    event.preventDefault();
-    Actomaton.setToken(document.getElementById("token").value.trim());
-    panel.hidden = true;
-    resolve();
-  };
-}));
+Actomaton.installTokenPanel();
 
 document.querySelector("#keys tbody").append(...BINDINGS.map(([name, what]) =>
   el("tr", {}, el("td", {}, el("kbd", {}, name === " " ? "Space" : name)), el("td", {}, what))));
@@ -705,14 +700,6 @@ function show(state, at) {
   document.body.dataset.seq = at;
 }
 
-function follow(after) {
-  if (watcher) return;
-  watcher = watch(PLUGIN, key, after, {
-    transition: (message) => show(message.state, message.seq),
-    status: (text) => { document.getElementById("connection").textContent = text; },
-  });
-}
-
 document.addEventListener("keydown", async (event) => {
   if (event.target instanceof HTMLInputElement) return;
   const name = (event.shiftKey && event.key.startsWith("Arrow") ? "Shift+" : "") + event.key;
@@ -723,26 +710,17 @@ document.addEventListener("keydown", async (event) => {
   try {
     const answer = await api("POST", path(PLUGIN, key), JSON.stringify(binding[2]));
     show(answer.state, answer.seq);
-    follow(answer.seq);
   } catch (error) {
     document.getElementById("reason").textContent = error.message;
   }
 });
 
-(async () => {
-  try {
-    const status = await api("GET", path(PLUGIN, key));
-    show(status.state, status.seq);
-    follow(status.seq);
-  } catch (error) {
-    if (error.status !== 404) {
-      document.getElementById("reason").textContent = error.message;
-      return;
-    }
-    show(null, 0);
-    follow(0);
-  }
-})();
+Actomaton.followInstance(PLUGIN, key, {
+  initial: (status) => show(status ? status.state : null, status ? status.seq : 0),
+  transition: (message) => show(message.state, message.seq),
+  status: (text) => { document.getElementById("connection").textContent = text; },
+  problem: (message) => { document.getElementById("reason").textContent = message; },
+});
 
 """##),
         "play-tictactoe.html": InspectorAsset(contentType: "text/html; charset=utf-8", text: ##"""
@@ -759,15 +737,7 @@ document.addEventListener("keydown", async (event) => {
 <header>
   <a href="/" class="brand">Actomaton</a>
   <span class="links">Tic-tac-toe, game <b id="key"></b></span>
-  <button id="forget-token" type="button" hidden>Forget token</button>
 </header>
-<section id="token-panel" hidden>
-  <form id="token-form">
-    <label>Token <input id="token" type="password" autocomplete="off" required></label>
-    <button type="submit">Use token</button>
-    <span id="token-error" class="error"></span>
-  </form>
-</section>
 <div class="play">
   <p id="roles">Play as <a id="as-x" href="?as=X">X</a> or <a id="as-o" href="?as=O">O</a>, or watch.
     <span id="you"></span></p>
@@ -787,32 +757,17 @@ document.addEventListener("keydown", async (event) => {
 // POST, both windows follow the instance through the watch WebSocket.
 "use strict";
 
-const {api, watch, path, element: el} = Actomaton;
+const {api, path, element: el} = Actomaton;
 const PLUGIN = "tictactoe";
 const key = decodeURIComponent(location.pathname.split("/").pop());
 const role = new URLSearchParams(location.search).get("as"); // "X", "O", or null (watching)
 const squares = [];
 let game = null; // the last state: {board: ["X..", ...], next, outcome}
-let watcher = null;
 
 document.getElementById("key").textContent = key;
 document.getElementById("you").textContent = role === "X" || role === "O" ? `You play ${role}.` : "You are watching.";
 
-Actomaton.onTokenNeeded((message) => new Promise((resolve) => {
-  const panel = document.getElementById("token-panel");
-  const form = document.getElementById("token-form");
-  document.getElementById("token-error").textContent = message;
-  panel.hidden = false;
-  form.onsubmit = (event) => {
-    event.preventDefault();
-    Actomaton.setToken(document.getElementById("token").value.trim());
-    panel.hidden = true;
-    document.getElementById("forget-token").hidden = false;
-    resolve();
-  };
-}));
-document.getElementById("forget-token").hidden = !Actomaton.token();
-document.getElementById("forget-token").addEventListener("click", () => { Actomaton.setToken(null); location.reload(); });
+Actomaton.installTokenPanel();
 
 const board = document.getElementById("board");
 for (let row = 0; row < 3; row++) {
@@ -849,7 +804,6 @@ async function send(body) {
   try {
     const answer = await api("POST", path(PLUGIN, key), body);
     if (answer.seq > Number(board.dataset.seq)) show(answer.state, answer.seq);
-    follow(answer.seq - 1);
   } catch (error) {
     reason.textContent = error.message; // the machine's reason, as the host gave it
   }
@@ -869,29 +823,15 @@ function place(row, column) {
 
 document.getElementById("restart").addEventListener("click", () => send(JSON.stringify({action: "restart", args: []})));
 
-function follow(after) {
-  if (watcher) return;
-  watcher = watch(PLUGIN, key, after, {
-    transition: (message) => show(message.state, message.seq),
-    status: (text) => { document.getElementById("connection").textContent = text; },
-  });
-}
-
-(async () => {
-  try {
-    const status = await api("GET", path(PLUGIN, key));
-    show(status.state, status.seq);
-    follow(status.seq);
-  } catch (error) {
-    if (error.status !== 404) {
-      document.getElementById("reason").textContent = error.message;
-      return;
-    }
-    // No game yet: the first move makes it. Until then, keep trying to watch it.
-    show(null, 0);
-    follow(0);
-  }
-})();
+// No game yet (null): the first move makes it; until then the page keeps trying to watch it.
+Actomaton.followInstance(PLUGIN, key, {
+  initial: (status) => show(status ? status.state : null, status ? status.seq : 0),
+  transition: (message) => {
+    if (message.seq > Number(board.dataset.seq)) show(message.state, message.seq);
+  },
+  status: (text) => { document.getElementById("connection").textContent = text; },
+  problem: (message) => { document.getElementById("reason").textContent = message; },
+});
 
 """##),
     ]

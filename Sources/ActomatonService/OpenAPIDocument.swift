@@ -66,6 +66,27 @@ components:
         state: {$ref: "#/components/schemas/State"}
         started: {type: array, items: {type: string}}
         cancelled: {type: array, items: {type: string}}
+        active: {$ref: "#/components/schemas/Active"}
+    Active:
+      type: array
+      items: {type: string}
+      description: The plugin's diagram nodes active in the state; present only for a plugin that names them (ABI version 2).
+    Diagram:
+      type: object
+      required: [plugin, dot, svg, problem, nodes]
+      properties:
+        plugin: {type: string}
+        dot: {type: string, description: The plugin's state diagram, Graphviz DOT text.}
+        svg: {type: [string, "null"], description: The diagram drawn by Graphviz on the host; null when it could not be.}
+        problem: {type: [string, "null"], description: Why there is no drawing (Graphviz is not installed, or failed).}
+        nodes:
+          type: array
+          items:
+            type: object
+            required: [name, label]
+            properties:
+              name: {type: string, description: The node's ID, as active names it.}
+              label: {type: string}
     WatchMessage:
       allOf:
         - $ref: "#/components/schemas/Transition"
@@ -95,6 +116,7 @@ components:
               interval_ms: {type: integer, minimum: 0, description: The delay of a delayed action, the period of a repeating one.}
               due_in_ms: {type: integer, minimum: 0, description: How long until it next fires, as of this answer.}
         effects: {type: integer, minimum: 0}
+        active: {$ref: "#/components/schemas/Active"}
     Keys:
       type: object
       required: [plugin, keys, next]
@@ -110,13 +132,14 @@ components:
           type: array
           items:
             type: object
-            required: [name, version, abi, summary, sandbox, actions]
+            required: [name, version, abi, summary, sandbox, diagram, actions]
             properties:
               name: {type: string}
               version: {type: string}
               abi: {type: integer}
               summary: {type: [string, "null"]}
               sandbox: {type: string, enum: [none, process, wasm]}
+              diagram: {type: boolean, description: Whether the plugin carries a state diagram (GET /v1/plugins/{plugin}/diagram).}
               actions:
                 type: array
                 items:
@@ -185,6 +208,18 @@ paths:
         "431": {$ref: "#/components/responses/HeadersTooLarge"}
         "200": {description: The manifests., content: {application/json: {schema: {$ref: "#/components/schemas/Plugins"}}}}
         "401": {$ref: "#/components/responses/Unauthorized"}
+        "429": {$ref: "#/components/responses/TooMany"}
+        "503": {$ref: "#/components/responses/ShuttingDown"}
+  /v1/plugins/{plugin}/diagram:
+    get:
+      summary: A plugin's state diagram, drawn as SVG when Graphviz is installed on the host, and its nodes.
+      parameters:
+        - $ref: "#/components/parameters/plugin"
+      responses:
+        "431": {$ref: "#/components/responses/HeadersTooLarge"}
+        "200": {description: The diagram., content: {application/json: {schema: {$ref: "#/components/schemas/Diagram"}}}}
+        "401": {$ref: "#/components/responses/Unauthorized"}
+        "404": {$ref: "#/components/responses/NotFound"}
         "429": {$ref: "#/components/responses/TooMany"}
         "503": {$ref: "#/components/responses/ShuttingDown"}
   /v1/machines/{plugin}:

@@ -2,6 +2,7 @@
 #include "process_control.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -41,47 +42,6 @@ int actomaton_worker_lifeline(void) {
     return lifeline_read >= 0 ? lifeline_read : -lifeline_error;
 }
 
-pid_t actomaton_spawn_worker(const char *path, char *const argv[], int channel, int lifeline) {
-    // Above 4 first, so that no dup2 below overwrites a descriptor another one still needs.
-    int high_channel = fcntl(channel, F_DUPFD_CLOEXEC, 5);
-    if (high_channel < 0) return -errno;
-    int high_lifeline = fcntl(lifeline, F_DUPFD_CLOEXEC, 5);
-    if (high_lifeline < 0) {
-        int error = errno;
-        close(high_channel);
-        return -error;
-    }
-    posix_spawn_file_actions_t actions;
-    posix_spawnattr_t attributes;
-    int status = posix_spawn_file_actions_init(&actions);
-    if (status == 0) {
-        status = posix_spawnattr_init(&attributes);
-        if (status != 0) posix_spawn_file_actions_destroy(&actions);
-    }
-    if (status != 0) {
-        close(high_channel);
-        close(high_lifeline);
-        return -status;
-    }
-    status = posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    if (status == 0) status = posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-    if (status == 0) status = posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-    if (status == 0) status = posix_spawn_file_actions_adddup2(&actions, high_channel, 3);
-    if (status == 0) status = posix_spawn_file_actions_adddup2(&actions, high_lifeline, 4);
-    if (status == 0) status = posix_spawn_file_actions_addclosefrom_np(&actions, 5);
-    sigset_t none;
-    sigemptyset(&none);
-    if (status == 0) status = posix_spawnattr_setpgroup(&attributes, 0);
-    if (status == 0) status = posix_spawnattr_setsigmask(&attributes, &none);
-    if (status == 0) status = posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
-    pid_t pid = -1;
-    if (status == 0) status = posix_spawn(&pid, path, &actions, &attributes, argv, environ);
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attributes);
-    close(high_channel);
-    close(high_lifeline);
-    return status == 0 ? pid : -status;
-}
 
 static void *watch(void *argument) {
     int lifeline = (int)(long)argument;
@@ -94,43 +54,58 @@ static void *watch(void *argument) {
     return NULL;
 }
 
-pid_t actomaton_spawn_filter(const char *path, char *const argv[], int input, int output) {
-    int high_input = fcntl(input, F_DUPFD_CLOEXEC, 3);
-    if (high_input < 0) return -errno;
-    int high_output = fcntl(output, F_DUPFD_CLOEXEC, 3);
-    if (high_output < 0) {
-        int error = errno;
-        close(high_input);
-        return -error;
+// Starts `path` (searched on PATH when `search`) in a process group of its own with no signal
+// blocked: its descriptor i is sources[i], or /dev/null when sources[i] < 0, for i < count, and
+// every descriptor from `count` on is closed. The process ID, or -errno.
+static pid_t spawn_with(const char *path, char *const argv[], bool search, const int *sources, int count) {
+    enum { max_count = 8 };
+    if (count > max_count) return -EINVAL;
+    int high[max_count];
+    int status = 0;
+    // Above `count` first, so that no dup2 below overwrites a descriptor another one still needs.
+    for (int i = 0; i < count; i++) {
+        high[i] = -1;
+        if (status == 0 && sources[i] >= 0) {
+            high[i] = fcntl(sources[i], F_DUPFD_CLOEXEC, count);
+            if (high[i] < 0) status = errno;
+        }
     }
     posix_spawn_file_actions_t actions;
     posix_spawnattr_t attributes;
-    int status = posix_spawn_file_actions_init(&actions);
-    if (status == 0) {
-        status = posix_spawnattr_init(&attributes);
-        if (status != 0) posix_spawn_file_actions_destroy(&actions);
+    bool have_actions = false, have_attributes = false;
+    if (status == 0) have_actions = (status = posix_spawn_file_actions_init(&actions)) == 0;
+    if (status == 0) have_attributes = (status = posix_spawnattr_init(&attributes)) == 0;
+    for (int i = 0; i < count && status == 0; i++) {
+        status = high[i] < 0 ? posix_spawn_file_actions_addopen(&actions, i, "/dev/null", i == 0 ? O_RDONLY : O_WRONLY, 0)
+                             : posix_spawn_file_actions_adddup2(&actions, high[i], i);
     }
-    if (status != 0) {
-        close(high_input);
-        close(high_output);
-        return -status;
-    }
-    status = posix_spawn_file_actions_adddup2(&actions, high_input, 0);
-    if (status == 0) status = posix_spawn_file_actions_adddup2(&actions, high_output, 1);
-    if (status == 0) status = posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-    if (status == 0) status = posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+    if (status == 0) status = posix_spawn_file_actions_addclosefrom_np(&actions, count);
     sigset_t none;
     sigemptyset(&none);
     if (status == 0) status = posix_spawnattr_setpgroup(&attributes, 0);
     if (status == 0) status = posix_spawnattr_setsigmask(&attributes, &none);
     if (status == 0) status = posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
     pid_t pid = -1;
-    if (status == 0) status = posix_spawnp(&pid, path, &actions, &attributes, argv, environ);
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attributes);
-    close(high_input);
-    close(high_output);
+    if (status == 0) {
+        status = search ? posix_spawnp(&pid, path, &actions, &attributes, argv, environ)
+                        : posix_spawn(&pid, path, &actions, &attributes, argv, environ);
+    }
+    if (have_actions) posix_spawn_file_actions_destroy(&actions);
+    if (have_attributes) posix_spawnattr_destroy(&attributes);
+    for (int i = 0; i < count; i++) {
+        if (high[i] >= 0) close(high[i]);
+    }
     return status == 0 ? pid : -status;
+}
+
+pid_t actomaton_spawn_worker(const char *path, char *const argv[], int channel, int lifeline) {
+    const int sources[] = {-1, -1, -1, channel, lifeline};
+    return spawn_with(path, argv, false, sources, 5);
+}
+
+pid_t actomaton_spawn_filter(const char *path, char *const argv[], int input, int output) {
+    const int sources[] = {input, output, -1};
+    return spawn_with(path, argv, true, sources, 3);
 }
 
 int actomaton_watch_lifeline(int lifeline) {
