@@ -212,6 +212,7 @@ function showInstance(main, name, key) {
       refresh();
     },
     transition: (message) => {
+      if (!exists) connection.textContent = "live";
       exists = true;
       transition(message);
     },

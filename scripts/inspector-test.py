@@ -394,7 +394,6 @@ def test_inspector(host, base, checks, screenshots):
                          f"the diagram to light {answer['active']} at seq {answer['seq']}")
                 lit = {node.get_attribute("data-node") for node in driver.find_elements(By.CSS_SELECTOR, "#diagram .active")}
                 expect(lit == set(answer["active"]), f"the diagram lights {sorted(lit)}, the host says {answer['active']}")
-            screenshot(driver, screenshots, "inspector-diagram.png")
             checks.append("the diagram's lit node followed a tic-tac-toe game to its end")
             # A statechart: its compound states are clusters, lit with their leaves.
             driver.get(f"{base}/#/platformer/runner-1")

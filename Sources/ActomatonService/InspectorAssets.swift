@@ -260,8 +260,8 @@ ol.log .effects, ol.log .after { font-family: ui-monospace, monospace; font-size
 ul.keys { columns: 3; padding-left: 1.2em; }
 .connection { font-style: italic; }
 /* The play pages. */
-.board { display: grid; grid-template-columns: repeat(3, 4.5em); gap: .3em; margin: 1em 0; }
-.board button { width: 4.5em; height: 4.5em; font-size: 1.6em; font-weight: 600; background: white; border: 1px solid var(--line); cursor: pointer; }
+.board { display: grid; grid-template-columns: repeat(3, 72px); grid-auto-rows: 72px; gap: 4px; margin: 1em 0; }
+.board button { width: 72px; height: 72px; font-size: 28px; font-weight: 600; background: white; border: 1px solid var(--line); cursor: pointer; }
 .board button:disabled { cursor: default; color: var(--ink); }
 .play { padding: 1em 1.6em; }
 #reason { color: var(--bad); min-height: 1.4em; }
@@ -482,6 +482,7 @@ function showInstance(main, name, key) {
       refresh();
     },
     transition: (message) => {
+      if (!exists) connection.textContent = "live";
       exists = true;
       transition(message);
     },
