@@ -76,16 +76,16 @@ components:
       required: [plugin, dot, svg, problem, nodes]
       properties:
         plugin: {type: string}
-        dot: {type: string, description: The plugin's state diagram, Graphviz DOT text.}
-        svg: {type: [string, "null"], description: The diagram drawn by Graphviz on the host; null when it could not be.}
-        problem: {type: [string, "null"], description: Why there is no drawing (Graphviz is not installed, or failed).}
+        dot: {type: string, description: "The plugin's state diagram, Graphviz DOT text."}
+        svg: {type: [string, "null"], description: "The diagram drawn by Graphviz on the host; null when it could not be."}
+        problem: {type: [string, "null"], description: "Why there is no drawing (Graphviz is not installed, or failed)."}
         nodes:
           type: array
           items:
             type: object
             required: [name, label]
             properties:
-              name: {type: string, description: The node's ID, as active names it.}
+              name: {type: string, description: "The node's ID, as active names it."}
               label: {type: string}
     WatchMessage:
       allOf:
@@ -113,8 +113,8 @@ components:
               id: {type: [string, "null"]}
               action: {type: string}
               effect: {type: string}
-              interval_ms: {type: integer, minimum: 0, description: The delay of a delayed action, the period of a repeating one.}
-              due_in_ms: {type: integer, minimum: 0, description: How long until it next fires, as of this answer.}
+              interval_ms: {type: integer, minimum: 0, description: "The delay of a delayed action, the period of a repeating one."}
+              due_in_ms: {type: integer, minimum: 0, description: "How long until it next fires, as of this answer."}
         effects: {type: integer, minimum: 0}
         active: {$ref: "#/components/schemas/Active"}
     Keys:
@@ -139,7 +139,7 @@ components:
               abi: {type: integer}
               summary: {type: [string, "null"]}
               sandbox: {type: string, enum: [none, process, wasm]}
-              diagram: {type: boolean, description: Whether the plugin carries a state diagram (GET /v1/plugins/{plugin}/diagram).}
+              diagram: {type: boolean, description: "Whether the plugin carries a state diagram (GET /v1/plugins/{plugin}/diagram)."}
               actions:
                 type: array
                 items:
