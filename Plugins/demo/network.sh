@@ -79,7 +79,7 @@ tail -n +2 "$scratch/watch.log"
 request GET /v1/machines/counter/room-1
 request GET '/v1/machines/counter?limit=10'
 show curl -sS "$base/"
-echo "$(curl -sS "$base/" | grep -o '<title>[^<]*</title>')   (the inspector: open $base/ in a browser, and $base/play/tictactoe/game-1 in two)"
+echo "$(curl -sS "$base/" | grep -o '<title>[^<]*</title>')   (the inspector: open $base/ in a browser)"
 
 echo "(a retry with the same Idempotency-Key is answered from the first response, not applied again)"
 for _ in 1 2; do
