@@ -20,6 +20,9 @@ struct CompiledNode: Sendable {
     @usableFromInline var initial: Int = -1
     @usableFromInline var entryOutputs: Range<Int> = 0..<0
     @usableFromInline var exitOutputs: Range<Int> = 0..<0
+    /// The events raised on entry and on exit: ranges of the chart's `raiseTable`.
+    @usableFromInline var entryRaises: Range<Int> = 0..<0
+    @usableFromInline var exitRaises: Range<Int> = 0..<0
     @usableFromInline var transitions: Range<Int> = 0..<0
 
     @usableFromInline var isHistory: Bool { kind == .shallowHistory || kind == .deepHistory }
@@ -50,6 +53,8 @@ extension Statechart {
         /// or -2 for a transition without targets.
         @usableFromInline var staticDomain: Int
         @usableFromInline var outputs: Range<Int>
+        /// The events it raises: a range of the chart's `raiseTable`.
+        @usableFromInline var raises: Range<Int>
     }
 }
 
@@ -66,6 +71,8 @@ struct StatechartBuilder<StateID: StatechartStateID, Event: Sendable, Output> {
     var candidateRanges: [Range<Int>] = []
     var edges: [StatechartEdge<StateID, Event, Output>] = []
     var outputs: [Output] = []
+    /// Every raised event of the chart; nodes and transitions hold ranges of it.
+    var raises: [Event] = []
     var documentOrder: [UInt8] = []
     var documentRank: [UInt8] = []
     var allStates = StatechartStateSet()
@@ -112,7 +119,8 @@ struct StatechartBuilder<StateID: StatechartStateID, Event: Sendable, Output> {
                 }
             case .history:
                 guard parent >= 0 else { throw .historyAtTopLevel(node.id) }
-                guard node.children.isEmpty, node.transitions.isEmpty, node.onEntry.isEmpty, node.onExit.isEmpty else {
+                guard node.children.isEmpty, node.transitions.isEmpty, node.onEntry.isEmpty, node.onExit.isEmpty,
+                      node.raiseOnEntry.isEmpty, node.raiseOnExit.isEmpty else {
                     throw .misplacedContent(node.id)
                 }
             }
@@ -128,6 +136,10 @@ struct StatechartBuilder<StateID: StatechartStateID, Event: Sendable, Output> {
             outputs += node.onEntry
             nodes[index].exitOutputs = outputs.count..<(outputs.count + node.onExit.count)
             outputs += node.onExit
+            nodes[index].entryRaises = raises.count..<(raises.count + node.raiseOnEntry.count)
+            raises += node.raiseOnEntry
+            nodes[index].exitRaises = raises.count..<(raises.count + node.raiseOnExit.count)
+            raises += node.raiseOnExit
             for transition in node.transitions { pending.append((index, transition)) }
             if let initial = node.initial { initials.append((index, initial)) }
             try add(node.children, parent: index)
@@ -237,8 +249,10 @@ struct StatechartBuilder<StateID: StatechartStateID, Event: Sendable, Output> {
         transitions.append(.init(
             source: source, trigger: trigger, argument: argument, condition: condition, targets: targets, isInternal: isInternal,
             targetsHistory: targetsHistory, staticDomain: domain,
-            outputs: outputs.count..<(outputs.count + transition.outputs.count)))
+            outputs: outputs.count..<(outputs.count + transition.outputs.count),
+            raises: raises.count..<(raises.count + transition.raise.count)))
         outputs += transition.outputs
+        raises += transition.raise
     }
 
     private func canBeActiveTogether(_ first: Int, _ second: Int) -> Bool {
