@@ -286,6 +286,14 @@ struct StatechartRaiseTests {
         #expect(stopping.send(.go, to: &state) == StatechartReply(status: .stoppedAtMicrostepLimit, outputs: ["said"]))
     }
 
+    @Test func diagramsNameTheRaisedEvents() throws {
+        let chart = try IChart(states: [
+            .atomic(.s0, transitions: [.on(.foo, to: .s1, raise: [.bar, .event1])]),
+            .atomic(.s1),
+        ])
+        #expect(chart.mermaidStateDiagram(stateName: { "\($0)" }, eventName: { "\($0)" }).contains("s0 --> s1 : foo / raise bar, event1"))
+    }
+
     @Test func aCompiledChartKeepsWhatRaisedEventsDo() throws {
         let chart = try IChart(states: [
             .atomic(.s0, transitions: [.on(.foo, to: .s1, raise: [.bar])]),

@@ -20,9 +20,17 @@ extension Statechart {
         return withUnsafeTemporaryAllocation(of: Int16.self, capacity: enabledCapacity) { enabled in
             let count = select(.event(event), state, enabled)
             if count == 0 { return .ignored }
-            return withInternalQueue { queue in
-                microstep(enabled, count, &state, &queue, &outputs, &trace)
-                return settle(after: 1, &state, enabled, &queue, &outputs, &trace)
+            // The queue's two rings, written out here rather than in a helper taking a closure:
+            // a closure over `self` in a method of `self` made the optimizer copy the chart
+            // (a retain and release per table) on every event.
+            return withUnsafeTemporaryAllocation(of: Int16.self, capacity: queueCapacity) { order in
+                withUnsafeTemporaryAllocation(of: Event.self, capacity: raisedQueueCapacity) { events in
+                    var queue = InternalQueue(order: order, events: events)
+                    microstep(enabled, count, &state, &queue, &outputs, &trace)
+                    let status = settle(after: 1, &state, enabled, &queue, &outputs, &trace)
+                    queue.removeAll()
+                    return status
+                }
             }
         }
     }
@@ -58,12 +66,17 @@ extension Statechart {
     ) -> StatechartStatus where Sink.Output == Output {
         state = StatechartState()
         return withUnsafeTemporaryAllocation(of: Int16.self, capacity: enabledCapacity) { enabled in
-            withInternalQueue { queue in
-                var entering = StatechartStateSet()
-                addDescendants(rootInitial, to: &entering, history: state.history)
-                addAncestors(of: rootInitial, below: -1, to: &entering, history: state.history)
-                enter(entering, &state, &queue, &outputs, &trace)
-                return settle(after: 1, &state, enabled, &queue, &outputs, &trace)
+            withUnsafeTemporaryAllocation(of: Int16.self, capacity: queueCapacity) { order in
+                withUnsafeTemporaryAllocation(of: Event.self, capacity: raisedQueueCapacity) { events in
+                    var queue = InternalQueue(order: order, events: events)
+                    var entering = StatechartStateSet()
+                    addDescendants(rootInitial, to: &entering, history: state.history)
+                    addAncestors(of: rootInitial, below: -1, to: &entering, history: state.history)
+                    enter(entering, &state, &queue, &outputs, &trace)
+                    let status = settle(after: 1, &state, enabled, &queue, &outputs, &trace)
+                    queue.removeAll()
+                    return status
+                }
             }
         }
     }
@@ -100,18 +113,9 @@ extension Statechart {
     @inlinable
     var raisedQueueCapacity: Int { raiseTable.isEmpty ? 1 : raisedEventLimit }
 
-    /// Runs `body` with an empty internal queue on the stack, and drops what is left in it.
+    /// The internal queue's entries: every done event and raised event that can wait at once.
     @inlinable
-    func withInternalQueue(_ body: (inout InternalQueue) -> StatechartStatus) -> StatechartStatus {
-        withUnsafeTemporaryAllocation(of: Int16.self, capacity: doneQueueCapacity &+ raisedQueueCapacity) { order in
-            withUnsafeTemporaryAllocation(of: Event.self, capacity: raisedQueueCapacity) { events in
-                var queue = InternalQueue(order: order, events: events)
-                let status = body(&queue)
-                queue.removeAll()
-                return status
-            }
-        }
-    }
+    var queueCapacity: Int { doneQueueCapacity &+ raisedQueueCapacity }
 
     /// What a selection looks for.
     @usableFromInline
@@ -320,7 +324,7 @@ extension Statechart {
             forEach(inReverseDocumentOrder: exiting) { node in
                 trace.exited(state: node)
                 emit(nodes[node].exitOutputs, &outputs)
-                raise(nodes[node].exitRaises, &queue)
+                raise(exitRaises, node, &queue)
                 state.active.remove(node)
             }
         }
@@ -330,7 +334,7 @@ extension Statechart {
             let transition = transitionTable[index]
             trace.took(transition: index)
             emit(transition.outputs, &outputs)
-            raise(transition.raises, &queue)
+            raise(transitionRaises, index, &queue)
             guard !transition.targets.isEmpty else { continue }
             if !transition.targetsHistory {
                 // Without a history target, what a transition enters never changes: it was
@@ -361,7 +365,7 @@ extension Statechart {
             state.active.insert(node)
             trace.entered(state: node)
             emit(nodes[node].entryOutputs, &outputs)
-            raise(nodes[node].entryRaises, &queue)
+            raise(entryRaises, node, &queue)
             guard nodes[node].kind == .final else { return }
             let parent = nodes[node].parent
             guard parent >= 0 else { return }
@@ -374,9 +378,13 @@ extension Statechart {
         }
     }
 
+    /// Queues the events that `ranges[index]` picks out of ``raiseTable``. A chart that raises
+    /// nothing skips the range's load altogether.
     @inlinable
-    func raise(_ range: Range<Int>, _ queue: inout InternalQueue) {
-        for index in range { queue.raise(raiseTable[index]) }
+    @inline(__always)
+    func raise(_ ranges: [Range<Int>], _ index: Int, _ queue: inout InternalQueue) {
+        guard !raiseTable.isEmpty else { return }
+        for position in ranges[index] { queue.raise(raiseTable[position]) }
     }
 
     @inlinable

@@ -112,8 +112,12 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
     @usableFromInline private(set) var staticEntrySets: [StatechartStateSet] = []
     @usableFromInline let candidateRanges: [Range<Int>]
     @usableFromInline let outputTable: [Output]
-    /// Every event the chart raises; nodes and transitions hold ranges of it.
+    /// Every event the chart raises, and the ranges of it raised on entry and exit (by raw
+    /// value) and by each transition.
     @usableFromInline let raiseTable: [Event]
+    @usableFromInline let entryRaises: [Range<Int>]
+    @usableFromInline let exitRaises: [Range<Int>]
+    @usableFromInline let transitionRaises: [Range<Int>]
     /// Raw value → document position, and back.
     @usableFromInline let documentRank: [UInt8]
     @usableFromInline let documentOrder: [UInt8]
@@ -153,6 +157,9 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
         self.microstepLimit = microstepLimit
         self.raisedEventLimit = raisedEventLimit
         self.raiseTable = builder.raises
+        self.entryRaises = builder.entryRaises
+        self.exitRaises = builder.exitRaises
+        self.transitionRaises = builder.transitionRaises
         self.transitions = builder.edges
         self.nodes = builder.nodes
         self.transitionTable = builder.transitions

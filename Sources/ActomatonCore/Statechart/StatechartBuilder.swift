@@ -20,9 +20,6 @@ struct CompiledNode: Sendable {
     @usableFromInline var initial: Int = -1
     @usableFromInline var entryOutputs: Range<Int> = 0..<0
     @usableFromInline var exitOutputs: Range<Int> = 0..<0
-    /// The events raised on entry and on exit: ranges of the chart's `raiseTable`.
-    @usableFromInline var entryRaises: Range<Int> = 0..<0
-    @usableFromInline var exitRaises: Range<Int> = 0..<0
     @usableFromInline var transitions: Range<Int> = 0..<0
 
     @usableFromInline var isHistory: Bool { kind == .shallowHistory || kind == .deepHistory }
@@ -53,8 +50,6 @@ extension Statechart {
         /// or -2 for a transition without targets.
         @usableFromInline var staticDomain: Int
         @usableFromInline var outputs: Range<Int>
-        /// The events it raises: a range of the chart's `raiseTable`.
-        @usableFromInline var raises: Range<Int>
     }
 }
 
@@ -71,8 +66,13 @@ struct StatechartBuilder<StateID: StatechartStateID, Event: Sendable, Output> {
     var candidateRanges: [Range<Int>] = []
     var edges: [StatechartEdge<StateID, Event, Output>] = []
     var outputs: [Output] = []
-    /// Every raised event of the chart; nodes and transitions hold ranges of it.
+    /// Every raised event of the chart, and the ranges of it that each state raises on entry
+    /// and exit (by raw value) and each transition raises. They are kept out of the nodes and
+    /// transitions, whose size the hot path feels.
     var raises: [Event] = []
+    var entryRaises: [Range<Int>] = []
+    var exitRaises: [Range<Int>] = []
+    var transitionRaises: [Range<Int>] = []
     var documentOrder: [UInt8] = []
     var documentRank: [UInt8] = []
     var allStates = StatechartStateSet()
@@ -136,9 +136,13 @@ struct StatechartBuilder<StateID: StatechartStateID, Event: Sendable, Output> {
             outputs += node.onEntry
             nodes[index].exitOutputs = outputs.count..<(outputs.count + node.onExit.count)
             outputs += node.onExit
-            nodes[index].entryRaises = raises.count..<(raises.count + node.raiseOnEntry.count)
+            if index >= entryRaises.count {
+                entryRaises += Array(repeating: 0..<0, count: index + 1 - entryRaises.count)
+                exitRaises += Array(repeating: 0..<0, count: index + 1 - exitRaises.count)
+            }
+            entryRaises[index] = raises.count..<(raises.count + node.raiseOnEntry.count)
             raises += node.raiseOnEntry
-            nodes[index].exitRaises = raises.count..<(raises.count + node.raiseOnExit.count)
+            exitRaises[index] = raises.count..<(raises.count + node.raiseOnExit.count)
             raises += node.raiseOnExit
             for transition in node.transitions { pending.append((index, transition)) }
             if let initial = node.initial { initials.append((index, initial)) }
@@ -249,8 +253,8 @@ struct StatechartBuilder<StateID: StatechartStateID, Event: Sendable, Output> {
         transitions.append(.init(
             source: source, trigger: trigger, argument: argument, condition: condition, targets: targets, isInternal: isInternal,
             targetsHistory: targetsHistory, staticDomain: domain,
-            outputs: outputs.count..<(outputs.count + transition.outputs.count),
-            raises: raises.count..<(raises.count + transition.raise.count)))
+            outputs: outputs.count..<(outputs.count + transition.outputs.count)))
+        transitionRaises.append(raises.count..<(raises.count + transition.raise.count))
         outputs += transition.outputs
         raises += transition.raise
     }
