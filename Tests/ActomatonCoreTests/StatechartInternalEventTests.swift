@@ -15,7 +15,7 @@ typealias IChart = Statechart<S, IE, String>
 /// SCXML's `event="*"`: every event.
 let anyEvent: @Sendable (IE) -> Bool = { _ in true }
 
-@Suite("Statechart: raised events (W3C tests 144, 375, 377, 404, 405, 421)")
+@Suite("Statechart: raised events (W3C tests 144, 375, 377, 404, 405, 406, 421)")
 struct StatechartRaiseTests {
     // test144: events raised in one onentry are queued, and processed, in the order raised.
     @Test func test144RaisedEventsAreQueuedInOrder() throws {
@@ -81,6 +81,30 @@ struct StatechartRaiseTests {
                     .atomic(.ps2, raiseOnExit: [.event1]),
                 ]),
                 .atomic(.s01, transitions: [.on(.event1, to: .s02), .on(where: anyEvent, label: "*", to: .fail)]),
+                .atomic(.s02, transitions: [.on(.event2, to: .s11), .on(where: anyEvent, label: "*", to: .fail)]),
+                .atomic(.s11, transitions: [.on(.event3, to: .s12), .on(where: anyEvent, label: "*", to: .fail)]),
+                .atomic(.s12, transitions: [.on(.event4, to: .pass), .on(where: anyEvent, label: "*", to: .fail)]),
+            ]),
+            .final(.pass),
+            .final(.fail),
+        ])
+        #expect(chart.initialState.isIn(.pass))
+    }
+
+    // test406: the transition's content runs before the entries, which go parents first and
+    // then regions in document order: event1 (the transition), event2 (the parallel state),
+    // event3 and event4 (its regions).
+    @Test func test406TransitionContentThenEntryContent() throws {
+        let chart = try IChart(states: [
+            .compound(.s0, transitions: [.on(.timeout, to: .fail)], children: [
+                .atomic(.s01, transitions: [.always(to: .p, raise: [.event1])]),
+                .parallel(.p, raiseOnEntry: [.event2], transitions: [
+                    .on(.event1, to: .s02),
+                    .on(where: anyEvent, label: "*", to: .fail),
+                ], children: [
+                    .atomic(.ps1, raiseOnEntry: [.event3]),
+                    .atomic(.ps2, raiseOnEntry: [.event4]),
+                ]),
                 .atomic(.s02, transitions: [.on(.event2, to: .s11), .on(where: anyEvent, label: "*", to: .fail)]),
                 .atomic(.s11, transitions: [.on(.event3, to: .s12), .on(where: anyEvent, label: "*", to: .fail)]),
                 .atomic(.s12, transitions: [.on(.event4, to: .pass), .on(where: anyEvent, label: "*", to: .fail)]),
