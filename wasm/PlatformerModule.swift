@@ -48,7 +48,8 @@ func platformerReset() -> Int32 {
 
 /// Sends event `kind` (0 move with `speed`, then jump, apex, leaveGround, land, hit, recover,
 /// draw, holster, fire, tick); returns 1 transitioned, 2 ignored, 3 finished, 4 stopped at the
-/// microstep limit, or unknownAction.
+/// microstep limit, 5 stopped at the raised-event limit (the platformer raises no event), or
+/// unknownAction.
 @_expose(wasm, "platformer_send") @_cdecl("platformer_send")
 func platformerSend(_ kind: Int32, _ speed: Int32) -> Int32 {
     let event: Platformer.Event
@@ -72,6 +73,7 @@ func platformerSend(_ kind: Int32, _ speed: Int32) -> Int32 {
     case .ignored: return 2
     case .finished: return 3
     case .stoppedAtMicrostepLimit: return 4
+    case .stoppedAtRaisedEventLimit: return 5
     case .rejected: return WasmABI.unknownAction
     }
 }

@@ -86,4 +86,22 @@ struct DocumentationStatechartExamplesTests {
         #expect(chart.send(.open, to: &state).status == .ignored) // guarded: it is locked
         #expect(state.isIn(.locked) && state.isIn(.closed))
     }
+
+    @Test func raisedEvents() throws {
+        enum Step: Int, StatechartStateID { case idle, saving, saved }
+        enum Command: Equatable, Sendable { case save, written, notify }
+
+        let chart = try Statechart<Step, Command, String>(states: [
+            .atomic(.idle, transitions: [.on(.save, to: .saving, outputs: ["write"])]),
+            .atomic(.saving, raiseOnEntry: [.written], transitions: [
+                .on(.written, to: .saved, raise: [.notify]),
+            ]),
+            .atomic(.saved, transitions: [.on(.notify, outputs: ["toast"])]),
+        ])
+
+        var state = chart.initialState
+        let reply = chart.send(.save, to: &state)       // save, then written, then notify
+        #expect(reply.outputs == ["write", "toast"])
+        #expect(state.isIn(.saved))
+    }
 }

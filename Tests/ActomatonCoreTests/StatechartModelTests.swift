@@ -42,6 +42,8 @@ private final class RefNode {
     var initial: Int?
     let onEntry: [String]
     let onExit: [String]
+    var raiseOnEntry: [ME] = []
+    var raiseOnExit: [ME] = []
 
     init(id: Int, kind: Kind, order: Int, parent: RefNode?, initial: Int?, onEntry: [String], onExit: [String]) {
         self.id = id
@@ -66,6 +68,7 @@ private final class RefTransition {
     let isInternal: Bool
     let condition: (@Sendable (StatechartState<MN>) -> Bool)?
     let outputs: [String]
+    var raise: [ME] = []
 
     init(source: RefNode, trigger: StatechartTrigger<MN, ME>?, targets: [RefNode], isInternal: Bool,
          condition: (@Sendable (StatechartState<MN>) -> Bool)?, outputs: [String]) {
@@ -89,7 +92,12 @@ private final class ReferenceStatechart {
 
     var configuration: [RefNode] = []
     var historyValue: [Int: [RefNode]] = [:]
-    var internalQueue: [Int] = []
+    /// SCXML's internal queue: done events (a state's id) and raised events, in order.
+    enum QueuedEvent { case done(Int), raised(ME) }
+    var internalQueue: [QueuedEvent] = []
+    let raisedEventLimit: Int
+    /// Set when an event is raised while `raisedEventLimit` raised events are waiting.
+    var overflowed = false
     var running = true
     var outputs: [String] = []
 
@@ -103,8 +111,9 @@ private final class ReferenceStatechart {
     /// memory gives (see `deepHistoryTargetedFromInsideItsActiveParent`): the known deviation.
     var reachedKnownDeviation = false
 
-    init(initial: MN?, microstepLimit: Int, states: [ModelNode]) {
+    init(initial: MN?, microstepLimit: Int, raisedEventLimit: Int = 32, states: [ModelNode]) {
         self.microstepLimit = microstepLimit
+        self.raisedEventLimit = raisedEventLimit
         root = RefNode(id: -1, kind: .root, order: -1, parent: nil, initial: nil, onEntry: [], onExit: [])
         addNodes(states, to: root)
         addTransitions(states)
@@ -122,6 +131,8 @@ private final class ReferenceStatechart {
             }
             let node = RefNode(id: definition.id.rawValue, kind: kind, order: nodes.count, parent: parent,
                                initial: definition.initial?.rawValue, onEntry: definition.onEntry, onExit: definition.onExit)
+            node.raiseOnEntry = definition.raiseOnEntry
+            node.raiseOnExit = definition.raiseOnExit
             nodes.append(node)
             byID[node.id] = node
             parent.children.append(node)
@@ -133,9 +144,11 @@ private final class ReferenceStatechart {
         for definition in definitions {
             let source = byID[definition.id.rawValue]!
             for transition in definition.transitions {
-                source.transitions.append(RefTransition(
+                let compiled = RefTransition(
                     source: source, trigger: transition.trigger, targets: transition.targets.map { byID[$0.rawValue]! },
-                    isInternal: transition.kind == .internal, condition: transition.condition, outputs: transition.outputs))
+                    isInternal: transition.kind == .internal, condition: transition.condition, outputs: transition.outputs)
+                compiled.raise = transition.raise
+                source.transitions.append(compiled)
             }
             addTransitions(definition.children)
         }
@@ -171,20 +184,33 @@ private final class ReferenceStatechart {
     /// internal queue lives for one step.
     private func macrostep(after microsteps: Int) -> StatechartStatus {
         var microsteps = microsteps
-        defer { internalQueue = [] }
-        while running {
+        defer {
+            internalQueue = []
+            overflowed = false
+        }
+        while true {
+            // A microstep that raised past the limit is the step's last.
+            if overflowed { return .stoppedAtRaisedEventLimit }
+            if !running { break }
             var enabled = selectTransitions { $0.isEventless }
             if !enabled.isEmpty {
                 exercised.takenEventlessTransitions += 1
             } else {
                 if internalQueue.isEmpty { break }
-                let done = internalQueue.removeFirst()
-                enabled = selectTransitions { transition in
-                    if case let .done(state)? = transition.trigger { state.rawValue == done } else { false }
-                }
-                if !enabled.isEmpty {
-                    exercised.takenDoneTransitions += 1
-                    if byID[done]!.kind == .parallel { exercised.takenParallelDoneTransitions += 1 }
+                switch internalQueue.removeFirst() {
+                case let .done(done):
+                    enabled = selectTransitions { transition in
+                        if case let .done(state)? = transition.trigger { state.rawValue == done } else { false }
+                    }
+                    if !enabled.isEmpty {
+                        exercised.takenDoneTransitions += 1
+                        if byID[done]!.kind == .parallel { exercised.takenParallelDoneTransitions += 1 }
+                    }
+                case let .raised(event):
+                    enabled = selectTransitions { transition in
+                        if case let .event(pattern)? = transition.trigger { pattern.matches(event) } else { false }
+                    }
+                    if !enabled.isEmpty { exercised.takenRaisedEvents += 1 }
                 }
             }
             if !enabled.isEmpty {
@@ -194,6 +220,19 @@ private final class ReferenceStatechart {
             }
         }
         return .transitioned
+    }
+
+    /// `<raise>`: queues `events`, or marks the step as overflowed when the limit is reached.
+    private func raise(_ events: [ME]) {
+        for event in events {
+            let waiting = internalQueue.count(where: { if case .raised = $0 { true } else { false } })
+            if waiting >= raisedEventLimit {
+                overflowed = true
+                exercised.overflows += 1
+            } else {
+                internalQueue.append(.raised(event))
+            }
+        }
     }
 
     // MARK: Selection
@@ -248,7 +287,10 @@ private final class ReferenceStatechart {
 
     private func microstep(_ enabled: [RefTransition]) {
         exitStates(enabled)
-        for transition in enabled { outputs += transition.outputs }
+        for transition in enabled {
+            outputs += transition.outputs
+            raise(transition.raise)
+        }
         enterStates(enabled)
     }
 
@@ -269,6 +311,7 @@ private final class ReferenceStatechart {
         }
         for s in statesToExit {
             outputs += s.onExit
+            raise(s.raiseOnExit)
             configuration.removeAll { $0 === s }
         }
     }
@@ -290,14 +333,15 @@ private final class ReferenceStatechart {
         for s in statesToEnter.sorted(by: { $0.order < $1.order }) {
             configuration.append(s)
             outputs += s.onEntry
+            raise(s.raiseOnEntry)
             guard s.kind == .final, let parent = s.parent else { continue }
             if parent === root {
                 running = false
             } else {
-                internalQueue.append(parent.id)
+                internalQueue.append(.done(parent.id))
                 if let grandparent = parent.parent, grandparent.kind == .parallel,
                    grandparent.childStates.allSatisfy(isInFinalState) {
-                    internalQueue.append(grandparent.id)
+                    internalQueue.append(.done(grandparent.id))
                 }
             }
         }
@@ -460,6 +504,8 @@ private final class GenNode {
     var initial: Int?
     var transitions: [ModelTransition] = []
     var transitionNotes: [String] = []
+    var raiseOnEntry: [ME] = []
+    var raiseOnExit: [ME] = []
 
     init(_ kind: StatechartNodeKind, parent: GenNode?) {
         self.kind = kind
@@ -485,6 +531,10 @@ private struct ReferenceCoverage {
     var takenParallelDoneTransitions = 0
     /// Deep history resumptions that entered a state below the parent's children.
     var deepResumesBelowChildren = 0
+    /// Raised events that enabled a transition.
+    var takenRaisedEvents = 0
+    /// Events raised past the limit.
+    var overflows = 0
 
     static func += (total: inout Self, run: Self) {
         total.resumedHistories += run.resumedHistories
@@ -494,12 +544,15 @@ private struct ReferenceCoverage {
         total.takenEventlessTransitions += run.takenEventlessTransitions
         total.takenParallelDoneTransitions += run.takenParallelDoneTransitions
         total.deepResumesBelowChildren += run.deepResumesBelowChildren
+        total.takenRaisedEvents += run.takenRaisedEvents
+        total.overflows += run.overflows
     }
 }
 
 private struct GeneratedChart {
     var initial: MN?
     var microstepLimit: Int
+    var raisedEventLimit = 32
     var states: [ModelNode]
     var events: [ME]
     var listing: String
@@ -507,8 +560,22 @@ private struct GeneratedChart {
 
 private struct ChartGenerator {
     var random: SplitMix64
+    /// When set, transitions and states raise events, drawn from a stream of their own so the
+    /// charts of a seed are otherwise the same as without.
+    var raising: SplitMix64?
 
-    init(seed: UInt64) { random = SplitMix64(seed: seed) }
+    init(seed: UInt64, raising: Bool = false) {
+        random = SplitMix64(seed: seed)
+        self.raising = raising ? SplitMix64(seed: seed ^ 0x5EED_0F_4A15E) : nil
+    }
+
+    /// Up to two events to raise, or none; always none without `raising`.
+    mutating func raisedEvents(_ probability: Double) -> [ME] {
+        guard var stream = raising else { return [] }
+        defer { raising = stream }
+        guard Double.random(in: 0..<1, using: &stream) < probability else { return [] }
+        return (0..<Int.random(in: 1...2, using: &stream)).map { _ in [ME.a, .b, .c, .d, .unused].randomElement(using: &stream)! }
+    }
 
     mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &random) }
     mutating func chance(_ probability: Double) -> Bool { Double.random(in: 0..<1, using: &random) < probability }
@@ -555,13 +622,26 @@ private struct ChartGenerator {
             }
         }
 
+        for node in all where !node.isHistory {
+            node.raiseOnEntry = raisedEvents(0.2)
+            node.raiseOnExit = raisedEvents(0.15)
+        }
+
         let initial: MN? = chance(0.15) ? MN(rawValue: pick(states.filter { !($0.kind == .final && $0.parent == nil) }).id) : nil
         let microstepLimit = chance(0.3) ? 100 : int(2...12)
         let events = (0..<eventCount).map { _ in chance(0.05) ? ME.unused : pick([ME.a, .b, .c, .d]) }
         var listing = "initial: \(initial.map { "\($0)" } ?? "default"), microstepLimit: \(microstepLimit)\n"
         for node in top { describe(node, indent: "", into: &listing) }
-        return GeneratedChart(initial: initial, microstepLimit: microstepLimit, states: top.map(definition), events: events,
-                              listing: listing)
+        var raisedEventLimit = 32
+        if var stream = raising {
+            raisedEventLimit = Bool.random(using: &stream) ? Int.random(in: 1...3, using: &stream) : 32
+            raising = stream
+            listing = "raisedEventLimit: \(raisedEventLimit), " + listing
+        }
+        var definitions: [ModelNode] = []
+        for node in top { definitions.append(definition(node)) }
+        return GeneratedChart(initial: initial, microstepLimit: microstepLimit, raisedEventLimit: raisedEventLimit,
+                              states: definitions, events: events, listing: listing)
     }
 
     private mutating func makeState(depth: Int, parent: GenNode?, budget: Int, allowFinal: Bool, isRegion: Bool) -> GenNode {
@@ -654,21 +734,28 @@ private struct ChartGenerator {
                 note += " when \(constant)"
             }
         }
+        let raise = raisedEvents(0.3)
+        if !raise.isEmpty { note += " raise \(raise)" }
         note += " [t\(index)]"
-        return (ModelTransition(trigger: trigger, targets: ids, kind: kind, condition: condition, outputs: ["t\(index)"]), note)
+        return (ModelTransition(trigger: trigger, targets: ids, kind: kind, condition: condition, outputs: ["t\(index)"], raise: raise),
+                note)
     }
 
-    private func definition(_ node: GenNode) -> ModelNode {
+    private mutating func definition(_ node: GenNode) -> ModelNode {
         let id = MN(rawValue: node.id)!
         if node.isHistory { return ModelNode(id: id, kind: node.kind, initial: node.initial.flatMap(MN.init(rawValue:))) }
+        var children: [ModelNode] = []
+        for child in node.children { children.append(definition(child)) }
         return ModelNode(id: id, kind: node.kind, initial: node.initial.flatMap(MN.init(rawValue:)),
-                         onEntry: ["+\(id)"], onExit: ["-\(id)"], transitions: node.transitions,
-                         children: node.children.map(definition))
+                         onEntry: ["+\(id)"], onExit: ["-\(id)"], raiseOnEntry: node.raiseOnEntry, raiseOnExit: node.raiseOnExit,
+                         transitions: node.transitions, children: children)
     }
 
     private func describe(_ node: GenNode, indent: String, into text: inout String) {
         text += "\(indent)\(node.kind) n\(node.id)"
         if let initial = node.initial { text += node.isHistory ? " default n\(initial)" : " initial n\(initial)" }
+        if !node.raiseOnEntry.isEmpty { text += " raise on entry \(node.raiseOnEntry)" }
+        if !node.raiseOnExit.isEmpty { text += " raise on exit \(node.raiseOnExit)" }
         text += "\n"
         for note in node.transitionNotes { text += "\(indent)  on \(note)\n" }
         for child in node.children { describe(child, indent: indent + "    ", into: &text) }
@@ -691,27 +778,32 @@ private struct ModelRun {
     var exercised = ReferenceCoverage()
 
     /// Builds the chart of `seed`, starts it and sends its events on both sides.
-    mutating func check(seed: UInt64, events eventCount: Int = 40) -> Result {
-        var generator = ChartGenerator(seed: seed)
+    mutating func check(seed: UInt64, events eventCount: Int = 40, raising: Bool = false) -> Result {
+        var generator = ChartGenerator(seed: seed, raising: raising)
         let generated = generator.generate(eventCount: eventCount)
         let reference = ReferenceStatechart(initial: generated.initial, microstepLimit: generated.microstepLimit,
-                                            states: generated.states)
+                                            raisedEventLimit: generated.raisedEventLimit, states: generated.states)
         defer { exercised += reference.exercised }
         let referenceStart = reference.start()
         if reference.reachedKnownDeviation { return .compared(steps: 0) }
-        let header = "seed \(seed) (reproduce: `var run = ModelRun(); run.check(seed: \(seed))`, or seeds = \(seed)..<\(seed + 1))"
+        let header = "seed \(seed) (reproduce: `var run = ModelRun(); run.check(seed: \(seed), raising: \(raising))`,"
+            + " or seeds = \(seed)..<\(seed + 1))"
         let chart: ModelChart
         do {
-            chart = try ModelChart(initial: generated.initial, microstepLimit: generated.microstepLimit, states: generated.states)
+            chart = try ModelChart(initial: generated.initial, microstepLimit: generated.microstepLimit,
+                                   raisedEventLimit: generated.raisedEventLimit, states: generated.states)
         } catch {
-            if error == .startDidNotSettle, referenceStart != .stoppedAtMicrostepLimit {
+            if error == .startDidNotSettle, referenceStart == .transitioned {
                 return .mismatch("\(header), start: the chart threw startDidNotSettle, the reference settled:"
                     + " \(reference.outputs) in \(reference.activeStates)\n\(generated.listing)")
             }
             return .rejected(error)
         }
-        if referenceStart == .stoppedAtMicrostepLimit
-            || chart.initialOutputs != reference.outputs || chart.initialState.active != reference.active {
+        var started = StatechartState<MN>()
+        if referenceStart != .transitioned
+            || chart.initialOutputs != reference.outputs
+            || chart.start(into: &started) != StatechartReply(status: .transitioned, outputs: reference.outputs)
+            || started != chart.initialState || chart.initialState.active != reference.active {
             return .mismatch("""
                 \(header), start:
                   chart:     \(chart.initialOutputs) in \(chart.initialState)
@@ -790,15 +882,53 @@ struct StatechartModelTests {
 }
 
 
+@Suite("Statechart: raised events against a naive SCXML interpreter")
+struct StatechartRaiseModelTests {
+    // The same random charts, with raised events on a fifth of the states' entries and exits and
+    // on a third of the transitions, and sometimes a raised-event limit of 1 to 3.
+    @Test func randomChartsThatRaiseAgreeWithTheReferenceInterpreter() {
+        var run = ModelRun()
+        let seeds = 0..<UInt64(700)
+        var compared = 0, steps = 0, unsettled = 0, mismatches = 0
+        var rejections: [String: Int] = [:]
+        for seed in seeds {
+            switch run.check(seed: seed, raising: true) {
+            case let .compared(count):
+                compared += 1
+                steps += count
+            case .rejected(.startDidNotSettle):
+                unsettled += 1
+            case let .rejected(error):
+                rejections["\(error)", default: 0] += 1
+            case let .mismatch(message):
+                mismatches += 1
+                if mismatches <= 3 { Issue.record(Comment(rawValue: message)) }
+            }
+        }
+        #expect(mismatches == 0, "\(mismatches) of \(seeds.count) seeds disagree")
+        #expect(compared >= seeds.count / 2, "built \(compared), unsettled \(unsettled), rejected \(rejections)")
+        #expect(rejections.isEmpty, "\(rejections)")
+        for status in [StatechartStatus.transitioned, .ignored, .finished, .stoppedAtMicrostepLimit, .stoppedAtRaisedEventLimit] {
+            #expect(run.statuses[status, default: 0] > 0, "no \(status) in \(run.statuses)")
+        }
+        #expect(run.exercised.takenRaisedEvents > 0 && run.exercised.overflows > 0)
+        #expect(run.exercised.takenDoneTransitions > 0 && run.exercised.takenEventlessTransitions > 0)
+        print("StatechartRaiseModelTests: \(compared) charts compared over \(steps) events (\(unsettled) did not settle at start);",
+              "statuses \(run.statuses); raised events taken \(run.exercised.takenRaisedEvents), overflows \(run.exercised.overflows)")
+    }
+}
+
 @Suite("CompiledStatechart: against the chart it was compiled from")
 struct CompiledStatechartModelTests {
-    @Test func compiledRandomChartsAgreeWithTheirCharts() {
+    /// With `raising`, the charts raise events (see ``StatechartRaiseModelTests``).
+    @Test(arguments: [false, true])
+    func compiledRandomChartsAgreeWithTheirCharts(raising: Bool) {
         var compiledCharts = 0, mergedCharts = 0, steps = 0, overLimit = 0, mismatches = 0
         for seed in 0..<UInt64(700) {
-            var generator = ChartGenerator(seed: seed)
+            var generator = ChartGenerator(seed: seed, raising: raising)
             let generated = generator.generate(eventCount: 200)
             guard let chart = try? ModelChart(initial: generated.initial, microstepLimit: generated.microstepLimit,
-                                              states: generated.states)
+                                              raisedEventLimit: generated.raisedEventLimit, states: generated.states)
             else { continue }
             let compiled: CompiledStatechart<MN, ME, String>
             do {
@@ -822,7 +952,7 @@ struct CompiledStatechartModelTests {
                     mismatches += 1
                     if mismatches <= 3 {
                         Issue.record(Comment(rawValue: """
-                            seed \(seed), step \(step) (event .\(event)):
+                            seed \(seed) (raising: \(raising)), step \(step) (event .\(event)):
                               chart:    \(expected.status) \(expected.outputs) in \(state)
                               compiled: \(reply.status) \(reply.outputs) in \(compiled.configuration(of: compiledState))
                             \(generated.listing)
@@ -834,10 +964,10 @@ struct CompiledStatechartModelTests {
             }
         }
         #expect(mismatches == 0)
-        #expect(compiledCharts >= 500, "compiled \(compiledCharts), over the state limit \(overLimit)")
+        #expect(compiledCharts >= (raising ? 400 : 500), "compiled \(compiledCharts), over the state limit \(overLimit)")
         // Merging states that differ only in unseen history happens in many charts.
         #expect(mergedCharts > 0)
-        print("CompiledStatechartModelTests: \(compiledCharts) charts compiled (\(mergedCharts) with merged states,",
+        print("CompiledStatechartModelTests (raising: \(raising)): \(compiledCharts) charts compiled (\(mergedCharts) with merged states,",
               "\(overLimit) over 2,000 states), \(steps) events compared")
     }
 }

@@ -28,6 +28,7 @@ struct PlatformerWasmTests {
         case .ignored: 2
         case .finished: 3
         case .stoppedAtMicrostepLimit: 4
+        case .stoppedAtRaisedEventLimit: 5
         case .rejected: -2
         }
     }

@@ -3,7 +3,7 @@
 
 extension Statechart {
     /// How a diagram labels one transition: its trigger, `[guarded]` when it has a condition,
-    /// and `(internal)` for an internal transition.
+    /// `(internal)` for an internal transition, and `/ raise` with the events it raises.
     public func diagramLabel(of edge: StatechartEdge<StateID, Event, Output>, stateName: (StateID) -> String, eventName: (Event) -> String) -> String {
         let transition = edge.transition
         var label: String
@@ -18,6 +18,11 @@ extension Statechart {
         }
         if transition.condition != nil { label += " [guarded]" }
         if transition.kind == .internal { label += " (internal)" }
+        if !transition.raise.isEmpty {
+            var raised: [String] = []
+            for event in transition.raise { raised.append(eventName(event)) }
+            label += " / raise " + raised.joined(separator: ", ")
+        }
         return label
     }
 

@@ -1,9 +1,11 @@
 // SCXML's run-to-completion step (appendix D of the recommendation) on 128-bit state sets.
-// Scratch space (the enabled transitions and the queue of done events) is on the stack.
+// Scratch space (the enabled transitions and the internal queue of done and raised events) is
+// on the stack.
 
 extension Statechart {
     /// Sends `event`: takes the enabled transitions and everything they lead to, emitting the
-    /// exit, transition and entry outputs into `outputs` and telling `trace` of each transition.
+    /// exit, transition and entry outputs into `outputs` and telling `trace` of each exit,
+    /// transition and entry.
     ///
     /// This is the form that allocates nothing: pass a sink that does not (a counter, a fixed
     /// buffer, a ``SinkEffectManager``'s sink) and ``StatechartNoTrace``.
@@ -18,10 +20,17 @@ extension Statechart {
         return withUnsafeTemporaryAllocation(of: Int16.self, capacity: enabledCapacity) { enabled in
             let count = select(.event(event), state, enabled)
             if count == 0 { return .ignored }
-            return withUnsafeTemporaryAllocation(of: Int16.self, capacity: doneQueueCapacity) { buffer in
-                var queue = DoneQueue(buffer)
-                microstep(enabled, count, &state, &queue, &outputs, &trace)
-                return settle(after: 1, &state, enabled, &queue, &outputs, &trace)
+            // The queue's two rings, written out here rather than in a helper taking a closure:
+            // a closure over `self` in a method of `self` made the optimizer copy the chart
+            // (a retain and release per table) on every event.
+            return withUnsafeTemporaryAllocation(of: Int16.self, capacity: queueCapacity) { order in
+                withUnsafeTemporaryAllocation(of: Event.self, capacity: raisedQueueCapacity) { events in
+                    var queue = InternalQueue(order: order, events: events)
+                    microstep(enabled, count, &state, &queue, &outputs, &trace)
+                    let status = settle(after: 1, &state, enabled, &queue, &outputs, &trace)
+                    queue.removeAll()
+                    return status
+                }
             }
         }
     }
@@ -36,22 +45,51 @@ extension Statechart {
         return StatechartReply(status: status, outputs: outputs)
     }
 
-    /// Enters the initial states from nothing and settles: how ``initialState`` is made.
-    func start<Sink: OutputSink, Trace: StatechartTrace>(
-        _ state: inout StatechartState<StateID>,
+    /// Starts the chart in `state`: enters the initial states from nothing and takes the
+    /// eventless transitions and internal events that follows, emitting the entry and transition
+    /// outputs into `outputs` and telling `trace` of each entry, exit and transition — SCXML's
+    /// first macrostep, with your sink and trace.
+    ///
+    /// Whatever `state` held, active states and history, is replaced. A chart built without an
+    /// error always settles here into ``initialState`` with ``initialOutputs``, since building
+    /// it runs this same start: call this to see the start through your own sink or trace (for
+    /// coverage, for generated tests, for an effect manager), or to restart a state in place.
+    ///
+    /// - Returns: ``StatechartStatus/transitioned``; or, when the start stops at a limit,
+    ///   ``StatechartStatus/stoppedAtMicrostepLimit`` or
+    ///   ``StatechartStatus/stoppedAtRaisedEventLimit``, with `state` legal where it stopped.
+    @inlinable
+    public func start<Sink: OutputSink, Trace: StatechartTrace>(
+        into state: inout StatechartState<StateID>,
         outputs: inout Sink,
         trace: inout Trace
     ) -> StatechartStatus where Sink.Output == Output {
-        withUnsafeTemporaryAllocation(of: Int16.self, capacity: enabledCapacity) { enabled in
-            withUnsafeTemporaryAllocation(of: Int16.self, capacity: doneQueueCapacity) { buffer in
-                var queue = DoneQueue(buffer)
-                var entering = StatechartStateSet()
-                addDescendants(rootInitial, to: &entering, history: state.history)
-                addAncestors(of: rootInitial, below: -1, to: &entering, history: state.history)
-                enter(entering, &state, &queue, &outputs, &trace)
-                return settle(after: 1, &state, enabled, &queue, &outputs, &trace)
+        state = StatechartState()
+        return withUnsafeTemporaryAllocation(of: Int16.self, capacity: enabledCapacity) { enabled in
+            withUnsafeTemporaryAllocation(of: Int16.self, capacity: queueCapacity) { order in
+                withUnsafeTemporaryAllocation(of: Event.self, capacity: raisedQueueCapacity) { events in
+                    var queue = InternalQueue(order: order, events: events)
+                    var entering = StatechartStateSet()
+                    addDescendants(rootInitial, to: &entering, history: state.history)
+                    addAncestors(of: rootInitial, below: -1, to: &entering, history: state.history)
+                    enter(entering, &state, &queue, &outputs, &trace)
+                    let status = settle(after: 1, &state, enabled, &queue, &outputs, &trace)
+                    queue.removeAll()
+                    return status
+                }
             }
         }
+    }
+
+    /// Starts the chart in `state` and returns what happened with every output, in order:
+    /// ``start(into:outputs:trace:)`` collecting the outputs in an array.
+    @inlinable
+    @discardableResult
+    public func start(into state: inout StatechartState<StateID>) -> StatechartReply<[Output]> {
+        var outputs: [Output] = []
+        var trace = StatechartNoTrace()
+        let status = start(into: &state, outputs: &outputs, trace: &trace)
+        return StatechartReply(status: status, outputs: outputs)
     }
 
     // MARK: - Scratch space
@@ -62,13 +100,22 @@ extension Statechart {
 
     /// Entering a final state raises at most two done events (its parent's, and its parallel
     /// grandparent's), a microstep enters each final state at most once, and a step takes at
-    /// most ``microstepLimit`` microsteps; so the queue never fills. (A bound per microstep
-    /// alone would not do: entering a parallel state whose regions start in final states raises
-    /// a done event for every region in that one microstep.)
+    /// most ``microstepLimit`` microsteps; so the done events waiting never pass this. (A bound
+    /// per microstep alone would not do: entering a parallel state whose regions start in final
+    /// states raises a done event for every region in that one microstep.)
     @inlinable
     var doneQueueCapacity: Int {
         Swift.max(2 &* finalStates.subtracting(topLevelFinalStates).count &* microstepLimit, 1)
     }
+
+    /// Room for the raised events waiting: ``raisedEventLimit``, or one (unused) when the chart
+    /// raises nothing.
+    @inlinable
+    var raisedQueueCapacity: Int { raiseTable.isEmpty ? 1 : raisedEventLimit }
+
+    /// The internal queue's entries: every done event and raised event that can wait at once.
+    @inlinable
+    var queueCapacity: Int { doneQueueCapacity &+ raisedQueueCapacity }
 
     /// What a selection looks for.
     @usableFromInline
@@ -78,49 +125,103 @@ extension Statechart {
         case none
     }
 
-    /// The done events raised and not yet processed, first in first out.
+    /// SCXML's internal queue: the done events and raised events generated and not yet
+    /// processed, first in first out, in two rings on the stack. `order` says, entry by entry,
+    /// whether the next is a done event (the raw value of its state) or a raised one (-1, the
+    /// next of `events`); a raised event is stored only in `events`.
     @usableFromInline
-    struct DoneQueue {
-        @usableFromInline let buffer: UnsafeMutableBufferPointer<Int16>
+    struct InternalQueue {
+        @usableFromInline let order: UnsafeMutableBufferPointer<Int16>
+        @usableFromInline let events: UnsafeMutableBufferPointer<Event>
         @usableFromInline var head = 0
-        @usableFromInline var tail = 0
+        @usableFromInline var count = 0
+        @usableFromInline var eventHead = 0
+        @usableFromInline var eventCount = 0
+        /// An event was raised while `events` was full: the step stops after this microstep.
+        @usableFromInline var overflowed = false
 
         @inlinable
-        init(_ buffer: UnsafeMutableBufferPointer<Int16>) { self.buffer = buffer }
-
-        @inlinable
-        mutating func push(_ state: Int) {
-            guard tail < buffer.count else { return }
-            buffer[tail] = Int16(truncatingIfNeeded: state)
-            tail &+= 1
+        init(order: UnsafeMutableBufferPointer<Int16>, events: UnsafeMutableBufferPointer<Event>) {
+            self.order = order
+            self.events = events
         }
 
+        /// The slot `offset` places after `start` in a ring of `capacity` slots.
         @inlinable
-        mutating func pop() -> Int? {
-            guard head < tail else { return nil }
-            defer { head &+= 1 }
-            return Int(buffer[head])
+        static func slot(_ start: Int, _ offset: Int, _ capacity: Int) -> Int {
+            let slot = start &+ offset
+            return slot >= capacity ? slot &- capacity : slot
+        }
+
+        /// Queues the done event of the state `state`. There is always room: see
+        /// ``Statechart/doneQueueCapacity``.
+        @inlinable
+        mutating func pushDone(_ state: Int) {
+            guard count < order.count else { return }
+            order[Self.slot(head, count, order.count)] = Int16(truncatingIfNeeded: state)
+            count &+= 1
+        }
+
+        /// Queues a raised event, or marks the queue as overflowed when `events` is full.
+        @inlinable
+        mutating func raise(_ event: Event) {
+            guard eventCount < events.count, count < order.count else {
+                overflowed = true
+                return
+            }
+            events.initializeElement(at: Self.slot(eventHead, eventCount, events.count), to: event)
+            eventCount &+= 1
+            order[Self.slot(head, count, order.count)] = -1
+            count &+= 1
+        }
+
+        /// The next event, first in first out; `nil` when none is waiting.
+        @inlinable
+        mutating func pop() -> Occurrence? {
+            guard count > 0 else { return nil }
+            let entry = order[head]
+            head = Self.slot(head, 1, order.count)
+            count &-= 1
+            if entry >= 0 { return .done(Int(entry)) }
+            let event = events.moveElement(from: eventHead)
+            eventHead = Self.slot(eventHead, 1, events.count)
+            eventCount &-= 1
+            return .event(event)
+        }
+
+        /// Drops every event still waiting.
+        @inlinable
+        mutating func removeAll() {
+            while eventCount > 0 {
+                events.deinitializeElement(at: eventHead)
+                eventHead = Self.slot(eventHead, 1, events.count)
+                eventCount &-= 1
+            }
+            count = 0
         }
     }
 
     // MARK: - The macrostep
 
-    /// Takes eventless transitions, then queued done events, until none is enabled.
+    /// SCXML's macrostep after its first microstep: takes eventless transitions while any is
+    /// enabled, else the next event of the internal queue, until neither is left.
     @inlinable
     func settle<Sink: OutputSink, Trace: StatechartTrace>(
         after microsteps: Int,
         _ state: inout StatechartState<StateID>,
         _ enabled: UnsafeMutableBufferPointer<Int16>,
-        _ queue: inout DoneQueue,
+        _ queue: inout InternalQueue,
         _ outputs: inout Sink,
         _ trace: inout Trace
     ) -> StatechartStatus where Sink.Output == Output {
         var microsteps = microsteps
-        while !state.active.intersects(topLevelFinalStates) {
+        while true {
+            if queue.overflowed { return .stoppedAtRaisedEventLimit }
+            if state.active.intersects(topLevelFinalStates) { break }
             var count = select(.none, state, enabled)
             if count == 0 {
-                guard let done = queue.pop() else { break }
-                count = select(.done(done), state, enabled)
+                guard let next = queue.pop() else { break }
+                count = select(next, state, enabled)
                 if count == 0 { continue }
             }
             if microsteps >= microstepLimit { return .stoppedAtMicrostepLimit }
@@ -208,7 +309,7 @@ extension Statechart {
         _ enabled: UnsafeMutableBufferPointer<Int16>,
         _ count: Int,
         _ state: inout StatechartState<StateID>,
-        _ queue: inout DoneQueue,
+        _ queue: inout InternalQueue,
         _ outputs: inout Sink,
         _ trace: inout Trace
     ) where Sink.Output == Output {
@@ -221,7 +322,9 @@ extension Statechart {
                 state.history = state.history.subtracting(children).union(state.active.intersection(children))
             }
             forEach(inReverseDocumentOrder: exiting) { node in
+                trace.exited(state: node)
                 emit(nodes[node].exitOutputs, &outputs)
+                raise(exitRaises, node, &queue)
                 state.active.remove(node)
             }
         }
@@ -231,6 +334,7 @@ extension Statechart {
             let transition = transitionTable[index]
             trace.took(transition: index)
             emit(transition.outputs, &outputs)
+            raise(transitionRaises, index, &queue)
             guard !transition.targets.isEmpty else { continue }
             if !transition.targetsHistory {
                 // Without a history target, what a transition enters never changes: it was
@@ -247,12 +351,13 @@ extension Statechart {
         enter(entering, &state, &queue, &outputs, &trace)
     }
 
-    /// Enters `entering` in document order, raising done events for the final states.
+    /// Enters `entering` in document order, queueing each state's raised events and then, for a
+    /// final state, the done events it causes.
     @inlinable
     func enter<Sink: OutputSink, Trace: StatechartTrace>(
         _ entering: StatechartStateSet,
         _ state: inout StatechartState<StateID>,
-        _ queue: inout DoneQueue,
+        _ queue: inout InternalQueue,
         _ outputs: inout Sink,
         _ trace: inout Trace
     ) where Sink.Output == Output {
@@ -260,16 +365,26 @@ extension Statechart {
             state.active.insert(node)
             trace.entered(state: node)
             emit(nodes[node].entryOutputs, &outputs)
+            raise(entryRaises, node, &queue)
             guard nodes[node].kind == .final else { return }
             let parent = nodes[node].parent
             guard parent >= 0 else { return }
-            queue.push(parent)
+            queue.pushDone(parent)
             let grandparent = nodes[parent].parent
             if grandparent >= 0, nodes[grandparent].kind == .parallel,
                nodes[grandparent].children.allSatisfy({ isInFinalState($0, state.active) }) {
-                queue.push(grandparent)
+                queue.pushDone(grandparent)
             }
         }
+    }
+
+    /// Queues the events that `ranges[index]` picks out of ``raiseTable``. A chart that raises
+    /// nothing skips the range's load altogether.
+    @inlinable
+    @inline(__always)
+    func raise(_ ranges: [Range<Int>], _ index: Int, _ queue: inout InternalQueue) {
+        guard !raiseTable.isEmpty else { return }
+        for position in ranges[index] { queue.raise(raiseTable[position]) }
     }
 
     @inlinable

@@ -48,11 +48,19 @@
 ///   parent is a region of a parallel state and every region is then in a final state, the
 ///   parallel state's done event follows. A final state at the top finishes the chart: later
 ///   events are answered with ``StatechartStatus/finished``.
+/// - **The internal queue.** Raised events (``StatechartTransition/raise``,
+///   ``StatechartNode/raiseOnEntry``, ``StatechartNode/raiseOnExit``) and done events wait in
+///   one first-in-first-out queue, in the order they were generated: within a microstep, exit
+///   content (innermost first), then the transitions' content, then entry content (outermost
+///   first), where a final state's done event follows its own entry content.
 /// - **Run to completion.** After the event's microstep, the chart takes eventless transitions
-///   (``StatechartTransition/always(to:kind:when:outputs:)``) and then done events, in the order
-///   they were raised, one microstep at a time, until none is enabled. A step that needs more
-///   than ``microstepLimit`` microsteps stops there, in a legal configuration, and says so with
-///   ``StatechartStatus/stoppedAtMicrostepLimit``.
+///   (``StatechartTransition/always(to:kind:when:outputs:raise:)``) while any is enabled; when
+///   none is, it takes the next event of the internal queue (dropping one that enables
+///   nothing), one microstep at a time, until both are exhausted: SCXML's macrostep. A step
+///   that needs more than ``microstepLimit`` microsteps stops there, in a legal configuration,
+///   and says so with ``StatechartStatus/stoppedAtMicrostepLimit``; one that raises an event
+///   while ``raisedEventLimit`` raised events are already waiting finishes that microstep and
+///   stops with ``StatechartStatus/stoppedAtRaisedEventLimit``.
 /// - **History.** When a compound or parallel state exits, it remembers its active children. A
 ///   transition to its shallow history state re-enters the remembered child (which then enters
 ///   its own initial states); a deep history state re-enters every remembered descendant. With
@@ -66,22 +74,29 @@
 ///   has exited since the parent last did: then the newer memory of that inner state wins.
 /// - A top-level final state stays active, and the exit actions of the states still active are
 ///   not run.
-/// - After ``StatechartStatus/stoppedAtMicrostepLimit``, done events still queued are dropped,
-///   and the next event starts with its own selection.
+/// - After ``StatechartStatus/stoppedAtMicrostepLimit`` or
+///   ``StatechartStatus/stoppedAtRaisedEventLimit``, events still in the internal queue are
+///   dropped, and the next event starts with its own selection. SCXML's queue has no limit.
 ///
 /// ## Cost
 ///
 /// Building a chart allocates its tables. Sending an event allocates nothing in the chart:
-/// the state is two 128-bit sets, and the step's scratch space is on the stack. Outputs go to
+/// the state is two 128-bit sets, and the step's scratch space (the internal queue included:
+/// room for ``raisedEventLimit`` events, fixed when the chart is built) is on the stack. Outputs go to
 /// a sink the caller chooses (``send(_:to:outputs:trace:)``).
 public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
     /// The state the chart starts in: its initial states entered, and the eventless
-    /// transitions and done events they lead to taken.
+    /// transitions and internal events they lead to taken. ``start(into:outputs:trace:)``
+    /// makes it again, with your sink and trace.
     public private(set) var initialState = StatechartState<StateID>()
-    /// The outputs emitted while entering ``initialState``: the initial states' entry actions.
+    /// The outputs emitted while entering ``initialState``: the initial states' entry actions,
+    /// and those of the transitions taken as it settled.
     public private(set) var initialOutputs: [Output] = []
     /// The most microsteps one event may cause, its own included.
     public let microstepLimit: Int
+    /// The most raised events that may wait in the internal queue at once, done events not
+    /// counted: the size of the queue a step keeps on the stack.
+    public let raisedEventLimit: Int
     /// Every transition, with its source, in document order; ``StatechartTrace`` reports
     /// transitions by their index here.
     public let transitions: [StatechartEdge<StateID, Event, Output>]
@@ -97,6 +112,12 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
     @usableFromInline private(set) var staticEntrySets: [StatechartStateSet] = []
     @usableFromInline let candidateRanges: [Range<Int>]
     @usableFromInline let outputTable: [Output]
+    /// Every event the chart raises, and the ranges of it raised on entry and exit (by raw
+    /// value) and by each transition.
+    @usableFromInline let raiseTable: [Event]
+    @usableFromInline let entryRaises: [Range<Int>]
+    @usableFromInline let exitRaises: [Range<Int>]
+    @usableFromInline let transitionRaises: [Range<Int>]
     /// Raw value → document position, and back.
     @usableFromInline let documentRank: [UInt8]
     @usableFromInline let documentOrder: [UInt8]
@@ -114,20 +135,31 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
     /// - Parameters:
     ///   - initial: The top-level state entered at start; the first one when `nil`.
     ///   - microstepLimit: The most microsteps one event may cause (1 to 10,000; 100 by
-    ///     default). It stops charts whose eventless transitions loop.
+    ///     default). It stops charts whose eventless transitions or raised events loop.
+    ///   - raisedEventLimit: The most raised events that may wait in the internal queue at
+    ///     once (1 to 1,000; 32 by default). A step keeps room for them on the stack, so keep
+    ///     it small when events are large.
     ///   - states: The top-level states, in document order.
-    /// - Throws: ``StatechartError`` naming the first problem in the definition.
+    /// - Throws: ``StatechartError`` naming the first problem in the definition, or
+    ///   ``StatechartError/startDidNotSettle`` when the chart's own start stops at a limit.
     public init(
         initial: StateID? = nil,
         microstepLimit: Int = 100,
+        raisedEventLimit: Int = 32,
         states: [StatechartNode<StateID, Event, Output>]
     ) throws(StatechartError<StateID>) {
         guard (1...10_000).contains(microstepLimit) else { throw .microstepLimitOutOfRange(microstepLimit) }
+        guard (1...1_000).contains(raisedEventLimit) else { throw .raisedEventLimitOutOfRange(raisedEventLimit) }
         guard !states.isEmpty else { throw .empty }
         var builder = StatechartBuilder<StateID, Event, Output>()
         try builder.add(states, parent: -1)
         try builder.resolve(initial: initial)
         self.microstepLimit = microstepLimit
+        self.raisedEventLimit = raisedEventLimit
+        self.raiseTable = builder.raises
+        self.entryRaises = builder.entryRaises
+        self.exitRaises = builder.exitRaises
+        self.transitionRaises = builder.transitionRaises
         self.transitions = builder.edges
         self.nodes = builder.nodes
         self.transitionTable = builder.transitions
@@ -160,8 +192,8 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
         var state = StatechartState<StateID>()
         var outputs: [Output] = []
         var trace = StatechartNoTrace()
-        let status = start(&state, outputs: &outputs, trace: &trace)
-        if status == .stoppedAtMicrostepLimit { throw .startDidNotSettle }
+        let status = start(into: &state, outputs: &outputs, trace: &trace)
+        if status != .transitioned { throw .startDidNotSettle }
         self.initialState = state
         self.initialOutputs = outputs
     }
@@ -223,13 +255,17 @@ public enum StatechartStatus: UInt8, Sendable, Equatable {
     /// The chart had already finished (a top-level final state is active); nothing changed.
     case finished
     /// The step reached ``Statechart/microstepLimit`` and stopped there: the state is legal,
-    /// but eventless transitions or done events were left untaken.
+    /// but eventless transitions or queued (done or raised) events were left untaken.
     case stoppedAtMicrostepLimit
     /// A ``CompiledStatechart`` could not take the event: its classifier put it in a class the
     /// chart was not compiled with, or the state's index is not a row of its table (a state of
     /// a larger compiled chart). Nothing changed and nothing was emitted. A ``Statechart`` never
     /// answers this.
     case rejected
+    /// An event was raised while ``Statechart/raisedEventLimit`` raised events were already
+    /// waiting in the internal queue: the step finished that microstep and stopped there, in a
+    /// legal state, dropping that event and those still queued.
+    case stoppedAtRaisedEventLimit
 }
 
 /// Told of every transition a statechart takes: for coverage and generated tests.
@@ -240,13 +276,29 @@ public protocol StatechartTrace {
     mutating func took(transition index: Int)
     /// The state with raw value `index` was entered (it may be left again in the same step,
     /// as a final state whose done event moves on is).
+    ///
+    /// It is called where the state's entry content runs: the state and its ancestors are
+    /// active, the states it enters after it (its descendants, later regions) not yet.
     mutating func entered(state index: Int)
+    /// The state with raw value `index` was exited.
+    ///
+    /// It is called where the state's exit content runs, in SCXML's exit order (innermost
+    /// first, regions in reverse document order), before the transitions are reported with
+    /// ``took(transition:)``: the states below it have exited, it is still active. A trace that
+    /// follows ``entered(state:)`` and this one knows the configuration at every exit and entry,
+    /// so content that depends on it (SCXML's `<if cond="In(…)">` in `<onexit>` or
+    /// `<onentry>`) can be rebuilt outside the chart.
+    mutating func exited(state index: Int)
 }
 
 extension StatechartTrace {
     /// Does nothing: a trace that only counts transitions need not implement it.
     @inlinable
     public mutating func entered(state index: Int) {}
+
+    /// Does nothing: a trace that only counts transitions need not implement it.
+    @inlinable
+    public mutating func exited(state index: Int) {}
 }
 
 /// The trace that records nothing.

@@ -66,6 +66,13 @@ struct StatechartBuilder<StateID: StatechartStateID, Event: Sendable, Output> {
     var candidateRanges: [Range<Int>] = []
     var edges: [StatechartEdge<StateID, Event, Output>] = []
     var outputs: [Output] = []
+    /// Every raised event of the chart, and the ranges of it that each state raises on entry
+    /// and exit (by raw value) and each transition raises. They are kept out of the nodes and
+    /// transitions, whose size the hot path feels.
+    var raises: [Event] = []
+    var entryRaises: [Range<Int>] = []
+    var exitRaises: [Range<Int>] = []
+    var transitionRaises: [Range<Int>] = []
     var documentOrder: [UInt8] = []
     var documentRank: [UInt8] = []
     var allStates = StatechartStateSet()
@@ -112,7 +119,8 @@ struct StatechartBuilder<StateID: StatechartStateID, Event: Sendable, Output> {
                 }
             case .history:
                 guard parent >= 0 else { throw .historyAtTopLevel(node.id) }
-                guard node.children.isEmpty, node.transitions.isEmpty, node.onEntry.isEmpty, node.onExit.isEmpty else {
+                guard node.children.isEmpty, node.transitions.isEmpty, node.onEntry.isEmpty, node.onExit.isEmpty,
+                      node.raiseOnEntry.isEmpty, node.raiseOnExit.isEmpty else {
                     throw .misplacedContent(node.id)
                 }
             }
@@ -128,6 +136,14 @@ struct StatechartBuilder<StateID: StatechartStateID, Event: Sendable, Output> {
             outputs += node.onEntry
             nodes[index].exitOutputs = outputs.count..<(outputs.count + node.onExit.count)
             outputs += node.onExit
+            if index >= entryRaises.count {
+                entryRaises += Array(repeating: 0..<0, count: index + 1 - entryRaises.count)
+                exitRaises += Array(repeating: 0..<0, count: index + 1 - exitRaises.count)
+            }
+            entryRaises[index] = raises.count..<(raises.count + node.raiseOnEntry.count)
+            raises += node.raiseOnEntry
+            exitRaises[index] = raises.count..<(raises.count + node.raiseOnExit.count)
+            raises += node.raiseOnExit
             for transition in node.transitions { pending.append((index, transition)) }
             if let initial = node.initial { initials.append((index, initial)) }
             try add(node.children, parent: index)
@@ -238,7 +254,9 @@ struct StatechartBuilder<StateID: StatechartStateID, Event: Sendable, Output> {
             source: source, trigger: trigger, argument: argument, condition: condition, targets: targets, isInternal: isInternal,
             targetsHistory: targetsHistory, staticDomain: domain,
             outputs: outputs.count..<(outputs.count + transition.outputs.count)))
+        transitionRaises.append(raises.count..<(raises.count + transition.raise.count))
         outputs += transition.outputs
+        raises += transition.raise
     }
 
     private func canBeActiveTogether(_ first: Int, _ second: Int) -> Bool {

@@ -24,10 +24,12 @@ public enum StatechartError<StateID: StatechartStateID>: Error, Equatable {
     case misplacedContent(StateID)
     /// The microstep limit is outside `1...10_000`.
     case microstepLimitOutOfRange(Int)
+    /// The raised-event limit is outside `1...1_000`.
+    case raisedEventLimitOutOfRange(Int)
     /// The chart has no state.
     case empty
     /// The chart's own start did not settle within the microstep limit (eventless transitions
-    /// that loop).
+    /// or raised events that loop), or raised more events than the raised-event limit lets wait.
     case startDidNotSettle
 }
 
@@ -57,10 +59,12 @@ extension StatechartError: CustomStringConvertible {
             "state \(Self.name(state)) has children or transitions its kind cannot have"
         case let .microstepLimitOutOfRange(limit):
             "microstep limit \(limit) is outside 1...10000"
+        case let .raisedEventLimitOutOfRange(limit):
+            "raised-event limit \(limit) is outside 1...1000"
         case .empty:
             "the chart has no state"
         case .startDidNotSettle:
-            "the chart's eventless transitions did not settle within the microstep limit at start"
+            "the chart's start did not settle: its eventless transitions or raised events passed the microstep limit or the raised-event limit"
         }
     }
 

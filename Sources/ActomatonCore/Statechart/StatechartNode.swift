@@ -46,6 +46,11 @@ public struct StatechartNode<StateID: StatechartStateID, Event: Sendable, Output
     public var onEntry: [Output]
     /// What the state emits when exited.
     public var onExit: [Output]
+    /// The internal events the state raises when entered (SCXML's `<raise>` in `<onentry>`),
+    /// queued after its entry outputs and before the done event a final state raises.
+    public var raiseOnEntry: [Event]
+    /// The internal events the state raises when exited (SCXML's `<raise>` in `<onexit>`).
+    public var raiseOnExit: [Event]
     /// The transitions leaving this state, in priority order.
     public var transitions: [StatechartTransition<StateID, Event, Output>]
     /// The children, in document order.
@@ -58,6 +63,8 @@ public struct StatechartNode<StateID: StatechartStateID, Event: Sendable, Output
         initial: StateID? = nil,
         onEntry: [Output] = [],
         onExit: [Output] = [],
+        raiseOnEntry: [Event] = [],
+        raiseOnExit: [Event] = [],
         transitions: [StatechartTransition<StateID, Event, Output>] = [],
         children: [StatechartNode] = []
     ) {
@@ -66,6 +73,8 @@ public struct StatechartNode<StateID: StatechartStateID, Event: Sendable, Output
         self.initial = initial
         self.onEntry = onEntry
         self.onExit = onExit
+        self.raiseOnEntry = raiseOnEntry
+        self.raiseOnExit = raiseOnExit
         self.transitions = transitions
         self.children = children
     }
@@ -75,9 +84,12 @@ public struct StatechartNode<StateID: StatechartStateID, Event: Sendable, Output
         _ id: StateID,
         onEntry: [Output] = [],
         onExit: [Output] = [],
+        raiseOnEntry: [Event] = [],
+        raiseOnExit: [Event] = [],
         transitions: [StatechartTransition<StateID, Event, Output>] = []
     ) -> Self {
-        Self(id: id, kind: .atomic, onEntry: onEntry, onExit: onExit, transitions: transitions)
+        Self(id: id, kind: .atomic, onEntry: onEntry, onExit: onExit, raiseOnEntry: raiseOnEntry, raiseOnExit: raiseOnExit,
+             transitions: transitions)
     }
 
     /// A state with children, one active at a time; `initial` (a descendant) is entered by
@@ -87,11 +99,13 @@ public struct StatechartNode<StateID: StatechartStateID, Event: Sendable, Output
         initial: StateID? = nil,
         onEntry: [Output] = [],
         onExit: [Output] = [],
+        raiseOnEntry: [Event] = [],
+        raiseOnExit: [Event] = [],
         transitions: [StatechartTransition<StateID, Event, Output>] = [],
         children: [StatechartNode]
     ) -> Self {
-        Self(id: id, kind: .compound, initial: initial, onEntry: onEntry, onExit: onExit,
-             transitions: transitions, children: children)
+        Self(id: id, kind: .compound, initial: initial, onEntry: onEntry, onExit: onExit, raiseOnEntry: raiseOnEntry,
+             raiseOnExit: raiseOnExit, transitions: transitions, children: children)
     }
 
     /// A state whose children (regions) are all active at once.
@@ -99,16 +113,25 @@ public struct StatechartNode<StateID: StatechartStateID, Event: Sendable, Output
         _ id: StateID,
         onEntry: [Output] = [],
         onExit: [Output] = [],
+        raiseOnEntry: [Event] = [],
+        raiseOnExit: [Event] = [],
         transitions: [StatechartTransition<StateID, Event, Output>] = [],
         children: [StatechartNode]
     ) -> Self {
-        Self(id: id, kind: .parallel, onEntry: onEntry, onExit: onExit, transitions: transitions, children: children)
+        Self(id: id, kind: .parallel, onEntry: onEntry, onExit: onExit, raiseOnEntry: raiseOnEntry, raiseOnExit: raiseOnExit,
+             transitions: transitions, children: children)
     }
 
     /// A final state: entering it raises its parent's done event. A final state at the top of
     /// the chart finishes the chart: it takes no more events.
-    public static func final(_ id: StateID, onEntry: [Output] = [], onExit: [Output] = []) -> Self {
-        Self(id: id, kind: .final, onEntry: onEntry, onExit: onExit)
+    public static func final(
+        _ id: StateID,
+        onEntry: [Output] = [],
+        onExit: [Output] = [],
+        raiseOnEntry: [Event] = [],
+        raiseOnExit: [Event] = []
+    ) -> Self {
+        Self(id: id, kind: .final, onEntry: onEntry, onExit: onExit, raiseOnEntry: raiseOnEntry, raiseOnExit: raiseOnExit)
     }
 
     /// A history pseudo-state: a transition to it resumes its parent's last active children

@@ -31,6 +31,7 @@ public enum StatechartTransitionKind: Sendable {
 /// .on(.tick, outputs: [.animate])               // no target: stays put, no exit or entry
 /// .onDone(.attack, to: .idle)                   // when .attack reaches a final state
 /// .always(to: .falling, when: { !$0.isIn(.ground) })
+/// .on(.land, to: .idle, raise: [.landed])       // queues `.landed` as an internal event
 /// ```
 public struct StatechartTransition<StateID: StatechartStateID, Event: Sendable, Output> {
     /// What fires the transition.
@@ -44,6 +45,9 @@ public struct StatechartTransition<StateID: StatechartStateID, Event: Sendable, 
     public var condition: (@Sendable (StatechartState<StateID>) -> Bool)?
     /// What the transition emits, after the exit actions and before the entry actions.
     public var outputs: [Output]
+    /// The internal events the transition raises (SCXML's `<raise>`), in order: they are queued
+    /// behind the events already waiting and taken, one microstep each, before the step ends.
+    public var raise: [Event]
     /// How diagrams and reports name the trigger, or `nil` for the event's own name (which a
     /// predicate trigger does not have).
     public var label: String?
@@ -55,6 +59,7 @@ public struct StatechartTransition<StateID: StatechartStateID, Event: Sendable, 
         kind: StatechartTransitionKind = .external,
         condition: (@Sendable (StatechartState<StateID>) -> Bool)? = nil,
         outputs: [Output] = [],
+        raise: [Event] = [],
         label: String? = nil
     ) {
         self.trigger = trigger
@@ -62,6 +67,7 @@ public struct StatechartTransition<StateID: StatechartStateID, Event: Sendable, 
         self.kind = kind
         self.condition = condition
         self.outputs = outputs
+        self.raise = raise
         self.label = label
     }
 
@@ -71,10 +77,11 @@ public struct StatechartTransition<StateID: StatechartStateID, Event: Sendable, 
         to target: StateID? = nil,
         kind: StatechartTransitionKind = .external,
         when condition: (@Sendable (StatechartState<StateID>) -> Bool)? = nil,
-        outputs: [Output] = []
+        outputs: [Output] = [],
+        raise: [Event] = []
     ) -> Self where Event: Equatable {
         Self(trigger: .event(TransitionPattern(event)), targets: target.map { [$0] } ?? [],
-             kind: kind, condition: condition, outputs: outputs)
+             kind: kind, condition: condition, outputs: outputs, raise: raise)
     }
 
     /// A transition on every event `predicate` accepts: for events that carry values. `label`
@@ -85,10 +92,11 @@ public struct StatechartTransition<StateID: StatechartStateID, Event: Sendable, 
         to target: StateID? = nil,
         kind: StatechartTransitionKind = .external,
         when condition: (@Sendable (StatechartState<StateID>) -> Bool)? = nil,
-        outputs: [Output] = []
+        outputs: [Output] = [],
+        raise: [Event] = []
     ) -> Self {
         Self(trigger: .event(TransitionPattern(where: predicate)), targets: target.map { [$0] } ?? [],
-             kind: kind, condition: condition, outputs: outputs, label: label)
+             kind: kind, condition: condition, outputs: outputs, raise: raise, label: label)
     }
 
     /// A transition on exactly `event` to several targets at once, one per region of a
@@ -98,9 +106,10 @@ public struct StatechartTransition<StateID: StatechartStateID, Event: Sendable, 
         toAll targets: [StateID],
         kind: StatechartTransitionKind = .external,
         when condition: (@Sendable (StatechartState<StateID>) -> Bool)? = nil,
-        outputs: [Output] = []
+        outputs: [Output] = [],
+        raise: [Event] = []
     ) -> Self where Event: Equatable {
-        Self(trigger: .event(TransitionPattern(event)), targets: targets, kind: kind, condition: condition, outputs: outputs)
+        Self(trigger: .event(TransitionPattern(event)), targets: targets, kind: kind, condition: condition, outputs: outputs, raise: raise)
     }
 
     /// A transition on the done event of `state`: when the compound `state` enters a final
@@ -110,9 +119,10 @@ public struct StatechartTransition<StateID: StatechartStateID, Event: Sendable, 
         to target: StateID? = nil,
         kind: StatechartTransitionKind = .external,
         when condition: (@Sendable (StatechartState<StateID>) -> Bool)? = nil,
-        outputs: [Output] = []
+        outputs: [Output] = [],
+        raise: [Event] = []
     ) -> Self {
-        Self(trigger: .done(state), targets: target.map { [$0] } ?? [], kind: kind, condition: condition, outputs: outputs)
+        Self(trigger: .done(state), targets: target.map { [$0] } ?? [], kind: kind, condition: condition, outputs: outputs, raise: raise)
     }
 
     /// An eventless transition: taken whenever its source is active and `condition` holds, at
@@ -121,9 +131,10 @@ public struct StatechartTransition<StateID: StatechartStateID, Event: Sendable, 
         to target: StateID? = nil,
         kind: StatechartTransitionKind = .external,
         when condition: (@Sendable (StatechartState<StateID>) -> Bool)? = nil,
-        outputs: [Output] = []
+        outputs: [Output] = [],
+        raise: [Event] = []
     ) -> Self {
-        Self(trigger: .always, targets: target.map { [$0] } ?? [], kind: kind, condition: condition, outputs: outputs)
+        Self(trigger: .always, targets: target.map { [$0] } ?? [], kind: kind, condition: condition, outputs: outputs, raise: raise)
     }
 }
 

@@ -133,7 +133,9 @@ extension Statechart {
                 var outputs = DiscardingSink<Output>()
                 var trace = StatechartTransitionList()
                 let status = send(event, to: &next, outputs: &outputs, trace: &trace)
-                guard status == .transitioned || status == .stoppedAtMicrostepLimit else { return nil }
+                guard status == .transitioned || status == .stoppedAtMicrostepLimit || status == .stoppedAtRaisedEventLimit else {
+                    return nil
+                }
                 return (next, trace.indices, trace.enteredStates)
             })
     }
@@ -160,12 +162,14 @@ extension TransitionTable where State: Hashable {
     }
 }
 
-/// A trace that lists the transitions taken and the states entered, in order.
+/// A trace that lists the transitions taken and the states entered and exited, in order.
 public struct StatechartTransitionList: StatechartTrace, Sendable {
     /// The indices, in ``Statechart/transitions``, of the transitions taken.
     public var indices: [Int] = []
     /// The raw values of the states entered.
     public var enteredStates: [Int] = []
+    /// The raw values of the states exited, in exit order.
+    public var exitedStates: [Int] = []
 
     /// An empty list.
     public init() {}
@@ -178,6 +182,11 @@ public struct StatechartTransitionList: StatechartTrace, Sendable {
     /// Appends `index` to ``enteredStates``.
     public mutating func entered(state index: Int) {
         enteredStates.append(index)
+    }
+
+    /// Appends `index` to ``exitedStates``.
+    public mutating func exited(state index: Int) {
+        exitedStates.append(index)
     }
 }
 

@@ -248,6 +248,7 @@ func statusName(_ status: StatechartStatus) -> String {
     case .ignored: "ignored"
     case .finished: "finished"
     case .stoppedAtMicrostepLimit: "stopped"
+    case .stoppedAtRaisedEventLimit: "stopped"
     case .rejected: "rejected"
     }
 }
