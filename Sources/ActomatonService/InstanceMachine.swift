@@ -80,7 +80,8 @@ public struct PendingTimer: Sendable, Hashable {
     public var text: String
     /// The action it sends.
     public var action: String
-    /// The delay of a delayed action; the period of a repeating one.
+    /// The delay of a delayed action (for one armed again from the journal after a restart,
+    /// what was left of it then); the period of a repeating one.
     public var interval: Duration
     /// When it was armed: the transition that started it.
     public var armed: ContinuousClock.Instant
@@ -243,7 +244,7 @@ public final class InstanceMachine: Sendable {
             // Not `sequence`: a timer due at once may have fired by now, its transition not yet told.
             let described = await machine.describedState()
             observed.setRecovered(seq: await machine.recoveredSequence, state: try? described.description.get(),
-                                  active: try? described.activeNodes?.get())
+                                  active: try? described.activeNodes?.get(), timers: await machine.recoveredTimers)
         } else if let restoring {
             try await machine.restore(restoring.snapshot)
             let active = type.plugin.manifest.namesActiveNodes ? try? await machine.describedState().activeNodes?.get() : nil
@@ -378,12 +379,31 @@ private final class ObservedTransitions: Sendable {
         }
     }
 
-    func setRecovered(seq: UInt64, state description: String?, active: [String]?) {
+    func setRecovered(seq: UInt64, state description: String?, active: [String]?,
+                      timers: [(request: PluginEffectRequest, firesIn: Duration)]) {
+        let now = ContinuousClock.now
         state.withLock { state in
             state.seq = max(state.seq, seq)
             state.told = max(state.told, seq)
             state.state = description
             state.active = active
+            // A timer armed again from the journal: a delayed one counts what was left of its
+            // delay; a repeating one keeps its period, its next tick where the journal had it.
+            // Put first: one that fired before this ran is trimmed first by `status` (never
+            // more timers than effects running).
+            let recovered = timers.compactMap { timer -> PendingTimer? in
+                switch timer.request {
+                case let .delayed(action, _, options):
+                    PendingTimer(kind: "delayed", id: options.id, text: timer.request.description, action: action.name,
+                                 interval: timer.firesIn, armed: now)
+                case let .repeating(action, period, options):
+                    PendingTimer(kind: "repeating", id: options.id, text: timer.request.description, action: action.name,
+                                 interval: period, armed: now + timer.firesIn - period)
+                default:
+                    nil
+                }
+            }
+            state.timers.insert(contentsOf: recovered, at: 0)
         }
     }
 

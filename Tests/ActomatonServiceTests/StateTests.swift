@@ -345,3 +345,32 @@ final class SlowReleasePlacement: InstancePlacement, @unchecked Sendable {
 
     var advertisedURL: String { "http://127.0.0.1:9" }
 }
+
+extension StateTests {
+    /// The timers an instance armed again from the journal are listed (the inspector counts
+    /// them down), not only those its transitions in this process started.
+    @Test func theTimersArmedAgainAfterARestartAreListed() async throws {
+        let path = try temporaryDirectory() + "/state.sqlite"
+        let first = try PluginJournal(path: path)
+        try await journaledServer(first).makeApplication().test(.router) { client in
+            let later = try await client.post("t", #"{"action": "add_later", "args": [1, 3600]}"#)
+            let ticker = try await client.post("t", #"{"action": "start", "args": [60000]}"#)
+            #expect(later.status == .ok && ticker.status == .ok)
+        }
+        first.close()
+        let second = try PluginJournal(path: path)
+        try await journaledServer(second).makeApplication().test(.router) { client in
+            let status = try await client.get("/v1/machines/counter/t")
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(status.text.utf8)) as? [String: Any])
+            let timers = try #require(object["timers"] as? [[String: Any]])
+            #expect(timers.count == 2, "\(status.text)")
+            let delayed = try #require(timers.first { $0["kind"] as? String == "delayed" })
+            #expect(delayed["action"] as? String == "add")
+            #expect((3_500_000...3_600_000).contains(delayed["due_in_ms"] as? Int ?? -1), "\(delayed)")
+            let repeating = try #require(timers.first { $0["kind"] as? String == "repeating" })
+            #expect(repeating["id"] as? String == "ticker" && repeating["interval_ms"] as? Int == 60_000)
+            #expect((1...60_000).contains(repeating["due_in_ms"] as? Int ?? -1), "\(repeating)")
+        }
+        second.close()
+    }
+}

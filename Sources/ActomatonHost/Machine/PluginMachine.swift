@@ -564,6 +564,10 @@ public actor PluginMachine: EffectQueueHost {
     /// timer it armed again fired (one that came due meanwhile fires at once, after it returns).
     public private(set) var recoveredSequence: UInt64 = 0
 
+    /// The delayed and repeating actions ``recover()`` armed again from the journal, each with
+    /// what was left until it next fires when it was armed.
+    public private(set) var recoveredTimers: [(request: PluginEffectRequest, firesIn: Duration)] = []
+
     /// Closes the machine: cancels every delayed and repeating action running or waiting (a
     /// cancelled timer sends nothing more, and ``runningEffectCount`` is 0 when it returns),
     /// and starts no effect again.
@@ -655,6 +659,7 @@ public actor PluginMachine: EffectQueueHost {
             let remaining = Duration.milliseconds(max(0, timer.due - now))
             let request: PluginEffectRequest = timer.interval.map { .repeating(action, every: .milliseconds($0), timer.options) }
                 ?? .delayed(action, after: remaining, timer.options)
+            recoveredTimers.append((request, remaining))
             let fired = FiredTimer(key: timer.key, repeating: timer.interval != nil)
             effects.append(request.effect(clock: clock, budget: effectBudget, timer: JournalTimerToken(journal: journal, key: timer.key, name: timer.plugin, epoch: journalEpoch),
                                           firstTickAfter: remaining) { action, request in
