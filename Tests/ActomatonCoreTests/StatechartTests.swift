@@ -345,6 +345,28 @@ struct StatechartExitEntryTests {
         chart.send(.e, to: &state)
         #expect(chart.activeLeaves(in: state) == [.ps1b, .ps2b])
     }
+
+    /// Several targets with every kind of trigger, not only an event: a predicate, a done
+    /// event, an eventless transition.
+    @Test func everyKindOfTransitionTakesSeveralTargets() throws {
+        let regions: StatechartNode<S, E, String> = .parallel(.p, children: [
+            .compound(.ps1, children: [.atomic(.ps1a), .atomic(.ps1b)]),
+            .compound(.ps2, children: [.atomic(.ps2a), .atomic(.ps2b)]),
+        ])
+        let byPredicate = try Chart(states: [.atomic(.s0, transitions: [.on(where: { $0 == .e }, label: "e", toAll: [.ps1b, .ps2b])]), regions])
+        var state = byPredicate.initialState
+        byPredicate.send(.e, to: &state)
+        #expect(byPredicate.activeLeaves(in: state) == [.ps1b, .ps2b])
+
+        let eventless = try Chart(states: [.atomic(.s0, transitions: [.always(toAll: [.ps1b, .ps2a])]), regions])
+        #expect(eventless.activeLeaves(in: eventless.initialState) == [.ps1b, .ps2a])
+
+        let onDone = try Chart(states: [
+            .compound(.s0, transitions: [.onDone(.s0, toAll: [.ps1a, .ps2b])], children: [.final(.s1)]),
+            regions,
+        ])
+        #expect(onDone.activeLeaves(in: onDone.initialState) == [.ps1a, .ps2b])
+    }
 }
 
 @Suite("Statechart: done events and eventless transitions (W3C tests 416, 417, 419, 570)")

@@ -136,6 +136,45 @@ public struct StatechartTransition<StateID: StatechartStateID, Event: Sendable, 
     ) -> Self {
         Self(trigger: .always, targets: target.map { [$0] } ?? [], kind: kind, condition: condition, outputs: outputs, raise: raise)
     }
+
+    /// A transition on any event `predicate` accepts, to several targets at once, one per
+    /// region of a parallel state.
+    public static func on(
+        where predicate: @escaping @Sendable (Event) -> Bool,
+        label: String? = nil,
+        toAll targets: [StateID],
+        kind: StatechartTransitionKind = .external,
+        when condition: (@Sendable (StatechartState<StateID>) -> Bool)? = nil,
+        outputs: [Output] = [],
+        raise: [Event] = []
+    ) -> Self {
+        Self(trigger: .event(TransitionPattern(where: predicate)), targets: targets, kind: kind, condition: condition, outputs: outputs,
+             raise: raise, label: label)
+    }
+
+    /// A transition on the done event of `state`, to several targets at once, one per region
+    /// of a parallel state.
+    public static func onDone(
+        _ state: StateID,
+        toAll targets: [StateID],
+        kind: StatechartTransitionKind = .external,
+        when condition: (@Sendable (StatechartState<StateID>) -> Bool)? = nil,
+        outputs: [Output] = [],
+        raise: [Event] = []
+    ) -> Self {
+        Self(trigger: .done(state), targets: targets, kind: kind, condition: condition, outputs: outputs, raise: raise)
+    }
+
+    /// An eventless transition to several targets at once, one per region of a parallel state.
+    public static func always(
+        toAll targets: [StateID],
+        kind: StatechartTransitionKind = .external,
+        when condition: (@Sendable (StatechartState<StateID>) -> Bool)? = nil,
+        outputs: [Output] = [],
+        raise: [Event] = []
+    ) -> Self {
+        Self(trigger: .always, targets: targets, kind: kind, condition: condition, outputs: outputs, raise: raise)
+    }
 }
 
 extension StatechartTransition: Sendable where Output: Sendable {}
