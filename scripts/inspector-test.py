@@ -156,17 +156,12 @@ def wait_for(driver, condition, what):
         raise Failure(f"waited {WAIT_SECONDS} s for {what}") from None
 
 
-def script_errors(driver):
-    """The console's errors, but for the network errors of requests the host refused on purpose."""
-    errors = []
-    for entry in driver.get_log("browser"):
-        message = entry["message"]
-        if entry["level"] != "SEVERE":
-            continue
-        if "Failed to load resource" in message or "WebSocket connection to" in message:
-            continue
-        errors.append(message)
-    return errors
+def script_errors(driver, also_expected=()):
+    """The console's errors, but for the network errors of requests the host refused on purpose
+    (and those `also_expected` names)."""
+    expected = ("Failed to load resource", "WebSocket connection to") + tuple(also_expected)
+    return [entry["message"] for entry in driver.get_log("browser")
+            if entry["level"] == "SEVERE" and not any(text in entry["message"] for text in expected)]
 
 
 # ---- Tic-tac-toe for two ---------------------------------------------------------------------
@@ -200,11 +195,25 @@ def boards_follow(host, key, windows, token=None):
     return board, outcome
 
 
+def clicked(host, key, driver, element, token=None):
+    """Clicks `element` and waits until the host has applied what it sent (a click returns
+    before the page's request leaves)."""
+    before = server_seq(host, key, token)
+    element.click()
+    wait_for(driver, lambda: server_seq(host, key, token) > before, "the click's request to reach the host")
+
+
+def server_seq(host, key, token=None):
+    status, answer = host.request("GET", f"/v1/machines/tictactoe/{key}", token=token)
+    return answer["seq"] if status == 200 else 0
+
+
 def play(host, key, windows, moves, token=None):
     """Each move clicked in its player's window; both boards checked after each."""
     player = "X"
     for row, column in moves:
-        click(windows[player], row, column)
+        square = windows[player].find_element(By.CSS_SELECTOR, f'#board button[data-row="{row}"][data-column="{column}"]')
+        clicked(host, key, windows[player], square, token)
         board, _ = boards_follow(host, key, windows, token)
         expect(board[row * 3 + column] == player, f"{player}'s move at {row},{column} is not on the board: {board}")
         player = "O" if player == "X" else "X"
@@ -236,7 +245,7 @@ def test_two_players(host, base, checks, screenshots):
         screenshot(o, screenshots, "play-tictactoe.png")
         checks.append("two windows played tic-tac-toe to a win; both boards followed every move; refused moves showed the machine's reason")
 
-        x.find_element(By.ID, "restart").click()
+        clicked(host, key, x, x.find_element(By.ID, "restart"))
         for name, driver in windows.items():
             wait_for(driver, lambda: driver.execute_script(READ_BOARD)["board"] == "." * 9, f"{name}'s board to be cleared")
         _, _, outcome = play(host, key, windows, [(0, 0), (1, 1), (2, 2), (0, 2), (2, 0), (1, 0), (1, 2), (2, 1), (0, 1)])
@@ -246,7 +255,7 @@ def test_two_players(host, base, checks, screenshots):
         checks.append("a new game in the same windows, to a draw; both boards followed every move")
 
         # The host restarts mid-game; O's window is away meanwhile and X moves: both catch up.
-        x.find_element(By.ID, "restart").click()
+        clicked(host, key, x, x.find_element(By.ID, "restart"))
         boards_follow(host, key, windows)
         play(host, key, windows, [(1, 1)])
         o.get("about:blank")
@@ -322,12 +331,17 @@ def action_form(driver, name):
 
 
 def send_form(driver, name, *values):
+    """Fills and sends an action's form, and waits for its answer beside it (a transition or
+    an error): the host has then applied it, or refused it."""
     form = action_form(driver, name)
     inputs = form.find_elements(By.CSS_SELECTOR, "input, select")
     for field, value in zip(inputs, values):
         field.clear()
         field.send_keys(str(value))
+    result = form.find_element(By.CSS_SELECTOR, ".result")
+    driver.execute_script("arguments[0].textContent = ''", result)
     form.find_element(By.CSS_SELECTOR, "button").click()
+    wait_for(driver, lambda: result.text not in ("", "…"), f"the answer to {name}")
     return form
 
 
@@ -347,6 +361,22 @@ def test_inspector(host, base, checks, screenshots):
         field.send_keys(Keys.ENTER)
         wait_for(driver, lambda: "no such instance yet" in driver.execute_script(READ_INSTANCE)["connection"], "a new instance's page")
         checks.append("the inspector lists the plugins and their manifests, and opens an instance by key")
+
+        # What a hostile plugin could put in its diagram's SVG does not reach the page.
+        cleaned = driver.execute_script("""
+            const svg = sanitizedSVG('<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink">'
+              + '<script>window.owned = 1</script><a xlink:href="javascript:window.owned=2"><text>x</text></a>'
+              + '<g onclick="window.owned=3" style="display:none"><foreignObject><div>y</div></foreignObject></g>'
+              + '<image href="http://elsewhere/i.png"/></svg>');
+            return svg.outerHTML;""")
+        for forbidden in ("<script", "<a ", "javascript:", "onclick", "style=", "foreignObject", "<image", "elsewhere"):
+            expect(forbidden not in cleaned, f"the cleaned diagram still holds {forbidden!r}: {cleaned}")
+        expect("<text>x</text>" in cleaned, f"the cleaned diagram lost its text: {cleaned}")
+        # Parsing it, the browser reports the page's policy blocking the handler and the style:
+        # read here, so that only those are let through.
+        unexpected = script_errors(driver, also_expected=("Content Security Policy",))
+        expect(not unexpected, f"the console, cleaning a hostile diagram: {unexpected}")
+        checks.append("a diagram's SVG is cleaned of scripts, links, handlers and foreign content before it is shown")
 
         form = send_form(driver, "add", "abc")
         expect(form.find_element(By.CSS_SELECTOR, ".result").text == "argument 1 (amount) must be a number (int64)",

@@ -1,5 +1,6 @@
-/// What `actomaton-host inspect` says about a diagram: how many nodes its DOT text declares or
-/// uses, and sizes written with thousands separators.
+/// What the host reads of a diagram's DOT text: its nodes and their labels (how many for
+/// `actomaton-host inspect`, which for the inspector's list), and sizes written with thousands
+/// separators.
 public enum DiagramText {
     /// How many distinct node IDs `dot` (Graphviz DOT) names in node and edge statements, in
     /// its subgraphs included: attribute statements (`graph`, `node`, `edge`), attribute lists
@@ -12,43 +13,104 @@ public enum DiagramText {
     /// The distinct node IDs of `dot`, in order of first appearance (see ``nodeCount(of:)``);
     /// a quoted ID without its quotes, its escaped quotes unescaped.
     public static func nodeIDs(in dot: String) -> [String] {
+        nodes(in: dot).map(\.name)
+    }
+
+    /// The distinct nodes of `dot`, in order of first appearance (see ``nodeCount(of:)``), each
+    /// with its label: its `label` attribute in a node statement, else its ID. A node drawn as
+    /// a cluster's anchor (the core's statecharts draw a compound state `N` as the subgraph
+    /// `cluster_N` with a hidden node `N`, labelled empty, inside) takes the cluster's label.
+    /// What the inspector lists when Graphviz is not there to draw the diagram.
+    public static func nodes(in dot: String) -> [DiagramNode] {
         var scanner = DOTTokens(Array(dot.utf8))
         let tokens = scanner.all()
-        var ids: [String] = []
-        var seen: Set<String> = []
+        var nodes: [DiagramNode] = []
+        var positions: [String: Int] = [:]
+        var clusterLabels: [String: String] = [:]
+        var braces: [String?] = []  // the subgraph each open brace belongs to
+        var subgraph: String?  // a subgraph's name, until its brace
+        var described: Int?  // the node an attribute list that follows describes
+        var afterEdge = false
         var index = 0
+        func token(_ offset: Int) -> DOTToken? { index + offset < tokens.count ? tokens[index + offset] : nil }
+        func isPunctuation(_ token: DOTToken?, _ character: Unicode.Scalar) -> Bool {
+            token == .punctuation(UInt8(ascii: character))
+        }
         // The graph's own header: everything up to its first `{`.
-        while index < tokens.count, tokens[index] != DOTToken.punctuation(UInt8(ascii: "{")) { index += 1 }
-        index += 1
-        func next(_ offset: Int = 1) -> DOTToken? { index + offset < tokens.count ? tokens[index + offset] : nil }
+        while index < tokens.count, !isPunctuation(tokens[index], "{") { index += 1 }
         while index < tokens.count {
             switch tokens[index] {
+            case .punctuation(UInt8(ascii: "{")):
+                braces.append(subgraph)
+                subgraph = nil
+                described = nil
+                index += 1
+            case .punctuation(UInt8(ascii: "}")):
+                _ = braces.popLast()
+                described = nil
+                index += 1
+            case .punctuation(UInt8(ascii: "-")):
+                // An edge: its attributes are the edge's, not its ends'.
+                described = nil
+                afterEdge = true
+                index += 1
             case .punctuation(UInt8(ascii: "[")):
                 var depth = 0
                 repeat {
-                    if tokens[index] == DOTToken.punctuation(UInt8(ascii: "[")) { depth += 1 }
-                    if tokens[index] == DOTToken.punctuation(UInt8(ascii: "]")) { depth -= 1 }
+                    if isPunctuation(token(0), "[") {
+                        depth += 1
+                    } else if isPunctuation(token(0), "]") {
+                        depth -= 1
+                    } else if depth == 1, case .identifier("label", _)? = token(0), isPunctuation(token(1), "="),
+                              case let .identifier(value, _)? = token(2), let node = described {
+                        nodes[node].label = value
+                        index += 2
+                    }
                     index += 1
                 } while index < tokens.count && depth > 0
+                described = nil
             case let .identifier(word, quoted: false) where ["graph", "node", "edge"].contains(word.lowercased()):
+                described = nil
                 index += 1
             case let .identifier(word, quoted: false) where word.lowercased() == "subgraph":
+                described = nil
                 index += 1
-                if case .identifier? = next(0) { index += 1 }
+                if case let .identifier(name, _)? = token(0) {
+                    subgraph = name
+                    index += 1
+                }
             case let .identifier(name, _):
-                if next() == DOTToken.punctuation(UInt8(ascii: "=")) {
+                if isPunctuation(token(1), "=") {
+                    // `name = value`: a graph's attribute; a cluster's label is kept for its anchor.
+                    if name == "label", case let .identifier(value, _)? = token(2), let cluster = braces.last ?? nil {
+                        clusterLabels[cluster] = value
+                    }
                     index += 3
+                    described = nil
                     continue
                 }
-                if seen.insert(name).inserted { ids.append(name) }
+                let position: Int
+                if let known = positions[name] {
+                    position = known
+                } else {
+                    position = nodes.count
+                    positions[name] = position
+                    nodes.append(DiagramNode(name: name, label: name))
+                }
                 index += 1
                 // A port and a compass point: `node:port:n`.
-                while index + 1 < tokens.count, tokens[index] == DOTToken.punctuation(UInt8(ascii: ":")) { index += 2 }
+                while index + 1 < tokens.count, isPunctuation(tokens[index], ":") { index += 2 }
+                described = afterEdge || isPunctuation(token(0), "-") ? nil : position
+                afterEdge = false
             default:
+                described = nil
                 index += 1
             }
         }
-        return ids
+        for index in nodes.indices where nodes[index].label.isEmpty {
+            nodes[index].label = clusterLabels["cluster_" + nodes[index].name] ?? nodes[index].name
+        }
+        return nodes
     }
 
     /// `value` with a comma every three digits: `1,234`.
@@ -60,6 +122,20 @@ public enum DiagramText {
             text.append(digit)
         }
         return value < 0 ? "-" + text : text
+    }
+}
+
+/// A node of a diagram: its ID, which a plugin's active nodes name, and its label.
+public struct DiagramNode: Sendable, Hashable {
+    /// The node's ID in the DOT text.
+    public var name: String
+    /// Its label, as the diagram shows it.
+    public var label: String
+
+    /// Creates a node.
+    public init(name: String, label: String) {
+        self.name = name
+        self.label = label
     }
 }
 

@@ -29,7 +29,7 @@ struct DiagramRoute: Sendable {
         if let kept = cache.answer(for: name, dot: dot) { return kept }
         let renderer = renderer
         let drawn = await onThreadOfItsOwn { () throws(Never) in renderer.svg(of: dot) }
-        let nodes = DiagramNodes(dot: dot).nodes
+        let nodes = DiagramText.nodes(in: dot)
         let svg: String?
         let problem: String?
         switch drawn {

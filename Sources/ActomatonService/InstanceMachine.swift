@@ -431,7 +431,6 @@ private final class ObservedTransitions: Sendable {
     @Sendable func observe(_ transition: PluginTransition) {
         guard case let .success(requests) = transition.outcome else { return }
         let (origin, effectID) = InstanceTransition.origin(of: transition)
-        let now = ContinuousClock.now
         let (made, listener): (InstanceTransition, (@Sendable (InstanceTransition) -> Void)?) = state.withLock { state in
             state.seq = seqBase + transition.sequence
             let made = InstanceTransition(transition, seq: state.seq, origin: origin, effectID: effectID)
@@ -446,10 +445,10 @@ private final class ObservedTransitions: Sendable {
                 switch request {
                 case let .delayed(action, delay, options):
                     state.timers.append(PendingTimer(kind: "delayed", id: options.id, text: request.description, action: action.name,
-                                                     interval: delay, armed: now))
+                                                     interval: delay, armed: .now))
                 case let .repeating(action, period, options):
                     state.timers.append(PendingTimer(kind: "repeating", id: options.id, text: request.description, action: action.name,
-                                                     interval: period, armed: now))
+                                                     interval: period, armed: .now))
                 case let .cancel(id):
                     state.timers.removeAll { $0.id == id }
                 case .next:

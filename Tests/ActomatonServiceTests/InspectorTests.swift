@@ -93,12 +93,13 @@ import Testing
                 if case let .text(text)? = try await messages.next() { received.withLock { $0.append(text) } }
             }
             #expect(received.withLock { $0 }.first?.contains(#""seq":2"#) == true)
-            // A token that may not read, and one that is not a token, are refused before the upgrade.
-            for (secret, status) in [(Self.sender, "403"), ("not-a-token-0123456789", "401")] {
-                let refused = WebSocketClientConfiguration(additionalHeaders: [
-                    WebSocketToken.protocolHeader: "actomaton.v1, actomaton.token.\(Self.hex(secret))",
-                ])
-                await #expect(throws: (any Error).self, "\(status)") {
+            // A token that may not read, and one that is not a token, are refused before the
+            // upgrade, each with its status.
+            for (secret, status) in [(Self.sender, HTTPResponse.Status.forbidden), ("not-a-token-0123456789", .unauthorized)] {
+                let offered: HTTPFields = [WebSocketToken.protocolHeader: "actomaton.v1, actomaton.token.\(Self.hex(secret))"]
+                #expect(try await client.get("/v1/machines/counter/w/watch", headers: offered).status == status)
+                let refused = WebSocketClientConfiguration(additionalHeaders: offered)
+                await #expect(throws: (any Error).self) {
                     try await client.ws("/v1/machines/counter/w/watch", configuration: refused) { _, _, _ in }
                 }
             }
