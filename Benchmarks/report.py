@@ -17,6 +17,7 @@ def main(folder):
         sys.exit(f"no benchmark results in {folder}: run `make bench`")
     rows = []
     memory_rows = []
+    results_by_name = {}
     for entry in json.load(open(files[-1])):
         # "package.benchmark.<Target>.<group>:_<variant>", spaces written as "_".
         name = entry["benchmark"].split(".", 3)[-1].replace("_", " ")
@@ -31,6 +32,8 @@ def main(folder):
         # benchmarks after the one that recorded it, so each group reads only its own.
         custom = {key: metrics[key]["scorePercentiles"]["50.0"] for key in MEMORY_METRICS.get(group, []) if key in metrics}
         memory_rows.append((group, variant, memory, custom))
+        if group == "bursts":
+            results_by_name[name] = metrics
 
     by_group = {}
     for row in rows:
@@ -65,6 +68,7 @@ def main(folder):
             peak = f"{memory / 1048576:.0f} MiB" if memory is not None and group in per_100_000 else "-"
             print(f"| {group} | {variant} | {shown} | {ratio} | {allocations} | {peak} |")
     print_memory(memory_rows)
+    print_bursts(results_by_name)
 
 # The custom metrics of the memory benchmarks (AsyncBenchmarks), by group.
 PER_TASK, RESIDENT, RETAINED, LATE = ("heap bytes per in-flight task", "resident bytes per in-flight task",
@@ -99,6 +103,25 @@ def print_memory(memory_rows):
             late = f"{custom[LATE] / 1000:,.1f} ms" if LATE in custom else "-"
             shown_peak = f"{peak / 1048576:.0f} MiB" if peak is not None else "-"
             print(f"| {group} | {variant} | {shown_peak} | {figure(PER_TASK)} | {beyond} | {figure(RESIDENT)} | {retained} | {late} |")
+
+BURST_METRICS = ["effects per second, first burst", "resident at start", "resident peak (VmHWM)", "resident after burst 1", "resident after burst 3",
+                 "resident after burst 6", "heap in use after the bursts"]
+
+def print_bursts(results):
+    """The bursts table: the resident set over six bursts, with the reclaimer and without."""
+    rows = [(name, metrics) for name, metrics in sorted(results.items()) if name.startswith("bursts:")]
+    if not rows:
+        return
+    print()
+    print("| bursts | effects/s (burst 1) | start | peak | after burst 1 | after 3 | after 6 | after 6 / start | heap in use after |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name, metrics in rows:
+        values = [metrics.get(key, {}).get("scorePercentiles", {}).get("50.0") for key in BURST_METRICS]
+        rate = f"{values[0]:,.0f}" if values[0] is not None else "-"
+        memory = values[1:]
+        shown = [f"{v / 1048576:,.1f} MiB" if v is not None else "-" for v in memory]
+        ratio = f"{memory[4] / memory[0]:.1f}x" if memory[0] and memory[4] is not None else "-"
+        print(f"| {name[len('bursts: '):]} | {rate} | {' | '.join(shown[:5])} | {ratio} | {shown[5]} |")
 
 if __name__ == "__main__":
     main(sys.argv[1] if len(sys.argv) > 1 else "Benchmarks/.build/results")

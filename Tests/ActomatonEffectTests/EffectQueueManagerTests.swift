@@ -1,5 +1,5 @@
 import ActomatonCore
-import ActomatonEffect
+@testable import ActomatonEffect
 import Testing
 
 private enum Action: Sendable, Equatable {
@@ -67,6 +67,26 @@ struct EffectQueueManagerTests {
 
     private func host() -> TestHost<Action, [Int]> {
         TestHost(state: [], reducer: reducer(gates: gates), clock: clock)
+    }
+
+    /// Every effect's task counts as in flight from its creation to its end, whether its work
+    /// ran to its end, was cancelled, or was dropped by its queue's policy.
+    @Test func theMemoryReclaimerCountsEveryEffectsTaskUntilItEnds() async throws {
+        let reclaimer = EffectMemoryReclaimer(configuration: .init(isEnabled: false), trim: {})
+        let host = TestHost(state: [], reducer: reducer(gates: gates), clock: clock, reclaimer: reclaimer)
+        let ran = await host.send(.start(1))
+        let cancelled = await host.send(.start(2, id: 7))
+        let kept = await host.send(.start(3, queue: .discard1))
+        let dropped = await host.send(.start(4, queue: .discard1))
+        #expect(reclaimer.effectsCreated == 4)
+        // The dropped one runs its work cancelled at once, and may have ended already.
+        #expect((3...4).contains(reclaimer.effectsInFlight))
+        await host.send(.cancel(id: 7))
+        await gates.release(1)
+        await gates.release(3)
+        for task in [ran, cancelled, kept, dropped] { _ = try? await task?.value }
+        #expect(reclaimer.effectsInFlight == 0)
+        #expect(await host.state.sorted() == [1, 3])
     }
 
     @Test func anActionWithoutEffectsReturnsNoTask() async {

@@ -1,5 +1,5 @@
 import ActomatonCore
-import ActomatonEffect
+@testable import ActomatonEffect
 
 /// The smallest host of an EffectQueueManager: a MealyMachine on an actor.
 actor TestHost<Action: Sendable, State: Sendable>: EffectQueueHost {
@@ -8,9 +8,12 @@ actor TestHost<Action: Sendable, State: Sendable>: EffectQueueHost {
 
     init(
         state: State, reducer: MealyReducer<Action, State, Void, Effect<Action>>, clock: some Clock<Duration>,
+        reclaimer: EffectMemoryReclaimer = .shared,
         onFailure: @escaping @Sendable (EffectFailure) -> Void = EffectFailure.writeToStandardError
     ) {
-        let effects = EffectQueueManager<Action>(clock: clock, randomSeed: 42, onFailure: onFailure)
+        let effects = EffectQueueManager<Action>(
+            clock: clock, randomSeed: 42, maxFeedbackDepth: 100, reclaimer: reclaimer, onFailure: onFailure
+        )
         self.effects = effects
         machine = MealyMachine(state: state, reducer: reducer, effectManager: effects)
         effects.connect(to: self)

@@ -67,6 +67,19 @@ let benchmarks: @Sendable () -> Void = {
         blackHole(await actomaton.state)
     }
 
+    // The same through `send(_:priority:tracksFeedbacks:)` with its defaults: the caller
+    // computes default arguments off the actor, so each send hops off it and back.
+    Benchmark("contended-send: Actomaton, send with default arguments, 4 tasks", configuration: perSend) { benchmark in
+        let actomaton = Actomaton<CounterAction, Int>(state: 0, reducer: counterReducer)
+        let rounds = benchmark.scaledIterations.count / 4
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<4 {
+                group.addTask { for _ in 0..<rounds { await actomaton.send(.increment, priority: nil) } }
+            }
+        }
+        blackHole(await actomaton.state)
+    }
+
     // MARK: 100,000 single-async effects, spawned and completed
 
     // All at once: 100,000 tasks alive together, so memory is 100,000 tasks' worth.
@@ -157,6 +170,8 @@ let benchmarks: @Sendable () -> Void = {
         precondition(completed == 1, "only the last one completes")
     }
 
+    registerBurstBenchmarks()
+
     Benchmark("churn: runNewest(1), effects sleeping 1 s on context.clock", configuration: churn) { benchmark in
         let actomaton = Actomaton<CounterAction, Int>(state: 0, reducer: counterReducer)
         await measureChurn(benchmark) { await actomaton.send(.startLatest)! }
@@ -171,6 +186,88 @@ let benchmarks: @Sendable () -> Void = {
         precondition(completed == 1, "only the last one completes")
     }
 }
+
+// MARK: Bursts: the resident set after each of six bursts, with the reclaimer and without
+
+/// Six bursts of `effectCount` effects on one machine, alive throughout: the resident set at
+/// the start, the peak (VmHWM) and the resident set 1.5 s after bursts 1, 3 and 6, the heap
+/// in use after the last. With the reclaimer off, the same runs keep what glibc keeps.
+func registerBurstBenchmarks() {
+    let bursts = Benchmark.Configuration.perWorkload(
+        metrics: [.wallClock, .throughput, firstBurstRate, residentAtStart, peakResident, residentAfterBurst1,
+                  residentAfterBurst3, residentAfterBurst6, heapAfterBursts],
+        // A warm-up would run six bursts before the measured ones, and leave its memory behind.
+        warmupIterations: 0,
+        maxDuration: .seconds(60),
+        maxIterations: 1
+    )
+    for reclaims in [true, false] {
+        let variant = reclaims ? "" : ", reclaimer off (baseline)"
+        Benchmark("bursts: 6 x 100,000 single-async effects all at once\(variant)", configuration: bursts) { benchmark in
+            let actomaton = Actomaton<CounterAction, Int>(state: 0, reducer: counterReducer)
+            await measureBursts(benchmark, reclaims: reclaims) {
+                var tasks: [Task<Void, Error>] = []
+                tasks.reserveCapacity(effectCount)
+                for _ in 0..<effectCount {
+                    if let task = await actomaton.send(.startEffect) { tasks.append(task) }
+                }
+                for task in tasks { try? await task.value }
+            }
+            let delivered = await actomaton.state
+            precondition(delivered == 6 * effectCount, "every effect delivers once")
+        }
+        Benchmark("bursts: 6 x 100,000 runNewest(1) sends, 1 s sleeps on context.clock\(variant)", configuration: bursts) { benchmark in
+            let actomaton = Actomaton<CounterAction, Int>(state: 0, reducer: counterReducer)
+            await measureBursts(benchmark, reclaims: reclaims) {
+                var last: Task<Void, Error>?
+                for _ in 0..<effectCount { last = await actomaton.send(.startLatest) }
+                try? await last?.value
+            }
+            let completed = await actomaton.state
+            precondition(completed == 6, "only the last one of each burst completes")
+        }
+    }
+}
+
+/// Runs `burst` six times; records the resident set at the start, the peak over the bursts,
+/// the resident set 1.5 s after bursts 1, 3 and 6 (the reclaimer's two trims come 0.1 s and
+/// 1.1 s after a burst's end), and the heap in use at the end. The first burst's effects per
+/// second are a figure of their own: the framework's timed section is left empty, as the JMH
+/// export drops a benchmark whose timed iteration takes over a second.
+func measureBursts(_ benchmark: Benchmark, reclaims: Bool, burst: () async -> Void) async {
+    benchmark.startMeasurement()
+    benchmark.stopMeasurement()
+    EffectMemoryReclaimer.shared.configuration.isEnabled = reclaims
+    MemoryStats.resetPeak()
+    benchmark.measurement(residentAtStart, MemoryStats.resident)
+    for number in 1...6 {
+        let start = ContinuousClock.now
+        await burst()
+        if number == 1 {
+            benchmark.measurement(firstBurstRate, Int(Double(effectCount) / ((ContinuousClock.now - start) / .seconds(1))))
+        }
+        try? await Task.sleep(for: .milliseconds(1_500))
+        switch number {
+        case 1: benchmark.measurement(residentAfterBurst1, MemoryStats.resident)
+        case 3: benchmark.measurement(residentAfterBurst3, MemoryStats.resident)
+        case 6: benchmark.measurement(residentAfterBurst6, MemoryStats.resident)
+        default: break
+        }
+    }
+    benchmark.measurement(peakResident, MemoryStats.peakResident)
+    benchmark.measurement(heapAfterBursts, MemoryStats.heapInUse)
+    EffectMemoryReclaimer.shared.configuration.isEnabled = true
+    // The benchmarks share a process: leave the next one what it would find after a trim.
+    MemoryStats.trim()
+}
+
+let firstBurstRate = BenchmarkMetric.custom("effects per second, first burst", useScalingFactor: false)
+let residentAtStart = BenchmarkMetric.custom("resident at start", useScalingFactor: false)
+let peakResident = BenchmarkMetric.custom("resident peak (VmHWM)", useScalingFactor: false)
+let residentAfterBurst1 = BenchmarkMetric.custom("resident after burst 1", useScalingFactor: false)
+let residentAfterBurst3 = BenchmarkMetric.custom("resident after burst 3", useScalingFactor: false)
+let residentAfterBurst6 = BenchmarkMetric.custom("resident after burst 6", useScalingFactor: false)
+let heapAfterBursts = BenchmarkMetric.custom("heap in use after the bursts", useScalingFactor: false)
 
 // MARK: Memory measurements
 

@@ -16,16 +16,32 @@ public enum MemoryStats {
     public static func trim() { heap_stats_trim() }
 
     /// The process's resident memory (`VmRSS` in `/proc/self/status`), in bytes.
-    public static var resident: Int {
+    public static var resident: Int { status("VmRSS") }
+
+    /// The process's peak resident memory since it started or since ``resetPeak()``
+    /// (`VmHWM`), in bytes.
+    public static var peakResident: Int { status("VmHWM") }
+
+    /// Starts the peak of ``peakResident`` over from the resident memory now (Linux 4.0 and later).
+    public static func resetPeak() {
+        #if os(Linux)
+        guard let file = fopen("/proc/self/clear_refs", "w") else { return }
+        fputs("5", file)
+        fclose(file)
+        #endif
+    }
+
+    /// A field of `/proc/self/status` given in kB, in bytes; 0 where unknown.
+    private static func status(_ field: String) -> Int {
         #if os(Linux)
         guard let file = fopen("/proc/self/status", "r") else { return 0 }
         defer { fclose(file) }
         var line = [CChar](repeating: 0, count: 256)
         while fgets(&line, Int32(line.count), file) != nil {
             let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            if text.hasPrefix("VmRSS:") {
+            if text.hasPrefix(field + ":") {
                 // "VmRSS:\t  123456 kB"
-                let kilobytes = text.dropFirst(6).split(whereSeparator: { $0 == " " || $0 == "\t" }).first.flatMap { Int($0) } ?? 0
+                let kilobytes = text.dropFirst(field.count + 1).split(whereSeparator: { $0 == " " || $0 == "\t" }).first.flatMap { Int($0) } ?? 0
                 return kilobytes * 1024
             }
         }

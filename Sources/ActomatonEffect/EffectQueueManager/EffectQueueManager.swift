@@ -58,7 +58,15 @@ public struct EffectQueueManager<Action: Sendable>: EffectManager, Sendable {
         maxFeedbackDepth: Int = 100,
         onFailure: @escaping @Sendable (EffectFailure) -> Void = EffectFailure.writeToStandardError
     ) {
-        runtime = EffectRuntimeStorage(clock: clock, randomSeed: randomSeed, onFailure: onFailure)
+        self.init(clock: clock, randomSeed: randomSeed, maxFeedbackDepth: maxFeedbackDepth, reclaimer: .shared, onFailure: onFailure)
+    }
+
+    /// Creates a manager that reports its effects to `reclaimer` (tests use one of their own).
+    init(
+        clock: some Clock<Duration>, randomSeed: UInt64, maxFeedbackDepth: Int, reclaimer: EffectMemoryReclaimer,
+        onFailure: @escaping @Sendable (EffectFailure) -> Void
+    ) {
+        runtime = EffectRuntimeStorage(clock: clock, randomSeed: randomSeed, reclaimer: reclaimer, onFailure: onFailure)
         feedback = ActionEffectManager(maxDepth: maxFeedbackDepth)
     }
 

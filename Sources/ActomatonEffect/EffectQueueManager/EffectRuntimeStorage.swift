@@ -14,6 +14,8 @@ final class EffectRuntimeStorage<Action: Sendable>: Sendable {
     let context: EffectContext
     /// Where failures no caller sees go; see ``EffectFailure``.
     let onFailure: @Sendable (EffectFailure) -> Void
+    /// Counts the effects in flight, to hand a burst's memory back once it is over.
+    let reclaimer: EffectMemoryReclaimer
     private let state: Locked<State>
 
     private struct State {
@@ -21,7 +23,11 @@ final class EffectRuntimeStorage<Action: Sendable>: Sendable {
         weak var host: (any EffectQueueHost<Action>)?
     }
 
-    init(clock: some Clock<Duration>, randomSeed: UInt64, onFailure: @escaping @Sendable (EffectFailure) -> Void) {
+    init(
+        clock: some Clock<Duration>, randomSeed: UInt64, reclaimer: EffectMemoryReclaimer,
+        onFailure: @escaping @Sendable (EffectFailure) -> Void
+    ) {
+        self.reclaimer = reclaimer
         // A real clock's sleeps wait in `EffectTimers`, where a cancelled one frees its memory
         // at once; `Task.sleep` keeps it until the deadline. Test clocks are used as they are.
         func clocks(_ clock: some Clock<Duration>) -> (EffectClock, EffectContext) {
@@ -67,10 +73,16 @@ final class EffectRuntimeStorage<Action: Sendable>: Sendable {
                 return (nil, aftermath)
             case .discard:
                 // Dropped: its work runs once, already cancelled, holding no slot.
-                return (Task(priority: priority) { [self] in try await runCancelled(work) }, aftermath)
+                reclaimer.effectBegan()
+                return (Task(priority: priority) { [self] in
+                    defer { reclaimer.effectEnded() }
+                    try await runCancelled(work)
+                }, aftermath)
             case let .run(instance):
                 // Created under the lock: the task blocks on it until the record holds its handle.
+                reclaimer.effectBegan()
                 let task = Task(priority: priority) { [self] in
+                    defer { reclaimer.effectEnded() }
                     try await run(work, as: instance, tracksFeedbacks: tracksFeedbacks)
                     // Whoever cancelled it (its ID, its queue, the send's task), say so.
                     try Task.checkCancellation()

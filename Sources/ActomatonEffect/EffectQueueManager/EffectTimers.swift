@@ -23,30 +23,14 @@ final class EffectTimers: @unchecked Sendable {
 
     private typealias Queue = EffectTimerQueue<UnsafeContinuation<Void, Error>>
 
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private let condition: UnsafeMutablePointer<pthread_cond_t>
-    /// Guarded by `mutex`.
+    private let condition = MonotonicCondition()
+    /// Guarded by `condition`'s lock.
     private var queue = Queue()
-    /// Guarded by `mutex`.
+    /// Guarded by `condition`'s lock.
     private var threadStarted = false
 
     /// Creates timers with their own thread; the effect runtime uses ``shared``.
-    init() {
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
-        condition = .allocate(capacity: 1)
-        condition.initialize(to: pthread_cond_t())
-        #if canImport(Darwin)
-        pthread_cond_init(condition, nil)
-        #else
-        var attributes = pthread_condattr_t()
-        pthread_condattr_init(&attributes)
-        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-        pthread_cond_init(condition, &attributes)
-        pthread_condattr_destroy(&attributes)
-        #endif
-    }
+    init() {}
 
     /// How many sleeps are waiting.
     var count: Int { withLock { $0.count } }
@@ -59,7 +43,7 @@ final class EffectTimers: @unchecked Sendable {
     func sleep(for duration: Duration) async throws {
         try Task.checkCancellation()
         guard duration > .zero else { return }
-        let deadline = Self.monotonicNow() &+ Self.nanoseconds(roundingUp: duration)
+        let deadline = MonotonicCondition.now() &+ MonotonicCondition.nanoseconds(roundingUp: duration)
         let id = withLock { $0.reserve() }
         try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, Error>) in
@@ -81,67 +65,31 @@ final class EffectTimers: @unchecked Sendable {
 
     /// Starts the thread if it is not running, or wakes it to wait for an earlier deadline.
     private func wake() {
-        let start = withLock { _ -> Bool in
+        let start = condition.withLock { () -> Bool in
             defer { threadStarted = true }
+            if threadStarted { condition.signal() }
             return !threadStarted
         }
-        if start {
-            var thread = pthread_t()
-            let result = pthread_create(&thread, nil, { argument in
-                Unmanaged<EffectTimers>.fromOpaque(argument!).takeUnretainedValue().runThread()
-                return nil
-            }, Unmanaged.passRetained(self).toOpaque())  // the thread keeps its timers alive
-            precondition(result == 0, "cannot start the effect timer thread (error \(result))")
-            pthread_detach(thread)
-        } else {
-            pthread_mutex_lock(mutex)
-            pthread_cond_signal(condition)
-            pthread_mutex_unlock(mutex)
-        }
+        if start { MonotonicCondition.startThread(for: self) { $0.runThread() } }
     }
 
     /// The timer thread: resumes due sleeps, then waits for the next deadline or a wake-up.
     private func runThread() {
-        pthread_mutex_lock(mutex)
+        condition.lock()
         while true {
-            let due = queue.popDue(now: Self.monotonicNow())
+            let due = queue.popDue(now: MonotonicCondition.now())
             if !due.isEmpty {
-                pthread_mutex_unlock(mutex)
+                condition.unlock()
                 for continuation in due { continuation.resume() }
-                pthread_mutex_lock(mutex)
+                condition.lock()
                 continue
             }
-            if let deadline = queue.nextDeadline {
-                var time = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
-                pthread_cond_timedwait(condition, mutex, &time)
-            } else {
-                pthread_cond_wait(condition, mutex)
-            }
+            condition.wait(until: queue.nextDeadline)
         }
     }
 
     private func withLock<Result>(_ body: (inout Queue) -> Result) -> Result {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return body(&queue)
-    }
-
-    // MARK: Time
-
-    /// Nanoseconds on `CLOCK_MONOTONIC`, the clock the condition variable waits on.
-    private static func monotonicNow() -> UInt64 {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
-    }
-
-    /// A positive duration in nanoseconds, rounded up, so a sleep never ends early.
-    private static func nanoseconds(roundingUp duration: Duration) -> UInt64 {
-        let (seconds, attoseconds) = duration.components
-        let (nanoseconds, rest) = attoseconds.quotientAndRemainder(dividingBy: 1_000_000_000)
-        let total = UInt64(clamping: seconds).multipliedReportingOverflow(by: 1_000_000_000)
-        guard !total.overflow else { return .max / 2 }
-        return total.partialValue &+ UInt64(nanoseconds) &+ (rest > 0 ? 1 : 0)
+        condition.withLock { body(&queue) }
     }
 }
 
