@@ -18,7 +18,8 @@ extension Statechart {
     ) -> StatechartStatus where Sink.Output == Output {
         if state.active.intersects(topLevelFinalStates) { return .finished }
         return withUnsafeTemporaryAllocation(of: Int16.self, capacity: enabledCapacity) { enabled in
-            let count = select(.event(event), state, enabled)
+            let occurrence = Occurrence.event(event)
+            let count = select(occurrence, state, enabled)
             if count == 0 { return .ignored }
             // The queue's two rings, written out here rather than in a helper taking a closure:
             // a closure over `self` in a method of `self` made the optimizer copy the chart
@@ -26,7 +27,7 @@ extension Statechart {
             return withUnsafeTemporaryAllocation(of: Int16.self, capacity: queueCapacity) { order in
                 withUnsafeTemporaryAllocation(of: Event.self, capacity: raisedQueueCapacity) { events in
                     var queue = InternalQueue(order: order, events: events)
-                    microstep(enabled, count, &state, &queue, &outputs, &trace)
+                    microstep(enabled, count, occurrence, &state, &queue, &outputs, &trace)
                     let status = settle(after: 1, &state, enabled, &queue, &outputs, &trace)
                     queue.removeAll()
                     return status
@@ -50,10 +51,11 @@ extension Statechart {
     /// outputs into `outputs` and telling `trace` of each entry, exit and transition — SCXML's
     /// first macrostep, with your sink and trace.
     ///
-    /// Whatever `state` held, active states and history, is replaced. A chart built without an
-    /// error always settles here into ``initialState`` with ``initialOutputs``, since building
-    /// it runs this same start: call this to see the start through your own sink or trace (for
-    /// coverage, for generated tests, for an effect manager), or to restart a state in place.
+    /// Whatever `state` held, active states, history and context, is replaced: the context
+    /// starts as ``initialContext``. Building the chart runs this same start, so it ends in
+    /// ``initialState`` with ``initialOutputs`` and ``initialStatus``: call this to see the
+    /// start through your own sink or trace (for coverage, for generated tests, for an effect
+    /// manager), or to restart a state in place.
     ///
     /// - Returns: ``StatechartStatus/transitioned``; or, when the start stops at a limit,
     ///   ``StatechartStatus/stoppedAtMicrostepLimit`` or
@@ -64,15 +66,20 @@ extension Statechart {
         outputs: inout Sink,
         trace: inout Trace
     ) -> StatechartStatus where Sink.Output == Output {
-        state = StatechartState()
+        state = StatechartState(context: initialContext)
         return withUnsafeTemporaryAllocation(of: Int16.self, capacity: enabledCapacity) { enabled in
             withUnsafeTemporaryAllocation(of: Int16.self, capacity: queueCapacity) { order in
                 withUnsafeTemporaryAllocation(of: Event.self, capacity: raisedQueueCapacity) { events in
                     var queue = InternalQueue(order: order, events: events)
                     var entering = StatechartStateSet()
-                    addDescendants(rootInitial, to: &entering, history: state.history)
-                    addAncestors(of: rootInitial, below: -1, to: &entering, history: state.history)
-                    enter(entering, &state, &queue, &outputs, &trace)
+                    var defaults = StatechartStateSet()
+                    for initial in rootInitials {
+                        addDescendants(initial, to: &entering, defaults: &defaults, history: state.history)
+                    }
+                    for initial in rootInitials {
+                        addAncestors(of: initial, below: -1, to: &entering, defaults: &defaults, history: state.history)
+                    }
+                    enter(entering, defaults, .none, &state, &queue, &outputs, &trace)
                     let status = settle(after: 1, &state, enabled, &queue, &outputs, &trace)
                     queue.removeAll()
                     return status
@@ -111,7 +118,7 @@ extension Statechart {
     /// Room for the raised events waiting: ``raisedEventLimit``, or one (unused) when the chart
     /// raises nothing.
     @inlinable
-    var raisedQueueCapacity: Int { raiseTable.isEmpty ? 1 : raisedEventLimit }
+    var raisedQueueCapacity: Int { raisesEvents ? raisedEventLimit : 1 }
 
     /// The internal queue's entries: every done event and raised event that can wait at once.
     @inlinable
@@ -123,6 +130,13 @@ extension Statechart {
         case event(Event)
         case done(Int)
         case none
+
+        /// The event an action sees: `nil` for a done event, an eventless transition and the
+        /// start.
+        @inlinable
+        var event: Event? {
+            if case let .event(event) = self { event } else { nil }
+        }
     }
 
     /// SCXML's internal queue: the done events and raised events generated and not yet
@@ -218,14 +232,16 @@ extension Statechart {
         while true {
             if queue.overflowed { return .stoppedAtRaisedEventLimit }
             if state.active.intersects(topLevelFinalStates) { break }
-            var count = select(.none, state, enabled)
+            var occurrence = Occurrence.none
+            var count = select(occurrence, state, enabled)
             if count == 0 {
                 guard let next = queue.pop() else { break }
-                count = select(next, state, enabled)
+                occurrence = next
+                count = select(occurrence, state, enabled)
                 if count == 0 { continue }
             }
             if microsteps >= microstepLimit { return .stoppedAtMicrostepLimit }
-            microstep(enabled, count, &state, &queue, &outputs, &trace)
+            microstep(enabled, count, occurrence, &state, &queue, &outputs, &trace)
             microsteps &+= 1
         }
         return .transitioned
@@ -308,6 +324,7 @@ extension Statechart {
     func microstep<Sink: OutputSink, Trace: StatechartTrace>(
         _ enabled: UnsafeMutableBufferPointer<Int16>,
         _ count: Int,
+        _ occurrence: Occurrence,
         _ state: inout StatechartState<StateID>,
         _ queue: inout InternalQueue,
         _ outputs: inout Sink,
@@ -325,37 +342,46 @@ extension Statechart {
                 trace.exited(state: node)
                 emit(nodes[node].exitOutputs, &outputs)
                 raise(exitRaises, node, &queue)
+                run(exitActions, node, occurrence, &state, &queue, &outputs)
                 state.active.remove(node)
             }
         }
         var entering = StatechartStateSet()
+        var defaults = StatechartStateSet()
         for position in 0..<count {
             let index = Int(enabled[position])
             let transition = transitionTable[index]
             trace.took(transition: index)
             emit(transition.outputs, &outputs)
             raise(transitionRaises, index, &queue)
+            run(transitionActions, index, occurrence, &state, &queue, &outputs)
             guard !transition.targets.isEmpty else { continue }
-            if !transition.targetsHistory {
-                // Without a history target, what a transition enters never changes: it was
+            if !transition.entersByHistory {
+                // When no history decides it, what a transition enters never changes: it was
                 // worked out when the chart was built.
                 entering = entering.union(staticEntrySets[index])
+                if hasInitialActions { defaults = defaults.union(staticDefaultEntries[index]) }
                 continue
             }
-            for target in transition.targets { addDescendants(target, to: &entering, history: state.history) }
+            for target in transition.targets {
+                addDescendants(target, to: &entering, defaults: &defaults, history: state.history)
+            }
             let domain = domain(of: transition, history: state.history)
             for target in effectiveTargets(of: transition, history: state.history) {
-                addAncestors(of: target, below: domain, to: &entering, history: state.history)
+                addAncestors(of: target, below: domain, to: &entering, defaults: &defaults, history: state.history)
             }
         }
-        enter(entering, &state, &queue, &outputs, &trace)
+        enter(entering, defaults, occurrence, &state, &queue, &outputs, &trace)
     }
 
-    /// Enters `entering` in document order, queueing each state's raised events and then, for a
-    /// final state, the done events it causes.
+    /// Enters `entering` in document order, running each state's entry content — then, for a
+    /// state in `defaults`, its initial transition's actions, and those of its history states'
+    /// defaults in `defaults` — and queueing, for a final state, the done events it causes.
     @inlinable
     func enter<Sink: OutputSink, Trace: StatechartTrace>(
         _ entering: StatechartStateSet,
+        _ defaults: StatechartStateSet,
+        _ occurrence: Occurrence,
         _ state: inout StatechartState<StateID>,
         _ queue: inout InternalQueue,
         _ outputs: inout Sink,
@@ -366,6 +392,13 @@ extension Statechart {
             trace.entered(state: node)
             emit(nodes[node].entryOutputs, &outputs)
             raise(entryRaises, node, &queue)
+            run(entryActions, node, occurrence, &state, &queue, &outputs)
+            if hasInitialActions && defaults.intersects(nodes[node].descendants.union(StatechartStateSet(index: node))) {
+                if defaults.contains(node) { run(initialActions, node, occurrence, &state, &queue, &outputs) }
+                for history in defaults.intersection(nodes[node].descendants) where nodes[history].isHistory && nodes[history].parent == node {
+                    run(initialActions, history, occurrence, &state, &queue, &outputs)
+                }
+            }
             guard nodes[node].kind == .final else { return }
             let parent = nodes[node].parent
             guard parent >= 0 else { return }
@@ -385,6 +418,48 @@ extension Statechart {
     func raise(_ ranges: [Range<Int>], _ index: Int, _ queue: inout InternalQueue) {
         guard !raiseTable.isEmpty else { return }
         for position in ranges[index] { queue.raise(raiseTable[position]) }
+    }
+
+    /// Runs the actions that `ranges[index]` picks out of ``actionTable``, in order. A chart
+    /// without actions skips the range's load altogether.
+    @inlinable
+    @inline(__always)
+    func run<Sink: OutputSink>(
+        _ ranges: [Range<Int>],
+        _ index: Int,
+        _ occurrence: Occurrence,
+        _ state: inout StatechartState<StateID>,
+        _ queue: inout InternalQueue,
+        _ outputs: inout Sink
+    ) where Sink.Output == Output {
+        guard !actionTable.isEmpty else { return }
+        for position in ranges[index] { execute(actionTable[position], occurrence, &state, &queue, &outputs) }
+    }
+
+    /// Runs one action: SCXML's executeContent.
+    @inlinable
+    func execute<Sink: OutputSink>(
+        _ action: StatechartAction<StateID, Event, Output>,
+        _ occurrence: Occurrence,
+        _ state: inout StatechartState<StateID>,
+        _ queue: inout InternalQueue,
+        _ outputs: inout Sink
+    ) where Sink.Output == Output {
+        switch action.kind {
+        case let .assign(update):
+            update(&state.context, occurrence.event)
+        case let .output(output):
+            outputs.receive(output)
+        case let .computedOutput(make):
+            outputs.receive(make(state, occurrence.event))
+        case let .raise(event):
+            queue.raise(event)
+        case let .choose(branches):
+            for branch in branches where branch.condition?(state) ?? true {
+                for inner in branch.actions { execute(inner, occurrence, &state, &queue, &outputs) }
+                return
+            }
+        }
     }
 
     @inlinable
@@ -447,7 +522,8 @@ extension Statechart {
         let remembered = history.intersection(nodes[parent].children)
         if remembered.isEmpty {
             if nodes[node].initial >= 0 { return StatechartStateSet(index: nodes[node].initial) }
-            return nodes[parent].kind == .compound ? StatechartStateSet(index: nodes[parent].initial) : nodes[parent].children
+            if nodes[node].initial == -2 { return initialTargetSets[node] }
+            return nodes[parent].kind == .compound ? defaultEntry(of: parent) : nodes[parent].children
         }
         return nodes[node].kind == .shallowHistory ? remembered : rememberedLeaves(remembered, history: history)
     }
@@ -466,24 +542,46 @@ extension Statechart {
         return leaves
     }
 
-    /// SCXML's addDescendantStatesToEnter.
+    /// The targets of a compound state's default entry.
     @inlinable
-    func addDescendants(_ node: Int, to entering: inout StatechartStateSet, history: StatechartStateSet) {
+    func defaultEntry(of node: Int) -> StatechartStateSet {
+        let initial = nodes[node].initial
+        return initial >= 0 ? StatechartStateSet(index: initial) : initialTargetSets[node]
+    }
+
+    /// SCXML's addDescendantStatesToEnter. `defaults` collects the compound states entered by
+    /// default and the history states whose default is taken: those whose initial (or default)
+    /// transition's actions run.
+    @inlinable
+    func addDescendants(
+        _ node: Int, to entering: inout StatechartStateSet, defaults: inout StatechartStateSet, history: StatechartStateSet
+    ) {
         if nodes[node].isHistory {
+            let parent = nodes[node].parent
+            if !history.intersects(nodes[parent].children) { defaults.insert(node) }
             let targets = resumed(by: node, history: history)
-            for target in targets { addDescendants(target, to: &entering, history: history) }
-            for target in targets { addAncestors(of: target, below: nodes[node].parent, to: &entering, history: history) }
+            for target in targets { addDescendants(target, to: &entering, defaults: &defaults, history: history) }
+            for target in targets { addAncestors(of: target, below: parent, to: &entering, defaults: &defaults, history: history) }
             return
         }
         entering.insert(node)
         switch nodes[node].kind {
         case .compound:
+            defaults.insert(node)
             let initial = nodes[node].initial
-            addDescendants(initial, to: &entering, history: history)
-            addAncestors(of: initial, below: node, to: &entering, history: history)
+            if initial >= 0 {
+                addDescendants(initial, to: &entering, defaults: &defaults, history: history)
+                addAncestors(of: initial, below: node, to: &entering, defaults: &defaults, history: history)
+            } else {
+                let targets = initialTargetSets[node]
+                for target in targets { addDescendants(target, to: &entering, defaults: &defaults, history: history) }
+                for target in targets where !nodes[target].isHistory {
+                    addAncestors(of: target, below: node, to: &entering, defaults: &defaults, history: history)
+                }
+            }
         case .parallel:
             for child in nodes[node].children where !entering.intersects(nodes[child].descendants) {
-                addDescendants(child, to: &entering, history: history)
+                addDescendants(child, to: &entering, defaults: &defaults, history: history)
             }
         default:
             break
@@ -493,13 +591,16 @@ extension Statechart {
     /// SCXML's addAncestorStatesToEnter: the ancestors of `node` below `ancestor` (-1: all),
     /// with the other regions of any parallel one.
     @inlinable
-    func addAncestors(of node: Int, below ancestor: Int, to entering: inout StatechartStateSet, history: StatechartStateSet) {
+    func addAncestors(
+        of node: Int, below ancestor: Int, to entering: inout StatechartStateSet, defaults: inout StatechartStateSet,
+        history: StatechartStateSet
+    ) {
         var current = nodes[node].parent
         while current >= 0 && current != ancestor {
             entering.insert(current)
             if nodes[current].kind == .parallel {
                 for child in nodes[current].children where !entering.intersects(nodes[child].descendants) {
-                    addDescendants(child, to: &entering, history: history)
+                    addDescendants(child, to: &entering, defaults: &defaults, history: history)
                 }
             }
             current = nodes[current].parent

@@ -88,10 +88,18 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
     /// The state the chart starts in: its initial states entered, and the eventless
     /// transitions and internal events they lead to taken. ``start(into:outputs:trace:)``
     /// makes it again, with your sink and trace.
-    public private(set) var initialState = StatechartState<StateID>()
+    public private(set) var initialState: StatechartState<StateID>
     /// The outputs emitted while entering ``initialState``: the initial states' entry actions,
     /// and those of the transitions taken as it settled.
     public private(set) var initialOutputs: [Output] = []
+    /// How the chart's start ended: ``StatechartStatus/transitioned`` when it settled, or
+    /// ``StatechartStatus/stoppedAtMicrostepLimit`` or
+    /// ``StatechartStatus/stoppedAtRaisedEventLimit`` when its eventless transitions or raised
+    /// events stopped at a limit; ``initialState`` is then legal, where the start stopped.
+    public private(set) var initialStatus: StatechartStatus = .transitioned
+    /// The context the chart starts with, before its start runs any action:
+    /// ``initialState``'s context is this one as the start's actions left it.
+    public let initialContext: StateID.Context
     /// The most microsteps one event may cause, its own included.
     public let microstepLimit: Int
     /// The most raised events that may wait in the internal queue at once, done events not
@@ -102,14 +110,17 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
     public let transitions: [StatechartEdge<StateID, Event, Output>]
 
     @usableFromInline let nodes: [CompiledNode]
-    @usableFromInline let transitionTable: [CompiledTransition]
+    @usableFromInline private(set) var transitionTable: [CompiledTransition] = []
     /// Event predicates and conditions, each in a struct: a closure stored straight in an
     /// array would be called through a reabstraction thunk.
     @usableFromInline let eventMatchers: [TransitionPattern<Event>]
     @usableFromInline let conditions: [StatechartTransition<StateID, Event, Output>.Condition]
     @usableFromInline let candidates: [Int]
-    /// For each transition without a history target, the states it enters.
+    /// For each transition whose entries do not depend on history, the states it enters.
     @usableFromInline private(set) var staticEntrySets: [StatechartStateSet] = []
+    /// For each such transition, the compound states it enters by default: those whose initial
+    /// transition's actions run. Empty when no state has initial actions.
+    @usableFromInline private(set) var staticDefaultEntries: [StatechartStateSet] = []
     @usableFromInline let candidateRanges: [Range<Int>]
     @usableFromInline let outputTable: [Output]
     /// Every event the chart raises, and the ranges of it raised on entry and exit (by raw
@@ -118,6 +129,22 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
     @usableFromInline let entryRaises: [Range<Int>]
     @usableFromInline let exitRaises: [Range<Int>]
     @usableFromInline let transitionRaises: [Range<Int>]
+    /// Every action of the chart, and the ranges of it run on entry, exit and default entry
+    /// (by raw value) and by each transition; the action table is empty for a chart without
+    /// actions, which then skips the ranges' loads.
+    @usableFromInline let actionTable: [StatechartAction<StateID, Event, Output>]
+    @usableFromInline let entryActions: [Range<Int>]
+    @usableFromInline let exitActions: [Range<Int>]
+    @usableFromInline let initialActions: [Range<Int>]
+    @usableFromInline let transitionActions: [Range<Int>]
+    /// Whether an initial or history-default transition has actions, so entries track which
+    /// states are entered by default.
+    @usableFromInline let hasInitialActions: Bool
+    /// Whether anything raises events: transitions, entries, exits or actions.
+    @usableFromInline let raisesEvents: Bool
+    /// By raw value, the default entry of the states with several initial targets or a history
+    /// one (empty when none has).
+    @usableFromInline let initialTargetSets: [StatechartStateSet]
     /// Raw value → document position, and back.
     @usableFromInline let documentRank: [UInt8]
     @usableFromInline let documentOrder: [UInt8]
@@ -127,23 +154,50 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
     @usableFromInline let atomicStates: StatechartStateSet
     @usableFromInline let finalStates: StatechartStateSet
     @usableFromInline let topLevelFinalStates: StatechartStateSet
-    @usableFromInline let rootInitial: Int
+    @usableFromInline let rootInitials: StatechartStateSet
 
-    /// Builds a chart from its top-level states; `initial` is entered at start (the first
-    /// state when `nil`).
+    /// Builds a chart that carries `context` from its top-level states; `initial` is entered at
+    /// start (the first state when `nil`).
     ///
     /// - Parameters:
-    ///   - initial: The top-level state entered at start; the first one when `nil`.
+    ///   - initial: The top-level state (or a deeper one, with its ancestors) entered at start;
+    ///     the first top-level state when `nil`.
+    ///   - context: The chart's extended state as it starts, before the start's actions run.
     ///   - microstepLimit: The most microsteps one event may cause (1 to 10,000; 100 by
     ///     default). It stops charts whose eventless transitions or raised events loop.
     ///   - raisedEventLimit: The most raised events that may wait in the internal queue at
     ///     once (1 to 1,000; 32 by default). A step keeps room for them on the stack, so keep
     ///     it small when events are large.
     ///   - states: The top-level states, in document order.
-    /// - Throws: ``StatechartError`` naming the first problem in the definition, or
-    ///   ``StatechartError/startDidNotSettle`` when the chart's own start stops at a limit.
+    /// - Throws: ``StatechartError`` naming the first problem in the definition. A start that
+    ///   stops at a limit is not an error: ``initialStatus`` says so.
     public init(
         initial: StateID? = nil,
+        context: StateID.Context,
+        microstepLimit: Int = 100,
+        raisedEventLimit: Int = 32,
+        states: [StatechartNode<StateID, Event, Output>]
+    ) throws(StatechartError<StateID>) {
+        try self.init(
+            initial: initial.map { [$0] } ?? [], context: context, microstepLimit: microstepLimit,
+            raisedEventLimit: raisedEventLimit, states: states)
+    }
+
+    /// Builds a chart that carries `context` and starts in several states at once, one per
+    /// region of a parallel state (SCXML's `<scxml initial="a b">`).
+    ///
+    /// - Parameters:
+    ///   - initial: The states entered at start, with their ancestors and the other regions'
+    ///     defaults; the first top-level state when empty.
+    ///   - context: The chart's extended state as it starts, before the start's actions run.
+    ///   - microstepLimit: The most microsteps one event may cause (1 to 10,000).
+    ///   - raisedEventLimit: The most raised events that may wait in the internal queue at
+    ///     once (1 to 1,000).
+    ///   - states: The top-level states, in document order.
+    /// - Throws: ``StatechartError`` naming the first problem in the definition.
+    public init(
+        initial: [StateID],
+        context: StateID.Context,
         microstepLimit: Int = 100,
         raisedEventLimit: Int = 32,
         states: [StatechartNode<StateID, Event, Output>]
@@ -154,15 +208,24 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
         var builder = StatechartBuilder<StateID, Event, Output>()
         try builder.add(states, parent: -1)
         try builder.resolve(initial: initial)
+        self.initialContext = context
+        self.initialState = StatechartState(context: context)
         self.microstepLimit = microstepLimit
         self.raisedEventLimit = raisedEventLimit
         self.raiseTable = builder.raises
         self.entryRaises = builder.entryRaises
         self.exitRaises = builder.exitRaises
         self.transitionRaises = builder.transitionRaises
+        self.actionTable = builder.actions
+        self.entryActions = builder.entryActions
+        self.exitActions = builder.exitActions
+        self.initialActions = builder.initialActions
+        self.transitionActions = builder.transitionActions
+        self.hasInitialActions = !builder.initialActions.allSatisfy(\.isEmpty)
+        self.raisesEvents = !builder.raises.isEmpty || builder.actions.contains { $0.raisesEvents }
+        self.initialTargetSets = builder.initialTargetSets
         self.transitions = builder.edges
         self.nodes = builder.nodes
-        self.transitionTable = builder.transitions
         self.eventMatchers = builder.eventMatchers
         self.conditions = builder.conditions
         self.candidates = builder.candidates
@@ -176,24 +239,36 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
         self.atomicStates = builder.atomicStates
         self.finalStates = builder.finalStates
         self.topLevelFinalStates = builder.topLevelFinalStates
-        self.rootInitial = builder.rootInitial
+        self.rootInitials = builder.rootInitials
+        // What a transition enters, when it does not depend on history, is worked out once here.
+        var table = builder.transitions
         var entrySets: [StatechartStateSet] = []
-        for transition in transitionTable {
+        var defaultEntries: [StatechartStateSet] = []
+        for index in table.indices {
             var entering = StatechartStateSet()
+            var defaults = StatechartStateSet()
+            let transition = table[index]
             if !transition.targetsHistory && !transition.targets.isEmpty {
-                for target in transition.targets { addDescendants(target, to: &entering, history: StatechartStateSet()) }
                 for target in transition.targets {
-                    addAncestors(of: target, below: transition.staticDomain, to: &entering, history: StatechartStateSet())
+                    addDescendants(target, to: &entering, defaults: &defaults, history: StatechartStateSet())
+                }
+                for target in transition.targets {
+                    addAncestors(
+                        of: target, below: transition.staticDomain, to: &entering, defaults: &defaults,
+                        history: StatechartStateSet())
                 }
             }
+            if entering.intersects(builder.historyInitials) { table[index].entersByHistory = true }
             entrySets.append(entering)
+            defaultEntries.append(defaults)
         }
+        self.transitionTable = table
         self.staticEntrySets = entrySets
-        var state = StatechartState<StateID>()
+        self.staticDefaultEntries = hasInitialActions ? defaultEntries : []
+        var state = initialState
         var outputs: [Output] = []
         var trace = StatechartNoTrace()
-        let status = start(into: &state, outputs: &outputs, trace: &trace)
-        if status != .transitioned { throw .startDidNotSettle }
+        self.initialStatus = start(into: &state, outputs: &outputs, trace: &trace)
         self.initialState = state
         self.initialOutputs = outputs
     }
@@ -226,6 +301,55 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
         var ordered: [Int] = []
         forEach(inDocumentOrder: set) { ordered.append($0) }
         return ordered
+    }
+}
+
+extension Statechart where StateID.Context == StatechartNoContext {
+    /// Builds a chart without context from its top-level states; `initial` is entered at start
+    /// (the first state when `nil`).
+    ///
+    /// - Parameters:
+    ///   - initial: The top-level state (or a deeper one, with its ancestors) entered at start;
+    ///     the first top-level state when `nil`.
+    ///   - microstepLimit: The most microsteps one event may cause (1 to 10,000; 100 by
+    ///     default). It stops charts whose eventless transitions or raised events loop.
+    ///   - raisedEventLimit: The most raised events that may wait in the internal queue at
+    ///     once (1 to 1,000; 32 by default). A step keeps room for them on the stack, so keep
+    ///     it small when events are large.
+    ///   - states: The top-level states, in document order.
+    /// - Throws: ``StatechartError`` naming the first problem in the definition. A start that
+    ///   stops at a limit is not an error: ``initialStatus`` says so.
+    public init(
+        initial: StateID? = nil,
+        microstepLimit: Int = 100,
+        raisedEventLimit: Int = 32,
+        states: [StatechartNode<StateID, Event, Output>]
+    ) throws(StatechartError<StateID>) {
+        try self.init(
+            initial: initial.map { [$0] } ?? [], context: StatechartNoContext(), microstepLimit: microstepLimit,
+            raisedEventLimit: raisedEventLimit, states: states)
+    }
+
+    /// Builds a chart without context that starts in several states at once, one per region of
+    /// a parallel state (SCXML's `<scxml initial="a b">`).
+    ///
+    /// - Parameters:
+    ///   - initial: The states entered at start, with their ancestors and the other regions'
+    ///     defaults; the first top-level state when empty.
+    ///   - microstepLimit: The most microsteps one event may cause (1 to 10,000).
+    ///   - raisedEventLimit: The most raised events that may wait in the internal queue at
+    ///     once (1 to 1,000).
+    ///   - states: The top-level states, in document order.
+    /// - Throws: ``StatechartError`` naming the first problem in the definition.
+    public init(
+        initial: [StateID],
+        microstepLimit: Int = 100,
+        raisedEventLimit: Int = 32,
+        states: [StatechartNode<StateID, Event, Output>]
+    ) throws(StatechartError<StateID>) {
+        try self.init(
+            initial: initial, context: StatechartNoContext(), microstepLimit: microstepLimit,
+            raisedEventLimit: raisedEventLimit, states: states)
     }
 }
 
