@@ -19,10 +19,32 @@ enum D: Int, StatechartStateID {
     case s2p1, s2p11, s2p111, s2p112, s2p12, s2p121, s2p122
 }
 
-/// Events for the W3C ports; `inS11p112` is the tests' `In-s11p112`.
-enum DE: Equatable, Sendable {
+/// Events for the W3C ports; `inS11p112` is the tests' `In-s11p112`, `fooZoo` their
+/// `foo.zoo`, `doneS0` a `done.state.s0` with its data.
+enum DE: Equatable, Sendable, StatechartNamedEvent {
     case foo, bar, baz, bat, event1, event2, event3, timeout, inS11p112, inS21p112
-    case pickUp(Int)
+    case fooZoo, foos
+    case doneS0(String), doneP, doneRegion(Int)
+
+    var name: String {
+        switch self {
+        case .foo: "foo"
+        case .bar: "bar"
+        case .baz: "baz"
+        case .bat: "bat"
+        case .event1: "event1"
+        case .event2: "event2"
+        case .event3: "event3"
+        case .timeout: "timeout"
+        case .inS11p112: "In-s11p112"
+        case .inS21p112: "In-s21p112"
+        case .fooZoo: "foo.zoo"
+        case .foos: "foos"
+        case .doneS0: "done.state.s0"
+        case .doneP: "done.state.p"
+        case .doneRegion: "done.state.region"
+        }
+    }
 }
 
 typealias DChart = Statechart<D, DE, String>
@@ -608,6 +630,115 @@ struct StatechartContextTests {
                 case .add: 3
                 }
             }
+        }
+    }
+}
+
+@Suite("Statechart: event descriptors and done events as events (W3C tests 399, 527)")
+struct StatechartDescriptorAndDoneEventTests {
+    // test399: a descriptor matches an event whose name is it or starts with it and a dot,
+    // token by token: `foo bar` takes foo, bar and foo.zoo but not foos; `foo.*` is `foo`;
+    // `*` takes everything. The original's timeout is sent from outside, after the start.
+    @Test func test399EventDescriptorsMatchByTokens() throws {
+        let chart = try DChart(initial: .s0, context: Vars(), states: [
+            .compound(.s0, initial: .s01, transitions: [.on(.timeout, to: .fail)], children: [
+                .atomic(.s01, raiseOnEntry: [.foo], transitions: [.on(descriptors: "foo bar", to: .s02)]),
+                .atomic(.s02, raiseOnEntry: [.bar], transitions: [.on(descriptors: "foo bar", to: .s03)]),
+                .atomic(.s03, raiseOnEntry: [.fooZoo], transitions: [.on(descriptors: "foo bar", to: .s04)]),
+                .atomic(.s04, raiseOnEntry: [.foos], transitions: [
+                    .on(descriptors: "foo", to: .fail),
+                    .on(descriptors: "foos", to: .s1),
+                ]),
+                .atomic(.s1, raiseOnEntry: [.fooZoo], transitions: [.on(descriptors: "foo.*", to: .s2)]),
+                .atomic(.s2, raiseOnEntry: [.foo], transitions: [.on(descriptors: "*", to: .pass)]),
+            ]),
+            .final(.pass),
+            .final(.fail),
+        ])
+        #expect(chart.initialState.isIn(.pass))
+        #expect(chart.transitions[1].transition.label == "foo bar")
+    }
+
+    @Test func descriptorsAtTheirEdges() {
+        let cases: [(String, String, Bool)] = [
+            ("foo", "foo", true), ("foo", "foo.bar", true), ("foo", "foos", false), ("foo", "fo", false),
+            ("foo.bar", "foo", false), ("foo.bar", "foo.bar.baz", true), ("foo.*", "foo", true), ("foo.", "foo.x", true),
+            ("*", "anything", true), ("  bar   foo ", "foo", true), ("", "foo", false), ("bar baz", "foo", false),
+        ]
+        for (descriptors, name, expected) in cases {
+            #expect(StatechartEventDescriptors.matches(descriptors, name: name) == expected, "\(descriptors) / \(name)")
+        }
+    }
+
+    // test527: a final state's donedata is the data of its parent's done event. Here the
+    // done event is an event of the chart's type carrying it, and the guard reads it.
+    @Test func test527DoneDataIsTheDoneEventsData() throws {
+        let chart = try DChart(initial: .s0, context: Vars(), states: [
+            .compound(.s0, initial: .s01, transitions: [
+                .on(where: { $0 == .doneS0("foo") }, label: "done.state.s0 [data == 'foo']", to: .pass),
+                .onDone(.s0, to: .fail),
+            ], children: [
+                .final(.s01, doneEvent: { _ in .doneS0("foo") }),
+            ]),
+            .final(.pass),
+            .final(.fail),
+        ])
+        #expect(chart.initialState.isIn(.pass))
+    }
+
+    @Test func aCatchAllTakesADoneEventWithDataFromTheContext() throws {
+        let chart = try DChart(context: Vars(), states: [
+            .compound(.s0, transitions: [
+                .on(.foo, to: .s1, actions: [.assign { $0.var1 = 7 }]),
+                .on(where: anyD, label: "*", to: .pass, actions: [
+                    .assign(withEvent: { vars, event in if case let .doneS0(data)? = event { vars.var2 = Int(data) ?? -1 } }),
+                ]),
+            ], children: [
+                .atomic(.s01),
+                .final(.s1, doneEvent: { state in .doneS0("\(state.context.var1)") }),
+            ]),
+            .final(.pass),
+        ])
+        var state = chart.initialState
+        #expect(chart.send(.foo, to: &state).status == .transitioned)
+        #expect(state.isIn(.pass))
+        // The done event carried var1 as its data when s1 was entered; the action read it.
+        #expect(state.context.var2 == 7)
+    }
+
+    @Test func onDoneStillTakesADoneEventOfTheChartsType() throws {
+        let chart = try DChart(context: Vars(), states: [
+            .compound(.s0, transitions: [.onDone(.s0, to: .pass)], children: [.final(.s01, doneEvent: { _ in .doneS0("") })]),
+            .final(.pass),
+        ])
+        #expect(chart.initialState.isIn(.pass))
+    }
+
+    @Test func aParallelStatesDoneEventAndTheRaisedEventLimit() throws {
+        // Three regions done at once: three done events of the chart's type and the parallel
+        // state's, with room for only one raised event; done events do not count against it.
+        let chart = try DChart(context: Vars(), raisedEventLimit: 1, states: [
+            .atomic(.s0, transitions: [.on(.foo, to: .p)]),
+            .parallel(.p, doneEvent: { _ in .doneP }, transitions: [
+                .on(where: { if case .doneRegion = $0 { true } else { false } }, label: "region done", actions: [.assign { $0.var1 += 1 }]),
+                .on(.doneP, to: .pass, when: { $0.context.var1 == 3 }),
+            ], children: [
+                .compound(.ps1, children: [.final(.s01, doneEvent: { _ in .doneRegion(1) })]),
+                .compound(.ps2, children: [.final(.s02, doneEvent: { _ in .doneRegion(2) })]),
+                .compound(.s1, children: [.final(.s03, doneEvent: { _ in .doneRegion(3) })]),
+            ]),
+            .final(.pass),
+        ])
+        var state = chart.initialState
+        #expect(chart.send(.foo, to: &state).status == .transitioned)
+        #expect(state.isIn(.pass))
+    }
+
+    @Test func doneEventsOnlyOnFinalAndParallelStates() {
+        var node = StatechartNode<D, DE, String>.atomic(.s0)
+        node.doneEvent = { _ in .foo }
+        #expect(throws: StatechartError<D>.misplacedContent(.s0)) {
+            try DChart(context: Vars(), states: [node])
         }
     }
 }

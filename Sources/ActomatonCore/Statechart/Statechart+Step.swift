@@ -25,8 +25,8 @@ extension Statechart {
             // a closure over `self` in a method of `self` made the optimizer copy the chart
             // (a retain and release per table) on every event.
             return withUnsafeTemporaryAllocation(of: Int16.self, capacity: queueCapacity) { order in
-                withUnsafeTemporaryAllocation(of: Event.self, capacity: raisedQueueCapacity) { events in
-                    var queue = InternalQueue(order: order, events: events)
+                withUnsafeTemporaryAllocation(of: Event.self, capacity: eventQueueCapacity) { events in
+                    var queue = InternalQueue(order: order, events: events, raisedLimit: raisedEventLimit)
                     microstep(enabled, count, occurrence, &state, &queue, &outputs, &trace)
                     let status = settle(after: 1, &state, enabled, &queue, &outputs, &trace)
                     queue.removeAll()
@@ -69,8 +69,8 @@ extension Statechart {
         state = StatechartState(context: initialContext)
         return withUnsafeTemporaryAllocation(of: Int16.self, capacity: enabledCapacity) { enabled in
             withUnsafeTemporaryAllocation(of: Int16.self, capacity: queueCapacity) { order in
-                withUnsafeTemporaryAllocation(of: Event.self, capacity: raisedQueueCapacity) { events in
-                    var queue = InternalQueue(order: order, events: events)
+                withUnsafeTemporaryAllocation(of: Event.self, capacity: eventQueueCapacity) { events in
+                    var queue = InternalQueue(order: order, events: events, raisedLimit: raisedEventLimit)
                     var entering = StatechartStateSet()
                     var defaults = StatechartStateSet()
                     for initial in rootInitials {
@@ -124,40 +124,56 @@ extension Statechart {
     @inlinable
     var queueCapacity: Int { doneQueueCapacity &+ raisedQueueCapacity }
 
+    /// Room for the events the queue holds: the raised ones, and the done events of the
+    /// chart's type (``StatechartNode/doneEvent``) when it has any.
+    @inlinable
+    var eventQueueCapacity: Int { doneEventMakers.isEmpty ? raisedQueueCapacity : raisedQueueCapacity &+ doneQueueCapacity }
+
     /// What a selection looks for.
     @usableFromInline
     enum Occurrence {
         case event(Event)
         case done(Int)
+        /// The done event of a state, as an event of the chart's type.
+        case doneEvent(Int, Event)
         case none
 
         /// The event an action sees: `nil` for a done event, an eventless transition and the
         /// start.
         @inlinable
         var event: Event? {
-            if case let .event(event) = self { event } else { nil }
+            switch self {
+            case let .event(event), let .doneEvent(_, event): event
+            default: nil
+            }
         }
     }
 
     /// SCXML's internal queue: the done events and raised events generated and not yet
     /// processed, first in first out, in two rings on the stack. `order` says, entry by entry,
-    /// whether the next is a done event (the raw value of its state) or a raised one (-1, the
-    /// next of `events`); a raised event is stored only in `events`.
+    /// whether the next is a done event (the raw value of its state), a raised one (-1, the
+    /// next of `events`), or a done event of the chart's type (-2 - the raw value of its
+    /// state, its event the next of `events`).
     @usableFromInline
     struct InternalQueue {
         @usableFromInline let order: UnsafeMutableBufferPointer<Int16>
         @usableFromInline let events: UnsafeMutableBufferPointer<Event>
+        /// The most raised events (done events not counted) that may wait at once.
+        @usableFromInline let raisedLimit: Int
         @usableFromInline var head = 0
         @usableFromInline var count = 0
         @usableFromInline var eventHead = 0
         @usableFromInline var eventCount = 0
-        /// An event was raised while `events` was full: the step stops after this microstep.
+        @usableFromInline var raisedCount = 0
+        /// An event was raised while `raisedLimit` were waiting: the step stops after this
+        /// microstep.
         @usableFromInline var overflowed = false
 
         @inlinable
-        init(order: UnsafeMutableBufferPointer<Int16>, events: UnsafeMutableBufferPointer<Event>) {
+        init(order: UnsafeMutableBufferPointer<Int16>, events: UnsafeMutableBufferPointer<Event>, raisedLimit: Int) {
             self.order = order
             self.events = events
+            self.raisedLimit = raisedLimit
         }
 
         /// The slot `offset` places after `start` in a ring of `capacity` slots.
@@ -176,16 +192,31 @@ extension Statechart {
             count &+= 1
         }
 
-        /// Queues a raised event, or marks the queue as overflowed when `events` is full.
+        /// Queues a raised event, or marks the queue as overflowed when `raisedLimit` are
+        /// waiting.
         @inlinable
         mutating func raise(_ event: Event) {
-            guard eventCount < events.count, count < order.count else {
+            guard raisedCount < raisedLimit, eventCount < events.count, count < order.count else {
                 overflowed = true
                 return
             }
+            raisedCount &+= 1
+            push(event, entry: -1)
+        }
+
+        /// Queues the done event of the state `state` as `event`. There is always room: see
+        /// ``Statechart/doneQueueCapacity`` and ``Statechart/eventQueueCapacity``.
+        @inlinable
+        mutating func pushDone(_ state: Int, as event: Event) {
+            guard eventCount < events.count, count < order.count else { return }
+            push(event, entry: Int16(truncatingIfNeeded: -2 &- state))
+        }
+
+        @inlinable
+        mutating func push(_ event: Event, entry: Int16) {
             events.initializeElement(at: Self.slot(eventHead, eventCount, events.count), to: event)
             eventCount &+= 1
-            order[Self.slot(head, count, order.count)] = -1
+            order[Self.slot(head, count, order.count)] = entry
             count &+= 1
         }
 
@@ -200,7 +231,11 @@ extension Statechart {
             let event = events.moveElement(from: eventHead)
             eventHead = Self.slot(eventHead, 1, events.count)
             eventCount &-= 1
-            return .event(event)
+            if entry == -1 {
+                raisedCount &-= 1
+                return .event(event)
+            }
+            return .doneEvent(Int(-2 &- entry), event)
         }
 
         /// Drops every event still waiting.
@@ -212,6 +247,7 @@ extension Statechart {
                 eventCount &-= 1
             }
             count = 0
+            raisedCount = 0
         }
     }
 
@@ -274,9 +310,9 @@ extension Statechart {
     func matches(_ index: Int, _ occurrence: Occurrence, _ state: StatechartState<StateID>) -> Bool {
         let transition = transitionTable[index]
         switch (transition.trigger, occurrence) {
-        case let (.event, .event(event)):
+        case let (.event, .event(event)), let (.event, .doneEvent(_, event)):
             guard eventMatchers[transition.argument].matches(event) else { return false }
-        case let (.done, .done(done)):
+        case let (.done, .done(done)), let (.done, .doneEvent(done, _)):
             guard transition.argument == done else { return false }
         case (.always, .none):
             break
@@ -402,13 +438,27 @@ extension Statechart {
             guard nodes[node].kind == .final else { return }
             let parent = nodes[node].parent
             guard parent >= 0 else { return }
-            queue.pushDone(parent)
+            pushDone(of: parent, madeBy: node, state, &queue)
             let grandparent = nodes[parent].parent
             if grandparent >= 0, nodes[grandparent].kind == .parallel,
                nodes[grandparent].children.allSatisfy({ isInFinalState($0, state.active) }) {
-                queue.pushDone(grandparent)
+                pushDone(of: grandparent, madeBy: grandparent, state, &queue)
             }
         }
+    }
+
+    /// Queues the done event of `completed`: as an event of the chart's type when `maker` (the
+    /// final state entered, or the parallel state itself) has one, else as a plain done event.
+    @inlinable
+    func pushDone(of completed: Int, madeBy maker: Int, _ state: StatechartState<StateID>, _ queue: inout InternalQueue) {
+        if !doneEventMakers.isEmpty {
+            let index = Int(doneEventIndices[maker])
+            if index >= 0 {
+                queue.pushDone(completed, as: doneEventMakers[index].make(state))
+                return
+            }
+        }
+        queue.pushDone(completed)
     }
 
     /// Queues the events that `ranges[index]` picks out of ``raiseTable``. A chart that raises

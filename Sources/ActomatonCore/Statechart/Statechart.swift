@@ -48,13 +48,19 @@
 ///   parent is a region of a parallel state and every region is then in a final state, the
 ///   parallel state's done event follows. A final state at the top finishes the chart: later
 ///   events are answered with ``StatechartStatus/finished``.
+/// - **Content.** At each exit, transition and entry, the chart emits the fixed outputs, queues
+///   the raised events, then runs the ``StatechartAction``s in order: they update the context
+///   (``StatechartState/context``), emit outputs computed from it, raise events and choose by
+///   guards. A compound state entered by default runs its initial transition's actions after
+///   its own entry content, and a history state whose default is taken runs its default's
+///   actions after its parent's.
 /// - **The internal queue.** Raised events (``StatechartTransition/raise``,
 ///   ``StatechartNode/raiseOnEntry``, ``StatechartNode/raiseOnExit``) and done events wait in
 ///   one first-in-first-out queue, in the order they were generated: within a microstep, exit
 ///   content (innermost first), then the transitions' content, then entry content (outermost
 ///   first), where a final state's done event follows its own entry content.
 /// - **Run to completion.** After the event's microstep, the chart takes eventless transitions
-///   (``StatechartTransition/always(to:kind:when:outputs:raise:)``) while any is enabled; when
+///   (``StatechartTransition/always(to:kind:when:outputs:raise:actions:)``) while any is enabled; when
 ///   none is, it takes the next event of the internal queue (dropping one that enables
 ///   nothing), one microstep at a time, until both are exhausted: SCXML's macrostep. A step
 ///   that needs more than ``microstepLimit`` microsteps stops there, in a legal configuration,
@@ -145,6 +151,10 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
     /// By raw value, the default entry of the states with several initial targets or a history
     /// one (empty when none has).
     @usableFromInline let initialTargetSets: [StatechartStateSet]
+    /// The done events of the chart's type (``StatechartNode/doneEvent``), and by raw value the
+    /// index of each state's in it (-1 for none); both empty when no state has one.
+    @usableFromInline let doneEventMakers: [StatechartDoneEventMaker<StateID, Event>]
+    @usableFromInline let doneEventIndices: [Int16]
     /// Raw value → document position, and back.
     @usableFromInline let documentRank: [UInt8]
     @usableFromInline let documentOrder: [UInt8]
@@ -221,9 +231,11 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
         self.exitActions = builder.exitActions
         self.initialActions = builder.initialActions
         self.transitionActions = builder.transitionActions
-        self.hasInitialActions = !builder.initialActions.allSatisfy(\.isEmpty)
+        self.hasInitialActions = !builder.initialActions.allSatisfy { $0.isEmpty }
         self.raisesEvents = !builder.raises.isEmpty || builder.actions.contains { $0.raisesEvents }
         self.initialTargetSets = builder.initialTargetSets
+        self.doneEventMakers = builder.doneEvents
+        self.doneEventIndices = builder.doneEventIndices
         self.transitions = builder.edges
         self.nodes = builder.nodes
         self.eventMatchers = builder.eventMatchers

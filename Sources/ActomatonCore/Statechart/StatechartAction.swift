@@ -32,7 +32,7 @@ public struct StatechartAction<StateID: StatechartStateID, Event: Sendable, Outp
         case choose([Branch])
     }
 
-    /// A branch of a ``StatechartAction/if(_:then:else:)``: a condition, `nil` for `else`, and
+    /// A branch of an `if(_:then:else:)`: a condition, `nil` for `else`, and
     /// what runs when it holds.
     @usableFromInline
     struct Branch {

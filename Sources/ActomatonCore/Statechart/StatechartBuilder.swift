@@ -91,6 +91,10 @@ struct StatechartBuilder<StateID: StatechartStateID, Event: Sendable, Output> {
     /// The compound states whose default entry targets a history state.
     var historyInitials = StatechartStateSet()
     var rootInitials = StatechartStateSet()
+    /// The done events of the chart's type, and by raw value the index of each final or
+    /// parallel state's in it (-1 for none); both empty when no state has one.
+    var doneEvents: [StatechartDoneEventMaker<StateID, Event>] = []
+    var doneEventIndices: [Int16] = []
     var documentOrder: [UInt8] = []
     var documentRank: [UInt8] = []
     var allStates = StatechartStateSet()
@@ -178,6 +182,14 @@ struct StatechartBuilder<StateID: StatechartStateID, Event: Sendable, Output> {
             actions += node.exitActions
             initialActions[index] = actions.count..<(actions.count + node.initialActions.count)
             actions += node.initialActions
+            if let doneEvent = node.doneEvent {
+                guard node.kind == .final || node.kind == .parallel else { throw .misplacedContent(node.id) }
+                if doneEventIndices.count < StatechartStateSet.capacity {
+                    doneEventIndices = Array(repeating: -1, count: StatechartStateSet.capacity)
+                }
+                doneEventIndices[index] = Int16(doneEvents.count)
+                doneEvents.append(StatechartDoneEventMaker(make: doneEvent))
+            }
             for transition in node.transitions { pending.append((index, transition)) }
             if !node.initialTargets.isEmpty { initials.append((index, node.initialTargets)) }
             try add(node.children, parent: index)
@@ -336,5 +348,17 @@ struct StatechartBuilder<StateID: StatechartStateID, Event: Sendable, Output> {
         var ancestor = nodes[first].parent
         while ancestor >= 0 && !nodes[ancestor].descendants.contains(second) { ancestor = nodes[ancestor].parent }
         return ancestor >= 0 && nodes[ancestor].kind == .parallel
+    }
+}
+
+/// A state's done event of the chart's type, in a struct so a built chart keeps them in an
+/// array and calls them without a reabstraction thunk.
+@usableFromInline
+struct StatechartDoneEventMaker<StateID: StatechartStateID, Event: Sendable>: Sendable {
+    @usableFromInline let make: @Sendable (StatechartState<StateID>) -> Event
+
+    @usableFromInline
+    init(make: @escaping @Sendable (StatechartState<StateID>) -> Event) {
+        self.make = make
     }
 }

@@ -64,6 +64,18 @@ public struct StatechartNode<StateID: StatechartStateID, Event: Sendable, Output
     public var entryActions: [StatechartAction<StateID, Event, Output>]
     /// What the state does when exited, after its exit outputs and raised events, in order.
     public var exitActions: [StatechartAction<StateID, Event, Output>]
+    /// For a final state, the event its parent's done event is; for a parallel state, the
+    /// event its own done event is (when every region is done): computed from the state as it
+    /// is when the event is generated — the final state just entered, its entry content run —
+    /// so it can carry data from the context (SCXML's `<donedata>`).
+    ///
+    /// With it, the done event is an event of the chart's type: it waits in the internal queue
+    /// like a raised event (not counted against ``Statechart/raisedEventLimit``), and every
+    /// transition whose trigger matches it — an exact event, a predicate, a catch-all — can take
+    /// it, as can ``StatechartTransition/onDone(_:to:kind:when:outputs:raise:actions:)`` for the
+    /// state it completes. Actions see it as their event. Without it (`nil`), only `onDone`
+    /// transitions see the done event.
+    public var doneEvent: (@Sendable (StatechartState<StateID>) -> Event)?
     /// The transitions leaving this state, in priority order.
     public var transitions: [StatechartTransition<StateID, Event, Output>]
     /// The children, in document order.
@@ -115,6 +127,7 @@ public struct StatechartNode<StateID: StatechartStateID, Event: Sendable, Output
         self.raiseOnExit = raiseOnExit
         self.entryActions = entryActions
         self.exitActions = exitActions
+        self.doneEvent = nil
         self.transitions = transitions
         self.children = children
     }
@@ -184,6 +197,9 @@ public struct StatechartNode<StateID: StatechartStateID, Event: Sendable, Output
     }
 
     /// A state whose children (regions) are all active at once.
+    ///
+    /// `doneEvent`, when given, makes its done event an event of the chart's type
+    /// (``doneEvent``).
     public static func parallel(
         _ id: StateID,
         onEntry: [Output] = [],
@@ -192,15 +208,22 @@ public struct StatechartNode<StateID: StatechartStateID, Event: Sendable, Output
         raiseOnExit: [Event] = [],
         entryActions: [StatechartAction<StateID, Event, Output>] = [],
         exitActions: [StatechartAction<StateID, Event, Output>] = [],
+        doneEvent: (@Sendable (StatechartState<StateID>) -> Event)? = nil,
         transitions: [StatechartTransition<StateID, Event, Output>] = [],
         children: [StatechartNode]
     ) -> Self {
-        Self(id: id, kind: .parallel, onEntry: onEntry, onExit: onExit, raiseOnEntry: raiseOnEntry, raiseOnExit: raiseOnExit,
-             entryActions: entryActions, exitActions: exitActions, transitions: transitions, children: children)
+        var node = Self(
+            id: id, kind: .parallel, onEntry: onEntry, onExit: onExit, raiseOnEntry: raiseOnEntry, raiseOnExit: raiseOnExit,
+            entryActions: entryActions, exitActions: exitActions, transitions: transitions, children: children)
+        node.doneEvent = doneEvent
+        return node
     }
 
     /// A final state: entering it raises its parent's done event. A final state at the top of
     /// the chart finishes the chart: it takes no more events.
+    ///
+    /// `doneEvent`, when given, is the event its parent's done event is, computed from the
+    /// state as the final state is entered: a done event with data (``doneEvent``).
     public static func final(
         _ id: StateID,
         onEntry: [Output] = [],
@@ -208,10 +231,14 @@ public struct StatechartNode<StateID: StatechartStateID, Event: Sendable, Output
         raiseOnEntry: [Event] = [],
         raiseOnExit: [Event] = [],
         entryActions: [StatechartAction<StateID, Event, Output>] = [],
-        exitActions: [StatechartAction<StateID, Event, Output>] = []
+        exitActions: [StatechartAction<StateID, Event, Output>] = [],
+        doneEvent: (@Sendable (StatechartState<StateID>) -> Event)? = nil
     ) -> Self {
-        Self(id: id, kind: .final, onEntry: onEntry, onExit: onExit, raiseOnEntry: raiseOnEntry, raiseOnExit: raiseOnExit,
-             entryActions: entryActions, exitActions: exitActions)
+        var node = Self(
+            id: id, kind: .final, onEntry: onEntry, onExit: onExit, raiseOnEntry: raiseOnEntry, raiseOnExit: raiseOnExit,
+            entryActions: entryActions, exitActions: exitActions)
+        node.doneEvent = doneEvent
+        return node
     }
 
     /// A history pseudo-state: a transition to it resumes its parent's last active children
