@@ -125,10 +125,10 @@ extension Statechart {
 
     /// The states a scope (-1: the chart) enters by default, by raw value.
     private func defaultTargets(of scope: Int) -> [Int] {
-        if scope < 0 { return inDocumentOrder(rootInitials) }
+        if scope < 0 { return inDocumentOrder(content.rootInitials) }
         let initial = nodes[scope].initial
         if initial >= 0 { return [initial] }
-        return initialTargetSets.isEmpty ? [] : inDocumentOrder(initialTargetSets[scope])
+        return content.initialTargetSets.isEmpty ? [] : inDocumentOrder(content.initialTargetSets[scope])
     }
 
     private func childrenInDocumentOrder(of parent: Int) -> [Int] {

@@ -17,6 +17,10 @@ extension Statechart {
         trace: inout Trace
     ) -> StatechartStatus where Sink.Output == Output {
         if state.active.intersects(topLevelFinalStates) { return .finished }
+        // Read here, not in the closures below: the fewer of the chart's fields they read, the
+        // less of it the optimizer copies into them.
+        let raisedLimit = raisedEventLimit
+        let eventCapacity = eventQueueCapacity
         return withUnsafeTemporaryAllocation(of: Int16.self, capacity: enabledCapacity) { enabled in
             let occurrence = Occurrence.event(event)
             let count = select(occurrence, state, enabled)
@@ -25,8 +29,8 @@ extension Statechart {
             // a closure over `self` in a method of `self` made the optimizer copy the chart
             // (a retain and release per table) on every event.
             return withUnsafeTemporaryAllocation(of: Int16.self, capacity: queueCapacity) { order in
-                withUnsafeTemporaryAllocation(of: Event.self, capacity: eventQueueCapacity) { events in
-                    var queue = InternalQueue(order: order, events: events, raisedLimit: raisedEventLimit)
+                withUnsafeTemporaryAllocation(of: Event.self, capacity: eventCapacity) { events in
+                    var queue = InternalQueue(order: order, events: events, raisedLimit: raisedLimit)
                     microstep(enabled, count, occurrence, &state, &queue, &outputs, &trace)
                     let status = settle(after: 1, &state, enabled, &queue, &outputs, &trace)
                     queue.removeAll()
@@ -73,10 +77,10 @@ extension Statechart {
                     var queue = InternalQueue(order: order, events: events, raisedLimit: raisedEventLimit)
                     var entering = StatechartStateSet()
                     var defaults = StatechartStateSet()
-                    for initial in rootInitials {
+                    for initial in content.rootInitials {
                         addDescendants(initial, to: &entering, defaults: &defaults, history: state.history)
                     }
-                    for initial in rootInitials {
+                    for initial in content.rootInitials {
                         addAncestors(of: initial, below: -1, to: &entering, defaults: &defaults, history: state.history)
                     }
                     enter(entering, defaults, .none, &state, &queue, &outputs, &trace)
@@ -127,7 +131,7 @@ extension Statechart {
     /// Room for the events the queue holds: the raised ones, and the done events of the
     /// chart's type (``StatechartNode/doneEvent``) when it has any.
     @inlinable
-    var eventQueueCapacity: Int { doneEventMakers.isEmpty ? raisedQueueCapacity : raisedQueueCapacity &+ doneQueueCapacity }
+    var eventQueueCapacity: Int { hasDoneEvents ? raisedQueueCapacity &+ doneQueueCapacity : raisedQueueCapacity }
 
     /// What a selection looks for.
     @usableFromInline
@@ -290,7 +294,8 @@ extension Statechart {
     @inlinable
     func select(_ occurrence: Occurrence, _ state: StatechartState<StateID>, _ enabled: UnsafeMutableBufferPointer<Int16>) -> Int {
         var count = 0
-        forEach(inDocumentOrder: state.active.intersection(atomicStates)) { atom in
+        for rank in documentRanks(of: state.active.intersection(atomicStates)) {
+            let atom = rawValuesInDocumentOrder ? rank : Int(documentOrder[rank])
             for position in candidateRanges[atom] {
                 let index = candidates[position]
                 guard matches(index, occurrence, state) else { continue }
@@ -300,7 +305,7 @@ extension Statechart {
                     enabled[count] = Int16(truncatingIfNeeded: index)
                     count &+= 1
                 }
-                return
+                break
             }
         }
         return count > 1 ? removeConflicts(enabled, count, state) : count
@@ -374,11 +379,17 @@ extension Statechart {
                 let children = nodes[node].children
                 state.history = state.history.subtracting(children).union(state.active.intersection(children))
             }
-            forEach(inReverseDocumentOrder: exiting) { node in
+            // Loops written out rather than through a closure over `self`, which the optimizer
+            // may copy the chart into.
+            var ranks = documentRanks(of: exiting)
+            while !ranks.isEmpty {
+                let rank = ranks.last!
+                ranks.remove(rank)
+                let node = rawValuesInDocumentOrder ? rank : Int(documentOrder[rank])
                 trace.exited(state: node)
                 emit(nodes[node].exitOutputs, &outputs)
                 raise(exitRaises, node, &queue)
-                run(exitActions, node, occurrence, &state, &queue, &outputs)
+                if hasActions { run(content.exitActions, node, occurrence, &state, &queue, &outputs) }
                 state.active.remove(node)
             }
         }
@@ -390,13 +401,13 @@ extension Statechart {
             trace.took(transition: index)
             emit(transition.outputs, &outputs)
             raise(transitionRaises, index, &queue)
-            run(transitionActions, index, occurrence, &state, &queue, &outputs)
+            if hasActions { run(content.transitionActions, index, occurrence, &state, &queue, &outputs) }
             guard !transition.targets.isEmpty else { continue }
-            if !transition.entersByHistory {
+            if !transition.targetsHistory {
                 // When no history decides it, what a transition enters never changes: it was
                 // worked out when the chart was built.
                 entering = entering.union(staticEntrySets[index])
-                if hasInitialActions { defaults = defaults.union(staticDefaultEntries[index]) }
+                if hasInitialActions { defaults = defaults.union(content.staticDefaultEntries[index]) }
                 continue
             }
             for target in transition.targets {
@@ -423,21 +434,19 @@ extension Statechart {
         _ outputs: inout Sink,
         _ trace: inout Trace
     ) where Sink.Output == Output {
-        forEach(inDocumentOrder: entering) { node in
+        for rank in documentRanks(of: entering) {
+            let node = rawValuesInDocumentOrder ? rank : Int(documentOrder[rank])
             state.active.insert(node)
             trace.entered(state: node)
             emit(nodes[node].entryOutputs, &outputs)
             raise(entryRaises, node, &queue)
-            run(entryActions, node, occurrence, &state, &queue, &outputs)
-            if hasInitialActions && defaults.intersects(nodes[node].descendants.union(StatechartStateSet(index: node))) {
-                if defaults.contains(node) { run(initialActions, node, occurrence, &state, &queue, &outputs) }
-                for history in defaults.intersection(nodes[node].descendants) where nodes[history].isHistory && nodes[history].parent == node {
-                    run(initialActions, history, occurrence, &state, &queue, &outputs)
-                }
+            if hasActions {
+                run(content.entryActions, node, occurrence, &state, &queue, &outputs)
+                if hasInitialActions { runDefaultEntryActions(of: node, defaults, occurrence, &state, &queue, &outputs) }
             }
-            guard nodes[node].kind == .final else { return }
+            guard nodes[node].kind == .final else { continue }
             let parent = nodes[node].parent
-            guard parent >= 0 else { return }
+            guard parent >= 0 else { continue }
             pushDone(of: parent, madeBy: node, state, &queue)
             let grandparent = nodes[parent].parent
             if grandparent >= 0, nodes[grandparent].kind == .parallel,
@@ -451,10 +460,10 @@ extension Statechart {
     /// final state entered, or the parallel state itself) has one, else as a plain done event.
     @inlinable
     func pushDone(of completed: Int, madeBy maker: Int, _ state: StatechartState<StateID>, _ queue: inout InternalQueue) {
-        if !doneEventMakers.isEmpty {
-            let index = Int(doneEventIndices[maker])
+        if hasDoneEvents {
+            let index = Int(content.doneEventIndices[maker])
             if index >= 0 {
-                queue.pushDone(completed, as: doneEventMakers[index].make(state))
+                queue.pushDone(completed, as: content.doneEventMakers[index].make(state))
                 return
             }
         }
@@ -470,10 +479,27 @@ extension Statechart {
         for position in ranges[index] { queue.raise(raiseTable[position]) }
     }
 
-    /// Runs the actions that `ranges[index]` picks out of ``actionTable``, in order. A chart
-    /// without actions skips the range's load altogether.
+    /// Runs, when `node` was entered by default, its initial transition's actions, then those of
+    /// its history states' defaults taken.
     @inlinable
-    @inline(__always)
+    func runDefaultEntryActions<Sink: OutputSink>(
+        of node: Int,
+        _ defaults: StatechartStateSet,
+        _ occurrence: Occurrence,
+        _ state: inout StatechartState<StateID>,
+        _ queue: inout InternalQueue,
+        _ outputs: inout Sink
+    ) where Sink.Output == Output {
+        guard defaults.intersects(nodes[node].descendants.union(StatechartStateSet(index: node))) else { return }
+        if defaults.contains(node) { run(content.initialActions, node, occurrence, &state, &queue, &outputs) }
+        for history in defaults.intersection(nodes[node].descendants) where nodes[history].isHistory && nodes[history].parent == node {
+            run(content.initialActions, history, occurrence, &state, &queue, &outputs)
+        }
+    }
+
+    /// Runs the actions that `ranges[index]` picks out of the action table, in order. Callers
+    /// check ``hasActions`` first, so a chart without actions never loads the ranges.
+    @inlinable
     func run<Sink: OutputSink>(
         _ ranges: [Range<Int>],
         _ index: Int,
@@ -482,8 +508,7 @@ extension Statechart {
         _ queue: inout InternalQueue,
         _ outputs: inout Sink
     ) where Sink.Output == Output {
-        guard !actionTable.isEmpty else { return }
-        for position in ranges[index] { execute(actionTable[position], occurrence, &state, &queue, &outputs) }
+        for position in ranges[index] { execute(content.actions[position], occurrence, &state, &queue, &outputs) }
     }
 
     /// Runs one action: SCXML's executeContent.
@@ -572,7 +597,7 @@ extension Statechart {
         let remembered = history.intersection(nodes[parent].children)
         if remembered.isEmpty {
             if nodes[node].initial >= 0 { return StatechartStateSet(index: nodes[node].initial) }
-            if nodes[node].initial == -2 { return initialTargetSets[node] }
+            if nodes[node].initial == -2 { return content.initialTargetSets[node] }
             return nodes[parent].kind == .compound ? defaultEntry(of: parent) : nodes[parent].children
         }
         return nodes[node].kind == .shallowHistory ? remembered : rememberedLeaves(remembered, history: history)
@@ -596,7 +621,7 @@ extension Statechart {
     @inlinable
     func defaultEntry(of node: Int) -> StatechartStateSet {
         let initial = nodes[node].initial
-        return initial >= 0 ? StatechartStateSet(index: initial) : initialTargetSets[node]
+        return initial >= 0 ? StatechartStateSet(index: initial) : content.initialTargetSets[node]
     }
 
     /// SCXML's addDescendantStatesToEnter. `defaults` collects the compound states entered by
@@ -623,7 +648,7 @@ extension Statechart {
                 addDescendants(initial, to: &entering, defaults: &defaults, history: history)
                 addAncestors(of: initial, below: node, to: &entering, defaults: &defaults, history: history)
             } else {
-                let targets = initialTargetSets[node]
+                let targets = content.initialTargetSets[node]
                 for target in targets { addDescendants(target, to: &entering, defaults: &defaults, history: history) }
                 for target in targets where !nodes[target].isHistory {
                     addAncestors(of: target, below: node, to: &entering, defaults: &defaults, history: history)
@@ -673,6 +698,16 @@ extension Statechart {
 
     // MARK: - Document order
 
+    /// The document positions of `set`'s states (their raw values, when those follow document
+    /// order): iterated in order, they give the states in document order.
+    @inlinable
+    func documentRanks(of set: StatechartStateSet) -> StatechartStateSet {
+        if rawValuesInDocumentOrder { return set }
+        var ranks = StatechartStateSet()
+        for node in set { ranks.insert(Int(documentRank[node])) }
+        return ranks
+    }
+
     @inlinable
     func forEach(inDocumentOrder set: StatechartStateSet, _ body: (Int) -> Void) {
         if rawValuesInDocumentOrder {
@@ -682,18 +717,6 @@ extension Statechart {
         var ranks = StatechartStateSet()
         for node in set { ranks.insert(Int(documentRank[node])) }
         for rank in ranks { body(Int(documentOrder[rank])) }
-    }
-
-    @inlinable
-    func forEach(inReverseDocumentOrder set: StatechartStateSet, _ body: (Int) -> Void) {
-        var ranks = StatechartStateSet()
-        for node in set { ranks.insert(rawValuesInDocumentOrder ? node : Int(documentRank[node])) }
-        // Highest rank first.
-        while !ranks.isEmpty {
-            let rank = ranks.last!
-            ranks.remove(rank)
-            body(rawValuesInDocumentOrder ? rank : Int(documentOrder[rank]))
-        }
     }
 }
 

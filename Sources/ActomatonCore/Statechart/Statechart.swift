@@ -97,7 +97,7 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
     public private(set) var initialState: StatechartState<StateID>
     /// The outputs emitted while entering ``initialState``: the initial states' entry actions,
     /// and those of the transitions taken as it settled.
-    public private(set) var initialOutputs: [Output] = []
+    public var initialOutputs: [Output] { content.initialOutputs }
     /// How the chart's start ended: ``StatechartStatus/transitioned`` when it settled, or
     /// ``StatechartStatus/stoppedAtMicrostepLimit`` or
     /// ``StatechartStatus/stoppedAtRaisedEventLimit`` when its eventless transitions or raised
@@ -113,7 +113,7 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
     public let raisedEventLimit: Int
     /// Every transition, with its source, in document order; ``StatechartTrace`` reports
     /// transitions by their index here.
-    public let transitions: [StatechartEdge<StateID, Event, Output>]
+    public var transitions: [StatechartEdge<StateID, Event, Output>] { content.edges }
 
     @usableFromInline let nodes: [CompiledNode]
     @usableFromInline private(set) var transitionTable: [CompiledTransition] = []
@@ -124,9 +124,6 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
     @usableFromInline let candidates: [Int]
     /// For each transition whose entries do not depend on history, the states it enters.
     @usableFromInline private(set) var staticEntrySets: [StatechartStateSet] = []
-    /// For each such transition, the compound states it enters by default: those whose initial
-    /// transition's actions run. Empty when no state has initial actions.
-    @usableFromInline private(set) var staticDefaultEntries: [StatechartStateSet] = []
     @usableFromInline let candidateRanges: [Range<Int>]
     @usableFromInline let outputTable: [Output]
     /// Every event the chart raises, and the ranges of it raised on entry and exit (by raw
@@ -135,26 +132,19 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
     @usableFromInline let entryRaises: [Range<Int>]
     @usableFromInline let exitRaises: [Range<Int>]
     @usableFromInline let transitionRaises: [Range<Int>]
-    /// Every action of the chart, and the ranges of it run on entry, exit and default entry
-    /// (by raw value) and by each transition; the action table is empty for a chart without
-    /// actions, which then skips the ranges' loads.
-    @usableFromInline let actionTable: [StatechartAction<StateID, Event, Output>]
-    @usableFromInline let entryActions: [Range<Int>]
-    @usableFromInline let exitActions: [Range<Int>]
-    @usableFromInline let initialActions: [Range<Int>]
-    @usableFromInline let transitionActions: [Range<Int>]
+    /// The tables of actions, default entries and done events of the chart's type, behind one
+    /// reference: a step that copies the chart copies one pointer for them, and a chart without
+    /// them never reads them.
+    @usableFromInline let content: StatechartContentTables<StateID, Event, Output>
+    /// Whether any state or transition has actions.
+    @usableFromInline let hasActions: Bool
     /// Whether an initial or history-default transition has actions, so entries track which
     /// states are entered by default.
     @usableFromInline let hasInitialActions: Bool
+    /// Whether a state has a done event of the chart's type.
+    @usableFromInline let hasDoneEvents: Bool
     /// Whether anything raises events: transitions, entries, exits or actions.
     @usableFromInline let raisesEvents: Bool
-    /// By raw value, the default entry of the states with several initial targets or a history
-    /// one (empty when none has).
-    @usableFromInline let initialTargetSets: [StatechartStateSet]
-    /// The done events of the chart's type (``StatechartNode/doneEvent``), and by raw value the
-    /// index of each state's in it (-1 for none); both empty when no state has one.
-    @usableFromInline let doneEventMakers: [StatechartDoneEventMaker<StateID, Event>]
-    @usableFromInline let doneEventIndices: [Int16]
     /// Raw value → document position, and back.
     @usableFromInline let documentRank: [UInt8]
     @usableFromInline let documentOrder: [UInt8]
@@ -164,7 +154,6 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
     @usableFromInline let atomicStates: StatechartStateSet
     @usableFromInline let finalStates: StatechartStateSet
     @usableFromInline let topLevelFinalStates: StatechartStateSet
-    @usableFromInline let rootInitials: StatechartStateSet
 
     /// Builds a chart that carries `context` from its top-level states; `initial` is entered at
     /// start (the first state when `nil`).
@@ -226,17 +215,12 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
         self.entryRaises = builder.entryRaises
         self.exitRaises = builder.exitRaises
         self.transitionRaises = builder.transitionRaises
-        self.actionTable = builder.actions
-        self.entryActions = builder.entryActions
-        self.exitActions = builder.exitActions
-        self.initialActions = builder.initialActions
-        self.transitionActions = builder.transitionActions
+        let content = StatechartContentTables(builder)
+        self.content = content
+        self.hasActions = !builder.actions.isEmpty
         self.hasInitialActions = !builder.initialActions.allSatisfy { $0.isEmpty }
+        self.hasDoneEvents = !builder.doneEvents.isEmpty
         self.raisesEvents = !builder.raises.isEmpty || builder.actions.contains { $0.raisesEvents }
-        self.initialTargetSets = builder.initialTargetSets
-        self.doneEventMakers = builder.doneEvents
-        self.doneEventIndices = builder.doneEventIndices
-        self.transitions = builder.edges
         self.nodes = builder.nodes
         self.eventMatchers = builder.eventMatchers
         self.conditions = builder.conditions
@@ -251,7 +235,6 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
         self.atomicStates = builder.atomicStates
         self.finalStates = builder.finalStates
         self.topLevelFinalStates = builder.topLevelFinalStates
-        self.rootInitials = builder.rootInitials
         // What a transition enters, when it does not depend on history, is worked out once here.
         var table = builder.transitions
         var entrySets: [StatechartStateSet] = []
@@ -270,19 +253,19 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
                         history: StatechartStateSet())
                 }
             }
-            if entering.intersects(builder.historyInitials) { table[index].entersByHistory = true }
+            if entering.intersects(builder.historyInitials) { table[index].targetsHistory = true }
             entrySets.append(entering)
             defaultEntries.append(defaults)
         }
         self.transitionTable = table
         self.staticEntrySets = entrySets
-        self.staticDefaultEntries = hasInitialActions ? defaultEntries : []
+        content.staticDefaultEntries = hasInitialActions ? defaultEntries : []
         var state = initialState
         var outputs: [Output] = []
         var trace = StatechartNoTrace()
         self.initialStatus = start(into: &state, outputs: &outputs, trace: &trace)
         self.initialState = state
-        self.initialOutputs = outputs
+        content.initialOutputs = outputs
     }
 
     /// The active child of the compound state `parent`, or `nil` when `parent` is not active
@@ -489,3 +472,53 @@ extension Statechart {
         return true
     }
 }
+
+/// The tables of a ``Statechart`` that a step of a chart without actions, default-entry
+/// content, several initial targets or done events of its own type never reads — those, and
+/// what only callers read — kept behind one reference so a step that copies the chart copies
+/// one pointer for them.
+///
+/// It is filled while the chart is built and never changed after.
+@usableFromInline
+final class StatechartContentTables<StateID: StatechartStateID, Event: Sendable, Output> {
+    /// Every action of the chart, and the ranges of it run on entry, exit and default entry
+    /// (by raw value) and by each transition.
+    @usableFromInline let actions: [StatechartAction<StateID, Event, Output>]
+    @usableFromInline let entryActions: [Range<Int>]
+    @usableFromInline let exitActions: [Range<Int>]
+    @usableFromInline let initialActions: [Range<Int>]
+    @usableFromInline let transitionActions: [Range<Int>]
+    /// By raw value, the default entry of the states with several initial targets or a history
+    /// one (empty when none has).
+    @usableFromInline let initialTargetSets: [StatechartStateSet]
+    /// For each transition whose entries do not depend on history, the compound states it
+    /// enters by default: those whose initial transition's actions run. Empty when no state
+    /// has initial actions.
+    @usableFromInline var staticDefaultEntries: [StatechartStateSet] = []
+    /// The done events of the chart's type (``StatechartNode/doneEvent``), and by raw value the
+    /// index of each state's in it (-1 for none); both empty when no state has one.
+    @usableFromInline let doneEventMakers: [StatechartDoneEventMaker<StateID, Event>]
+    @usableFromInline let doneEventIndices: [Int16]
+    /// The states the chart starts in, by raw value.
+    @usableFromInline let rootInitials: StatechartStateSet
+    /// ``Statechart/transitions``, and ``Statechart/initialOutputs`` once the start has run:
+    /// read by diagrams, reports and callers, never by a step.
+    let edges: [StatechartEdge<StateID, Event, Output>]
+    var initialOutputs: [Output] = []
+
+    init(_ builder: StatechartBuilder<StateID, Event, Output>) {
+        actions = builder.actions
+        entryActions = builder.entryActions
+        exitActions = builder.exitActions
+        initialActions = builder.initialActions
+        transitionActions = builder.transitionActions
+        initialTargetSets = builder.initialTargetSets
+        doneEventMakers = builder.doneEvents
+        doneEventIndices = builder.doneEventIndices
+        rootInitials = builder.rootInitials
+        edges = builder.edges
+    }
+}
+
+// Filled once while its chart is built, and only read after.
+extension StatechartContentTables: @unchecked Sendable where Output: Sendable {}

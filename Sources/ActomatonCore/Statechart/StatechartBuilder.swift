@@ -47,14 +47,14 @@ extension Statechart {
         @usableFromInline var condition: Int
         @usableFromInline var targets: StatechartStateSet
         @usableFromInline var isInternal: Bool
+        /// Whether what it enters depends on history: it targets a history state, or enters a
+        /// compound state whose default entry resumes one (then its domain is still static,
+        /// and worked out again the same way).
         @usableFromInline var targetsHistory: Bool
         /// The domain when no target is a history state: a raw value, -1 for the whole chart,
         /// or -2 for a transition without targets.
         @usableFromInline var staticDomain: Int
         @usableFromInline var outputs: Range<Int>
-        /// Whether what it enters depends on history: it targets a history state, or enters a
-        /// compound state whose default entry targets one.
-        @usableFromInline var entersByHistory: Bool
     }
 }
 
@@ -323,7 +323,7 @@ struct StatechartBuilder<StateID: StatechartStateID, Event: Sendable, Output> {
         transitions.append(.init(
             source: source, trigger: trigger, argument: argument, condition: condition, targets: targets, isInternal: isInternal,
             targetsHistory: targetsHistory, staticDomain: domain,
-            outputs: outputs.count..<(outputs.count + transition.outputs.count), entersByHistory: targetsHistory))
+            outputs: outputs.count..<(outputs.count + transition.outputs.count)))
         transitionRaises.append(raises.count..<(raises.count + transition.raise.count))
         transitionActions.append(actions.count..<(actions.count + transition.actions.count))
         actions += transition.actions
