@@ -600,6 +600,46 @@ struct StatechartContextTests {
         #expect(state.context.rounds == 0)
     }
 
+    @Test func generatedTestsExploreTheContexts() throws {
+        // The empty magazine's click is reachable only after two shots: the search goes
+        // through the round counts to find it.
+        let chart = try Self.gun(rounds: 2)
+        let paths = chart.coveringPaths(events: [.fire, .reload, .done, .add(1)], stateLimit: 200)
+        let click = try #require(chart.transitions.firstIndex { $0.transition.outputs == [.click] })
+        #expect(paths.pathTakingTransition[click] == [.fire, .fire, .fire])
+        // `.add` makes the counts unbounded: the search stops at its limit and says so.
+        #expect(!paths.isComplete)
+    }
+
+    @Test func aCompiledChartKeepsDoneEventsAndDescriptors() throws {
+        let chart = try DChart(context: Vars(), states: [
+            .compound(.s0, transitions: [
+                .on(descriptors: "foo", to: .s1, actions: [.assign { $0.var1 = 1 - $0.var1 }]),
+                .on(where: anyD, label: "*", to: .s0, outputs: ["restart"]),
+            ], children: [
+                .atomic(.s01),
+                .compound(.s1, transitions: [.on(.bar, to: .s11)], children: [
+                    .atomic(.s11, transitions: [.always(to: .s0final)]),
+                    .final(.s0final, doneEvent: { state in .doneS0("\(state.context.var1 % 2)") }),
+                ]),
+            ]),
+        ])
+        let events: [DE] = [.foo, .fooZoo, .bar, .baz]
+        let compiled = try chart.compiled(events: events) { event in
+            switch event {
+            case .foo, .fooZoo: 0
+            case .bar: 1
+            default: 2
+            }
+        }
+        var state = chart.initialState
+        var row = compiled.initialState
+        for event in [DE.fooZoo, .bar, .baz, .foo, .bar, .foo, .baz] {
+            #expect(compiled.send(event, to: &row) == chart.send(event, to: &state))
+            #expect(compiled.configuration(of: row) == state.active)
+        }
+    }
+
     @Test func aChartWithAContextCompilesOverItsReachableContexts() throws {
         // A magazine refilled to 2: three round counts, each a row of the table.
         let chart = try Statechart<Gun, Trigger, Shot>(context: Magazine(rounds: 2), states: [
