@@ -47,7 +47,9 @@
 /// - **Done events.** Entering a final state raises the done event of its parent; when that
 ///   parent is a region of a parallel state and every region is then in a final state, the
 ///   parallel state's done event follows. A final state at the top finishes the chart: later
-///   events are answered with ``StatechartStatus/finished``.
+///   events are answered with ``StatechartStatus/finished``. A final or parallel state given a
+///   ``StatechartNode/doneEvent`` makes that done event an event of the chart's type, computed
+///   as it is generated, which every matching trigger can take.
 /// - **Content.** At each exit, transition and entry, the chart emits the fixed outputs, queues
 ///   the raised events, then runs the ``StatechartAction``s in order: they update the context
 ///   (``StatechartState/context``), emit outputs computed from it, raise events and choose by
