@@ -7,6 +7,9 @@ import Testing
 /// SCXML's data model in the W3C tests: their numbered variables, all starting at 0.
 struct Vars: Hashable, Sendable {
     var var1 = 0, var2 = 0, var3 = 0, var4 = 0, var5 = 0
+    /// Where the ports keep what SCXML reads from `_event`: the name of the event an action
+    /// saw, empty for none.
+    var eventName = ""
 }
 
 /// State names for the W3C ports that carry data, as in the tests.
@@ -23,7 +26,7 @@ enum D: Int, StatechartStateID {
 /// `foo.zoo`, `doneS0` a `done.state.s0` with its data.
 enum DE: Equatable, Sendable, StatechartNamedEvent {
     case foo, bar, baz, bat, event1, event2, event3, timeout, inS11p112, inS21p112
-    case fooZoo, foos
+    case fooZoo, foos, bound, unbound
     case doneS0(String), doneP, doneRegion(Int)
 
     var name: String {
@@ -40,6 +43,8 @@ enum DE: Equatable, Sendable, StatechartNamedEvent {
         case .inS21p112: "In-s21p112"
         case .fooZoo: "foo.zoo"
         case .foos: "foos"
+        case .bound: "bound"
+        case .unbound: "unbound"
         case .doneS0: "done.state.s0"
         case .doneP: "done.state.p"
         case .doneRegion: "done.state.region"
@@ -780,5 +785,44 @@ struct StatechartDescriptorAndDoneEventTests {
         #expect(throws: StatechartError<D>.misplacedContent(.s0)) {
             try DChart(context: Vars(), states: [node])
         }
+    }
+}
+
+@Suite("Statechart: the event actions see (W3C tests 318, 319)")
+struct StatechartActionEventTests {
+    // test318: the event being processed stays the actions' event until the next one is
+    // taken: in s1's entry content, entered by foo's transition, it is still foo (though s1
+    // has just raised bar).
+    @Test func test318TheEventStaysBoundUntilTheNextIsTaken() throws {
+        let chart = try DChart(initial: .s0, context: Vars(), states: [
+            .atomic(.s0, raiseOnEntry: [.foo], transitions: [.on(.foo, to: .s1)]),
+            .atomic(.s1, entryActions: [
+                .raise(.bar),
+                .assign(withEvent: { vars, event in vars.eventName = event?.name ?? "" }),
+            ], transitions: [
+                .always(to: .pass, when: { $0.context.eventName == "foo" }),
+                .always(to: .fail),
+            ]),
+            .final(.pass),
+            .final(.fail),
+        ])
+        #expect(chart.initialState.isIn(.pass))
+    }
+
+    // test319: no event is bound while the chart starts. The condition cannot read the
+    // event, so the action copies what it sees (the original's `_event`) into the context first.
+    @Test func test319NoEventIsBoundAtTheStart() throws {
+        let chart = try DChart(initial: .s0, context: Vars(eventName: "unset"), states: [
+            .atomic(.s0, entryActions: [
+                .assign(withEvent: { vars, event in vars.eventName = event?.name ?? "" }),
+                .if({ !$0.context.eventName.isEmpty }, then: [.raise(.bound)], else: [.raise(.unbound)]),
+            ], transitions: [
+                .on(.unbound, to: .pass),
+                .on(.bound, to: .fail),
+            ]),
+            .final(.pass),
+            .final(.fail),
+        ])
+        #expect(chart.initialState.isIn(.pass))
     }
 }
