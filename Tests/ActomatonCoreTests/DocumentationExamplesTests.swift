@@ -87,6 +87,39 @@ struct DocumentationStatechartExamplesTests {
         #expect(state.isIn(.locked) && state.isIn(.closed))
     }
 
+    @Test func theContextAndActions() throws {
+        struct Magazine: Hashable, Sendable {
+            var rounds = 2
+        }
+        enum Gun: Int, StatechartStateID {
+            typealias Context = Magazine
+            case ready, empty
+        }
+        enum Trigger: Equatable, Sendable { case fire, reload }
+
+        let chart = try Statechart<Gun, Trigger, String>(context: Magazine(), states: [
+            .atomic(.ready, transitions: [
+                .on(.fire, actions: [
+                    .assign { $0.rounds -= 1 },
+                    .if({ $0.context.rounds == 0 }, then: [.emit("bang, empty")],
+                        else: [.emit { state, _ in "bang, \(state.context.rounds) left" }]),
+                ]),
+                .always(to: .empty, when: { $0.context.rounds == 0 }),
+            ]),
+            .atomic(.empty, transitions: [
+                .on(.reload, to: .ready, actions: [.assign { $0.rounds = 2 }]),
+            ]),
+        ])
+
+        var state = chart.initialState
+        #expect(chart.send(.fire, to: &state).outputs == ["bang, 1 left"])
+        #expect(chart.send(.fire, to: &state).outputs == ["bang, empty"])
+        #expect(state.isIn(.empty))
+        #expect(chart.send(.fire, to: &state).status == .ignored)
+        chart.send(.reload, to: &state)
+        #expect(state.context.rounds == 2)
+    }
+
     @Test func raisedEvents() throws {
         enum Step: Int, StatechartStateID { case idle, saving, saved }
         enum Command: Equatable, Sendable { case save, written, notify }

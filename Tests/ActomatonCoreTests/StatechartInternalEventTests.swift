@@ -229,10 +229,13 @@ struct StatechartRaiseTests {
         #expect(state == chart.initialState)
         // The next event starts afresh: nothing is left over from the stopped step.
         #expect(chart.send(.bar, to: &state).outputs.first == "bar")
-        // A start that raises in a loop is refused, as a start whose eventless transitions loop.
-        #expect(throws: StatechartError<S>.startDidNotSettle) {
-            try IChart(states: [.atomic(.s0, raiseOnEntry: [.foo], transitions: [.on(.foo, raise: [.foo])])])
-        }
+        // A start that raises in a loop says so in its status, as a start whose eventless
+        // transitions loop.
+        let looping = try IChart(states: [.atomic(.s0, raiseOnEntry: [.foo], transitions: [.on(.foo, raise: [.foo])])])
+        #expect(looping.initialStatus == .stoppedAtMicrostepLimit)
+        #expect(looping.initialState.isIn(.s0) && looping.isValid(looping.initialState))
+        var restarted = chart.initialState
+        #expect(looping.start(into: &restarted).status == .stoppedAtMicrostepLimit)
     }
 
     /// A chart whose `.foo` enters `s1`, which raises `count` events; each is counted.
@@ -259,9 +262,11 @@ struct StatechartRaiseTests {
             #expect(stopped.outputs.isEmpty)
             #expect(state.isIn(.s1) && onePast.isValid(state))
         }
-        #expect(throws: StatechartError<S>.startDidNotSettle) {
-            try IChart(raisedEventLimit: 2, states: [.atomic(.s0, raiseOnEntry: [.foo, .foo, .foo])])
-        }
+        let atLimit = try IChart(raisedEventLimit: 2, states: [.atomic(.s0, raiseOnEntry: [.foo, .foo])])
+        #expect(atLimit.initialStatus == .transitioned)
+        let onePast = try IChart(raisedEventLimit: 2, states: [.atomic(.s0, raiseOnEntry: [.foo, .foo, .foo])])
+        #expect(onePast.initialStatus == .stoppedAtRaisedEventLimit)
+        #expect(onePast.initialState.isIn(.s0))
     }
 
     @Test func theRaisedEventLimitIsChecked() {

@@ -36,8 +36,7 @@ extension Statechart {
 
         func write(level: [Int], scope: Int, indent: String) {
             if scope < 0 || nodes[scope].kind == .compound {
-                let initial = scope < 0 ? rootInitial : nodes[scope].initial
-                if initial >= 0 { text += "\(indent)[*] --> \(ids[initial])\n" }
+                for initial in defaultTargets(of: scope) { text += "\(indent)[*] --> \(ids[initial])\n" }
             }
             for (position, index) in level.enumerated() {
                 if scope >= 0, nodes[scope].kind == .parallel, position > 0 { text += "\(indent)--\n" }
@@ -91,12 +90,14 @@ extension Statechart {
             }
         }
         write(level: childrenInDocumentOrder(of: -1), indent: "    ")
-        if rootInitial >= 0 {
+        let rootTargets = defaultTargets(of: -1)
+        if !rootTargets.isEmpty { text += "    \"[*]\" [shape=point, label=\"\"];\n" }
+        for rootInitial in rootTargets {
             // clusterAttributes starts each attribute with ", ": the first one is the list's start.
             let attributes = clusterAttributes(from: nil, to: rootInitial)
             // By UTF-8 bytes, not characters: Embedded Swift links no grapheme-breaking tables.
             let list = attributes.isEmpty ? "" : " [\(String(decoding: attributes.utf8.dropFirst(2), as: UTF8.self))]"
-            text += "    \"[*]\" [shape=point, label=\"\"];\n    \"[*]\" -> \(node(rootInitial))\(list);\n"
+            text += "    \"[*]\" -> \(node(rootInitial))\(list);\n"
         }
         for edge in transitions {
             let source = edge.source.rawValue
@@ -120,6 +121,14 @@ extension Statechart {
             attributes += ", lhead=\(dotQuoted("cluster_\(target)"))"
         }
         return attributes
+    }
+
+    /// The states a scope (-1: the chart) enters by default, by raw value.
+    private func defaultTargets(of scope: Int) -> [Int] {
+        if scope < 0 { return inDocumentOrder(content.rootInitials) }
+        let initial = nodes[scope].initial
+        if initial >= 0 { return [initial] }
+        return content.initialTargetSets.isEmpty ? [] : inDocumentOrder(content.initialTargetSets[scope])
     }
 
     private func childrenInDocumentOrder(of parent: Int) -> [Int] {

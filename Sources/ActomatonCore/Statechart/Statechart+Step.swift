@@ -17,16 +17,21 @@ extension Statechart {
         trace: inout Trace
     ) -> StatechartStatus where Sink.Output == Output {
         if state.active.intersects(topLevelFinalStates) { return .finished }
+        // Read here, not in the closures below: the fewer of the chart's fields they read, the
+        // less of it the optimizer copies into them.
+        let raisedLimit = raisedEventLimit
+        let eventCapacity = eventQueueCapacity
         return withUnsafeTemporaryAllocation(of: Int16.self, capacity: enabledCapacity) { enabled in
-            let count = select(.event(event), state, enabled)
+            let occurrence = Occurrence.event(event)
+            let count = select(occurrence, state, enabled)
             if count == 0 { return .ignored }
             // The queue's two rings, written out here rather than in a helper taking a closure:
             // a closure over `self` in a method of `self` made the optimizer copy the chart
             // (a retain and release per table) on every event.
             return withUnsafeTemporaryAllocation(of: Int16.self, capacity: queueCapacity) { order in
-                withUnsafeTemporaryAllocation(of: Event.self, capacity: raisedQueueCapacity) { events in
-                    var queue = InternalQueue(order: order, events: events)
-                    microstep(enabled, count, &state, &queue, &outputs, &trace)
+                withUnsafeTemporaryAllocation(of: Event.self, capacity: eventCapacity) { events in
+                    var queue = InternalQueue(order: order, events: events, raisedLimit: raisedLimit)
+                    microstep(enabled, count, occurrence, &state, &queue, &outputs, &trace)
                     let status = settle(after: 1, &state, enabled, &queue, &outputs, &trace)
                     queue.removeAll()
                     return status
@@ -50,10 +55,11 @@ extension Statechart {
     /// outputs into `outputs` and telling `trace` of each entry, exit and transition — SCXML's
     /// first macrostep, with your sink and trace.
     ///
-    /// Whatever `state` held, active states and history, is replaced. A chart built without an
-    /// error always settles here into ``initialState`` with ``initialOutputs``, since building
-    /// it runs this same start: call this to see the start through your own sink or trace (for
-    /// coverage, for generated tests, for an effect manager), or to restart a state in place.
+    /// Whatever `state` held, active states, history and context, is replaced: the context
+    /// starts as ``initialContext``. Building the chart runs this same start, so it ends in
+    /// ``initialState`` with ``initialOutputs`` and ``initialStatus``: call this to see the
+    /// start through your own sink or trace (for coverage, for generated tests, for an effect
+    /// manager), or to restart a state in place.
     ///
     /// - Returns: ``StatechartStatus/transitioned``; or, when the start stops at a limit,
     ///   ``StatechartStatus/stoppedAtMicrostepLimit`` or
@@ -64,15 +70,20 @@ extension Statechart {
         outputs: inout Sink,
         trace: inout Trace
     ) -> StatechartStatus where Sink.Output == Output {
-        state = StatechartState()
+        state = StatechartState(context: initialContext)
         return withUnsafeTemporaryAllocation(of: Int16.self, capacity: enabledCapacity) { enabled in
             withUnsafeTemporaryAllocation(of: Int16.self, capacity: queueCapacity) { order in
-                withUnsafeTemporaryAllocation(of: Event.self, capacity: raisedQueueCapacity) { events in
-                    var queue = InternalQueue(order: order, events: events)
+                withUnsafeTemporaryAllocation(of: Event.self, capacity: eventQueueCapacity) { events in
+                    var queue = InternalQueue(order: order, events: events, raisedLimit: raisedEventLimit)
                     var entering = StatechartStateSet()
-                    addDescendants(rootInitial, to: &entering, history: state.history)
-                    addAncestors(of: rootInitial, below: -1, to: &entering, history: state.history)
-                    enter(entering, &state, &queue, &outputs, &trace)
+                    var defaults = StatechartStateSet()
+                    for initial in content.rootInitials {
+                        addDescendants(initial, to: &entering, defaults: &defaults, history: state.history)
+                    }
+                    for initial in content.rootInitials {
+                        addAncestors(of: initial, below: -1, to: &entering, defaults: &defaults, history: state.history)
+                    }
+                    enter(entering, defaults, .none, &state, &queue, &outputs, &trace)
                     let status = settle(after: 1, &state, enabled, &queue, &outputs, &trace)
                     queue.removeAll()
                     return status
@@ -111,39 +122,62 @@ extension Statechart {
     /// Room for the raised events waiting: ``raisedEventLimit``, or one (unused) when the chart
     /// raises nothing.
     @inlinable
-    var raisedQueueCapacity: Int { raiseTable.isEmpty ? 1 : raisedEventLimit }
+    var raisedQueueCapacity: Int { raisesEvents ? raisedEventLimit : 1 }
 
     /// The internal queue's entries: every done event and raised event that can wait at once.
     @inlinable
     var queueCapacity: Int { doneQueueCapacity &+ raisedQueueCapacity }
+
+    /// Room for the events the queue holds: the raised ones, and the done events of the
+    /// chart's type (``StatechartNode/doneEvent``) when it has any.
+    @inlinable
+    var eventQueueCapacity: Int { hasDoneEvents ? raisedQueueCapacity &+ doneQueueCapacity : raisedQueueCapacity }
 
     /// What a selection looks for.
     @usableFromInline
     enum Occurrence {
         case event(Event)
         case done(Int)
+        /// The done event of a state, as an event of the chart's type.
+        case doneEvent(Int, Event)
         case none
+
+        /// The event an action sees: `nil` for a done event, an eventless transition and the
+        /// start.
+        @inlinable
+        var event: Event? {
+            switch self {
+            case let .event(event), let .doneEvent(_, event): event
+            default: nil
+            }
+        }
     }
 
     /// SCXML's internal queue: the done events and raised events generated and not yet
     /// processed, first in first out, in two rings on the stack. `order` says, entry by entry,
-    /// whether the next is a done event (the raw value of its state) or a raised one (-1, the
-    /// next of `events`); a raised event is stored only in `events`.
+    /// whether the next is a done event (the raw value of its state), a raised one (-1, the
+    /// next of `events`), or a done event of the chart's type (-2 - the raw value of its
+    /// state, its event the next of `events`).
     @usableFromInline
     struct InternalQueue {
         @usableFromInline let order: UnsafeMutableBufferPointer<Int16>
         @usableFromInline let events: UnsafeMutableBufferPointer<Event>
+        /// The most raised events (done events not counted) that may wait at once.
+        @usableFromInline let raisedLimit: Int
         @usableFromInline var head = 0
         @usableFromInline var count = 0
         @usableFromInline var eventHead = 0
         @usableFromInline var eventCount = 0
-        /// An event was raised while `events` was full: the step stops after this microstep.
+        @usableFromInline var raisedCount = 0
+        /// An event was raised while `raisedLimit` were waiting: the step stops after this
+        /// microstep.
         @usableFromInline var overflowed = false
 
         @inlinable
-        init(order: UnsafeMutableBufferPointer<Int16>, events: UnsafeMutableBufferPointer<Event>) {
+        init(order: UnsafeMutableBufferPointer<Int16>, events: UnsafeMutableBufferPointer<Event>, raisedLimit: Int) {
             self.order = order
             self.events = events
+            self.raisedLimit = raisedLimit
         }
 
         /// The slot `offset` places after `start` in a ring of `capacity` slots.
@@ -162,16 +196,31 @@ extension Statechart {
             count &+= 1
         }
 
-        /// Queues a raised event, or marks the queue as overflowed when `events` is full.
+        /// Queues a raised event, or marks the queue as overflowed when `raisedLimit` are
+        /// waiting.
         @inlinable
         mutating func raise(_ event: Event) {
-            guard eventCount < events.count, count < order.count else {
+            guard raisedCount < raisedLimit, eventCount < events.count, count < order.count else {
                 overflowed = true
                 return
             }
+            raisedCount &+= 1
+            push(event, entry: -1)
+        }
+
+        /// Queues the done event of the state `state` as `event`. There is always room: see
+        /// ``Statechart/doneQueueCapacity`` and ``Statechart/eventQueueCapacity``.
+        @inlinable
+        mutating func pushDone(_ state: Int, as event: Event) {
+            guard eventCount < events.count, count < order.count else { return }
+            push(event, entry: Int16(truncatingIfNeeded: -2 &- state))
+        }
+
+        @inlinable
+        mutating func push(_ event: Event, entry: Int16) {
             events.initializeElement(at: Self.slot(eventHead, eventCount, events.count), to: event)
             eventCount &+= 1
-            order[Self.slot(head, count, order.count)] = -1
+            order[Self.slot(head, count, order.count)] = entry
             count &+= 1
         }
 
@@ -186,7 +235,11 @@ extension Statechart {
             let event = events.moveElement(from: eventHead)
             eventHead = Self.slot(eventHead, 1, events.count)
             eventCount &-= 1
-            return .event(event)
+            if entry == -1 {
+                raisedCount &-= 1
+                return .event(event)
+            }
+            return .doneEvent(Int(-2 &- entry), event)
         }
 
         /// Drops every event still waiting.
@@ -198,6 +251,7 @@ extension Statechart {
                 eventCount &-= 1
             }
             count = 0
+            raisedCount = 0
         }
     }
 
@@ -218,14 +272,16 @@ extension Statechart {
         while true {
             if queue.overflowed { return .stoppedAtRaisedEventLimit }
             if state.active.intersects(topLevelFinalStates) { break }
-            var count = select(.none, state, enabled)
+            var occurrence = Occurrence.none
+            var count = select(occurrence, state, enabled)
             if count == 0 {
                 guard let next = queue.pop() else { break }
-                count = select(next, state, enabled)
+                occurrence = next
+                count = select(occurrence, state, enabled)
                 if count == 0 { continue }
             }
             if microsteps >= microstepLimit { return .stoppedAtMicrostepLimit }
-            microstep(enabled, count, &state, &queue, &outputs, &trace)
+            microstep(enabled, count, occurrence, &state, &queue, &outputs, &trace)
             microsteps &+= 1
         }
         return .transitioned
@@ -238,7 +294,8 @@ extension Statechart {
     @inlinable
     func select(_ occurrence: Occurrence, _ state: StatechartState<StateID>, _ enabled: UnsafeMutableBufferPointer<Int16>) -> Int {
         var count = 0
-        forEach(inDocumentOrder: state.active.intersection(atomicStates)) { atom in
+        for rank in documentRanks(of: state.active.intersection(atomicStates)) {
+            let atom = rawValuesInDocumentOrder ? rank : Int(documentOrder[rank])
             for position in candidateRanges[atom] {
                 let index = candidates[position]
                 guard matches(index, occurrence, state) else { continue }
@@ -248,7 +305,7 @@ extension Statechart {
                     enabled[count] = Int16(truncatingIfNeeded: index)
                     count &+= 1
                 }
-                return
+                break
             }
         }
         return count > 1 ? removeConflicts(enabled, count, state) : count
@@ -258,9 +315,9 @@ extension Statechart {
     func matches(_ index: Int, _ occurrence: Occurrence, _ state: StatechartState<StateID>) -> Bool {
         let transition = transitionTable[index]
         switch (transition.trigger, occurrence) {
-        case let (.event, .event(event)):
+        case let (.event, .event(event)), let (.event, .doneEvent(_, event)):
             guard eventMatchers[transition.argument].matches(event) else { return false }
-        case let (.done, .done(done)):
+        case let (.done, .done(done)), let (.done, .doneEvent(done, _)):
             guard transition.argument == done else { return false }
         case (.always, .none):
             break
@@ -308,6 +365,7 @@ extension Statechart {
     func microstep<Sink: OutputSink, Trace: StatechartTrace>(
         _ enabled: UnsafeMutableBufferPointer<Int16>,
         _ count: Int,
+        _ occurrence: Occurrence,
         _ state: inout StatechartState<StateID>,
         _ queue: inout InternalQueue,
         _ outputs: inout Sink,
@@ -321,61 +379,95 @@ extension Statechart {
                 let children = nodes[node].children
                 state.history = state.history.subtracting(children).union(state.active.intersection(children))
             }
-            forEach(inReverseDocumentOrder: exiting) { node in
+            // Loops written out rather than through a closure over `self`, which the optimizer
+            // may copy the chart into.
+            var ranks = documentRanks(of: exiting)
+            while !ranks.isEmpty {
+                let rank = ranks.last!
+                ranks.remove(rank)
+                let node = rawValuesInDocumentOrder ? rank : Int(documentOrder[rank])
                 trace.exited(state: node)
                 emit(nodes[node].exitOutputs, &outputs)
                 raise(exitRaises, node, &queue)
+                if hasActions { run(content.exitActions, node, occurrence, &state, &queue, &outputs) }
                 state.active.remove(node)
             }
         }
         var entering = StatechartStateSet()
+        var defaults = StatechartStateSet()
         for position in 0..<count {
             let index = Int(enabled[position])
             let transition = transitionTable[index]
             trace.took(transition: index)
             emit(transition.outputs, &outputs)
             raise(transitionRaises, index, &queue)
+            if hasActions { run(content.transitionActions, index, occurrence, &state, &queue, &outputs) }
             guard !transition.targets.isEmpty else { continue }
             if !transition.targetsHistory {
-                // Without a history target, what a transition enters never changes: it was
+                // When no history decides it, what a transition enters never changes: it was
                 // worked out when the chart was built.
                 entering = entering.union(staticEntrySets[index])
+                if hasInitialActions { defaults = defaults.union(content.staticDefaultEntries[index]) }
                 continue
             }
-            for target in transition.targets { addDescendants(target, to: &entering, history: state.history) }
+            for target in transition.targets {
+                addDescendants(target, to: &entering, defaults: &defaults, history: state.history)
+            }
             let domain = domain(of: transition, history: state.history)
             for target in effectiveTargets(of: transition, history: state.history) {
-                addAncestors(of: target, below: domain, to: &entering, history: state.history)
+                addAncestors(of: target, below: domain, to: &entering, defaults: &defaults, history: state.history)
             }
         }
-        enter(entering, &state, &queue, &outputs, &trace)
+        enter(entering, defaults, occurrence, &state, &queue, &outputs, &trace)
     }
 
-    /// Enters `entering` in document order, queueing each state's raised events and then, for a
-    /// final state, the done events it causes.
+    /// Enters `entering` in document order, running each state's entry content — then, for a
+    /// state in `defaults`, its initial transition's actions, and those of its history states'
+    /// defaults in `defaults` — and queueing, for a final state, the done events it causes.
     @inlinable
     func enter<Sink: OutputSink, Trace: StatechartTrace>(
         _ entering: StatechartStateSet,
+        _ defaults: StatechartStateSet,
+        _ occurrence: Occurrence,
         _ state: inout StatechartState<StateID>,
         _ queue: inout InternalQueue,
         _ outputs: inout Sink,
         _ trace: inout Trace
     ) where Sink.Output == Output {
-        forEach(inDocumentOrder: entering) { node in
+        for rank in documentRanks(of: entering) {
+            let node = rawValuesInDocumentOrder ? rank : Int(documentOrder[rank])
             state.active.insert(node)
             trace.entered(state: node)
             emit(nodes[node].entryOutputs, &outputs)
             raise(entryRaises, node, &queue)
-            guard nodes[node].kind == .final else { return }
+            if hasActions {
+                run(content.entryActions, node, occurrence, &state, &queue, &outputs)
+                if hasInitialActions { runDefaultEntryActions(of: node, defaults, occurrence, &state, &queue, &outputs) }
+            }
+            guard nodes[node].kind == .final else { continue }
             let parent = nodes[node].parent
-            guard parent >= 0 else { return }
-            queue.pushDone(parent)
+            guard parent >= 0 else { continue }
+            pushDone(of: parent, madeBy: node, state, &queue)
             let grandparent = nodes[parent].parent
             if grandparent >= 0, nodes[grandparent].kind == .parallel,
                nodes[grandparent].children.allSatisfy({ isInFinalState($0, state.active) }) {
-                queue.pushDone(grandparent)
+                pushDone(of: grandparent, madeBy: grandparent, state, &queue)
             }
         }
+    }
+
+    /// Queues the done event of `completed`: as an event of the chart's type when `maker` (the
+    /// final state entered, or the parallel state itself) has one, else as a plain done event.
+    @inlinable
+    func pushDone(of completed: Int, madeBy maker: Int, _ state: StatechartState<StateID>, _ queue: inout InternalQueue) {
+        if hasDoneEvents {
+            let index = Int(content.doneEventIndices[maker])
+            if index >= 0 {
+                queue.pushDone(completed, as: content.doneEventMakers[index].make(state))
+                return
+            }
+        }
+        queue.pushDone(completed)
     }
 
     /// Queues the events that `ranges[index]` picks out of ``raiseTable``. A chart that raises
@@ -385,6 +477,64 @@ extension Statechart {
     func raise(_ ranges: [Range<Int>], _ index: Int, _ queue: inout InternalQueue) {
         guard !raiseTable.isEmpty else { return }
         for position in ranges[index] { queue.raise(raiseTable[position]) }
+    }
+
+    /// Runs, when `node` was entered by default, its initial transition's actions, then those of
+    /// its history states' defaults taken.
+    @inlinable
+    func runDefaultEntryActions<Sink: OutputSink>(
+        of node: Int,
+        _ defaults: StatechartStateSet,
+        _ occurrence: Occurrence,
+        _ state: inout StatechartState<StateID>,
+        _ queue: inout InternalQueue,
+        _ outputs: inout Sink
+    ) where Sink.Output == Output {
+        guard defaults.intersects(nodes[node].descendants.union(StatechartStateSet(index: node))) else { return }
+        if defaults.contains(node) { run(content.initialActions, node, occurrence, &state, &queue, &outputs) }
+        for history in defaults.intersection(nodes[node].descendants) where nodes[history].isHistory && nodes[history].parent == node {
+            run(content.initialActions, history, occurrence, &state, &queue, &outputs)
+        }
+    }
+
+    /// Runs the actions that `ranges[index]` picks out of the action table, in order. Callers
+    /// check ``hasActions`` first, so a chart without actions never loads the ranges.
+    @inlinable
+    func run<Sink: OutputSink>(
+        _ ranges: [Range<Int>],
+        _ index: Int,
+        _ occurrence: Occurrence,
+        _ state: inout StatechartState<StateID>,
+        _ queue: inout InternalQueue,
+        _ outputs: inout Sink
+    ) where Sink.Output == Output {
+        for position in ranges[index] { execute(content.actions[position], occurrence, &state, &queue, &outputs) }
+    }
+
+    /// Runs one action: SCXML's executeContent.
+    @inlinable
+    func execute<Sink: OutputSink>(
+        _ action: StatechartAction<StateID, Event, Output>,
+        _ occurrence: Occurrence,
+        _ state: inout StatechartState<StateID>,
+        _ queue: inout InternalQueue,
+        _ outputs: inout Sink
+    ) where Sink.Output == Output {
+        switch action.kind {
+        case let .assign(update):
+            update(&state.context, occurrence.event)
+        case let .output(output):
+            outputs.receive(output)
+        case let .computedOutput(make):
+            outputs.receive(make(state, occurrence.event))
+        case let .raise(event):
+            queue.raise(event)
+        case let .choose(branches):
+            for branch in branches where branch.condition?(state) ?? true {
+                for inner in branch.actions { execute(inner, occurrence, &state, &queue, &outputs) }
+                return
+            }
+        }
     }
 
     @inlinable
@@ -447,7 +597,8 @@ extension Statechart {
         let remembered = history.intersection(nodes[parent].children)
         if remembered.isEmpty {
             if nodes[node].initial >= 0 { return StatechartStateSet(index: nodes[node].initial) }
-            return nodes[parent].kind == .compound ? StatechartStateSet(index: nodes[parent].initial) : nodes[parent].children
+            if nodes[node].initial == -2 { return content.initialTargetSets[node] }
+            return nodes[parent].kind == .compound ? defaultEntry(of: parent) : nodes[parent].children
         }
         return nodes[node].kind == .shallowHistory ? remembered : rememberedLeaves(remembered, history: history)
     }
@@ -466,24 +617,46 @@ extension Statechart {
         return leaves
     }
 
-    /// SCXML's addDescendantStatesToEnter.
+    /// The targets of a compound state's default entry.
     @inlinable
-    func addDescendants(_ node: Int, to entering: inout StatechartStateSet, history: StatechartStateSet) {
+    func defaultEntry(of node: Int) -> StatechartStateSet {
+        let initial = nodes[node].initial
+        return initial >= 0 ? StatechartStateSet(index: initial) : content.initialTargetSets[node]
+    }
+
+    /// SCXML's addDescendantStatesToEnter. `defaults` collects the compound states entered by
+    /// default and the history states whose default is taken: those whose initial (or default)
+    /// transition's actions run.
+    @inlinable
+    func addDescendants(
+        _ node: Int, to entering: inout StatechartStateSet, defaults: inout StatechartStateSet, history: StatechartStateSet
+    ) {
         if nodes[node].isHistory {
+            let parent = nodes[node].parent
+            if !history.intersects(nodes[parent].children) { defaults.insert(node) }
             let targets = resumed(by: node, history: history)
-            for target in targets { addDescendants(target, to: &entering, history: history) }
-            for target in targets { addAncestors(of: target, below: nodes[node].parent, to: &entering, history: history) }
+            for target in targets { addDescendants(target, to: &entering, defaults: &defaults, history: history) }
+            for target in targets { addAncestors(of: target, below: parent, to: &entering, defaults: &defaults, history: history) }
             return
         }
         entering.insert(node)
         switch nodes[node].kind {
         case .compound:
+            defaults.insert(node)
             let initial = nodes[node].initial
-            addDescendants(initial, to: &entering, history: history)
-            addAncestors(of: initial, below: node, to: &entering, history: history)
+            if initial >= 0 {
+                addDescendants(initial, to: &entering, defaults: &defaults, history: history)
+                addAncestors(of: initial, below: node, to: &entering, defaults: &defaults, history: history)
+            } else {
+                let targets = content.initialTargetSets[node]
+                for target in targets { addDescendants(target, to: &entering, defaults: &defaults, history: history) }
+                for target in targets where !nodes[target].isHistory {
+                    addAncestors(of: target, below: node, to: &entering, defaults: &defaults, history: history)
+                }
+            }
         case .parallel:
             for child in nodes[node].children where !entering.intersects(nodes[child].descendants) {
-                addDescendants(child, to: &entering, history: history)
+                addDescendants(child, to: &entering, defaults: &defaults, history: history)
             }
         default:
             break
@@ -493,13 +666,16 @@ extension Statechart {
     /// SCXML's addAncestorStatesToEnter: the ancestors of `node` below `ancestor` (-1: all),
     /// with the other regions of any parallel one.
     @inlinable
-    func addAncestors(of node: Int, below ancestor: Int, to entering: inout StatechartStateSet, history: StatechartStateSet) {
+    func addAncestors(
+        of node: Int, below ancestor: Int, to entering: inout StatechartStateSet, defaults: inout StatechartStateSet,
+        history: StatechartStateSet
+    ) {
         var current = nodes[node].parent
         while current >= 0 && current != ancestor {
             entering.insert(current)
             if nodes[current].kind == .parallel {
                 for child in nodes[current].children where !entering.intersects(nodes[child].descendants) {
-                    addDescendants(child, to: &entering, history: history)
+                    addDescendants(child, to: &entering, defaults: &defaults, history: history)
                 }
             }
             current = nodes[current].parent
@@ -522,6 +698,16 @@ extension Statechart {
 
     // MARK: - Document order
 
+    /// The document positions of `set`'s states (their raw values, when those follow document
+    /// order): iterated in order, they give the states in document order.
+    @inlinable
+    func documentRanks(of set: StatechartStateSet) -> StatechartStateSet {
+        if rawValuesInDocumentOrder { return set }
+        var ranks = StatechartStateSet()
+        for node in set { ranks.insert(Int(documentRank[node])) }
+        return ranks
+    }
+
     @inlinable
     func forEach(inDocumentOrder set: StatechartStateSet, _ body: (Int) -> Void) {
         if rawValuesInDocumentOrder {
@@ -531,18 +717,6 @@ extension Statechart {
         var ranks = StatechartStateSet()
         for node in set { ranks.insert(Int(documentRank[node])) }
         for rank in ranks { body(Int(documentOrder[rank])) }
-    }
-
-    @inlinable
-    func forEach(inReverseDocumentOrder set: StatechartStateSet, _ body: (Int) -> Void) {
-        var ranks = StatechartStateSet()
-        for node in set { ranks.insert(rawValuesInDocumentOrder ? node : Int(documentRank[node])) }
-        // Highest rank first.
-        while !ranks.isEmpty {
-            let rank = ranks.last!
-            ranks.remove(rank)
-            body(rawValuesInDocumentOrder ? rank : Int(documentOrder[rank]))
-        }
     }
 }
 

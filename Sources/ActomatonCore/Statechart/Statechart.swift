@@ -47,14 +47,22 @@
 /// - **Done events.** Entering a final state raises the done event of its parent; when that
 ///   parent is a region of a parallel state and every region is then in a final state, the
 ///   parallel state's done event follows. A final state at the top finishes the chart: later
-///   events are answered with ``StatechartStatus/finished``.
+///   events are answered with ``StatechartStatus/finished``. A final or parallel state given a
+///   ``StatechartNode/doneEvent`` makes that done event an event of the chart's type, computed
+///   as it is generated, which every matching trigger can take.
+/// - **Content.** At each exit, transition and entry, the chart emits the fixed outputs, queues
+///   the raised events, then runs the ``StatechartAction``s in order: they update the context
+///   (``StatechartState/context``), emit outputs computed from it, raise events and choose by
+///   guards. A compound state entered by default runs its initial transition's actions after
+///   its own entry content, and a history state whose default is taken runs its default's
+///   actions after its parent's.
 /// - **The internal queue.** Raised events (``StatechartTransition/raise``,
 ///   ``StatechartNode/raiseOnEntry``, ``StatechartNode/raiseOnExit``) and done events wait in
 ///   one first-in-first-out queue, in the order they were generated: within a microstep, exit
 ///   content (innermost first), then the transitions' content, then entry content (outermost
 ///   first), where a final state's done event follows its own entry content.
 /// - **Run to completion.** After the event's microstep, the chart takes eventless transitions
-///   (``StatechartTransition/always(to:kind:when:outputs:raise:)``) while any is enabled; when
+///   (``StatechartTransition/always(to:kind:when:outputs:raise:actions:)``) while any is enabled; when
 ///   none is, it takes the next event of the internal queue (dropping one that enables
 ///   nothing), one microstep at a time, until both are exhausted: SCXML's macrostep. A step
 ///   that needs more than ``microstepLimit`` microsteps stops there, in a legal configuration,
@@ -88,10 +96,18 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
     /// The state the chart starts in: its initial states entered, and the eventless
     /// transitions and internal events they lead to taken. ``start(into:outputs:trace:)``
     /// makes it again, with your sink and trace.
-    public private(set) var initialState = StatechartState<StateID>()
+    public private(set) var initialState: StatechartState<StateID>
     /// The outputs emitted while entering ``initialState``: the initial states' entry actions,
     /// and those of the transitions taken as it settled.
-    public private(set) var initialOutputs: [Output] = []
+    public var initialOutputs: [Output] { content.initialOutputs }
+    /// How the chart's start ended: ``StatechartStatus/transitioned`` when it settled, or
+    /// ``StatechartStatus/stoppedAtMicrostepLimit`` or
+    /// ``StatechartStatus/stoppedAtRaisedEventLimit`` when its eventless transitions or raised
+    /// events stopped at a limit; ``initialState`` is then legal, where the start stopped.
+    public private(set) var initialStatus: StatechartStatus = .transitioned
+    /// The context the chart starts with, before its start runs any action:
+    /// ``initialState``'s context is this one as the start's actions left it.
+    public let initialContext: StateID.Context
     /// The most microsteps one event may cause, its own included.
     public let microstepLimit: Int
     /// The most raised events that may wait in the internal queue at once, done events not
@@ -99,16 +115,16 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
     public let raisedEventLimit: Int
     /// Every transition, with its source, in document order; ``StatechartTrace`` reports
     /// transitions by their index here.
-    public let transitions: [StatechartEdge<StateID, Event, Output>]
+    public var transitions: [StatechartEdge<StateID, Event, Output>] { content.edges }
 
     @usableFromInline let nodes: [CompiledNode]
-    @usableFromInline let transitionTable: [CompiledTransition]
+    @usableFromInline private(set) var transitionTable: [CompiledTransition] = []
     /// Event predicates and conditions, each in a struct: a closure stored straight in an
     /// array would be called through a reabstraction thunk.
     @usableFromInline let eventMatchers: [TransitionPattern<Event>]
     @usableFromInline let conditions: [StatechartTransition<StateID, Event, Output>.Condition]
     @usableFromInline let candidates: [Int]
-    /// For each transition without a history target, the states it enters.
+    /// For each transition whose entries do not depend on history, the states it enters.
     @usableFromInline private(set) var staticEntrySets: [StatechartStateSet] = []
     @usableFromInline let candidateRanges: [Range<Int>]
     @usableFromInline let outputTable: [Output]
@@ -118,6 +134,19 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
     @usableFromInline let entryRaises: [Range<Int>]
     @usableFromInline let exitRaises: [Range<Int>]
     @usableFromInline let transitionRaises: [Range<Int>]
+    /// The tables of actions, default entries and done events of the chart's type, behind one
+    /// reference: a step that copies the chart copies one pointer for them, and a chart without
+    /// them never reads them.
+    @usableFromInline let content: StatechartContentTables<StateID, Event, Output>
+    /// Whether any state or transition has actions.
+    @usableFromInline let hasActions: Bool
+    /// Whether an initial or history-default transition has actions, so entries track which
+    /// states are entered by default.
+    @usableFromInline let hasInitialActions: Bool
+    /// Whether a state has a done event of the chart's type.
+    @usableFromInline let hasDoneEvents: Bool
+    /// Whether anything raises events: transitions, entries, exits or actions.
+    @usableFromInline let raisesEvents: Bool
     /// Raw value → document position, and back.
     @usableFromInline let documentRank: [UInt8]
     @usableFromInline let documentOrder: [UInt8]
@@ -127,23 +156,49 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
     @usableFromInline let atomicStates: StatechartStateSet
     @usableFromInline let finalStates: StatechartStateSet
     @usableFromInline let topLevelFinalStates: StatechartStateSet
-    @usableFromInline let rootInitial: Int
 
-    /// Builds a chart from its top-level states; `initial` is entered at start (the first
-    /// state when `nil`).
+    /// Builds a chart that carries `context` from its top-level states; `initial` is entered at
+    /// start (the first state when `nil`).
     ///
     /// - Parameters:
-    ///   - initial: The top-level state entered at start; the first one when `nil`.
+    ///   - initial: The top-level state (or a deeper one, with its ancestors) entered at start;
+    ///     the first top-level state when `nil`.
+    ///   - context: The chart's extended state as it starts, before the start's actions run.
     ///   - microstepLimit: The most microsteps one event may cause (1 to 10,000; 100 by
     ///     default). It stops charts whose eventless transitions or raised events loop.
     ///   - raisedEventLimit: The most raised events that may wait in the internal queue at
     ///     once (1 to 1,000; 32 by default). A step keeps room for them on the stack, so keep
     ///     it small when events are large.
     ///   - states: The top-level states, in document order.
-    /// - Throws: ``StatechartError`` naming the first problem in the definition, or
-    ///   ``StatechartError/startDidNotSettle`` when the chart's own start stops at a limit.
+    /// - Throws: ``StatechartError`` naming the first problem in the definition. A start that
+    ///   stops at a limit is not an error: ``initialStatus`` says so.
     public init(
         initial: StateID? = nil,
+        context: StateID.Context,
+        microstepLimit: Int = 100,
+        raisedEventLimit: Int = 32,
+        states: [StatechartNode<StateID, Event, Output>]
+    ) throws(StatechartError<StateID>) {
+        try self.init(
+            initial: initial.map { [$0] } ?? [], context: context, microstepLimit: microstepLimit,
+            raisedEventLimit: raisedEventLimit, states: states)
+    }
+
+    /// Builds a chart that carries `context` and starts in several states at once, one per
+    /// region of a parallel state (SCXML's `<scxml initial="a b">`).
+    ///
+    /// - Parameters:
+    ///   - initial: The states entered at start, with their ancestors and the other regions'
+    ///     defaults; the first top-level state when empty.
+    ///   - context: The chart's extended state as it starts, before the start's actions run.
+    ///   - microstepLimit: The most microsteps one event may cause (1 to 10,000).
+    ///   - raisedEventLimit: The most raised events that may wait in the internal queue at
+    ///     once (1 to 1,000).
+    ///   - states: The top-level states, in document order.
+    /// - Throws: ``StatechartError`` naming the first problem in the definition.
+    public init(
+        initial: [StateID],
+        context: StateID.Context,
         microstepLimit: Int = 100,
         raisedEventLimit: Int = 32,
         states: [StatechartNode<StateID, Event, Output>]
@@ -154,15 +209,21 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
         var builder = StatechartBuilder<StateID, Event, Output>()
         try builder.add(states, parent: -1)
         try builder.resolve(initial: initial)
+        self.initialContext = context
+        self.initialState = StatechartState(context: context)
         self.microstepLimit = microstepLimit
         self.raisedEventLimit = raisedEventLimit
         self.raiseTable = builder.raises
         self.entryRaises = builder.entryRaises
         self.exitRaises = builder.exitRaises
         self.transitionRaises = builder.transitionRaises
-        self.transitions = builder.edges
+        let content = StatechartContentTables(builder)
+        self.content = content
+        self.hasActions = !builder.actions.isEmpty
+        self.hasInitialActions = !builder.initialActions.allSatisfy { $0.isEmpty }
+        self.hasDoneEvents = !builder.doneEvents.isEmpty
+        self.raisesEvents = !builder.raises.isEmpty || builder.actions.contains { $0.raisesEvents }
         self.nodes = builder.nodes
-        self.transitionTable = builder.transitions
         self.eventMatchers = builder.eventMatchers
         self.conditions = builder.conditions
         self.candidates = builder.candidates
@@ -176,26 +237,37 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
         self.atomicStates = builder.atomicStates
         self.finalStates = builder.finalStates
         self.topLevelFinalStates = builder.topLevelFinalStates
-        self.rootInitial = builder.rootInitial
+        // What a transition enters, when it does not depend on history, is worked out once here.
+        var table = builder.transitions
         var entrySets: [StatechartStateSet] = []
-        for transition in transitionTable {
+        var defaultEntries: [StatechartStateSet] = []
+        for index in table.indices {
             var entering = StatechartStateSet()
+            var defaults = StatechartStateSet()
+            let transition = table[index]
             if !transition.targetsHistory && !transition.targets.isEmpty {
-                for target in transition.targets { addDescendants(target, to: &entering, history: StatechartStateSet()) }
                 for target in transition.targets {
-                    addAncestors(of: target, below: transition.staticDomain, to: &entering, history: StatechartStateSet())
+                    addDescendants(target, to: &entering, defaults: &defaults, history: StatechartStateSet())
+                }
+                for target in transition.targets {
+                    addAncestors(
+                        of: target, below: transition.staticDomain, to: &entering, defaults: &defaults,
+                        history: StatechartStateSet())
                 }
             }
+            if entering.intersects(builder.historyInitials) { table[index].targetsHistory = true }
             entrySets.append(entering)
+            defaultEntries.append(defaults)
         }
+        self.transitionTable = table
         self.staticEntrySets = entrySets
-        var state = StatechartState<StateID>()
+        content.staticDefaultEntries = hasInitialActions ? defaultEntries : []
+        var state = initialState
         var outputs: [Output] = []
         var trace = StatechartNoTrace()
-        let status = start(into: &state, outputs: &outputs, trace: &trace)
-        if status != .transitioned { throw .startDidNotSettle }
+        self.initialStatus = start(into: &state, outputs: &outputs, trace: &trace)
         self.initialState = state
-        self.initialOutputs = outputs
+        content.initialOutputs = outputs
     }
 
     /// The active child of the compound state `parent`, or `nil` when `parent` is not active
@@ -226,6 +298,55 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
         var ordered: [Int] = []
         forEach(inDocumentOrder: set) { ordered.append($0) }
         return ordered
+    }
+}
+
+extension Statechart where StateID.Context == StatechartNoContext {
+    /// Builds a chart without context from its top-level states; `initial` is entered at start
+    /// (the first state when `nil`).
+    ///
+    /// - Parameters:
+    ///   - initial: The top-level state (or a deeper one, with its ancestors) entered at start;
+    ///     the first top-level state when `nil`.
+    ///   - microstepLimit: The most microsteps one event may cause (1 to 10,000; 100 by
+    ///     default). It stops charts whose eventless transitions or raised events loop.
+    ///   - raisedEventLimit: The most raised events that may wait in the internal queue at
+    ///     once (1 to 1,000; 32 by default). A step keeps room for them on the stack, so keep
+    ///     it small when events are large.
+    ///   - states: The top-level states, in document order.
+    /// - Throws: ``StatechartError`` naming the first problem in the definition. A start that
+    ///   stops at a limit is not an error: ``initialStatus`` says so.
+    public init(
+        initial: StateID? = nil,
+        microstepLimit: Int = 100,
+        raisedEventLimit: Int = 32,
+        states: [StatechartNode<StateID, Event, Output>]
+    ) throws(StatechartError<StateID>) {
+        try self.init(
+            initial: initial.map { [$0] } ?? [], context: StatechartNoContext(), microstepLimit: microstepLimit,
+            raisedEventLimit: raisedEventLimit, states: states)
+    }
+
+    /// Builds a chart without context that starts in several states at once, one per region of
+    /// a parallel state (SCXML's `<scxml initial="a b">`).
+    ///
+    /// - Parameters:
+    ///   - initial: The states entered at start, with their ancestors and the other regions'
+    ///     defaults; the first top-level state when empty.
+    ///   - microstepLimit: The most microsteps one event may cause (1 to 10,000).
+    ///   - raisedEventLimit: The most raised events that may wait in the internal queue at
+    ///     once (1 to 1,000).
+    ///   - states: The top-level states, in document order.
+    /// - Throws: ``StatechartError`` naming the first problem in the definition.
+    public init(
+        initial: [StateID],
+        microstepLimit: Int = 100,
+        raisedEventLimit: Int = 32,
+        states: [StatechartNode<StateID, Event, Output>]
+    ) throws(StatechartError<StateID>) {
+        try self.init(
+            initial: initial, context: StatechartNoContext(), microstepLimit: microstepLimit,
+            raisedEventLimit: raisedEventLimit, states: states)
     }
 }
 
@@ -353,3 +474,53 @@ extension Statechart {
         return true
     }
 }
+
+/// The tables of a ``Statechart`` that a step of a chart without actions, default-entry
+/// content, several initial targets or done events of its own type never reads — those, and
+/// what only callers read — kept behind one reference so a step that copies the chart copies
+/// one pointer for them.
+///
+/// It is filled while the chart is built and never changed after.
+@usableFromInline
+final class StatechartContentTables<StateID: StatechartStateID, Event: Sendable, Output> {
+    /// Every action of the chart, and the ranges of it run on entry, exit and default entry
+    /// (by raw value) and by each transition.
+    @usableFromInline let actions: [StatechartAction<StateID, Event, Output>]
+    @usableFromInline let entryActions: [Range<Int>]
+    @usableFromInline let exitActions: [Range<Int>]
+    @usableFromInline let initialActions: [Range<Int>]
+    @usableFromInline let transitionActions: [Range<Int>]
+    /// By raw value, the default entry of the states with several initial targets or a history
+    /// one (empty when none has).
+    @usableFromInline let initialTargetSets: [StatechartStateSet]
+    /// For each transition whose entries do not depend on history, the compound states it
+    /// enters by default: those whose initial transition's actions run. Empty when no state
+    /// has initial actions.
+    @usableFromInline var staticDefaultEntries: [StatechartStateSet] = []
+    /// The done events of the chart's type (``StatechartNode/doneEvent``), and by raw value the
+    /// index of each state's in it (-1 for none); both empty when no state has one.
+    @usableFromInline let doneEventMakers: [StatechartDoneEventMaker<StateID, Event>]
+    @usableFromInline let doneEventIndices: [Int16]
+    /// The states the chart starts in, by raw value.
+    @usableFromInline let rootInitials: StatechartStateSet
+    /// ``Statechart/transitions``, and ``Statechart/initialOutputs`` once the start has run:
+    /// read by diagrams, reports and callers, never by a step.
+    let edges: [StatechartEdge<StateID, Event, Output>]
+    var initialOutputs: [Output] = []
+
+    init(_ builder: StatechartBuilder<StateID, Event, Output>) {
+        actions = builder.actions
+        entryActions = builder.entryActions
+        exitActions = builder.exitActions
+        initialActions = builder.initialActions
+        transitionActions = builder.transitionActions
+        initialTargetSets = builder.initialTargetSets
+        doneEventMakers = builder.doneEvents
+        doneEventIndices = builder.doneEventIndices
+        rootInitials = builder.rootInitials
+        edges = builder.edges
+    }
+}
+
+// Filled once while its chart is built, and only read after.
+extension StatechartContentTables: @unchecked Sendable where Output: Sendable {}

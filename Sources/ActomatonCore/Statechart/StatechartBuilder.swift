@@ -15,8 +15,10 @@ struct CompiledNode: Sendable {
     @usableFromInline var children = StatechartStateSet()
     /// Every state below, history pseudo-states included.
     @usableFromInline var descendants = StatechartStateSet()
-    /// For a compound state, the descendant entered by default; for a history state, its
-    /// default target or -1.
+    /// For a compound state, the descendant entered by default, or -1 when its default entry
+    /// is in ``Statechart/initialTargetSets`` (several targets, or a history state); for a
+    /// history state, its default target, -1 for none, or -2 for several (in
+    /// ``Statechart/initialTargetSets``).
     @usableFromInline var initial: Int = -1
     @usableFromInline var entryOutputs: Range<Int> = 0..<0
     @usableFromInline var exitOutputs: Range<Int> = 0..<0
@@ -45,6 +47,9 @@ extension Statechart {
         @usableFromInline var condition: Int
         @usableFromInline var targets: StatechartStateSet
         @usableFromInline var isInternal: Bool
+        /// Whether what it enters depends on history: it targets a history state, or enters a
+        /// compound state whose default entry resumes one (then its domain is still static,
+        /// and worked out again the same way).
         @usableFromInline var targetsHistory: Bool
         /// The domain when no target is a history state: a raw value, -1 for the whole chart,
         /// or -2 for a transition without targets.
@@ -73,6 +78,23 @@ struct StatechartBuilder<StateID: StatechartStateID, Event: Sendable, Output> {
     var entryRaises: [Range<Int>] = []
     var exitRaises: [Range<Int>] = []
     var transitionRaises: [Range<Int>] = []
+    /// Every action of the chart, and the ranges of it that each state runs on entry, on exit
+    /// and on its default entry (by raw value), and each transition runs.
+    var actions: [StatechartAction<StateID, Event, Output>] = []
+    var entryActions: [Range<Int>] = []
+    var exitActions: [Range<Int>] = []
+    var initialActions: [Range<Int>] = []
+    var transitionActions: [Range<Int>] = []
+    /// By raw value, the default entry of compound and history states with several targets
+    /// or a history target; empty when no state has one.
+    var initialTargetSets: [StatechartStateSet] = []
+    /// The compound states whose default entry targets a history state.
+    var historyInitials = StatechartStateSet()
+    var rootInitials = StatechartStateSet()
+    /// The done events of the chart's type, and by raw value the index of each final or
+    /// parallel state's in it (-1 for none); both empty when no state has one.
+    var doneEvents: [StatechartDoneEventMaker<StateID, Event>] = []
+    var doneEventIndices: [Int16] = []
     var documentOrder: [UInt8] = []
     var documentRank: [UInt8] = []
     var allStates = StatechartStateSet()
@@ -82,7 +104,7 @@ struct StatechartBuilder<StateID: StatechartStateID, Event: Sendable, Output> {
     var rootInitial = -1
     /// The definitions' transitions and `initial`s, checked once every state is known.
     private var pending: [(source: Int, transition: StatechartTransition<StateID, Event, Output>)] = []
-    private var initials: [(state: Int, initial: StateID)] = []
+    private var initials: [(state: Int, targets: [StateID])] = []
     private var topLevel: [Int] = []
 
     /// Adds `list` as the children of `parent` (-1 for the top), depth first.
@@ -120,7 +142,8 @@ struct StatechartBuilder<StateID: StatechartStateID, Event: Sendable, Output> {
             case .history:
                 guard parent >= 0 else { throw .historyAtTopLevel(node.id) }
                 guard node.children.isEmpty, node.transitions.isEmpty, node.onEntry.isEmpty, node.onExit.isEmpty,
-                      node.raiseOnEntry.isEmpty, node.raiseOnExit.isEmpty else {
+                      node.raiseOnEntry.isEmpty, node.raiseOnExit.isEmpty, node.entryActions.isEmpty,
+                      node.exitActions.isEmpty else {
                     throw .misplacedContent(node.id)
                 }
             }
@@ -144,39 +167,92 @@ struct StatechartBuilder<StateID: StatechartStateID, Event: Sendable, Output> {
             raises += node.raiseOnEntry
             exitRaises[index] = raises.count..<(raises.count + node.raiseOnExit.count)
             raises += node.raiseOnExit
+            if index >= entryActions.count {
+                entryActions += Array(repeating: 0..<0, count: index + 1 - entryActions.count)
+                exitActions += Array(repeating: 0..<0, count: index + 1 - exitActions.count)
+                initialActions += Array(repeating: 0..<0, count: index + 1 - initialActions.count)
+            }
+            switch node.kind {
+            case .compound, .history: break
+            default: guard node.initialTargets.isEmpty, node.initialActions.isEmpty else { throw .misplacedContent(node.id) }
+            }
+            entryActions[index] = actions.count..<(actions.count + node.entryActions.count)
+            actions += node.entryActions
+            exitActions[index] = actions.count..<(actions.count + node.exitActions.count)
+            actions += node.exitActions
+            initialActions[index] = actions.count..<(actions.count + node.initialActions.count)
+            actions += node.initialActions
+            if let doneEvent = node.doneEvent {
+                guard node.kind == .final || node.kind == .parallel else { throw .misplacedContent(node.id) }
+                if doneEventIndices.count < StatechartStateSet.capacity {
+                    doneEventIndices = Array(repeating: -1, count: StatechartStateSet.capacity)
+                }
+                doneEventIndices[index] = Int16(doneEvents.count)
+                doneEvents.append(StatechartDoneEventMaker(make: doneEvent))
+            }
             for transition in node.transitions { pending.append((index, transition)) }
-            if let initial = node.initial { initials.append((index, initial)) }
+            if !node.initialTargets.isEmpty { initials.append((index, node.initialTargets)) }
             try add(node.children, parent: index)
         }
     }
 
     /// Checks every reference, fills in defaults and compiles the transitions.
-    mutating func resolve(initial: StateID?) throws(StatechartError<StateID>) {
+    mutating func resolve(initial: [StateID]) throws(StatechartError<StateID>) {
         documentRank = Array(repeating: 0, count: nodes.count)
         for (rank, index) in documentOrder.enumerated() { documentRank[Int(index)] = UInt8(rank) }
+        entryActions += Array(repeating: 0..<0, count: nodes.count - entryActions.count)
+        exitActions += Array(repeating: 0..<0, count: nodes.count - exitActions.count)
+        initialActions += Array(repeating: 0..<0, count: nodes.count - initialActions.count)
 
         for index in nodes.indices where nodes[index].kind == .compound {
             nodes[index].initial = nodes[index].children.map { $0 }.min { documentRank[$0] < documentRank[$1] } ?? -1
         }
-        for (state, initial) in initials {
-            let target = try self.index(of: initial)
-            if nodes[state].isHistory {
-                let parent = nodes[state].parent
-                guard nodes[parent].descendants.contains(target), !nodes[target].isHistory else {
-                    throw .historyDefaultNotDescendant(history: StateID(rawValue: state)!, target: initial)
+        for (state, list) in initials {
+            var targets = StatechartStateSet()
+            for initial in list {
+                let target = try self.index(of: initial)
+                if nodes[state].isHistory {
+                    let parent = nodes[state].parent
+                    guard nodes[parent].descendants.contains(target), !nodes[target].isHistory else {
+                        throw .historyDefaultNotDescendant(history: StateID(rawValue: state)!, target: initial)
+                    }
+                } else {
+                    // A compound state's default entry may resume one of its own history states.
+                    guard nodes[state].descendants.contains(target),
+                          !nodes[target].isHistory || nodes[target].parent == state else {
+                        throw .initialNotDescendant(state: StateID(rawValue: state)!, initial: initial)
+                    }
+                    if nodes[target].isHistory { historyInitials.insert(state) }
                 }
-            } else {
-                guard nodes[state].descendants.contains(target), !nodes[target].isHistory else {
-                    throw .initialNotDescendant(state: StateID(rawValue: state)!, initial: initial)
-                }
+                targets.insert(target)
             }
-            nodes[state].initial = target
+            try checkCanBeActiveTogether(targets, else: .conflictingInitials(list))
+            if targets.count == 1 && !historyInitials.contains(state) {
+                nodes[state].initial = targets.first!
+            } else {
+                if initialTargetSets.isEmpty { initialTargetSets = Array(repeating: StatechartStateSet(), count: nodes.count) }
+                initialTargetSets[state] = targets
+                nodes[state].initial = nodes[state].isHistory ? -2 : -1
+            }
         }
-        if let initial {
-            rootInitial = try index(of: initial)
-            guard !nodes[rootInitial].isHistory else { throw .initialNotDescendant(state: initial, initial: initial) }
-        } else {
+        // A compound state that resumes its history by default needs the history state's own
+        // default for the first time.
+        for state in historyInitials {
+            for target in initialTargetSets[state] where nodes[target].isHistory && nodes[target].initial == -1 {
+                throw .historyWithoutDefault(StateID(rawValue: target)!)
+            }
+        }
+        if initial.isEmpty {
             rootInitial = topLevel.first { !nodes[$0].isHistory } ?? -1
+            rootInitials = StatechartStateSet(index: rootInitial)
+        } else {
+            for state in initial {
+                let index = try index(of: state)
+                guard !nodes[index].isHistory else { throw .initialNotDescendant(state: state, initial: state) }
+                rootInitials.insert(index)
+            }
+            try checkCanBeActiveTogether(rootInitials, else: .conflictingInitials(initial))
+            rootInitial = rootInitials.count == 1 ? rootInitials.first! : -1
         }
 
         // Transitions in document order of their sources, each state's in its own order.
@@ -217,13 +293,7 @@ struct StatechartBuilder<StateID: StatechartStateID, Event: Sendable, Output> {
             targets.insert(index)
             if nodes[index].isHistory { targetsHistory = true }
         }
-        // Targets must be able to be active together: any two meet in a parallel state.
-        let list = targets.map { $0 }
-        for (position, first) in list.enumerated() {
-            for second in list[(position + 1)...] where !canBeActiveTogether(first, second) {
-                throw .conflictingTargets(source: StateID(rawValue: source)!, targets: transition.targets)
-            }
-        }
+        try checkCanBeActiveTogether(targets, else: .conflictingTargets(source: StateID(rawValue: source)!, targets: transition.targets))
         let trigger: Statechart<StateID, Event, Output>.CompiledTransition.Trigger
         var argument = -1
         switch transition.trigger {
@@ -255,8 +325,21 @@ struct StatechartBuilder<StateID: StatechartStateID, Event: Sendable, Output> {
             targetsHistory: targetsHistory, staticDomain: domain,
             outputs: outputs.count..<(outputs.count + transition.outputs.count)))
         transitionRaises.append(raises.count..<(raises.count + transition.raise.count))
+        transitionActions.append(actions.count..<(actions.count + transition.actions.count))
+        actions += transition.actions
         outputs += transition.outputs
         raises += transition.raise
+    }
+
+    /// Throws `error` unless every two of `targets` can be active at once: they meet in a
+    /// parallel state.
+    private func checkCanBeActiveTogether(
+        _ targets: StatechartStateSet, else error: StatechartError<StateID>
+    ) throws(StatechartError<StateID>) {
+        let list = targets.map { $0 }
+        for (position, first) in list.enumerated() {
+            for second in list[(position + 1)...] where !canBeActiveTogether(first, second) { throw error }
+        }
     }
 
     private func canBeActiveTogether(_ first: Int, _ second: Int) -> Bool {
@@ -265,5 +348,17 @@ struct StatechartBuilder<StateID: StatechartStateID, Event: Sendable, Output> {
         var ancestor = nodes[first].parent
         while ancestor >= 0 && !nodes[ancestor].descendants.contains(second) { ancestor = nodes[ancestor].parent }
         return ancestor >= 0 && nodes[ancestor].kind == .parallel
+    }
+}
+
+/// A state's done event of the chart's type, in a struct so a built chart keeps them in an
+/// array and calls them without a reabstraction thunk.
+@usableFromInline
+struct StatechartDoneEventMaker<StateID: StatechartStateID, Event: Sendable>: Sendable {
+    @usableFromInline let make: @Sendable (StatechartState<StateID>) -> Event
+
+    @usableFromInline
+    init(make: @escaping @Sendable (StatechartState<StateID>) -> Event) {
+        self.make = make
     }
 }

@@ -1,4 +1,7 @@
 /// Why a ``Statechart`` could not be built from its definition.
+///
+/// A start that does not settle (eventless transitions or raised events that loop) is not
+/// one: the chart is built, and ``Statechart/initialStatus`` says where its start stopped.
 public enum StatechartError<StateID: StatechartStateID>: Error, Equatable {
     /// A state's raw value is outside `0..<128` (``StatechartStateSet/capacity``).
     case rawValueOutOfRange(Int)
@@ -17,10 +20,18 @@ public enum StatechartError<StateID: StatechartStateID>: Error, Equatable {
     /// A transition's targets cannot all be active at once (two of them are in the same
     /// compound state, or one is inside another).
     case conflictingTargets(source: StateID, targets: [StateID])
+    /// A chart's or a compound state's initial states cannot all be active at once (two of
+    /// them are in the same compound state, or one is inside another).
+    case conflictingInitials([StateID])
+    /// A history state is its parent's initial state but has no default of its own, for the
+    /// first time, when there is nothing to resume.
+    case historyWithoutDefault(StateID)
     /// A `done` trigger names a state that is neither compound nor parallel, so it never
     /// raises a done event.
     case doneOfStateWithoutChildren(StateID)
-    /// An atomic or final state was given children, or a final or history state transitions.
+    /// An atomic or final state was given children, or a final or history state transitions;
+    /// or a state that is neither compound nor history was given initial targets or actions,
+    /// or a history state entry or exit actions.
     case misplacedContent(StateID)
     /// The microstep limit is outside `1...10_000`.
     case microstepLimitOutOfRange(Int)
@@ -28,9 +39,6 @@ public enum StatechartError<StateID: StatechartStateID>: Error, Equatable {
     case raisedEventLimitOutOfRange(Int)
     /// The chart has no state.
     case empty
-    /// The chart's own start did not settle within the microstep limit (eventless transitions
-    /// or raised events that loop), or raised more events than the raised-event limit lets wait.
-    case startDidNotSettle
 }
 
 extension StatechartError: CustomStringConvertible {
@@ -53,6 +61,10 @@ extension StatechartError: CustomStringConvertible {
             "history state \(Self.name(state)) is at the top of the chart; it must be inside a compound or parallel state"
         case let .conflictingTargets(source, targets):
             "a transition of \(Self.name(source)) targets states that cannot be active together: \(targets.map { Self.name($0) }.joined(separator: ", "))"
+        case let .conflictingInitials(states):
+            "initial states that cannot be active together: \(states.map { Self.name($0) }.joined(separator: ", "))"
+        case let .historyWithoutDefault(state):
+            "history state \(Self.name(state)) is its parent's initial state, so it needs a default of its own"
         case let .doneOfStateWithoutChildren(state):
             "a done transition waits for \(Self.name(state)), which has no children and so is never done"
         case let .misplacedContent(state):
@@ -63,8 +75,6 @@ extension StatechartError: CustomStringConvertible {
             "raised-event limit \(limit) is outside 1...1000"
         case .empty:
             "the chart has no state"
-        case .startDidNotSettle:
-            "the chart's start did not settle: its eventless transitions or raised events passed the microstep limit or the raised-event limit"
         }
     }
 

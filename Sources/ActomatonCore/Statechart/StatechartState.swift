@@ -1,5 +1,6 @@
-/// The state of a running ``Statechart``: its active configuration and its history, as a plain
-/// value of 32 bytes.
+/// The state of a running ``Statechart``: its active configuration, its history and its
+/// context, as a plain value: 32 bytes for a chart without context
+/// (``StatechartNoContext``), 32 bytes and the context otherwise.
 ///
 /// The active configuration holds every active state, compound and parallel ancestors
 /// included, as SCXML defines it. Ask it with ``isIn(_:)``, or `switch` on the active child of
@@ -13,7 +14,8 @@
 /// }
 /// ```
 ///
-/// Two states are equal when the same states are active and the same history is remembered.
+/// Two states are equal when the same states are active, the same history is remembered and
+/// the contexts are equal.
 public struct StatechartState<StateID: StatechartStateID>: Hashable, Sendable {
     /// The active states.
     public var active: StatechartStateSet
@@ -22,22 +24,26 @@ public struct StatechartState<StateID: StatechartStateID>: Hashable, Sendable {
     ///
     /// Children of different parents never overlap, so one set holds every state's memory.
     public var history: StatechartStateSet
+    /// The chart's extended state: what its guards read and its actions
+    /// (``StatechartAction``) update.
+    public var context: StateID.Context
 
-    /// A state with `active` states and no history; ``Statechart/initialState`` is the one a
-    /// chart starts in.
+    /// A state with `active` states, `history` and `context`; ``Statechart/initialState`` is
+    /// the one a chart starts in.
     @inlinable
-    public init(active: StatechartStateSet = StatechartStateSet(), history: StatechartStateSet = StatechartStateSet()) {
+    public init(active: StatechartStateSet = StatechartStateSet(), history: StatechartStateSet = StatechartStateSet(), context: StateID.Context) {
         self.active = active
         self.history = history
+        self.context = context
     }
 
     /// A state whose active configuration is exactly `states` (ancestors included), with no
-    /// history: for writing an expected state in a test.
+    /// history and `context`: for writing an expected state in a test.
     @inlinable
-    public init(_ states: [StateID]) {
+    public init(_ states: [StateID], context: StateID.Context) {
         var active = StatechartStateSet()
         for state in states { active.insert(state.rawValue) }
-        self.init(active: active)
+        self.init(active: active, context: context)
     }
 
     /// Whether `state` is active. A compound state is active while any of its descendants is.
@@ -50,6 +56,22 @@ public struct StatechartState<StateID: StatechartStateID>: Hashable, Sendable {
     /// The active states, in the order of their raw values.
     public var activeStates: [StateID] {
         active.compactMap { StateID(rawValue: $0) }
+    }
+}
+
+extension StatechartState where StateID.Context == StatechartNoContext {
+    /// A state with `active` states and no history, for a chart without context;
+    /// ``Statechart/initialState`` is the one a chart starts in.
+    @inlinable
+    public init(active: StatechartStateSet = StatechartStateSet(), history: StatechartStateSet = StatechartStateSet()) {
+        self.init(active: active, history: history, context: StatechartNoContext())
+    }
+
+    /// A state whose active configuration is exactly `states` (ancestors included), with no
+    /// history, for a chart without context: for writing an expected state in a test.
+    @inlinable
+    public init(_ states: [StateID]) {
+        self.init(states, context: StatechartNoContext())
     }
 }
 

@@ -3,7 +3,9 @@ public enum StatechartTrigger<StateID: StatechartStateID, Event: Sendable>: Send
     /// An event that `pattern` matches: one exact event, or every event a predicate accepts.
     case event(TransitionPattern<Event>)
     /// The done event of a compound or parallel state: raised when a compound state enters a
-    /// final child, or when every region of a parallel state is in a final state.
+    /// final child, or when every region of a parallel state is in a final state. When the
+    /// done event is an event of the chart's type (``StatechartNode/doneEvent``), event
+    /// triggers that match it can take it too.
     case done(StateID)
     /// No event: the transition is taken as soon as its guard holds, after each step
     /// (SCXML's eventless transition).
@@ -32,7 +34,11 @@ public enum StatechartTransitionKind: Sendable {
 /// .onDone(.attack, to: .idle)                   // when .attack reaches a final state
 /// .always(to: .falling, when: { !$0.isIn(.ground) })
 /// .on(.land, to: .idle, raise: [.landed])       // queues `.landed` as an internal event
+/// .on(.fire, when: { $0.context.rounds > 0 }, actions: [.assign { $0.rounds -= 1 }])
 /// ```
+///
+/// A guard (`when:`) reads the whole ``StatechartState``: the configuration
+/// (``StatechartState/isIn(_:)``) and the context (``StatechartState/context``).
 public struct StatechartTransition<StateID: StatechartStateID, Event: Sendable, Output> {
     /// What fires the transition.
     public var trigger: StatechartTrigger<StateID, Event>
@@ -48,6 +54,9 @@ public struct StatechartTransition<StateID: StatechartStateID, Event: Sendable, 
     /// The internal events the transition raises (SCXML's `<raise>`), in order: they are queued
     /// behind the events already waiting and taken, one microstep each, before the step ends.
     public var raise: [Event]
+    /// What the transition does after its outputs and raised events, in order: update the
+    /// context, emit outputs computed from it, raise events, choose by guards.
+    public var actions: [StatechartAction<StateID, Event, Output>]
     /// How diagrams and reports name the trigger, or `nil` for the event's own name (which a
     /// predicate trigger does not have).
     public var label: String?
@@ -60,6 +69,7 @@ public struct StatechartTransition<StateID: StatechartStateID, Event: Sendable, 
         condition: (@Sendable (StatechartState<StateID>) -> Bool)? = nil,
         outputs: [Output] = [],
         raise: [Event] = [],
+        actions: [StatechartAction<StateID, Event, Output>] = [],
         label: String? = nil
     ) {
         self.trigger = trigger
@@ -68,6 +78,7 @@ public struct StatechartTransition<StateID: StatechartStateID, Event: Sendable, 
         self.condition = condition
         self.outputs = outputs
         self.raise = raise
+        self.actions = actions
         self.label = label
     }
 
@@ -78,10 +89,11 @@ public struct StatechartTransition<StateID: StatechartStateID, Event: Sendable, 
         kind: StatechartTransitionKind = .external,
         when condition: (@Sendable (StatechartState<StateID>) -> Bool)? = nil,
         outputs: [Output] = [],
-        raise: [Event] = []
+        raise: [Event] = [],
+        actions: [StatechartAction<StateID, Event, Output>] = []
     ) -> Self where Event: Equatable {
         Self(trigger: .event(TransitionPattern(event)), targets: target.map { [$0] } ?? [],
-             kind: kind, condition: condition, outputs: outputs, raise: raise)
+             kind: kind, condition: condition, outputs: outputs, raise: raise, actions: actions)
     }
 
     /// A transition on every event `predicate` accepts: for events that carry values. `label`
@@ -93,10 +105,11 @@ public struct StatechartTransition<StateID: StatechartStateID, Event: Sendable, 
         kind: StatechartTransitionKind = .external,
         when condition: (@Sendable (StatechartState<StateID>) -> Bool)? = nil,
         outputs: [Output] = [],
-        raise: [Event] = []
+        raise: [Event] = [],
+        actions: [StatechartAction<StateID, Event, Output>] = []
     ) -> Self {
         Self(trigger: .event(TransitionPattern(where: predicate)), targets: target.map { [$0] } ?? [],
-             kind: kind, condition: condition, outputs: outputs, raise: raise, label: label)
+             kind: kind, condition: condition, outputs: outputs, raise: raise, actions: actions, label: label)
     }
 
     /// A transition on exactly `event` to several targets at once, one per region of a
@@ -107,9 +120,10 @@ public struct StatechartTransition<StateID: StatechartStateID, Event: Sendable, 
         kind: StatechartTransitionKind = .external,
         when condition: (@Sendable (StatechartState<StateID>) -> Bool)? = nil,
         outputs: [Output] = [],
-        raise: [Event] = []
+        raise: [Event] = [],
+        actions: [StatechartAction<StateID, Event, Output>] = []
     ) -> Self where Event: Equatable {
-        Self(trigger: .event(TransitionPattern(event)), targets: targets, kind: kind, condition: condition, outputs: outputs, raise: raise)
+        Self(trigger: .event(TransitionPattern(event)), targets: targets, kind: kind, condition: condition, outputs: outputs, raise: raise, actions: actions)
     }
 
     /// A transition on the done event of `state`: when the compound `state` enters a final
@@ -120,9 +134,10 @@ public struct StatechartTransition<StateID: StatechartStateID, Event: Sendable, 
         kind: StatechartTransitionKind = .external,
         when condition: (@Sendable (StatechartState<StateID>) -> Bool)? = nil,
         outputs: [Output] = [],
-        raise: [Event] = []
+        raise: [Event] = [],
+        actions: [StatechartAction<StateID, Event, Output>] = []
     ) -> Self {
-        Self(trigger: .done(state), targets: target.map { [$0] } ?? [], kind: kind, condition: condition, outputs: outputs, raise: raise)
+        Self(trigger: .done(state), targets: target.map { [$0] } ?? [], kind: kind, condition: condition, outputs: outputs, raise: raise, actions: actions)
     }
 
     /// An eventless transition: taken whenever its source is active and `condition` holds, at
@@ -132,9 +147,10 @@ public struct StatechartTransition<StateID: StatechartStateID, Event: Sendable, 
         kind: StatechartTransitionKind = .external,
         when condition: (@Sendable (StatechartState<StateID>) -> Bool)? = nil,
         outputs: [Output] = [],
-        raise: [Event] = []
+        raise: [Event] = [],
+        actions: [StatechartAction<StateID, Event, Output>] = []
     ) -> Self {
-        Self(trigger: .always, targets: target.map { [$0] } ?? [], kind: kind, condition: condition, outputs: outputs, raise: raise)
+        Self(trigger: .always, targets: target.map { [$0] } ?? [], kind: kind, condition: condition, outputs: outputs, raise: raise, actions: actions)
     }
 
     /// A transition on any event `predicate` accepts, to several targets at once, one per
@@ -146,10 +162,11 @@ public struct StatechartTransition<StateID: StatechartStateID, Event: Sendable, 
         kind: StatechartTransitionKind = .external,
         when condition: (@Sendable (StatechartState<StateID>) -> Bool)? = nil,
         outputs: [Output] = [],
-        raise: [Event] = []
+        raise: [Event] = [],
+        actions: [StatechartAction<StateID, Event, Output>] = []
     ) -> Self {
         Self(trigger: .event(TransitionPattern(where: predicate)), targets: targets, kind: kind, condition: condition, outputs: outputs,
-             raise: raise, label: label)
+             raise: raise, actions: actions, label: label)
     }
 
     /// A transition on the done event of `state`, to several targets at once, one per region
@@ -160,9 +177,10 @@ public struct StatechartTransition<StateID: StatechartStateID, Event: Sendable, 
         kind: StatechartTransitionKind = .external,
         when condition: (@Sendable (StatechartState<StateID>) -> Bool)? = nil,
         outputs: [Output] = [],
-        raise: [Event] = []
+        raise: [Event] = [],
+        actions: [StatechartAction<StateID, Event, Output>] = []
     ) -> Self {
-        Self(trigger: .done(state), targets: targets, kind: kind, condition: condition, outputs: outputs, raise: raise)
+        Self(trigger: .done(state), targets: targets, kind: kind, condition: condition, outputs: outputs, raise: raise, actions: actions)
     }
 
     /// An eventless transition to several targets at once, one per region of a parallel state.
@@ -171,9 +189,10 @@ public struct StatechartTransition<StateID: StatechartStateID, Event: Sendable, 
         kind: StatechartTransitionKind = .external,
         when condition: (@Sendable (StatechartState<StateID>) -> Bool)? = nil,
         outputs: [Output] = [],
-        raise: [Event] = []
+        raise: [Event] = [],
+        actions: [StatechartAction<StateID, Event, Output>] = []
     ) -> Self {
-        Self(trigger: .always, targets: targets, kind: kind, condition: condition, outputs: outputs, raise: raise)
+        Self(trigger: .always, targets: targets, kind: kind, condition: condition, outputs: outputs, raise: raise, actions: actions)
     }
 }
 
