@@ -19,6 +19,7 @@ const BINDINGS = [
   ["q", "holster it", {action: "holster", args: []}],
   ["f", "fire", {action: "fire", args: []}],
   ["t", "tick", {action: "tick", args: []}],
+  ["e", "reload", {action: "reload", args: []}],
 ];
 let seq = 0;
 
@@ -33,6 +34,8 @@ function show(state, at) {
   seq = at;
   document.getElementById("leaves").textContent = state ? state.leaves.join(", ") : "idle (no events yet)";
   document.getElementById("outputs").textContent = state && state.outputs.length ? state.outputs.join(", ") : "none";
+  document.getElementById("data").textContent = state && state.ammo !== undefined
+    ? `${state.ammo} rounds, stunned for ${state.stunTicks} ticks, ${state.jumps} jumps used` : "";
   document.getElementById("ignored").textContent = state && state.ignored ? "(the chart ignored the last event)" : "";
   document.body.dataset.seq = at;
 }

@@ -47,7 +47,7 @@ func platformerReset() -> Int32 {
 }
 
 /// Sends event `kind` (0 move with `speed`, then jump, apex, leaveGround, land, hit, recover,
-/// draw, holster, fire, tick); returns 1 transitioned, 2 ignored, 3 finished, 4 stopped at the
+/// draw, holster, fire, tick, reload); returns 1 transitioned, 2 ignored, 3 finished, 4 stopped at the
 /// microstep limit, 5 stopped at the raised-event limit (the platformer raises no event), or
 /// unknownAction.
 @_expose(wasm, "platformer_send") @_cdecl("platformer_send")
@@ -65,6 +65,7 @@ func platformerSend(_ kind: Int32, _ speed: Int32) -> Int32 {
     case 8: event = .holster
     case 9: event = .fire
     case 10: event = .tick
+    case 11: event = .reload
     default: return WasmABI.unknownAction
     }
     outputs = LastOutputs()

@@ -79,13 +79,14 @@ int32_t ttt_outcome(void);
 
 /* ---- platformer.wasm: the character controller statechart of Plugins/PlatformerExample -- */
 /* It runs the chart compiled into tables (Plugins/PlatformerExample/PlatformerTables.swift):
-   one table lookup per event, no allocation. */
+   one table lookup per event, no allocation. The chart's data (rounds left, stun ticks, jumps
+   used) is folded into the table's states; it shows in the outputs, not as values. */
 
 /* Back to the initial state: idle, weapon holstered, no history, no outputs. Returns AM_OK. */
 int32_t platformer_reset(void);
 /* Sends an event: kind 0 move (the stick's `speed`: 0 stops, 1-5 walks, above 5 runs), 1 jump,
-   2 apex, 3 leaveGround, 4 land, 5 hit, 6 recover, 7 draw, 8 holster, 9 fire, 10 tick (`speed`
-   is unused for those). Returns 1 transitioned, 2 ignored (nothing changed, no outputs),
+   2 apex, 3 leaveGround, 4 land, 5 hit, 6 recover, 7 draw, 8 holster, 9 fire, 10 tick,
+   11 reload (since the chart carries data; `speed` is unused for those). Returns 1 transitioned, 2 ignored (nothing changed, no outputs),
    3 finished, 4 stopped at the microstep limit; AM_ERROR_UNKNOWN_ACTION. */
 int32_t platformer_send(int32_t kind, int32_t speed);
 /* The active leaves: bit n set when the state with raw value n of Platformer.State is an active
@@ -93,7 +94,7 @@ int32_t platformer_send(int32_t kind, int32_t speed);
 int32_t platformer_leaves(void);
 /* The outputs of the last platformer_send, in order: how many, and the raw value of Platformer.Output
    at `index` (0 jumpSound, 1 landSound, 2 dustOn, 3 dustOff, 4 flash, 5 drawSound, 6 shot,
-   7 holsterSound, 8 ready); AM_ERROR_BAD_ARGUMENT for an index out of range. */
+   7 holsterSound, 8 ready, 9 click, 10 reloadSound, 11 doubleJumpSound); AM_ERROR_BAD_ARGUMENT for an index out of range. */
 int32_t platformer_output_count(void);
 int32_t platformer_output(int32_t index);
 

@@ -20,6 +20,8 @@ public struct HandWrittenPlatformer: Equatable, Sendable {
     public var isStunned = false
     /// The weapon's state.
     public var weapon = Weapon.holstered
+    /// The chart's context: rounds left, stun ticks left, jumps used.
+    public var counters = Platformer.Counters()
 
     /// A character standing idle with its weapon holstered.
     @inlinable
@@ -51,9 +53,15 @@ public struct HandWrittenPlatformer: Equatable, Sendable {
                 if motion == .running { outputs.receive(.dustOff) }
                 if event == .jump { outputs.receive(.jumpSound) }
                 motion = event == .jump ? .jumping : .falling
+                counters.jumps = 1
                 return true
             case .jumping, .falling:
-                return false
+                // One more jump in the air, up to the limit.
+                guard event == .jump, counters.jumps < Platformer.jumpLimit else { return false }
+                outputs.receive(.doubleJumpSound)
+                motion = .jumping
+                counters.jumps += 1
+                return true
             }
         case .apex:
             guard !isStunned, motion == .jumping else { return false }
@@ -63,6 +71,7 @@ public struct HandWrittenPlatformer: Equatable, Sendable {
             guard !isStunned, motion == .jumping || motion == .falling else { return false }
             outputs.receive(.landSound)
             motion = .idle
+            counters.jumps = 0
             return true
         case .hit:
             // The weapon drops its aim (it exits first, silently), and the body is stunned.
@@ -78,13 +87,13 @@ public struct HandWrittenPlatformer: Equatable, Sendable {
                 if motion == .running { outputs.receive(.dustOff) }
                 outputs.receive(.flash)
                 isStunned = true
+                counters.stunTicks = Platformer.stunDuration
                 handled = true
             }
             return handled
         case .recover:
             guard isStunned else { return false }
-            isStunned = false
-            if motion == .running { outputs.receive(.dustOn) }
+            recover(outputs: &outputs)
             return true
         case .draw:
             guard weapon == .holstered else { return false }
@@ -98,22 +107,53 @@ public struct HandWrittenPlatformer: Equatable, Sendable {
             return true
         case .fire:
             guard weapon == .aiming, !isStunned else { return false }
+            if counters.ammo == 0 {
+                outputs.receive(.click)
+                return true
+            }
+            counters.ammo -= 1
             outputs.receive(.shot)
             weapon = .recoil
             return true
+        case .reload:
+            guard weapon == .aiming, counters.ammo < Platformer.magazineSize else { return false }
+            outputs.receive(.reloadSound)
+            counters.ammo = Platformer.magazineSize
+            return true
         case .tick:
+            // Both regions take the tick: the stun counts down (and wears off, the body
+            // resuming), then the weapon's animation steps; its `ready` comes from the done
+            // event, after the step's entries.
+            var handled = false
+            if isStunned {
+                if counters.stunTicks <= 1 {
+                    recover(outputs: &outputs)
+                } else {
+                    counters.stunTicks -= 1
+                }
+                handled = true
+            }
             switch weapon {
             case .recoil:
                 weapon = .cooldown
-                return true
+                handled = true
             case .cooldown:
                 outputs.receive(.ready)
                 weapon = .aiming
-                return true
+                handled = true
             case .holstered, .aiming:
-                return false
+                break
             }
+            return handled
         }
+    }
+
+    /// The stun wears off: the body resumes where it was.
+    @inlinable
+    mutating func recover<Sink: OutputSink>(outputs: inout Sink) where Sink.Output == Platformer.Output {
+        isStunned = false
+        counters.stunTicks = 0
+        if motion == .running { outputs.receive(.dustOn) }
     }
 
     /// The active leaves, as the chart names them: the body's, then the weapon's.

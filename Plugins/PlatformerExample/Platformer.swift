@@ -1,16 +1,48 @@
 import ActomatonCore
 
 /// A platformer character controller as a statechart: a body that is `grounded` (idle, walking,
-/// running) or `airborne` (jumping, falling), can be `stunned` and then resumes exactly where
-/// it was, and a weapon that runs in parallel (holstered, aiming, firing with its own
-/// recoil and cooldown).
+/// running) or `airborne` (jumping, falling, with one more jump in the air), can be `stunned`
+/// for a few ticks and then resumes exactly where it was, and a weapon that runs in parallel
+/// (holstered, aiming, firing with its own recoil and cooldown) with a magazine to reload.
+///
+/// The chart carries data (``Counters``, its context): the rounds left, the stun's ticks left and
+/// the jumps used. Each stays in a small range, so the compiled chart is still a finite table.
 ///
 /// The same chart runs natively, in the `.so` and `.wasm` plugins, and on microcontrollers;
 /// ``HandWrittenPlatformer`` is the same controller as a hand-written nested `switch`, which the
 /// benchmark compares it with and the tests hold it to.
 public enum Platformer {
+    /// Rounds in a full magazine.
+    public static let magazineSize: UInt8 = 3
+    /// Ticks a hit stuns the character for (unless `recover` comes first).
+    public static let stunDuration: UInt8 = 2
+    /// Jumps before landing: one from the ground, one in the air.
+    public static let jumpLimit: UInt8 = 2
+
+    /// The chart's context: small counters, each in a fixed range, so the chart compiles to a
+    /// finite table (every reachable value is a row).
+    public struct Counters: Hashable, Sendable {
+        /// Rounds left, `0...magazineSize`.
+        public var ammo: UInt8
+        /// Ticks until the stun wears off, `1...stunDuration` while stunned, 0 otherwise.
+        public var stunTicks: UInt8
+        /// Jumps since the character last stood on the ground, `0...jumpLimit` (leaving a
+        /// ledge counts as one, so one jump in the air is left).
+        public var jumps: UInt8
+
+        /// A full magazine, not stunned, on the ground.
+        @inlinable
+        public init(ammo: UInt8 = Platformer.magazineSize, stunTicks: UInt8 = 0, jumps: UInt8 = 0) {
+            self.ammo = ammo
+            self.stunTicks = stunTicks
+            self.jumps = jumps
+        }
+    }
+
     /// The states, in document order (so no reordering is needed at run time).
     public enum State: Int, StatechartStateID, CaseIterable {
+        public typealias Context = Counters
+
         case character
         case body, control, resume, grounded, idle, walking, running, airborne, jumping, falling, stunned
         case weapon, holstered, aiming, firing, recoil, cooldown, shotDone
@@ -32,13 +64,20 @@ public enum Platformer {
         case draw
         case holster
         case fire
-        /// One frame of the weapon's animation.
+        /// One frame: of the weapon's animation, and of a stun wearing off.
         case tick
+        /// Refill the magazine (while aiming, when it is not full).
+        case reload
     }
 
     /// What the character asks the game to play or show.
     public enum Output: UInt8, Equatable, Sendable {
         case jumpSound, landSound, dustOn, dustOff, flash, drawSound, shot, holsterSound, ready
+        /// A fire with an empty magazine.
+        case click
+        case reloadSound
+        /// The jump in the air.
+        case doubleJumpSound
     }
 
     /// Whether `event` is a move at `speed`s the predicate accepts.
@@ -52,14 +91,16 @@ public enum Platformer {
         let stop: @Sendable (Event) -> Bool = { isMove($0) { $0 <= 0 } }
         let walk: @Sendable (Event) -> Bool = { isMove($0) { $0 >= 1 && $0 <= 5 } }
         let run: @Sendable (Event) -> Bool = { isMove($0) { $0 > 5 } }
-        return try Statechart(states: [
+        return try Statechart(context: Counters(), states: [
             .parallel(.character, children: [
                 .compound(.body, children: [
-                    .compound(.control, transitions: [.on(.hit, to: .stunned, outputs: [.flash])], children: [
+                    .compound(.control, transitions: [
+                        .on(.hit, to: .stunned, outputs: [.flash], actions: [.assign { $0.stunTicks = stunDuration }]),
+                    ], children: [
                         .history(.resume, .deep),
                         .compound(.grounded, transitions: [
-                            .on(.jump, to: .jumping, outputs: [.jumpSound]),
-                            .on(.leaveGround, to: .falling),
+                            .on(.jump, to: .jumping, outputs: [.jumpSound], actions: [.assign { $0.jumps = 1 }]),
+                            .on(.leaveGround, to: .falling, actions: [.assign { $0.jumps = 1 }]),
                         ], children: [
                             .atomic(.idle, transitions: [
                                 .on(where: walk, label: "move 1…5", to: .walking),
@@ -74,17 +115,29 @@ public enum Platformer {
                                 .on(where: walk, label: "move 1…5", to: .walking),
                             ]),
                         ]),
-                        .compound(.airborne, transitions: [.on(.land, to: .grounded, outputs: [.landSound])], children: [
+                        .compound(.airborne, transitions: [
+                            .on(.land, to: .grounded, outputs: [.landSound], actions: [.assign { $0.jumps = 0 }]),
+                            .on(.jump, to: .jumping, when: { $0.context.jumps < jumpLimit }, outputs: [.doubleJumpSound],
+                                actions: [.assign { $0.jumps += 1 }]),
+                        ], children: [
                             .atomic(.jumping, transitions: [.on(.apex, to: .falling)]),
                             .atomic(.falling),
                         ]),
                     ]),
-                    .atomic(.stunned, transitions: [.on(.recover, to: .resume)]),
+                    .atomic(.stunned, exitActions: [.assign { $0.stunTicks = 0 }], transitions: [
+                        .on(.recover, to: .resume),
+                        .on(.tick, to: .resume, when: { $0.context.stunTicks <= 1 }),
+                        .on(.tick, actions: [.assign { $0.stunTicks -= 1 }]),
+                    ]),
                 ]),
                 .compound(.weapon, children: [
                     .atomic(.holstered, transitions: [.on(.draw, to: .aiming, outputs: [.drawSound])]),
                     .atomic(.aiming, transitions: [
-                        .on(.fire, to: .firing, when: { !$0.isIn(.stunned) }),
+                        .on(.fire, to: .firing, when: { !$0.isIn(.stunned) && $0.context.ammo > 0 },
+                            actions: [.assign { $0.ammo -= 1 }]),
+                        .on(.fire, when: { !$0.isIn(.stunned) }, outputs: [.click]),
+                        .on(.reload, when: { $0.context.ammo < magazineSize }, outputs: [.reloadSound],
+                            actions: [.assign { $0.ammo = magazineSize }]),
                         .on(.holster, to: .holstered, outputs: [.holsterSound]),
                         .on(.hit, to: .holstered),
                     ]),
@@ -105,7 +158,7 @@ public enum Platformer {
     /// state. They are in class order (``eventClass(_:)``).
     public static let sampleEvents: [Event] = [
         .move(speed: 0), .move(speed: 3), .move(speed: 8), .jump, .apex, .leaveGround, .land,
-        .hit, .recover, .draw, .holster, .fire, .tick,
+        .hit, .recover, .draw, .holster, .fire, .tick, .reload,
     ]
 
     /// The class of `event` in the compiled chart: its kind, and for a move its speed band (stop,
@@ -124,6 +177,7 @@ public enum Platformer {
         case .holster: 10
         case .fire: 11
         case .tick: 12
+        case .reload: 13
         }
     }
 
@@ -135,7 +189,9 @@ public enum Platformer {
         _ chart: Statechart<State, Event, Output>
     ) throws(StatechartCompileError<State>) -> CompiledStatechart<State, Event, Output> {
         let bandEdges: [Event] = [.move(speed: -1000), .move(speed: 1), .move(speed: 5), .move(speed: 6), .move(speed: 1000)]
-        return try chart.compiled(events: sampleEvents + bandEdges, classifiedBy: eventClass)
+        // Every compound state keeps its history, and the context multiplies what the chart
+        // can reach before equivalent states are merged: more than the default 4,096.
+        return try chart.compiled(events: sampleEvents + bandEdges, stateLimit: 65_535, classifiedBy: eventClass)
     }
 }
 
@@ -189,6 +245,9 @@ extension Platformer.Output {
         case .shot: "shot"
         case .holsterSound: "holsterSound"
         case .ready: "ready"
+        case .click: "click"
+        case .reloadSound: "reloadSound"
+        case .doubleJumpSound: "doubleJumpSound"
         }
     }
 }

@@ -16,7 +16,8 @@ public let platformerChart = try! Platformer.chart()
 
 /// The character as the plugin stores it: the chart's state, and what the last event did.
 public struct Character: Sendable, CustomStringConvertible {
-    /// The chart's active configuration and history.
+    /// The chart's active configuration and history, and its context (rounds, stun ticks,
+    /// jumps).
     public var core: StatechartState<Platformer.State>
     /// What the last event asked the game to play or show, in order: empty when it was ignored.
     public var outputs: [Platformer.Output]
@@ -29,13 +30,17 @@ public struct Character: Sendable, CustomStringConvertible {
         outputs = platformerChart.initialOutputs
     }
 
-    /// The active leaves, what the last event emitted, and whether it was ignored, as JSON:
-    /// `{"leaves":["running","aiming"],"outputs":["dustOn"],"ignored":false}`.
+    /// The active leaves, what the last event emitted, whether it was ignored, and the
+    /// chart's context, as JSON:
+    /// `{"leaves":["running","aiming"],"outputs":["dustOn"],"ignored":false,"ammo":3,"stunTicks":0,"jumps":0}`.
     public var description: String {
         JSONText.object([
             ("leaves", JSONText.array(platformerChart.activeLeaves(in: core).map { JSONText.string($0.name) })),
             ("outputs", JSONText.array(outputs.map { JSONText.string($0.name) })),
             ("ignored", ignored ? "true" : "false"),
+            ("ammo", String(core.context.ammo)),
+            ("stunTicks", String(core.context.stunTicks)),
+            ("jumps", String(core.context.jumps)),
         ])
     }
 }
@@ -44,10 +49,14 @@ extension Character: PluginSnapshotCodable {
     /// The most outputs one snapshot may hold; one event of this chart emits at most four.
     static let outputLimit = 32
 
-    /// Writes version 1: the active and history sets as two words each, the ignored flag, then
-    /// the last outputs' raw values.
+    /// The snapshot version `encode(to:)` writes. Version 1 (before the chart carried data)
+    /// had no context; it is still read, its context derived from its states.
+    static let version: UInt8 = 2
+
+    /// Writes version 2: the active and history sets as two words each, the ignored flag, the
+    /// context (rounds, stun ticks, jumps: a byte each), then the last outputs' raw values.
     public func encode(to writer: inout PluginSnapshotWriter) {
-        writer.write(UInt8(1))
+        writer.write(Self.version)
         let (activeLow, activeHigh) = core.active.words
         let (historyLow, historyHigh) = core.history.words
         writer.write(activeLow)
@@ -55,25 +64,68 @@ extension Character: PluginSnapshotCodable {
         writer.write(historyLow)
         writer.write(historyHigh)
         writer.write(ignored)
+        writer.write(core.context.ammo)
+        writer.write(core.context.stunTicks)
+        writer.write(core.context.jumps)
         writer.write(outputs.map { $0.rawValue })
     }
 
     /// Reads what `encode(to:)` wrote, refusing a configuration or history the chart cannot be
-    /// in and outputs it does not know.
+    /// in, a context it cannot have there, and outputs it does not know. A version 1 snapshot
+    /// is migrated: a full magazine, a stun with all its ticks left, one jump used in the air.
     public init(from reader: inout PluginSnapshotReader) throws(PluginSnapshotError) {
-        guard try reader.read(UInt8.self) == 1 else { throw PluginSnapshotError("not a platformer snapshot (unknown version)") }
+        let version = try reader.read(UInt8.self)
+        guard version == 1 || version == Self.version else {
+            throw PluginSnapshotError("not a platformer snapshot (unknown version \(version); this plugin reads 1 and 2)")
+        }
         let active = StatechartStateSet(words: (try reader.read(UInt64.self), try reader.read(UInt64.self)))
         let history = StatechartStateSet(words: (try reader.read(UInt64.self), try reader.read(UInt64.self)))
-        core = StatechartState(active: active, history: history)
+        core = StatechartState(active: active, history: history, context: Platformer.Counters())
         guard platformerChart.isValid(core) else {
             throw PluginSnapshotError("the snapshot holds states the platformer chart cannot be in together")
         }
         ignored = try reader.read(Bool.self)
+        if version == 1 {
+            core.context = Self.migratedContext(active: active, history: history)
+        } else {
+            core.context = Platformer.Counters(
+                ammo: try reader.read(UInt8.self), stunTicks: try reader.read(UInt8.self), jumps: try reader.read(UInt8.self))
+            guard Self.isConsistent(core) else {
+                let context = core.context
+                throw PluginSnapshotError(
+                    "the snapshot holds data the platformer chart cannot have in its states (ammo \(context.ammo), stun ticks \(context.stunTicks), jumps \(context.jumps))")
+            }
+        }
         outputs = []
         for raw in try reader.read([UInt8].self, limit: Self.outputLimit) {
             guard let output = Platformer.Output(rawValue: raw) else { throw PluginSnapshotError("the snapshot holds an unknown output (\(raw))") }
             outputs.append(output)
         }
+    }
+
+    /// Whether the body is airborne: in its active states, or, while stunned, where it resumes.
+    static func isAirborne(active: StatechartStateSet, history: StatechartStateSet) -> Bool {
+        let airborne = Platformer.State.airborne.rawValue
+        return active.contains(Platformer.State.stunned.rawValue) ? history.contains(airborne) : active.contains(airborne)
+    }
+
+    /// A version 1 snapshot's context: what its states imply.
+    static func migratedContext(active: StatechartStateSet, history: StatechartStateSet) -> Platformer.Counters {
+        Platformer.Counters(
+            ammo: Platformer.magazineSize,
+            stunTicks: active.contains(Platformer.State.stunned.rawValue) ? Platformer.stunDuration : 0,
+            jumps: isAirborne(active: active, history: history) ? 1 : 0)
+    }
+
+    /// Whether the context fits the states: rounds within the magazine, stun ticks left exactly
+    /// while stunned, jumps used exactly while airborne.
+    static func isConsistent(_ state: StatechartState<Platformer.State>) -> Bool {
+        let context = state.context
+        let stunned = state.active.contains(Platformer.State.stunned.rawValue)
+        let airborne = isAirborne(active: state.active, history: state.history)
+        return context.ammo <= Platformer.magazineSize
+            && (stunned ? (1...Platformer.stunDuration).contains(context.stunTicks) : context.stunTicks == 0)
+            && (airborne ? (1...Platformer.jumpLimit).contains(context.jumps) : context.jumps == 0)
     }
 }
 
@@ -92,6 +144,7 @@ extension Platformer.Event {
         .action("holster") { .holster },
         .action("fire") { .fire },
         .action("tick") { .tick },
+        .action("reload") { .reload },
     ]
 
     /// The vocabulary entry and arguments of the event (both kits' `requests` mapping).
@@ -108,6 +161,7 @@ extension Platformer.Event {
         case .holster: PluginCall("holster")
         case .fire: PluginCall("fire")
         case .tick: PluginCall("tick")
+        case .reload: PluginCall("reload")
         }
     }
 }

@@ -652,6 +652,7 @@ start();
   <p>Drive the character from the keyboard; every window on this page follows it. <span id="connection" class="connection"></span></p>
   <p>Active states: <b id="leaves">…</b></p>
   <p>Outputs of the last event: <span id="outputs"></span> <span id="ignored" class="hint"></span></p>
+  <p>Data: <span id="data"></span></p>
   <p id="reason"></p>
   <table class="timers" id="keys"><thead><tr><th>key</th><th>event</th></tr></thead><tbody></tbody></table>
 </div>
@@ -683,6 +684,7 @@ const BINDINGS = [
   ["q", "holster it", {action: "holster", args: []}],
   ["f", "fire", {action: "fire", args: []}],
   ["t", "tick", {action: "tick", args: []}],
+  ["e", "reload", {action: "reload", args: []}],
 ];
 let seq = 0;
 
@@ -697,6 +699,8 @@ function show(state, at) {
   seq = at;
   document.getElementById("leaves").textContent = state ? state.leaves.join(", ") : "idle (no events yet)";
   document.getElementById("outputs").textContent = state && state.outputs.length ? state.outputs.join(", ") : "none";
+  document.getElementById("data").textContent = state && state.ammo !== undefined
+    ? `${state.ammo} rounds, stunned for ${state.stunTicks} ticks, ${state.jumps} jumps used` : "";
   document.getElementById("ignored").textContent = state && state.ignored ? "(the chart ignored the last event)" : "";
   document.body.dataset.seq = at;
 }

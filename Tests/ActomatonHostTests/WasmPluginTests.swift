@@ -98,7 +98,7 @@ struct WasmTranscriptTests {
 
     /// Random events of every kind, speeds from -2 to 9.
     @Test func randomEventsGiveTheSameCharacter() async throws {
-        let events = ["jump", "apex", "leaveGround", "land", "hit", "recover", "draw", "holster", "fire", "tick"]
+        let events = ["jump", "apex", "leaveGround", "land", "hit", "recover", "draw", "holster", "fire", "tick", "reload"]
         var random = SplitMix64(seed: 31)
         var lines: [String] = []
         for _ in 0..<400 {
@@ -111,18 +111,21 @@ struct WasmTranscriptTests {
         #expect(native.filter { $0.contains(#""ignored":false"#) }.count > 50, "many events were taken")
     }
 
-    /// A snapshot holds the chart's configuration and history: a character stunned in mid-air
-    /// moves from the .so to the .wasm and resumes its jump there. A snapshot whose states
-    /// cannot be active together is refused with one line, by both, and changes nothing.
+    /// A snapshot holds the chart's configuration, history and context: a character stunned in
+    /// mid-air moves from the .so to the .wasm and resumes its jump there, its magazine and jumps
+    /// kept. A snapshot whose states cannot be active together, or whose data the chart cannot
+    /// have there, is refused with one line, by both, and changes nothing; a version 1 snapshot
+    /// (before the data) is migrated.
     @Test func platformerSnapshotsAreCheckedAgainstTheChart() async throws {
         let native = try PluginMachine(plugin: Plugin.load(path: plugin("PlatformerPlugin")))
-        for action in ["draw", "jump", "hit"] { _ = try await native.send(native.plugin.action(action, [])) }
+        for action in ["draw", "fire", "tick", "tick", "jump", "hit"] { _ = try await native.send(native.plugin.action(action, [])) }
         let sandboxed = try PluginMachine(plugin: Plugin.load(path: wasmPlugin("platformer")))
         let snapshot = try await native.snapshot()
         try await sandboxed.restore(snapshot)
-        #expect(try await sandboxed.describe() == #"{"leaves":["stunned","holstered"],"outputs":["flash"],"ignored":false}"#)
-        _ = try await sandboxed.send(sandboxed.plugin.action("recover", []))
-        #expect(try await sandboxed.describe() == #"{"leaves":["jumping","holstered"],"outputs":[],"ignored":false}"#)
+        #expect(try await sandboxed.describe() == #"{"leaves":["stunned","holstered"],"outputs":["flash"],"ignored":false,"ammo":2,"stunTicks":2,"jumps":1}"#)
+        _ = try await sandboxed.send(sandboxed.plugin.action("tick", []))
+        _ = try await sandboxed.send(sandboxed.plugin.action("tick", []))
+        #expect(try await sandboxed.describe() == #"{"leaves":["jumping","holstered"],"outputs":[],"ignored":false,"ammo":2,"stunTicks":0,"jumps":1}"#)
 
         // Byte 0 is the version; bytes 1–8 the active states' low word. Control, grounded and idle
         // (raw values 2, 4, 5) beside stunned: two children of `body` at once.
@@ -135,6 +138,27 @@ struct WasmTranscriptTests {
             #expect(error?.description.contains("\n") == false)
             #expect(try await machine.describe() == before)
         }
+        // Bytes 33 (the ignored flag), then 34–36 the context: stunned with no ticks left.
+        var noTicks = snapshot
+        noTicks[35] = 0
+        for machine in [native, sandboxed] {
+            let before = try await machine.describe()
+            let error = await #expect(throws: PluginCallError.self) { try await machine.restore(noTicks) }
+            #expect(error?.description == "plugin platformer: the plugin refused the snapshot: cannot read the snapshot: the snapshot holds data the platformer chart cannot have in its states (ammo 2, stun ticks 0, jumps 1)")
+            #expect(try await machine.describe() == before)
+        }
+        // Version 1 had no context: read, its data derived from its states.
+        var version1 = snapshot
+        version1[0] = 1
+        version1.removeSubrange(34..<37)
+        for machine in [native, sandboxed] {
+            try await machine.restore(version1)
+            #expect(try await machine.describe() == #"{"leaves":["stunned","holstered"],"outputs":["flash"],"ignored":false,"ammo":3,"stunTicks":2,"jumps":1}"#)
+        }
+        var version3 = snapshot
+        version3[0] = 3
+        let unknownVersion = await #expect(throws: PluginCallError.self) { try await native.restore(version3) }
+        #expect(unknownVersion?.description == "plugin platformer: the plugin refused the snapshot: cannot read the snapshot: not a platformer snapshot (unknown version 3; this plugin reads 1 and 2)")
         var unknownOutput = snapshot
         unknownOutput[unknownOutput.count - 1] = 200
         let error = await #expect(throws: PluginCallError.self) { try await native.restore(unknownOutput) }

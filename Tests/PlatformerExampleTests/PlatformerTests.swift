@@ -24,6 +24,7 @@ extension Platformer.Event: CustomStringConvertible {
         case .holster: "holster"
         case .fire: "fire"
         case .tick: "tick"
+        case .reload: "reload"
         }
     }
 }
@@ -81,6 +82,88 @@ struct PlatformerTests {
         machine.send(.hit, leaves: [.stunned, .holstered], outputs: [.flash])
     }
 
+    @Test func theMagazineEmptiesClicksAndReloads() {
+        var machine = StatechartTestMachine(chart)
+        #expect(machine.state.context.ammo == Platformer.magazineSize)
+        machine.send(.draw)
+        #expect(machine.send(.reload).status == .ignored) // already full
+        for left in (0..<Platformer.magazineSize).reversed() {
+            machine.send(.fire, leaves: [.idle, .recoil], outputs: [.shot])
+            #expect(machine.state.context.ammo == left)
+            machine.send(.tick)
+            machine.send(.tick, leaves: [.idle, .aiming], outputs: [.ready])
+        }
+        // Empty: the trigger clicks and the weapon stays aimed.
+        machine.send(.fire, leaves: [.idle, .aiming], outputs: [.click])
+        machine.send(.reload, leaves: [.idle, .aiming], outputs: [.reloadSound])
+        #expect(machine.state.context.ammo == Platformer.magazineSize)
+        machine.send(.fire, leaves: [.idle, .recoil], outputs: [.shot])
+        // No reloading in the middle of a shot; the magazine is kept when holstered.
+        #expect(machine.send(.reload).status == .ignored)
+        machine.send(.hit, leaves: [.stunned, .holstered], outputs: [.flash])
+        #expect(machine.state.context.ammo == Platformer.magazineSize - 1)
+        // Stunned, the trigger does nothing, not even click.
+        machine.send(.draw)
+        #expect(machine.send(.fire).status == .ignored)
+    }
+
+    @Test func aStunWearsOffAfterItsTicks() {
+        var machine = StatechartTestMachine(chart)
+        machine.send(.move(speed: 8))
+        machine.send(.hit, leaves: [.stunned, .holstered], outputs: [.dustOff, .flash])
+        #expect(machine.state.context.stunTicks == Platformer.stunDuration)
+        for left in (1..<Platformer.stunDuration).reversed() {
+            machine.send(.tick, leaves: [.stunned, .holstered], outputs: [])
+            #expect(machine.state.context.stunTicks == left)
+        }
+        // The last tick resumes the body where it was.
+        machine.send(.tick, leaves: [.running, .holstered], outputs: [.dustOn])
+        #expect(machine.state.context.stunTicks == 0)
+        #expect(machine.send(.tick).status == .ignored)
+
+        // A hit while a shot cools down drops the aim; `recover` ends a stun before its ticks.
+        machine.send(.draw)
+        machine.send(.fire)
+        machine.send(.tick, leaves: [.running, .cooldown])
+        machine.send(.hit, leaves: [.stunned, .holstered], outputs: [.dustOff, .flash])
+        machine.send(.recover, leaves: [.running, .holstered], outputs: [.dustOn])
+        #expect(machine.state.context.stunTicks == 0)
+    }
+
+    @Test func theWeaponWaitsAimedWhileTheStunWearsOff() {
+        var machine = StatechartTestMachine(chart)
+        machine.send(.move(speed: 8))
+        machine.send(.hit)
+        for _ in 1..<Platformer.stunDuration { machine.send(.tick) }
+        // Drawing while stunned is allowed, firing is not; the weapon waits aimed, and the
+        // last tick of the stun is the body's alone.
+        machine.send(.draw, leaves: [.stunned, .aiming])
+        machine.send(.tick, leaves: [.running, .aiming], outputs: [.dustOn])
+        machine.send(.fire)
+        machine.send(.tick, leaves: [.running, .cooldown])
+        machine.send(.tick, leaves: [.running, .aiming], outputs: [.ready])
+    }
+
+    @Test func oneJumpInTheAir() {
+        var machine = StatechartTestMachine(chart)
+        machine.send(.jump, leaves: [.jumping, .holstered], outputs: [.jumpSound])
+        #expect(machine.state.context.jumps == 1)
+        machine.send(.apex, leaves: [.falling, .holstered])
+        machine.send(.jump, leaves: [.jumping, .holstered], outputs: [.doubleJumpSound])
+        #expect(machine.state.context.jumps == 2)
+        #expect(machine.send(.jump).status == .ignored) // no third jump
+        // A stun in the air keeps the jumps used.
+        machine.send(.hit)
+        machine.send(.recover, leaves: [.jumping, .holstered])
+        #expect(machine.send(.jump).status == .ignored)
+        machine.send(.land, leaves: [.idle, .holstered], outputs: [.landSound])
+        #expect(machine.state.context.jumps == 0)
+        // Walking off a ledge uses the first jump: one is left in the air.
+        machine.send(.leaveGround, leaves: [.falling, .holstered])
+        machine.send(.jump, leaves: [.jumping, .holstered], outputs: [.doubleJumpSound])
+        #expect(machine.send(.jump).status == .ignored)
+    }
+
     @Test func theGeneratedTestsTakeEveryTransitionAndTheHandWrittenSwitchAgrees() {
         var machine = StatechartTestMachine(chart)
         var handWritten = HandWrittenPlatformer()
@@ -92,6 +175,7 @@ struct PlatformerTests {
             #expect(handled == (reply.status == .transitioned), "\(path) at \(event)")
             #expect(outputs == reply.outputs, "\(path) at \(event)")
             #expect(handWritten.activeLeaves == chart.activeLeaves(in: state), "\(path) at \(event)")
+            #expect(handWritten.counters == state.context, "\(path) at \(event)")
         }
         machine.expectEveryTransitionTaken()
         #expect(machine.untakenTransitions.isEmpty)
@@ -109,8 +193,8 @@ struct PlatformerTests {
             var outputs: [Platformer.Output] = []
             let handled = handWritten.send(event, outputs: &outputs)
             guard handled == (reply.status == .transitioned), outputs == reply.outputs,
-                  handWritten.activeLeaves == chart.activeLeaves(in: state) else {
-                Issue.record("step \(step): \(event): chart \(reply) \(chart.activeLeaves(in: state)), hand-written \(handled) \(outputs) \(handWritten.activeLeaves)")
+                  handWritten.activeLeaves == chart.activeLeaves(in: state), handWritten.counters == state.context else {
+                Issue.record("step \(step): \(event): chart \(reply) \(chart.activeLeaves(in: state)) \(state.context), hand-written \(handled) \(outputs) \(handWritten.activeLeaves) \(handWritten.counters)")
                 return
             }
         }
@@ -141,8 +225,15 @@ struct PlatformerTests {
 
     @Test func theExamplesReadmeShowsTheCurrentDiagram() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let readme = try String(contentsOf: root.appendingPathComponent("Plugins/PlatformerExample/README.md"), encoding: .utf8)
+        let readmeURL = root.appendingPathComponent("Plugins/PlatformerExample/README.md")
+        var readme = try String(contentsOf: readmeURL, encoding: .utf8)
         let diagram = chart.mermaidStateDiagram(stateName: { $0.name }, eventName: { $0.description })
+        if ProcessInfo.processInfo.environment["ACTOMATON_REGENERATE"] != nil,
+           let start = readme.range(of: "```mermaid\n"),
+           let end = readme.range(of: "```\n", range: start.upperBound..<readme.endIndex) {
+            readme.replaceSubrange(start.lowerBound..<end.upperBound, with: "```mermaid\n" + diagram + "```\n")
+            try readme.write(to: readmeURL, atomically: true, encoding: .utf8)
+        }
         #expect(readme.contains("```mermaid\n" + diagram + "```\n"), "regenerate the diagram in Plugins/PlatformerExample/README.md")
     }
 }

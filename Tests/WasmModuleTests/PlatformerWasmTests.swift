@@ -18,6 +18,7 @@ struct PlatformerWasmTests {
         case .holster: (8, 0)
         case .fire: (9, 0)
         case .tick: (10, 0)
+        case .reload: (11, 0)
         }
     }
 
@@ -57,7 +58,7 @@ struct PlatformerWasmTests {
                 native = chart.machine()
                 continue
             case 1:
-                #expect(try wasm.call("platformer_send", 11 + Int32(random.next() % 5), 0) == -2, "unknown kind")
+                #expect(try wasm.call("platformer_send", 12 + Int32(random.next() % 5), 0) == -2, "unknown kind")
             default:
                 let event = Platformer.sampleEvents[Int(random.next() % UInt64(Platformer.sampleEvents.count))]
                 let sent: Platformer.Event = if case .move = event { .move(speed: Int(random.next() % 12) - 2) } else { event }

@@ -51,3 +51,6 @@ func fire() -> Int32 { platformer.send(.fire) }
 
 @_expose(wasm, "actomaton_action_tick") @_cdecl("actomaton_action_tick")
 func tick() -> Int32 { platformer.send(.tick) }
+
+@_expose(wasm, "actomaton_action_reload") @_cdecl("actomaton_action_reload")
+func reload() -> Int32 { platformer.send(.reload) }

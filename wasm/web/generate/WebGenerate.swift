@@ -223,6 +223,7 @@ let platformerEvents: [(name: String, event: Platformer.Event)] = [
     ("move 0", .move(speed: 0)), ("move 3", .move(speed: 3)), ("move 8", .move(speed: 8)),
     ("jump", .jump), ("apex", .apex), ("leaveGround", .leaveGround), ("land", .land), ("hit", .hit),
     ("recover", .recover), ("draw", .draw), ("holster", .holster), ("fire", .fire), ("tick", .tick),
+    ("reload", .reload),
 ]
 
 /// An event as the diagram labels a transition it triggers.
@@ -238,6 +239,9 @@ let platformerScripts: [(name: String, events: [String])] = [
      ["draw", "fire", "fire", "tick", "tick", "holster", "tick", "holster"]),
     ("stunned in the air: no firing, a hit drops the aim, history resumes falling",
      ["jump", "apex", "draw", "hit", "draw", "fire", "recover", "fire", "tick", "hit", "recover", "land"]),
+    ("the chart's data: a magazine of 3 that clicks empty and reloads, a stun of 2 ticks, one jump in the air",
+     ["draw", "fire", "tick", "tick", "fire", "tick", "tick", "fire", "tick", "tick", "fire", "reload", "reload",
+      "move 8", "hit", "tick", "tick", "jump", "apex", "jump", "jump", "land"]),
     ("off a ledge and back, ignored moves",
      ["move 0", "move 3", "leaveGround", "move 8", "land", "move 8", "leaveGround", "land", "apex"]),
 ]
