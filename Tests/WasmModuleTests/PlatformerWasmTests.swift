@@ -80,11 +80,12 @@ struct PlatformerWasmTests {
         #expect(seen.count >= 15, "the random events reach most configurations: \(seen.count)")
     }
 
-    /// The README and the docs call the module 5 KB, with the chart compiled into tables (it
-    /// was 40 KB building the chart at run time).
-    @Test func theModuleIsAbout5KB() throws {
+    /// The README and the docs call the module 17 KB, with the chart compiled into tables: most
+    /// of it is the table, 210 states × 14 event classes since the chart carries data (it was
+    /// 5 KB before, 30 states × 13).
+    @Test func theModuleIsAbout17KB() throws {
         let size = try WasmModule.size(of: "platformer")
-        #expect(size > 0 && size <= 5_632, "platformer.wasm is \(size) bytes")
+        #expect(size > 0 && size <= 17_408, "platformer.wasm is \(size) bytes")
     }
 
     /// The module keeps an event's outputs in a buffer of eight: the tables it embeds must never
