@@ -290,7 +290,8 @@ def test_platformer(host, base, checks, screenshots):
             wait_for(page, lambda: page.find_element(By.ID, "leaves").text.startswith("idle"), "the character's page")
         body = driver.find_element(By.TAG_NAME, "body")
         presses = [(Keys.ARROW_RIGHT, None), (Keys.SHIFT + Keys.ARROW_RIGHT, None), ("d", None), ("f", None), ("t", None),
-                   (" ", None), ("h", None), ("r", None), ("a", None), ("l", None), (Keys.ARROW_DOWN, None)]
+                   ("t", None), ("e", None), (" ", None), ("h", None), ("r", None), ("a", None), ("l", None),
+                   (Keys.ARROW_DOWN, None)]
         for press, _ in presses:
             _, before = host.request("GET", f"/v1/machines/platformer/{key}")
             body.send_keys(press)
@@ -304,8 +305,13 @@ def test_platformer(host, base, checks, screenshots):
                          f"{name} to reach seq {answer['seq']}")
                 shown = page.find_element(By.ID, "leaves").text
                 expect(shown == expected, f"{name} shows {shown!r}, the host {expected!r} at seq {answer['seq']}")
+                # The chart's context (ammo, stun ticks, jumps) as the host has it.
+                state = answer["state"]
+                data = page.find_element(By.ID, "data").text
+                expected_data = f"{state['ammo']} rounds, stunned for {state['stunTicks']} ticks, {state['jumps']} jumps used"
+                expect(data == expected_data, f"{name} shows the data {data!r}, the host {expected_data!r}")
         screenshot(watcher, screenshots, "play-platformer.png")
-        checks.append(f"the platformer driven from the keyboard: {len(presses)} keys, both windows showed the host's active states")
+        checks.append(f"the platformer driven from the keyboard: {len(presses)} keys, both windows showed the host's active states and data")
         for page in (driver, watcher):
             errors = script_errors(page)
             expect(not errors, f"the console: {errors}")
