@@ -58,8 +58,10 @@ public enum Platformer {
         /// The character walked off a ledge.
         case leaveGround
         case land
-        /// An enemy hit the character: it is stunned, and drops its aim.
+        /// An enemy hit the character: it is stunned for ``Platformer/stunDuration`` ticks, and
+        /// drops its aim.
         case hit
+        /// The stun ends now, before its ticks run out.
         case recover
         case draw
         case holster
