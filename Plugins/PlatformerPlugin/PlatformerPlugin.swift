@@ -6,7 +6,7 @@ import PlatformerExample
 
 let platformerPlugin = PluginExport(
     name: "platformer",
-    version: "1.0.0",
+    version: "1.1.0",
     summary: "A platformer character controller, a statechart from PlatformerExample (Swift, ActomatonPluginKit)",
     reducer: characterReducer,
     initialState: Character(),

@@ -7,7 +7,7 @@ import PlatformerExample
 
 let platformer = WasmPlugin(
     name: "platformer",
-    version: "1.0.0",
+    version: "1.1.0",
     summary: "A platformer character controller, a statechart from PlatformerExample (Embedded Swift, WebAssembly)",
     reducer: characterReducer,
     initialState: Character(),
