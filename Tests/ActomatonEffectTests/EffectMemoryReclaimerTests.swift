@@ -71,6 +71,19 @@ import Testing
         #expect(trims.value == 0)
     }
 
+    /// An effect a shut-down runtime refuses gets no task, and is not left counted in flight.
+    @Test func anEffectRefusedAfterShutDownIsNotLeftInFlight() {
+        let reclaimer = EffectMemoryReclaimer(configuration: .init(isEnabled: false), trim: {})
+        var manager = EffectQueueManager<Int>(
+            clock: ManualClock(), randomSeed: 1, maxFeedbackDepth: 100, reclaimer: reclaimer, onFailure: { _ in }
+        )
+        manager.shutDown()
+        _ = manager.handle(Effect<Int> { nil })
+        #expect(manager.finishSend() == nil)
+        #expect(reclaimer.effectsCreated == 1)
+        #expect(reclaimer.effectsInFlight == 0)
+    }
+
     @Test func theConfigurationIsClampedToItsLimits() {
         #expect(EffectMemoryReclaimer.Configuration(minimumBurst: 16).minimumBurst == 16)
         #expect(EffectMemoryReclaimer.Configuration(minimumBurst: 15).minimumBurst == 16)

@@ -66,6 +66,9 @@ final class EffectRuntimeStorage<Action: Sendable>: Sendable {
     @usableFromInline
     func start(_ work: Effect<Action>.Work, priority: TaskPriority?, tracksFeedbacks: Bool) -> Task<Void, Error>? {
         let now = clock.now
+        // Counted before its task exists, so that its end never comes first, and outside the
+        // lock, since the reclaimer may take its own lock and start its thread.
+        reclaimer.effectBegan()
         let (task, aftermath) = state.withLock { state -> (Task<Void, Error>?, StateMachine.Aftermath) in
             let (decision, aftermath) = state.machine.start(tags: work.tags, now: now)
             switch decision {
@@ -73,14 +76,12 @@ final class EffectRuntimeStorage<Action: Sendable>: Sendable {
                 return (nil, aftermath)
             case .discard:
                 // Dropped: its work runs once, already cancelled, holding no slot.
-                reclaimer.effectBegan()
                 return (Task(priority: priority) { [self] in
                     defer { reclaimer.effectEnded() }
                     try await runCancelled(work)
                 }, aftermath)
             case let .run(instance):
                 // Created under the lock: the task blocks on it until the record holds its handle.
-                reclaimer.effectBegan()
                 let task = Task(priority: priority) { [self] in
                     defer { reclaimer.effectEnded() }
                     try await run(work, as: instance, tracksFeedbacks: tracksFeedbacks)
@@ -92,6 +93,7 @@ final class EffectRuntimeStorage<Action: Sendable>: Sendable {
                 return (task, aftermath)
             }
         }
+        if task == nil { reclaimer.effectEnded() }
         carryOut(aftermath)
         return task
     }
