@@ -197,6 +197,7 @@ let package = Package(
         .testTarget(name: "ActomatonPluginKitTests", dependencies: ["ActomatonPluginKit", "ActomatonPluginABI"]),
         .testTarget(name: "ActomatonHostTests", dependencies: [
             "ActomatonHost",
+            "ActomatonEffect",
             "ActomatonPluginContract",
             "HostCommandLine",
             "CSQLite",

@@ -9,6 +9,11 @@ import Testing
 @Suite("Cluster: leases, ownership and fencing in PostgreSQL")
 struct ClusterHostTests {
     /// Makes the lease of `host` lapse now, as if it had been paused past it.
+    /// A lease the keeper renews (and sweeps after) only every 20 minutes: for tests that lapse
+    /// leases or sweep by hand, which a keeper's renewal in between would undo. With 10-second
+    /// leases, a keeper renewing at the wrong moment on a loaded machine failed them.
+    static let quietLease = Duration.seconds(3600)
+
     static func lapse(_ host: ClusterHost, in address: PostgresAddress) throws {
         let link = PostgresLink(address, name: "test")
         defer { link.close() }
@@ -79,8 +84,8 @@ struct ClusterHostTests {
 
     @Test func anInstanceHasOneOwnerAndMovesWhenItsLeaseLapses() async throws {
         let address = try await PostgresTestServer.start().makeDatabase()
-        let first = try ClusterHost(address: address, advertise: "http://127.0.0.1:9001")
-        let second = try ClusterHost(address: address, advertise: "http://127.0.0.1:9002")
+        let first = try ClusterHost(address: address, advertise: "http://127.0.0.1:9001", leaseTTL: Self.quietLease)
+        let second = try ClusterHost(address: address, advertise: "http://127.0.0.1:9002", leaseTTL: Self.quietLease)
         defer { first.stop(); second.stop() }
         #expect(try first.claim("counter/a") == .owned(epoch: 1))
         #expect(try first.claim("counter/a") == .owned(epoch: 1))
@@ -108,8 +113,8 @@ struct ClusterHostTests {
 
     @Test func aHostPausedPastItsLeaseCannotWriteAfterAnotherTookOver() async throws {
         let address = try await PostgresTestServer.start().makeDatabase()
-        let paused = try ClusterHost(address: address, advertise: "http://127.0.0.1:9001")
-        let successor = try ClusterHost(address: address, advertise: "http://127.0.0.1:9002")
+        let paused = try ClusterHost(address: address, advertise: "http://127.0.0.1:9001", leaseTTL: Self.quietLease)
+        let successor = try ClusterHost(address: address, advertise: "http://127.0.0.1:9002", leaseTTL: Self.quietLease)
         defer { paused.stop(); successor.stop() }
         _ = try paused.claim("counter/taken")
         _ = try paused.claim("counter/kept")
@@ -201,9 +206,11 @@ extension ClusterHostTests {
 
     @Test func dueTimersOfInstancesNobodyAliveOwnsAreAdoptedOnce() async throws {
         let address = try await PostgresTestServer.start().makeDatabase()
-        let first = try ClusterHost(address: address, advertise: "http://127.0.0.1:9001")
-        let second = try ClusterHost(address: address, advertise: "http://127.0.0.1:9002")
-        let third = try ClusterHost(address: address, advertise: "http://127.0.0.1:9003")
+        // The keepers would sweep at the real time, when every timer here is long due.
+        let lease = Self.quietLease
+        let first = try ClusterHost(address: address, advertise: "http://127.0.0.1:9001", leaseTTL: lease)
+        let second = try ClusterHost(address: address, advertise: "http://127.0.0.1:9002", leaseTTL: lease)
+        let third = try ClusterHost(address: address, advertise: "http://127.0.0.1:9003", leaseTTL: lease)
         defer { second.stop(); third.stop() }
         let names = (0..<6).map { "t/\($0)" } + ["t/later"]
         for name in names { _ = try first.claim(name) }
@@ -212,7 +219,7 @@ extension ClusterHostTests {
         let now: Int64 = 1_000_000
         var key = try store.firstTimerKey()
         for name in names {
-            let due = name == "t/later" ? now + 3_600_000 : now - 5
+            let due = name == "t/later" ? now + 7_200_000 : now - 5
             let timer = JournaledTimer(key: key, plugin: name, action: "add", arguments: [.int(1)], due: due, interval: nil, options: .init())
             key += 1
             try store.commit([JournalStoreConformanceTests.action(name, "add_later", timers: [timer])])
