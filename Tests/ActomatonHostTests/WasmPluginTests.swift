@@ -4,6 +4,7 @@ import ActomatonEffect
 import ActomatonPluginContract
 import HostCommandLine
 import Foundation
+import Synchronization
 import Testing
 
 /// The project's root, from this file's path.
@@ -46,8 +47,30 @@ func transcript(of path: String, _ lines: [String], loadOptions: Plugin.LoadOpti
             recorder.log("error \(error)")
         }
     }
-    try? await session.finish()
+    try await finish(session, drivingClock: clock)
     return recorder.lines
+}
+
+/// Ends the input as the command line does, waiting until no effect runs, while moving the
+/// clock on to each pending delayed action (as time would pass for a real clock); at most 100
+/// hours of the clock's time, as a safety net for a timer that never stops.
+private func finish(_ session: HostSession, drivingClock clock: ManualClock) async throws {
+    let finished = Mutex(false)
+    async let finishing: Void = {
+        try? await session.finish()
+        finished.withLock { $0 = true }
+    }()
+    var hours = 0
+    while !finished.withLock({ $0 }) {
+        guard clock.sleeperCount > 0 else {
+            await Task.yield()
+            continue
+        }
+        guard hours < 100 else { throw TranscriptError("the end of the input: effects still sleep after 100 hours of the clock's time") }
+        await clock.advance(by: .seconds(3600))
+        hours += 1
+    }
+    await finishing
 }
 
 /// Waits, by yielding, until exactly `count` effects sleep on `clock`; a minute at most, as a
