@@ -104,22 +104,27 @@ struct TrustTests {
         // A sparse 3 GiB file that starts like the real plugin: nothing is read or copied.
         try install(plugin("CounterPlugin"), at: path)
         #expect(truncate(path, 3 << 30) == 0)
-        let temporary = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: temporary) }
-        setenv("TMPDIR", temporary, 1)
-        defer { unsetenv("TMPDIR") }
         // Not read: the bytes this process read meanwhile (other tests' small plugins included)
         // stay far below the file's 3 GiB. (A time limit failed here once under load.)
         let before = try Self.bytesReadByThisProcess()
         #expect(loadError(path) == "\(path): the file is \(3 << 30) bytes, more than the limit of \(256 << 20) bytes (--max-plugin-size raises it)")
         let read = try Self.bytesReadByThisProcess() - before
         #expect(read < 1 << 30, "\(read) bytes read while refusing the file")
-        // Other tests running meanwhile copy small plugins through the same TMPDIR: no copy of
-        // this file (3 GiB) may be there.
-        let copies = try FileManager.default.contentsOfDirectory(atPath: temporary).filter { name in
-            ((try? FileManager.default.attributesOfItem(atPath: temporary + "/" + name)[.size] as? Int) ?? 0) > 256 << 20
+        // Not copied: no private copy directory (`actomaton-host-XXXXXX` in the temporary
+        // directory) holds a file over the limit. Other tests copy small plugins there meanwhile,
+        // and remove them. (This test once pointed TMPDIR, process-wide, at a directory of its
+        // own and removed it: a test making a directory at that moment lost it.)
+        let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+        var copies: [String] = []
+        let files = FileManager.default
+        for name in (try? files.contentsOfDirectory(atPath: base)) ?? [] where name.hasPrefix("actomaton-host-") && !name.hasPrefix("actomaton-host-tests-") {
+            let directory = base + "/" + name
+            for file in (try? files.contentsOfDirectory(atPath: directory)) ?? [] {
+                let size = (try? files.attributesOfItem(atPath: directory + "/" + file))?[.size] as? Int ?? 0
+                if size > 256 << 20 { copies.append(directory + "/" + file) }
+            }
         }
-        #expect(copies.isEmpty, "no private copy is left behind")
+        #expect(copies.isEmpty, "no private copy is left behind: \(copies)")
     }
 
     /// `rchar` of `/proc/self/io`: the bytes this process's `read` calls returned.
