@@ -86,8 +86,8 @@ int32_t ttt_outcome(void);
 int32_t platformer_reset(void);
 /* Sends an event: kind 0 move (the stick's `speed`: 0 stops, 1-5 walks, above 5 runs), 1 jump,
    2 apex, 3 leaveGround, 4 land, 5 hit, 6 recover, 7 draw, 8 holster, 9 fire, 10 tick,
-   11 reload (since the chart carries data; `speed` is unused for those). Returns 1 transitioned, 2 ignored (nothing changed, no outputs),
-   3 finished, 4 stopped at the microstep limit; AM_ERROR_UNKNOWN_ACTION. */
+   11 reload (`speed` is unused for those). Returns 1 transitioned, 2 ignored (nothing changed,
+   no outputs), 3 finished, 4 stopped at the microstep limit; AM_ERROR_UNKNOWN_ACTION. */
 int32_t platformer_send(int32_t kind, int32_t speed);
 /* The active leaves: bit n set when the state with raw value n of Platformer.State is an active
    atomic or final state (5 idle ... 18 shotDone; always one body and one weapon leaf). */

@@ -103,7 +103,8 @@ struct WasmTranscriptTests {
         ("CSVTokenizerPlugin", "csv", (try? String(contentsOfFile: "\(projectRoot)/Plugins/demo/csv.txt", encoding: .utf8))?
             .split(separator: "\n").map(String.init) ?? ["demo script missing"]),
         // `forceLogout` cancels bob's login under way; alice logs in, stays 1.4 s (no tick yet:
-        // the session timer starts when the login completes) and logs out.
+        // the session timer starts when the login completes) and logs out; carol stays 2.5 s
+        // after her login completes: two ticks.
         ("LoginPlugin", "login", [
             #"login """#, #"login "bob""#, "logout", "forceLogout", "@sleepers 1", "@advance 1", ":idle", ":state",
             #"login "alice""#, "@sleepers 1", "@advance 1.4", "@sleepers 1", "logout", "@sleepers 1", "@advance 1", ":idle", ":state",

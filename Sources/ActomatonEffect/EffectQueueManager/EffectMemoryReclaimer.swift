@@ -13,10 +13,9 @@ import Synchronization
 /// of 100,000 effects, all of that is freed, but glibc keeps it: the Swift runtime's executor
 /// allocates a small record per job it schedules (libdispatch's continuations) and keeps some
 /// cached per thread (about 1,800 of 64 bytes after a burst, in all), scattered through the
-/// memory the burst used,
-/// and glibc gives memory back to the system only above the last block in use. So the
-/// resident set stays at the burst's peak (155 MB for 100,000 effects, against 18 MB before
-/// it), and with several threads, each with its own allocator arena, it can climb to the
+/// memory the burst used, and glibc gives memory back to the system only above the last
+/// block in use. So the resident set stays at the burst's peak (155 MB for 100,000 effects,
+/// against 18 MB before it), and with several threads, each with its own allocator arena, it can climb to the
 /// worst bursts several times over. Only `malloc_trim` returns such memory.
 ///
 /// The effect runtime counts the effects' tasks it creates in the whole process. Once
