@@ -195,6 +195,17 @@ public enum Platformer {
         // can reach before equivalent states are merged: more than the default 4,096.
         return try chart.compiled(events: sampleEvents + bandEdges, stateLimit: 65_535, classifiedBy: eventClass)
     }
+
+    /// `chart` compiled over its configurations, with its ``Counters`` read and updated at run
+    /// time (``CompiledContextStatechart``): a row per configuration and history instead of one
+    /// per value of the counters, so a magazine or a stun of any size would compile to the same
+    /// table.
+    public static func compiledEvaluatingContext(
+        _ chart: Statechart<State, Event, Output>
+    ) throws(StatechartCompileError<State>) -> CompiledContextStatechart<State, Event, Output> {
+        let bandEdges: [Event] = [.move(speed: -1000), .move(speed: 1), .move(speed: 5), .move(speed: 6), .move(speed: 1000)]
+        return try chart.compiledEvaluatingContext(events: sampleEvents + bandEdges, classifiedBy: eventClass)
+    }
 }
 
 extension Platformer {

@@ -1012,12 +1012,25 @@ struct CompiledStatechartModelTests {
             compiledCharts += 1
             if compiled.stateCount < chart.coveringPaths(events: ME.allCases).statesExplored { mergedCharts += 1 }
             #expect(compiled.initialOutputs == chart.initialOutputs)
+            // The form that leaves the context to run time: a chart without one answers its
+            // guards while compiling, so every slot is a plain entry.
+            guard let evaluating = try? chart.compiledEvaluatingContext(events: ME.allCases, stateLimit: 4_000, classifiedBy: {
+                ME.allCases.firstIndex(of: $0)!
+            }) else {
+                Issue.record("seed \(seed): compiles, but not with the context left to run time")
+                continue
+            }
+            #expect(evaluating.programSlotCount == 0 && evaluating.initialOutputs == chart.initialOutputs)
             var state = chart.initialState
             var compiledState = compiled.initialState
+            var evaluatingState = evaluating.initialState
             for (step, event) in generated.events.enumerated() {
                 let expected = chart.send(event, to: &state)
                 let reply = compiled.send(event, to: &compiledState)
-                guard reply == expected, compiled.configuration(of: compiledState) == state.active else {
+                let evaluatingReply = evaluating.send(event, to: &evaluatingState)
+                guard reply == expected, compiled.configuration(of: compiledState) == state.active,
+                      evaluatingReply == expected, evaluating.configuration(of: evaluatingState) == state.active
+                else {
                     mismatches += 1
                     if mismatches <= 3 {
                         Issue.record(Comment(rawValue: """

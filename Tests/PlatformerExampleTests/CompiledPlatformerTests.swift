@@ -74,6 +74,40 @@ struct CompiledPlatformerTests {
         }
     }
 
+    @Test func withTheContextLeftToRunTimeItAgreesWithTheChart() throws {
+        let evaluating = try Platformer.compiledEvaluatingContext(chart)
+        // A row per configuration and history, not per value of the counters: fewer rows than
+        // the enumerated table's 210, and the slots that read or update the counters run
+        // programs.
+        #expect(evaluating.stateCount < compiled.stateCount)
+        #expect(evaluating.programSlotCount > 0)
+        #expect(evaluating.initialOutputs == chart.initialOutputs)
+        var random = SplitMix64(seed: 11)
+        var chartState = chart.initialState
+        var state = evaluating.initialState
+        for step in 0..<10_000 {
+            var event = Platformer.sampleEvents[Int(random.next() % UInt64(Platformer.sampleEvents.count))]
+            if case .move = event { event = .move(speed: Int(random.next() % 41) - 20) }
+            let expected = chart.send(event, to: &chartState)
+            let reply = evaluating.send(event, to: &state)
+            guard reply == expected, evaluating.configuration(of: state) == chartState.active, state.context == chartState.context else {
+                Issue.record("step \(step): \(event): chart \(expected) \(chartState.context), compiled \(reply) \(state.context)")
+                return
+            }
+        }
+        var machine = StatechartTestMachine(chart)
+        machine.runCoveringPaths(events: Platformer.sampleEvents) { path, position, reply, chartState in
+            if position == 0 { state = evaluating.initialState }
+            let event = path[position]
+            #expect(evaluating.send(event, to: &state) == reply, "\(path) at \(event)")
+            #expect(evaluating.activeLeaves(in: state) == chart.activeLeaves(in: chartState), "\(path) at \(event)")
+            #expect(state.context == chartState.context, "\(path) at \(event)")
+        }
+        print("Platformer compiled with its context at run time: \(evaluating.stateCount) rows,",
+              "\(evaluating.programSlotCount) of \(evaluating.stateCount * evaluating.classCount) slots run programs",
+              "(\(evaluating.programSize) words)")
+    }
+
     @Test func compilingChecksTheSpeedBands() throws {
         // A classifier that puts a speed of 5 with the runs is caught while compiling.
         let wrong: @Sendable (Platformer.Event) -> Int = { event in

@@ -92,6 +92,19 @@ let benchmarks: @Sendable () -> Void = {
         blackHole(tally)
     }
 
+    let evaluating = try! Platformer.compiledEvaluatingContext(chart)
+    precondition(evaluatingPlatformer(evaluating, platformerEvents) == handWrittenPlatformer(platformerEvents),
+                 "the platformer chart compiled with its context at run time and the hand-written switch disagree")
+
+    Benchmark("platformer: CompiledContextStatechart.send (context at run time), outputs into a sink") { benchmark in
+        var state = evaluating.initialState
+        var tally = OutputTally()
+        for index in benchmark.scaledIterations {
+            blackHole(evaluating.send(platformerEvents[index & platformerMask], to: &state, outputs: &tally))
+        }
+        blackHole(tally)
+    }
+
     Benchmark("platformer: CompiledStatechart.send(eventClass:), classified by the caller") { benchmark in
         var state = compiled.initialState
         var tally = OutputTally()

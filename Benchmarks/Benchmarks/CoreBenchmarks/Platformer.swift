@@ -50,3 +50,14 @@ func compiledPlatformer(_ chart: CompiledStatechart<Platformer.State, Platformer
     for event in events where chart.send(event, to: &state, outputs: &tally) == .transitioned { handled &+= 1 }
     return (tally, handled)
 }
+
+/// The chart compiled with its context at run time over `events`, from the start.
+func evaluatingPlatformer(
+    _ chart: CompiledContextStatechart<Platformer.State, Platformer.Event, Platformer.Output>, _ events: [Platformer.Event]
+) -> (OutputTally, Int) {
+    var state = chart.initialState
+    var tally = OutputTally()
+    var handled = 0
+    for event in events where chart.send(event, to: &state, outputs: &tally) == .transitioned { handled &+= 1 }
+    return (tally, handled)
+}

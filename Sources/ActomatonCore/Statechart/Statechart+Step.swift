@@ -16,6 +16,19 @@ extension Statechart {
         outputs: inout Sink,
         trace: inout Trace
     ) -> StatechartStatus where Sink.Output == Output {
+        var evaluation = StatechartDirectEvaluation<StateID, Event, Output>()
+        return step(event, &state, &outputs, &trace, &evaluation)
+    }
+
+    /// ``send(_:to:outputs:trace:)`` with the context's functions called through `evaluation`.
+    @inlinable
+    func step<Sink: OutputSink, Trace: StatechartTrace, Evaluation: StatechartEvaluation<StateID, Event, Output>>(
+        _ event: Event,
+        _ state: inout StatechartState<StateID>,
+        _ outputs: inout Sink,
+        _ trace: inout Trace,
+        _ evaluation: inout Evaluation
+    ) -> StatechartStatus where Sink.Output == Output {
         if state.active.intersects(topLevelFinalStates) { return .finished }
         // Read here, not in the closures below: the fewer of the chart's fields they read, the
         // less of it the optimizer copies into them.
@@ -23,7 +36,7 @@ extension Statechart {
         let eventCapacity = eventQueueCapacity
         return withUnsafeTemporaryAllocation(of: Int16.self, capacity: enabledCapacity) { enabled in
             let occurrence = Occurrence.event(event)
-            let count = select(occurrence, state, enabled)
+            let count = select(occurrence, state, enabled, &evaluation)
             if count == 0 { return .ignored }
             // The queue's two rings, written out here rather than in a helper taking a closure:
             // a closure over `self` in a method of `self` made the optimizer copy the chart
@@ -31,8 +44,8 @@ extension Statechart {
             return withUnsafeTemporaryAllocation(of: Int16.self, capacity: queueCapacity) { order in
                 withUnsafeTemporaryAllocation(of: Event.self, capacity: eventCapacity) { events in
                     var queue = InternalQueue(order: order, events: events, raisedLimit: raisedLimit)
-                    microstep(enabled, count, occurrence, &state, &queue, &outputs, &trace)
-                    let status = settle(after: 1, &state, enabled, &queue, &outputs, &trace)
+                    microstep(enabled, count, occurrence, &state, &queue, &outputs, &trace, &evaluation)
+                    let status = settle(after: 1, &state, enabled, &queue, &outputs, &trace, &evaluation)
                     queue.removeAll()
                     return status
                 }
@@ -71,6 +84,7 @@ extension Statechart {
         trace: inout Trace
     ) -> StatechartStatus where Sink.Output == Output {
         state = StatechartState(context: initialContext)
+        var evaluation = StatechartDirectEvaluation<StateID, Event, Output>()
         return withUnsafeTemporaryAllocation(of: Int16.self, capacity: enabledCapacity) { enabled in
             withUnsafeTemporaryAllocation(of: Int16.self, capacity: queueCapacity) { order in
                 withUnsafeTemporaryAllocation(of: Event.self, capacity: eventQueueCapacity) { events in
@@ -83,8 +97,8 @@ extension Statechart {
                     for initial in content.rootInitials {
                         addAncestors(of: initial, below: -1, to: &entering, defaults: &defaults, history: state.history)
                     }
-                    enter(entering, defaults, .none, &state, &queue, &outputs, &trace)
-                    let status = settle(after: 1, &state, enabled, &queue, &outputs, &trace)
+                    enter(entering, defaults, .none, &state, &queue, &outputs, &trace, &evaluation)
+                    let status = settle(after: 1, &state, enabled, &queue, &outputs, &trace, &evaluation)
                     queue.removeAll()
                     return status
                 }
@@ -137,6 +151,8 @@ extension Statechart {
     @usableFromInline
     enum Occurrence {
         case event(Event)
+        /// An event raised by the chart, taken from the internal queue.
+        case raised(Event)
         case done(Int)
         /// The done event of a state, as an event of the chart's type.
         case doneEvent(Int, Event)
@@ -147,7 +163,7 @@ extension Statechart {
         @inlinable
         var event: Event? {
             switch self {
-            case let .event(event), let .doneEvent(_, event): event
+            case let .event(event), let .raised(event), let .doneEvent(_, event): event
             default: nil
             }
         }
@@ -237,7 +253,7 @@ extension Statechart {
             eventCount &-= 1
             if entry == -1 {
                 raisedCount &-= 1
-                return .event(event)
+                return .raised(event)
             }
             return .doneEvent(Int(-2 &- entry), event)
         }
@@ -260,28 +276,29 @@ extension Statechart {
     /// SCXML's macrostep after its first microstep: takes eventless transitions while any is
     /// enabled, else the next event of the internal queue, until neither is left.
     @inlinable
-    func settle<Sink: OutputSink, Trace: StatechartTrace>(
+    func settle<Sink: OutputSink, Trace: StatechartTrace, Evaluation: StatechartEvaluation<StateID, Event, Output>>(
         after microsteps: Int,
         _ state: inout StatechartState<StateID>,
         _ enabled: UnsafeMutableBufferPointer<Int16>,
         _ queue: inout InternalQueue,
         _ outputs: inout Sink,
-        _ trace: inout Trace
+        _ trace: inout Trace,
+        _ evaluation: inout Evaluation
     ) -> StatechartStatus where Sink.Output == Output {
         var microsteps = microsteps
         while true {
             if queue.overflowed { return .stoppedAtRaisedEventLimit }
             if state.active.intersects(topLevelFinalStates) { break }
             var occurrence = Occurrence.none
-            var count = select(occurrence, state, enabled)
+            var count = select(occurrence, state, enabled, &evaluation)
             if count == 0 {
                 guard let next = queue.pop() else { break }
                 occurrence = next
-                count = select(occurrence, state, enabled)
+                count = select(occurrence, state, enabled, &evaluation)
                 if count == 0 { continue }
             }
             if microsteps >= microstepLimit { return .stoppedAtMicrostepLimit }
-            microstep(enabled, count, occurrence, &state, &queue, &outputs, &trace)
+            microstep(enabled, count, occurrence, &state, &queue, &outputs, &trace, &evaluation)
             microsteps &+= 1
         }
         return .transitioned
@@ -292,13 +309,16 @@ extension Statechart {
     /// Fills `enabled` with the optimal enabled transition set for `occurrence` and returns
     /// its size.
     @inlinable
-    func select(_ occurrence: Occurrence, _ state: StatechartState<StateID>, _ enabled: UnsafeMutableBufferPointer<Int16>) -> Int {
+    func select<Evaluation: StatechartEvaluation<StateID, Event, Output>>(
+        _ occurrence: Occurrence, _ state: StatechartState<StateID>, _ enabled: UnsafeMutableBufferPointer<Int16>,
+        _ evaluation: inout Evaluation
+    ) -> Int {
         var count = 0
         for rank in documentRanks(of: state.active.intersection(atomicStates)) {
             let atom = rawValuesInDocumentOrder ? rank : Int(documentOrder[rank])
             for position in candidateRanges[atom] {
                 let index = candidates[position]
-                guard matches(index, occurrence, state) else { continue }
+                guard matches(index, occurrence, state, &evaluation) else { continue }
                 var seen = false
                 for earlier in 0..<count where enabled[earlier] == Int16(truncatingIfNeeded: index) { seen = true }
                 if !seen {
@@ -312,10 +332,12 @@ extension Statechart {
     }
 
     @inlinable
-    func matches(_ index: Int, _ occurrence: Occurrence, _ state: StatechartState<StateID>) -> Bool {
+    func matches<Evaluation: StatechartEvaluation<StateID, Event, Output>>(
+        _ index: Int, _ occurrence: Occurrence, _ state: StatechartState<StateID>, _ evaluation: inout Evaluation
+    ) -> Bool {
         let transition = transitionTable[index]
         switch (transition.trigger, occurrence) {
-        case let (.event, .event(event)), let (.event, .doneEvent(_, event)):
+        case let (.event, .event(event)), let (.event, .raised(event)), let (.event, .doneEvent(_, event)):
             guard eventMatchers[transition.argument].matches(event) else { return false }
         case let (.done, .done(done)), let (.done, .doneEvent(done, _)):
             guard transition.argument == done else { return false }
@@ -324,7 +346,8 @@ extension Statechart {
         default:
             return false
         }
-        return transition.condition < 0 || conditions[transition.condition].holds(state)
+        return transition.condition < 0
+            || evaluation.holds(condition: transition.condition, conditions[transition.condition], in: state)
     }
 
     /// Drops the transitions that conflict with an earlier or an inner one; the kept ones stay
@@ -362,14 +385,15 @@ extension Statechart {
     // MARK: - The microstep
 
     @inlinable
-    func microstep<Sink: OutputSink, Trace: StatechartTrace>(
+    func microstep<Sink: OutputSink, Trace: StatechartTrace, Evaluation: StatechartEvaluation<StateID, Event, Output>>(
         _ enabled: UnsafeMutableBufferPointer<Int16>,
         _ count: Int,
         _ occurrence: Occurrence,
         _ state: inout StatechartState<StateID>,
         _ queue: inout InternalQueue,
         _ outputs: inout Sink,
-        _ trace: inout Trace
+        _ trace: inout Trace,
+        _ evaluation: inout Evaluation
     ) where Sink.Output == Output {
         var exiting = StatechartStateSet()
         for position in 0..<count { exiting = exiting.union(exitSet(of: Int(enabled[position]), state)) }
@@ -389,7 +413,7 @@ extension Statechart {
                 trace.exited(state: node)
                 emit(nodes[node].exitOutputs, &outputs)
                 raise(exitRaises, node, &queue)
-                if hasActions { run(content.exitActions, node, occurrence, &state, &queue, &outputs) }
+                if hasActions { run(content.exitActions, node, occurrence, &state, &queue, &outputs, &evaluation) }
                 state.active.remove(node)
             }
         }
@@ -401,7 +425,7 @@ extension Statechart {
             trace.took(transition: index)
             emit(transition.outputs, &outputs)
             raise(transitionRaises, index, &queue)
-            if hasActions { run(content.transitionActions, index, occurrence, &state, &queue, &outputs) }
+            if hasActions { run(content.transitionActions, index, occurrence, &state, &queue, &outputs, &evaluation) }
             guard !transition.targets.isEmpty else { continue }
             if !transition.targetsHistory {
                 // When no history decides it, what a transition enters never changes: it was
@@ -418,21 +442,22 @@ extension Statechart {
                 addAncestors(of: target, below: domain, to: &entering, defaults: &defaults, history: state.history)
             }
         }
-        enter(entering, defaults, occurrence, &state, &queue, &outputs, &trace)
+        enter(entering, defaults, occurrence, &state, &queue, &outputs, &trace, &evaluation)
     }
 
     /// Enters `entering` in document order, running each state's entry content — then, for a
     /// state in `defaults`, its initial transition's actions, and those of its history states'
     /// defaults in `defaults` — and queueing, for a final state, the done events it causes.
     @inlinable
-    func enter<Sink: OutputSink, Trace: StatechartTrace>(
+    func enter<Sink: OutputSink, Trace: StatechartTrace, Evaluation: StatechartEvaluation<StateID, Event, Output>>(
         _ entering: StatechartStateSet,
         _ defaults: StatechartStateSet,
         _ occurrence: Occurrence,
         _ state: inout StatechartState<StateID>,
         _ queue: inout InternalQueue,
         _ outputs: inout Sink,
-        _ trace: inout Trace
+        _ trace: inout Trace,
+        _ evaluation: inout Evaluation
     ) where Sink.Output == Output {
         for rank in documentRanks(of: entering) {
             let node = rawValuesInDocumentOrder ? rank : Int(documentOrder[rank])
@@ -441,8 +466,10 @@ extension Statechart {
             emit(nodes[node].entryOutputs, &outputs)
             raise(entryRaises, node, &queue)
             if hasActions {
-                run(content.entryActions, node, occurrence, &state, &queue, &outputs)
-                if hasInitialActions { runDefaultEntryActions(of: node, defaults, occurrence, &state, &queue, &outputs) }
+                run(content.entryActions, node, occurrence, &state, &queue, &outputs, &evaluation)
+                if hasInitialActions {
+                    runDefaultEntryActions(of: node, defaults, occurrence, &state, &queue, &outputs, &evaluation)
+                }
             }
             guard nodes[node].kind == .final else { continue }
             let parent = nodes[node].parent
@@ -482,56 +509,59 @@ extension Statechart {
     /// Runs, when `node` was entered by default, its initial transition's actions, then those of
     /// its history states' defaults taken.
     @inlinable
-    func runDefaultEntryActions<Sink: OutputSink>(
+    func runDefaultEntryActions<Sink: OutputSink, Evaluation: StatechartEvaluation<StateID, Event, Output>>(
         of node: Int,
         _ defaults: StatechartStateSet,
         _ occurrence: Occurrence,
         _ state: inout StatechartState<StateID>,
         _ queue: inout InternalQueue,
-        _ outputs: inout Sink
+        _ outputs: inout Sink,
+        _ evaluation: inout Evaluation
     ) where Sink.Output == Output {
         guard defaults.intersects(nodes[node].descendants.union(StatechartStateSet(index: node))) else { return }
-        if defaults.contains(node) { run(content.initialActions, node, occurrence, &state, &queue, &outputs) }
+        if defaults.contains(node) { run(content.initialActions, node, occurrence, &state, &queue, &outputs, &evaluation) }
         for history in defaults.intersection(nodes[node].descendants) where nodes[history].isHistory && nodes[history].parent == node {
-            run(content.initialActions, history, occurrence, &state, &queue, &outputs)
+            run(content.initialActions, history, occurrence, &state, &queue, &outputs, &evaluation)
         }
     }
 
     /// Runs the actions that `ranges[index]` picks out of the action table, in order. Callers
     /// check ``hasActions`` first, so a chart without actions never loads the ranges.
     @inlinable
-    func run<Sink: OutputSink>(
+    func run<Sink: OutputSink, Evaluation: StatechartEvaluation<StateID, Event, Output>>(
         _ ranges: [Range<Int>],
         _ index: Int,
         _ occurrence: Occurrence,
         _ state: inout StatechartState<StateID>,
         _ queue: inout InternalQueue,
-        _ outputs: inout Sink
+        _ outputs: inout Sink,
+        _ evaluation: inout Evaluation
     ) where Sink.Output == Output {
-        for position in ranges[index] { execute(content.actions[position], occurrence, &state, &queue, &outputs) }
+        for position in ranges[index] { execute(content.actions[position], occurrence, &state, &queue, &outputs, &evaluation) }
     }
 
     /// Runs one action: SCXML's executeContent.
     @inlinable
-    func execute<Sink: OutputSink>(
+    func execute<Sink: OutputSink, Evaluation: StatechartEvaluation<StateID, Event, Output>>(
         _ action: StatechartAction<StateID, Event, Output>,
         _ occurrence: Occurrence,
         _ state: inout StatechartState<StateID>,
         _ queue: inout InternalQueue,
-        _ outputs: inout Sink
+        _ outputs: inout Sink,
+        _ evaluation: inout Evaluation
     ) where Sink.Output == Output {
         switch action.kind {
         case let .assign(update):
-            update(&state.context, occurrence.event)
+            evaluation.assign(action, update, &state, occurrence)
         case let .output(output):
             outputs.receive(output)
         case let .computedOutput(make):
-            outputs.receive(make(state, occurrence.event))
+            evaluation.emit(action, make, state, occurrence, &outputs)
         case let .raise(event):
             queue.raise(event)
         case let .choose(branches):
-            for branch in branches where branch.condition?(state) ?? true {
-                for inner in branch.actions { execute(inner, occurrence, &state, &queue, &outputs) }
+            for branch in branches where branch.condition == nil || evaluation.holds(branch: branch, in: state) {
+                for inner in branch.actions { execute(inner, occurrence, &state, &queue, &outputs, &evaluation) }
                 return
             }
         }

@@ -486,6 +486,9 @@ final class StatechartContentTables<StateID: StatechartStateID, Event: Sendable,
     /// Every action of the chart, and the ranges of it run on entry, exit and default entry
     /// (by raw value) and by each transition.
     @usableFromInline let actions: [StatechartAction<StateID, Event, Output>]
+    /// How many numbers ``StatechartAction/serial`` took: actions and branches, nested ones
+    /// included.
+    let actionSerials: Int
     @usableFromInline let entryActions: [Range<Int>]
     @usableFromInline let exitActions: [Range<Int>]
     @usableFromInline let initialActions: [Range<Int>]
@@ -509,7 +512,9 @@ final class StatechartContentTables<StateID: StatechartStateID, Event: Sendable,
     var initialOutputs: [Output] = []
 
     init(_ builder: StatechartBuilder<StateID, Event, Output>) {
-        actions = builder.actions
+        var serial: Int32 = 0
+        actions = builder.actions.map { $0.numbered(from: &serial) }
+        actionSerials = Int(serial)
         entryActions = builder.entryActions
         exitActions = builder.exitActions
         initialActions = builder.initialActions

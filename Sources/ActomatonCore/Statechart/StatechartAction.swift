@@ -38,6 +38,8 @@ public struct StatechartAction<StateID: StatechartStateID, Event: Sendable, Outp
     struct Branch {
         @usableFromInline let condition: (@Sendable (StatechartState<StateID>) -> Bool)?
         @usableFromInline let actions: [StatechartAction]
+        /// The branch's number in its chart (see ``StatechartAction/serial``).
+        @usableFromInline var serial: Int32 = -1
 
         @usableFromInline
         init(condition: (@Sendable (StatechartState<StateID>) -> Bool)?, actions: [StatechartAction]) {
@@ -47,6 +49,10 @@ public struct StatechartAction<StateID: StatechartStateID, Event: Sendable, Outp
     }
 
     @usableFromInline let kind: Kind
+    /// The action's number in its chart, given as the chart is built: actions and branches are
+    /// numbered together, in document order, so a compiled chart can name the one to run.
+    /// -1 until the chart numbers it.
+    @usableFromInline var serial: Int32 = -1
 
     @usableFromInline
     init(_ kind: Kind) {
@@ -109,6 +115,29 @@ extension StatechartAction.Kind: Sendable where Output: Sendable {}
 extension StatechartAction.Branch: Sendable where Output: Sendable {}
 
 extension StatechartAction {
+    /// The action with itself, its branches and the actions inside them numbered from `next`,
+    /// in document order.
+    func numbered(from next: inout Int32) -> Self {
+        var action: Self
+        if case let .choose(branches) = kind {
+            let own = next
+            next += 1
+            action = Self(.choose(branches.map { branch in
+                let serial = next
+                next += 1
+                var numbered = Branch(condition: branch.condition, actions: branch.actions.map { $0.numbered(from: &next) })
+                numbered.serial = serial
+                return numbered
+            }))
+            action.serial = own
+        } else {
+            action = self
+            action.serial = next
+            next += 1
+        }
+        return action
+    }
+
     /// Whether the action, or one inside it, raises an event.
     var raisesEvents: Bool {
         switch kind {

@@ -1,5 +1,6 @@
-/// Why a ``Statechart`` could not be compiled into a ``CompiledStatechart``, or why tables
-/// given to ``CompiledStatechart/init(tables:classifiedBy:)`` were refused.
+/// Why a ``Statechart`` could not be compiled into a ``CompiledStatechart`` or a
+/// ``CompiledContextStatechart``, or why tables given to
+/// ``CompiledStatechart/init(tables:classifiedBy:)`` were refused.
 public enum StatechartCompileError<StateID: StatechartStateID>: Error, Equatable {
     /// The list of events was empty: a compiled chart needs one event per class.
     case noEvents
@@ -27,6 +28,20 @@ public enum StatechartCompileError<StateID: StatechartStateID>: Error, Equatable
     case tooManyOutputs
     /// Tables given to ``CompiledStatechart/init(tables:classifiedBy:)`` are not consistent.
     case malformedTables(CompiledStatechartTableProblem)
+    /// The path limit of ``Statechart/compiledEvaluatingContext(events:stateLimit:pathLimit:classifiedBy:)``
+    /// is outside 1 through 65,536.
+    case pathLimitOutOfRange(Int)
+    /// An event, in the state whose active states are `state`, can go more than `limit` ways
+    /// (the answers of the guards it meets): usually an eventless loop whose guard reads the
+    /// context.
+    case tooManyPaths(state: [StateID], limit: Int)
+    /// The programs of a ``CompiledContextStatechart`` would pass
+    /// ``CompiledContextStatechart/programLimit`` words.
+    case programTooLarge
+    /// A state of the chart makes a done event of the chart's type
+    /// (``StatechartNode/doneEvent``): that event is made from the state at run time, so
+    /// which transitions take it cannot be compiled with the context left to run time.
+    case doneEventsMadeAtRunTime
 }
 
 extension StatechartCompileError: CustomStringConvertible {
@@ -53,6 +68,14 @@ extension StatechartCompileError: CustomStringConvertible {
             "the chart emits more than \(CompiledStatechartLimit.outputSequences) distinct output sequences or \(CompiledStatechartLimit.outputs) outputs in all"
         case let .malformedTables(problem):
             "the compiled chart's tables are malformed: \(problem)"
+        case let .pathLimitOutOfRange(limit):
+            "path limit \(limit) is outside 1...65536"
+        case let .tooManyPaths(state, limit):
+            "an event in state \(Self.describe(state)) can go more than \(limit) ways through the guards it meets (an eventless loop on the context?); raise pathLimit or run the chart uncompiled"
+        case .programTooLarge:
+            "the compiled chart's programs would pass \(CompiledContextCode.wordLimit) words; run the chart uncompiled"
+        case .doneEventsMadeAtRunTime:
+            "a state makes a done event of the chart's type, which is made from the state at run time: compile with `compiled(events:stateLimit:classifiedBy:)`, or run the chart uncompiled"
         }
     }
 
