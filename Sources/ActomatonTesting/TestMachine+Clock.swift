@@ -15,11 +15,11 @@ extension TestMachine {
     /// Moves the test clock forward until no effect sleeps on it any more.
     ///
     /// Fails if effects keep sleeping (a timer that is never stopped) after `timeout` of real
-    /// time; use ``advance(by:)`` for those. The default is generous (5 seconds): on a loaded
-    /// machine the effects may take a while to reach their sleeps, and only a test that fails
-    /// waits for all of it.
+    /// time; use ``advance(by:)`` for those. The default is generous (30 seconds): on a loaded
+    /// machine, with other tests holding the concurrency pool's threads, the effects may take
+    /// a while to reach their sleeps, and only a test that fails waits for all of it.
     public func run(
-        timeout: Duration = .seconds(5),
+        timeout: Duration = .seconds(30),
         fileID: StaticString = #fileID,
         filePath: StaticString = #filePath,
         line: UInt = #line,

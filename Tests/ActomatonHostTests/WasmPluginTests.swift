@@ -428,25 +428,28 @@ struct UserWasmPluginTests {
     /// `wasm/actomaton-wasm-plugin` on the fixture package's sources, as the README shows. Each
     /// glue folder gets a cache of its own: the tests run in parallel, and two builds of the
     /// module `Blinker` into one cache would overwrite each other's object file.
-    func build(_ glue: String) throws -> (status: Int32, output: String, path: String) {
+    func build(_ glue: String) async throws -> (status: Int32, output: String, path: String) {
         let directory = try temporaryDirectory()
         let output = "\(directory)/blinker.wasm"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "\(projectRoot)/wasm/actomaton-wasm-plugin")
-        let package = "\(projectRoot)/Tests/Fixtures/UserWasmPlugin"
-        process.arguments = ["--name", "Blinker", "--output", output, "--cache", "\(projectRoot)/.build/wasm/user-cache-\(glue)",
-                             "\(package)/Sources/Blinker", "\(package)/\(glue)"]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text, output)
+        // A build takes minutes on a loaded machine: waited for off the concurrency pool.
+        return try await offThePool {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "\(projectRoot)/wasm/actomaton-wasm-plugin")
+            let package = "\(projectRoot)/Tests/Fixtures/UserWasmPlugin"
+            process.arguments = ["--name", "Blinker", "--output", output, "--cache", "\(projectRoot)/.build/wasm/user-cache-\(glue)",
+                                 "\(package)/Sources/Blinker", "\(package)/\(glue)"]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardError = pipe
+            try process.run()
+            let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return (process.terminationStatus, text, output)
+        }
     }
 
     @Test func theScriptTurnsTheirReducerIntoAPlugin() async throws {
-        let built = try build("WasmPlugin")
+        let built = try await build("WasmPlugin")
         try #require(built.status == 0, "\(built.output)")
         let machine = try PluginMachine(plugin: Plugin.load(path: built.path))
         #expect(machine.plugin.manifest.actions.map(\.description) == ["start(interval_ms: uint32)", "toggle()", "stop()"])
@@ -456,23 +459,26 @@ struct UserWasmPluginTests {
         #expect(error?.reason.description == "'start 0' failed: interval_ms must be at least 1")
     }
 
-    @Test func aWrongRequestMappingIsRefusedAtLoad() throws {
-        let built = try build("Misnamed")
+    @Test func aWrongRequestMappingIsRefusedAtLoad() async throws {
+        let built = try await build("Misnamed")
         try #require(built.status == 0, "\(built.output)")
         let error = #expect(throws: PluginLoadError.self) { try Plugin.load(path: built.path) }
         #expect(error?.reason.description == "invalid manifest: the module returned no manifest: the vocabulary entry 'toggle' makes an action that requests(_:) maps to 'TOGGLE'")
     }
 
-    @Test func theScriptExplainsBadArguments() throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "\(projectRoot)/wasm/actomaton-wasm-plugin")
-        process.arguments = ["--name", "9lives", "--output", "x.wasm", "Sources"]
-        let pipe = Pipe()
-        process.standardError = pipe
-        try process.run()
-        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 1)
+    @Test func theScriptExplainsBadArguments() async throws {
+        let (status, text) = try await offThePool {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "\(projectRoot)/wasm/actomaton-wasm-plugin")
+            process.arguments = ["--name", "9lives", "--output", "x.wasm", "Sources"]
+            let pipe = Pipe()
+            process.standardError = pipe
+            try process.run()
+            let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return (process.terminationStatus, text)
+        }
+        #expect(status == 1)
         #expect(text == "actomaton-wasm-plugin: --name '9lives' is not a Swift module name (letters, digits and _, not a digit first)\n")
     }
 }
@@ -489,20 +495,23 @@ struct MakeWasmPluginTests {
         try FileManager.default.copyItem(atPath: "\(fixture)/Sources/Blinker", toPath: "\(user)/Sources/Blinker")
         try FileManager.default.copyItem(atPath: "\(fixture)/WasmPluginLibrary", toPath: "\(user)/Glue")
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["make", "-s", "-C", projectRoot, "wasm-plugin", "NAME=BlinkerGlue", "OUTPUT=out/blinker.wasm",
-                             "SOURCES=Glue", "LIBRARY=Blinker=Sources/Blinker"]
-        process.currentDirectoryURL = URL(fileURLWithPath: user)
-        // A shell sets PWD to the folder it runs make in; `make -C` leaves it so.
-        process.environment = ProcessInfo.processInfo.environment.merging(["PWD": user]) { $1 }
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "\(text)")
+        let (status, text) = try await offThePool {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["make", "-s", "-C", projectRoot, "wasm-plugin", "NAME=BlinkerGlue", "OUTPUT=out/blinker.wasm",
+                                 "SOURCES=Glue", "LIBRARY=Blinker=Sources/Blinker"]
+            process.currentDirectoryURL = URL(fileURLWithPath: user)
+            // A shell sets PWD to the folder it runs make in; `make -C` leaves it so.
+            process.environment = ProcessInfo.processInfo.environment.merging(["PWD": user]) { $1 }
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardError = pipe
+            try process.run()
+            let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return (process.terminationStatus, text)
+        }
+        try #require(status == 0, "\(text)")
 
         #expect(FileManager.default.fileExists(atPath: "\(user)/.build/actomaton-wasm/objects/kit.stamp"), "\(text)")
         #expect(FileManager.default.fileExists(atPath: "\(user)/.build/actomaton-wasm/modules/Blinker.swiftmodule"))

@@ -73,7 +73,7 @@ struct WorkerSandboxTests {
     }
 
     /// A worker that ends before it says hello is reported with its status.
-    @Test func aWorkerThatEndsAtOnceIsNamed() throws {
+    @Test func aWorkerThatEndsAtOnceIsNamed() async throws {
         var options = Self.options()
         options.executable = "/bin/false"
         let error = #expect(throws: PluginLoadError.self) { try Self.sandbox(options) }
@@ -95,12 +95,12 @@ struct WorkerSandboxTests {
 
     /// `actomaton-host run` with its input, output and error on pipes: the plugin reads none of
     /// the host's input and nothing it writes reaches the host's output or error.
-    @Test func aPluginNeitherReadsTheHostsInputNorWritesItsOutput() throws {
+    @Test func aPluginNeitherReadsTheHostsInputNorWritesItsOutput() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let script = directory + "/script.txt"
         try "stdio\n:state\n".write(toFile: script, atomically: true, encoding: .utf8)
-        let run = try host(["run", plugin("ActomatonHostTestFixtures"), "--entry-symbol", "fixture_sandbox_entry",
+        let run = try await host(["run", plugin("ActomatonHostTestFixtures"), "--entry-symbol", "fixture_sandbox_entry",
                             "--isolation", "process", "--script", script], input: "secret input for someone else\n")
         #expect(run.status == 0, "\(run.errors)")
         #expect(run.output.hasSuffix("sandbox: {\"value\":0}\n"), "the plugin read nothing: \(run.output)")
@@ -128,7 +128,7 @@ struct WorkerSandboxTests {
     // MARK: Process groups
 
     /// A worker that is stopped takes what it forked with it.
-    @Test func aForkedChildEndsWhenItsWorkerIsStopped() throws {
+    @Test func aForkedChildEndsWhenItsWorkerIsStopped() async throws {
         let (path, loadOptions) = fixture("fixture_sandbox_entry")
         var instance: IsolatedInstance? = try IsolatedInstance.start(path: path, loadOptions: loadOptions, options: Self.options(), log: { _ in })
         let child = try forkChild(in: try #require(instance))
@@ -155,12 +155,12 @@ struct WorkerSandboxTests {
     }
 
     /// A host that exits takes its workers' forks with it; nothing holds its output open.
-    @Test func aForkedChildEndsWithTheHost() throws {
+    @Test func aForkedChildEndsWithTheHost() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let script = directory + "/script.txt"
         try "fork_child\n:state\n".write(toFile: script, atomically: true, encoding: .utf8)
-        let run = try host(["run", plugin("ActomatonHostTestFixtures"), "--entry-symbol", "fixture_sandbox_entry",
+        let run = try await host(["run", plugin("ActomatonHostTestFixtures"), "--entry-symbol", "fixture_sandbox_entry",
                             "--isolation", "process", "--script", script], input: "")
         #expect(run.status == 0, "\(run.errors)")
         let line = try #require(run.output.split(separator: "\n").last)
@@ -202,14 +202,18 @@ struct WorkerSandboxTests {
         }
     }
 
-    private struct Outcome {
+    private struct Outcome: Sendable {
         var status: Int32
         var output: String
         var errors: String
     }
 
     /// Runs `actomaton-host arguments` with `input` on standard input, kept open until it exits.
-    private func host(_ arguments: [String], input: String) throws -> Outcome {
+    private func host(_ arguments: [String], input: String) async throws -> Outcome {
+        try await offThePool { try Self.runHost(arguments, input: input) }
+    }
+
+    private static func runHost(_ arguments: [String], input: String) throws -> Outcome {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "\(pluginDirectory)/actomaton-host")
         process.arguments = arguments

@@ -12,7 +12,11 @@ import Testing
         return directory
     }
 
-    func run(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
+    func run(_ arguments: [String]) async throws -> (status: Int32, output: String, errors: String) {
+        try await offThePool { try Self.runHost(arguments) }
+    }
+
+    static func runHost(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "\(pluginDirectory)/actomaton-host")
         process.arguments = arguments
@@ -69,86 +73,95 @@ import Testing
 
     /// SIGTERM while 8 clients send: each request is answered (and applied) or never applied.
     /// The restarted service's count is exactly the number of 200 answers.
-    @Test func sigtermWithRequestsInFlightAnswersOrNeverApplies() throws {
+    @Test func sigtermWithRequestsInFlightAnswersOrNeverApplies() async throws {
         let directory = try pluginsDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let state = directory + "/state.sqlite"
-        let (server, port) = try startServe(directory, ["--state", state])
-        let url = "http://127.0.0.1:\(port)/v1/machines/counter/total"
-        let clients = try (0..<8).map { _ in try curl(url, #"{"action": "add", "args": [1]}"#, count: 400) }
-        // Once the first client has 50 answers, the service is told to stop.
-        var first = ""
-        while first.count(where: { $0 == "\n" }) < 50 {
-            let chunk = clients[0].output.availableData
-            if chunk.isEmpty { break }
-            first += String(decoding: chunk, as: UTF8.self)
+        // The processes are read and waited for off the concurrency pool.
+        let (serverStatus, statuses) = try await offThePool {
+            let (server, port) = try startServe(directory, ["--state", state])
+            let url = "http://127.0.0.1:\(port)/v1/machines/counter/total"
+            let clients = try (0..<8).map { _ in try curl(url, #"{"action": "add", "args": [1]}"#, count: 400) }
+            // Once the first client has 50 answers, the service is told to stop.
+            var first = ""
+            while first.count(where: { $0 == "\n" }) < 50 {
+                let chunk = clients[0].output.availableData
+                if chunk.isEmpty { break }
+                first += String(decoding: chunk, as: UTF8.self)
+            }
+            server.terminate()
+            var statuses: [String: Int] = [:]
+            for (index, client) in clients.enumerated() {
+                let rest = String(decoding: client.output.readDataToEndOfFile(), as: UTF8.self)
+                client.process.waitUntilExit()
+                for status in ((index == 0 ? first : "") + rest).split(separator: "\n") { statuses[String(status), default: 0] += 1 }
+            }
+            server.waitUntilExit()
+            return (server.terminationStatus, statuses)
         }
-        server.terminate()
-        var statuses: [Substring: Int] = [:]
-        for (index, client) in clients.enumerated() {
-            let rest = String(decoding: client.output.readDataToEndOfFile(), as: UTF8.self)
-            client.process.waitUntilExit()
-            for status in ((index == 0 ? first : "") + rest).split(separator: "\n") { statuses[status, default: 0] += 1 }
-        }
-        server.waitUntilExit()
-        #expect(server.terminationStatus == 0)
+        #expect(serverStatus == 0)
         #expect(statuses.values.reduce(0, +) == 8 * 400)
         #expect(Set(statuses.keys).isSubset(of: ["200", "503", "000"]), "\(statuses)")
         let answered = statuses["200", default: 0]
         #expect(answered >= 50, "\(statuses)")
 
-        let (restarted, newPort) = try startServe(directory, ["--state", state])
-        defer { restarted.terminate(); restarted.waitUntilExit() }
-        let get = Process()
-        get.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        get.arguments = ["-s", "http://127.0.0.1:\(newPort)/v1/machines/counter/total"]
-        let output = Pipe()
-        get.standardOutput = output
-        try get.run()
-        let status = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        get.waitUntilExit()
+        let status = try await offThePool {
+            let (restarted, newPort) = try startServe(directory, ["--state", state])
+            defer { restarted.terminate(); restarted.waitUntilExit() }
+            let get = Process()
+            get.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+            get.arguments = ["-s", "http://127.0.0.1:\(newPort)/v1/machines/counter/total"]
+            let output = Pipe()
+            get.standardOutput = output
+            try get.run()
+            let status = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            get.waitUntilExit()
+            return status
+        }
         #expect(status.contains(#""seq":\#(answered),"state":{"count":\#(answered)}"#), "answered \(answered): \(status)")
     }
 
-    @Test func anAddressOthersCanReachNeedsTokens() throws {
+    @Test func anAddressOthersCanReachNeedsTokens() async throws {
         let directory = try pluginsDirectory()
-        let result = try run(["serve", "--plugins", directory, "--listen", "0.0.0.0:0"])
+        let result = try await run(["serve", "--plugins", directory, "--listen", "0.0.0.0:0"])
         #expect(result.status == 1)
         #expect(result.errors == "error: refusing to listen on 0.0.0.0:0 without --tokens: anyone who can reach it could send actions to "
             + "every instance; pass --tokens FILE, or listen on a loopback address such as 127.0.0.1\n")
         let tokens = directory + "/tokens"
         try "token-0123456789abcdef send:counter\n".write(toFile: tokens, atomically: false, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: tokens)
-        let readable = try run(["serve", "--plugins", directory, "--listen", "0.0.0.0:0", "--tokens", tokens])
+        let readable = try await run(["serve", "--plugins", directory, "--listen", "0.0.0.0:0", "--tokens", tokens])
         #expect(readable.status == 1)
         #expect(readable.errors == "error: \(tokens): group or other users can read or write the tokens file (mode 640); run `chmod 600` on it\n")
     }
 
-    @Test func sigtermStopsTheServiceWithStatus0() throws {
+    @Test func sigtermStopsTheServiceWithStatus0() async throws {
         let directory = try pluginsDirectory()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "\(pluginDirectory)/actomaton-host")
-        process.arguments = ["serve", "--plugins", directory, "--listen", "127.0.0.1:0", "--isolation", "none"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        // Reads lines until the service listens (a generous deadline only as a safety net: the
-        // read blocks until the line comes).
-        var text = ""
-        let reader = output.fileHandleForReading
-        while !text.contains("listening on 127.0.0.1:") {
-            let chunk = reader.availableData
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
+        let (text, exited, status, rest) = try await offThePool {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "\(pluginDirectory)/actomaton-host")
+            process.arguments = ["serve", "--plugins", directory, "--listen", "127.0.0.1:0", "--isolation", "none"]
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            // Reads lines until the service listens (the read blocks until the line comes).
+            var text = ""
+            let reader = output.fileHandleForReading
+            while !text.contains("listening on 127.0.0.1:") {
+                let chunk = reader.availableData
+                if chunk.isEmpty { break }
+                text += String(decoding: chunk, as: UTF8.self)
+            }
+            process.terminate() // SIGTERM
+            let rest = reader.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (text, process.terminationReason == .exit, process.terminationStatus, String(decoding: rest, as: UTF8.self))
         }
         #expect(text.contains("loaded plugin counter from \(directory)/counter.so"))
         #expect(text.contains("listening on 127.0.0.1:"))
-        process.terminate() // SIGTERM
-        let rest = reader.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationReason == .exit)
-        #expect(process.terminationStatus == 0)
-        #expect(String(decoding: rest, as: UTF8.self).hasSuffix("stopped\n"))
+        #expect(exited)
+        #expect(status == 0)
+        #expect(rest.hasSuffix("stopped\n"))
     }
 }

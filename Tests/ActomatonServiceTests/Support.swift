@@ -70,6 +70,25 @@ func eventually(within seconds: Int = 10, _ condition: () async -> Bool) async -
     return await condition()
 }
 
+/// Runs `body`, which blocks (a child process, its pipes), on a thread of its own, and waits for
+/// it without holding a thread of the concurrency pool. The pool has one thread per core, and
+/// tests run in parallel on it: a test blocking a pool thread (a `.wasm` build took minutes on
+/// a loaded machine) stalled every other test's tasks, and tests with a real-time deadline
+/// failed. At most one body per core runs at a time (``blockingWorkSlots``), as when they held
+/// pool threads: dozens of child processes at once made each one too slow.
+func offThePool<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread {
+            blockingWorkSlots.wait()
+            defer { blockingWorkSlots.signal() }
+            continuation.resume(with: Result(catching: body))
+        }.start()
+    }
+}
+
+/// The slots of ``offThePool(_:)``: one per core.
+let blockingWorkSlots = DispatchSemaphore(value: ProcessInfo.processInfo.activeProcessorCount)
+
 /// A fresh temporary directory, mode 0700.
 func temporaryDirectory() throws -> String {
     let url = FileManager.default.temporaryDirectory.appendingPathComponent("actomaton-service-tests-\(UUID().uuidString)")
