@@ -69,18 +69,7 @@ struct IsolationTests {
         #expect(try await counter.describe() == #"{"count":5}"#)
         #expect(await counter.workerProcessID != nil)
 
-        let executable = options.executable
-        let (status, text) = try await offThePool {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = ["worker", "--bogus", "1"]
-            let errors = Pipe()
-            process.standardError = errors
-            try process.run()
-            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            return (process.terminationStatus, text)
-        }
+        let (status, text) = try await runChild(options.executable, ["worker", "--bogus", "1"])
         #expect(status == 2)
         #expect(text == "actomaton-worker: unexpected argument '--bogus' (a plugin worker, started by actomaton-host; not for users)\n")
     }

@@ -40,6 +40,27 @@ func offThePool<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value)
     }
 }
 
+/// Runs `executable` with `arguments` (in `directory`, with `environment`, when given) off the
+/// concurrency pool; returns its exit status and what it wrote to standard output and error.
+func runChild(
+    _ executable: String, _ arguments: [String], in directory: String? = nil, environment: [String: String]? = nil
+) async throws -> (status: Int32, output: String) {
+    try await offThePool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
+        if let environment { process.environment = environment }
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, text)
+    }
+}
+
 /// The slots of ``offThePool(_:)``: one per core.
 let blockingWorkSlots = DispatchSemaphore(value: ProcessInfo.processInfo.activeProcessorCount)
 

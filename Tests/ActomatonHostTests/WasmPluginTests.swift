@@ -431,21 +431,13 @@ struct UserWasmPluginTests {
     func build(_ glue: String) async throws -> (status: Int32, output: String, path: String) {
         let directory = try temporaryDirectory()
         let output = "\(directory)/blinker.wasm"
+        let package = "\(projectRoot)/Tests/Fixtures/UserWasmPlugin"
         // A build takes minutes on a loaded machine: waited for off the concurrency pool.
-        return try await offThePool {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "\(projectRoot)/wasm/actomaton-wasm-plugin")
-            let package = "\(projectRoot)/Tests/Fixtures/UserWasmPlugin"
-            process.arguments = ["--name", "Blinker", "--output", output, "--cache", "\(projectRoot)/.build/wasm/user-cache-\(glue)",
-                                 "\(package)/Sources/Blinker", "\(package)/\(glue)"]
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = pipe
-            try process.run()
-            let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            return (process.terminationStatus, text, output)
-        }
+        let (status, text) = try await runChild("\(projectRoot)/wasm/actomaton-wasm-plugin", [
+            "--name", "Blinker", "--output", output, "--cache", "\(projectRoot)/.build/wasm/user-cache-\(glue)",
+            "\(package)/Sources/Blinker", "\(package)/\(glue)",
+        ])
+        return (status, text, output)
     }
 
     @Test func theScriptTurnsTheirReducerIntoAPlugin() async throws {
@@ -467,17 +459,8 @@ struct UserWasmPluginTests {
     }
 
     @Test func theScriptExplainsBadArguments() async throws {
-        let (status, text) = try await offThePool {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "\(projectRoot)/wasm/actomaton-wasm-plugin")
-            process.arguments = ["--name", "9lives", "--output", "x.wasm", "Sources"]
-            let pipe = Pipe()
-            process.standardError = pipe
-            try process.run()
-            let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            return (process.terminationStatus, text)
-        }
+        let (status, text) = try await runChild(
+            "\(projectRoot)/wasm/actomaton-wasm-plugin", ["--name", "9lives", "--output", "x.wasm", "Sources"])
         #expect(status == 1)
         #expect(text == "actomaton-wasm-plugin: --name '9lives' is not a Swift module name (letters, digits and _, not a digit first)\n")
     }
@@ -495,22 +478,11 @@ struct MakeWasmPluginTests {
         try FileManager.default.copyItem(atPath: "\(fixture)/Sources/Blinker", toPath: "\(user)/Sources/Blinker")
         try FileManager.default.copyItem(atPath: "\(fixture)/WasmPluginLibrary", toPath: "\(user)/Glue")
 
-        let (status, text) = try await offThePool {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["make", "-s", "-C", projectRoot, "wasm-plugin", "NAME=BlinkerGlue", "OUTPUT=out/blinker.wasm",
-                                 "SOURCES=Glue", "LIBRARY=Blinker=Sources/Blinker"]
-            process.currentDirectoryURL = URL(fileURLWithPath: user)
-            // A shell sets PWD to the folder it runs make in; `make -C` leaves it so.
-            process.environment = ProcessInfo.processInfo.environment.merging(["PWD": user]) { $1 }
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = pipe
-            try process.run()
-            let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            return (process.terminationStatus, text)
-        }
+        // A shell sets PWD to the folder it runs make in; `make -C` leaves it so.
+        let (status, text) = try await runChild(
+            "/usr/bin/env", ["make", "-s", "-C", projectRoot, "wasm-plugin", "NAME=BlinkerGlue", "OUTPUT=out/blinker.wasm",
+                             "SOURCES=Glue", "LIBRARY=Blinker=Sources/Blinker"],
+            in: user, environment: ProcessInfo.processInfo.environment.merging(["PWD": user]) { $1 })
         try #require(status == 0, "\(text)")
 
         #expect(FileManager.default.fileExists(atPath: "\(user)/.build/actomaton-wasm/objects/kit.stamp"), "\(text)")

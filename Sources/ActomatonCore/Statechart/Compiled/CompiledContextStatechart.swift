@@ -122,7 +122,7 @@ public struct CompiledContextStatechart<StateID: StatechartStateID, Event: Senda
         }
         state.row.row = CompiledStatechartEntry.next(entry)
         let sequence = CompiledStatechartEntry.sequence(entry)
-        if sequence != 0 { emit(sequence: sequence, into: &outputs) }
+        if sequence != 0 { tables.emit(sequence: sequence, into: &outputs) }
         return CompiledStatechartEntry.status(entry) ?? .rejected
     }
 
@@ -159,7 +159,7 @@ public struct CompiledContextStatechart<StateID: StatechartStateID, Event: Senda
                 program.assigns[operand].update(&state.context, program.event(Int(words[position &+ 1]), sent: event))
                 position &+= 2
             case Program.emit:
-                emit(sequence: operand, into: &outputs)
+                tables.emit(sequence: operand, into: &outputs)
                 position &+= 1
             case Program.compute:
                 let probe = StatechartState<StateID>(active: program.active(Int(words[position &+ 1])), context: state.context)
@@ -173,22 +173,10 @@ public struct CompiledContextStatechart<StateID: StatechartStateID, Event: Senda
         return .rejected
     }
 
-    @inlinable
-    func emit<Sink: OutputSink>(sequence: Int, into outputs: inout Sink) where Sink.Output == Output {
-        var position = Int(tables.sequenceStarts[sequence])
-        let end = Int(tables.sequenceStarts[sequence &+ 1])
-        while position < end {
-            outputs.receive(tables.outputs[position])
-            position &+= 1
-        }
-    }
-
     /// The active states of `state`'s row (empty for a row not of this table).
     @inlinable
     public func configuration(of state: CompiledContextStatechartState<StateID>) -> StatechartStateSet {
-        let word = state.row.index &* 2
-        guard state.row.index >= 0, word &+ 1 < tables.configurations.count else { return StatechartStateSet() }
-        return StatechartStateSet(words: (tables.configurations[word], tables.configurations[word &+ 1]))
+        tables.configuration(ofRow: state.row.index)
     }
 
     /// Whether `id` is active in `state` (`false` for a raw value outside `0..<128`).

@@ -167,12 +167,7 @@ public struct CompiledStatechart<StateID: StatechartStateID, Event: Sendable, Ou
     /// Gives the outputs of sequence `sequence` to `outputs`, in order.
     @inlinable
     func emit<Sink: OutputSink>(sequence: Int, into outputs: inout Sink) where Sink.Output == Output {
-        var position = Int(tables.sequenceStarts[sequence])
-        let end = Int(tables.sequenceStarts[sequence &+ 1])
-        while position < end {
-            outputs.receive(tables.outputs[position])
-            position &+= 1
-        }
+        tables.emit(sequence: sequence, into: &outputs)
     }
 
     /// Sends `event` and returns its status and outputs.
@@ -187,9 +182,7 @@ public struct CompiledStatechart<StateID: StatechartStateID, Event: Sendable, Ou
     /// The active states of `state` (empty for an index that is not a row of this table).
     @inlinable
     public func configuration(of state: CompiledStatechartState) -> StatechartStateSet {
-        let word = state.index &* 2
-        guard state.index >= 0, word &+ 1 < tables.configurations.count else { return StatechartStateSet() }
-        return StatechartStateSet(words: (tables.configurations[word], tables.configurations[word &+ 1]))
+        tables.configuration(ofRow: state.index)
     }
 
     /// Whether `id` is active in `state` (`false` for a raw value outside `0..<128`).

@@ -62,6 +62,27 @@ public struct CompiledStatechartTables<Output> {
 
 extension CompiledStatechartTables: Sendable where Output: Sendable {}
 
+extension CompiledStatechartTables {
+    /// Gives the outputs of sequence `sequence` to `outputs`, in order.
+    @inlinable
+    func emit<Sink: OutputSink>(sequence: Int, into outputs: inout Sink) where Sink.Output == Output {
+        var position = Int(sequenceStarts[sequence])
+        let end = Int(sequenceStarts[sequence &+ 1])
+        while position < end {
+            outputs.receive(self.outputs[position])
+            position &+= 1
+        }
+    }
+
+    /// The active states of row `row` (empty for an index that is not a row).
+    @inlinable
+    func configuration(ofRow row: Int) -> StatechartStateSet {
+        let word = row &* 2
+        guard row >= 0, word &+ 1 < configurations.count else { return StatechartStateSet() }
+        return StatechartStateSet(words: (configurations[word], configurations[word &+ 1]))
+    }
+}
+
 /// The layout of an entry of ``CompiledStatechartTables/entries``: bits 0–15 the next state,
 /// 16–27 the output sequence, 28–31 the ``StatechartStatus`` raw value.
 @usableFromInline

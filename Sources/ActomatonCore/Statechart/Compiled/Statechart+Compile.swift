@@ -24,21 +24,7 @@ extension Statechart where Output: Equatable {
     ) throws(StatechartCompileError<StateID>) -> CompiledStatechart<StateID, Event, Output> {
         typealias Compiled = CompiledStatechart<StateID, Event, Output>
         guard stateLimit >= 1, stateLimit <= Compiled.stateCapacity else { throw .stateLimitOutOfRange(stateLimit) }
-        guard !events.isEmpty else { throw .noEvents }
-        var classOf: [Int] = []
-        classOf.reserveCapacity(events.count)
-        for (index, event) in events.enumerated() {
-            let eventClass = classify(event)
-            guard eventClass >= 0 else { throw .negativeClass(event: index, eventClass: eventClass) }
-            guard eventClass < Compiled.classLimit else { throw .tooManyClasses(eventClass: eventClass) }
-            classOf.append(eventClass)
-        }
-        let classCount = classOf.reduce(0, Swift.max) + 1
-        var representative = Array(repeating: -1, count: classCount)
-        for (index, eventClass) in classOf.enumerated() where representative[eventClass] < 0 {
-            representative[eventClass] = index
-        }
-        if let missing = representative.firstIndex(of: -1) { throw .classWithoutEvent(eventClass: missing) }
+        let (classOf, classCount, representative) = try Self.eventClasses(of: events, classifiedBy: classify)
 
         func run(_ event: Event, from state: StatechartState<StateID>) -> (StatechartStatus, [Output], StatechartState<StateID>) {
             var next = state
@@ -125,34 +111,66 @@ extension Statechart where Output: Equatable {
     /// split until each block's states go to the same blocks on every class. Blocks are numbered
     /// in the order of their first state, so the initial state's is 0.
     static func equivalenceClasses(states: [StatechartState<StateID>], classCount: Int, next: [Int], codes: [UInt32]) -> [Int] {
-        func number<Key: Hashable>(_ key: (Int) -> Key) -> (blocks: [Int], count: Int) {
-            var numbers: [Key: Int] = [:]
-            var blocks: [Int] = []
-            blocks.reserveCapacity(states.count)
-            for state in states.indices {
-                let stateKey = key(state)
-                if let known = numbers[stateKey] {
-                    blocks.append(known)
-                } else {
-                    numbers[stateKey] = numbers.count
-                    blocks.append(numbers.count - 1)
-                }
+        refinedPartition(
+            count: states.count,
+            apart: { state in
+                let words = states[state].active.words
+                return [words.0, words.1] + codes[state * classCount..<(state + 1) * classCount].map { UInt64($0) }
+            },
+            successors: { state, block in next[state * classCount..<(state + 1) * classCount].map { block[$0] } })
+    }
+
+    /// The classes of `events`, checked: each event's class, how many classes there are, and
+    /// the first event of each class, which stands for it.
+    static func eventClasses(
+        of events: [Event], classifiedBy classify: (Event) -> Int
+    ) throws(StatechartCompileError<StateID>) -> (classOf: [Int], count: Int, representative: [Int]) {
+        guard !events.isEmpty else { throw .noEvents }
+        var classOf: [Int] = []
+        classOf.reserveCapacity(events.count)
+        for (index, event) in events.enumerated() {
+            let eventClass = classify(event)
+            guard eventClass >= 0 else { throw .negativeClass(event: index, eventClass: eventClass) }
+            guard eventClass < CompiledStatechartLimit.classes else { throw .tooManyClasses(eventClass: eventClass) }
+            classOf.append(eventClass)
+        }
+        let classCount = classOf.reduce(0, Swift.max) + 1
+        var representative = Array(repeating: -1, count: classCount)
+        for (index, eventClass) in classOf.enumerated() where representative[eventClass] < 0 {
+            representative[eventClass] = index
+        }
+        if let missing = representative.firstIndex(of: -1) { throw .classWithoutEvent(eventClass: missing) }
+        return (classOf, classCount, representative)
+    }
+}
+
+/// Moore's partition refinement over states `0..<count`: each state's block, numbered in the
+/// order of their first state. States start apart when `apart` gives them different keys, and
+/// split until each block's states have, by `successors` (given the current blocks), the same
+/// blocks after them.
+func refinedPartition<Key: Hashable>(count: Int, apart: (Int) -> Key, successors: (Int, [Int]) -> [Int]) -> [Int] {
+    func number<Numbered: Hashable>(_ key: (Int) -> Numbered) -> (blocks: [Int], count: Int) {
+        var numbers: [Numbered: Int] = [:]
+        var blocks: [Int] = []
+        blocks.reserveCapacity(count)
+        for state in 0..<count {
+            let stateKey = key(state)
+            if let known = numbers[stateKey] {
+                blocks.append(known)
+            } else {
+                numbers[stateKey] = numbers.count
+                blocks.append(numbers.count - 1)
             }
-            return (blocks, numbers.count)
         }
-        var (block, count) = number { state in
-            let words = states[state].active.words
-            return [words.0, words.1] + codes[state * classCount..<(state + 1) * classCount].map { UInt64($0) }
-        }
-        while true {
-            let current = block
-            let (refined, refinedCount) = number { state in
-                [current[state]] + next[state * classCount..<(state + 1) * classCount].map { current[$0] }
-            }
-            block = refined
-            if refinedCount == count { return block }
-            count = refinedCount
-        }
+        return (blocks, numbers.count)
+    }
+    var (block, blockCount) = number(apart)
+    while true {
+        let current = block
+        let (refined, refinedCount) = number { state in [current[state]] + successors(state, current) }
+        block = refined
+        if refinedCount == blockCount { return block }
+        blockCount = refinedCount
     }
 }
 

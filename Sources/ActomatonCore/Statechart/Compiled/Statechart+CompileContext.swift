@@ -30,20 +30,7 @@ extension Statechart where Output: Equatable, Event: Equatable {
         guard stateLimit >= 1, stateLimit <= Compiled.stateCapacity else { throw .stateLimitOutOfRange(stateLimit) }
         guard pathLimit >= 1, pathLimit <= 65_536 else { throw .pathLimitOutOfRange(pathLimit) }
         guard !hasDoneEvents else { throw .doneEventsMadeAtRunTime }
-        guard !events.isEmpty else { throw .noEvents }
-        var classOf: [Int] = []
-        for (index, event) in events.enumerated() {
-            let eventClass = classify(event)
-            guard eventClass >= 0 else { throw .negativeClass(event: index, eventClass: eventClass) }
-            guard eventClass < Compiled.classLimit else { throw .tooManyClasses(eventClass: eventClass) }
-            classOf.append(eventClass)
-        }
-        let classCount = classOf.reduce(0, Swift.max) + 1
-        var representative = Array(repeating: -1, count: classCount)
-        for (index, eventClass) in classOf.enumerated() where representative[eventClass] < 0 {
-            representative[eventClass] = index
-        }
-        if let missing = representative.firstIndex(of: -1) { throw .classWithoutEvent(eventClass: missing) }
+        let (classOf, classCount, representative) = try Self.eventClasses(of: events, classifiedBy: classify)
 
         // A context of no size has one value, so no guard can depend on it (a chart without a
         // context, whose context is `StatechartNoContext`): its guards are answered here.
@@ -211,46 +198,27 @@ extension Statechart where Output: Equatable, Event: Equatable {
     /// start apart when their configurations or their slots' programs, next rows aside, differ,
     /// and split until each block's rows end in the same blocks on every way of every slot.
     static func equivalentRows(_ rows: [ContextRowKey], classCount: Int, codes: [[UInt32]]) -> [Int] {
-        func number<Key: Hashable>(_ key: (Int) -> Key) -> (blocks: [Int], count: Int) {
-            var numbers: [Key: Int] = [:]
-            var blocks: [Int] = []
-            blocks.reserveCapacity(rows.count)
-            for row in rows.indices {
-                let rowKey = key(row)
-                if let known = numbers[rowKey] {
-                    blocks.append(known)
-                } else {
-                    numbers[rowKey] = numbers.count
-                    blocks.append(numbers.count - 1)
-                }
-            }
-            return (blocks, numbers.count)
-        }
         let ends = codes.map { CompiledContextCode.ends(in: $0) }
-        var (block, count) = number { row in
-            let words = rows[row].active.words
-            var key: [UInt32] = [UInt32(truncatingIfNeeded: words.0), UInt32(truncatingIfNeeded: words.0 >> 32),
-                                 UInt32(truncatingIfNeeded: words.1), UInt32(truncatingIfNeeded: words.1 >> 32)]
-            for slot in row * classCount..<(row + 1) * classCount {
-                var template = codes[slot]
-                for end in ends[slot] { template[end] &= ~0xFFFF }
-                key.append(UInt32(template.count))
-                key += template
-            }
-            return key
-        }
-        while true {
-            let current = block
-            let (refined, refinedCount) = number { row in
-                var key = [current[row]]
+        return refinedPartition(
+            count: rows.count,
+            apart: { row in
+                let words = rows[row].active.words
+                var key: [UInt32] = [UInt32(truncatingIfNeeded: words.0), UInt32(truncatingIfNeeded: words.0 >> 32),
+                                     UInt32(truncatingIfNeeded: words.1), UInt32(truncatingIfNeeded: words.1 >> 32)]
                 for slot in row * classCount..<(row + 1) * classCount {
-                    for end in ends[slot] { key.append(current[Int(codes[slot][end] & 0xFFFF)]) }
+                    var template = codes[slot]
+                    for end in ends[slot] { template[end] &= ~0xFFFF }
+                    key.append(UInt32(template.count))
+                    key += template
                 }
                 return key
-            }
-            block = refined
-            if refinedCount == count { return block }
-            count = refinedCount
-        }
+            },
+            successors: { row, block in
+                var next: [Int] = []
+                for slot in row * classCount..<(row + 1) * classCount {
+                    for end in ends[slot] { next.append(block[Int(codes[slot][end] & 0xFFFF)]) }
+                }
+                return next
+            })
     }
 }
