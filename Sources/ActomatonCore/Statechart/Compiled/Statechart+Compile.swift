@@ -93,16 +93,9 @@ extension Statechart where Output: Equatable {
             configurations.append(words.0)
             configurations.append(words.1)
         }
-        let tables = CompiledStatechartTables<Output>(
-            classCount: classCount,
-            initialState: 0,
-            initialOutputs: initialSequence,
-            entries: entries,
-            sequenceStarts: sequences.starts,
-            outputs: sequences.outputs,
-            configurations: configurations,
-            leaves: inDocumentOrder(atomicStates).map { UInt8($0) }
-        )
+        let tables = compiledTables(
+            classCount: classCount, initialOutputs: initialSequence, entries: entries, sequences: sequences,
+            configurations: configurations)
         return try Compiled(tables: tables, classifiedBy: classify)
     }
 
@@ -118,6 +111,16 @@ extension Statechart where Output: Equatable {
                 return [words.0, words.1] + codes[state * classCount..<(state + 1) * classCount].map { UInt64($0) }
             },
             successors: { state, block in next[state * classCount..<(state + 1) * classCount].map { block[$0] } })
+    }
+
+    /// The tables of a compiled chart from what compiling found: the initial state is row 0.
+    func compiledTables(
+        classCount: Int, initialOutputs: Int, entries: [UInt32], sequences: OutputSequences<Output>, configurations: [UInt64]
+    ) -> CompiledStatechartTables<Output> {
+        CompiledStatechartTables(
+            classCount: classCount, initialState: 0, initialOutputs: initialOutputs, entries: entries,
+            sequenceStarts: sequences.starts, outputs: sequences.outputs, configurations: configurations,
+            leaves: inDocumentOrder(atomicStates).map { UInt8($0) })
     }
 
     /// The classes of `events`, checked: each event's class, how many classes there are, and

@@ -177,16 +177,9 @@ extension Statechart where Output: Equatable, Event: Equatable {
             let words = row.active.words
             configurations += [words.0, words.1]
         }
-        let tables = CompiledStatechartTables<Output>(
-            classCount: classCount,
-            initialState: 0,
-            initialOutputs: initialSequence,
-            entries: entries,
-            sequenceStarts: sequences.starts,
-            outputs: sequences.outputs,
-            configurations: configurations,
-            leaves: inDocumentOrder(atomicStates).map { UInt8($0) }
-        )
+        let tables = compiledTables(
+            classCount: classCount, initialOutputs: initialSequence, entries: entries, sequences: sequences,
+            configurations: configurations)
         return CompiledContextStatechart(
             tables: tables, program: program, classify: classify,
             initialState: CompiledContextStatechartState(row: CompiledStatechartState(index: 0), context: initialState.context),
