@@ -137,7 +137,7 @@ public enum Platformer {
                     .atomic(.aiming, transitions: [
                         .on(.fire, to: .firing, when: { !$0.isIn(.stunned) && $0.context.ammo > 0 },
                             actions: [.assign { $0.ammo -= 1 }]),
-                        .on(.fire, when: { !$0.isIn(.stunned) }, outputs: [.click]),
+                        .on(.fire, when: { !$0.isIn(.stunned) }, outputs: [.click]).guardReadsConfigurationOnly(),
                         .on(.reload, when: { $0.context.ammo < magazineSize }, outputs: [.reloadSound],
                             actions: [.assign { $0.ammo = magazineSize }]),
                         .on(.holster, to: .holstered, outputs: [.holsterSound]),

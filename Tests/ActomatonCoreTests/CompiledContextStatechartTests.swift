@@ -176,6 +176,34 @@ struct CompiledContextStatechartTests {
         #expect(around.send(.fire, to: &aroundState).outputs == ["bye", "in", "empty"])
     }
 
+    @Test func aGuardMarkedAsReadingOnlyTheConfigurationIsAnsweredWhileCompiling() throws {
+        func chart(marked: Bool) throws -> Statechart<Revolver, Hammer, String> {
+            let click = StatechartTransition<Revolver, Hammer, String>.on(.fire, when: { !$0.isIn(.jammed) }, outputs: ["click"])
+            return try Statechart(context: Cylinder(), states: [
+                .parallel(.loaded, children: [
+                    .compound(.ready, children: [
+                        .atomic(.empty, transitions: [marked ? click.guardReadsConfigurationOnly() : click]),
+                    ]),
+                    .compound(.unloading, children: [
+                        .atomic(.jammed, transitions: [.on(.clear, to: .unloading)]),
+                    ]),
+                ]),
+            ])
+        }
+        // Unmarked, the guard matters and is tested at run time; marked, each row knows its answer.
+        let unmarked = try chart(marked: false).compiledEvaluatingContext(events: [.fire, .clear]) { $0 == .fire ? 0 : 1 }
+        let marked = try chart(marked: true).compiledEvaluatingContext(events: [.fire, .clear]) { $0 == .fire ? 0 : 1 }
+        #expect(unmarked.programSlotCount > 0)
+        #expect(marked.programSlotCount == 0)
+        let interpreted = try chart(marked: true)
+        var state = interpreted.initialState
+        var markedState = marked.initialState
+        for event in [Hammer.fire, .clear, .fire, .clear] {
+            #expect(marked.send(event, to: &markedState) == interpreted.send(event, to: &state))
+            #expect(marked.configuration(of: markedState) == state.active)
+        }
+    }
+
     @Test func raisedEventsAreWhatTheirActionsSee() throws {
         let chart = try revolver()
         let compiled = try chart.compiledEvaluatingContext(events: hammers, classifiedBy: hammerClass)

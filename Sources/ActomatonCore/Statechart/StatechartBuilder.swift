@@ -312,7 +312,7 @@ struct StatechartBuilder<StateID: StatechartStateID, Event: Sendable, Output> {
         var condition = -1
         if let userCondition = transition.condition {
             condition = conditions.count
-            conditions.append(.init(holds: userCondition))
+            conditions.append(.init(holds: userCondition, readsContext: transition.conditionReadsContext))
         }
         let isInternal = transition.kind == .internal
         var domain = -2

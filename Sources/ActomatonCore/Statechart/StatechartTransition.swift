@@ -49,6 +49,9 @@ public struct StatechartTransition<StateID: StatechartStateID, Event: Sendable, 
     public var kind: StatechartTransitionKind
     /// A condition on the state before the transition, or `nil` for none.
     public var condition: (@Sendable (StatechartState<StateID>) -> Bool)?
+    /// Whether ``condition`` may read the context: `true` unless
+    /// ``guardReadsConfigurationOnly()`` said otherwise.
+    public var conditionReadsContext = true
     /// What the transition emits, after the exit actions and before the entry actions.
     public var outputs: [Output]
     /// The internal events the transition raises (SCXML's `<raise>`), in order: they are queued
@@ -204,10 +207,32 @@ extension StatechartTransition {
     @usableFromInline
     struct Condition: Sendable {
         @usableFromInline let holds: @Sendable (StatechartState<StateID>) -> Bool
+        /// `false` when the transition says its guard reads only the configuration
+        /// (``StatechartTransition/guardReadsConfigurationOnly()``).
+        let readsContext: Bool
 
         @usableFromInline
-        init(holds: @escaping @Sendable (StatechartState<StateID>) -> Bool) {
+        init(holds: @escaping @Sendable (StatechartState<StateID>) -> Bool, readsContext: Bool = true) {
             self.holds = holds
+            self.readsContext = readsContext
         }
+    }
+
+    /// The transition, saying that its guard reads only the configuration (`isIn(_:)`), never
+    /// the context: a chart compiled with its context at run time
+    /// (``Statechart/compiledEvaluatingContext(events:stateLimit:pathLimit:classifiedBy:)``)
+    /// then answers it while compiling, and no event tests it at run time.
+    ///
+    /// ```swift
+    /// .on(.fire, when: { !$0.isIn(.stunned) }, outputs: [.click]).guardReadsConfigurationOnly()
+    /// ```
+    ///
+    /// The compiler cannot check the claim: a guard so marked that reads the context is asked
+    /// with the context the chart started with. The interpreted chart and
+    /// ``Statechart/compiled(events:stateLimit:classifiedBy:)`` ignore the mark.
+    public func guardReadsConfigurationOnly() -> Self {
+        var transition = self
+        transition.conditionReadsContext = false
+        return transition
     }
 }

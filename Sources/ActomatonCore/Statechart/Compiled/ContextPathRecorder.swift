@@ -93,7 +93,7 @@ final class ContextPathRecorder<StateID: StatechartStateID, Event: Sendable & Eq
     }
 
     func test(_ key: Int, _ condition: StatechartTransition<StateID, Event, Output>.Condition, _ state: StatechartState<StateID>) -> Bool {
-        if evaluatesGuards { return condition.holds(state) }
+        if evaluatesGuards || !condition.readsContext { return condition.holds(state) }
         let number: Int
         if let known = guardNumbers[key] {
             number = known
