@@ -177,31 +177,36 @@ struct CompiledContextStatechartTests {
     }
 
     @Test func aGuardMarkedAsReadingOnlyTheConfigurationIsAnsweredWhileCompiling() throws {
-        func chart(marked: Bool) throws -> Statechart<Revolver, Hammer, String> {
-            let click = StatechartTransition<Revolver, Hammer, String>.on(.fire, when: { !$0.isIn(.jammed) }, outputs: ["click"])
-            return try Statechart(context: Cylinder(), states: [
-                .parallel(.loaded, children: [
-                    .compound(.ready, children: [
-                        .atomic(.empty, transitions: [marked ? click.guardReadsConfigurationOnly() : click]),
-                    ]),
-                    .compound(.unloading, children: [
-                        .atomic(.jammed, transitions: [.on(.clear, to: .unloading)]),
+        // `e0` clicks in x1 only while the other region is in z1; `e1` moves that region.
+        func chart(marked: Bool) throws -> Statechart<Shape, Pulse, String> {
+            let click = StatechartTransition<Shape, Pulse, String>.on(.e0, when: { $0.isIn(.z1) }, outputs: ["click"])
+            return try Statechart(context: Pair(), states: [
+                .parallel(.p, children: [
+                    .compound(.r1, children: [.atomic(.x1, transitions: [marked ? click.guardReadsConfigurationOnly() : click])]),
+                    .compound(.r2, children: [
+                        .atomic(.z1, transitions: [.on(.e1, to: .z2)]),
+                        .atomic(.z2, transitions: [.on(.e1, to: .z1)]),
                     ]),
                 ]),
             ])
         }
-        // Unmarked, the guard matters and is tested at run time; marked, each row knows its answer.
-        let unmarked = try chart(marked: false).compiledEvaluatingContext(events: [.fire, .clear]) { $0 == .fire ? 0 : 1 }
-        let marked = try chart(marked: true).compiledEvaluatingContext(events: [.fire, .clear]) { $0 == .fire ? 0 : 1 }
-        #expect(unmarked.programSlotCount > 0)
+        // Unmarked, the guard is tested at run time; marked, each row knows its answer.
+        let unmarked = try chart(marked: false).compiledEvaluatingContext(events: [.e0, .e1]) { $0.eventClass }
+        let marked = try chart(marked: true).compiledEvaluatingContext(events: [.e0, .e1]) { $0.eventClass }
+        #expect(unmarked.programSlotCount == 2)
         #expect(marked.programSlotCount == 0)
         let interpreted = try chart(marked: true)
         var state = interpreted.initialState
         var markedState = marked.initialState
-        for event in [Hammer.fire, .clear, .fire, .clear] {
-            #expect(marked.send(event, to: &markedState) == interpreted.send(event, to: &state))
+        var replies: [StatechartReply<[String]>] = []
+        for event in [Pulse.e0, .e1, .e0, .e1, .e0] {
+            let reply = marked.send(event, to: &markedState)
+            #expect(reply == interpreted.send(event, to: &state))
             #expect(marked.configuration(of: markedState) == state.active)
+            replies.append(reply)
         }
+        #expect(replies.map(\.outputs) == [["click"], [], [], [], ["click"]])
+        #expect(replies[2].status == .ignored)
     }
 
     @Test func raisedEventsAreWhatTheirActionsSee() throws {

@@ -65,6 +65,8 @@ struct StatechartBuilder<StateID: StatechartStateID, Event: Sendable, Output> {
     var transitions: [Statechart<StateID, Event, Output>.CompiledTransition] = []
     var eventMatchers: [TransitionPattern<Event>] = []
     var conditions: [StatechartTransition<StateID, Event, Output>.Condition] = []
+    /// The conditions whose transitions say they read only the configuration.
+    var configurationOnlyConditions: Set<Int> = []
     /// For each atomic state, by raw value, the transitions to try: its own, then its
     /// ancestors', innermost first, each state's in document order.
     var candidates: [Int] = []
@@ -312,7 +314,8 @@ struct StatechartBuilder<StateID: StatechartStateID, Event: Sendable, Output> {
         var condition = -1
         if let userCondition = transition.condition {
             condition = conditions.count
-            conditions.append(.init(holds: userCondition, readsContext: transition.conditionReadsContext))
+            if !transition.conditionReadsContext { configurationOnlyConditions.insert(conditions.count) }
+            conditions.append(.init(holds: userCondition))
         }
         let isInternal = transition.kind == .internal
         var domain = -2

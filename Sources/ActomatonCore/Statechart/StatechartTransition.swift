@@ -207,14 +207,10 @@ extension StatechartTransition {
     @usableFromInline
     struct Condition: Sendable {
         @usableFromInline let holds: @Sendable (StatechartState<StateID>) -> Bool
-        /// `false` when the transition says its guard reads only the configuration
-        /// (``StatechartTransition/guardReadsConfigurationOnly()``).
-        let readsContext: Bool
 
         @usableFromInline
-        init(holds: @escaping @Sendable (StatechartState<StateID>) -> Bool, readsContext: Bool = true) {
+        init(holds: @escaping @Sendable (StatechartState<StateID>) -> Bool) {
             self.holds = holds
-            self.readsContext = readsContext
         }
     }
 

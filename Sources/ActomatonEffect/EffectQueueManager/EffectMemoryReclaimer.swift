@@ -15,8 +15,8 @@ import Synchronization
 /// cached per thread (about 1,800 of 64 bytes after a burst, in all), scattered through the
 /// memory the burst used, and glibc gives memory back to the system only above the last
 /// block in use. So the resident set stays at the burst's peak (155 MB for 100,000 effects,
-/// against 18 MB before it), and with several threads, each with its own allocator arena, it can climb to the
-/// worst bursts several times over. Only `malloc_trim` returns such memory.
+/// against 18 MB before it), and with several threads, each with its own allocator arena, it
+/// can climb to the worst bursts several times over. Only `malloc_trim` returns such memory.
 ///
 /// The effect runtime counts the effects' tasks it creates in the whole process. Once
 /// ``Configuration/minimumBurst`` of them were created since the last look, this reclaimer's

@@ -109,21 +109,11 @@ public struct CompiledContextStatechart<StateID: StatechartStateID, Event: Senda
         to state: inout CompiledContextStatechartState<StateID>,
         outputs: inout Sink
     ) -> StatechartStatus where Sink.Output == Output {
-        let eventClass = classify(event)
-        let classes = tables.classCount
-        guard UInt(bitPattern: eventClass) < UInt(bitPattern: classes),
-              UInt(bitPattern: state.row.index) <= UInt(CompiledStatechartLimit.states)
-        else { return .rejected }
-        let slot = state.row.index &* classes &+ eventClass
-        guard slot < tables.entries.count else { return .rejected }
-        let entry = tables.entries[slot]
+        guard let entry = tables.entry(row: state.row.index, eventClass: classify(event)) else { return .rejected }
         if entry & CompiledContextCode.programFlag != 0 {
             return run(from: Int(entry & ~CompiledContextCode.programFlag), event, &state, &outputs)
         }
-        state.row.row = CompiledStatechartEntry.next(entry)
-        let sequence = CompiledStatechartEntry.sequence(entry)
-        if sequence != 0 { tables.emit(sequence: sequence, into: &outputs) }
-        return CompiledStatechartEntry.status(entry) ?? .rejected
+        return tables.follow(entry, row: &state.row.row, outputs: &outputs)
     }
 
     /// Sends `event` and returns its status and outputs.

@@ -108,7 +108,7 @@ public struct CompiledStatechart<StateID: StatechartStateID, Event: Sendable, Ou
     /// Gives what entering ``initialState`` emitted to `outputs`, in order, without allocating:
     /// for a program that resets the chart into a fixed buffer.
     public func emitInitialOutputs<Sink: OutputSink>(into outputs: inout Sink) where Sink.Output == Output {
-        emit(sequence: tables.initialOutputs, into: &outputs)
+        tables.emit(sequence: tables.initialOutputs, into: &outputs)
     }
 
     /// The number of states in the table.
@@ -149,25 +149,8 @@ public struct CompiledStatechart<StateID: StatechartStateID, Event: Sendable, Ou
         to state: inout CompiledStatechartState,
         outputs: inout Sink
     ) -> StatechartStatus where Sink.Output == Output {
-        let classes = tables.classCount
-        // Unsigned compares also refuse negative values; a row within the capacity cannot make
-        // the slot overflow.
-        guard UInt(bitPattern: eventClass) < UInt(bitPattern: classes),
-              UInt(bitPattern: state.index) <= UInt(CompiledStatechartLimit.states)
-        else { return .rejected }
-        let slot = state.index &* classes &+ eventClass
-        guard slot < tables.entries.count else { return .rejected }
-        let entry = tables.entries[slot]
-        state.row = CompiledStatechartEntry.next(entry)
-        let sequence = CompiledStatechartEntry.sequence(entry)
-        if sequence != 0 { emit(sequence: sequence, into: &outputs) }
-        return CompiledStatechartEntry.status(entry) ?? .rejected
-    }
-
-    /// Gives the outputs of sequence `sequence` to `outputs`, in order.
-    @inlinable
-    func emit<Sink: OutputSink>(sequence: Int, into outputs: inout Sink) where Sink.Output == Output {
-        tables.emit(sequence: sequence, into: &outputs)
+        guard let entry = tables.entry(row: state.index, eventClass: eventClass) else { return .rejected }
+        return tables.follow(entry, row: &state.row, outputs: &outputs)
     }
 
     /// Sends `event` and returns its status and outputs.

@@ -63,6 +63,28 @@ public struct CompiledStatechartTables<Output> {
 extension CompiledStatechartTables: Sendable where Output: Sendable {}
 
 extension CompiledStatechartTables {
+    /// The entry of `row` for `eventClass`, or `nil` when either is outside the table.
+    @inlinable
+    func entry(row: Int, eventClass: Int) -> UInt32? {
+        // Unsigned compares also refuse negative values; a row within the capacity cannot make
+        // the slot overflow.
+        guard UInt(bitPattern: eventClass) < UInt(bitPattern: classCount),
+              UInt(bitPattern: row) <= UInt(CompiledStatechartLimit.states)
+        else { return nil }
+        let slot = row &* classCount &+ eventClass
+        return slot < entries.count ? entries[slot] : nil
+    }
+
+    /// Takes the plain entry `entry`: moves `row` to its next state and gives its outputs to
+    /// `outputs`; returns its status.
+    @inlinable
+    func follow<Sink: OutputSink>(_ entry: UInt32, row: inout Int, outputs: inout Sink) -> StatechartStatus where Sink.Output == Output {
+        row = CompiledStatechartEntry.next(entry)
+        let sequence = CompiledStatechartEntry.sequence(entry)
+        if sequence != 0 { emit(sequence: sequence, into: &outputs) }
+        return CompiledStatechartEntry.status(entry) ?? .rejected
+    }
+
     /// Gives the outputs of sequence `sequence` to `outputs`, in order.
     @inlinable
     func emit<Sink: OutputSink>(sequence: Int, into outputs: inout Sink) where Sink.Output == Output {

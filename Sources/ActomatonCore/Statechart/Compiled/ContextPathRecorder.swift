@@ -32,31 +32,49 @@ enum ContextPathStep<Output> {
     }
 }
 
+/// Values met while compiling, each numbered once, in the order first met, by the key that
+/// names it in the chart.
+struct NumberedValues<Key: Hashable, Value> {
+    private(set) var values: [Value] = []
+    private var numbers: [Key: Int] = [:]
+
+    /// The number of the value named `key`; `value` is kept when the key is new.
+    mutating func number(of key: Key, _ value: @autoclosure () -> Value) -> Int {
+        if let known = numbers[key] { return known }
+        numbers[key] = values.count
+        values.append(value())
+        return values.count - 1
+    }
+}
+
 /// Records what a step does while a chart is compiled with its context at run time, answers its
 /// guards as told, and numbers the functions, configurations and raised events it meets.
 final class ContextPathRecorder<StateID: StatechartStateID, Event: Sendable & Equatable, Output> {
     /// Whether guards are evaluated while compiling rather than recorded: for a chart without
     /// a context, whose guards read only the configuration.
     let evaluatesGuards: Bool
+    /// The transition conditions evaluated while compiling, as their transitions say they read
+    /// only the configuration.
+    let configurationOnlyConditions: Set<Int>
     /// The answers to give, in order; a guard met after them is answered `true`.
     var answers: [Bool] = []
     /// The answers given on this way.
     var answered: [Bool] = []
     var steps: [ContextPathStep<Output>] = []
 
-    var guards: [StatechartTransition<StateID, Event, Output>.Condition] = []
-    /// A transition condition's index, or -1 - a branch's serial → its number in `guards`.
-    var guardNumbers: [Int: Int] = [:]
-    var assignments: [@Sendable (inout StateID.Context, Event?) -> Void] = []
-    var assignmentNumbers: [Int32: Int] = [:]
-    var computations: [@Sendable (StatechartState<StateID>, Event?) -> Output] = []
-    var computationNumbers: [Int32: Int] = [:]
+    /// By a transition condition's index, or -1 - a branch's serial.
+    var guards = NumberedValues<Int, StatechartTransition<StateID, Event, Output>.Condition>()
+    /// By the action's serial.
+    var assignments = NumberedValues<Int32, CompiledContextProgram<StateID, Event, Output>.Assignment>()
+    var computations = NumberedValues<Int32, CompiledContextProgram<StateID, Event, Output>.Computation>()
+    /// The active states a guard or computed output is given at run time, with the context (not
+    /// the history).
+    var configurations = NumberedValues<StatechartStateSet, StatechartStateSet>()
     var events: [Event] = []
-    var configurations: [UInt64] = []
-    var configurationNumbers: [StatechartStateSet: Int] = [:]
 
-    init(evaluatesGuards: Bool) {
+    init(evaluatesGuards: Bool, configurationOnlyConditions: Set<Int>) {
         self.evaluatesGuards = evaluatesGuards
+        self.configurationOnlyConditions = configurationOnlyConditions
     }
 
     func start(answering answers: [Bool]) {
@@ -71,16 +89,6 @@ final class ContextPathRecorder<StateID: StatechartStateID, Event: Sendable & Eq
         return answer
     }
 
-    /// The number of the active states of `state`: what a guard or computed output is given
-    /// at run time, with the context (not the history).
-    func configuration(_ state: StatechartState<StateID>) -> Int {
-        if let known = configurationNumbers[state.active] { return known }
-        let number = configurations.count / 2
-        configurationNumbers[state.active] = number
-        configurations += [state.active.words.0, state.active.words.1]
-        return number
-    }
-
     func event(_ occurrence: Statechart<StateID, Event, Output>.Occurrence) -> Int {
         switch occurrence {
         case .event: return 1
@@ -93,17 +101,10 @@ final class ContextPathRecorder<StateID: StatechartStateID, Event: Sendable & Eq
     }
 
     func test(_ key: Int, _ condition: StatechartTransition<StateID, Event, Output>.Condition, _ state: StatechartState<StateID>) -> Bool {
-        if evaluatesGuards || !condition.readsContext { return condition.holds(state) }
-        let number: Int
-        if let known = guardNumbers[key] {
-            number = known
-        } else {
-            number = guards.count
-            guardNumbers[key] = number
-            guards.append(condition)
-        }
+        if evaluatesGuards || configurationOnlyConditions.contains(key) { return condition.holds(state) }
+        let number = guards.number(of: key, condition)
         let answer = answer()
-        steps.append(.test(number, configuration: configuration(state), answer: answer))
+        steps.append(.test(number, configuration: configurations.number(of: state.active, state.active), answer: answer))
         return answer
     }
 }
@@ -143,14 +144,7 @@ struct ContextPathEvaluation<StateID: StatechartStateID, Event: Sendable & Equat
         _ occurrence: Statechart<StateID, Event, Output>.Occurrence
     ) {
         guard case let .assign(stored) = action.kind else { return }
-        let number: Int
-        if let known = recorder.assignmentNumbers[action.serial] {
-            number = known
-        } else {
-            number = recorder.assignments.count
-            recorder.assignmentNumbers[action.serial] = number
-            recorder.assignments.append(stored)
-        }
+        let number = recorder.assignments.number(of: action.serial, .init(update: stored))
         recorder.steps.append(.assign(number, event: recorder.event(occurrence)))
     }
 
@@ -162,14 +156,8 @@ struct ContextPathEvaluation<StateID: StatechartStateID, Event: Sendable & Equat
         _ outputs: inout Sink
     ) where Sink.Output == Output {
         guard case let .computedOutput(stored) = action.kind else { return }
-        let number: Int
-        if let known = recorder.computationNumbers[action.serial] {
-            number = known
-        } else {
-            number = recorder.computations.count
-            recorder.computationNumbers[action.serial] = number
-            recorder.computations.append(stored)
-        }
-        recorder.steps.append(.compute(number, configuration: recorder.configuration(state), event: recorder.event(occurrence)))
+        let number = recorder.computations.number(of: action.serial, .init(make: stored))
+        let configuration = recorder.configurations.number(of: state.active, state.active)
+        recorder.steps.append(.compute(number, configuration: configuration, event: recorder.event(occurrence)))
     }
 }

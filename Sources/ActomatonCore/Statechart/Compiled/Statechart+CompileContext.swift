@@ -34,7 +34,8 @@ extension Statechart where Output: Equatable, Event: Equatable {
 
         // A context of no size has one value, so no guard can depend on it (a chart without a
         // context, whose context is `StatechartNoContext`): its guards are answered here.
-        let recorder = ContextPathRecorder<StateID, Event, Output>(evaluatesGuards: MemoryLayout<StateID.Context>.size == 0)
+        let recorder = ContextPathRecorder<StateID, Event, Output>(
+            evaluatesGuards: MemoryLayout<StateID.Context>.size == 0, configurationOnlyConditions: content.configurationOnlyConditions)
         var sequences = OutputSequences<Output>()
         guard let initialSequence = sequences.id(of: initialOutputs) else { throw .tooManyOutputs }
         var rows = [ContextRowKey(initialState)]
@@ -165,11 +166,11 @@ extension Statechart where Output: Equatable, Event: Equatable {
             }
         }
         rows = kept.map { rows[$0] }
-        program.guards = recorder.guards
-        program.assigns = recorder.assignments.map { CompiledContextProgram<StateID, Event, Output>.Assignment(update: $0) }
-        program.computed = recorder.computations.map { CompiledContextProgram<StateID, Event, Output>.Computation(make: $0) }
+        program.guards = recorder.guards.values
+        program.assigns = recorder.assignments.values
+        program.computed = recorder.computations.values
         program.events = recorder.events
-        program.configurations = recorder.configurations
+        program.configurations = recorder.configurations.values.flatMap { [$0.words.0, $0.words.1] }
 
         var configurations: [UInt64] = []
         configurations.reserveCapacity(rows.count * 2)
