@@ -486,10 +486,10 @@ final class StatechartContentTables<StateID: StatechartStateID, Event: Sendable,
     /// Every action of the chart, and the ranges of it run on entry, exit and default entry
     /// (by raw value) and by each transition.
     @usableFromInline let actions: [StatechartAction<StateID, Event, Output>]
-    /// The conditions (by index) whose transitions say they read only the configuration
+    /// By condition, whether its transition says it reads only the configuration
     /// (``StatechartTransition/guardReadsConfigurationOnly()``): read only by the compiler, so
     /// kept out of the conditions a step calls.
-    let configurationOnlyConditions: Set<Int>
+    let conditionsReadingOnlyTheConfiguration: [Bool]
     @usableFromInline let entryActions: [Range<Int>]
     @usableFromInline let exitActions: [Range<Int>]
     @usableFromInline let initialActions: [Range<Int>]
@@ -515,7 +515,7 @@ final class StatechartContentTables<StateID: StatechartStateID, Event: Sendable,
     init(_ builder: StatechartBuilder<StateID, Event, Output>) {
         var serial: Int32 = 0
         actions = builder.actions.map { $0.numbered(from: &serial) }
-        configurationOnlyConditions = builder.configurationOnlyConditions
+        conditionsReadingOnlyTheConfiguration = builder.conditionsReadingOnlyTheConfiguration
         entryActions = builder.entryActions
         exitActions = builder.exitActions
         initialActions = builder.initialActions

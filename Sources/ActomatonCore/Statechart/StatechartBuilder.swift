@@ -65,8 +65,9 @@ struct StatechartBuilder<StateID: StatechartStateID, Event: Sendable, Output> {
     var transitions: [Statechart<StateID, Event, Output>.CompiledTransition] = []
     var eventMatchers: [TransitionPattern<Event>] = []
     var conditions: [StatechartTransition<StateID, Event, Output>.Condition] = []
-    /// The conditions whose transitions say they read only the configuration.
-    var configurationOnlyConditions: Set<Int> = []
+    /// By condition, whether its transition says it reads only the configuration. (An array,
+    /// not a set: hashing needs random numbers that an Embedded `.wasm` module does not have.)
+    var conditionsReadingOnlyTheConfiguration: [Bool] = []
     /// For each atomic state, by raw value, the transitions to try: its own, then its
     /// ancestors', innermost first, each state's in document order.
     var candidates: [Int] = []
@@ -314,8 +315,8 @@ struct StatechartBuilder<StateID: StatechartStateID, Event: Sendable, Output> {
         var condition = -1
         if let userCondition = transition.condition {
             condition = conditions.count
-            if !transition.conditionReadsContext { configurationOnlyConditions.insert(conditions.count) }
             conditions.append(.init(holds: userCondition))
+            conditionsReadingOnlyTheConfiguration.append(!transition.conditionReadsContext)
         }
         let isInternal = transition.kind == .internal
         var domain = -2

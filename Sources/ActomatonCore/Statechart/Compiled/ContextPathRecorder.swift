@@ -53,9 +53,9 @@ final class ContextPathRecorder<StateID: StatechartStateID, Event: Sendable & Eq
     /// Whether guards are evaluated while compiling rather than recorded: for a chart without
     /// a context, whose guards read only the configuration.
     let evaluatesGuards: Bool
-    /// The transition conditions evaluated while compiling, as their transitions say they read
-    /// only the configuration.
-    let configurationOnlyConditions: Set<Int>
+    /// By transition condition, whether it is evaluated while compiling, as its transition says
+    /// it reads only the configuration.
+    let conditionsReadingOnlyTheConfiguration: [Bool]
     /// The answers to give, in order; a guard met after them is answered `true`.
     var answers: [Bool] = []
     /// The answers given on this way.
@@ -72,9 +72,9 @@ final class ContextPathRecorder<StateID: StatechartStateID, Event: Sendable & Eq
     var configurations = NumberedValues<StatechartStateSet, StatechartStateSet>()
     var events: [Event] = []
 
-    init(evaluatesGuards: Bool, configurationOnlyConditions: Set<Int>) {
+    init(evaluatesGuards: Bool, conditionsReadingOnlyTheConfiguration: [Bool]) {
         self.evaluatesGuards = evaluatesGuards
-        self.configurationOnlyConditions = configurationOnlyConditions
+        self.conditionsReadingOnlyTheConfiguration = conditionsReadingOnlyTheConfiguration
     }
 
     func start(answering answers: [Bool]) {
@@ -101,7 +101,7 @@ final class ContextPathRecorder<StateID: StatechartStateID, Event: Sendable & Eq
     }
 
     func test(_ key: Int, _ condition: StatechartTransition<StateID, Event, Output>.Condition, _ state: StatechartState<StateID>) -> Bool {
-        if evaluatesGuards || configurationOnlyConditions.contains(key) { return condition.holds(state) }
+        if evaluatesGuards || (key >= 0 && conditionsReadingOnlyTheConfiguration[key]) { return condition.holds(state) }
         let number = guards.number(of: key, condition)
         let answer = answer()
         steps.append(.test(number, configuration: configurations.number(of: state.active, state.active), answer: answer))

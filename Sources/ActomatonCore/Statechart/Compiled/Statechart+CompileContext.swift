@@ -35,7 +35,7 @@ extension Statechart where Output: Equatable, Event: Equatable {
         // A context of no size has one value, so no guard can depend on it (a chart without a
         // context, whose context is `StatechartNoContext`): its guards are answered here.
         let recorder = ContextPathRecorder<StateID, Event, Output>(
-            evaluatesGuards: MemoryLayout<StateID.Context>.size == 0, configurationOnlyConditions: content.configurationOnlyConditions)
+            evaluatesGuards: MemoryLayout<StateID.Context>.size == 0, conditionsReadingOnlyTheConfiguration: content.conditionsReadingOnlyTheConfiguration)
         var sequences = OutputSequences<Output>()
         guard let initialSequence = sequences.id(of: initialOutputs) else { throw .tooManyOutputs }
         var rows = [ContextRowKey(initialState)]
