@@ -188,8 +188,10 @@ public final class InstanceMachine: Sendable {
     ///   - journalName: The name its records are kept under (`plugin/key`).
     ///   - journalEpoch: In a cluster, the epoch at which this host claimed the instance: its
     ///     records carry it, and are refused once the host owns the name at another epoch.
-    ///   - onTransition: Told about every transition, timers' included, in order, on the
-    ///     machine's actor: keep it short.
+    ///   - onTransition: Told about every transition, timers' included, in order and never two
+    ///     at once: keep it short. Without a journal it is told on the machine's actor; with
+    ///     one, once the transition is durable, by the task that learns so (the request's own,
+    ///     or one that waits for a timer's commit).
     public init(
         type: PluginType,
         maxEffects: Int = PluginLimits.defaultMaxEffects,
@@ -268,8 +270,16 @@ public final class InstanceMachine: Sendable {
         defer { turn.release() }
         guard !passivated.load(ordering: .acquiring) else { return nil }
         observed.expectInput()
-        let submission = try await machine.submit(action, receipt: receipt)
-        try await submission.acknowledged()
+        // The transitions this wait settles are told by this task, once it ends.
+        observed.beginSend()
+        do throws(PluginCallError) {
+            let submission = try await machine.submit(action, receipt: receipt)
+            try await submission.acknowledged()
+        } catch {
+            observed.endSend()
+            throw error
+        }
+        observed.endSend()
         guard let transition = observed.takeInput() else {
             // The observer sees an input action's transition before `submit` returns
             // (`observesSends`); were it not to, the request fails rather than the service.
@@ -411,6 +421,16 @@ private final class ObservedTransitions: Sendable {
         state.withLock { $0.input = nil }
     }
 
+    /// See ``DurableDelivery/beginSend()``.
+    func beginSend() {
+        durable?.beginSend()
+    }
+
+    /// See ``DurableDelivery/endSend()``.
+    func endSend() {
+        durable?.endSend()
+    }
+
     func takeInput() -> InstanceTransition? {
         state.withLock { $0.input.take() }
     }
@@ -484,100 +504,5 @@ private final class ObservedTransitions: Sendable {
     /// a client answered with a seq finds its watchers past it.
     func waitUntilDelivered(_ seq: UInt64) async {
         await durable?.waitUntilDelivered(seq)
-    }
-}
-
-/// Tells a listener each transition once its commit is durable, in the order they were made;
-/// one the journal refused (fenced, or a failed commit) is not told at all.
-private final class DurableDelivery: Sendable {
-    private struct Item: Sendable {
-        let transition: InstanceTransition
-        let acknowledgement: PluginAcknowledgement?
-        let tell: @Sendable (InstanceTransition) -> Void
-    }
-
-    private let continuation: AsyncStream<Item>.Continuation
-    private let progress = DeliveryProgress()
-
-    init() {
-        let (stream, continuation) = AsyncStream.makeStream(of: Item.self)
-        self.continuation = continuation
-        let progress = progress
-        Task {
-            for await item in stream {
-                do throws(PluginCallError) {
-                    try await item.acknowledgement?.wait()
-                    item.tell(item.transition)
-                } catch {}
-                progress.advance(to: item.transition.seq)
-            }
-            progress.finish()
-        }
-    }
-
-    func deliver(_ transition: InstanceTransition, once acknowledgement: PluginAcknowledgement?,
-                 tell: @escaping @Sendable (InstanceTransition) -> Void) {
-        continuation.yield(Item(transition: transition, acknowledgement: acknowledgement, tell: tell))
-    }
-
-    /// Returns once the transition numbered `seq` was told or refused (at once after ``finish()``).
-    func waitUntilDelivered(_ seq: UInt64) async {
-        await progress.wait(for: seq)
-    }
-
-    /// Tells nothing more once the ones queued are through.
-    func finish() {
-        continuation.finish()
-    }
-
-    deinit {
-        continuation.finish()
-    }
-}
-
-/// How far a ``DurableDelivery`` got, and who waits for it to get further.
-private final class DeliveryProgress: Sendable {
-    private struct State {
-        var delivered: UInt64 = 0
-        var finished = false
-        var waiters: [(seq: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
-    }
-
-    private let state = Mutex(State())
-
-    func advance(to seq: UInt64) {
-        resume(state.withLock { state in
-            state.delivered = max(state.delivered, seq)
-            return Self.ready(&state)
-        })
-    }
-
-    func finish() {
-        resume(state.withLock { state in
-            state.finished = true
-            return Self.ready(&state)
-        })
-    }
-
-    func wait(for seq: UInt64) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let now = state.withLock { state in
-                guard !state.finished, state.delivered < seq else { return true }
-                state.waiters.append((seq, continuation))
-                return false
-            }
-            if now { continuation.resume() }
-        }
-    }
-
-    private static func ready(_ state: inout State) -> [CheckedContinuation<Void, Never>] {
-        let (delivered, finished) = (state.delivered, state.finished)
-        let ready = state.waiters.filter { finished || $0.seq <= delivered }.map(\.continuation)
-        state.waiters.removeAll { finished || $0.seq <= delivered }
-        return ready
-    }
-
-    private func resume(_ continuations: [CheckedContinuation<Void, Never>]) {
-        for continuation in continuations { continuation.resume() }
     }
 }

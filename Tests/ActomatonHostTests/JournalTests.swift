@@ -21,6 +21,17 @@ struct JournalTests {
         sqlite3_close(handle)
     }
 
+    /// The first column of the first row `sql` returns in the file at `path`, as an integer.
+    private func integer(_ path: String, _ sql: String) -> Int64? {
+        var handle: OpaquePointer?
+        #expect(sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY, nil) == SQLITE_OK)
+        defer { sqlite3_close(handle) }
+        var statement: OpaquePointer?
+        #expect(sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK, "\(String(cString: sqlite3_errmsg(handle)))")
+        defer { sqlite3_finalize(statement) }
+        return sqlite3_step(statement) == SQLITE_ROW ? sqlite3_column_int64(statement, 0) : nil
+    }
+
     @Test func stateSurvivesARestart() async throws {
         let (directory, path) = try databasePath()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -126,6 +137,44 @@ struct JournalTests {
         #expect(try await b.recover().isEmpty)
         try await b.send("increment")
         #expect(await b.sequence == UInt64(lastOfB) + 1)
+    }
+
+    /// A commit writes one row per action (format 3): the count of transitions lives in the
+    /// name's last action, and gets a row of its own only when actions are pruned. A format 2
+    /// file, which wrote that row with every action, keeps its counts and is brought up to format 3.
+    @Test func theCountOfTransitionsIsWrittenOnlyWhenActionsArePruned() async throws {
+        let (directory, path) = try databasePath()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let counter = try Plugin.load(path: plugin("CounterPlugin"))
+        do {
+            let journal = try PluginJournal(path: path, options: JournalOptions(snapshotInterval: 5))
+            let a = try PluginMachine(plugin: counter, journal: journal, journalName: "counter/a")
+            for _ in 0..<4 { try await a.send("increment") }
+            #expect(integer(path, "SELECT count(*) FROM transitions") == 0, "no row of its own before a prune")
+            for _ in 0..<8 { try await a.send("increment") }
+            journal.close()
+        }
+        // Snapshots after 5 and 10 actions: the second pruned the actions before the first.
+        #expect(integer(path, "SELECT count FROM transitions WHERE plugin = 'counter/a'") == 10)
+        #expect(integer(path, "SELECT min(ordinal) FROM actions WHERE plugin = 'counter/a'") == 6)
+        #expect(integer(path, "PRAGMA user_version") == 3)
+        // Format 2, as an older host wrote it: the count in its own row, kept with every action.
+        tamper(path, "UPDATE transitions SET count = 12; PRAGMA user_version = 2")
+        do {
+            let journal = try PluginJournal(readingAt: path)
+            #expect(try journal.recovery(for: "counter/a").transitionCount == 12)
+            journal.close()
+            #expect(integer(path, "PRAGMA user_version") == 2, "read only: not upgraded")
+        }
+        let journal = try PluginJournal(path: path)
+        defer { journal.close() }
+        #expect(integer(path, "PRAGMA user_version") == 3)
+        let a = try PluginMachine(plugin: counter, journal: journal, journalName: "counter/a")
+        #expect(try await a.recover().isEmpty)
+        #expect(await a.sequence == 12)
+        #expect(await a.describedState() == #"{"count":12}"#)
+        try await a.send("increment")
+        #expect(try journal.recovery(for: "counter/a").transitionCount == 13)
     }
 
     @Test func isolatedPluginsComeBackToo() async throws {

@@ -187,6 +187,40 @@ import Testing
         #expect(first.contains(#""action":"add""#), "the refused increment was not told: \(first)")
     }
 
+    /// With a journal, the listener is told each transition once durable, by the request that
+    /// waited for it or, for a timer's, by a task that waits for its commit: with a 1 ms ticker
+    /// firing between 200 requests, it is told every transition once, in order, and a request
+    /// returns only once its own was told; a delayed action's transition, the last of all, is
+    /// told too.
+    @Test func durableTransitionsAreToldOnceInOrderWithTimersBetweenRequests() async throws {
+        let path = try temporaryDirectory() + "/state.sqlite"
+        let journal = try PluginJournal(path: path)
+        defer { journal.close() }
+        let told = Mutex<[UInt64]>([])
+        let machine = try InstanceMachine(type: counterType, journal: journal, journalName: "counter/t") { transition in
+            told.withLock { $0.append(transition.seq) }
+        }
+        try await machine.start()
+        _ = try await machine.send(try counterType.action("start", [.uint(1)]))
+        #expect(await eventually { told.withLock { $0.count >= 3 } }, "ticks are told with no request to tell them")
+        var lastSent: UInt64 = 0
+        for _ in 0..<200 {
+            let transition = try #require(try await machine.send(try counterType.action("add", [.int(1)])))
+            #expect(transition.seq > lastSent)
+            lastSent = transition.seq
+            #expect(told.withLock { $0.contains(transition.seq) }, "told before its request returned")
+        }
+        _ = try await machine.send(try counterType.action("stop", []))
+        // The last transition of all is a delayed action's: no later one tells it on the way.
+        let later = try #require(try await machine.send(try counterType.action("add_later", [.int(1), .float(0.001)])))
+        #expect(await eventually { told.withLock { $0.last == later.seq + 1 } })
+        let seqs = told.withLock { $0 }
+        #expect(seqs == Array(1...later.seq + 1), "each once, in order")
+        let ticks = try journal.recovery(for: "counter/t").actions.count { $0.action == "increment" }
+        #expect(ticks > 0, "the ticker fired between the requests")
+        await machine.close()
+    }
+
     /// A request that found its instance being passivated waited for the passivation's task,
     /// then looked again, in a loop on the registry's actor: awaiting a finished task does not
     /// give the actor up, so the passivation never got to change the slot, and the host spun

@@ -9,8 +9,16 @@ import Synchronization
 /// nothing, not even a schema into an empty file.
 public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
     /// The format this host writes and reads (`PRAGMA user_version`). Format 2 added each
-    /// name's count of transitions; a format 1 file is brought up to it when a host opens it.
-    public static let formatVersion: Int64 = 2
+    /// name's count of transitions. Format 3 keeps that count in the name's last action and
+    /// writes the `transitions` table only when actions are pruned, so that a commit writes
+    /// one row per action rather than two. An older file is brought up to it when a host opens it.
+    public static let formatVersion: Int64 = 3
+    /// A name's count of transitions (parameter 1: the name): the larger of the count kept when
+    /// its actions were last pruned and its last action's number (`NULL` in format 1's actions).
+    static let transitionCountQuery = """
+        SELECT max(coalesce((SELECT count FROM transitions WHERE plugin = ?1), 0),
+                   coalesce((SELECT ordinal FROM actions WHERE plugin = ?1 ORDER BY seq DESC LIMIT 1), 0))
+        """
     /// Marks the file as this host's (`PRAGMA application_id`, "ACTJ").
     static let applicationID: Int64 = 0x4143_544A
     /// After how many pages (4 KiB each) the write-ahead log is checkpointed.
@@ -186,10 +194,16 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
             """)
     }
 
-    /// Brings a format 1 file up to this format, in one transaction: each name's count of
-    /// transitions starts where format 1 numbered them (the journal's number of its last action).
+    /// Brings an older file up to this format, in one transaction. From format 1, each name's
+    /// count of transitions starts where format 1 numbered them (the journal's number of its last
+    /// action). A format 2 file needs no change: its `transitions` table holds every name's count.
     private static func upgrade(_ database: SQLiteDatabase) throws {
-        guard try database.integer("PRAGMA user_version") ?? 0 < 2 else { return }
+        let format = try database.integer("PRAGMA user_version") ?? 0
+        guard format < formatVersion else { return }
+        guard format < 2 else {
+            try database.execute("PRAGMA user_version = \(formatVersion)")
+            return
+        }
         let columns = try database.prepare("SELECT name FROM pragma_table_info('actions')")
         var existing: Set<String> = []
         while try columns.step() { existing.insert(columns.text(0)) }
@@ -205,7 +219,7 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
                 SELECT name, max(coalesce((SELECT max(seq) FROM actions WHERE plugin = name), 0),
                                  coalesce((SELECT max(seq) FROM snapshots WHERE plugin = name), 0))
                 FROM (SELECT plugin AS name FROM actions UNION SELECT plugin FROM snapshots);
-            PRAGMA user_version = 2;
+            PRAGMA user_version = \(formatVersion);
             COMMIT;
             """)
     }
@@ -219,7 +233,7 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
             snapshots.bind(.text(name))
             var recovery = JournalRecovery(snapshots: [], actions: [], startsAtTheBeginning: true, timers: [])
             if countsTransitions {
-                let count = try database.prepare("SELECT count FROM transitions WHERE plugin = ?")
+                let count = try database.prepare(Self.transitionCountQuery)
                 count.bind(.text(name))
                 if try count.step() { recovery.transitionCount = count.integer(0) }
             }
@@ -290,7 +304,7 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
     public func transitionCount(of name: String) throws(PluginJournalError.Reason) -> Int64 {
         guard countsTransitions else { return 0 }
         return try reading { () throws in
-            let statement = try database.prepare("SELECT count FROM transitions WHERE plugin = ?")
+            let statement = try database.prepare(Self.transitionCountQuery)
             statement.bind(.text(name))
             return try statement.step() ? statement.integer(0) : 0
         }
@@ -359,11 +373,7 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
             let statements = statements!
             try database.execute("BEGIN IMMEDIATE")
             do {
-                var counted: Set<String> = []
-                for record in records { try apply(record, statements, counted: &counted) }
-                for plugin in counted {
-                    try statements.setTransitions.bind(.text(plugin), .integer(transitionCounts[plugin] ?? 0)).run()
-                }
+                for record in records { try apply(record, statements) }
                 try database.execute("COMMIT")
             } catch {
                 try? database.execute("ROLLBACK")
@@ -377,22 +387,28 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
         }
     }
 
-    private func apply(_ record: JournalRecord, _ statements: WriterStatements, counted: inout Set<String>) throws {
+    /// `plugin`'s count of transitions, read once and then kept (the database lock held).
+    private func cachedTransitionCount(of plugin: String, _ statements: WriterStatements) throws -> Int64 {
+        if let count = transitionCounts[plugin] { return count }
+        let statement = statements.transitions.bind(.text(plugin))
+        let count = try statement.step() ? statement.integer(0) : 0
+        statement.reset()
+        transitionCounts[plugin] = count
+        return count
+    }
+
+    private func apply(_ record: JournalRecord, _ statements: WriterStatements) throws {
         switch record {
         case let .action(plugin, version, name, arguments, fired, timers, cancelledIDs, receipt, message):
             if let receipt {
                 try statements.insertReceipt.bind(.text(plugin), .text(receipt.key), .text(receipt.fingerprint), .text(receipt.answer),
                                                   .integer(receipt.expires)).run()
             }
-            if transitionCounts[plugin] == nil {
-                let statement = statements.transitions.bind(.text(plugin))
-                transitionCounts[plugin] = try statement.step() ? statement.integer(0) : 0
-                statement.reset()
-            }
-            transitionCounts[plugin]! += 1
-            counted.insert(plugin)
+            // The action carries its number: the count needs no row of its own until pruned.
+            let count = try cachedTransitionCount(of: plugin, statements) + 1
+            transitionCounts[plugin] = count
             try statements.insertAction.bind(.text(plugin), .text(version), .text(name), .blob(ArgumentCoding.encode(arguments)),
-                                             .integer(transitionCounts[plugin]!), message.map { .text($0()) } ?? .null).run()
+                                             .integer(count), message.map { .text($0()) } ?? .null).run()
             lastSequence[plugin] = sqlite3_last_insert_rowid(database.handle)
             if let fired {
                 if fired.repeating {
@@ -428,6 +444,8 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
                 let kept = previous.integer(0)
                 previous.reset()
                 try statements.deleteOldSnapshots.bind(.text(plugin), .integer(kept)).run()
+                // The count outlives the actions that carried it.
+                try statements.setTransitions.bind(.text(plugin), .integer(cachedTransitionCount(of: plugin, statements))).run()
                 try statements.deleteOldActions.bind(.text(plugin), .integer(kept)).run()
                 try statements.markPruned.bind(.text(plugin), .integer(kept)).run()
             }
@@ -439,7 +457,6 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
             }
             lastSequence[plugin] = nil
             transitionCounts[plugin] = nil
-            counted.remove(plugin)
         }
     }
 
@@ -472,7 +489,7 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
             deleteTimer = try database.prepare("DELETE FROM timers WHERE key = ?")
             advanceTimer = try database.prepare("UPDATE timers SET due = due + interval WHERE key = ?")
             deleteTimersWithID = try database.prepare("DELETE FROM timers WHERE plugin = ? AND effect_id = ?")
-            transitions = try database.prepare("SELECT count FROM transitions WHERE plugin = ?")
+            transitions = try database.prepare(SQLiteJournalStore.transitionCountQuery)
             setTransitions = try database.prepare("INSERT OR REPLACE INTO transitions (plugin, count) VALUES (?, ?)")
             insertReceipt = try database.prepare("INSERT OR REPLACE INTO receipts (plugin, key, fingerprint, answer, expires) VALUES (?, ?, ?, ?, ?)")
         }
