@@ -8,6 +8,7 @@ enum ServiceJSON {
     /// `text` as a JSON string, quotes included: `"` and `\` escaped, control characters as
     /// `\u00XX` (`/` is left as it is, unlike ``JSONText/string(_:)``, so paths read as paths).
     static func string(_ text: String) -> String {
+        if !needsEscaping(text) { return "\"" + text + "\"" }
         var out: [UInt8] = [UInt8(ascii: "\"")]
         out.reserveCapacity(text.utf8.count + 2)
         let digits = Array("0123456789abcdef".utf8)
@@ -25,6 +26,22 @@ enum ServiceJSON {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// Whether ``string(_:)`` must escape something in `text` (most names and keys need nothing).
+    static func needsEscaping(_ text: String) -> Bool {
+        text.utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+    }
+
+    /// Appends `text` as a JSON string (``string(_:)``) to `out`.
+    static func append(_ text: String, to out: inout String) {
+        if needsEscaping(text) {
+            out += string(text)
+        } else {
+            out += "\""
+            out += text
+            out += "\""
+        }
+    }
+
     /// `text` as JSON when it parses, else as a JSON string; `null` for `nil`.
     static func embedded(_ text: String?) -> String {
         guard let text else { return "null" }
@@ -38,30 +55,78 @@ enum ServiceJSON {
 
     /// What `POST /v1/machines/{plugin}/{key}` answers.
     static func transition(_ transition: InstanceTransition, address: InstanceAddress) -> String {
-        JSONText.object([
-            ("plugin", ServiceJSON.string(address.plugin)),
-            ("key", ServiceJSON.string(address.key.text)),
-            ("seq", String(transition.seq)),
-            ("action", ServiceJSON.string(transition.action)),
-            ("state", embedded(transition.state)),
-            ("started", strings(transition.started)),
-            ("cancelled", strings(transition.cancelled)),
-        ] + active(transition.active))
+        var object = ObjectWriter()
+        object.string("plugin", address.plugin)
+        object.string("key", address.key.text)
+        object.raw("seq", String(transition.seq))
+        object.string("action", transition.action)
+        object.raw("state", embedded(transition.state))
+        object.strings("started", transition.started)
+        object.strings("cancelled", transition.cancelled)
+        if let active = transition.active { object.strings("active", active) }
+        return object.finish()
     }
 
     /// One watcher message: a transition with where its action came from.
     static func watchMessage(_ transition: InstanceTransition, address: InstanceAddress) -> String {
-        JSONText.object([
-            ("plugin", ServiceJSON.string(address.plugin)),
-            ("key", ServiceJSON.string(address.key.text)),
-            ("seq", String(transition.seq)),
-            ("origin", ServiceJSON.string(transition.origin.rawValue)),
-            ("effect_id", transition.effectID.map(ServiceJSON.string) ?? "null"),
-            ("action", ServiceJSON.string(transition.action)),
-            ("state", embedded(transition.state)),
-            ("started", strings(transition.started)),
-            ("cancelled", strings(transition.cancelled)),
-        ] + active(transition.active))
+        var object = ObjectWriter()
+        object.string("plugin", address.plugin)
+        object.string("key", address.key.text)
+        object.raw("seq", String(transition.seq))
+        object.string("origin", transition.origin.rawValue)
+        if let effectID = transition.effectID { object.string("effect_id", effectID) } else { object.raw("effect_id", "null") }
+        object.string("action", transition.action)
+        object.raw("state", embedded(transition.state))
+        object.strings("started", transition.started)
+        object.strings("cancelled", transition.cancelled)
+        if let active = transition.active { object.strings("active", active) }
+        return object.finish()
+    }
+
+    /// A JSON object written member by member into one string, for the bodies written once per
+    /// transition. Its keys are the service's own, plain ASCII, written as they are.
+    struct ObjectWriter {
+        private var text = "{"
+        private var isEmpty = true
+
+        init() {
+            text.reserveCapacity(256)
+        }
+
+        /// A member whose value is JSON already.
+        mutating func raw(_ key: String, _ value: String) {
+            open(key)
+            text += value
+        }
+
+        /// A member whose value is `value` as a JSON string.
+        mutating func string(_ key: String, _ value: String) {
+            open(key)
+            ServiceJSON.append(value, to: &text)
+        }
+
+        /// A member whose value is an array of `values` as JSON strings.
+        mutating func strings(_ key: String, _ values: [String]) {
+            open(key)
+            text += "["
+            for (index, value) in values.enumerated() {
+                if index > 0 { text += "," }
+                ServiceJSON.append(value, to: &text)
+            }
+            text += "]"
+        }
+
+        private mutating func open(_ key: String) {
+            text += isEmpty ? "\"" : ",\""
+            isEmpty = false
+            text += key
+            text += "\":"
+        }
+
+        /// The object's text.
+        consuming func finish() -> String {
+            text + "}"
+        }
     }
 
     /// What `GET /v1/machines/{plugin}/{key}` answers.
