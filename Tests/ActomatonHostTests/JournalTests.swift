@@ -139,6 +139,22 @@ struct JournalTests {
         #expect(await b.sequence == UInt64(lastOfB) + 1)
     }
 
+    /// A journal closed and opened again at once was refused ("another actomaton-host is using
+    /// this state database") when a child process, forked by another thread at that moment,
+    /// still held a copy of the lock's descriptor: closing the descriptor alone does not drop a
+    /// `flock` another descriptor of the same open file shares. A copy made with `dup` stands in
+    /// for the child's.
+    @Test func aReleasedLockIsFreeWhileACopyOfItsDescriptorLives() throws {
+        let (directory, path) = try databasePath()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let first = try StateDatabaseFile.lockForWriting(path)
+        let copy = dup(first.descriptor)
+        defer { close(copy) }
+        first.release()
+        let second = try StateDatabaseFile.lockForWriting(path)
+        second.release()
+    }
+
     /// A commit writes one row per action (format 3): the count of transitions lives in the
     /// name's last action, and gets a row of its own only when actions are pruned. A format 2
     /// file, which wrote that row with every action, keeps its counts and is brought up to format 3.

@@ -32,7 +32,8 @@ final class StateDatabaseFile: @unchecked Sendable {
         let inode: UInt64
     }
 
-    private let descriptor: Int32
+    /// The descriptor the lock is taken on.
+    let descriptor: Int32
     private let key: FileKey
 
     private init(descriptor: Int32, key: FileKey) {
@@ -95,8 +96,13 @@ final class StateDatabaseFile: @unchecked Sendable {
     /// The key leaves the registry before the descriptor is closed: once closed, the file's
     /// inode can be reused at once by a new file (this one was deleted), which must not be
     /// found "in use" in between.
+    ///
+    /// The lock is dropped before the descriptor is closed: a child process forked meanwhile by
+    /// another thread holds a copy of the descriptor until it execs, and closing this one alone
+    /// would leave the file locked until then (a journal opened again at once was refused).
     func release() {
         Self.held.withLock { _ = $0.remove(key) }
+        _ = flock(descriptor, LOCK_UN)
         close(descriptor)
     }
 
