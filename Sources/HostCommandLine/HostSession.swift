@@ -88,9 +88,9 @@ public struct HostSession: Sendable {
         case .idle:
             await host.waitUntilIdle()
         case .state:
-            for name in await host.names {
+            for name in await host.addresses {
                 do {
-                    let machine = try await host.machine(named: name)
+                    let machine = try await host.machine(at: name)
                     output("\(name): \(try await machine.describe())")
                 } catch let error as PluginCallError {
                     throw HostLineError(.call(error), at: location)
@@ -101,7 +101,7 @@ public struct HostSession: Sendable {
         case let .action(plugin, name, arguments):
             let machine: PluginMachine
             do {
-                machine = try await host.machine(named: plugin ?? defaultPlugin ?? "")
+                machine = try await host.machine(at: plugin ?? defaultPlugin ?? "")
             } catch {
                 try await waitUntilAcknowledged(at: location)
                 throw HostLineError(.host(error), at: location)
@@ -181,13 +181,13 @@ public struct HostSession: Sendable {
         }
     }
 
-    /// A transition as `run` and `serve` print it, one line:
-    /// `counter: add 5 => {"count":5}`, with the effects it requested and where it came from:
+    /// A transition as `run` and `serve` print it, one line, after its machine's address:
+    /// `counter: add 5 => {"count":5}` (`counter/room-1: …` for an instance), with the effects it requested and where it came from:
     /// `counter: increment (every ticker) => {"count":6}`. A state description longer than
     /// `stateLimit` bytes is cut, with a note saying how much was left out.
     /// The action itself is cut after ``actionEchoLimit`` bytes.
     public static func format(_ transition: PluginTransition, stateLimit: Int = .max) -> String {
-        var line = "\(transition.plugin): \(cut(transition.action.description, to: actionEchoLimit, note: ""))"
+        var line = "\(transition.address): \(cut(transition.action.description, to: actionEchoLimit, note: ""))"
         switch transition.origin {
         case .input: break
         case .next: line += " (next)"

@@ -3,13 +3,17 @@ import ActomatonPluginContract
 /// One line of input to `actomaton-host run` or `serve`, parsed.
 ///
 /// The text form is the action's name and its arguments, separated by spaces; under `serve`
-/// the plugin's name comes first:
+/// the machine's address comes first — a plugin's name, or `plugin/key` for one of its keyed
+/// instances, each a machine of its own:
 ///
 ///     add 5
 ///     login "alice"
 ///     counter add 5          (serve)
+///     counter/room-1 add 5   (serve: the instance room-1 of counter)
+///     counter/room-1.add 5   (serve: the same)
 ///     {"action": "place", "args": [1, 2]}
 ///     {"plugin": "tictactoe", "action": "place", "args": {"row": 1, "column": 2}}
+///     {"plugin": "tictactoe/game-7", "action": "place", "args": [1, 2]}
 ///
 /// Integers, decimals (`2.5`, `1e3`), `true` / `false`, and strings in double quotes (with
 /// `\"`, `\\`, `\n`, `\t`, `\r` and `\u{1B}` escapes) are the argument forms. Blank lines and lines starting
@@ -57,10 +61,12 @@ public enum InputLine: Sendable, Hashable {
         guard var first = scanner.word() else { throw .syntax("expected an action name, got \(quoted(text))") }
         var plugin: String?
         if namesPlugin {
-            // `plugin action` or `plugin.action`.
+            // `plugin action` or `plugin.action`; `plugin/key.action` splits at the last dot,
+            // since a key may hold dots and an action's name may not.
             // The dot is found by code point: a combining mark after it must not hide it.
             let scalars = first.unicodeScalars
-            if let dot = scalars.firstIndex(of: ".") {
+            let dotIndex = scalars.contains("/") ? scalars.lastIndex(of: ".") : scalars.firstIndex(of: ".")
+            if let dot = dotIndex {
                 plugin = String(scalars[..<dot])
                 first = String(scalars[scalars.index(after: dot)...])
             } else {

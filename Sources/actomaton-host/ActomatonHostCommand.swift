@@ -383,7 +383,9 @@ struct Serve: AsyncParsableCommand {
             + "With --listen, serve keyed instances of each plugin over HTTP and WebSocket instead.",
         discussion: """
             Lines address a plugin by name: `counter add 5`, `counter.add 5`, or JSON \
-            ({"plugin": "counter", "action": "add", "args": [5]}). The directory is scanned \
+            ({"plugin": "counter", "action": "add", "args": [5]}); or one of its keyed instances, \
+            each a machine of its own started by its first action: `counter/room-1 add 5` (a key \
+            is 1 to 128 bytes of letters, digits and . _ : -). The directory is scanned \
             before each line and every half second: new plugin files are loaded, and a replaced \
             file is reloaded with its state carried over through snapshot / restore. At the \
             end of the input it waits, as `run` does, until no effect is running or waiting.
@@ -415,7 +417,8 @@ struct Serve: AsyncParsableCommand {
         let journal = try persistence.openJournal(printer: printer)
         let host = PluginHost(loadOptions: loading.loadOptions, describesState: machines.printMode == .state,
                               observer: printer.observer, observesSends: true, maxEffects: machines.maxEffects,
-                              isolation: isolation.isolation(default: .process), journal: journal)
+                              isolation: isolation.isolation(default: .process), journal: journal,
+                              maxInstancesPerPlugin: network.maxInstancesPerPlugin ?? PluginHost.defaultMaxInstancesPerPlugin)
         defer { journal?.close(); withExtendedLifetime(host) {} }
         for event in await host.scan(directory: plugins) { report(event) }
         let session = HostSession(host: host, defaultPlugin: nil, clock: ContinuousClock(), output: { emit($0) }, printer: printer)

@@ -34,8 +34,9 @@ struct NetworkOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The most instances in memory, all plugins together.", valueName: "count"))
     var maxInstances = ServiceConfiguration().maxInstances
 
-    @Option(help: ArgumentHelp("The most instances of one plugin.", valueName: "count"))
-    var maxInstancesPerPlugin = ServiceConfiguration().maxInstancesPerPlugin
+    @Option(help: ArgumentHelp("The most instances of one plugin (default: 100000 with --listen; 256 when reading lines, where "
+                                + "each instance may be a worker process).", valueName: "count"))
+    var maxInstancesPerPlugin: Int?
 
     @Option(help: ArgumentHelp("The most WebSocket watchers of one instance.", valueName: "count"))
     var maxWatchersPerInstance = ServiceConfiguration().maxWatchersPerInstance
@@ -71,7 +72,7 @@ struct NetworkOptions: ParsableArguments {
 
     func validate() throws {
         for (name, value) in [("--max-connections", maxConnections), ("--max-instances", maxInstances),
-                              ("--max-instances-per-plugin", maxInstancesPerPlugin), ("--max-watchers-per-instance", maxWatchersPerInstance),
+                              ("--max-instances-per-plugin", maxInstancesPerPlugin ?? 1), ("--max-watchers-per-instance", maxWatchersPerInstance),
                               ("--watcher-buffer", watcherBuffer), ("--max-idempotency-keys", maxIdempotencyKeys),
                               ("--idempotency-window", idempotencyWindow), ("--shutdown-timeout", shutdownTimeout),
                               ("--idle-timeout", idleTimeout)] where value < 1 {
@@ -90,7 +91,7 @@ struct NetworkOptions: ParsableArguments {
         configuration.maxHeaderSize = Int(maxHeaderSize)
         configuration.maxConnections = maxConnections
         configuration.maxInstances = maxInstances
-        configuration.maxInstancesPerPlugin = maxInstancesPerPlugin
+        configuration.maxInstancesPerPlugin = maxInstancesPerPlugin ?? configuration.maxInstancesPerPlugin
         configuration.maxWatchersPerInstance = maxWatchersPerInstance
         configuration.watcherBuffer = watcherBuffer
         configuration.watchHistory = watchHistory

@@ -293,6 +293,31 @@ struct CommandLineTests {
         #expect(run.output.hasSuffix(#"counter: {"count":4}"# + "\n"))
     }
 
+    /// `serve` without `--listen` addresses keyed instances `PLUGIN/KEY ACTION ARGS`, each a
+    /// machine of its own — here each in its own worker process (serve's default) — and prints
+    /// their transitions under their addresses; `--max-instances-per-plugin` bounds them.
+    @Test func serveReadsLinesForKeyedInstances() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try install(plugin("CounterPlugin"), at: directory + "/counter.so")
+        let serve = try await host(["serve", "--plugins", directory, "--max-instances-per-plugin", "2"],
+                                   input: "counter/a add 5\ncounter/b add 2\ncounter/a.increment\ncounter/c add 1\n:state\n")
+        #expect(serve.output == """
+            loaded plugin counter from \(directory)/counter.so
+            counter/a: add 5 => {"count":5}
+            counter/b: add 2 => {"count":2}
+            counter/a: increment => {"count":6}
+            counter: {"count":0}
+            counter/a: {"count":6}
+            counter/b: {"count":2}
+
+            """, "\(serve.errors)")
+        #expect(serve.errors == "error: <stdin>:4: plugin counter already has 2 instances, its limit (--max-instances-per-plugin)\n")
+        let refused = try await host(["serve", "--plugins", directory, "--max-instances-per-plugin", "0"], input: "")
+        #expect(refused.status != 0)
+        #expect(refused.errors.contains("--max-instances-per-plugin must be at least 1"), "\(refused.errors)")
+    }
+
     @Test func aScriptThatIsADirectoryIsAnError() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -110,6 +110,100 @@ struct ServeTests {
     }
 }
 
+@Suite("serve: keyed instances, `plugin/key`")
+struct KeyedInstanceTests {
+    /// Each `plugin/key` is a machine of its own, started by its first action; the plugin's own
+    /// machine is another. Keys follow the service's rule (at 128 bytes and one past), and the
+    /// instances of a plugin stop at the limit (at it and one past).
+    @Test func eachKeyIsAMachineOfItsOwnWithinTheLimits() async throws {
+        let host = PluginHost(maxInstancesPerPlugin: 3)
+        try await host.load(path: plugin("CounterPlugin"))
+        let printed = Mutex<[String]>([])
+        let session = HostSession(host: host, defaultPlugin: nil, clock: ContinuousClock(), output: { line in printed.withLock { $0.append(line) } })
+        let longest = String(repeating: "k", count: InstanceKeyRule.maxLength)
+        for (number, line) in ["counter/room-1 add 5", "counter/room.2.add 7", #"{"plugin": "counter/room-1", "action": "increment"}"#,
+                               "counter add 1", "counter/\(longest) add 3"].enumerated() {
+            try await session.handle(line, at: "x:\(number + 1)")
+        }
+        #expect(try await host.machine(at: "counter/room-1").describe() == #"{"count":6}"#)
+        #expect(try await host.machine(at: "counter/room.2").describe() == #"{"count":7}"#, "the last dot ends the address")
+        #expect(try await host.machine(at: "counter").describe() == #"{"count":1}"#)
+        #expect(await host.addresses == ["counter", "counter/\(longest)", "counter/room-1", "counter/room.2"])
+        try await session.handle(":state", at: "x:6")
+        #expect(printed.withLock { $0 } == [#"counter: {"count":1}"#, #"counter/\#(longest): {"count":3}"#,
+                                            #"counter/room-1: {"count":6}"#, #"counter/room.2: {"count":7}"#])
+
+        let cases: [(String, String)] = [
+            ("counter/\(longest)k add 1", "x:7: 'counter/\(longest)k' is not an instance of a plugin: an instance key is at most 128 bytes, got 129"),
+            ("counter/ add 1", "x:7: 'counter/' is not an instance of a plugin: an instance key must not be empty"),
+            ("counter/a%b add 1", "x:7: 'counter/a%b' is not an instance of a plugin: an instance key may hold only letters, digits and . _ : - (byte 2 is not one)"),
+            ("nothing/a add 1", "x:7: no plugin named 'nothing' is loaded (loaded: counter)"),
+            ("counter/room-4 add 1", "x:7: plugin counter already has 3 instances, its limit (--max-instances-per-plugin)"),
+        ]
+        for (line, message) in cases {
+            let error = await #expect(throws: HostLineError.self) { try await session.handle(line, at: "x:7") }
+            #expect(error?.description == message)
+        }
+        #expect(await host.addresses.count == 4, "nothing started by a refused line")
+    }
+
+    /// With a journal, an instance's records are kept under its address (as the network
+    /// service keeps them), and a restarted host brings every instance back when its plugin
+    /// loads: its state, its count of transitions, and its repeating action, armed again.
+    @Test func instancesComeBackFromTheJournalWithTheirTimers() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/state.sqlite"
+        do {
+            let journal = try PluginJournal(path: path)
+            let host = PluginHost(clock: TestClock(), journal: journal)
+            try await host.load(path: plugin("CounterPlugin"))
+            let session = HostSession(host: host, defaultPlugin: nil, clock: ContinuousClock(), output: { _ in })
+            for line in ["counter/a add 40", "counter/a start 60000", "counter/b add 2", "counter/b increment"] {
+                try await session.handle(line, at: "x")
+            }
+            try await session.waitUntilAcknowledged(at: "x")
+            journal.close()
+            #expect(try PluginJournal(readingAt: path).summaries().map(\.plugin) == ["counter/a", "counter/b"])
+        }
+        let journal = try PluginJournal(path: path)
+        defer { journal.close() }
+        let clock = TestClock()
+        let host = PluginHost(clock: clock, journal: journal)
+        try await host.load(path: plugin("CounterPlugin"))
+        #expect(await host.addresses == ["counter", "counter/a", "counter/b"], "brought back when the plugin loaded")
+        let a = try await host.machine(at: "counter/a")
+        #expect(await a.describedState() == #"{"count":40}"#)
+        #expect(await a.sequence == 2)
+        #expect(await a.runningEffectCount == 1, "the ticker armed again")
+        #expect(try await host.machine(at: "counter/b").describe() == #"{"count":3}"#)
+        try await a.send("stop")
+    }
+
+    /// A replaced plugin file reloads the plugin's machine and every instance of it, each with
+    /// its state.
+    @Test func aReplacedPluginReloadsEveryInstance() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/counter.so"
+        try install(plugin("CounterPlugin"), at: path)
+        let host = PluginHost()
+        _ = await host.scan(directory: directory)
+        let a = try await host.machine(at: "counter/a")
+        let b = try await host.machine(at: "counter/b")
+        try await a.send("add", [.int(5)])
+        try await b.send("add", [.int(9)])
+        let (oldA, oldB) = (a.plugin, b.plugin)
+
+        try install(plugin("CounterPlugin"), at: path) // a new file: a new inode
+        #expect(await host.scan(directory: directory).map(\.description) == ["reloaded plugin counter from \(path), state carried over"])
+        #expect(a.plugin !== oldA && b.plugin !== oldB)
+        #expect(await a.describedState() == #"{"count":5}"#)
+        #expect(await b.describedState() == #"{"count":9}"#)
+        #expect(try await host.machine(at: "counter/a") === a, "the same machine, reloaded")
+    }
+}
+
 @Suite("Input lines: named arguments")
 struct NamedArgumentTests {
     @Test func namedArgumentsFollowTheParameters() async throws {

@@ -11,6 +11,11 @@ struct InputLineTests {
         #expect(try InputLine.parse("counter add 5", namesPlugin: true) == .action(plugin: "counter", name: "add", arguments: .positional([.int(5)])))
         #expect(try InputLine.parse("counter.add 5", namesPlugin: true) == .action(plugin: "counter", name: "add", arguments: .positional([.int(5)])))
         #expect(try InputLine.parse("\tcounter\tadd\t5\t", namesPlugin: true) == .action(plugin: "counter", name: "add", arguments: .positional([.int(5)])))
+        // A keyed instance: its address in place of the plugin's name; with a dot, the last
+        // one ends the address (a key may hold dots, an action's name may not).
+        #expect(try InputLine.parse("counter/room-1 add 5", namesPlugin: true) == .action(plugin: "counter/room-1", name: "add", arguments: .positional([.int(5)])))
+        #expect(try InputLine.parse("counter/v1.2.add 5", namesPlugin: true) == .action(plugin: "counter/v1.2", name: "add", arguments: .positional([.int(5)])))
+        #expect(try InputLine.parse("counter.add 5", namesPlugin: true) == .action(plugin: "counter", name: "add", arguments: .positional([.int(5)])))
         #expect(try InputLine.parse("# a comment", namesPlugin: false) == .skip)
         #expect(try InputLine.parse("", namesPlugin: false) == .skip)
         #expect(try InputLine.parse(" \t ", namesPlugin: false) == .skip)

@@ -4,6 +4,12 @@ public enum PluginHostError: Error, Sendable, Hashable, CustomStringConvertible 
     case unknownPlugin(String, known: [String])
     /// The plugin directory is not a directory.
     case notADirectory(String)
+    /// An instance's address whose key breaks ``InstanceKeyRule``: the address, and what is wrong.
+    case badInstanceKey(String, problem: String)
+    /// The plugin has as many instances as its limit allows.
+    case tooManyInstances(plugin: String, limit: Int)
+    /// An instance could not be started, or brought back from the journal: its address, and why.
+    case instanceNotStarted(String, reason: String)
 
     /// The error, as one line.
     public var description: String {
@@ -12,6 +18,12 @@ public enum PluginHostError: Error, Sendable, Hashable, CustomStringConvertible 
             return "no plugin named '\(name)' is loaded (loaded: \(known.isEmpty ? "none" : known.joined(separator: ", ")))"
         case let .notADirectory(path):
             return "\(path): no such directory"
+        case let .badInstanceKey(address, problem):
+            return "'\(address)' is not an instance of a plugin: \(problem)"
+        case let .tooManyInstances(plugin, limit):
+            return "plugin \(plugin) already has \(limit) instances, its limit (--max-instances-per-plugin)"
+        case let .instanceNotStarted(address, reason):
+            return "\(address) could not be started: \(reason)"
         }
     }
 }

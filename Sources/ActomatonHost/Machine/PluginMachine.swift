@@ -372,7 +372,7 @@ public actor PluginMachine: EffectQueueHost {
             var receipt: JournaledReceipt?
             var message: (@Sendable () -> String)?
             if input.receipt != nil || journalMessage != nil, case .success = outcome {
-                let made = PluginTransition(plugin: name, sequence: step.sequence, action: input.action, origin: input.origin,
+                let made = PluginTransition(plugin: name, address: journalName, sequence: step.sequence, action: input.action, origin: input.origin,
                                             outcome: outcome, cancelled: cancelled, state: described, activeNodes: active,
                                             acknowledgement: acknowledgement)
                 if let request = input.receipt {
@@ -398,7 +398,7 @@ public actor PluginMachine: EffectQueueHost {
                 }
             }
         }
-        transitions.append(PluginTransition(plugin: name, sequence: step.sequence, action: input.action, origin: input.origin,
+        transitions.append(PluginTransition(plugin: name, address: journalName, sequence: step.sequence, action: input.action, origin: input.origin,
                                             outcome: outcome, cancelled: cancelled, state: described, activeNodes: active,
                                             acknowledgement: acknowledgement))
         guard !requests.isEmpty else { return .empty }

@@ -17,6 +17,9 @@ public struct PluginTransition: Sendable {
 
     /// The plugin's name.
     public var plugin: String
+    /// The name its machine is addressed and journaled by (``PluginMachine/journalName``): the
+    /// plugin's, or `plugin/key` for one of its keyed instances (``PluginHost/machine(at:)``).
+    public var address: String
     /// The transition's number on its machine: how many actions succeeded on it so far, this
     /// one included; a failed action keeps the number before it. Strictly increasing over the
     /// successful transitions of a machine, also across a restart from a journal.

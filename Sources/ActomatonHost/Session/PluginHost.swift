@@ -1,9 +1,16 @@
 /// Every plugin a host runs, each on its own ``PluginMachine``, addressed by name; what
 /// `actomaton-host serve` is built on.
 ///
+/// A plugin can also run as many keyed instances, each a machine of its own, addressed
+/// `plugin/key` (`counter/room-1`; the key follows ``InstanceKeyRule``): ``machine(at:)``
+/// starts one from the plugin's initial state the first time it is addressed, up to
+/// ``maxInstancesPerPlugin`` per plugin. With a journal, each instance's records are kept
+/// under its address — as the network service keeps them — and the instances the journal holds
+/// are brought back when their plugin loads, pending timers included.
+///
 /// A bad plugin file is refused with an error and changes nothing: the plugins already loaded
 /// keep running with their state. ``reloadChangedPlugins()`` reloads a plugin whose file was
-/// replaced, carrying its state over through snapshot / restore.
+/// replaced, and every instance of it, carrying their states over through snapshot / restore.
 public actor PluginHost {
     /// What a scan of the plugin files did.
     public enum Event: Sendable, Hashable, CustomStringConvertible {
@@ -34,13 +41,24 @@ public actor PluginHost {
         let machine: PluginMachine
         var path: String
         var identity: FileIdentity
+        /// The keyed instances, by key.
+        var instances: [String: PluginMachine] = [:]
     }
 
+    /// The default of ``maxInstancesPerPlugin``: each instance may be a worker process.
+    public static let defaultMaxInstancesPerPlugin = 256
+
+    /// The most keyed instances of one plugin (`--max-instances-per-plugin` when reading lines).
+    public let maxInstancesPerPlugin: Int
     private let loadOptions: Plugin.LoadOptions
+    private let journal: PluginJournal?
     /// Makes a machine for a plugin file on the host's clock (captured generically, so never
-    /// an existential), in this process or in a worker.
-    private let machineFactory: @Sendable (String) throws(PluginLoadError) -> PluginMachine
+    /// an existential), in this process or in a worker, journaled under the name given (`nil`:
+    /// the plugin's).
+    private let machineFactory: @Sendable (String, String?) throws(PluginLoadError) -> PluginMachine
     private var entries: [String: Entry] = [:]
+    /// The instances being started, by address: a second request for one waits for the first.
+    private var startingInstances: [String: Task<(PluginMachine, [String]), any Error>] = [:]
     /// Plugin files that failed to load, with the identity they failed with, so a scan
     /// reports each bad version once.
     private var failedFiles: [String: FileIdentity] = [:]
@@ -66,6 +84,7 @@ public actor PluginHost {
     ///   - isolation: Whether each plugin runs in this process or in a worker process.
     ///   - journal: Where every machine's actions, snapshots and timers are journaled, so that
     ///     a restarted host brings them back; none when `nil`.
+    ///   - maxInstancesPerPlugin: The most keyed instances of one plugin (at least 1).
     public init(
         clock: some Clock<Duration> = ContinuousClock(),
         loadOptions: Plugin.LoadOptions = .init(),
@@ -75,17 +94,26 @@ public actor PluginHost {
         log: (@Sendable (String) -> Void)? = nil,
         maxEffects: Int = PluginLimits.defaultMaxEffects,
         isolation: PluginIsolation = .none,
-        journal: PluginJournal? = nil
+        journal: PluginJournal? = nil,
+        maxInstancesPerPlugin: Int = PluginHost.defaultMaxInstancesPerPlugin
     ) {
         self.loadOptions = loadOptions
-        machineFactory = { path throws(PluginLoadError) in
+        self.journal = journal
+        self.maxInstancesPerPlugin = max(1, maxInstancesPerPlugin)
+        machineFactory = { path, journalName throws(PluginLoadError) in
             try PluginMachine(pluginAt: path, isolation: isolation, loadOptions: loadOptions, clock: clock, describesState: describesState,
-                              observer: observer, observesSends: observesSends, log: log, maxEffects: maxEffects, journal: journal)
+                              observer: observer, observesSends: observesSends, log: log, maxEffects: maxEffects, journal: journal,
+                              journalName: journalName)
         }
     }
 
     /// The names of the loaded plugins, sorted.
     public var names: [String] { entries.keys.sorted() }
+
+    /// Every machine's address, sorted: each plugin's name, and `plugin/key` for each instance.
+    public var addresses: [String] {
+        entries.flatMap { name, entry in [name] + entry.instances.keys.map { "\(name)/\($0)" } }.sorted()
+    }
 
     /// Loads the plugin at `path` and starts a machine for it.
     ///
@@ -97,7 +125,7 @@ public actor PluginHost {
         defer { loadingPaths.remove(path) }
         // Starting a worker waits for its hello: not on a thread of the pool.
         let factory = machineFactory
-        let machine = try await onThreadOfItsOwn { () throws(PluginLoadError) in try factory(path) }
+        let machine = try await onThreadOfItsOwn { () throws(PluginLoadError) in try factory(path, nil) }
         if let existing = entries[machine.name] {
             throw PluginLoadError(.duplicateName(machine.name, loadedFrom: existing.path), at: path)
         }
@@ -112,7 +140,72 @@ public actor PluginHost {
         }
         entries[machine.name] = Entry(machine: machine, path: path, identity: machine.plugin.fileIdentity)
         failedFiles[path] = nil
+        await bringBackInstances(of: machine.name)
         return machine
+    }
+
+    /// Starts the instances of `plugin` the journal holds records of (up to the limit), so
+    /// that their timers run again; what cannot be brought back goes to the journal reports.
+    private func bringBackInstances(of plugin: String) async {
+        guard let journal else { return }
+        let names: [String]
+        do {
+            names = try await onThreadOfItsOwn { () throws(PluginJournalError) in try journal.summaries().map(\.plugin) }
+        } catch {
+            journalReports.append("\(plugin): the journal's instances cannot be listed: \(error)")
+            return
+        }
+        let prefix = plugin + "/"
+        let keys = names.filter { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }
+        for key in keys {
+            do throws(PluginHostError) {
+                _ = try await machine(at: prefix + key)
+            } catch {
+                journalReports.append("\(error)")
+            }
+        }
+    }
+
+    /// The machine at `address`: the plugin named so, or, for `plugin/key`, that instance of the
+    /// plugin — started from its initial state (or from the journal's records under the
+    /// address) the first time it is addressed.
+    ///
+    /// Throws when no such plugin is loaded, when the key breaks ``InstanceKeyRule``, when the
+    /// plugin already has ``maxInstancesPerPlugin`` instances, or when the instance cannot be
+    /// started.
+    public func machine(at address: String) async throws(PluginHostError) -> PluginMachine {
+        guard let slash = address.utf8.firstIndex(of: UInt8(ascii: "/")) else { return try machine(named: address) }
+        let plugin = String(address[..<slash])
+        let key = String(address[address.index(after: slash)...])
+        guard let entry = entries[plugin] else { throw .unknownPlugin(plugin, known: names) }
+        if let problem = InstanceKeyRule.problem(with: key) { throw .badInstanceKey(address, problem: problem) }
+        if let running = entry.instances[key] { return running }
+        if let starting = startingInstances[address] {
+            do { return try await starting.value.0 } catch { throw Self.notStarted(address, error) }
+        }
+        let count = entry.instances.count + startingInstances.keys.count { $0.hasPrefix(plugin + "/") }
+        guard count < maxInstancesPerPlugin else { throw .tooManyInstances(plugin: plugin, limit: maxInstancesPerPlugin) }
+        let (factory, path) = (machineFactory, entry.path)
+        let starting = Task { () throws -> (PluginMachine, [String]) in
+            // Starting a worker waits for its hello, and recovery reads the journal: not on the pool.
+            let machine = try await onThreadOfItsOwn { () throws(PluginLoadError) in try factory(path, address) }
+            let problems = try await machine.recover()
+            return (machine, problems)
+        }
+        startingInstances[address] = starting
+        defer { startingInstances[address] = nil }
+        do {
+            let (machine, problems) = try await starting.value
+            journalReports += problems
+            entries[plugin]?.instances[key] = machine
+            return machine
+        } catch {
+            throw Self.notStarted(address, error)
+        }
+    }
+
+    private static func notStarted(_ address: String, _ error: any Error) -> PluginHostError {
+        error as? PluginHostError ?? .instanceNotStarted(address, reason: "\(error)")
     }
 
     /// Loads every `*.so` and `*.wasm` file of `directory` not loaded yet, and reloads every loaded plugin
@@ -150,6 +243,7 @@ public actor PluginHost {
             entries[name]?.identity = identity
             do {
                 try await entry.machine.reload(fromFile: entry.path)
+                for key in entry.instances.keys.sorted() { try await entry.instances[key]?.reload(fromFile: entry.path) }
                 failedFiles[entry.path] = nil
                 events.append(.reloaded(name: name, path: entry.path))
             } catch {
@@ -175,9 +269,12 @@ public actor PluginHost {
         return journalReports
     }
 
-    /// Waits until no machine of this host has an effect running or waiting.
+    /// Waits until no machine of this host, instances included, has an effect running or waiting.
     public func waitUntilIdle() async {
-        for entry in entries.values { await entry.machine.waitUntilIdle() }
+        for entry in entries.values {
+            await entry.machine.waitUntilIdle()
+            for instance in entry.instances.values { await instance.waitUntilIdle() }
+        }
     }
 
 }
