@@ -324,15 +324,16 @@ public final class InstanceMachine: Sendable {
     public var isPassivated: Bool { passivated.load(ordering: .acquiring) }
 
     /// Passivates the instance if it is idle — no delayed or repeating action running or
-    /// waiting — in a turn of its own, after the actions before it: snapshots the state,
-    /// closes the machine, and turns later sends away (``send(_:receipt:)`` returns `nil`). Returns
+    /// waiting — in a turn of its own, after the actions before it: snapshots the state (into
+    /// the journal as well, with one), closes the machine, and turns later sends away (``send(_:receipt:)`` returns `nil`). Returns
     /// what to restore it from, or `nil` when it has effects pending, cannot be snapshotted,
     /// or was passivated already (then it goes on unchanged).
     public func passivate() async -> PassivatedInstance? {
         await turn.acquire()
         defer { turn.release() }
+        // With a journal, the snapshot is journaled too: the instance comes back without a replay.
         guard !passivated.load(ordering: .acquiring), await machine.runningEffectCount == 0,
-              let bytes = try? await machine.snapshot() else { return nil }
+              let bytes = try? await machine.snapshotIntoJournal() else { return nil }
         passivated.store(true, ordering: .releasing)
         observed.detach()
         await machine.close()

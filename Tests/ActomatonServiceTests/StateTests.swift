@@ -311,6 +311,11 @@ import Testing
             #expect(await service.registry.passivateIdle() == 1)
             #expect(try await client.post("p", #"{"action": "add", "args": [4]}"#).text.contains(#""seq":2,"action":"add","state":{"count":7}"#))
         }
+        // The passivation journaled its snapshot (committed before the later action): the
+        // instance comes back from it and the one action after it, not from a replay of all.
+        let recovery = try journal.recovery(for: "counter/p")
+        #expect(recovery.snapshots.count == 1, "the passivation's snapshot")
+        #expect(recovery.actions.map(\.text) == ["add 4"])
         journal.close()
     }
 }

@@ -448,6 +448,20 @@ public actor PluginMachine: EffectQueueHost {
         do throws(PluginCallError.Reason) { return try runtime.snapshot() } catch { throw PluginCallError(error, plugin: name) }
     }
 
+    /// The plugin's snapshot of the state, journaled too when the machine has a journal: the
+    /// machine comes back from it without replaying the actions before it (a service passivating
+    /// an instance). The snapshot is committed in order with the records before it; nothing
+    /// waits for its commit, since until then the journal's older snapshot and actions bring
+    /// back the same state.
+    public func snapshotIntoJournal() throws(PluginCallError) -> [UInt8] {
+        let bytes = try snapshot()
+        if let journal {
+            journal.append(epoch: journalEpoch, .snapshot(plugin: journalName, version: pluginVersion, bytes: bytes))
+            decisions.snapshotJournaled()
+        }
+        return bytes
+    }
+
     /// The plugin's description of the state.
     public func describe() throws(PluginCallError) -> String {
         do throws(PluginCallError.Reason) { return try runtime.describe() } catch { throw PluginCallError(error, plugin: name) }
