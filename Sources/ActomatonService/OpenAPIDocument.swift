@@ -245,7 +245,7 @@ paths:
     post:
       summary: Send an action; the instance is created by its first.
       parameters:
-        - {name: Idempotency-Key, in: header, schema: {type: string, minLength: 1, maxLength: 128}, description: "A retry with the same key and body returns the first response (with Idempotent-Replayed: true), not applied again."}
+        - {name: Idempotency-Key, in: header, schema: {type: string, minLength: 1, maxLength: 128}, description: "A retry with the same key and body returns the first response (with Idempotent-Replayed: true), not applied again. After a 5xx or a 429, which decided nothing, a retry runs again."}
       requestBody:
         required: true
         content:
@@ -270,6 +270,7 @@ paths:
         "503": {$ref: "#/components/responses/ShuttingDown"}
     get:
       summary: An instance's transition count, state and pending timers.
+      description: A passivated instance is restored first; 500 when its plugin refuses to restore it.
       responses:
         "431": {$ref: "#/components/responses/HeadersTooLarge"}
         "200": {description: The instance., content: {application/json: {schema: {$ref: "#/components/schemas/Status"}}}}
@@ -278,6 +279,7 @@ paths:
         "403": {$ref: "#/components/responses/Forbidden"}
         "404": {$ref: "#/components/responses/NotFound"}
         "429": {$ref: "#/components/responses/TooMany"}
+        "500": {$ref: "#/components/responses/Failed"}
         "503": {$ref: "#/components/responses/ShuttingDown"}
     delete:
       summary: Cancel an instance's effects and forget it (needs the admin scope).
