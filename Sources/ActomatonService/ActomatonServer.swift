@@ -8,6 +8,7 @@ import HummingbirdCore
 import HummingbirdTLS
 import HummingbirdWebSocket
 import Logging
+import NIOCore
 import ServiceLifecycle
 import UnixSignals
 
@@ -173,10 +174,19 @@ public final class ActomatonServer: Service, Sendable {
 
     /// Runs the server in a service group of its own that shuts it down gracefully on SIGTERM
     /// and SIGINT, and cancels what is left after ``ServiceConfiguration/shutdownTimeout``.
+    ///
+    /// - Throws: ``ServiceRunError`` when it cannot listen (the address is in use, or not this
+    ///   machine's), or another error the server stopped with.
     public func runUntilSignalled() async throws {
         var group = ServiceGroupConfiguration(services: [self], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         group.maximumGracefulShutdownDuration = configuration.shutdownTimeout
-        try await ServiceGroup(configuration: group).run()
+        do {
+            try await ServiceGroup(configuration: group).run()
+        } catch let error as IOError {
+            // Binding is the only socket call the service makes before it listens.
+            throw ServiceRunError(description: "cannot listen on \(ListenAddress.display(host: listen.host, port: listen.port)): "
+                                  + String(cString: strerror(error.errnoCode)))
+        }
     }
 
     /// Stops taking requests, closes every watcher with 1001 and waits for the requests in flight.
@@ -188,6 +198,12 @@ public final class ActomatonServer: Service, Sendable {
         journalChanges?.wakeAll()
         await lifecycle.waitUntilIdle()
     }
+}
+
+/// Why the service could not run, in one line: `cannot listen on 127.0.0.1:8080: Address already in use`.
+public struct ServiceRunError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The line.
+    public var description: String
 }
 
 /// The service's time origin, for rate limits and idempotency windows.

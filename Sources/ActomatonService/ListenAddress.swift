@@ -68,3 +68,11 @@ public struct ListenAddressError: Error, Sendable, Hashable, CustomStringConvert
         self.description = description
     }
 }
+
+extension ListenAddress {
+    /// `host:port` as messages print it, the port given (one the system chose, for port 0); an
+    /// IPv6 host in brackets.
+    public static func display(host: String, port: Int) -> String {
+        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+}

@@ -171,16 +171,16 @@ extension Serve {
             emit("listening on \(ListenAddress.display(host: listen.host, port: port))\(secured)")
         })
         membership?.dropTakenOver(from: server.registry, metrics: server.metrics)
-        try await server.runUntilSignalled()
+        do {
+            try await server.runUntilSignalled()
+        } catch {
+            // What was appended is still committed, and the file left tidy.
+            if let membership { membership.leave() } else { journal?.close() }
+            printError(error)
+            throw ExitCode.failure
+        }
         if let membership { membership.leave() } else { journal?.close() }
         emit("stopped")
-    }
-}
-
-extension ListenAddress {
-    /// `host:port` for a port the system chose.
-    static func display(host: String, port: Int) -> String {
-        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 }
 

@@ -135,6 +135,32 @@ import Testing
         #expect(readable.errors == "error: \(tokens): group or other users can read or write the tokens file (mode 640); run `chmod 600` on it\n")
     }
 
+    /// An address in use printed NIO's error through the argument parser
+    /// (`Error: bind(descriptor:ptr:bytes:): Address already in use) (errno: 98)`), and left
+    /// the journal open: now one line, status 1, and the state file closed and tidied (its
+    /// write-ahead log gone).
+    @Test func anAddressInUseIsOneLineAndTheJournalIsClosed() async throws {
+        let directory = try pluginsDirectory()
+        let occupied = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(occupied) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(occupied, $0, length) == 0 && listen(occupied, 1) == 0
+                && getsockname(occupied, $0, &length) == 0 }
+        }
+        #expect(bound)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        let state = directory + "/state.sqlite"
+        let result = try await run(["serve", "--plugins", directory, "--isolation", "none", "--state", state, "--listen", "127.0.0.1:\(port)"])
+        #expect(result.status == 1)
+        #expect(result.errors == "error: cannot listen on 127.0.0.1:\(port): Address already in use\n")
+        #expect(FileManager.default.fileExists(atPath: state))
+        #expect(!FileManager.default.fileExists(atPath: state + "-wal"), "the journal was closed cleanly")
+    }
+
     @Test func sigtermStopsTheServiceWithStatus0() async throws {
         let directory = try pluginsDirectory()
         let (text, exited, status, rest) = try await offThePool {
