@@ -22,11 +22,33 @@ struct JournalPromiseTests {
     /// Regression: `close()` stopped the writer but left the connection (and its unfinalized
     /// statements) open until `deinit`; a write from another connection right after could get
     /// `SQLITE_BUSY`. Now the file is free when `close()` returns: another connection can take
-    /// it exclusively at once (switching the journal mode needs that), every time.
+    /// it exclusively at once (switching the journal mode needs that), every time — here on four
+    /// files at once, while another thread starts child processes without pause (a child holds
+    /// copies of the process's descriptors until it execs: the lock must not go with them), and
+    /// a journal opened again at once is not refused.
     @Test func closeReleasesTheDatabaseAtOnce() async throws {
+        let stop = Mutex(false)
+        let spawner = Thread {
+            while !stop.withLock({ $0 }) {
+                let child = Process()
+                child.executableURL = URL(fileURLWithPath: "/bin/true")
+                try? child.run()
+                child.waitUntilExit()
+            }
+        }
+        spawner.start()
+        defer { stop.withLock { $0 = true } }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<4 { group.addTask { try await self.closeAndTakeOver(rounds: 30) } }
+            try await group.waitForAll()
+        }
+    }
+
+    /// `closeReleasesTheDatabaseAtOnce` on a file of its own.
+    private func closeAndTakeOver(rounds: Int) async throws {
         let (directory, path) = try databasePath()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        for round in 0..<30 {
+        for round in 0..<rounds {
             let journal = try PluginJournal(path: path, options: JournalOptions(sync: .off, snapshotInterval: 3))
             let counter = try await PluginHost(journal: journal).load(path: plugin("CounterPlugin"))
             for amount in 1...10 { try await counter.send("add", [.int(Int64(amount))]) }
@@ -41,6 +63,8 @@ struct JournalPromiseTests {
             sqlite3_close(handle)
             #expect((size(of: path + "-wal") ?? 0) == 0, "the write-ahead log is checkpointed away at close")
             if switched != SQLITE_OK { break }
+            // Opened again at once: the lock went with `close()`.
+            try PluginJournal(path: path).close()
         }
     }
 
