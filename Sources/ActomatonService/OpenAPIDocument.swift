@@ -301,6 +301,10 @@ paths:
       description: |
         A watcher more than --watcher-buffer (default 256) transitions behind is closed with 1008
         and a reason; a deleted instance closes its watchers with 1000; shutdown with 1001.
+        The statuses below answer a request that is not a WebSocket handshake; a handshake that
+        is refused (no instance, a bad or expired `after`, a token, a limit) is accepted and closed
+        at once with code 4000 + that status (4404, 4410, 4429, 4401, 4403, ...) and the error's
+        line as the reason, cut to 123 bytes.
         With `after`, the kept transitions after that seq come first (the last --watch-history,
         default 1,000, in memory; with --state also those the journal keeps, across passivations
         and restarts), then the new ones: no gap and no duplicate. An `after` older than what is

@@ -1,11 +1,18 @@
 import Hummingbird
+import HummingbirdWebSocket
 import Logging
+import NIOWebSocket
 import Synchronization
 
 /// Turns every error into `{"error": "one line"}` with its status, and logs it at warning.
 ///
 /// ``ServiceError`` keeps its status and line; Hummingbird's own errors (no such route, a body
 /// over the limit) keep their status; anything else is a 500 whose line names no internals.
+///
+/// A WebSocket handshake (a request with `Upgrade: websocket` and a `Sec-WebSocket-Key`) that
+/// is refused is accepted instead and closed at once with code 4000 + the status (4404, 4410,
+/// 4429, …) and the line as its reason (at most ``maxCloseReasonBytes``): the WebSocket server
+/// answers any refused upgrade with a bare 400, and a browser shows a client no status at all.
 public struct ServiceErrorMiddleware: RouterMiddleware {
     /// The context of the service's routes.
     public typealias Context = ServiceRequestContext
@@ -25,8 +32,32 @@ public struct ServiceErrorMiddleware: RouterMiddleware {
         } catch {
             let serviceError = Self.serviceError(for: error, maxBodySize: maxBodySize)
             context.logger.warning("\(request.method) \(request.uri.path): \(serviceError.status.code) \(serviceError.description)")
+            if request.headers[.upgrade]?.lowercased() == "websocket", request.headers[.secWebSocketKey] != nil {
+                let code = WebSocketErrorCode(codeNumber: 4000 + serviceError.status.code)
+                let reason = Self.closeReason(serviceError.description)
+                // The subprotocol a browser offered is taken, or the browser fails the handshake.
+                let closing = WebSocketUpgradeMiddleware<Context>(
+                    shouldUpgrade: { request, _ in .upgrade(WebSocketToken.upgradeHeaders(for: request.headers)) },
+                    onUpgrade: { _, outbound, _ in try await outbound.close(code, reason: reason) })
+                return try await closing.handle(request, context: context) { _, _ in Response(status: .ok) }
+            }
             return .json(serviceError.json, status: serviceError.status)
         }
+    }
+
+    /// The most bytes of a WebSocket close frame's reason (its payload is at most 125 bytes,
+    /// 2 of them the code).
+    public static let maxCloseReasonBytes = 123
+
+    /// `line` cut to ``maxCloseReasonBytes`` bytes at a character boundary, ending with `…` when cut.
+    static func closeReason(_ line: String) -> String {
+        guard line.utf8.count > maxCloseReasonBytes else { return line }
+        var kept = ""
+        for character in line {
+            if kept.utf8.count + String(character).utf8.count + "…".utf8.count > maxCloseReasonBytes { break }
+            kept.append(character)
+        }
+        return kept + "…"
     }
 
     /// The ``ServiceError`` an error is answered with.

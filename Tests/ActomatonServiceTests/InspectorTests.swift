@@ -6,6 +6,7 @@ import Hummingbird
 import HummingbirdTesting
 import HummingbirdWSClient
 import HummingbirdWSTesting
+import NIOWebSocket
 import Synchronization
 import Testing
 
@@ -93,15 +94,20 @@ import Testing
                 if case let .text(text)? = try await messages.next() { received.withLock { $0.append(text) } }
             }
             #expect(received.withLock { $0 }.first?.contains(#""seq":2"#) == true)
-            // A token that may not read, and one that is not a token, are refused before the
-            // upgrade, each with its status.
-            for (secret, status) in [(Self.sender, HTTPResponse.Status.forbidden), ("not-a-token-0123456789", .unauthorized)] {
+            // A token that may not read, and one that is not a token, are refused: a plain request
+            // with its status, a WebSocket client with a close of 4000 + that status and the
+            // line (it takes the subprotocol the browser offered, or the browser would see no
+            // reason at all).
+            for (secret, status, line) in [(Self.sender, HTTPResponse.Status.forbidden, "the token's scopes do not allow this request (it needs read:counter)"),
+                                           ("not-a-token-0123456789", .unauthorized, "the token is not valid")] {
                 let offered: HTTPFields = [WebSocketToken.protocolHeader: "actomaton.v1, actomaton.token.\(Self.hex(secret))"]
                 #expect(try await client.get("/v1/machines/counter/w/watch", headers: offered).status == status)
                 let refused = WebSocketClientConfiguration(additionalHeaders: offered)
-                await #expect(throws: (any Error).self) {
-                    try await client.ws("/v1/machines/counter/w/watch", configuration: refused) { _, _, _ in }
+                let close = try await client.ws("/v1/machines/counter/w/watch", configuration: refused) { inbound, _, _ in
+                    for try await _ in inbound {}
                 }
+                #expect(close?.closeCode == WebSocketErrorCode(codeNumber: 4000 + status.code))
+                #expect(close?.reason == line)
             }
         }
     }

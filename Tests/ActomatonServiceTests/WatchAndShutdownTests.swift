@@ -6,6 +6,7 @@ import HummingbirdTesting
 import HummingbirdWSClient
 import HummingbirdWSTesting
 import Logging
+import NIOWebSocket
 import ServiceLifecycle
 import Synchronization
 import Testing
@@ -86,6 +87,51 @@ import Testing
         instance.watchers.remove(missed)
         for await message in missed.messages { seqs.append(String(message.split(separator: #""seq":"#)[1].prefix { $0.isNumber })) }
         #expect(seqs == ["3", "4", "5"], "the missed ones do not count against the buffer")
+    }
+
+    /// `--max-watchers-per-instance` over the API: with the limit's watchers connected, one more
+    /// WebSocket client is refused — accepted and closed at once with 4429 and the limit's name
+    /// (the WebSocket server answered a refused upgrade with a bare 400, which said nothing);
+    /// once one watcher leaves, a new one connects.
+    @Test func watchersPerInstanceAreLimitedOverTheAPI() async throws {
+        let server = makeServer { $0.maxWatchersPerInstance = 2 }
+        try await server.makeApplication().test(.live) { client in
+            _ = try await client.post("l", #"{"action": "increment"}"#)
+            let instance = try await server.registry.instance(at: InstanceAddress(plugin: "counter", key: try InstanceKey("l")), creating: false)
+            try await client.ws("/v1/machines/counter/l/watch") { _, _, _ in
+                try await client.ws("/v1/machines/counter/l/watch") { _, _, _ in
+                    #expect(await eventually { instance.watcherCount == 2 }, "at the limit")
+                    let refused = try await client.ws("/v1/machines/counter/l/watch") { inbound, _, _ in
+                        for try await _ in inbound {}
+                    }
+                    #expect(refused?.closeCode == WebSocketErrorCode(codeNumber: 4429))
+                    #expect(refused?.reason == "counter/l already has 2 watchers, its limit (--max-watchers-per-instance)")
+                    #expect(instance.watcherCount == 2)
+                }
+                #expect(await eventually { instance.watcherCount == 1 }, "one left")
+                try await client.ws("/v1/machines/counter/l/watch") { _, _, _ in
+                    #expect(await eventually { instance.watcherCount == 2 }, "room for one again")
+                }
+            }
+        }
+    }
+
+    /// Every refusal of a watch reaches a WebSocket client as a close with 4000 + the status
+    /// and the line, cut to the 123 bytes a close frame's reason holds: an unknown instance
+    /// (4404, with the longest key: the line is cut), a bad `after` (4400).
+    @Test func aRefusedWatchIsAClosedWebSocketWithTheStatusAndTheReason() async throws {
+        let server = makeServer()
+        try await server.makeApplication().test(.live) { client in
+            let longest = String(repeating: "k", count: InstanceKey.maxLength)
+            let unknown = try await client.ws("/v1/machines/counter/\(longest)/watch") { inbound, _, _ in for try await _ in inbound {} }
+            #expect(unknown?.closeCode == WebSocketErrorCode(codeNumber: 4404))
+            let reason = try #require(unknown?.reason)
+            #expect(reason.utf8.count <= ServiceErrorMiddleware.maxCloseReasonBytes && reason.hasPrefix("no instance counter/kkk") && reason.hasSuffix("…"), "\(reason)")
+            _ = try await client.post("b", #"{"action": "increment"}"#)
+            let bad = try await client.ws("/v1/machines/counter/b/watch?after=x") { inbound, _, _ in for try await _ in inbound {} }
+            #expect(bad?.closeCode == WebSocketErrorCode(codeNumber: 4400))
+            #expect(bad?.reason == "after must be a seq, a number from 0 to 9999999999999999999")
+        }
     }
 
     @Test func watchingAnUnknownInstanceIs404() async throws {
