@@ -55,26 +55,24 @@ enum ServiceJSON {
 
     /// What `POST /v1/machines/{plugin}/{key}` answers.
     static func transition(_ transition: InstanceTransition, address: InstanceAddress) -> String {
-        var object = ObjectWriter()
-        object.string("plugin", address.plugin)
-        object.string("key", address.key.text)
-        object.raw("seq", String(transition.seq))
-        object.string("action", transition.action)
-        object.raw("state", embedded(transition.state))
-        object.strings("started", transition.started)
-        object.strings("cancelled", transition.cancelled)
-        if let active = transition.active { object.strings("active", active) }
-        return object.finish()
+        object(of: transition, address: address, withOrigin: false)
     }
 
     /// One watcher message: a transition with where its action came from.
     static func watchMessage(_ transition: InstanceTransition, address: InstanceAddress) -> String {
+        object(of: transition, address: address, withOrigin: true)
+    }
+
+    /// A transition's object; `withOrigin` adds `origin` and `effect_id` after `seq`.
+    private static func object(of transition: InstanceTransition, address: InstanceAddress, withOrigin: Bool) -> String {
         var object = ObjectWriter()
         object.string("plugin", address.plugin)
         object.string("key", address.key.text)
         object.raw("seq", String(transition.seq))
-        object.string("origin", transition.origin.rawValue)
-        if let effectID = transition.effectID { object.string("effect_id", effectID) } else { object.raw("effect_id", "null") }
+        if withOrigin {
+            object.string("origin", transition.origin.rawValue)
+            if let effectID = transition.effectID { object.string("effect_id", effectID) } else { object.raw("effect_id", "null") }
+        }
         object.string("action", transition.action)
         object.raw("state", embedded(transition.state))
         object.strings("started", transition.started)
