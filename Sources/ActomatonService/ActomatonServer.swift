@@ -90,7 +90,7 @@ public final class ActomatonServer: Service, Sendable {
         let metrics = ServiceMetrics()
         self.metrics = metrics
         registry = InstanceRegistry(catalog: catalog, limits: configuration.registryLimits, metrics: metrics, log: pluginLog, now: now,
-                                    journal: journal)
+                                    journal: journal, errorLog: { line in logger.warning("\(line)") })
         idempotency = IdempotencyCache(window: configuration.idempotencyWindow, maxKeys: configuration.maxIdempotencyKeys, now: now)
         if let journal {
             idempotency.restore(journal.receipts, wallNow: ServiceClock.wallMilliseconds())

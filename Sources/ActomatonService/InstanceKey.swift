@@ -5,13 +5,13 @@ import ActomatonHost
 /// Keys come from request paths and queries; one that breaks the rule is refused with one line
 /// (``ServiceError/badRequest(_:)``) before anything else looks at it.
 public struct InstanceKey: Sendable, Hashable, Comparable, CustomStringConvertible {
-    /// The longest key, in bytes (``InstanceKeyRule/maxLength``).
+    /// The longest key, in bytes (`InstanceKeyRule.maxLength` of `ActomatonHost`).
     public static let maxLength = InstanceKeyRule.maxLength
 
     /// The key's text.
     public let text: String
 
-    /// Checks `text` against the rule (``InstanceKeyRule``); throws ``ServiceError/badRequest(_:)``
+    /// Checks `text` against the rule (`InstanceKeyRule`); throws ``ServiceError/badRequest(_:)``
     /// naming what is wrong.
     public init(_ text: some StringProtocol) throws(ServiceError) {
         if let problem = InstanceKeyRule.problem(with: text) { throw .badRequest(problem) }

@@ -188,6 +188,8 @@ public final class InstanceMachine: Sendable {
     ///   - journalName: The name its records are kept under (`plugin/key`).
     ///   - journalEpoch: In a cluster, the epoch at which this host claimed the instance: its
     ///     records carry it, and are refused once the host owns the name at another epoch.
+    ///   - onFailure: Told, in one line, each failed action no request answers: one a delayed
+    ///     or repeating effect sent (a request's own failure is thrown to it instead).
     ///   - onTransition: Told about every transition, timers' included, in order and never two
     ///     at once: keep it short. Without a journal it is told on the machine's actor; with
     ///     one, once the transition is durable, by the task that learns so (the request's own,
@@ -200,6 +202,7 @@ public final class InstanceMachine: Sendable {
         journal: PluginJournal? = nil,
         journalName: String? = nil,
         journalEpoch: Int64? = nil,
+        onFailure: (@Sendable (String) -> Void)? = nil,
         onTransition: @escaping @Sendable (InstanceTransition) -> Void
     ) throws(PluginLoadError) {
         self.type = type
@@ -209,7 +212,7 @@ public final class InstanceMachine: Sendable {
         self.journalName = journalName
         self.log = log
         let observed = ObservedTransitions(onTransition: onTransition, seqBase: journal == nil ? restoring?.seq ?? 0 : 0,
-                                           waitsForDurability: journal != nil)
+                                           waitsForDurability: journal != nil, onFailure: onFailure)
         self.observed = observed
         switch type.isolation {
         case .none:
@@ -372,8 +375,10 @@ private final class ObservedTransitions: Sendable {
 
     /// - Parameter waitsForDurability: Whether `onTransition` is told a transition only once
     ///   the journal acknowledged it (a watcher never sees one a fenced or failed commit lost).
-    init(onTransition: @escaping @Sendable (InstanceTransition) -> Void, seqBase: UInt64, waitsForDurability: Bool = false) {
+    init(onTransition: @escaping @Sendable (InstanceTransition) -> Void, seqBase: UInt64, waitsForDurability: Bool = false,
+         onFailure: (@Sendable (String) -> Void)? = nil) {
         state = Mutex(State(seq: seqBase, told: seqBase, onTransition: onTransition))
+        self.onFailure = onFailure
         self.seqBase = seqBase
         durable = waitsForDurability ? DurableDelivery() : nil
     }
@@ -449,8 +454,19 @@ private final class ObservedTransitions: Sendable {
         }
     }
 
+    /// Told each failed action no request answers.
+    private let onFailure: (@Sendable (String) -> Void)?
+
     @Sendable func observe(_ transition: PluginTransition) {
-        guard case let .success(requests) = transition.outcome else { return }
+        guard case let .success(requests) = transition.outcome else {
+            if case let .failure(error) = transition.outcome, transition.origin != .input {
+                let (origin, effectID) = InstanceTransition.origin(of: transition)
+                let sender = origin == .next ? "fed back by the action before it"
+                    : "sent by \(effectID.map { "the \(origin.rawValue) action \($0)" } ?? "a \(origin.rawValue) action")"
+                onFailure?("\(error.reason) (\(sender))")
+            }
+            return
+        }
         let (origin, effectID) = InstanceTransition.origin(of: transition)
         let (made, listener): (InstanceTransition, (@Sendable (InstanceTransition) -> Void)?) = state.withLock { state in
             state.seq = seqBase + transition.sequence

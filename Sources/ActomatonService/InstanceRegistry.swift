@@ -118,6 +118,8 @@ public actor InstanceRegistry {
     /// The limits.
     public nonisolated let limits: Limits
     private let metrics: ServiceMetrics
+    /// Told, in one line, each failure no request answers (an action a timer sent).
+    private let errorLog: (@Sendable (String) -> Void)?
     private let log: (@Sendable (String) -> Void)?
     private let now: @Sendable () -> Duration
     /// Where instances are journaled, each under `plugin/key`, if anywhere.
@@ -142,6 +144,8 @@ public actor InstanceRegistry {
     ///   - limits: The registry's limits.
     ///   - metrics: Where instance counts are reported.
     ///   - log: Where the plugins' log lines go.
+    ///   - errorLog: Told, in one line after the instance's address, each failure no request
+    ///     answers: an action a delayed or repeating effect sent that failed.
     ///   - now: The time idleness is measured on; tests pass one they move.
     ///   - journal: Where each instance's actions, snapshots and timers are journaled, under
     ///     `plugin/key` (see `PluginMachine.journalName`). The instances it holds for a
@@ -149,11 +153,12 @@ public actor InstanceRegistry {
     ///     by its first request.
     public init(catalog: PluginCatalog, limits: Limits, metrics: ServiceMetrics, log: (@Sendable (String) -> Void)? = nil,
                 now: @escaping @Sendable () -> Duration = { ContinuousClock.now - ServiceClock.start },
-                journal: ServiceJournal? = nil) {
+                journal: ServiceJournal? = nil, errorLog: (@Sendable (String) -> Void)? = nil) {
         self.catalog = catalog
         self.limits = limits
         self.metrics = metrics
         self.log = log
+        self.errorLog = errorLog
         self.now = now
         self.journal = journal?.journal
         placement = journal?.placement
@@ -332,8 +337,13 @@ public actor InstanceRegistry {
             let watchers = watchers ?? WatcherSet(address: address, limit: limits.maxWatchersPerInstance, history: limits.watchHistory) {
                 metrics.watchersChanged(by: $0)
             }
+            var onFailure: (@Sendable (String) -> Void)?
+            if let errorLog = self.errorLog {
+                onFailure = { @Sendable line in errorLog("\(address): \(line)") }
+            }
             let machine = try InstanceMachine(type: type, maxEffects: limits.maxEffects, log: log, restoring: restoring, journal: journal,
-                                              journalName: Self.journalName(of: address), journalEpoch: epoch) { watchers.broadcast($0) }
+                                              journalName: Self.journalName(of: address), journalEpoch: epoch,
+                                              onFailure: onFailure) { watchers.broadcast($0) }
             try await machine.start()
             // Not the machine's count: a transition made by now (a timer due at once) may not
             // have reached the watchers yet, and would come twice.

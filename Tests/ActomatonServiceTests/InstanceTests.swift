@@ -7,6 +7,19 @@ import Synchronization
 import Testing
 
 @Suite struct InstanceTests {
+    /// An action a timer sent that fails has no request to answer: the service logs it, one
+    /// line at warning after the instance's address (it went nowhere before).
+    @Test func aTimersFailedActionIsReportedInOneLine() async throws {
+        let failures = Mutex<[String]>([])
+        let machine = try InstanceMachine(type: counterType, onFailure: { line in failures.withLock { $0.append(line) } }) { _ in }
+        try await machine.start()
+        _ = try await machine.send(try counterType.action("add", [.int(1)]))
+        _ = try await machine.send(try counterType.action("add_later", [.int(.max), .float(0)]))
+        #expect(await eventually { failures.withLock { !$0.isEmpty } })
+        #expect(failures.withLock { $0 } == ["'add 9223372036854775807' failed: adding that amount would overflow the counter (sent by a delayed action)"])
+        await machine.close()
+    }
+
     @Test func eightClientsAddingToOneInstanceGetTheExactSumWithIncreasingSeq() async throws {
         let server = makeServer()
         let clients = 8
