@@ -34,11 +34,11 @@ public struct ServiceErrorMiddleware: RouterMiddleware {
             context.logger.warning("\(request.method) \(request.uri.path): \(serviceError.status.code) \(serviceError.description)")
             if request.headers[.upgrade]?.lowercased() == "websocket", request.headers[.secWebSocketKey] != nil {
                 let code = WebSocketErrorCode(codeNumber: 4000 + serviceError.status.code)
-                let reason = Self.closeReason(serviceError.description)
+                let line = serviceError.description
                 // The subprotocol a browser offered is taken, or the browser fails the handshake.
                 let closing = WebSocketUpgradeMiddleware<Context>(
                     shouldUpgrade: { request, _ in .upgrade(WebSocketToken.upgradeHeaders(for: request.headers)) },
-                    onUpgrade: { _, outbound, _ in try await outbound.close(code, reason: reason) })
+                    onUpgrade: { _, outbound, _ in try await outbound.close(code, line: line) })
                 return try await closing.handle(request, context: context) { _, _ in Response(status: .ok) }
             }
             return .json(serviceError.json, status: serviceError.status)
@@ -48,17 +48,6 @@ public struct ServiceErrorMiddleware: RouterMiddleware {
     /// The most bytes of a WebSocket close frame's reason (its payload is at most 125 bytes,
     /// 2 of them the code).
     public static let maxCloseReasonBytes = 123
-
-    /// `line` cut to ``maxCloseReasonBytes`` bytes at a character boundary, ending with `…` when cut.
-    static func closeReason(_ line: String) -> String {
-        guard line.utf8.count > maxCloseReasonBytes else { return line }
-        var kept = ""
-        for character in line {
-            if kept.utf8.count + String(character).utf8.count + "…".utf8.count > maxCloseReasonBytes { break }
-            kept.append(character)
-        }
-        return kept + "…"
-    }
 
     /// The ``ServiceError`` an error is answered with.
     static func serviceError(for error: any Error, maxBodySize: Int) -> ServiceError {
@@ -77,6 +66,16 @@ public struct ServiceErrorMiddleware: RouterMiddleware {
             return .bodyTooLarge(limit: maxBodySize)
         }
         return .pluginFailed("internal error")
+    }
+}
+
+extension WebSocketOutboundWriter {
+    /// Closes the WebSocket with `code` and `line` as its reason: cut, with `…`, to the
+    /// ``ServiceErrorMiddleware/maxCloseReasonBytes`` a close frame holds.
+    func close(_ code: WebSocketErrorCode, line: String) async throws {
+        let limit = ServiceErrorMiddleware.maxCloseReasonBytes
+        let reason = line.utf8.count > limit ? line.prefix(utf8Bytes: limit - "…".utf8.count) + "…" : line
+        try await close(code, reason: reason)
     }
 }
 

@@ -313,7 +313,7 @@ struct ServiceRoutes: Sendable {
             do {
                 elsewhere = try await owner(of: address, creating: false)
             } catch {
-                try await outbound.close(.normalClosure, reason: ServiceErrorMiddleware.closeReason(error.description))
+                try await outbound.close(.normalClosure, line: error.description)
                 return
             }
             if let elsewhere {
@@ -342,7 +342,7 @@ struct ServiceRoutes: Sendable {
             case .overLimit, .gone, .badRequest: .policyViolation
             default: .normalClosure
             }
-            try await outbound.close(code, reason: ServiceErrorMiddleware.closeReason(error.description))
+            try await outbound.close(code, line: error.description)
             return
         }
         defer { instance.watchers.remove(watcher) }
@@ -355,7 +355,7 @@ struct ServiceRoutes: Sendable {
                     do { try await outbound.write(.text(message)) } catch { return }
                 }
                 if let reason = watcher.endReason {
-                    try? await outbound.close(WebSocketErrorCode(codeNumber: Int(reason.closeCode)), reason: ServiceErrorMiddleware.closeReason(reason.description))
+                    try? await outbound.close(WebSocketErrorCode(codeNumber: Int(reason.closeCode)), line: reason.description)
                 }
             }
             // The client's frames are read (and dropped) to notice when it leaves, or answers
@@ -375,7 +375,7 @@ struct ServiceRoutes: Sendable {
                           _ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter) async throws {
         let limit = configuration.maxWatchersPerInstance
         guard journalWatchers.add(name, limit: limit) else {
-            try await outbound.close(.policyViolation, reason: ServiceErrorMiddleware.closeReason("\(name) already has \(limit) watchers on this host, its limit (--max-watchers-per-instance)"))
+            try await outbound.close(.policyViolation, line: "\(name) already has \(limit) watchers on this host, its limit (--max-watchers-per-instance)")
             return
         }
         metrics.watchersChanged(by: 1)
@@ -389,11 +389,11 @@ struct ServiceRoutes: Sendable {
             after = try Self.after(request)
             count = try await onThreadOfItsOwn { () throws(PluginJournalError) in try journal.transitionCount(of: name) }
         } catch {
-            try await outbound.close(.policyViolation, reason: ServiceErrorMiddleware.closeReason("\(error)"))
+            try await outbound.close(.policyViolation, line: "\(error)")
             return
         }
         if let after, after > UInt64(count) {
-            try await outbound.close(.policyViolation, reason: ServiceErrorMiddleware.closeReason("after=\(after) is past \(name)'s last transition, seq \(count)"))
+            try await outbound.close(.policyViolation, line: "after=\(after) is past \(name)'s last transition, seq \(count)")
             return
         }
         let start = after.map(Int64.init) ?? count
@@ -410,12 +410,12 @@ struct ServiceRoutes: Sendable {
                             try journal.journaledMessages(of: name, after: seen, limit: readLimit)
                         }
                     } catch {
-                        try? await outbound.close(.unexpectedServerError, reason: ServiceErrorMiddleware.closeReason("the journal cannot be read: \(error)"))
+                        try? await outbound.close(.unexpectedServerError, line: "the journal cannot be read: \(error)")
                         return
                     }
                     if first, let head = messages.first, head.ordinal > last + 1 {
-                        try? await outbound.close(.policyViolation, reason: ServiceErrorMiddleware.closeReason("the transitions of \(name) after seq \(last) are no longer "
-                                                  + "kept (the journal keeps those since its older snapshot); read its state (GET) and watch from its seq"))
+                        try? await outbound.close(.policyViolation, line: "the transitions of \(name) after seq \(last) are no longer "
+                                                  + "kept (the journal keeps those since its older snapshot); read its state (GET) and watch from its seq")
                         return
                     }
                     first = false
@@ -426,7 +426,7 @@ struct ServiceRoutes: Sendable {
                     if messages.count == readLimit { continue }
                     if lifecycle.isDraining {
                         let reason = Watcher.EndReason.shuttingDown
-                        try? await outbound.close(WebSocketErrorCode(codeNumber: Int(reason.closeCode)), reason: ServiceErrorMiddleware.closeReason(reason.description))
+                        try? await outbound.close(WebSocketErrorCode(codeNumber: Int(reason.closeCode)), line: reason.description)
                         return
                     }
                     await changes.waitForChange(of: name, timeout: Self.journalPollInterval)

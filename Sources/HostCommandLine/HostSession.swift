@@ -224,16 +224,8 @@ public struct HostSession: Sendable {
 
     /// `text`, or its first `limit` bytes (whole characters) and a note.
     static func cut(_ text: String, to limit: Int, note: String = "; `:state` prints it whole") -> String {
-        guard text.utf8.count > limit else { return text }
-        var kept = 0
-        var end = text.startIndex
-        for index in text.indices {
-            let next = text.index(after: index)
-            let size = text.utf8.distance(from: index, to: next)
-            if kept + size > limit { break }
-            kept += size
-            end = next
-        }
-        return "\(text[..<end]) … (\(text.utf8.count - kept) more bytes\(note))"
+        let kept = text.prefix(utf8Bytes: limit)
+        guard kept.endIndex < text.endIndex else { return text }
+        return "\(kept) … (\(text.utf8.count - kept.utf8.count) more bytes\(note))"
     }
 }

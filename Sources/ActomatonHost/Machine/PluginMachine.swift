@@ -388,9 +388,8 @@ public actor PluginMachine: EffectQueueHost {
             if step.snapshot {
                 do throws(PluginCallError.Reason) {
                     let bytes = try runtime.snapshot()
-                    let snapshotTicket = journal.append(epoch: journalEpoch, .snapshot(plugin: journalName, version: pluginVersion, bytes: bytes))
+                    let snapshotTicket = journalSnapshot(bytes, into: journal)
                     acknowledgement = PluginAcknowledgement(journal: journal, ticket: snapshotTicket, action: input.action, plugin: name)
-                    decisions.snapshotJournaled()
                 } catch {
                     decisions.snapshotFailed()
                     HostErrorLines.report("error: plugin \(name): the journal's snapshot after '\(input.action)' failed: \(error); "
@@ -455,11 +454,16 @@ public actor PluginMachine: EffectQueueHost {
     /// back the same state.
     public func snapshotIntoJournal() throws(PluginCallError) -> [UInt8] {
         let bytes = try snapshot()
-        if let journal {
-            journal.append(epoch: journalEpoch, .snapshot(plugin: journalName, version: pluginVersion, bytes: bytes))
-            decisions.snapshotJournaled()
-        }
+        if let journal { journalSnapshot(bytes, into: journal) }
         return bytes
+    }
+
+    /// Journals `bytes` as the machine's snapshot, and counts the snapshot interval from it;
+    /// returns its ticket.
+    @discardableResult
+    private func journalSnapshot(_ bytes: [UInt8], into journal: PluginJournal) -> UInt64 {
+        defer { decisions.snapshotJournaled() }
+        return journal.append(epoch: journalEpoch, .snapshot(plugin: journalName, version: pluginVersion, bytes: bytes))
     }
 
     /// The plugin's description of the state.
@@ -546,8 +550,7 @@ public actor PluginMachine: EffectQueueHost {
         // The journal's next replay starts from a state the new version restored.
         if let journal {
             do throws(PluginCallError.Reason) {
-                journal.append(epoch: journalEpoch, .snapshot(plugin: journalName, version: pluginVersion, bytes: try replacement.snapshot()))
-                decisions.snapshotJournaled()
+                journalSnapshot(try replacement.snapshot(), into: journal)
             } catch {
                 HostErrorLines.report("error: plugin \(name): the journal's snapshot after the reload failed: \(error); "
                                      + "a restart replays the actions since the last one into the new version")
@@ -704,17 +707,9 @@ extension PluginMachine {
 
     /// `text`, cut after 200 bytes (whole characters) with a note: a report line stays short.
     static func shortened(_ text: String) -> String {
-        let limit = 200
-        guard text.utf8.count > limit else { return text }
-        var end = text.startIndex
-        var kept = 0
-        for index in text.indices {
-            let size = text.utf8.distance(from: index, to: text.index(after: index))
-            if kept + size > limit { break }
-            kept += size
-            end = text.index(after: index)
-        }
-        return "\(text[..<end]) … (\(text.utf8.count - kept) more bytes)"
+        let kept = text.prefix(utf8Bytes: 200)
+        guard kept.endIndex < text.endIndex else { return text }
+        return "\(kept) … (\(text.utf8.count - kept.utf8.count) more bytes)"
     }
 }
 

@@ -41,9 +41,7 @@ package final class BlockingQueue: @unchecked Sendable {
     ///
     /// - Parameter name: The thread's name; cut to ``maxNameBytes`` bytes (at a character boundary).
     package init(name: String) throws(Errno) {
-        var cut = Substring(name)
-        while cut.utf8.count > Self.maxNameBytes { cut.removeLast() }
-        self.name = String(cut)
+        self.name = String(name.prefix(utf8Bytes: Self.maxNameBytes))
         storage = Storage(name: self.name)
         let context = Unmanaged.passRetained(storage).toOpaque()
         var thread = pthread_t()

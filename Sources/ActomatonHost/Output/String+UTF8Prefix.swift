@@ -1,0 +1,18 @@
+extension StringProtocol {
+    /// The longest prefix of whole characters that fits in `limit` bytes of UTF-8: where every
+    /// line the host cuts (a report, an echoed action, a close frame's reason, a thread's name)
+    /// is cut, so that none ends in half a character.
+    package func prefix(utf8Bytes limit: Int) -> SubSequence {
+        guard utf8.count > limit else { return self[...] }
+        var end = startIndex
+        var kept = 0
+        for index in indices {
+            let next = self.index(after: index)
+            let size = utf8.distance(from: index, to: next)
+            if kept + size > limit { break }
+            kept += size
+            end = next
+        }
+        return self[..<end]
+    }
+}
