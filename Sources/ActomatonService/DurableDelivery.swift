@@ -17,8 +17,8 @@ final class DurableDelivery: Sendable {
         let acknowledgement: PluginAcknowledgement?
         let tell: @Sendable (InstanceTransition) -> Void
 
-        var isSettled: Bool { acknowledgement.map { $0.state != .pending } ?? true }
-        var isRefused: Bool { acknowledgement?.state == .refused }
+        /// Where its acknowledgement stands (the journal's lock taken once).
+        var state: PluginAcknowledgement.State { acknowledgement?.state ?? .acknowledged }
     }
 
     private struct State {
@@ -77,8 +77,8 @@ final class DurableDelivery: Sendable {
         while true {
             // Only the one draining removes items: the head stays put while it is looked at.
             let head: Item? = state.withLock { $0.queue.first }
-            if let head, head.isSettled {
-                if !head.isRefused { head.tell(head.transition) }
+            if let head, case let settled = head.state, settled != .pending {
+                if settled == .acknowledged { head.tell(head.transition) }
                 let ready = state.withLock { state in
                     state.queue.removeFirst()
                     state.delivered = max(state.delivered, head.transition.seq)

@@ -372,6 +372,8 @@ private final class ObservedTransitions: Sendable {
     private let seqBase: UInt64
     /// With a journal: the transitions waiting for their commit before `onTransition` is told.
     private let durable: DurableDelivery?
+    /// Told each failed action no request answers.
+    private let onFailure: (@Sendable (String) -> Void)?
 
     /// - Parameter waitsForDurability: Whether `onTransition` is told a transition only once
     ///   the journal acknowledged it (a watcher never sees one a fenced or failed commit lost).
@@ -453,9 +455,6 @@ private final class ObservedTransitions: Sendable {
             return InstanceStatus(seq: state.seq, state: state.state, timers: state.timers, effects: running, active: state.active)
         }
     }
-
-    /// Told each failed action no request answers.
-    private let onFailure: (@Sendable (String) -> Void)?
 
     @Sendable func observe(_ transition: PluginTransition) {
         guard case let .success(requests) = transition.outcome else {

@@ -171,15 +171,14 @@ extension Serve {
             emit("listening on \(ListenAddress.display(host: listen.host, port: port))\(secured)")
         })
         membership?.dropTakenOver(from: server.registry, metrics: server.metrics)
-        do {
-            try await server.runUntilSignalled()
-        } catch {
-            // What was appended is still committed, and the file left tidy.
-            if let membership { membership.leave() } else { journal?.close() }
-            printError(error)
+        var failure: (any Error)?
+        do { try await server.runUntilSignalled() } catch { failure = error }
+        // However it ended, what was appended is committed and the file left tidy.
+        if let membership { membership.leave() } else { journal?.close() }
+        if let failure {
+            printError(failure)
             throw ExitCode.failure
         }
-        if let membership { membership.leave() } else { journal?.close() }
         emit("stopped")
     }
 }
