@@ -196,7 +196,10 @@ let package = Package(
         ]),
         // Plugin host tests:
         .testTarget(name: "ActomatonPluginKitTests", dependencies: ["ActomatonPluginKit", "ActomatonPluginABI"]),
+        // What the host's and the service's tests share (not a product).
+        .target(name: "ActomatonTestSupport", path: "Tests/ActomatonTestSupport"),
         .testTarget(name: "ActomatonHostTests", dependencies: [
+            "ActomatonTestSupport",
             "ActomatonHost",
             "ActomatonEffect",
             "ActomatonPluginContract",
@@ -205,7 +208,7 @@ let package = Package(
             .product(name: "Clocks", package: "swift-clocks"),
         ], exclude: ["Fixtures/wasm"]),
         .testTarget(name: "ActomatonServiceTests", dependencies: [
-            "ActomatonService", "ActomatonHost", "ActomatonPluginContract",
+            "ActomatonTestSupport", "ActomatonService", "ActomatonHost", "ActomatonPluginContract",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "HTTPTypes", package: "swift-http-types"),

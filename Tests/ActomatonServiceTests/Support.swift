@@ -6,20 +6,7 @@ import Hummingbird
 import HummingbirdTesting
 import Synchronization
 import Testing
-
-/// The directory of the built plugins: the test binary's own (`swift build` puts the `.so`
-/// products beside it), or `ACTOMATON_PLUGIN_DIR`.
-let pluginDirectory: String = {
-    if let directory = ProcessInfo.processInfo.environment["ACTOMATON_PLUGIN_DIR"] { return directory }
-    return URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().path
-}()
-
-/// The path of a built plugin product, e.g. `plugin("CounterPlugin")`.
-func plugin(_ product: String) -> String {
-    let path = "\(pluginDirectory)/lib\(product).so"
-    precondition(FileManager.default.fileExists(atPath: path), "\(path) is missing: run `swift build` first")
-    return path
-}
+@_exported import ActomatonTestSupport
 
 /// The C counter, in process.
 let counterType: PluginType = try! PluginType.load(path: plugin("CounterPlugin"), isolation: .none, options: .init())
@@ -56,38 +43,6 @@ extension TestClientProtocol {
         try await execute(uri: uri, method: .get, headers: headers)
     }
 }
-
-/// Waits, by yielding (never sleeping), until `condition` holds; `false` if it does not within
-/// 20,000 yields and `seconds` of wall-clock time.
-func eventually(within seconds: Int = 10, _ condition: () async -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(seconds)
-    var checks = 0
-    while checks < 20_000 || ContinuousClock.now < deadline {
-        if await condition() { return true }
-        await Task.yield()
-        checks += 1
-    }
-    return await condition()
-}
-
-/// Runs `body`, which blocks (a child process, its pipes), on a thread of its own, and waits for
-/// it without holding a thread of the concurrency pool. The pool has one thread per core, and
-/// tests run in parallel on it: a test blocking a pool thread (a `.wasm` build took minutes on
-/// a loaded machine) stalled every other test's tasks, and tests with a real-time deadline
-/// failed. At most one body per core runs at a time (``blockingWorkSlots``), as when they held
-/// pool threads: dozens of child processes at once made each one too slow.
-func offThePool<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread {
-            blockingWorkSlots.wait()
-            defer { blockingWorkSlots.signal() }
-            continuation.resume(with: Result(catching: body))
-        }.start()
-    }
-}
-
-/// The slots of ``offThePool(_:)``: one per core.
-let blockingWorkSlots = DispatchSemaphore(value: ProcessInfo.processInfo.activeProcessorCount)
 
 /// A fresh temporary directory, mode 0700.
 func temporaryDirectory() throws -> String {

@@ -1,0 +1,50 @@
+import Foundation
+
+// What the host's and the service's test targets share: one copy, and one set of slots for
+// blocking work across both (the two targets run in one test process).
+
+/// The directory of the built plugins: the test binary's own (`swift build` puts the `.so`
+/// products beside it), or `ACTOMATON_PLUGIN_DIR`.
+package let pluginDirectory: String = {
+    if let directory = ProcessInfo.processInfo.environment["ACTOMATON_PLUGIN_DIR"] { return directory }
+    return URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().path
+}()
+
+/// The path of a built plugin product, e.g. `plugin("CounterPlugin")`.
+package func plugin(_ product: String) -> String {
+    let path = "\(pluginDirectory)/lib\(product).so"
+    precondition(FileManager.default.fileExists(atPath: path), "\(path) is missing: run `swift build` (or `make plugins`) first")
+    return path
+}
+
+/// Runs `body`, which blocks (a child process, its pipes), on a thread of its own, and waits for
+/// it without holding a thread of the concurrency pool. The pool has one thread per core, and
+/// tests run in parallel on it: a test blocking a pool thread (a `.wasm` build took minutes on
+/// a loaded machine) stalled every other test's tasks, and tests with a real-time deadline
+/// failed. At most one body per core runs at a time (``blockingWorkSlots``), as when they held
+/// pool threads: dozens of child processes at once made each one too slow.
+package func offThePool<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread {
+            blockingWorkSlots.wait()
+            defer { blockingWorkSlots.signal() }
+            continuation.resume(with: Result(catching: body))
+        }.start()
+    }
+}
+
+/// The slots of ``offThePool(_:)``: one per core, for every test target of the process.
+package let blockingWorkSlots = DispatchSemaphore(value: ProcessInfo.processInfo.activeProcessorCount)
+
+/// Waits, by yielding (never sleeping), until `condition` holds; `false` if it does not within
+/// 20,000 yields and `seconds` of wall-clock time.
+package func eventually(within seconds: Int = 10, _ condition: () async -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    var checks = 0
+    while checks < 20_000 || ContinuousClock.now < deadline {
+        if await condition() { return true }
+        await Task.yield()
+        checks += 1
+    }
+    return await condition()
+}
