@@ -32,8 +32,11 @@ public enum BaselineServer {
             router: router,
             configuration: ApplicationConfiguration(
                 address: .hostname(listen.host, port: listen.port), serverName: nil,
-                availableConnectionsDelegate: MaximumAvailableConnections(maxConnections)),
-            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
+                availableConnectionsDelegate: ConnectionLimit.delegate(maxConnections)),
+            onServerRunning: { channel in
+                await ConnectionLimit.acceptOneConnectionPerRead(on: channel)
+                await onListening(channel.localAddress?.port ?? 0)
+            },
             logger: logger)
         try await application.runService()
     }

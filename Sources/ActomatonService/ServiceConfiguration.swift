@@ -8,7 +8,8 @@ public struct ServiceConfiguration: Sendable {
     /// The largest size of a request's header fields, in bytes (`--max-header-size`, default
     /// 16 KiB, at most 64 KiB); past it, 431. Each field counts as `name: value` and a line break.
     public var maxHeaderSize = 16 << 10
-    /// The most connections open at a time (`--max-connections`, default 1,024); more wait to be accepted.
+    /// The most connections open at a time (`--max-connections`, default 1,024); more wait to be
+    /// accepted, each once one closes.
     public var maxConnections = 1024
     /// The most instances in memory (`--max-instances`, default 100,000); past it, 429.
     public var maxInstances = 100_000

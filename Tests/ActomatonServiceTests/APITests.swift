@@ -3,6 +3,8 @@ import ActomatonHost
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import Logging
+import ServiceLifecycle
 import Testing
 
 @Suite struct APITests {
@@ -109,6 +111,56 @@ import Testing
             let twoFields = try await client.get("/healthz", headers: [pad: String(repeating: "a", count: 41), HTTPField.Name("X-Two")!: String(repeating: "b", count: 42)])
             #expect(twoFields.status == .requestHeaderFieldsTooLarge, "every field counts")
         }
+    }
+
+    /// Connections at the limit are served; one past it waits to be accepted (the kernel
+    /// holds it) and is served once another closes: nothing refused, nothing lost. Two that
+    /// wait while one closes: only one is accepted (one read of the listening socket accepted
+    /// up to four, past the limit). A real server: HummingbirdTesting's live server drops the
+    /// application's connection limit.
+    @Test func connectionsAtTheLimitAreServedAndOnePastWaitsForOneToClose() async throws {
+        let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
+        var configuration = ServiceConfiguration()
+        configuration.maxConnections = 2
+        let server = ActomatonServer(catalog: PluginCatalog([counterType]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
+                                     configuration: configuration, onListening: { port in portSink.yield(port) })
+        let group = ServiceGroup(configuration: .init(services: [server], logger: Logger(label: "test")))
+        let running = Task { try await group.run() }
+        var iterator = ports.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+        let request = "POST /v1/machines/counter/c HTTP/1.1\r\nHost: localhost\r\nContent-Length: 23\r\n\r\n{\"action\": \"increment\"}"
+        let served = try await offThePool { () throws -> [String?] in
+            var held: [LoopbackConnection] = []
+            var answers: [String?] = []
+            for _ in 0..<2 {
+                let connection = try LoopbackConnection(port: port)
+                try connection.send(request)
+                answers.append(try connection.response(within: .seconds(30)))
+                held.append(connection)
+            }
+            let waiting = try (0..<2).map { _ in try LoopbackConnection(port: port) }
+            for connection in waiting { try connection.send(request) }
+            // A while with nothing to come: a loaded machine can only make this pass.
+            answers.append(try waiting[0].response(within: .milliseconds(300)))
+            held.removeFirst()
+            answers.append(try waiting[0].response(within: .seconds(30)))
+            answers.append(try waiting[1].response(within: .milliseconds(300)))
+            held.removeFirst()
+            answers.append(try waiting[1].response(within: .seconds(30)))
+            return answers
+        }
+        await group.triggerGracefulShutdown()
+        try await running.value
+        func transition(_ answer: String?, seq: Int) -> Bool {
+            answer?.hasPrefix("HTTP/1.1 200 OK") == true
+                && answer?.hasSuffix(#""seq":\#(seq),"action":"increment","state":{"count":\#(seq)},"started":[],"cancelled":[]}"#) == true
+        }
+        #expect(served.count == 6)
+        #expect(transition(served[0], seq: 1) && transition(served[1], seq: 2), "at the limit: \(served[0] ?? "nothing"), \(served[1] ?? "nothing")")
+        #expect(served[2] == nil, "one past the limit is not served while two are open")
+        #expect(transition(served[3], seq: 3), "served once one closed: \(served[3] ?? "nothing")")
+        #expect(served[4] == nil, "the other one waiting was not accepted with it")
+        #expect(transition(served[5], seq: 4), "served once another closed: \(served[5] ?? "nothing")")
     }
 
     @Test func aBodyAtTheLimitIsReadAndOnePastIs413() async throws {
