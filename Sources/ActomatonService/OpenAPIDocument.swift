@@ -300,7 +300,9 @@ paths:
       summary: "A WebSocket: one JSON text message (WatchMessage) per transition, timers' included."
       description: |
         A watcher more than --watcher-buffer (default 256) transitions behind is closed with 1008
-        and a reason; a deleted instance closes its watchers with 1000; shutdown with 1001.
+        and a reason; a deleted instance closes its watchers with 1000; shutdown with 1001. A
+        watcher the service closes has --watcher-close-timeout (default 10 s) to take what was
+        buffered and the close frame; then its connection is cut.
         The statuses below answer a request that is not a WebSocket handshake; a handshake that
         is refused (no instance, a bad or expired `after`, a token, a limit) is accepted and closed
         at once with code 4000 + that status (4404, 4410, 4429, 4401, 4403, ...) and the error's

@@ -20,6 +20,11 @@ public struct ServiceConfiguration: Sendable {
     /// The most transitions buffered for one watcher (`--watcher-buffer`, default 256); past
     /// it the watcher is closed (1008) with a reason.
     public var watcherBuffer = 256
+    /// How long a watcher the service ended (too slow, its instance deleted, a shutdown) has to
+    /// take the messages buffered for it and the close, before its connection is cut
+    /// (`--watcher-close-timeout`, default 10 s): a client that reads nothing cannot hold a
+    /// connection and a place among the watchers for ever.
+    public var watcherCloseTimeout: Duration = .seconds(10)
     /// How many of an instance's last transitions are kept for a watcher that reconnects with
     /// `?after=SEQ` (`--watch-history`, default 1,000; 0 keeps none). Not kept across a
     /// passivation or a restart: an `after` older than what is kept is 410.
@@ -31,7 +36,8 @@ public struct ServiceConfiguration: Sendable {
     public var idempotencyWindow: Duration = .seconds(24 * 3600)
     /// The most idempotency keys kept at a time (`--max-idempotency-keys`, default 100,000); past it, 429.
     public var maxIdempotencyKeys = 100_000
-    /// The most keys one page of `GET /v1/machines/{plugin}` lists (default 1,000; also the default `limit`).
+    /// The most keys one page of `GET /v1/machines/{plugin}` lists (`--max-page-size`, default
+    /// 1,000, at most 100,000; also the default `limit`); a larger `limit` is 400.
     public var maxPageSize = 1000
     /// How many delayed and repeating actions one instance may have running or waiting (`--max-effects`).
     public var maxEffects = PluginLimits.defaultMaxEffects

@@ -349,22 +349,37 @@ struct ServiceRoutes: Sendable {
         // Shutdown ends the watchers of the instances it finds; one made after (a request in
         // flight brought its instance back) is ended here, or it would keep the host running.
         if lifecycle.isDraining { watcher.end(.shuttingDown) }
-        await withTaskGroup(of: Void.self) { group in
+        let (channel, closeTimeout) = (context.channel, configuration.watcherCloseTimeout)
+        await withTaskGroup(of: WatchPart.self) { group in
             group.addTask {
                 for await message in watcher.messages {
-                    do { try await outbound.write(.text(message)) } catch { return }
+                    do { try await outbound.write(.text(message)) } catch { return .writer }
                 }
                 if let reason = watcher.endReason {
                     try? await outbound.close(WebSocketErrorCode(codeNumber: Int(reason.closeCode)), line: reason.description)
                 }
+                return .writer
+            }
+            group.addTask {
+                // A client that reads nothing would hold its connection and its place among
+                // the watchers for ever, the writes waiting on its full socket: once the
+                // watcher is ended, it has a while to take what is buffered and the close.
+                await watcher.waitUntilEnded()
+                do { try await Task.sleep(for: closeTimeout) } catch { return .deadline }
+                channel.close(promise: nil)
+                return .deadline
             }
             // The client's frames are read (and dropped) to notice when it leaves, or answers
             // the service's close.
             do { for try await _ in inbound {} } catch {}
             watcher.finish()
-            await group.waitForAll()
+            while let part = await group.next(), part != .writer {}
+            group.cancelAll()
         }
     }
+
+    /// The tasks of one watcher's connection.
+    private enum WatchPart { case writer, deadline }
 
     /// In a cluster: sends a watcher the transitions of an instance another host owns, read
     /// from the journal after each change signal (and at least every

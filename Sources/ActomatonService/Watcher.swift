@@ -43,6 +43,9 @@ public final class Watcher: Sendable {
     private let continuation: AsyncStream<String>.Continuation
     private let reason = Mutex<EndReason?>(nil)
     private let buffer: Int
+    /// Finished when the watcher is ended or its client leaves.
+    private let endSignal: AsyncStream<Never>
+    private let endSignalContinuation: AsyncStream<Never>.Continuation
 
     /// Creates a watcher that buffers at most `buffer` messages.
     public init(buffer: Int) {
@@ -50,6 +53,12 @@ public final class Watcher: Sendable {
         let (messages, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingOldest(buffer))
         self.messages = messages
         self.continuation = continuation
+        (endSignal, endSignalContinuation) = AsyncStream.makeStream(of: Never.self)
+    }
+
+    /// Returns once the watcher is ended (``end(_:)``) or its client left, or the task is cancelled.
+    func waitUntilEnded() async {
+        for await _ in endSignal {}
     }
 
     /// Why the service ended the watcher, or `nil` while it runs (or when its client left).
@@ -67,11 +76,15 @@ public final class Watcher: Sendable {
             reason = why
             return true
         }
-        if first { continuation.finish() }
+        if first {
+            continuation.finish()
+            endSignalContinuation.finish()
+        }
     }
 
     /// Ends the stream when the client went away.
     func finish() {
         continuation.finish()
+        endSignalContinuation.finish()
     }
 }

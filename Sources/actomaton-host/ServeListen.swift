@@ -44,9 +44,17 @@ struct NetworkOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The most transitions buffered for a watcher before it is closed as too slow.", valueName: "count"))
     var watcherBuffer = ServiceConfiguration().watcherBuffer
 
+    @Option(help: ArgumentHelp("Seconds a watcher closed by the service (too slow, its instance deleted, a shutdown) has to take "
+                                + "what is buffered and the close before its connection is cut.", valueName: "seconds"))
+    var watcherCloseTimeout: Int = 10
+
     @Option(help: ArgumentHelp("How many of an instance's last transitions are kept for a watcher that reconnects with ?after=SEQ "
                                 + "(0: none; none kept across a passivation or a restart).", valueName: "count"))
     var watchHistory = ServiceConfiguration().watchHistory
+
+    @Option(help: ArgumentHelp("The most keys one page of GET /v1/machines/PLUGIN lists, at most 100000; also the default limit.",
+                                valueName: "count"))
+    var maxPageSize = ServiceConfiguration().maxPageSize
 
     @Option(help: ArgumentHelp("Requests per second one token may send (0: no limit).", valueName: "count"))
     var maxRequestsPerSecond = ServiceConfiguration().maxRequestsPerSecond
@@ -75,10 +83,11 @@ struct NetworkOptions: ParsableArguments {
                               ("--max-instances-per-plugin", maxInstancesPerPlugin ?? 1), ("--max-watchers-per-instance", maxWatchersPerInstance),
                               ("--watcher-buffer", watcherBuffer), ("--max-idempotency-keys", maxIdempotencyKeys),
                               ("--idempotency-window", idempotencyWindow), ("--shutdown-timeout", shutdownTimeout),
-                              ("--idle-timeout", idleTimeout)] where value < 1 {
+                              ("--idle-timeout", idleTimeout), ("--watcher-close-timeout", watcherCloseTimeout)] where value < 1 {
             throw ValidationError("\(name) must be at least 1")
         }
         guard (0...1_000_000).contains(watchHistory) else { throw ValidationError("--watch-history must be from 0 to 1000000") }
+        guard (1...100_000).contains(maxPageSize) else { throw ValidationError("--max-page-size must be from 1 to 100000") }
         guard maxRequestsPerSecond >= 0 else { throw ValidationError("--max-requests-per-second must be 0 (no limit) or more") }
         guard maxBodySize <= 64 << 20 else { throw ValidationError("--max-body-size must be at most 64M") }
         guard (1...(64 << 10)).contains(maxHeaderSize) else { throw ValidationError("--max-header-size must be from 1 to 64K") }
@@ -95,7 +104,9 @@ struct NetworkOptions: ParsableArguments {
         configuration.maxWatchersPerInstance = maxWatchersPerInstance
         configuration.watcherBuffer = watcherBuffer
         configuration.watchHistory = watchHistory
+        configuration.watcherCloseTimeout = .seconds(watcherCloseTimeout)
         configuration.maxRequestsPerSecond = maxRequestsPerSecond
+        configuration.maxPageSize = maxPageSize
         configuration.idempotencyWindow = .seconds(idempotencyWindow)
         configuration.maxIdempotencyKeys = maxIdempotencyKeys
         configuration.shutdownTimeout = .seconds(shutdownTimeout)

@@ -3,8 +3,6 @@ import ActomatonHost
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
-import Logging
-import ServiceLifecycle
 import Testing
 
 @Suite struct APITests {
@@ -119,17 +117,8 @@ import Testing
     /// up to four, past the limit). A real server: HummingbirdTesting's live server drops the
     /// application's connection limit.
     @Test func connectionsAtTheLimitAreServedAndOnePastWaitsForOneToClose() async throws {
-        let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
-        var configuration = ServiceConfiguration()
-        configuration.maxConnections = 2
-        let server = ActomatonServer(catalog: PluginCatalog([counterType]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
-                                     configuration: configuration, onListening: { port in portSink.yield(port) })
-        let group = ServiceGroup(configuration: .init(services: [server], logger: Logger(label: "test")))
-        let running = Task { try await group.run() }
-        var iterator = ports.makeAsyncIterator()
-        let port = try #require(await iterator.next())
         let request = "POST /v1/machines/counter/c HTTP/1.1\r\nHost: localhost\r\nContent-Length: 23\r\n\r\n{\"action\": \"increment\"}"
-        let served = try await offThePool { () throws -> [String?] in
+        let served = try await withRunningServer({ $0.maxConnections = 2 }) { _, port in try await offThePool { () throws -> [String?] in
             var held: [LoopbackConnection] = []
             var answers: [String?] = []
             for _ in 0..<2 {
@@ -148,9 +137,7 @@ import Testing
             held.removeFirst()
             answers.append(try waiting[1].response(within: .seconds(30)))
             return answers
-        }
-        await group.triggerGracefulShutdown()
-        try await running.value
+        } }
         func transition(_ answer: String?, seq: Int) -> Bool {
             answer?.hasPrefix("HTTP/1.1 200 OK") == true
                 && answer?.hasSuffix(#""seq":\#(seq),"action":"increment","state":{"count":\#(seq)},"started":[],"cancelled":[]}"#) == true

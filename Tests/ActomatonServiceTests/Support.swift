@@ -4,6 +4,8 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import Logging
+import ServiceLifecycle
 import Synchronization
 import Testing
 @_exported import ActomatonTestSupport
@@ -26,6 +28,46 @@ func makeServer(tokens: TokenTable? = nil, time: TestTime = TestTime(), _ config
     configure(&configuration)
     return ActomatonServer(catalog: PluginCatalog([counterType]), tokens: tokens, listen: try! ListenAddress("127.0.0.1:0"),
                            configuration: configuration, now: time.read)
+}
+
+/// Runs a real server over the counter with `configure`d limits on a loopback port, gives it
+/// to `body` with its port, then shuts it down gracefully. HummingbirdTesting's live server
+/// drops the application's connection limit; this one is the server `serve --listen` runs.
+func withRunningServer<Value: Sendable>(plugins: [PluginType] = [counterType], _ configure: (inout ServiceConfiguration) -> Void = { _ in },
+                                        _ body: (ActomatonServer, Int) async throws -> Value) async throws -> Value {
+    let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
+    var configuration = ServiceConfiguration()
+    configure(&configuration)
+    let server = ActomatonServer(catalog: PluginCatalog(plugins), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
+                                 configuration: configuration, onListening: { port in portSink.yield(port) })
+    let group = ServiceGroup(configuration: .init(services: [server], logger: Logger(label: "test")))
+    let running = Task { try await group.run() }
+    var iterator = ports.makeAsyncIterator()
+    guard let port = await iterator.next() else { throw CancellationError() }
+    do {
+        let value = try await body(server, port)
+        await group.triggerGracefulShutdown()
+        try await running.value
+        return value
+    } catch {
+        await group.triggerGracefulShutdown()
+        _ = try? await running.value
+        throw error
+    }
+}
+
+/// What a WebSocket client gets when the server closes the watch at `path`: the handshake's
+/// status line, the close frame's code and reason, and how many frames came before it (`nil`
+/// when no close came within 30 s). A
+/// raw client (``LoopbackConnection``): HummingbirdWSClient sometimes misses a close frame
+/// sent right after the handshake and waits for ever.
+func webSocketClose(port: Int, _ path: String, headers: [String] = []) async throws -> (status: String, code: Int, reason: String, framesBefore: Int)? {
+    try await offThePool { () throws -> (status: String, code: Int, reason: String, framesBefore: Int)? in
+        let connection = try LoopbackConnection(port: port)
+        guard let head = try connection.webSocketHandshake(path, headers: headers, within: .seconds(30)),
+              let close = try connection.webSocketClose(within: .seconds(30)) else { return nil }
+        return (head.components(separatedBy: "\r\n")[0], close.code, close.reason, close.framesBefore)
+    }
 }
 
 extension TestResponse {

@@ -101,10 +101,8 @@ import Testing
             try await client.ws("/v1/machines/counter/l/watch") { _, _, _ in
                 try await client.ws("/v1/machines/counter/l/watch") { _, _, _ in
                     #expect(await eventually { instance.watcherCount == 2 }, "at the limit")
-                    let refused = try await client.ws("/v1/machines/counter/l/watch") { inbound, _, _ in
-                        for try await _ in inbound {}
-                    }
-                    #expect(refused?.closeCode == WebSocketErrorCode(codeNumber: 4429))
+                    let refused = try await webSocketClose(port: try #require(client.port), "/v1/machines/counter/l/watch")
+                    #expect(refused?.code == 4429)
                     #expect(refused?.reason == "counter/l already has 2 watchers, its limit (--max-watchers-per-instance)")
                     #expect(instance.watcherCount == 2)
                 }
@@ -123,14 +121,60 @@ import Testing
         let server = makeServer()
         try await server.makeApplication().test(.live) { client in
             let longest = String(repeating: "k", count: InstanceKey.maxLength)
-            let unknown = try await client.ws("/v1/machines/counter/\(longest)/watch") { inbound, _, _ in for try await _ in inbound {} }
-            #expect(unknown?.closeCode == WebSocketErrorCode(codeNumber: 4404))
+            let port = try #require(client.port)
+            let unknown = try await webSocketClose(port: port, "/v1/machines/counter/\(longest)/watch")
+            #expect(unknown?.code == 4404)
             let reason = try #require(unknown?.reason)
             #expect(reason.utf8.count <= ServiceErrorMiddleware.maxCloseReasonBytes && reason.hasPrefix("no instance counter/kkk") && reason.hasSuffix("…"), "\(reason)")
             _ = try await client.post("b", #"{"action": "increment"}"#)
-            let bad = try await client.ws("/v1/machines/counter/b/watch?after=x") { inbound, _, _ in for try await _ in inbound {} }
-            #expect(bad?.closeCode == WebSocketErrorCode(codeNumber: 4400))
+            let bad = try await webSocketClose(port: port, "/v1/machines/counter/b/watch?after=x")
+            #expect(bad?.code == 4400)
             #expect(bad?.reason == "after must be a seq, a number from 0 to 9999999999999999999")
+        }
+    }
+
+    /// A watcher whose client reads nothing, over a real connection: its socket fills, the
+    /// service's writes wait, it falls more than its buffer behind and is ended as too slow;
+    /// then, `--watcher-close-timeout` later, its connection is cut and its place among the
+    /// instance's watchers is free. Before, the writes waited for ever: the connection and the
+    /// place stayed taken, and 64 such clients shut an instance's watchers out.
+    @Test func aWatcherThatReadsNothingIsEndedAndItsConnectionCut() async throws {
+        // The CSV sheet describes every record it holds: each transition's message is larger
+        // than the one before, so a few hundred fill any socket's buffers.
+        let sheet = try PluginType.load(path: plugin("CSVTokenizerPlugin"), isolation: .none, options: .init())
+        try await withRunningServer(plugins: [sheet]) { configuration in
+            configuration.watcherBuffer = 4
+            configuration.watcherCloseTimeout = .milliseconds(200)
+        } _: { server, port in
+            let address = InstanceAddress(plugin: "csv", key: try InstanceKey("s"))
+            let instance = try await server.registry.instance(at: address, creating: true)
+            let watcher = try await offThePool { () throws -> LoopbackConnection in
+                let connection = try LoopbackConnection(port: port, receiveBuffer: 4096)
+                _ = try connection.webSocketHandshake("/v1/machines/csv/s/watch", within: .seconds(30))
+                return connection
+            }
+            #expect(await eventually { instance.watcherCount == 1 })
+            // Transitions until the service lets the watcher go; a bounded number, however
+            // large the socket buffers are.
+            let body = #"{"action": "feed", "args": [""# + String(repeating: "x", count: 1000) + #"\n"]}"#
+            let request = "POST /v1/machines/csv/s HTTP/1.1\r\nHost: localhost\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
+            let sender = try await offThePool { try LoopbackConnection(port: port) }
+            var sent = 0
+            while instance.watcherCount == 1 && sent < 2_000 {
+                let answer = try await offThePool {
+                    try sender.send(request)
+                    return try sender.response(within: .seconds(30))
+                }
+                #expect(answer?.hasPrefix("HTTP/1.1 200 OK") == true, "\(answer ?? "no answer")")
+                sent += 1
+            }
+            #expect(await eventually { instance.watcherCount == 0 }, "the watcher's place is free after \(sent) transitions")
+            #expect(try await offThePool { try watcher.readsUntilClosed(within: .seconds(30)) }, "its connection was cut")
+            let metrics = try await offThePool { () throws -> String? in
+                try sender.send("GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n")
+                return try sender.response(within: .seconds(30))
+            }
+            #expect(metrics?.contains("actomaton_watchers 0") == true, "\(metrics ?? "no answer")")
         }
     }
 
@@ -180,15 +224,19 @@ import Testing
         let port = try #require(await iterator.next())
         let address = InstanceAddress(plugin: "counter", key: try InstanceKey("g"))
         let instance = try await server.registry.instance(at: address, creating: true)
-        let watching = Task {
-            try await WebSocketClient.connect(url: "ws://127.0.0.1:\(port)/v1/machines/counter/g/watch", logger: Logger(label: "client")) { inbound, _, _ in
-                for try await _ in inbound {}
-            }
+        let watcher = try await offThePool { () throws -> LoopbackConnection in
+            let connection = try LoopbackConnection(port: port)
+            _ = try connection.webSocketHandshake("/v1/machines/counter/g/watch", within: .seconds(30))
+            return connection
         }
         #expect(await eventually { instance.watcherCount == 1 })
         await group.triggerGracefulShutdown()
-        let close = try await watching.value
-        #expect(close?.closeCode == .goingAway)
+        let close = try await offThePool { () throws -> (code: Int, reason: String, framesBefore: Int)? in
+            let close = try watcher.webSocketClose(within: .seconds(30))
+            try watcher.answerWebSocketClose()
+            return close
+        }
+        #expect(close?.code == 1001)
         #expect(close?.reason == "the service is shutting down")
         try await running.value
         #expect(server.lifecycle.isDraining)
