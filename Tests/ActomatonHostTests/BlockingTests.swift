@@ -47,4 +47,65 @@ struct BlockingTests {
         #expect(longestGap < .milliseconds(800), "the timer stood still for \(longestGap) while two plugins hung")
         #expect(during.count - 2 >= 8, "\(during.count - 2) ticks in \(start.duration(to: end))")
     }
+    /// Regression: `recover()` read the journal on the machine's executor, which is the pool for
+    /// a machine in this process; a read that waits (on a commit's sync, on a cluster's
+    /// database) held a pool thread, and as many recoveries as cores held the whole pool.
+    /// Here the store's reads wait until released: one more recovery than the pool has threads
+    /// must all be waiting in the store, and the pool free, long before a watchdog releases them.
+    @Test func recoveriesWaitingOnTheJournalLeaveThePoolFree() async throws {
+        let directory = try temporaryDirectory()
+        let count = ProcessInfo.processInfo.activeProcessorCount + 1
+        let store = GatedJournalStore(base: try SQLiteJournalStore(path: directory + "/journal.sqlite"))
+        let journal = try PluginJournal(store: store)
+        defer { journal.close() }
+        let counter = try Plugin.load(path: plugin("CounterPlugin"))
+        let machines = try (0..<count).map { index in try PluginMachine(plugin: counter, journal: journal, journalName: "counter/\(index)") }
+        // Safety net only: without it, the run before the fix would wait for ever.
+        let watchdog = Thread { Thread.sleep(forTimeInterval: 20); store.open() }
+        watchdog.start()
+        let start = ContinuousClock.now
+        let recoveries = machines.map { machine in Task { try await machine.recover() } }
+        try await offThePool { for _ in 0..<count { store.entered.wait() } }
+        await Task.detached {}.value
+        let elapsed = ContinuousClock.now - start
+        store.open()
+        for recovery in recoveries { #expect(try await recovery.value.isEmpty) }
+        #expect(elapsed < .seconds(10), "\(count) recoveries waiting in the store, the pool free: \(elapsed)")
+    }
+}
+
+/// A journal store whose reads of a name's records wait until ``open()``: a read that takes long.
+final class GatedJournalStore: JournalStore, @unchecked Sendable {
+    let base: any JournalStore
+    /// Signalled by each read as it starts waiting.
+    let entered = DispatchSemaphore(value: 0)
+    private let gate = Mutex(false)
+    private let opened = DispatchSemaphore(value: 0)
+
+    init(base: any JournalStore) { self.base = base }
+
+    /// Lets every read waiting, and every later one, through.
+    func open() {
+        let first = gate.withLock { open in defer { open = true }; return !open }
+        if first { for _ in 0..<64 { opened.signal() } }
+    }
+
+    var location: String { base.location }
+    func firstTimerKey() throws(PluginJournalError.Reason) -> Int64 { try base.firstTimerKey() }
+    func commit(_ records: [JournalRecord]) throws { try base.commit(records) }
+    func commit(_ records: [JournalRecord], epochs: [Int64?]) throws { try base.commit(records, epochs: epochs) }
+    func recovery(for name: String) throws(PluginJournalError.Reason) -> JournalRecovery {
+        entered.signal()
+        if !gate.withLock({ $0 }) { opened.wait() }
+        return try base.recovery(for: name)
+    }
+    func actions(of name: String, after sequence: Int64) throws(PluginJournalError.Reason) -> [JournaledAction] { try base.actions(of: name, after: sequence) }
+    func receipts(keptAfter now: Int64, limit: Int) throws(PluginJournalError.Reason) -> [JournaledReceipt] { try base.receipts(keptAfter: now, limit: limit) }
+    func transitionCount(of name: String) throws(PluginJournalError.Reason) -> Int64 { try base.transitionCount(of: name) }
+    func receipt(of name: String, key: String) throws(PluginJournalError.Reason) -> JournaledReceipt? { try base.receipt(of: name, key: key) }
+    func messages(of name: String, after ordinal: Int64, limit: Int) throws(PluginJournalError.Reason) -> [(ordinal: Int64, message: String)] {
+        try base.messages(of: name, after: ordinal, limit: limit)
+    }
+    func summaries() throws(PluginJournalError.Reason) -> [JournalSummary] { try base.summaries() }
+    func close(clean: Bool) { base.close(clean: clean) }
 }

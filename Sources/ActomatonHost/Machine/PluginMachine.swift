@@ -612,9 +612,14 @@ public actor PluginMachine: EffectQueueHost {
     /// that came due while the host was down fires at once). Returns a line for each thing
     /// that could not be brought back — past the first three journaled actions that cannot be
     /// replayed, one line counts the rest; nothing is skipped silently.
-    public func recover() throws(PluginJournalError) -> [String] {
+    ///
+    /// The journal is read on a thread of its own, never on the concurrency pool's (a read
+    /// waits while a commit syncs). Call it before the machine's first action: one sent
+    /// meanwhile runs between the reads and the replay.
+    public func recover() async throws(PluginJournalError) -> [String] {
         guard let journal else { return [] }
-        let recovery = try journal.recovery(for: journalName)
+        let name = journalName
+        let recovery = try await onThreadOfItsOwn { () throws(PluginJournalError) in try journal.recovery(for: name) }
         if recovery.isEmpty { return [] }
         var problems: [String] = []
         let runtime = self.runtime
@@ -630,9 +635,9 @@ public actor PluginMachine: EffectQueueHost {
         }
         var actions = recovery.actions
         if let base, base != recovery.snapshots.first?.sequence {
-            actions = try journal.journaledActions(of: journalName, after: base)
+            actions = try await onThreadOfItsOwn { () throws(PluginJournalError) in try journal.journaledActions(of: name, after: base) }
         } else if base == nil, recovery.startsAtTheBeginning, !recovery.snapshots.isEmpty {
-            actions = try journal.journaledActions(of: journalName)
+            actions = try await onThreadOfItsOwn { () throws(PluginJournalError) in try journal.journaledActions(of: name) }
         } else if base == nil, !recovery.startsAtTheBeginning {
             problems.append("\(name): no snapshot could be restored and the journal before it was pruned: starting from a new state, "
                             + "\(actions.count) journaled actions not replayed")
