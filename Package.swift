@@ -197,7 +197,7 @@ let package = Package(
         // Plugin host tests:
         .testTarget(name: "ActomatonPluginKitTests", dependencies: ["ActomatonPluginKit", "ActomatonPluginABI"]),
         // What the host's and the service's tests share (not a product).
-        .target(name: "ActomatonTestSupport", path: "Tests/ActomatonTestSupport"),
+        .target(name: "ActomatonTestSupport", dependencies: ["ActomatonHost"], path: "Tests/ActomatonTestSupport"),
         .testTarget(name: "ActomatonHostTests", dependencies: [
             "ActomatonTestSupport",
             "ActomatonHost",

@@ -75,14 +75,11 @@ struct BlockingTests {
 }
 
 /// A journal store whose reads of a name's records wait until ``open()``: a read that takes long.
-final class GatedJournalStore: JournalStore, @unchecked Sendable {
-    let base: any JournalStore
+final class GatedJournalStore: ForwardingJournalStore, @unchecked Sendable {
     /// Signalled by each read as it starts waiting.
     let entered = DispatchSemaphore(value: 0)
     private let gate = Mutex(false)
     private let opened = DispatchSemaphore(value: 0)
-
-    init(base: any JournalStore) { self.base = base }
 
     /// Lets every read waiting, and every later one, through.
     func open() {
@@ -90,22 +87,9 @@ final class GatedJournalStore: JournalStore, @unchecked Sendable {
         if first { for _ in 0..<64 { opened.signal() } }
     }
 
-    var location: String { base.location }
-    func firstTimerKey() throws(PluginJournalError.Reason) -> Int64 { try base.firstTimerKey() }
-    func commit(_ records: [JournalRecord]) throws { try base.commit(records) }
-    func commit(_ records: [JournalRecord], epochs: [Int64?]) throws { try base.commit(records, epochs: epochs) }
-    func recovery(for name: String) throws(PluginJournalError.Reason) -> JournalRecovery {
+    override func recovery(for name: String) throws(PluginJournalError.Reason) -> JournalRecovery {
         entered.signal()
         if !gate.withLock({ $0 }) { opened.wait() }
         return try base.recovery(for: name)
     }
-    func actions(of name: String, after sequence: Int64) throws(PluginJournalError.Reason) -> [JournaledAction] { try base.actions(of: name, after: sequence) }
-    func receipts(keptAfter now: Int64, limit: Int) throws(PluginJournalError.Reason) -> [JournaledReceipt] { try base.receipts(keptAfter: now, limit: limit) }
-    func transitionCount(of name: String) throws(PluginJournalError.Reason) -> Int64 { try base.transitionCount(of: name) }
-    func receipt(of name: String, key: String) throws(PluginJournalError.Reason) -> JournaledReceipt? { try base.receipt(of: name, key: key) }
-    func messages(of name: String, after ordinal: Int64, limit: Int) throws(PluginJournalError.Reason) -> [(ordinal: Int64, message: String)] {
-        try base.messages(of: name, after: ordinal, limit: limit)
-    }
-    func summaries() throws(PluginJournalError.Reason) -> [JournalSummary] { try base.summaries() }
-    func close(clean: Bool) { base.close(clean: clean) }
 }

@@ -317,8 +317,7 @@ import Testing
 
 /// A store that refuses the names in `fenced` as a cluster's store refuses names another host
 /// took over, and writes the rest to `base`.
-final class FencingStore: JournalStore, @unchecked Sendable {
-    let base: SQLiteJournalStore
+final class FencingStore: ForwardingJournalStore, @unchecked Sendable {
     let fenced = Mutex<Set<String>>([])
     /// While set, a commit waits for `releaseCommits` (on the journal's writer thread).
     let holdsCommits = Mutex(false)
@@ -326,12 +325,10 @@ final class FencingStore: JournalStore, @unchecked Sendable {
     let releaseCommits = DispatchSemaphore(value: 0)
 
     init(_ base: SQLiteJournalStore) {
-        self.base = base
+        super.init(base: base)
     }
 
-    var location: String { base.location }
-    func firstTimerKey() throws(PluginJournalError.Reason) -> Int64 { try base.firstTimerKey() }
-    func commit(_ records: [JournalRecord]) throws {
+    override func commit(_ records: [JournalRecord]) throws {
         if holdsCommits.withLock({ $0 }) {
             commitHeld.withLock { $0 = true }
             releaseCommits.wait()
@@ -340,20 +337,6 @@ final class FencingStore: JournalStore, @unchecked Sendable {
         if !refused.isEmpty { throw JournalStoreFencing(names: refused) }
         try base.commit(records)
     }
-    func recovery(for name: String) throws(PluginJournalError.Reason) -> JournalRecovery { try base.recovery(for: name) }
-    func actions(of name: String, after sequence: Int64) throws(PluginJournalError.Reason) -> [JournaledAction] {
-        try base.actions(of: name, after: sequence)
-    }
-    func receipts(keptAfter now: Int64, limit: Int) throws(PluginJournalError.Reason) -> [JournaledReceipt] {
-        try base.receipts(keptAfter: now, limit: limit)
-    }
-    func transitionCount(of name: String) throws(PluginJournalError.Reason) -> Int64 { try base.transitionCount(of: name) }
-    func receipt(of name: String, key: String) throws(PluginJournalError.Reason) -> JournaledReceipt? { try base.receipt(of: name, key: key) }
-    func messages(of name: String, after ordinal: Int64, limit: Int) throws(PluginJournalError.Reason) -> [(ordinal: Int64, message: String)] {
-        try base.messages(of: name, after: ordinal, limit: limit)
-    }
-    func summaries() throws(PluginJournalError.Reason) -> [JournalSummary] { try base.summaries() }
-    func close(clean: Bool) { base.close(clean: clean) }
 }
 
 /// A placement that keeps every instance here, each claim at a new epoch, and whose releases
