@@ -220,7 +220,7 @@ $(API_VENV)/installed: docs/api-test-requirements.txt
 	@touch $@
 
 API_TEST_SECONDS ?= 60
-test-api: plugins host $(API_VENV)/installed ## schemathesis against a live serve --listen: every response matches docs/openapi.yaml, none is a 5xx.
+test-api: plugins host $(API_VENV)/installed ## schemathesis against a live serve --listen (in memory; then --state and --tokens): every response matches docs/openapi.yaml, none is a 5xx.
 	docs/test-api.sh $(HOST) $(PLUGIN_DIR)/counter.so $(API_VENV)/bin/st $(API_TEST_SECONDS)
 
 WASM_PLUGINS = .build/wasm/plugins
