@@ -7,6 +7,8 @@
 set -euo pipefail
 host=$1 counter=$2 st=$3 seconds=${4:-60}
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../scripts/listening-port.sh
+. "$here/../scripts/listening-port.sh"
 scratch=$(mktemp -d)
 server=""
 cleanup() {
@@ -24,14 +26,8 @@ check() {
     : >"$scratch/server.log"
     "$host" serve --plugins "$scratch/plugins" --listen 127.0.0.1:0 --isolation none --log-level error "$@" >"$scratch/server.log" 2>&1 &
     server=$!
-    local port=""
-    for _ in $(seq 1 300); do
-        port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$scratch/server.log")
-        [ -n "$port" ] && break
-        kill -0 "$server" 2>/dev/null || { cat "$scratch/server.log"; echo "$name: the server did not start"; exit 1; }
-        sleep 0.1
-    done
-    [ -n "$port" ] || { cat "$scratch/server.log"; echo "$name: the server did not say where it listens"; exit 1; }
+    local port
+    port=$(listening_port "$scratch/server.log" "$server") || { echo "$name: no server"; exit 1; }
     local headers=()
     if [ -n "$header" ]; then
         headers=(--header "$header")

@@ -9,6 +9,8 @@
 set -euo pipefail
 host=$1 plugins=$2 python=$3
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../../scripts/listening-port.sh
+. "$here/../../scripts/listening-port.sh"
 scratch=$(mktemp -d)
 server=""
 cleanup() {
@@ -21,14 +23,7 @@ start() {  # Port 0: the system picks a free port; the server prints the one it 
     echo "\$ actomaton-host serve --plugins DIR --listen 127.0.0.1:0 --state state.sqlite"
     "$host" serve --plugins "$plugins" --listen 127.0.0.1:0 --state "$scratch/state.sqlite" >"$scratch/server.log" 2>&1 &
     server=$!
-    port=""
-    for _ in $(seq 1 300); do
-        port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$scratch/server.log")
-        [ -n "$port" ] && break
-        kill -0 "$server" 2>/dev/null || { cat "$scratch/server.log"; echo "the server did not start"; exit 1; }
-        sleep 0.1
-    done
-    [ -n "$port" ] || { cat "$scratch/server.log"; echo "the server did not say where it listens"; exit 1; }
+    port=$(listening_port "$scratch/server.log" "$server") || exit 1
     cat "$scratch/server.log"
     printed=$(wc -l <"$scratch/server.log")
     base="http://127.0.0.1:$port"

@@ -128,11 +128,8 @@ public final class ActomatonServer: Service, Sendable {
             server: try tls.map { try .tls(http, tlsConfiguration: $0.configuration) } ?? http,
             configuration: ApplicationConfiguration(
                 address: .hostname(listen.host, port: listen.port), serverName: nil,
-                availableConnectionsDelegate: ConnectionLimit.delegate(configuration.maxConnections)),
-            onServerRunning: { channel in
-                await ConnectionLimit.acceptOneConnectionPerRead(on: channel)
-                await onListening(channel.localAddress?.port ?? 0)
-            },
+                availableConnectionsDelegate: MaximumAvailableConnections(configuration.maxConnections)),
+            onServerRunning: ConnectionLimit.onServerRunning(onListening),
             logger: logger
         )
     }

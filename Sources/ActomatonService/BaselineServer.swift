@@ -32,11 +32,8 @@ public enum BaselineServer {
             router: router,
             configuration: ApplicationConfiguration(
                 address: .hostname(listen.host, port: listen.port), serverName: nil,
-                availableConnectionsDelegate: ConnectionLimit.delegate(maxConnections)),
-            onServerRunning: { channel in
-                await ConnectionLimit.acceptOneConnectionPerRead(on: channel)
-                await onListening(channel.localAddress?.port ?? 0)
-            },
+                availableConnectionsDelegate: MaximumAvailableConnections(maxConnections)),
+            onServerRunning: ConnectionLimit.onServerRunning(onListening),
             logger: logger)
         try await application.runService()
     }
