@@ -208,7 +208,7 @@ let package = Package(
             .product(name: "Clocks", package: "swift-clocks"),
         ], exclude: ["Fixtures/wasm"]),
         .testTarget(name: "ActomatonServiceTests", dependencies: [
-            "ActomatonTestSupport", "ActomatonService", "ActomatonHost", "ActomatonPluginContract",
+            "ActomatonTestSupport", "ActomatonService", "ActomatonHost", "ActomatonPluginContract", "CSQLite",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import ActomatonHost
 import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
@@ -56,7 +57,10 @@ public final class ActomatonServer: Service, Sendable {
     ///   - configuration: The limits.
     ///   - logger: Where requests (debug) and errors (warning) are logged.
     ///   - now: The time for rate limits and idempotency windows; tests pass a fixed one.
-    ///   - pluginLog: Where plugins' `host->log` lines go (standard error by default).
+    ///   - pluginLog: Where plugins' `host->log` lines go, each after its instance's address
+    ///     (`counter/room-1: …`); by default to `logger`, at the info level. Failures no request
+    ///     answers (a timer's action), and what an instance brought back from the journal could
+    ///     not bring back, go to `logger` at the warning level.
     ///   - journal: Where instances are journaled (`--state`), if anywhere; the instances it
     ///     holds come back, each on its first request. The caller closes it once the server stopped.
     ///   - tls: The certificate and key to serve HTTPS and WSS with; `nil` for plain HTTP.
@@ -89,8 +93,10 @@ public final class ActomatonServer: Service, Sendable {
         self.onListening = onListening
         let metrics = ServiceMetrics()
         self.metrics = metrics
+        // A plugin's text is escaped: a log line stays one line, and cannot drive a terminal.
+        let pluginLog = pluginLog ?? { line in logger.info("\(TerminalText.escaping(line))") }
         registry = InstanceRegistry(catalog: catalog, limits: configuration.registryLimits, metrics: metrics, log: pluginLog, now: now,
-                                    journal: journal, errorLog: { line in logger.warning("\(line)") })
+                                    journal: journal, errorLog: { line in logger.warning("\(TerminalText.escaping(line))") })
         idempotency = IdempotencyCache(window: configuration.idempotencyWindow, maxKeys: configuration.maxIdempotencyKeys, now: now)
         if let journal {
             idempotency.restore(journal.receipts, wallNow: ServiceClock.wallMilliseconds())

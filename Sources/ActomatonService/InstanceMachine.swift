@@ -190,6 +190,10 @@ public final class InstanceMachine: Sendable {
     ///     records carry it, and are refused once the host owns the name at another epoch.
     ///   - onFailure: Told, in one line, each failed action no request answers: one a delayed
     ///     or repeating effect sent (a request's own failure is thrown to it instead).
+    ///   - onRecoveryProblem: Told, by ``start()``, each line `PluginMachine.recover()`
+    ///     returns for a journaled instance: what could not be brought back (a refused
+    ///     snapshot, an action that cannot be replayed, a timer that cannot be armed). Without
+    ///     one, each goes to standard error after `warning: `.
     ///   - onTransition: Told about every transition, timers' included, in order and never two
     ///     at once: keep it short. Without a journal it is told on the machine's actor; with
     ///     one, once the transition is durable, by the task that learns so (the request's own,
@@ -203,6 +207,7 @@ public final class InstanceMachine: Sendable {
         journalName: String? = nil,
         journalEpoch: Int64? = nil,
         onFailure: (@Sendable (String) -> Void)? = nil,
+        onRecoveryProblem: (@Sendable (String) -> Void)? = nil,
         onTransition: @escaping @Sendable (InstanceTransition) -> Void
     ) throws(PluginLoadError) {
         self.type = type
@@ -210,7 +215,7 @@ public final class InstanceMachine: Sendable {
         self.restoring = restoring
         self.journaled = journal != nil
         self.journalName = journalName
-        self.log = log
+        self.onRecoveryProblem = onRecoveryProblem ?? { problem in printToStandardError("warning: \(problem)") }
         let observed = ObservedTransitions(onTransition: onTransition, seqBase: journal == nil ? restoring?.seq ?? 0 : 0,
                                            waitsForDurability: journal != nil, onFailure: onFailure)
         self.observed = observed
@@ -229,7 +234,7 @@ public final class InstanceMachine: Sendable {
     private let journaled: Bool
     private let journalName: String?
     private let journalEpoch: Int64?
-    private let log: (@Sendable (String) -> Void)?
+    private let onRecoveryProblem: @Sendable (String) -> Void
 
     /// Reads the initial state's description — or restores the passivated instance's snapshot
     /// it was made with; call once after `init`, before any action. Throws when the plugin
@@ -242,7 +247,7 @@ public final class InstanceMachine: Sendable {
         }
         if journaled, restoring != nil {
             do {
-                for problem in try await machine.recover() { log?("warning: \(problem)") }
+                for problem in try await machine.recover() { onRecoveryProblem(problem) }
             } catch {
                 throw PluginCallError(.restoreRefused("its journal cannot be read: \(error)"), plugin: type.name)
             }

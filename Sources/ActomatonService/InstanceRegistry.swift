@@ -118,7 +118,8 @@ public actor InstanceRegistry {
     /// The limits.
     public nonisolated let limits: Limits
     private let metrics: ServiceMetrics
-    /// Told, in one line, each failure no request answers (an action a timer sent).
+    /// Told, in one line, each failure no request answers (an action a timer sent), and what
+    /// an instance brought back from the journal could not bring back.
     private let errorLog: (@Sendable (String) -> Void)?
     private let log: (@Sendable (String) -> Void)?
     private let now: @Sendable () -> Duration
@@ -143,9 +144,12 @@ public actor InstanceRegistry {
     ///   - catalog: The plugins instances are made of.
     ///   - limits: The registry's limits.
     ///   - metrics: Where instance counts are reported.
-    ///   - log: Where the plugins' log lines go.
+    ///   - log: Where the plugins' log lines go, each after its instance's address
+    ///     (`counter/room-1: …`); without one, to standard error.
     ///   - errorLog: Told, in one line after the instance's address, each failure no request
-    ///     answers: an action a delayed or repeating effect sent that failed.
+    ///     answers: an action a delayed or repeating effect sent that failed, and each thing an
+    ///     instance brought back from the journal could not bring back (`PluginMachine.recover()`);
+    ///     without one, to standard error.
     ///   - now: The time idleness is measured on; tests pass one they move.
     ///   - journal: Where each instance's actions, snapshots and timers are journaled, under
     ///     `plugin/key` (see `PluginMachine.journalName`). The instances it holds for a
@@ -341,9 +345,12 @@ public actor InstanceRegistry {
             if let errorLog = self.errorLog {
                 onFailure = { @Sendable line in errorLog("\(address): \(line)") }
             }
-            let machine = try InstanceMachine(type: type, maxEffects: limits.maxEffects, log: log, restoring: restoring, journal: journal,
-                                              journalName: Self.journalName(of: address), journalEpoch: epoch,
-                                              onFailure: onFailure) { watchers.broadcast($0) }
+            var instanceLog: (@Sendable (String) -> Void)?
+            if let log { instanceLog = { @Sendable line in log("\(address): \(line)") } }
+            // A recovery's lines already begin with the instance's journal name, its address.
+            let machine = try InstanceMachine(type: type, maxEffects: limits.maxEffects, log: instanceLog, restoring: restoring,
+                                              journal: journal, journalName: Self.journalName(of: address), journalEpoch: epoch,
+                                              onFailure: onFailure, onRecoveryProblem: self.errorLog) { watchers.broadcast($0) }
             try await machine.start()
             // Not the machine's count: a transition made by now (a timer due at once) may not
             // have reached the watchers yet, and would come twice.

@@ -1,3 +1,4 @@
+import ActomatonHost
 import Hummingbird
 import HummingbirdWebSocket
 import Logging
@@ -31,7 +32,9 @@ public struct ServiceErrorMiddleware: RouterMiddleware {
             return try await next(request, context)
         } catch {
             let serviceError = Self.serviceError(for: error, maxBodySize: maxBodySize)
-            context.logger.warning("\(request.method) \(request.uri.path): \(serviceError.status.code) \(serviceError.description)")
+            // A plugin's refusal is its own text: escaped, it stays one line of the log.
+            let line = TerminalText.escaping(serviceError.description)
+            context.logger.warning("\(request.method) \(request.uri.path): \(serviceError.status.code) \(line)")
             if request.headers[.upgrade]?.lowercased() == "websocket", request.headers[.secWebSocketKey] != nil {
                 let code = WebSocketErrorCode(codeNumber: 4000 + serviceError.status.code)
                 let line = serviceError.description

@@ -2,6 +2,7 @@ import ActomatonCluster
 import ActomatonHost
 import ActomatonService
 import ArgumentParser
+import Logging
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -57,7 +58,7 @@ struct ClusterMembership {
 
     /// Drops from `registry` the instances another host took over (a fenced commit, or a
     /// lease found lapsed), as they happen.
-    func dropTakenOver(from registry: InstanceRegistry, metrics: ServiceMetrics) {
+    func dropTakenOver(from registry: InstanceRegistry, metrics: ServiceMetrics, logger: Logger) {
         journal.observeFencing { names in
             metrics.fencingRefused(names.count)
             Task { await registry.drop(Array(names), why: .movedToAnotherHost) }
@@ -73,7 +74,7 @@ struct ClusterMembership {
             Task { await registry.shed(count) }
         }
         host.onLeaseLost { names in
-            writeLine("warning: this host's lease lapsed before it was renewed; dropping its \(names.count) instances", to: 2)
+            logger.warning("this host's lease lapsed before it was renewed; dropping its \(names.count) instances")
             Task { await registry.drop(names, why: .movedToAnotherHost) }
         }
     }

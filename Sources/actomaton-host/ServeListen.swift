@@ -141,6 +141,11 @@ extension Serve {
             handler.logLevel = level
             return handler
         }
+        let logger = Logger(label: "actomaton-host")
+        // The library's own error lines (a snapshot after an action that failed) go to the log too.
+        HostErrorLines.route { line in
+            logger.warning("\(TerminalText.escaping(line.hasPrefix("error: ") ? String(line.dropFirst(7)) : line))")
+        }
         let loaded: (catalog: PluginCatalog, problems: [String])
         do {
             loaded = try PluginCatalog.load(directory: plugins, isolation: isolation.isolation(default: .process), options: loading.loadOptions)
@@ -177,11 +182,11 @@ extension Serve {
         }
         let secured = tls == nil ? "" : " (TLS)"
         let server = ActomatonServer(catalog: loaded.catalog, tokens: tokens, listen: listen, configuration: configuration,
-                                     logger: Logger(label: "actomaton-host"), journal: serviceJournal, tls: tls,
+                                     logger: logger, journal: serviceJournal, tls: tls,
                                      forwarder: membership?.forwarder, journalChanges: membership?.notifications, onListening: { port in
             emit("listening on \(ListenAddress.display(host: listen.host, port: port))\(secured)")
         })
-        membership?.dropTakenOver(from: server.registry, metrics: server.metrics)
+        membership?.dropTakenOver(from: server.registry, metrics: server.metrics, logger: logger)
         var failure: (any Error)?
         do { try await server.runUntilSignalled() } catch { failure = error }
         // However it ended, what was appended is committed and the file left tidy.

@@ -1,6 +1,7 @@
 @testable import ActomatonHost
 import Clocks
 import Foundation
+import Synchronization
 import Testing
 
 /// A plugin that misbehaves on command (`Tests/ActomatonHostTestFixtures/hostile.c`): each
@@ -277,5 +278,29 @@ struct HostilePluginTests {
         }
         await machine.waitUntilIdle()
         #expect(await machine.runningEffectCount == 0)
+    }
+}
+
+/// The library's own `error:` lines go where a server routes them (its logger), counted as before.
+@Suite("Host error lines: routed to a sink")
+struct HostErrorLinesRoutingTests {
+    @Test func aSnapshotThatFailsAfterAnActionIsToldToTheSink() async throws {
+        let directory = try temporaryDirectory()
+        let journal = try PluginJournal(path: directory + "/state.sqlite", options: JournalOptions(snapshotInterval: 1))
+        defer { journal.close() }
+        let (path, options) = fixture("fixture_hostile_entry")
+        let machine = try PluginMachine(plugin: Plugin.load(path: path, options: options), log: { @Sendable _ in }, journal: journal,
+                                        journalName: "hostile/routed")
+        let told = Mutex<[String]>([])
+        let before = HostErrorLines.count
+        HostErrorLines.route { line in told.withLock { $0.append(line) } }
+        defer { HostErrorLines.route(to: nil) }
+        try await machine.send("snapshot_mode", [.int(1)])
+        // Other tests' lines may reach the sink meanwhile: this machine's is the one looked for.
+        let lines = told.withLock { $0 }.filter { $0.contains("hostile/routed") }
+        #expect(lines.count == 1)
+        #expect(lines.first?.hasPrefix("error: plugin hostile/routed: the journal's snapshot after 'snapshot_mode 1' failed: ") == true,
+                "\(lines)")
+        #expect(HostErrorLines.count > before, "still counted")
     }
 }

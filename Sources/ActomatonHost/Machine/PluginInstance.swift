@@ -251,8 +251,9 @@ extension ActiveNodes {
     }
 }
 
-/// Writes `line` and a newline to standard error, with control characters escaped.
-func printToStandardError(_ line: String) {
+/// Writes `line` and a newline to standard error, with control characters escaped: where the
+/// host library's own lines go when it was given nowhere else to send them.
+public func printToStandardError(_ line: String) {
     var text = TerminalText.escaping(line) + "\n"
     text.withUTF8 { bytes in _ = try? SystemCall.writeAll(2, UnsafeRawBufferPointer(bytes)) }
 }

@@ -392,7 +392,7 @@ public actor PluginMachine: EffectQueueHost {
                     acknowledgement = PluginAcknowledgement(journal: journal, ticket: snapshotTicket, action: input.action, plugin: name)
                 } catch {
                     decisions.snapshotFailed()
-                    HostErrorLines.report("error: plugin \(name): the journal's snapshot after '\(input.action)' failed: \(error); "
+                    HostErrorLines.report("error: plugin \(journalName): the journal's snapshot after '\(input.action)' failed: \(error); "
                                          + "the journal keeps the actions since the last one")
                 }
             }
@@ -552,7 +552,7 @@ public actor PluginMachine: EffectQueueHost {
             do throws(PluginCallError.Reason) {
                 journalSnapshot(try replacement.snapshot(), into: journal)
             } catch {
-                HostErrorLines.report("error: plugin \(name): the journal's snapshot after the reload failed: \(error); "
+                HostErrorLines.report("error: plugin \(journalName): the journal's snapshot after the reload failed: \(error); "
                                      + "a restart replays the actions since the last one into the new version")
             }
         }
