@@ -23,7 +23,8 @@ public struct ServiceConfiguration: Sendable {
     /// How long a watcher the service ended (too slow, its instance deleted, a shutdown) has to
     /// take the messages buffered for it and the close, before its connection is cut
     /// (`--watcher-close-timeout`, default 10 s): a client that reads nothing cannot hold a
-    /// connection and a place among the watchers for ever.
+    /// connection and a place among the watchers for ever. In a cluster, also how long a
+    /// watcher fed from the journal (an instance another host owns) has to take each message.
     public var watcherCloseTimeout: Duration = .seconds(10)
     /// How many of an instance's last transitions are kept for a watcher that reconnects with
     /// `?after=SEQ` (`--watch-history`, default 1,000; 0 keeps none). Not kept across a

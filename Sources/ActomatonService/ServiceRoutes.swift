@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdWebSocket
 import HostCommandLine
+import NIOCore
 import NIOWebSocket
 import Synchronization
 
@@ -317,7 +318,8 @@ struct ServiceRoutes: Sendable {
                 return
             }
             if let elsewhere {
-                try await watchFromJournal(elsewhere.name, request: request, journal: journal, changes: changes, inbound, outbound)
+                try await watchFromJournal(elsewhere.name, request: request, journal: journal, changes: changes, inbound, outbound,
+                                           channel: context.channel)
                 return
             }
         }
@@ -386,8 +388,12 @@ struct ServiceRoutes: Sendable {
     /// ``journalPollInterval``), until the client leaves. Closes with 1008 when `after` is past
     /// the instance's last transition, or before what the journal still keeps; with 1001 when
     /// the service shuts down (within a poll interval).
+    ///
+    /// It goes at the client's pace and buffers nothing; a client that has not taken a message
+    /// (or the close) within ``ServiceConfiguration/watcherCloseTimeout`` of its writing has its
+    /// connection cut, so that it does not hold its place among the watchers for ever.
     func watchFromJournal(_ name: String, request: Request, journal: PluginJournal, changes: any JournalChangeSignal,
-                          _ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter) async throws {
+                          _ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter, channel: any Channel) async throws {
         let limit = configuration.maxWatchersPerInstance
         guard journalWatchers.add(name, limit: limit) else {
             try await outbound.close(.policyViolation, line: "\(name) already has \(limit) watchers on this host, its limit (--max-watchers-per-instance)")
@@ -413,6 +419,11 @@ struct ServiceRoutes: Sendable {
         }
         let start = after.map(Int64.init) ?? count
         let readLimit = Self.journalReadLimit
+        let timeout = configuration.watcherCloseTimeout
+        // A write, or a close, the client must take within the timeout.
+        @Sendable func taken(_ write: @escaping @Sendable () async throws -> Void) async -> Bool {
+            await Self.withinDeadline(timeout, cutting: channel, write)
+        }
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 var last = start
@@ -425,23 +436,24 @@ struct ServiceRoutes: Sendable {
                             try journal.journaledMessages(of: name, after: seen, limit: readLimit)
                         }
                     } catch {
-                        try? await outbound.close(.unexpectedServerError, line: "the journal cannot be read: \(error)")
+                        _ = await taken { try await outbound.close(.unexpectedServerError, line: "the journal cannot be read: \(error)") }
                         return
                     }
                     if first, let head = messages.first, head.ordinal > last + 1 {
-                        try? await outbound.close(.policyViolation, line: "the transitions of \(name) after seq \(last) are no longer "
-                                                  + "kept (the journal keeps those since its older snapshot); read its state (GET) and watch from its seq")
+                        let line = "the transitions of \(name) after seq \(last) are no longer kept (the journal keeps those since its "
+                            + "older snapshot); read its state (GET) and watch from its seq"
+                        _ = await taken { try await outbound.close(.policyViolation, line: line) }
                         return
                     }
                     first = false
                     for message in messages {
-                        do { try await outbound.write(.text(message.message)) } catch { return }
+                        guard await taken({ try await outbound.write(.text(message.message)) }) else { return }
                         last = message.ordinal
                     }
                     if messages.count == readLimit { continue }
                     if lifecycle.isDraining {
                         let reason = Watcher.EndReason.shuttingDown
-                        try? await outbound.close(WebSocketErrorCode(codeNumber: Int(reason.closeCode)), line: reason.description)
+                        _ = await taken { try await outbound.close(WebSocketErrorCode(codeNumber: Int(reason.closeCode)), line: reason.description) }
                         return
                     }
                     await changes.waitForChange(of: name, timeout: Self.journalPollInterval)
@@ -453,6 +465,30 @@ struct ServiceRoutes: Sendable {
             }
             await group.next()
             group.cancelAll()
+        }
+    }
+}
+
+extension ServiceRoutes {
+    /// Runs `write`; when it has not finished within `timeout` (a client that reads nothing,
+    /// its socket full), closes `channel`, which ends the write. Whether it finished in time
+    /// without an error.
+    static func withinDeadline(_ timeout: Duration, cutting channel: any Channel,
+                               _ write: @escaping @Sendable () async throws -> Void) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                do { try await write() } catch { return false }
+                return true
+            }
+            group.addTask {
+                // Cancelled once the write is done: true, and the write's result is the one taken.
+                do { try await Task.sleep(for: timeout) } catch { return true }
+                channel.close(promise: nil)
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
         }
     }
 }

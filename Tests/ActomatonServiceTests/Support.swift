@@ -30,16 +30,20 @@ func makeServer(tokens: TokenTable? = nil, time: TestTime = TestTime(), _ config
                            configuration: configuration, now: time.read)
 }
 
-/// Runs a real server over the counter with `configure`d limits on a loopback port, gives it
-/// to `body` with its port, then shuts it down gracefully. HummingbirdTesting's live server
-/// drops the application's connection limit; this one is the server `serve --listen` runs.
-func withRunningServer<Value: Sendable>(plugins: [PluginType] = [counterType], _ configure: (inout ServiceConfiguration) -> Void = { _ in },
+/// Runs a real server over the counter (or `plugins`, with a `journal` and `journalChanges`)
+/// with `configure`d limits on a loopback port, gives it to `body` with its port, then shuts
+/// it down gracefully. HummingbirdTesting's live server drops the application's connection
+/// limit; this one is the server `serve --listen` runs.
+func withRunningServer<Value: Sendable>(plugins: [PluginType] = [counterType], journal: ServiceJournal? = nil,
+                                        journalChanges: (any JournalChangeSignal)? = nil,
+                                        _ configure: (inout ServiceConfiguration) -> Void = { _ in },
                                         _ body: (ActomatonServer, Int) async throws -> Value) async throws -> Value {
     let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
     var configuration = ServiceConfiguration()
     configure(&configuration)
     let server = ActomatonServer(catalog: PluginCatalog(plugins), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
-                                 configuration: configuration, onListening: { port in portSink.yield(port) })
+                                 configuration: configuration, journal: journal, journalChanges: journalChanges,
+                                 onListening: { port in portSink.yield(port) })
     let group = ServiceGroup(configuration: .init(services: [server], logger: Logger(label: "test")))
     let running = Task { try await group.run() }
     var iterator = ports.makeAsyncIterator()

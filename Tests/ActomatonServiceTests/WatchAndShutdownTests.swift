@@ -178,6 +178,43 @@ import Testing
         }
     }
 
+    /// Regression: a watcher fed from the journal (an instance another host owns) that reads
+    /// nothing held its connection and its place for ever, the write waiting on its full socket.
+    @Test func aJournalWatcherThatReadsNothingHasItsConnectionCut() async throws {
+        let sheet = try PluginType.load(path: plugin("CSVTokenizerPlugin"), isolation: .none, options: .init())
+        let path = try temporaryDirectory() + "/state.sqlite"
+        do {
+            // Transitions whose messages grow with every record: more than any socket's buffers hold.
+            let journal = try PluginJournal(path: path, options: JournalOptions(sync: .off))
+            let server = ActomatonServer(catalog: PluginCatalog([sheet]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
+                                         journal: try ServiceJournal(journal))
+            let body = #"{"action": "feed", "args": [""# + String(repeating: "x", count: 1000) + #"\n"]}"#
+            try await server.makeApplication().test(.router) { client in
+                for _ in 0..<200 {
+                    let response = try await client.post("s", body, plugin: "csv")
+                    #expect(response.status == .ok)
+                }
+            }
+            journal.close()
+        }
+        let journal = try PluginJournal(path: path)
+        defer { journal.close() }
+        try await withRunningServer(plugins: [sheet], journal: try ServiceJournal(journal, placement: ElsewherePlacement()),
+                                    journalChanges: PollingOnly()) { configuration in
+            configuration.watcherCloseTimeout = .seconds(2)
+        } _: { server, port in
+            let (watcher, head) = try await offThePool { () throws -> (LoopbackConnection, String?) in
+                let connection = try LoopbackConnection(port: port, receiveBuffer: 4096)
+                return (connection, try connection.webSocketHandshake("/v1/machines/csv/s/watch?after=0", within: .seconds(30)))
+            }
+            #expect(head?.hasPrefix("HTTP/1.1 101") == true, "\(head ?? "no answer")")
+            // The close timeout is long enough for its start to be seen.
+            #expect(await eventually(within: 30) { server.metrics.watcherTotal == 1 }, "the watcher started")
+            #expect(await eventually(within: 30) { server.metrics.watcherTotal == 0 }, "the watcher's place is free")
+            #expect(try await offThePool { try watcher.readsUntilClosed(within: .seconds(30)) }, "its connection was cut")
+        }
+    }
+
     @Test func watchingAnUnknownInstanceIs404() async throws {
         let server = makeServer()
         try await server.makeApplication().test(.router) { client in
@@ -261,4 +298,17 @@ import Testing
         await cancelled.value // returns although a request is still in flight
         #expect(stuck.inFlight == 1)
     }
+}
+
+/// A placement that says another host owns every instance: this host watches them from the journal.
+final class ElsewherePlacement: InstancePlacement {
+    func place(_ name: String) throws -> InstancePlace { .elsewhere(advertisedURL) }
+    func release(_ name: String) {}
+    var advertisedURL: String { "http://127.0.0.1:9" }
+}
+
+/// A change signal that never tells of a change: journal watchers read at each poll interval.
+struct PollingOnly: JournalChangeSignal {
+    func waitForChange(of name: String, timeout: Duration) async { try? await Task.sleep(for: timeout) }
+    func wakeAll() {}
 }
