@@ -299,6 +299,8 @@ struct Inspect: AsyncParsableCommand {
     @OptionGroup var loading: LoadingOptions
 
     func run() async throws {
+        // Loading runs the plugin's initializers in this process: a crash there is one line too.
+        CrashReport.install()
         let loaded = try orExit { () throws(PluginLoadError) in try Plugin.load(path: plugin, options: loading.loadOptions) }
         for line in loaded.manifest.lines { emit(line) }
         emit(loaded.isWebAssembly ? "runs in: the WebAssembly sandbox (fuel and memory limits apply)" : "runs in: this process (native code), or a worker with --isolation process")

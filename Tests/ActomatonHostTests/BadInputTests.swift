@@ -65,6 +65,63 @@ struct BadInputTests {
         #expect(error?.description.contains("-truncated.so") == false, "the message names the user's file, not the private copy")
     }
 
+    /// Regression: a library cut at a page boundary passed the header's checks, and mapping
+    /// it faulted (SIGBUS) past its end, taking the host down. Cut anywhere, it loads (the part
+    /// cut held nothing that is mapped) or is one error; the host goes on.
+    @Test func aSharedLibraryCutAnywhereIsRefusedOrLoadsNeverCrashes() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let whole = try Data(contentsOf: URL(fileURLWithPath: plugin("CounterPlugin")))
+        let (host, counter) = try await hostWithCounter()
+        var cuts = Array(stride(from: 4096, to: whole.count, by: 4096)) + [65, 64 + 56, 1000, whole.count - 1]
+        cuts += cuts.map { $0 - 1 }
+        var refused = 0
+        for cut in Set(cuts).sorted() {
+            let path = directory + "/cut-\(cut).so"
+            try whole.prefix(cut).write(to: URL(fileURLWithPath: path))
+            do {
+                _ = try Plugin.load(path: path)
+            } catch {
+                refused += 1
+                #expect(error.description.hasPrefix("\(path): not a shared library this host can load ("), "\(error)")
+                #expect(!error.description.contains("\n"))
+            }
+        }
+        #expect(refused > 0)
+        try await expectUnharmed(host, counter)
+    }
+
+    /// A segment that ends at the file's last byte is mapped; one a byte longer is refused.
+    @Test func segmentsMustLieWithinTheFile() throws {
+        func table(type: UInt32, offset: UInt64, fileLength: UInt64, memoryLength: UInt64) -> [UInt8] {
+            var bytes = [UInt8](repeating: 0, count: 56)
+            func put(_ value: UInt64, at position: Int, _ count: Int) {
+                for index in 0..<count { bytes[position + index] = UInt8(truncatingIfNeeded: value >> (8 * UInt64(index))) }
+            }
+            put(UInt64(type), at: 0, 4)
+            put(offset, at: 8, 8)
+            put(fileLength, at: 32, 8)
+            put(memoryLength, at: 40, 8)
+            return bytes
+        }
+        try ELFHeader.checkSegments(table(type: 1, offset: 100, fileLength: 900, memoryLength: 900), tableOffset: 64, fileSize: 1000)
+        #expect(throws: PluginLoadError.Reason.notASharedLibrary(
+            "it is truncated: a segment of 901 bytes at offset 100 ends past the file's 1000 bytes")) {
+            try ELFHeader.checkSegments(table(type: 1, offset: 100, fileLength: 901, memoryLength: 901), tableOffset: 64, fileSize: 1000)
+        }
+        #expect(throws: PluginLoadError.Reason.self, "the dynamic section too") {
+            try ELFHeader.checkSegments(table(type: 2, offset: 999, fileLength: 2, memoryLength: 2), tableOffset: 64, fileSize: 1000)
+        }
+        #expect(throws: PluginLoadError.Reason.self, "an offset that wraps around") {
+            try ELFHeader.checkSegments(table(type: 1, offset: .max, fileLength: 2, memoryLength: 2), tableOffset: 64, fileSize: 1000)
+        }
+        #expect(throws: PluginLoadError.Reason.self, "the table itself") {
+            try ELFHeader.checkSegments(table(type: 6, offset: 0, fileLength: 0, memoryLength: 0), tableOffset: 945, fileSize: 1000)
+        }
+        // Other segment types (notes, the stack) are not mapped from the file.
+        try ELFHeader.checkSegments(table(type: 4, offset: 5000, fileLength: 10, memoryLength: 10), tableOffset: 64, fileSize: 1000)
+    }
+
     @Test func sharedLibraryWithoutTheEntrySymbol() async throws {
         try await expectLoadError(plugin("ActomatonHostTestFixtures"),
                                   "no entry symbol `actomaton_plugin_entry`: this shared library is not an Actomaton plugin")

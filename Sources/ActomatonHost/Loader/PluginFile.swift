@@ -96,14 +96,40 @@ enum PluginFile {
         let headerLength = try readFully(descriptor, into: &header)
         try ELFHeader.check(header[0..<headerLength])
 
+        let table = try ELFHeader.programHeaderTable(header)
         let copy = try privatePath(for: path)
         do {
             try write(header[0..<headerLength], andRestOf: descriptor, to: copy, limit: options.maxFileSize)
+            try checkSegments(of: copy, table: table)
         } catch {
             removePrivateCopy(copy)
             throw error
         }
         return (copy, FileIdentity(info))
+    }
+
+    /// Checks that the segments of the private `copy` — the bytes that are mapped — lie within it.
+    private static func checkSegments(of copy: String, table: (offset: UInt64, length: Int)) throws(PluginLoadError.Reason) {
+        let descriptor: Int32
+        do throws(Errno) {
+            descriptor = try SystemCall.open(copy, O_RDONLY | O_CLOEXEC)
+        } catch {
+            throw .unreadable("cannot read the private copy: \(error)")
+        }
+        defer { SystemCall.close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw .unreadable(systemMessage(errno)) }
+        let size = UInt64(info.st_size)
+        var bytes = [UInt8](repeating: 0, count: table.length)
+        if table.offset < size, lseek(descriptor, off_t(table.offset), SEEK_SET) >= 0 {
+            bytes.removeLast(table.length - (try readFully(descriptor, into: &bytes)))
+        } else {
+            bytes = []
+        }
+        guard bytes.count == table.length else {
+            throw .notASharedLibrary("it is truncated: its program headers end past the file's \(size) bytes")
+        }
+        try ELFHeader.checkSegments(bytes, tableOffset: table.offset, fileSize: size)
     }
 
     /// The file a path finally names, with every symbolic link resolved.
