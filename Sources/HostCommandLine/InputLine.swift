@@ -62,10 +62,13 @@ public enum InputLine: Sendable, Hashable {
         var plugin: String?
         if namesPlugin {
             // `plugin action` or `plugin.action`; `plugin/key.action` splits at the last dot,
-            // since a key may hold dots and an action's name may not.
+            // since a key may hold dots and an action's name may not — unless a name follows:
+            // `plugin/a.b add 5` is key `a.b` (an argument is never a bare name but `true` or `false`).
             // The dot is found by code point: a combining mark after it must not hide it.
             let scalars = first.unicodeScalars
-            let dotIndex = scalars.contains("/") ? scalars.lastIndex(of: ".") : scalars.firstIndex(of: ".")
+            let keyed = scalars.contains("/")
+            let actionFollows = keyed && scanner.peekWord().map { $0 != "true" && $0 != "false" && ManifestValidator.isValidName($0) } == true
+            let dotIndex = actionFollows ? nil : keyed ? scalars.lastIndex(of: ".") : scalars.firstIndex(of: ".")
             if let dot = dotIndex {
                 plugin = String(scalars[..<dot])
                 first = String(scalars[scalars.index(after: dot)...])
@@ -189,6 +192,12 @@ private struct Scanner {
         return String(word)
     }
 
+    /// The next space-separated token, left to be read; `nil` at the end.
+    func peekWord() -> String? {
+        var copy = self
+        return copy.word()
+    }
+
     /// The next argument, or `nil` at the end.
     mutating func value(position: Int) throws(InputLineError) -> PluginValue? {
         skipSpaces()
@@ -208,7 +217,12 @@ private struct Scanner {
         if isInteger {
             throw .syntax("argument \(position), \(word), is out of range of every integer type")
         }
-        if isNumber, let x = Double(word), x.isFinite { return .float(x) }
+        if isNumber, let x = Double(word) {
+            guard x.isFinite else {
+                throw .syntax("argument \(position), \(word), is out of range: decimals are within ±1.8e308")
+            }
+            return .float(x)
+        }
         throw .syntax("cannot read argument \(position), \(word): write strings in double quotes, as in \"\(word)\"")
     }
 

@@ -15,6 +15,11 @@ struct InputLineTests {
         // one ends the address (a key may hold dots, an action's name may not).
         #expect(try InputLine.parse("counter/room-1 add 5", namesPlugin: true) == .action(plugin: "counter/room-1", name: "add", arguments: .positional([.int(5)])))
         #expect(try InputLine.parse("counter/v1.2.add 5", namesPlugin: true) == .action(plugin: "counter/v1.2", name: "add", arguments: .positional([.int(5)])))
+        // Regression: with a name after it, the whole first word is the address (it split at the dot).
+        #expect(try InputLine.parse("counter/a.b add 5", namesPlugin: true) == .action(plugin: "counter/a.b", name: "add", arguments: .positional([.int(5)])))
+        #expect(try InputLine.parse("counter/a.b increment", namesPlugin: true) == .action(plugin: "counter/a.b", name: "increment", arguments: .positional([])))
+        #expect(try InputLine.parse("flags/a.set true", namesPlugin: true) == .action(plugin: "flags/a", name: "set", arguments: .positional([.bool(true)])))
+        #expect(try InputLine.parse("counter/a.b.add", namesPlugin: true) == .action(plugin: "counter/a.b", name: "add", arguments: .positional([])))
         #expect(try InputLine.parse("counter.add 5", namesPlugin: true) == .action(plugin: "counter", name: "add", arguments: .positional([.int(5)])))
         #expect(try InputLine.parse("# a comment", namesPlugin: false) == .skip)
         #expect(try InputLine.parse("", namesPlugin: false) == .skip)
@@ -101,7 +106,7 @@ struct InputLineTests {
     }
 
     /// Found by fuzzing: `1-2` is not an integer out of range, it is not a number.
-    @Test func wordsOfNumberCharactersThatAreNotNumbers() {
+    @Test func wordsOfNumberCharactersThatAreNotNumbers() throws {
         for word in ["1-2", "--5", "5+"] {
             #expect(throws: InputLineError.syntax(#"cannot read argument 1, \#(word): write strings in double quotes, as in "\#(word)""#)) {
                 try InputLine.parse("add \(word)", namesPlugin: false)
@@ -109,6 +114,11 @@ struct InputLineTests {
         }
         #expect(throws: InputLineError.syntax("argument 1, -99999999999999999999, is out of range of every integer type")) {
             try InputLine.parse("add -99999999999999999999", namesPlugin: false)
+        }
+        // Regression: a decimal past a Double's range was told to be written as a string.
+        #expect(try InputLine.parse("add 1.7e308", namesPlugin: false) == .action(plugin: nil, name: "add", arguments: .positional([.float(1.7e308)])))
+        #expect(throws: InputLineError.syntax("argument 2, -1e309, is out of range: decimals are within ±1.8e308")) {
+            try InputLine.parse("add_later 1 -1e309", namesPlugin: false)
         }
     }
 
