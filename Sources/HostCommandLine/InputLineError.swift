@@ -15,6 +15,9 @@ public enum InputLineError: Error, Sendable, Hashable, CustomStringConvertible {
     case json(JSONParser.Error)
     /// The line is valid JSON, but not an action: what is wrong.
     case jsonShape(String)
+    /// Reading the input failed (the system's reason) before this line ended: nothing from
+    /// here on was read.
+    case unreadable(String)
 
     /// The error, as one line.
     public var description: String {
@@ -25,6 +28,7 @@ public enum InputLineError: Error, Sendable, Hashable, CustomStringConvertible {
         case let .syntax(message): message
         case let .json(error): "not valid JSON: \(error)"
         case let .jsonShape(message): message
+        case let .unreadable(reason): "cannot read the input: \(reason); nothing from here on was read"
         }
     }
 }

@@ -216,7 +216,10 @@ public final class InputLineReader: AsyncSequence, @unchecked Sendable {
                 _ = withUnsafeMutablePointer(to: &poller) { try? SystemCall.poll(UnsafeMutableBufferPointer(start: $0, count: 1), milliseconds: -1) }
                 continue
             } catch {
-                break
+                // An error is not the end of the input: the line where it came says so.
+                guard deliver(splitter.readFailed(error.description)) else { return }
+                deliver(nil)
+                return
             }
             if count == 0 { break }
             pthread_mutex_lock(mutex)
@@ -265,6 +268,12 @@ struct LineSplitter {
     /// The last line, when the input does not end with a line break.
     mutating func finish() -> InputLineReader.Line? {
         hasPendingBytes ? takeLine() : nil
+    }
+
+    /// The line a read failed in (its bytes so far dropped): the failure, with `reason`.
+    mutating func readFailed(_ reason: String) -> InputLineReader.Line {
+        let line = takeLine()
+        return .init(number: line.number, text: .failure(.unreadable(reason)))
     }
 
     private mutating func append(_ piece: UnsafeRawBufferPointer) {

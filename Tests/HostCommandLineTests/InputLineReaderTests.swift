@@ -128,4 +128,15 @@ struct InputLineReaderTests {
         let missing = #expect(throws: InputLineReader.OpenError.self) { try InputLineReader(path: "/no/such/script.txt") }
         #expect(missing?.description == "/no/such/script.txt: cannot open the script: No such file or directory")
     }
+
+    /// Regression: a read that failed (standard input a directory: `run x.so < /tmp`) ended the
+    /// input as if it were empty, and the command exited 0.
+    @Test func aReadThatFailsIsTheLastLineNotTheEnd() async {
+        let directory = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        #expect(directory >= 0)
+        var lines: [InputLineReader.Line] = []
+        for await line in InputLineReader(descriptor: directory, closesDescriptor: true) { lines.append(line) }
+        #expect(lines == [.init(number: 1, text: .failure(.unreadable("Is a directory")))])
+        #expect(lines.first.map { "\($0.text)" }?.contains("cannot read the input: Is a directory; nothing from here on was read") == true)
+    }
 }
