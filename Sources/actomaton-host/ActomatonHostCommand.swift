@@ -34,7 +34,8 @@ struct IsolationOptions: ParsableArguments {
                                 + "process: each plugin runs in a supervised worker process.", valueName: "mode"))
     var isolation: IsolationMode?
 
-    @Option(help: ArgumentHelp("Seconds an isolated plugin may take for one action before its worker is killed.", valueName: "seconds"))
+    @Option(help: ArgumentHelp("Seconds an isolated plugin may take for one action before its worker is killed (0.001 to 3600).",
+                               valueName: "seconds"))
     var actionTimeout: Double = 2
 
     @Option(help: ArgumentHelp("The address space each worker may use (K, M and G suffixes allowed).", valueName: "size"),
@@ -44,17 +45,26 @@ struct IsolationOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The CPU time each worker may use in all, in seconds (default: no limit).", valueName: "seconds"))
     var workerCPUSeconds: UInt64?
 
-    @Option(help: ArgumentHelp("How many files each worker may have open.", valueName: "count"))
+    @Option(help: ArgumentHelp("How many files each worker may have open (at least \(Self.minWorkerOpenFiles)).", valueName: "count"))
     var workerOpenFiles: UInt64 = 64
+
+    /// The fewest open files a worker loads a plugin with: its standard descriptors, its socket
+    /// and lifeline, the plugin file and its private copy, and room for the loader's own.
+    static let minWorkerOpenFiles: UInt64 = 16
 
     @Option(help: ArgumentHelp("After how many actions the host snapshots an isolated plugin's state "
                                 + "(a restarted worker replays the actions since).", valueName: "count"))
     var snapshotEvery = 16
 
     func validate() throws {
-        guard actionTimeout > 0, actionTimeout <= 3600 else { throw ValidationError("--action-timeout must be between 0 and 3600 seconds") }
+        // A timeout is kept in whole milliseconds: one that rounds to 0 would kill every worker.
+        guard actionTimeout >= 0.001, actionTimeout <= 3600 else {
+            throw ValidationError("--action-timeout must be from 0.001 to 3600 seconds")
+        }
         guard snapshotEvery >= 1 else { throw ValidationError("--snapshot-every must be at least 1") }
-        guard workerOpenFiles >= 8 else { throw ValidationError("--worker-open-files must be at least 8") }
+        guard workerOpenFiles >= Self.minWorkerOpenFiles else {
+            throw ValidationError("--worker-open-files must be at least \(Self.minWorkerOpenFiles)")
+        }
     }
 
     /// The isolation `mode` asks for, or `defaultMode` when the user did not choose.
@@ -65,7 +75,7 @@ struct IsolationOptions: ParsableArguments {
         case .process:
             let limits = WorkerLimits(memoryBytes: UInt64(workerMemory), cpuSeconds: workerCPUSeconds, openFiles: workerOpenFiles)
             return .process(WorkerOptions(executable: workerExecutable(), limits: limits,
-                                          actionTimeout: .milliseconds(Int64(actionTimeout * 1000)), snapshotInterval: snapshotEvery))
+                                          actionTimeout: .milliseconds(Int64((actionTimeout * 1000).rounded())), snapshotInterval: snapshotEvery))
         }
     }
 }

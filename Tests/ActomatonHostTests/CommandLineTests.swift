@@ -173,6 +173,25 @@ struct CommandLineTests {
         #expect(!everything.split(separator: "\n").contains { $0.hasPrefix("error: forged") })
     }
 
+    /// Regression: `--worker-open-files 8` was taken and no worker could load with it; an
+    /// `--action-timeout` under a millisecond was taken as 0, and killed every worker.
+    @Test func workerLimitsAreTakenOnlyWhereAWorkerWorks() async throws {
+        let isolated = counterArguments + ["--isolation", "process"]
+        let least = try await host(isolated + ["--worker-open-files", "16"], input: "add 1\n")
+        #expect(least.status == 0, "\(least.errors)")
+        #expect(least.output.hasSuffix("counter: add 1\n"), "\(least.output)")
+        let fewer = try await host(isolated + ["--worker-open-files", "15"], input: "add 1\n")
+        #expect(fewer.status == 64)
+        #expect(fewer.errors.contains("--worker-open-files must be at least 16"), "\(fewer.errors)")
+        for timeout in ["0", "0.0004", "3600.5", "nan"] {
+            let refused = try await host(isolated + ["--action-timeout", timeout], input: "")
+            #expect(refused.status == 64, "--action-timeout \(timeout)")
+            #expect(refused.errors.contains("--action-timeout must be from 0.001 to 3600 seconds"), "\(timeout): \(refused.errors)")
+        }
+        let shortest = try await host(isolated + ["--action-timeout", "0.001"], input: "")
+        #expect(shortest.status == 0, "\(shortest.errors)")
+    }
+
     /// An action name with an invisible character in it is shown with the character's code,
     /// not as the name it looks like.
     @Test func anInvisibleCharacterInANameIsShown() async throws {
