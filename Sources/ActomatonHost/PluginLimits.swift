@@ -27,4 +27,7 @@ public enum PluginLimits {
     /// How many actions `next_action` requests may run in all after the action that started
     /// them: 1,000 (the async layer's limit is 10,000).
     public static let maxFeedbackSteps = 1_000
+    /// The most bytes of an action — its name and arguments, as sent — that a transition line
+    /// or an error line echoes: 1,024; the rest is counted (`… (N more bytes)`), not shown.
+    public static let maxEchoedActionBytes = 1024
 }

@@ -185,9 +185,9 @@ public struct HostSession: Sendable {
     /// `counter: add 5 => {"count":5}` (`counter/room-1: …` for an instance), with the effects it requested and where it came from:
     /// `counter: increment (every ticker) => {"count":6}`. A state description longer than
     /// `stateLimit` bytes is cut, with a note saying how much was left out.
-    /// The action itself is cut after ``actionEchoLimit`` bytes.
+    /// The action itself is cut after `PluginLimits.maxEchoedActionBytes` bytes.
     public static func format(_ transition: PluginTransition, stateLimit: Int = .max) -> String {
-        var line = "\(transition.address): \(cut(transition.action.description, to: actionEchoLimit, note: ""))"
+        var line = "\(transition.address): \(cut(transition.action.description, to: PluginLimits.maxEchoedActionBytes, note: ""))"
         switch transition.origin {
         case .input: break
         case .next: line += " (next)"
@@ -218,9 +218,6 @@ public struct HostSession: Sendable {
         }
         return line
     }
-
-    /// The longest action echoed on a transition line, in bytes.
-    public static let actionEchoLimit = 1024
 
     /// `text`, or its first `limit` bytes (whole characters) and a note.
     static func cut(_ text: String, to limit: Int, note: String = "; `:state` prints it whole") -> String {

@@ -91,6 +91,25 @@ struct BadInputTests {
         try await expectUnharmed(host, counter)
     }
 
+    /// Regression: an error echoed the action whole — a megabyte of argument in one line.
+    @Test func anErrorEchoesAtMostTheLimitOfTheAction() async throws {
+        let (host, counter) = try await hostWithCounter()
+        let limit = PluginLimits.maxEchoedActionBytes
+        let long = String(repeating: "x", count: 1 << 20)
+        let wrongType = await #expect(throws: PluginCallError.self) { try await counter.send("add", [.string(long)]) }
+        let line = try #require(wrongType?.description)
+        #expect(line.utf8.count < limit + 200, "\(line.utf8.count) bytes")
+        #expect(line.hasPrefix(#"plugin counter: argument 1 (amount) of 'add' must be an int64, got the string "x"#), "\(line.prefix(120))")
+        #expect(line.hasSuffix(" … (\((1 << 20) + 2 + 11 - limit) more bytes)"), "\(line.suffix(120))")
+        // At the limit, the action is echoed whole.
+        let name = String(repeating: "y", count: limit)
+        let unknown = await #expect(throws: PluginCallError.self) { try await counter.send(name) }
+        #expect(unknown?.description.contains("'\(name)' for plugin 'counter'") == true)
+        let longer = await #expect(throws: PluginCallError.self) { try await counter.send(name + "y") }
+        #expect(longer?.description.contains("'\(name) … (1 more bytes)' for plugin 'counter'") == true, "\(longer?.description.suffix(200) ?? "")")
+        try await expectUnharmed(host, counter)
+    }
+
     /// A segment that ends at the file's last byte is mapped; one a byte longer is refused.
     @Test func segmentsMustLieWithinTheFile() throws {
         func table(type: UInt32, offset: UInt64, fileLength: UInt64, memoryLength: UInt64) -> [UInt8] {

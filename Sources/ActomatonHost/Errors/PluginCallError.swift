@@ -74,30 +74,30 @@ public struct PluginCallError: Error, Sendable, Hashable, CustomStringConvertibl
         public var description: String {
             switch self {
             case let .unknownAction(name, plugin, known):
-                return "unknown action '\(name)' for plugin '\(plugin)' (its actions: \(known.joined(separator: ", ")))"
+                return "unknown action '\(echo(name))' for plugin '\(plugin)' (its actions: \(known.joined(separator: ", ")))"
             case let .wrongArgumentCount(action, signature, expected, got):
-                return "'\(action)' takes \(expected) argument\(expected == 1 ? "" : "s"), got \(got): \(signature)"
+                return "'\(echo(action))' takes \(expected) argument\(expected == 1 ? "" : "s"), got \(got): \(signature)"
             case let .wrongArgumentType(action, index, parameter, expected, got):
-                return "argument \(index) (\(parameter)) of '\(action)' must be \(article(expected)) \(expected), got \(got)"
+                return "argument \(index) (\(parameter)) of '\(echo(action))' must be \(article(expected)) \(expected), got \(echo(got))"
             case let .integerOutOfRange(action, index, parameter, type, value):
-                return "argument \(index) (\(parameter)) of '\(action)' is \(value), out of range for \(type) (\(range(type)))"
+                return "argument \(index) (\(parameter)) of '\(echo(action))' is \(echo(value)), out of range for \(type) (\(range(type)))"
             case let .missingArgument(action, parameter, signature):
-                return "'\(action)' needs argument \"\(parameter)\": \(signature)"
+                return "'\(echo(action))' needs argument \"\(parameter)\": \(signature)"
             case let .unknownParameter(action, parameter, signature):
-                return "'\(action)' has no parameter \"\(parameter)\": \(signature)"
+                return "'\(echo(action))' has no parameter \"\(parameter)\": \(signature)"
             case let .stringContainsNUL(action, index, parameter):
-                return "argument \(index) (\(parameter)) of '\(action)' contains a NUL character, which a plugin cannot receive"
+                return "argument \(index) (\(parameter)) of '\(echo(action))' contains a NUL character, which a plugin cannot receive"
             case let .stringTooLong(action, index, parameter, limit):
-                return "argument \(index) (\(parameter)) of '\(action)' is longer than the limit of \(limit) bytes"
+                return "argument \(index) (\(parameter)) of '\(echo(action))' is longer than the limit of \(limit) bytes"
             case let .refused(action, message):
-                return "'\(action)' failed: \(message)"
+                return "'\(echo(action))' failed: \(message)"
             case let .invalidRequest(action, message):
-                return "'\(action)' failed: the plugin made an invalid request: \(message); its effects were discarded, and its state may have changed"
+                return "'\(echo(action))' failed: the plugin made an invalid request: \(message); its effects were discarded, and its state may have changed"
             case let .effectLimitReached(action, limit):
-                return "'\(action)' failed: the machine already has \(limit) effects running or waiting, its limit (--max-effects); "
+                return "'\(echo(action))' failed: the machine already has \(limit) effects running or waiting, its limit (--max-effects); "
                     + "its effects were discarded, and its state may have changed"
             case let .feedbackLimitReached(action, limit):
-                return "'\(action)' not run: a chain of next actions went past \(limit) (a loop in the plugin?); the chain was cut off"
+                return "'\(echo(action))' not run: a chain of next actions went past \(limit) (a loop in the plugin?); the chain was cut off"
             case let .describeFailed(message):
                 return "cannot describe the state: \(message)"
             case let .snapshotFailed(message):
@@ -105,16 +105,24 @@ public struct PluginCallError: Error, Sendable, Hashable, CustomStringConvertibl
             case let .restoreRefused(message):
                 return "the plugin refused the snapshot: \(message)"
             case let .workerFailed(call, cause, recovery):
-                return "\(call) failed: the plugin \(cause); \(recovery)"
+                return "\(echo(call)) failed: the plugin \(cause); \(recovery)"
             case let .pluginStopped(why):
                 return "the plugin is stopped: \(why)"
             case let .sandboxTrapped(call, cause, recovery):
-                return "\(call) failed: \(cause); \(recovery)"
+                return "\(echo(call)) failed: \(cause); \(recovery)"
             case let .notAcknowledged(action, journal):
-                return "'\(action)' ran but is not acknowledged (it will not be there after a restart): \(journal)"
+                return "'\(echo(action))' ran but is not acknowledged (it will not be there after a restart): \(journal)"
             }
         }
     }
+}
+
+/// `text`, or its first `PluginLimits.maxEchoedActionBytes` bytes (whole characters) and how
+/// many more there were: an action of a megabyte is not echoed whole in its error.
+private func echo(_ text: String) -> String {
+    let kept = text.prefix(utf8Bytes: PluginLimits.maxEchoedActionBytes)
+    guard kept.endIndex < text.endIndex else { return text }
+    return "\(kept) … (\(text.utf8.count - kept.utf8.count) more bytes)"
 }
 
 private func article(_ type: PluginValueType) -> String {
