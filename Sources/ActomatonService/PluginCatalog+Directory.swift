@@ -12,20 +12,15 @@ extension PluginCatalog {
     public static func load(
         directory: String, isolation: PluginIsolation, options: Plugin.LoadOptions
     ) throws(ServiceError) -> (catalog: PluginCatalog, problems: [String]) {
-        guard let stream = opendir(directory) else { throw .notFound("\(directory): cannot read the directory") }
-        var names: [String] = []
-        while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
-                String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            guard name.hasSuffix(".so") || name.hasSuffix(".wasm"), !name.hasPrefix(".") else { continue }
-            names.append(name)
+        let listing: PluginDirectory
+        do {
+            listing = try PluginDirectory.read(directory)
+        } catch {
+            throw .notFound(error.description)
         }
-        closedir(stream)
         var types: [PluginType] = []
-        var problems: [String] = []
-        for name in names.sorted() {
-            let path = directory.hasSuffix("/") ? directory + name : directory + "/" + name
+        var problems = listing.pathsNotUTF8.map(PluginDirectory.skipped)
+        for path in listing.paths {
             do {
                 let type = try PluginType.load(path: path, isolation: isolation, options: options)
                 if let earlier = types.first(where: { $0.name == type.name }) {

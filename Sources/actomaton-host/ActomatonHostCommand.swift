@@ -419,9 +419,10 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         CrashReport.install()
-        var info = stat()
-        guard stat(plugins, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
-            printError(PluginHostError.notADirectory(plugins))
+        do {
+            _ = try PluginDirectory.read(plugins)
+        } catch {
+            printError(error)
             throw ExitCode.failure
         }
         if let listen = network.listen { return try await runService(listen: listen) }
@@ -479,7 +480,7 @@ func report(_ event: PluginHost.Event) {
     case .loaded, .reloaded: emit(event.description)
     case let .failed(error): printError(error)
     case let .directoryUnreadable(error): printError(error)
-    case let .journalReport(line): printError(Message(line))
+    case let .journalReport(line), let .skipped(line): printError(Message(line))
     }
 }
 

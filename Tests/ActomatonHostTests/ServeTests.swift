@@ -23,7 +23,29 @@ struct ServeTests {
         #expect(await host.scan(directory: directory).isEmpty, "a bad file is reported once, until it changes")
         #expect(await host.names == ["counter", "tictactoe"])
         let missing = await host.scan(directory: directory + "/nope")
-        #expect(missing.map(\.description) == ["error: \(directory)/nope: no such directory"])
+        #expect(missing.map(\.description) == ["error: \(directory)/nope: cannot read the plugin directory: no such directory"])
+        // Regression: a file was said to be no directory at all.
+        let file = await host.scan(directory: directory + "/counter.so")
+        #expect(file.map(\.description) == ["error: \(directory)/counter.so: cannot read the plugin directory: not a directory"])
+    }
+
+    /// Regression: a file whose name is not UTF-8 was looked for under a mangled name — "no
+    /// such file", again at every scan. It is skipped, and said so once, its bytes shown.
+    @Test func aFileWhoseNameIsNotUTF8IsSkippedOnce() async throws {
+        let directory = try temporaryDirectory()
+        let counter = try Data(contentsOf: URL(fileURLWithPath: plugin("CounterPlugin")))
+        let badPath = (Array(directory.utf8) + Array("/c".utf8) + [0xFF] + Array(".so".utf8) + [0]).map { CChar(bitPattern: $0) }
+        let descriptor = open(badPath, O_WRONLY | O_CREAT | O_EXCL, 0o644)
+        try #require(descriptor >= 0)
+        _ = counter.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        close(descriptor)
+        try counter.write(to: URL(fileURLWithPath: directory + "/counter.so"))
+        let host = PluginHost(clock: TestClock())
+        #expect(await host.scan(directory: directory).map(\.description) == [
+            #"error: \#(directory)/c\xFF.so: skipped: its name is not valid UTF-8; rename it to load it"#,
+            "loaded plugin counter from \(directory)/counter.so",
+        ])
+        #expect(await host.scan(directory: directory).isEmpty, "said once")
     }
 
     /// What the end of the input means: the session waits until no effect is running or

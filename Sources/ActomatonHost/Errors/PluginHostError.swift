@@ -2,8 +2,9 @@
 public enum PluginHostError: Error, Sendable, Hashable, CustomStringConvertible {
     /// No loaded plugin has that name.
     case unknownPlugin(String, known: [String])
-    /// The plugin directory is not a directory.
-    case notADirectory(String)
+    /// The plugin directory cannot be read: its path, and why (`no such directory`, `not a
+    /// directory`, the system's reason).
+    case directoryUnreadable(String, reason: String)
     /// An instance's address whose key breaks ``InstanceKeyRule``: the address, and what is wrong.
     case badInstanceKey(String, problem: String)
     /// The plugin has as many instances as its limit allows.
@@ -16,8 +17,8 @@ public enum PluginHostError: Error, Sendable, Hashable, CustomStringConvertible 
         switch self {
         case let .unknownPlugin(name, known):
             return "no plugin named '\(name)' is loaded (loaded: \(known.isEmpty ? "none" : known.joined(separator: ", ")))"
-        case let .notADirectory(path):
-            return "\(path): no such directory"
+        case let .directoryUnreadable(path, reason):
+            return "\(path): cannot read the plugin directory: \(reason)"
         case let .badInstanceKey(address, problem):
             return "'\(address)' is not an instance of a plugin: \(problem)"
         case let .tooManyInstances(plugin, limit):

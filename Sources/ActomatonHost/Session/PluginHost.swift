@@ -24,6 +24,8 @@ public actor PluginHost {
         case directoryUnreadable(PluginHostError)
         /// Something the journal held could not be brought back (see ``PluginMachine/recover()``).
         case journalReport(String)
+        /// A plugin file was skipped, reported once: why (see ``PluginDirectory/pathsNotUTF8``).
+        case skipped(String)
 
         /// The line `serve` prints.
         public var description: String {
@@ -33,6 +35,7 @@ public actor PluginHost {
             case let .failed(error): "error: \(error)"
             case let .directoryUnreadable(error): "error: \(error)"
             case let .journalReport(line): "error: \(line)"
+            case let .skipped(line): "error: \(line)"
             }
         }
     }
@@ -62,6 +65,8 @@ public actor PluginHost {
     /// Plugin files that failed to load, with the identity they failed with, so a scan
     /// reports each bad version once.
     private var failedFiles: [String: FileIdentity] = [:]
+    /// The files skipped for their names, reported once.
+    private var skippedPaths: Set<String> = []
     /// What recovering machines from the journal could not bring back, not yet reported.
     private var journalReports: [String] = []
     /// The files being loaded and the names their machines took, while their recovery awaits:
@@ -211,11 +216,18 @@ public actor PluginHost {
     /// Loads every `*.so` and `*.wasm` file of `directory` not loaded yet, and reloads every loaded plugin
     /// whose file was replaced. Returns what it did, one event per file that changed.
     public func scan(directory: String) async -> [Event] {
-        guard let files = pluginFiles(in: directory) else {
-            return [.directoryUnreadable(.notADirectory(directory))]
+        let listing: PluginDirectory
+        do {
+            listing = try PluginDirectory.read(directory)
+        } catch {
+            return [.directoryUnreadable(error)]
         }
         var events = await reloadChangedPlugins()
-        for path in files where !entries.values.contains(where: { $0.path == path }) && !loadingPaths.contains(path) {
+        for path in listing.pathsNotUTF8 where !skippedPaths.contains(path) {
+            skippedPaths.insert(path)
+            events.append(.skipped(PluginDirectory.skipped(path)))
+        }
+        for path in listing.paths where !entries.values.contains(where: { $0.path == path }) && !loadingPaths.contains(path) {
             let identity = PluginFile.identity(of: path)
             if let identity, failedFiles[path] == identity { continue }
             do {
@@ -279,23 +291,3 @@ public actor PluginHost {
 
 }
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
-/// The plugin files of `directory`: `*.so` and `*.wasm`, sorted; hidden files are skipped.
-private func pluginFiles(in directory: String) -> [String]? {
-    guard let stream = opendir(directory) else { return nil }
-    defer { closedir(stream) }
-    var paths: [String] = []
-    while let entry = readdir(stream) {
-        let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
-            String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
-        }
-        guard name.hasSuffix(".so") || name.hasSuffix(".wasm"), !name.hasPrefix(".") else { continue }
-        paths.append(directory.hasSuffix("/") ? directory + name : directory + "/" + name)
-    }
-    return paths.sorted()
-}
