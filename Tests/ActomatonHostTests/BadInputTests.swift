@@ -141,6 +141,25 @@ struct BadInputTests {
         try ELFHeader.checkSegments(table(type: 4, offset: 5000, fileLength: 10, memoryLength: 10), tableOffset: 64, fileSize: 1000)
     }
 
+    /// Regression: a `.wasm` file that was no module was "not a shared library", and a module
+    /// of another binary version showed WasmKit's internals (`"Message(text: …)"`).
+    @Test func aFileNamedWasmThatIsNotAModuleSaysSo() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let cases: [(String, [UInt8], String)] = [
+            ("empty.wasm", [], "not a WebAssembly module: it does not begin with the magic bytes \\0asm"),
+            ("text.wasm", Array("(module)".utf8), "not a WebAssembly module: it does not begin with the magic bytes \\0asm"),
+            ("version2.wasm", [0, 0x61, 0x73, 0x6D, 2, 0, 0, 0], "not a valid WebAssembly module: unknown binary version: [2, 0, 0, 0] at offset 0x8"),
+        ]
+        for (name, bytes, message) in cases {
+            try Data(bytes).write(to: URL(fileURLWithPath: directory + "/" + name))
+            try await expectLoadError(directory + "/" + name, message)
+        }
+        // A file is what its bytes say, whatever its name: a library named `.wasm` loads.
+        try FileManager.default.copyItem(atPath: plugin("CounterPlugin"), toPath: directory + "/library.wasm")
+        #expect(try Plugin.load(path: directory + "/library.wasm").manifest.name == "counter")
+    }
+
     @Test func sharedLibraryWithoutTheEntrySymbol() async throws {
         try await expectLoadError(plugin("ActomatonHostTestFixtures"),
                                   "no entry symbol `actomaton_plugin_entry`: this shared library is not an Actomaton plugin")

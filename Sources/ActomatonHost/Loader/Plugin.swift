@@ -79,7 +79,12 @@ public final class Plugin: Sendable {
             return try WasmPluginModule.load(path: path, bytes: bytes, identity: identity, limits: options.wasmLimits)
         }
         var loader = PluginLoader(path: path, options: options)
-        return try loader.run()
+        do {
+            return try loader.run()
+        } catch where error.reason == .notELF && path.hasSuffix(".wasm") {
+            // Named as a module, and neither a module nor a library: say what its name promised.
+            throw PluginLoadError(.wasm("not a WebAssembly module: it does not begin with the magic bytes \\0asm"), at: path)
+        }
     }
 
     /// The plugin's name, from its manifest.

@@ -86,6 +86,11 @@ final class WasmPluginModule: @unchecked Sendable {
 func oneLine(_ error: any Error) -> String {
     var text = "\(error)"
     if let newline = text.firstIndex(of: "\n") { text = String(text[..<newline]) }
+    // WasmKit shows a parser's message with an offset as `"Message(text: "…")" at offset 0x8`.
+    let wrapped = #""Message(text: ""#
+    if text.hasPrefix(wrapped), let end = text.firstRange(of: #"")" at offset "#) {
+        text = String(text[text.index(text.startIndex, offsetBy: wrapped.count)..<end.lowerBound]) + " at offset " + text[end.upperBound...]
+    }
     if text.hasPrefix("Trap: ") { text.removeFirst(6) }
     return text
 }
