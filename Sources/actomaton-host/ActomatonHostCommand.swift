@@ -270,8 +270,11 @@ struct Journal: ParsableCommand {
                 let snapshot = summary.lastSnapshot.map { "last snapshot after action #\($0.sequence) (\($0.bytes) bytes)" } ?? "no snapshot"
                 emit("\(summary.plugin): \(summary.actionCount) journaled actions, \(snapshot), \(summary.timerCount) pending timers")
             }
+        } catch where error.reason == .emptyFile {
+            // What `run --state` starts a new database in: nothing journaled.
+            emit("\(state): empty (no host has written to it yet)")
         } catch {
-            printError(error)
+            printError(Message(error.readingDescription))
             throw ExitCode.failure
         }
     }

@@ -510,5 +510,17 @@ struct CommandLineTests {
         #expect(actions.output == "#1 add 2  (version 1.0.0)\n#2 add_later 5 0.01  (version 1.0.0)\n#3 increment  (version 1.0.0)\n#4 add 5  (version 1.0.0)\n")
         let missing = try await host(["journal", directory + "/none.sqlite"], input: "")
         #expect(missing.status == 1 && missing.errors == "error: \(directory)/none.sqlite: cannot open the state database: no such file\n")
+        // Regression: an empty file was "another application's SQLite file" (run --state takes it as new).
+        let empty = directory + "/empty.sqlite"
+        #expect(FileManager.default.createFile(atPath: empty, contents: nil, attributes: [.posixPermissions: 0o600]))
+        let nothing = try await host(["journal", empty], input: "")
+        #expect(nothing.status == 0 && nothing.output == "\(empty): empty (no host has written to it yet)\n", "\(nothing.errors)")
+        // Regression: reading a file that is no database advised "refusing to start over it — restore it from a backup".
+        let library = directory + "/library.so"
+        try FileManager.default.copyItem(atPath: plugin("CounterPlugin"), toPath: library)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: library)
+        let notADatabase = try await host(["journal", library], input: "")
+        #expect(notADatabase.status == 1 && notADatabase.errors == "error: \(library): the state database is corrupt (it is not a SQLite database)\n",
+                "\(notADatabase.errors)")
     }
 }

@@ -257,7 +257,8 @@ struct JournalPromiseTests {
         let (directory, path) = try databasePath()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         _ = FileManager.default.createFile(atPath: path, contents: nil)
-        #expect(throws: PluginJournalError(.notAStateDatabase, at: path)) { try PluginJournal(readingAt: path) }
+        // Regression: it was "another application's SQLite file", which `run --state` then took as new.
+        #expect(throws: PluginJournalError(.emptyFile, at: path)) { try PluginJournal(readingAt: path) }
         #expect(size(of: path) == 0)
         #expect(throws: PluginJournalError(.unreadable("no such file"), at: directory + "/none")) { try PluginJournal(readingAt: directory + "/none") }
         #expect(!FileManager.default.fileExists(atPath: directory + "/none"))

@@ -18,6 +18,9 @@ public struct PluginJournalError: Error, Sendable, Hashable, CustomStringConvert
         case unreadable(String)
         /// It is a SQLite database, but not one of this host's.
         case notAStateDatabase
+        /// Read only: the file is empty; no host has written to it (one opened for writing
+        /// starts a new state database in it).
+        case emptyFile
         /// A newer host wrote it, in a format this one does not know.
         case newerFormat(found: Int64, supported: Int64)
         /// SQLite's integrity check failed: its first finding.
@@ -47,6 +50,7 @@ public struct PluginJournalError: Error, Sendable, Hashable, CustomStringConvert
             switch self {
             case let .unreadable(message): "cannot open the state database: \(message)"
             case .notAStateDatabase: "not a state database of actomaton-host (another application's SQLite file); refusing to use it"
+            case .emptyFile: "the file is empty: no host has written a state database to it yet"
             case let .newerFormat(found, supported):
                 "the state database was written by a newer actomaton-host (format \(found); this host reads format \(supported)); refusing to use it"
             case let .corrupt(finding): "the state database is corrupt (\(finding)); refusing to start over it — restore it from a backup, or move it away to start empty"
@@ -68,4 +72,11 @@ public struct PluginJournalError: Error, Sendable, Hashable, CustomStringConvert
 
     /// `path: reason`.
     public var description: String { "\(path): \(reason)" }
+
+    /// `path: reason`, as a command that only reads the database says it: without the advice
+    /// on starting over, which it never does.
+    public var readingDescription: String {
+        if case let .corrupt(finding) = reason { return "\(path): the state database is corrupt (\(finding))" }
+        return description
+    }
 }

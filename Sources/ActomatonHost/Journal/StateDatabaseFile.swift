@@ -49,7 +49,7 @@ final class StateDatabaseFile: @unchecked Sendable {
         try vet(path, owners: { FileTrust.isTrusted(owner: $0) })
         var info = stat()
         guard lstat(path, &info) == 0 else { throw .unreadable(errno == ENOENT ? "no such file" : systemMessage(errno)) }
-        guard info.st_size > 0 else { throw .notAStateDatabase }
+        guard info.st_size > 0 else { throw .emptyFile }
     }
 
     /// Judges `path` for writing (rules 1–3), creates it (mode 0600) when missing, and takes the
