@@ -38,9 +38,13 @@ struct IsolationOptions: ParsableArguments {
                                valueName: "seconds"))
     var actionTimeout: Double = 2
 
-    @Option(help: ArgumentHelp("The address space each worker may use (K, M and G suffixes allowed).", valueName: "size"),
+    @Option(help: ArgumentHelp("The address space each worker may use (K, M and G suffixes allowed; at least 64M).", valueName: "size"),
             transform: parseSize)
     var workerMemory: Int64 = 4 << 30
+
+    /// The least address space a worker is given: a worker needs about 30 MiB to start (its
+    /// runtime and the loader), twice that leaves room for the plugin.
+    static let minWorkerMemory: Int64 = 64 << 20
 
     @Option(help: ArgumentHelp("The CPU time each worker may use in all, in seconds (default: no limit).", valueName: "seconds"))
     var workerCPUSeconds: UInt64?
@@ -62,6 +66,8 @@ struct IsolationOptions: ParsableArguments {
             throw ValidationError("--action-timeout must be from 0.001 to 3600 seconds")
         }
         guard snapshotEvery >= 1 else { throw ValidationError("--snapshot-every must be at least 1") }
+        // Below it, a worker crashed while loading, and the error blamed the plugin.
+        guard workerMemory >= Self.minWorkerMemory else { throw ValidationError("--worker-memory must be at least 64M") }
         guard workerOpenFiles >= Self.minWorkerOpenFiles else {
             throw ValidationError("--worker-open-files must be at least \(Self.minWorkerOpenFiles)")
         }

@@ -190,6 +190,11 @@ struct CommandLineTests {
         }
         let shortest = try await host(isolated + ["--action-timeout", "0.001"], input: "")
         #expect(shortest.status == 0, "\(shortest.errors)")
+        // A worker crashed while loading with less address space, and the plugin was blamed.
+        let smallest = try await host(isolated + ["--worker-memory", "64M"], input: "add 1\n")
+        #expect(smallest.status == 0 && smallest.output.hasSuffix("counter: add 1\n"), "\(smallest.errors)")
+        let smaller = try await host(isolated + ["--worker-memory", "65535K"], input: "")
+        #expect(smaller.status == 64 && smaller.errors.contains("--worker-memory must be at least 64M"), "\(smaller.errors)")
     }
 
     /// An action name with an invisible character in it is shown with the character's code,
