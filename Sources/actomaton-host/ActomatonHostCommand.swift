@@ -202,9 +202,13 @@ struct StateOptions: ParsableArguments {
                                 + "a host crash loses nothing, a power loss may).", valueName: "policy"))
     var sync: JournalSyncPolicy = .always
 
-    @Option(help: ArgumentHelp("The most the state database may hold (e.g. 512M; its write-ahead log aside). Past it, as on "
-                                + "a full disk, the host stops with one line: nothing unacknowledged is lost.", valueName: "size"))
+    @Option(help: ArgumentHelp("The most the state database may hold (e.g. 512M, at least 64K; its write-ahead log aside). Past "
+                                + "it, as on a full disk, the host stops with one line: nothing unacknowledged is lost.", valueName: "size"))
     var stateMaxSize: String?
+
+    /// The least `--state-max-size`: an empty state database takes 52 KiB; a smaller limit was
+    /// raised to the database's size without a word.
+    static let minStateMaxSize: Int64 = 64 << 10
 
     @Option(help: ArgumentHelp("After how many journaled actions of a plugin its state is snapshotted and the journal "
                                 + "before the previous snapshot pruned.", valueName: "count"))
@@ -217,7 +221,9 @@ struct StateOptions: ParsableArguments {
 
     func validate() throws {
         guard journalSnapshotEvery >= 1 else { throw ValidationError("--journal-snapshot-every must be at least 1") }
-        if let stateMaxSize { _ = try parseSize(stateMaxSize) }
+        if let stateMaxSize, try parseSize(stateMaxSize) < Self.minStateMaxSize {
+            throw ValidationError("--state-max-size must be at least 64K (an empty state database takes 52K)")
+        }
     }
 
     /// The journal `--state` names, opened; or `nil` without `--state`. Exits with one line

@@ -473,6 +473,13 @@ struct CommandLineTests {
         let sum = acknowledged.reduce(Int64(0)) { $0 + Int64($1.dropFirst("counter: add ".count))! }
         let after = try await host(["run", counter, "--state", state, "--print", "none"], input: ":state\n")
         #expect(after.output.hasSuffix("\n" + #"counter: {"count":\#(sum)}"# + "\n"), "\(after.output)\(after.errors)")
+        // Regression: a limit under an empty database's size was taken, and raised to it silently.
+        let least = try await host(["run", counter, "--state", directory + "/least.sqlite", "--state-max-size", "64K", "--print", "none"],
+                                   input: "add 1\n:state\n")
+        #expect(least.status == 0 && least.output.hasSuffix(#"counter: {"count":1}"# + "\n"), "\(least.errors)")
+        let less = try await host(["run", counter, "--state", directory + "/less.sqlite", "--state-max-size", "65535"], input: "")
+        #expect(less.status == 64 && less.errors.contains("--state-max-size must be at least 64K (an empty state database takes 52K)"),
+                "\(less.errors)")
     }
 
     /// `serve` prints what the journal could not bring back on standard error, as `run` does,
