@@ -229,6 +229,13 @@ struct JournalPromiseTests {
         chmod(path, 0o666)
         #expect(refusal(path).contains("can be written by every user (mode 666)"), "\(refusal(path))")
         chmod(path, 0o600)
+        // Regression: a database under a second name (a hard link) was taken, and its log,
+        // found by name, missed: acknowledged actions were not there.
+        #expect(link(path, directory + "/second.sqlite") == 0)
+        #expect(refusal(directory + "/second.sqlite").contains("it has 2 names (hard links)"), "\(refusal(directory + "/second.sqlite"))")
+        #expect(refusal(path).contains("it has 2 names (hard links)"))
+        #expect(unlink(directory + "/second.sqlite") == 0)
+        #expect(refusal(path) == "accepted")
         // Another user's database.
         if geteuid() == 0 {
             chown(path, 4242, 4242)

@@ -58,8 +58,8 @@ public struct PluginJournalError: Error, Sendable, Hashable, CustomStringConvert
             case let .writeFailed(message): "cannot write the state database: \(message)"
             case .inUse: "another actomaton-host is using this state database (one host per state database); refusing to start"
             case let .untrustedFile(file, why):
-                "refusing \(file): \(why); a state database and its -wal, -shm and -journal files must be regular files "
-                    + "of the user running the host that no one else can write"
+                "refusing \(file): \(why); a state database and its -wal, -shm and -journal files must be regular files, "
+                    + "each with one name, of the user running the host, that no one else can write"
             case let .untrustedDirectory(directory, why): "refusing the state database: the directory \(directory) \(why)"
             case let .orphanedLog(file):
                 "\(file) is a write-ahead log without its database (another database's, or what is left of one); refusing to start "

@@ -137,6 +137,9 @@ final class StateDatabaseFile: @unchecked Sendable {
         if info.st_mode & (S_IWGRP | S_IWOTH) != 0 {
             return "it can be written by \(info.st_mode & S_IWOTH != 0 ? "every user" : "its group") (mode \(octal(UInt32(info.st_mode))))"
         }
+        // SQLite finds a database's write-ahead log by its name: under another name, what the
+        // log holds (acknowledged actions) would be missed, and a second host not locked out.
+        if info.st_nlink > 1 { return "it has \(info.st_nlink) names (hard links)" }
         return nil
     }
 
