@@ -66,6 +66,8 @@ struct IsolationOptions: ParsableArguments {
             throw ValidationError("--action-timeout must be from 0.001 to 3600 seconds")
         }
         guard snapshotEvery >= 1 else { throw ValidationError("--snapshot-every must be at least 1") }
+        // Linux takes a limit of 0 seconds as 1.
+        if let workerCPUSeconds, workerCPUSeconds < 1 { throw ValidationError("--worker-cpu-seconds must be at least 1") }
         // Below it, a worker crashed while loading, and the error blamed the plugin.
         guard workerMemory >= Self.minWorkerMemory else { throw ValidationError("--worker-memory must be at least 64M") }
         guard workerOpenFiles >= Self.minWorkerOpenFiles else {
@@ -221,6 +223,7 @@ struct StateOptions: ParsableArguments {
 
     func validate() throws {
         guard journalSnapshotEvery >= 1 else { throw ValidationError("--journal-snapshot-every must be at least 1") }
+        if stateMaxSize != nil && state == nil { throw ValidationError("--state-max-size limits the database --state names; give --state too") }
         if let stateMaxSize, try parseSize(stateMaxSize) < Self.minStateMaxSize {
             throw ValidationError("--state-max-size must be at least 64K (an empty state database takes 52K)")
         }

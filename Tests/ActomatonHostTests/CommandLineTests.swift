@@ -193,6 +193,8 @@ struct CommandLineTests {
         // A worker crashed while loading with less address space, and the plugin was blamed.
         let smallest = try await host(isolated + ["--worker-memory", "64M"], input: "add 1\n")
         #expect(smallest.status == 0 && smallest.output.hasSuffix("counter: add 1\n"), "\(smallest.errors)")
+        let noCPU = try await host(isolated + ["--worker-cpu-seconds", "0"], input: "")
+        #expect(noCPU.status == 64 && noCPU.errors.contains("--worker-cpu-seconds must be at least 1"), "\(noCPU.errors)")
         let smaller = try await host(isolated + ["--worker-memory", "65535K"], input: "")
         #expect(smaller.status == 64 && smaller.errors.contains("--worker-memory must be at least 64M"), "\(smaller.errors)")
     }
@@ -480,6 +482,9 @@ struct CommandLineTests {
         let less = try await host(["run", counter, "--state", directory + "/less.sqlite", "--state-max-size", "65535"], input: "")
         #expect(less.status == 64 && less.errors.contains("--state-max-size must be at least 64K (an empty state database takes 52K)"),
                 "\(less.errors)")
+        let alone = try await host(["run", counter, "--state-max-size", "1M"], input: "")
+        #expect(alone.status == 64 && alone.errors.contains("--state-max-size limits the database --state names; give --state too"),
+                "\(alone.errors)")
     }
 
     /// `serve` prints what the journal could not bring back on standard error, as `run` does,
