@@ -366,6 +366,8 @@ struct Run: AsyncParsableCommand {
 
     func run() async throws {
         CrashReport.install()
+        // A script that cannot be read is said before anything is loaded or journaled.
+        let input = try lines(from: script)
         let printer = TransitionPrinter(print: transitionPrinter(machines.printMode))
         let journal = try persistence.openJournal(printer: printer)
         let host = PluginHost(loadOptions: loading.loadOptions, describesState: machines.printMode == .state,
@@ -381,7 +383,7 @@ struct Run: AsyncParsableCommand {
         // its answer wake no other thread (the input is read on a thread of its own).
         let failed = try await withTaskExecutorPreference(machine.taskExecutor) {
             var failed = false
-            for await line in try lines(from: script) {
+            for await line in input {
                 do {
                     try await session.handle(line, from: script ?? "<stdin>")
                 } catch {
@@ -444,6 +446,7 @@ struct Serve: AsyncParsableCommand {
             throw ExitCode.failure
         }
         if let listen = network.listen { return try await runService(listen: listen) }
+        let input = try lines(from: script)
         let printer = TransitionPrinter(print: transitionPrinter(machines.printMode))
         let journal = try persistence.openJournal(printer: printer)
         let host = PluginHost(loadOptions: loading.loadOptions, describesState: machines.printMode == .state,
@@ -460,7 +463,7 @@ struct Serve: AsyncParsableCommand {
                 for event in await host.scan(directory: directory) { report(event) }
             }
         }
-        for await line in try lines(from: script) {
+        for await line in input {
             for event in await host.scan(directory: directory) { report(event) }
             do {
                 try await session.handle(line, from: script ?? "<stdin>")

@@ -173,6 +173,18 @@ struct CommandLineTests {
         #expect(!everything.split(separator: "\n").contains { $0.hasPrefix("error: forged") })
     }
 
+    /// Regression: a script that could not be opened was said only after the plugin was loaded
+    /// (its initializers run, a worker started) and the journal opened.
+    @Test func aMissingScriptIsSaidBeforeAnythingIsLoaded() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let run = try await host(counterArguments + ["--state", directory + "/state.sqlite", "--script", directory + "/none.txt"], input: "")
+        #expect(run.status == 1)
+        #expect(run.output.isEmpty, "nothing loaded: \(run.output)")
+        #expect(run.errors == "error: \(directory)/none.txt: cannot open the script: No such file or directory\n")
+        #expect(!FileManager.default.fileExists(atPath: directory + "/state.sqlite"), "no journal made")
+    }
+
     /// Regression: `--worker-open-files 8` was taken and no worker could load with it; an
     /// `--action-timeout` under a millisecond was taken as 0, and killed every worker.
     @Test func workerLimitsAreTakenOnlyWhereAWorkerWorks() async throws {
