@@ -55,17 +55,25 @@ public enum AccessRequirement: Sendable, Hashable {
     case admin
 
     /// What a request with `method` to `path` needs.
+    ///
+    /// The path is split as the router splits it, a run of `/` taken as one: read any other
+    /// way, `/v1/machines//counter/k` hid its plugin from the check while the router served it.
     public static func of(method: String, path: some StringProtocol) -> AccessRequirement {
-        if path == "/healthz" || path == "/readyz" { return .none }
-        if method == "GET", path == "/" || path.hasPrefix("/inspector/") || path.hasPrefix("/play/") { return .none }
-        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
-        // "", "v1", "machines", plugin, [key, [watch]]
-        guard parts.count >= 4, parts[0].isEmpty, parts[1] == "v1", parts[2] == "machines", !parts[3].isEmpty else { return .anyToken }
-        let plugin = String(parts[3])
+        let parts = path.split(separator: "/")
+        if parts.count == 1, parts[0] == "healthz" || parts[0] == "readyz" { return .none }
+        if method == "GET", parts.isEmpty || (parts.count > 1 && (parts[0] == "inspector" || parts[0] == "play")) { return .none }
+        // "v1", "machines", plugin, [key, [watch]]
+        guard parts.count >= 3, parts[0] == "v1", parts[1] == "machines" else { return .anyToken }
+        return of(method: method, plugin: String(parts[2]))
+    }
+
+    /// What a request with `method` about one of `plugin`'s instances needs: what the router
+    /// read from the path, when it matched a route with a plugin in it.
+    public static func of(method: String, plugin: String) -> AccessRequirement {
         switch method {
-        case "POST": return .send(plugin)
-        case "DELETE": return .admin
-        default: return .read(plugin)
+        case "POST": .send(plugin)
+        case "DELETE": .admin
+        default: .read(plugin)
         }
     }
 }

@@ -225,7 +225,9 @@ public struct AccessMiddleware: RouterMiddleware {
     /// Authenticates and authorizes the request.
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard let tokens else { return try await next(request, context) }
-        let requirement = AccessRequirement.of(method: request.method.rawValue, path: request.uri.path)
+        // The plugin the router matched, where it matched one: the check reads the path as it does.
+        let requirement = context.parameters.get("plugin").map { AccessRequirement.of(method: request.method.rawValue, plugin: $0) }
+            ?? AccessRequirement.of(method: request.method.rawValue, path: request.uri.path)
         if requirement == .none { return try await next(request, context) }
         let token: AccessToken
         if let header = request.headers[.authorization] {

@@ -85,7 +85,39 @@ import Testing
         }
     }
 
+    /// Regression: an empty segment (`/v1/machines//counter/k`) hid the plugin from the scope
+    /// check, which then let any token through, while the router, which takes a run of `/` as
+    /// one, served the request: a read-only token could send, delete and watch.
+    @Test func extraSlashesDoNotWidenAToken() async throws {
+        let server = makeServer(tokens: Self.table)
+        try await server.makeApplication().test(.router) { client in
+            let created = try await client.post("k", #"{"action": "increment"}"#, headers: bearer(Self.sender))
+            #expect(created.status == .ok)
+            let canonical = ["", "v1", "machines", "counter", "k"]
+            var variants: [String] = []
+            for index in canonical.indices {
+                var parts = canonical
+                parts[index] += "/"
+                variants.append(parts.joined(separator: "/"))
+            }
+            variants += ["//v1//machines//counter//k", "///v1/machines/counter/k", "/v1/machines/counter/k/"]
+            for path in variants {
+                let send = try await client.execute(uri: path, method: .post, headers: bearer(Self.reader), body: ByteBuffer(string: #"{"action": "increment"}"#))
+                #expect(send.status == .forbidden || send.status == .notFound, "POST \(path) with read:counter: \(send.status)")
+                let read = try await client.execute(uri: path, method: .get, headers: bearer(Self.sender))
+                #expect(read.status == .forbidden || read.status == .notFound, "GET \(path) with send:counter: \(read.status)")
+                let delete = try await client.execute(uri: path, method: .delete, headers: bearer(Self.everything))
+                #expect(delete.status == .forbidden || delete.status == .notFound, "DELETE \(path) without admin: \(delete.status)")
+            }
+            let list = try await client.get("/v1/machines//counter", headers: bearer(Self.sender))
+            #expect(list.status == .forbidden, "\(list.status)")
+            #expect(try await client.get("/v1/machines/counter/k", headers: bearer(Self.reader)).text.contains(#""seq":1"#), "applied once, deleted never")
+        }
+    }
+
     @Test func requirementsFollowThePath() {
+        #expect(AccessRequirement.of(method: "POST", path: "/v1/machines//counter/k") == .send("counter"))
+        #expect(AccessRequirement.of(method: "POST", path: "//v1/machines/counter") == .send("counter"))
         #expect(AccessRequirement.of(method: "POST", path: "/v1/machines/counter/k") == .send("counter"))
         #expect(AccessRequirement.of(method: "GET", path: "/v1/machines/counter/k/watch") == .read("counter"))
         #expect(AccessRequirement.of(method: "GET", path: "/v1/machines/counter") == .read("counter"))
