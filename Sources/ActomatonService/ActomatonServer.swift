@@ -122,13 +122,14 @@ public final class ActomatonServer: Service, Sendable {
     }
 
     /// The Hummingbird application: HTTP/1.1 with WebSocket upgrades, at most
-    /// ``ServiceConfiguration/maxConnections`` connections at a time.
+    /// ``ServiceConfiguration/maxConnections`` connections at a time, each closed when it idles
+    /// (or takes to send a request's head) past ``ServiceConfiguration/connectionIdleTimeout``.
     /// Throws when the TLS configuration cannot make a context (``ServiceTLS/load(certificate:key:)``
     /// already tried it).
     public func makeApplication() throws -> some ApplicationProtocol {
         let router = makeRouter()
         let onListening = self.onListening
-        let http: HTTPServerBuilder = .http1WebSocketUpgrade(webSocketRouter: router)
+        let http = GuardedServerChannel.builder(router: router, idleTimeout: configuration.connectionIdleTimeout)
         return Application(
             router: router,
             server: try tls.map { try .tls(http, tlsConfiguration: $0.configuration) } ?? http,

@@ -107,6 +107,8 @@ public struct HeaderLimitMiddleware: RouterMiddleware {
         for field in request.headers {
             size += field.name.rawName.utf8.count + field.value.utf8.count + 4
         }
+        // `Host` arrives as the request's authority, outside its header fields: counted as sent.
+        if let authority = request.head.authority { size += "Host".utf8.count + authority.utf8.count + 4 }
         guard size <= maxHeaderSize else { throw ServiceError.headersTooLarge(limit: maxHeaderSize) }
         return try await next(request, context)
     }

@@ -21,15 +21,21 @@ struct NetworkOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The PEM private key of --tls-certificate; readable by no one else (chmod 600).", valueName: "file"))
     var tlsKey: String?
 
-    @Option(help: ArgumentHelp("The largest request body (K, M suffixes allowed).", valueName: "size"), transform: parseSize)
+    @Option(help: ArgumentHelp("The largest request body, at most 64M (K, M suffixes allowed; default: 64K).", valueName: "size"),
+            transform: parseSize)
     var maxBodySize: Int64 = Int64(ServiceConfiguration().maxBodySize)
 
-    @Option(help: ArgumentHelp("The largest size of a request's header fields, at most 64K (K suffix allowed).", valueName: "size"),
+    @Option(help: ArgumentHelp("The largest size of a request's header fields, Host included, at most 64K (K suffix allowed; "
+                                + "default: 16K).", valueName: "size"),
             transform: parseSize)
     var maxHeaderSize: Int64 = Int64(ServiceConfiguration().maxHeaderSize)
 
     @Option(help: ArgumentHelp("The most connections open at a time; more wait to be accepted.", valueName: "count"))
     var maxConnections = ServiceConfiguration().maxConnections
+
+    @Option(help: ArgumentHelp("Seconds a connection may wait between requests, or take to send a request's head, before it is "
+                                + "closed (a WebSocket, once open, is not idle).", valueName: "seconds"))
+    var connectionIdleTimeout = 60
 
     @Option(help: ArgumentHelp("The most instances in memory, all plugins together.", valueName: "count"))
     var maxInstances = ServiceConfiguration().maxInstances
@@ -83,7 +89,8 @@ struct NetworkOptions: ParsableArguments {
                               ("--max-instances-per-plugin", maxInstancesPerPlugin ?? 1), ("--max-watchers-per-instance", maxWatchersPerInstance),
                               ("--watcher-buffer", watcherBuffer), ("--max-idempotency-keys", maxIdempotencyKeys),
                               ("--idempotency-window", idempotencyWindow), ("--shutdown-timeout", shutdownTimeout),
-                              ("--idle-timeout", idleTimeout), ("--watcher-close-timeout", watcherCloseTimeout)] where value < 1 {
+                              ("--idle-timeout", idleTimeout), ("--watcher-close-timeout", watcherCloseTimeout),
+                              ("--connection-idle-timeout", connectionIdleTimeout)] where value < 1 {
             throw ValidationError("\(name) must be at least 1")
         }
         guard (0...1_000_000).contains(watchHistory) else { throw ValidationError("--watch-history must be from 0 to 1000000") }
@@ -99,6 +106,7 @@ struct NetworkOptions: ParsableArguments {
         configuration.maxBodySize = Int(maxBodySize)
         configuration.maxHeaderSize = Int(maxHeaderSize)
         configuration.maxConnections = maxConnections
+        configuration.connectionIdleTimeout = .seconds(connectionIdleTimeout)
         configuration.maxInstances = maxInstances
         configuration.maxInstancesPerPlugin = maxInstancesPerPlugin ?? configuration.maxInstancesPerPlugin
         configuration.maxWatchersPerInstance = maxWatchersPerInstance

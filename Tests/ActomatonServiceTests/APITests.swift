@@ -100,14 +100,30 @@ import Testing
         let server = makeServer { $0.maxHeaderSize = 100 }
         let pad = HTTPField.Name("X-Pad")!
         try await server.makeApplication().test(.router) { client in
-            // "X-Pad: " + value + CRLF: 9 + 91 = 100 bytes.
-            let atTheLimit = try await client.get("/healthz", headers: [pad: String(repeating: "a", count: 91)])
+            // The test client's "Host: localhost" + CRLF (17 bytes), "X-Pad: " + value + CRLF: 17 + 9 + 74 = 100 bytes.
+            let atTheLimit = try await client.get("/healthz", headers: [pad: String(repeating: "a", count: 74)])
             #expect(atTheLimit.status == .ok)
-            let past = try await client.get("/healthz", headers: [pad: String(repeating: "a", count: 92)])
+            let past = try await client.get("/healthz", headers: [pad: String(repeating: "a", count: 75)])
             #expect(past.status == .requestHeaderFieldsTooLarge)
             #expect(past.text == #"{"error":"the request's header fields are longer than 100 bytes, the limit (--max-header-size)"}"#)
             let twoFields = try await client.get("/healthz", headers: [pad: String(repeating: "a", count: 41), HTTPField.Name("X-Two")!: String(repeating: "b", count: 42)])
             #expect(twoFields.status == .requestHeaderFieldsTooLarge, "every field counts")
+        }
+    }
+
+    /// Regression: `Host` was not counted (HTTP types carry it as the request's authority),
+    /// so a Host of any size up to the parser's own limit passed.
+    @Test func theHostFieldCountsTowardsTheHeaderLimit() async throws {
+        try await withRunningServer { $0.maxHeaderSize = 100 } _: { _, port in
+            // "Host: " + value + CRLF: 8 + 92 = 100 bytes.
+            for (length, status) in [(92, "200"), (93, "431")] {
+                let answer = try await offThePool { () throws -> String? in
+                    let connection = try LoopbackConnection(port: port)
+                    try connection.send("GET /healthz HTTP/1.1\r\nHost: \(String(repeating: "h", count: length))\r\n\r\n")
+                    return try connection.response(within: .seconds(30))
+                }
+                #expect(answer?.hasPrefix("HTTP/1.1 \(status)") == true, "Host of \(length) bytes: \(answer ?? "no answer")")
+            }
         }
     }
 

@@ -99,6 +99,20 @@ final class LoopbackConnection: @unchecked Sendable {
         }
     }
 
+    /// The next WebSocket text frame's payload (others dropped); `nil` at a close, or when
+    /// none comes within `timeout`.
+    func webSocketTextFrame(within timeout: Duration) throws -> String? {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            while let (opcode, payload, length) = Self.frame(received) {
+                received.removeFirst(length)
+                if opcode == 8 { return nil }
+                if opcode == 1 { return String(decoding: payload, as: UTF8.self) }
+            }
+            guard try readMore(before: deadline) else { return nil }
+        }
+    }
+
     /// Reads and drops everything until the server closes the connection; `false` when it is
     /// still open after `timeout`.
     func readsUntilClosed(within timeout: Duration) throws -> Bool {

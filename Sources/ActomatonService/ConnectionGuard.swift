@@ -1,0 +1,141 @@
+import Hummingbird
+import HummingbirdCore
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// The server's connections, HTTP/1.1 with WebSocket upgrades, made to end: a client cannot
+/// hold one of the `--max-connections` by sending nothing, half a request, or a request the
+/// HTTP parser refuses.
+///
+/// - A connection's first request head must arrive, to its blank line, within
+///   ``ServiceConfiguration/connectionIdleTimeout``; later ones are bounded by Hummingbird's
+///   idle timeout, the same. Before, the first request had no deadline at all.
+/// - A request the HTTP parser refuses is answered 400 (431 for a head past the parser's
+///   limits) and its connection closed: the first request's refusal was left unanswered, and
+///   its connection open for ever.
+struct GuardedServerChannel: ServerChildChannel {
+    typealias Value = HTTP1WebSocketUpgradeChannel.Value
+
+    let inner: HTTP1WebSocketUpgradeChannel
+    let headTimeout: TimeAmount
+
+    /// The builder `makeApplication` serves with: `router` answers the requests and the
+    /// WebSocket upgrades, each connection guarded with `idleTimeout`.
+    static func builder(router: Router<ServiceRequestContext>, idleTimeout: Duration) -> HTTPServerBuilder {
+        let webSocketResponder = router.buildResponder()
+        let timeout = TimeAmount.nanoseconds(Int64(idleTimeout.components.seconds) * 1_000_000_000
+                                             + idleTimeout.components.attoseconds / 1_000_000_000)
+        return HTTPServerBuilder { responder in
+            GuardedServerChannel(
+                inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder,
+                                                    configuration: .init(http1: .init(idleTimeout: timeout))),
+                headTimeout: timeout)
+        }
+    }
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        // Last so far: after a TLS handler, before the HTTP parser the inner setup adds.
+        channel.eventLoop.makeCompletedFuture {
+            try channel.pipeline.syncOperations.addHandler(RequestHeadDeadline(timeout: headTimeout))
+        }.flatMap {
+            inner.setup(channel: channel, logger: logger)
+        }.flatMapThrowing { value in
+            // Right after the parser, which the inner setup added: its errors come here first.
+            let parser = try channel.pipeline.syncOperations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            try channel.pipeline.syncOperations.addHandler(RefusedRequestAnswer(), position: .after(parser))
+            return value
+        }
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        await inner.handle(value: value, logger: logger)
+        value.channel.close(promise: nil)
+    }
+}
+
+/// Answers a request the HTTP parser refuses — 400, or 431 for a head past its limits — and
+/// closes the connection; passes everything else on untouched (after a WebSocket upgrade, it
+/// sees frames).
+final class RefusedRequestAnswer: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private var answered = false
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard let refusal = error as? HTTPParserError else {
+            context.fireErrorCaught(error)
+            return
+        }
+        guard !answered else { return }
+        answered = true
+        let status: HTTPResponseStatus = refusal == .headerOverflow ? .requestHeaderFieldsTooLarge : .badRequest
+        let head = HTTPResponseHead(version: .http1_1, status: status, headers: ["Connection": "close", "Content-Length": "0"])
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+    }
+}
+
+/// Closes the connection unless the first request's head — its bytes up to the blank line
+/// that ends it — arrives within `timeout`; then leaves the pipeline.
+final class RequestHeadDeadline: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    private let timeout: TimeAmount
+    private var deadline: Scheduled<Void>?
+    /// The last bytes seen, for a blank line split between two reads.
+    private var previous: [UInt8] = []
+    private var headEnded = false
+
+    init(timeout: TimeAmount) {
+        self.timeout = timeout
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { arm(context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        arm(context)
+        context.fireChannelActive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        deadline?.cancel()
+        deadline = nil
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let bytes = unwrapInboundIn(data)
+        if !headEnded, Self.endsHead(previous: &previous, bytes: bytes.readableBytesView) {
+            headEnded = true
+            deadline?.cancel()
+            deadline = nil
+        }
+        context.fireChannelRead(data)
+        if headEnded { context.pipeline.syncOperations.removeHandler(context: context, promise: nil) }
+    }
+
+    private func arm(_ context: ChannelHandlerContext) {
+        guard deadline == nil, !headEnded else { return }
+        let channel = context.channel
+        deadline = context.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
+    }
+
+    /// Whether `bytes`, after the last bytes seen (`previous`, kept up to date), hold the blank
+    /// line that ends a head: CR LF CR LF, or LF LF.
+    static func endsHead(previous: inout [UInt8], bytes: some Collection<UInt8>) -> Bool {
+        var window = previous
+        for byte in bytes {
+            window.append(byte)
+            if window.count > 4 { window.removeFirst(window.count - 4) }
+            if window.suffix(2) == [10, 10] || window == [13, 10, 13, 10] { return true }
+        }
+        previous = window
+        return false
+    }
+}

@@ -1,0 +1,80 @@
+import ActomatonHost
+@testable import ActomatonService
+import Foundation
+import Testing
+
+/// A connection ends: a client cannot hold one of `--max-connections` by sending nothing,
+/// half a request, or a request the HTTP parser refuses.
+@Suite struct ConnectionTests {
+    /// Regression: a connection whose first request never ended (nothing sent, half a head)
+    /// had no deadline, and one between requests none either: each held its slot for ever.
+    @Test func aConnectionThatIdlesOrSendsHalfAHeadIsClosed() async throws {
+        try await withRunningServer { $0.connectionIdleTimeout = .milliseconds(300) } _: { _, port in
+            for opening in ["", "GET /healthz HTTP/1.1\r\n", "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: "] {
+                let closed = try await offThePool { () throws -> Bool in
+                    let connection = try LoopbackConnection(port: port)
+                    if !opening.isEmpty { try connection.send(opening) }
+                    return try connection.readsUntilClosed(within: .seconds(30))
+                }
+                #expect(closed, "\(opening.debugDescription)")
+            }
+            // Between requests: served, then closed once idle.
+            let (answer, closed) = try await offThePool { () throws -> (String?, Bool) in
+                let connection = try LoopbackConnection(port: port)
+                try connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                let answer = try connection.response(within: .seconds(30))
+                return (answer, try connection.readsUntilClosed(within: .seconds(30)))
+            }
+            #expect(answer?.hasPrefix("HTTP/1.1 200") == true, "\(answer ?? "no answer")")
+            #expect(closed)
+        }
+    }
+
+    /// Regression: a first request the HTTP parser refused (a bad `Content-Length`, no method)
+    /// ended its handling and left the connection open, holding its slot: at the limit, every
+    /// later client waited.
+    @Test func aRequestTheParserRefusesEndsItsConnectionAndFreesItsSlot() async throws {
+        try await withRunningServer { $0.maxConnections = 1 } _: { _, port in
+            for request in ["GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n", "HELLO\r\n\r\n",
+                            "GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n"] {
+                let closed = try await offThePool { () throws -> Bool in
+                    let connection = try LoopbackConnection(port: port)
+                    try connection.send(request)
+                    // Well within the idle timeout (60 s): closed for the refusal, not for idling.
+                    return try connection.readsUntilClosed(within: .seconds(20))
+                }
+                #expect(closed, "\(request.debugDescription)")
+                let answer = try await offThePool { () throws -> String? in
+                    let connection = try LoopbackConnection(port: port)
+                    try connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                    return try connection.response(within: .seconds(20))
+                }
+                #expect(answer?.hasPrefix("HTTP/1.1 200") == true, "after \(request.debugDescription): \(answer ?? "no answer")")
+            }
+        }
+    }
+
+    /// A WebSocket, once open, is not idle: a watcher that hears nothing for longer than the
+    /// idle timeout stays connected and gets the next transition.
+    @Test func aQuietWatcherIsNotClosedAsIdle() async throws {
+        try await withRunningServer { $0.connectionIdleTimeout = .milliseconds(200) } _: { server, port in
+            let address = InstanceAddress(plugin: "counter", key: try InstanceKey("q"))
+            let instance = try await server.registry.instance(at: address, creating: true)
+            let watcher = try await offThePool { () throws -> LoopbackConnection in
+                let connection = try LoopbackConnection(port: port)
+                _ = try connection.webSocketHandshake("/v1/machines/counter/q/watch", within: .seconds(30))
+                return connection
+            }
+            #expect(await eventually { instance.watcherCount == 1 })
+            // The idle timeout passes: a connection opened after the watcher's, sending nothing, is closed.
+            let idle = try await offThePool { () throws -> Bool in
+                try LoopbackConnection(port: port).readsUntilClosed(within: .seconds(30))
+            }
+            #expect(idle)
+            #expect(instance.watcherCount == 1)
+            _ = try await instance.machine.send(try counterType.action("increment", []))
+            let frame = try await offThePool { try watcher.webSocketTextFrame(within: .seconds(30)) }
+            #expect(frame?.contains(#""seq":1"#) == true, "\(frame ?? "no frame")")
+        }
+    }
+}
