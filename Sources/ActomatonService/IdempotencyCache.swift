@@ -197,6 +197,17 @@ final class IdempotencyCache: Sendable {
         for waiter in waiters { waiter.resume(returning: keep ? stored : nil) }
     }
 
+    /// Forgets the answers kept for requests to the instance at `address`, deleted: a retry
+    /// runs anew, on the instance it makes, as after a restart (its receipts are deleted with
+    /// it). Requests still under way keep their keys until they finish.
+    func forget(_ address: InstanceAddress) {
+        state.withLock { state in
+            for (key, entry) in state.entries where key.address == address {
+                if case .done = entry { state.entries[key] = nil }
+            }
+        }
+    }
+
     /// How many keys are kept or in flight.
     var count: Int { state.withLock { $0.entries.count } }
 

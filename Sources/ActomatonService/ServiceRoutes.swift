@@ -140,6 +140,8 @@ struct ServiceRoutes: Sendable {
             }
         }
         guard await registry.remove(address) else { throw ServiceError.notFound("no instance \(address)") }
+        // Its answers go with it, as its journaled receipts do: a retry is a new request.
+        idempotency.forget(address)
         return .json(JSONText.object([("plugin", ServiceJSON.string(address.plugin)), ("key", ServiceJSON.string(address.key.text)),
                                       ("deleted", "true")]))
     }

@@ -194,6 +194,27 @@ import Testing
         }
     }
 
+    /// Regression: after a DELETE, a retry under an Idempotency-Key replayed "applied" for an
+    /// instance that no longer held the action (and, after a restart, applied it anew).
+    @Test func deleteForgetsTheInstancesIdempotentAnswers() async throws {
+        let server = makeServer()
+        let key: HTTPFields = [HTTPField.Name("Idempotency-Key")!: "once"]
+        let replayed = HTTPField.Name("Idempotent-Replayed")!
+        try await server.makeApplication().test(.router) { client in
+            let first = try await client.post("d", #"{"action": "increment"}"#, headers: key)
+            #expect(first.status == .ok)
+            #expect(try await client.post("d", #"{"action": "increment"}"#, headers: key).headers[replayed] == "true")
+            #expect(try await client.post("other", #"{"action": "increment"}"#, headers: key).status == .ok)
+            #expect(try await client.execute(uri: "/v1/machines/counter/d", method: .delete).status == .ok)
+            let retry = try await client.post("d", #"{"action": "increment"}"#, headers: key)
+            #expect(retry.status == .ok && retry.headers[replayed] == nil, "a new request")
+            #expect(retry.text.contains(#""seq":1,"action":"increment","state":{"count":1}"#), "\(retry.text)")
+            #expect(try await client.get("/v1/machines/counter/d").status == .ok)
+            // Another instance's answer under the same key is kept.
+            #expect(try await client.post("other", #"{"action": "increment"}"#, headers: key).headers[replayed] == "true")
+        }
+    }
+
     @Test func keysArePagedInByteOrder() async throws {
         let server = makeServer()
         try await server.makeApplication().test(.router) { client in
