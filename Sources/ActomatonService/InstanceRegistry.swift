@@ -198,6 +198,13 @@ public actor InstanceRegistry {
     /// How many instances are passivated.
     public var passivatedInstances: Int { passivatedCount }
 
+    /// Whether an instance of the counter-like plugin at `key` has a slot, being made or made
+    /// (tests: a request's instance exists once its first request reached the registry).
+    func hasSlot(for key: String, plugin: String = "counter") -> Bool {
+        guard let key = try? InstanceKey(key) else { return false }
+        return slots[InstanceAddress(plugin: plugin, key: key)] != nil
+    }
+
     /// Whether the instance at `address` is being passivated now (for tests).
     func isPassivating(_ address: InstanceAddress) -> Bool {
         if case .passivating? = slots[address] { return true }
@@ -498,6 +505,15 @@ public actor InstanceRegistry {
     /// actions already waiting for their turn are still answered). Returns whether there was one.
     public func remove(_ address: InstanceAddress) async -> Bool {
         guard let slot = slots[address] else { return false }
+        if case let .creating(task) = slot {
+            // Being made for a request: it is made (its action applied), then deleted — the
+            // order they came in. Cancelled, the request was refused 503 and the delete said
+            // 404, though it had destroyed the instance.
+            _ = try? await task.value
+            // The request that made it settles the slot when it resumes, on this actor.
+            while case let .creating(current)? = slots[address], current == task { await Task.yield() }
+            return await remove(address)
+        }
         forget(address)
         switch slot {
         case let .ready(instance), let .passivating(_, instance):
@@ -509,9 +525,8 @@ public actor InstanceRegistry {
             watchers?.endAll(.instanceDeleted)
             journal?.forget(Self.journalName(of: address))
             return true
-        case let .creating(task):
-            task.cancel()
-            return false
+        case .creating:
+            return false // handled above
         }
     }
 

@@ -271,3 +271,32 @@ import Testing
 }
 
 import Foundation
+
+extension APITests {
+    /// Regression: a DELETE that came while the first request's instance was being made
+    /// destroyed it, and answered 404, while the request got a 503. Now the instance is made,
+    /// the action applied, then the instance deleted: 200 and 200, and nothing left.
+    @Test func aDeleteWhileTheInstanceIsBeingMadeWaitsForIt() async throws {
+        // In a worker, an instance takes a process start to make: a DELETE can come meanwhile.
+        let counter = try PluginType.load(path: plugin("CounterPlugin"),
+                                          isolation: .process(WorkerOptions(executable: "\(pluginDirectory)/actomaton-host")),
+                                          options: .init())
+        let server = ActomatonServer(catalog: PluginCatalog([counter]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"))
+        try await server.makeApplication().test(.router) { client in
+            var deletedWhileMade = 0
+            for round in 0..<12 {
+                let key = "race-\(round)"
+                async let sent = client.post(key, #"{"action": "increment"}"#)
+                // Once the request's instance is being made (or made), the DELETE.
+                #expect(await eventually { await server.registry.hasSlot(for: key) })
+                let deleted = try await client.execute(uri: "/v1/machines/counter/\(key)", method: .delete)
+                let post = try await sent
+                #expect(post.status == .ok, "round \(round): \(post.status) \(post.text)")
+                #expect(deleted.status == .ok, "round \(round): \(deleted.status) \(deleted.text)")
+                #expect(try await client.get("/v1/machines/counter/\(key)").status == .notFound, "round \(round)")
+                if deleted.status == .ok { deletedWhileMade += 1 }
+            }
+            #expect(deletedWhileMade == 12)
+        }
+    }
+}
