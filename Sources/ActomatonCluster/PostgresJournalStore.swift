@@ -161,8 +161,11 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
                     """)
             }
             return queries
-        case let .snapshot(name, version, state):
-            // Kept: this snapshot and the one before it, and the actions after the older one.
+        case let .snapshot(name, version, state, keepingActions):
+            // Kept: this snapshot and the one before it, the actions after the older one, and at
+            // least the last `keepingActions`: pruned through the older one's seq, or through
+            // `keepingActions` before this one's, whichever is earlier (LEAST skips a NULL: the
+            // CASE keeps a name without an older snapshot unpruned).
             return [
                 """
                 INSERT INTO actomaton_snapshots (name, seq, version, state)
@@ -171,12 +174,17 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
                 """,
                 """
                 UPDATE actomaton_instances SET pruned = true WHERE name = \(name) AND EXISTS (
-                    SELECT 1 FROM actomaton_snapshots s WHERE s.name = \(name)
-                        AND s.seq < (SELECT max(seq) FROM actomaton_snapshots t WHERE t.name = \(name)))
+                    SELECT 1 FROM actomaton_actions a WHERE a.name = \(name) AND a.seq <= (
+                        SELECT CASE WHEN max(s.seq) IS NULL THEN NULL
+                            ELSE least(max(s.seq), (SELECT max(seq) FROM actomaton_snapshots t WHERE t.name = \(name)) - \(keepingActions)) END
+                        FROM actomaton_snapshots s WHERE s.name = \(name)
+                            AND s.seq < (SELECT max(seq) FROM actomaton_snapshots t WHERE t.name = \(name))))
                 """,
                 """
                 DELETE FROM actomaton_actions WHERE name = \(name) AND seq <= (
-                    SELECT max(seq) FROM actomaton_snapshots s WHERE s.name = \(name)
+                    SELECT CASE WHEN max(s.seq) IS NULL THEN NULL
+                            ELSE least(max(s.seq), (SELECT max(seq) FROM actomaton_snapshots t WHERE t.name = \(name)) - \(keepingActions)) END
+                    FROM actomaton_snapshots s WHERE s.name = \(name)
                         AND s.seq < (SELECT max(seq) FROM actomaton_snapshots t WHERE t.name = \(name)))
                 """,
                 """

@@ -93,6 +93,27 @@ struct JournalStoreConformanceTests {
         #expect(recovery.transitionCount == 4)
     }
 
+    /// Regression: each snapshot pruned every action before the one before it, so snapshots
+    /// close together (each passivation writes one) left a few actions where a watcher
+    /// resuming with `?after` was promised the journal's snapshot interval.
+    @Test(arguments: StoreKind.allCases)
+    func aSnapshotKeepsTheLastActionsItIsAskedTo(_ kind: StoreKind) async throws {
+        let (store, close) = try await kind.open(owning: ["k/x"])
+        defer { close() }
+        for round in 1...10 {
+            try store.commit([Self.action("k/x", "a\(round)"), .snapshot(plugin: "k/x", version: "1", bytes: [UInt8(round)], keepingActions: 4)])
+        }
+        // A snapshot after every action: the two newest snapshots, and the last 4 actions.
+        let recovery = try store.recovery(for: "k/x")
+        #expect(recovery.snapshots.map(\.bytes) == [[10], [9]])
+        #expect(try store.actions(of: "k/x", after: 0).map(\.action) == ["a7", "a8", "a9", "a10"])
+        #expect(!recovery.startsAtTheBeginning)
+        #expect(recovery.transitionCount == 10)
+        // Kept back to the older snapshot when that is further: nothing is pruned past it.
+        try store.commit((11...20).map { Self.action("k/x", "a\($0)") } + [.snapshot(plugin: "k/x", version: "1", bytes: [20], keepingActions: 4)])
+        #expect(try store.actions(of: "k/x", after: 0).map(\.action) == (11...20).map { "a\($0)" })
+    }
+
     @Test(arguments: StoreKind.allCases)
     func timersAreKeptUntilTheyFireOrEnd(_ kind: StoreKind) async throws {
         let (store, close) = try await kind.open(owning: ["t/1"])

@@ -208,7 +208,12 @@ public enum JournalRecord: Sendable {
                 firedTimer: (key: Int64, repeating: Bool)?, timers: [JournaledTimer], cancelledIDs: [String],
                 receipt: JournaledReceipt? = nil, message: (@Sendable () -> String)? = nil)
     /// A snapshot of a plugin's state after its last journaled action.
-    case snapshot(plugin: String, version: String, bytes: [UInt8])
+    ///
+    /// The store keeps it and the snapshot before it (a fallback should `restore` refuse this
+    /// one), and the actions after the older one — and, whatever the snapshots, the last
+    /// `keepingActions` actions: a watcher resumes from them, and snapshots can come much
+    /// more often than the journal's interval (each passivation writes one).
+    case snapshot(plugin: String, version: String, bytes: [UInt8], keepingActions: Int64 = 0)
     /// A timer of `plugin` was cancelled or dropped without firing.
     case timerEnded(key: Int64, plugin: String)
     /// Everything journaled under a name is forgotten: its actions, snapshots and timers.
@@ -218,7 +223,7 @@ public enum JournalRecord: Sendable {
     public var name: String? {
         switch self {
         case let .action(plugin, _, _, _, _, _, _, _, _): plugin
-        case let .snapshot(plugin, _, _): plugin
+        case let .snapshot(plugin, _, _, _): plugin
         case let .timerEnded(_, plugin): plugin
         case let .forget(plugin): plugin
         }

@@ -427,7 +427,7 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
                     timer.options.queue.map { .integer(Int64($0.policy.maxCount)) } ?? .null
                 ).run()
             }
-        case let .snapshot(plugin, version, bytes):
+        case let .snapshot(plugin, version, bytes, keepingActions):
             let sequence: Int64
             if let known = lastSequence[plugin] {
                 sequence = known
@@ -438,16 +438,19 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
             }
             try statements.insertSnapshot.bind(.text(plugin), .integer(sequence), .text(version), .blob(bytes)).run()
             // Keep this snapshot and the one before it (a fallback if `restore` refuses this
-            // one), and the actions after the older one.
+            // one), the actions after the older one, and at least the last `keepingActions`.
             let previous = statements.previousSnapshot.bind(.text(plugin), .integer(sequence))
             if try previous.step() {
                 let kept = previous.integer(0)
                 previous.reset()
                 try statements.deleteOldSnapshots.bind(.text(plugin), .integer(kept)).run()
-                // The count outlives the actions that carried it.
-                try statements.setTransitions.bind(.text(plugin), .integer(cachedTransitionCount(of: plugin, statements))).run()
-                try statements.deleteOldActions.bind(.text(plugin), .integer(kept)).run()
-                try statements.markPruned.bind(.text(plugin), .integer(kept)).run()
+                let prunedThrough = min(kept, sequence - keepingActions)
+                if prunedThrough >= 1 {
+                    // The count outlives the actions that carried it.
+                    try statements.setTransitions.bind(.text(plugin), .integer(cachedTransitionCount(of: plugin, statements))).run()
+                    try statements.deleteOldActions.bind(.text(plugin), .integer(prunedThrough)).run()
+                    try statements.markPruned.bind(.text(plugin), .integer(prunedThrough)).run()
+                }
             }
         case let .timerEnded(key, _):
             try statements.deleteTimer.bind(.integer(key)).run()

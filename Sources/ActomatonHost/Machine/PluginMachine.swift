@@ -463,7 +463,8 @@ public actor PluginMachine: EffectQueueHost {
     @discardableResult
     private func journalSnapshot(_ bytes: [UInt8], into journal: PluginJournal) -> UInt64 {
         defer { decisions.snapshotJournaled() }
-        return journal.append(epoch: journalEpoch, .snapshot(plugin: journalName, version: pluginVersion, bytes: bytes))
+        return journal.append(epoch: journalEpoch, .snapshot(plugin: journalName, version: pluginVersion, bytes: bytes,
+                                                             keepingActions: Int64(journal.options.snapshotInterval)))
     }
 
     /// The plugin's description of the state.
