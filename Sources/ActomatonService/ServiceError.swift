@@ -58,13 +58,15 @@ public enum ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The error, as one line.
+    /// The error, as one line: what came from outside in it (an action's name, a plugin's
+    /// message, a peer's address) with its control and invisible characters escaped
+    /// (`TerminalText.escaping(_:)`).
     public var description: String {
         switch self {
         case let .badRequest(message), let .unauthorized(message), let .forbidden(message), let .notFound(message),
              let .unprocessable(message), let .overLimit(message), let .pluginFailed(message), let .gone(message),
              let .unavailable(message):
-            message
+            TerminalText.escaping(message)
         case let .bodyTooLarge(limit):
             "the request body is longer than \(limit) bytes, the limit (--max-body-size)"
         case let .headersTooLarge(limit):
@@ -72,7 +74,7 @@ public enum ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
         case .shuttingDown:
             "the service is shutting down"
         case let .ownedElsewhere(name, owner):
-            "\(name) is owned by another host of the cluster, at \(owner)"
+            TerminalText.escaping("\(name) is owned by another host of the cluster, at \(owner)")
         }
     }
 

@@ -65,6 +65,14 @@ import Testing
             #expect(longest.status == .ok)
             let badCharacter = try await client.post("a%24b", #"{"action": "increment"}"#)
             #expect(badCharacter.status == .badRequest, "\(badCharacter.text)")
+            // Regression: an action's name went into the error as it came, a line break and an
+            // escape sequence included (the JSON was valid; the line, once decoded, was not one).
+            let forged = try await client.post("k", #"{"action": "a\nb\u2028c\u001b[31m"}"#)
+            #expect(forged.status == .badRequest)
+            let object = try JSONSerialization.jsonObject(with: Data(forged.text.utf8)) as? [String: String]
+            let line = try #require(object?["error"])
+            #expect(line.hasPrefix(#"plugin counter: unknown action 'a\nb\u{2028}c\u{1B}[31m' for plugin 'counter'"#), "\(line)")
+            #expect(!line.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x2028 })
         }
     }
 
