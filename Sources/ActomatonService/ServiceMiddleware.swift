@@ -233,8 +233,8 @@ public struct AccessMiddleware: RouterMiddleware {
         if requirement == .none { return try await next(request, context) }
         let token: AccessToken
         if let header = request.headers[.authorization] {
-            guard header.utf8.count <= 7 + TokenTable.maxTokenLength, header.hasPrefix("Bearer "),
-                  let valid = tokens.authenticate(header.dropFirst(7))
+            guard header.utf8.count <= 16 + TokenTable.maxTokenLength, let secret = Self.bearerToken(in: header),
+                  let valid = tokens.authenticate(secret)
             else {
                 throw ServiceError.unauthorized("the token is not valid")
             }
@@ -260,5 +260,13 @@ public struct AccessMiddleware: RouterMiddleware {
         var context = context
         context.token = token
         return try await next(request, context)
+    }
+
+    /// The token of an `Authorization` header of the `Bearer` scheme — its name in any case,
+    /// then one or more spaces (RFC 9110, 11.1 and 11.4) — or `nil`.
+    static func bearerToken(in header: String) -> Substring? {
+        guard let space = header.firstIndex(of: " "), header[..<space].lowercased() == "bearer" else { return nil }
+        let token = header[space...].drop { $0 == " " }
+        return token.isEmpty ? nil : token
     }
 }

@@ -153,8 +153,11 @@ struct ServiceRoutes: Sendable {
         let body: ByteBuffer
         do {
             body = try await request.body.collect(upTo: configuration.maxBodySize)
-        } catch {
+        } catch is NIOTooManyBytesError {
             throw ServiceError.bodyTooLarge(limit: configuration.maxBodySize)
+        } catch {
+            // Not too long: unreadable (a transfer coding the server does not speak, a cut body).
+            throw ServiceError.badRequest("the request body cannot be read: \(error)")
         }
         if registry.placement != nil {
             // In a cluster, the instance's owner answers: this host, once it claimed it, or the

@@ -65,6 +65,13 @@ import Testing
             #expect(basic.status == .unauthorized)
 
             #expect(try await client.post("k", body, headers: bearer(Self.sender)).status == .ok)
+            // Regression: the scheme's name was case-sensitive; it is not (RFC 9110).
+            for scheme in ["bearer ", "BEARER ", "Bearer   "] {
+                let answer = try await client.post("k", body, headers: [.authorization: scheme + Self.sender])
+                #expect(answer.status == .ok, "\(scheme.debugDescription): \(answer.text)")
+            }
+            #expect(try await client.post("k", body, headers: [.authorization: "Bearer"]).status == .unauthorized)
+            #expect(try await client.post("k", body, headers: [.authorization: "Bearer "]).status == .unauthorized)
             let readOnly = try await client.post("k", body, headers: bearer(Self.reader))
             #expect(readOnly.status == .forbidden)
             #expect(readOnly.text == #"{"error":"the token's scopes do not allow this request (it needs send:counter)"}"#)
