@@ -186,6 +186,7 @@ let package = Package(
         // Debugging and testing tests:
         .testTarget(name: "ActomatonDebuggingTests", dependencies: [
             "ActomatonDebugging",
+            "ActomatonTestSupport",
             "Actomaton",
             .product(name: "Clocks", package: "swift-clocks"),
             .product(name: "Logging", package: "swift-log"),
@@ -198,7 +199,8 @@ let package = Package(
         // Plugin host tests:
         .testTarget(name: "ActomatonPluginKitTests", dependencies: ["ActomatonPluginKit", "ActomatonPluginABI"]),
         // What the host's and the service's tests share (not a product).
-        .target(name: "ActomatonTestSupport", dependencies: ["ActomatonHost"], path: "Tests/ActomatonTestSupport"),
+        .target(name: "ActomatonTestSupport", dependencies: ["ActomatonHost", .product(name: "Logging", package: "swift-log")],
+                path: "Tests/ActomatonTestSupport"),
         .testTarget(name: "ActomatonHostTests", dependencies: [
             "ActomatonTestSupport",
             "ActomatonHost",

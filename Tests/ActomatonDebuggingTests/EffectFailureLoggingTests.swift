@@ -1,5 +1,6 @@
 import Actomaton
 import Logging
+import ActomatonTestSupport
 import Testing
 
 // The README's example of routing an `Actomaton`'s failures to a swift-log `Logger`.

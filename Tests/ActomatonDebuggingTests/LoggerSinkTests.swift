@@ -1,33 +1,9 @@
 import ActomatonCore
 import ActomatonDebugging
+import ActomatonTestSupport
 import Logging
 import Synchronization
 import Testing
-
-/// What a test logger logged.
-final class LogStore: Sendable {
-    let records = Mutex<[(Logger.Level, String)]>([])
-
-    func logger(level: Logger.Level) -> Logger {
-        Logger(label: "test") { _ in Forwarding(store: self, logLevel: level) }
-    }
-}
-
-/// Forwards to a shared store, so the test can read what was logged.
-struct Forwarding: LogHandler {
-    let store: LogStore
-    var logLevel: Logger.Level
-    var metadata: Logger.Metadata = [:]
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        store.records.withLock { $0.append((event.level, event.message.description)) }
-    }
-}
 
 private enum Action: Sendable, Equatable {
     case increment

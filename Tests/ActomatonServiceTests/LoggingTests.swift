@@ -7,34 +7,6 @@ import Logging
 import Synchronization
 import Testing
 
-/// What a server's logger was told: each line's level and message.
-final class LoggedLines: Sendable {
-    let lines = Mutex<[(level: Logger.Level, message: String)]>([])
-
-    var logger: Logger {
-        Logger(label: "test") { _ in Handler(store: self) }
-    }
-
-    func messages(at level: Logger.Level) -> [String] {
-        lines.withLock { $0.filter { $0.level == level }.map(\.message) }
-    }
-
-    struct Handler: LogHandler {
-        let store: LoggedLines
-        var logLevel: Logger.Level = .trace
-        var metadata: Logger.Metadata = [:]
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            store.lines.withLock { $0.append((event.level, event.message.description)) }
-        }
-    }
-}
-
 /// `serve --listen` logs through swift-log: plugins' lines at info, what no request answers
 /// (a timer's failed action, what the journal could not bring back) at warning; every line
 /// says which instance, and is one line whatever a plugin wrote.
@@ -43,9 +15,9 @@ final class LoggedLines: Sendable {
                                                           options: Plugin.LoadOptions(entrySymbol: "fixture_hostile_entry"))
 
     @Test func aPluginsLogLineGoesToTheLoggerAtInfoWithItsInstance() async throws {
-        let logged = LoggedLines()
+        let logged = LogStore()
         let server = ActomatonServer(catalog: PluginCatalog([Self.hostile]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
-                                     logger: logged.logger)
+                                     logger: logged.logger(level: .trace))
         try await server.makeApplication().test(.router) { client in
             let response = try await client.post("room-1", #"{"action": "log_with_controls"}"#, plugin: "hostile")
             #expect(response.status == .ok)
@@ -56,9 +28,9 @@ final class LoggedLines: Sendable {
 
     /// Regression: a plugin's refusal reached the log as it wrote it, a forged line included.
     @Test func aRefusalIsLoggedAtWarningOnOneLine() async throws {
-        let logged = LoggedLines()
+        let logged = LogStore()
         let server = ActomatonServer(catalog: PluginCatalog([Self.hostile]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
-                                     logger: logged.logger)
+                                     logger: logged.logger(level: .trace))
         try await server.makeApplication().test(.router) { client in
             let response = try await client.post("r", #"{"action": "fail_with_controls"}"#, plugin: "hostile")
             #expect(response.status == .unprocessableContent)
@@ -90,9 +62,9 @@ final class LoggedLines: Sendable {
 
         let journal = try PluginJournal(path: path)
         defer { journal.close() }
-        let logged = LoggedLines()
+        let logged = LogStore()
         let server = ActomatonServer(catalog: PluginCatalog([counterType]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
-                                     logger: logged.logger, journal: try ServiceJournal(journal))
+                                     logger: logged.logger(level: .trace), journal: try ServiceJournal(journal))
         try await server.makeApplication().test(.router) { client in
             let status = try await client.get("/v1/machines/counter/a").text
             #expect(status.contains(#""state":{"count":4}"#), "\(status)")
