@@ -34,13 +34,15 @@ struct IsolationOptions: ParsableArguments {
                                 + "process: each plugin runs in a supervised worker process.", valueName: "mode"))
     var isolation: IsolationMode?
 
-    @Option(help: ArgumentHelp("Seconds an isolated plugin may take for one action before its worker is killed (0.001 to 3600).",
-                               valueName: "seconds"))
-    var actionTimeout: Double = 2
+    // The worker options are optional, so that one given without workers can be refused.
+    @Option(help: ArgumentHelp("Seconds an isolated plugin may take for one action before its worker is killed (0.001 to 3600; "
+                               + "default: 2).", valueName: "seconds"))
+    var actionTimeout: Double?
 
-    @Option(help: ArgumentHelp("The address space each worker may use (K, M and G suffixes allowed; at least 64M).", valueName: "size"),
+    @Option(help: ArgumentHelp("The address space each worker may use (K, M and G suffixes allowed; at least 64M; default: 4G).",
+                               valueName: "size"),
             transform: parseSize)
-    var workerMemory: Int64 = 4 << 30
+    var workerMemory: Int64?
 
     /// The least address space a worker is given: a worker needs about 30 MiB to start (its
     /// runtime and the loader), twice that leaves room for the plugin.
@@ -49,41 +51,54 @@ struct IsolationOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The CPU time each worker may use in all, in seconds (default: no limit).", valueName: "seconds"))
     var workerCPUSeconds: UInt64?
 
-    @Option(help: ArgumentHelp("How many files each worker may have open (at least \(Self.minWorkerOpenFiles)).", valueName: "count"))
-    var workerOpenFiles: UInt64 = 64
+    @Option(help: ArgumentHelp("How many files each worker may have open (at least \(Self.minWorkerOpenFiles); default: 64).",
+                               valueName: "count"))
+    var workerOpenFiles: UInt64?
 
     /// The fewest open files a worker loads a plugin with: its standard descriptors, its socket
     /// and lifeline, the plugin file and its private copy, and room for the loader's own.
     static let minWorkerOpenFiles: UInt64 = 16
 
     @Option(help: ArgumentHelp("After how many actions the host snapshots an isolated plugin's state "
-                                + "(a restarted worker replays the actions since).", valueName: "count"))
-    var snapshotEvery = 16
+                                + "(a restarted worker replays the actions since; default: 16).", valueName: "count"))
+    var snapshotEvery: Int?
 
     func validate() throws {
         // A timeout is kept in whole milliseconds: one that rounds to 0 would kill every worker.
-        guard actionTimeout >= 0.001, actionTimeout <= 3600 else {
+        if let actionTimeout, !(actionTimeout >= 0.001 && actionTimeout <= 3600) {
             throw ValidationError("--action-timeout must be from 0.001 to 3600 seconds")
         }
-        guard snapshotEvery >= 1 else { throw ValidationError("--snapshot-every must be at least 1") }
+        if let snapshotEvery, snapshotEvery < 1 { throw ValidationError("--snapshot-every must be at least 1") }
         // Linux takes a limit of 0 seconds as 1.
         if let workerCPUSeconds, workerCPUSeconds < 1 { throw ValidationError("--worker-cpu-seconds must be at least 1") }
         // Below it, a worker crashed while loading, and the error blamed the plugin.
-        guard workerMemory >= Self.minWorkerMemory else { throw ValidationError("--worker-memory must be at least 64M") }
-        guard workerOpenFiles >= Self.minWorkerOpenFiles else {
+        if let workerMemory, workerMemory < Self.minWorkerMemory { throw ValidationError("--worker-memory must be at least 64M") }
+        if let workerOpenFiles, workerOpenFiles < Self.minWorkerOpenFiles {
             throw ValidationError("--worker-open-files must be at least \(Self.minWorkerOpenFiles)")
         }
     }
 
-    /// The isolation `mode` asks for, or `defaultMode` when the user did not choose.
-    func isolation(default defaultMode: IsolationMode) -> PluginIsolation {
+    /// The worker options given on the command line, by flag.
+    private var workerFlagsGiven: [String] {
+        [("--action-timeout", actionTimeout != nil), ("--worker-memory", workerMemory != nil), ("--worker-cpu-seconds", workerCPUSeconds != nil),
+         ("--worker-open-files", workerOpenFiles != nil), ("--snapshot-every", snapshotEvery != nil)].filter(\.1).map(\.0)
+    }
+
+    /// The isolation `mode` asks for, or `defaultMode` when the user did not choose. Throws
+    /// when a worker option is given without workers: it would be ignored.
+    func isolation(default defaultMode: IsolationMode) throws(ValidationError) -> PluginIsolation {
         switch isolation ?? defaultMode {
         case .none:
+            if let flag = workerFlagsGiven.first {
+                throw ValidationError("\(flag) applies to plugins in worker processes (--isolation process); "
+                                      + "here plugins run in the host (--isolation none\(isolation == nil ? ", the default" : ""))")
+            }
             return .none
         case .process:
-            let limits = WorkerLimits(memoryBytes: UInt64(workerMemory), cpuSeconds: workerCPUSeconds, openFiles: workerOpenFiles)
-            return .process(WorkerOptions(executable: workerExecutable(), limits: limits,
-                                          actionTimeout: .milliseconds(Int64((actionTimeout * 1000).rounded())), snapshotInterval: snapshotEvery))
+            let limits = WorkerLimits(memoryBytes: UInt64(workerMemory ?? 4 << 30), cpuSeconds: workerCPUSeconds, openFiles: workerOpenFiles ?? 64)
+            let timeout = Duration.milliseconds(Int64(((actionTimeout ?? 2) * 1000).rounded()))
+            return .process(WorkerOptions(executable: workerExecutable(), limits: limits, actionTimeout: timeout,
+                                          snapshotInterval: snapshotEvery ?? 16))
         }
     }
 }
@@ -366,13 +381,14 @@ struct Run: AsyncParsableCommand {
 
     func run() async throws {
         CrashReport.install()
+        let isolation = try isolation.isolation(default: .none)
         // A script that cannot be read is said before anything is loaded or journaled.
         let input = try lines(from: script)
         let printer = TransitionPrinter(print: transitionPrinter(machines.printMode))
         let journal = try persistence.openJournal(printer: printer)
         let host = PluginHost(loadOptions: loading.loadOptions, describesState: machines.printMode == .state,
                               observer: printer.observer, observesSends: true, maxEffects: machines.maxEffects,
-                              isolation: isolation.isolation(default: .none), journal: journal)
+                              isolation: isolation, journal: journal)
         // Closed while the machines still exist: timers they drop at exit stay journaled.
         defer { journal?.close(); withExtendedLifetime(host) {} }
         let machine = try await orExitAsync { () async throws(PluginLoadError) in try await host.load(path: plugin) }
@@ -445,13 +461,14 @@ struct Serve: AsyncParsableCommand {
             printError(error)
             throw ExitCode.failure
         }
-        if let listen = network.listen { return try await runService(listen: listen) }
+        let chosen = try isolation.isolation(default: .process)
+        if let listen = network.listen { return try await runService(listen: listen, isolation: chosen) }
         let input = try lines(from: script)
         let printer = TransitionPrinter(print: transitionPrinter(machines.printMode))
         let journal = try persistence.openJournal(printer: printer)
         let host = PluginHost(loadOptions: loading.loadOptions, describesState: machines.printMode == .state,
                               observer: printer.observer, observesSends: true, maxEffects: machines.maxEffects,
-                              isolation: isolation.isolation(default: .process), journal: journal,
+                              isolation: chosen, journal: journal,
                               maxInstancesPerPlugin: network.maxInstancesPerPlugin ?? PluginHost.defaultMaxInstancesPerPlugin)
         defer { journal?.close(); withExtendedLifetime(host) {} }
         for event in await host.scan(directory: plugins) { report(event) }

@@ -126,7 +126,7 @@ struct NetworkOptions: ParsableArguments {
 extension Serve {
     /// `serve --listen`: loads the directory's plugins as machine types and serves them until
     /// SIGTERM or SIGINT.
-    func runService(listen text: String) async throws {
+    func runService(listen text: String, isolation: PluginIsolation) async throws {
         let listen: ListenAddress
         var tokens: TokenTable?
         var tls: ServiceTLS?
@@ -156,7 +156,7 @@ extension Serve {
         }
         let loaded: (catalog: PluginCatalog, problems: [String])
         do {
-            loaded = try PluginCatalog.load(directory: plugins, isolation: isolation.isolation(default: .process), options: loading.loadOptions)
+            loaded = try PluginCatalog.load(directory: plugins, isolation: isolation, options: loading.loadOptions)
         } catch {
             printError(error)
             throw ExitCode.failure

@@ -205,6 +205,14 @@ struct CommandLineTests {
         // A worker crashed while loading with less address space, and the plugin was blamed.
         let smallest = try await host(isolated + ["--worker-memory", "64M"], input: "add 1\n")
         #expect(smallest.status == 0 && smallest.output.hasSuffix("counter: add 1\n"), "\(smallest.errors)")
+        // Regression: a worker option without workers was taken, and ignored.
+        let inHost = try await host(counterArguments + ["--worker-memory", "1G"], input: "add 1\n")
+        #expect(inHost.status == 64 && inHost.output.isEmpty, "\(inHost.output)")
+        #expect(inHost.errors.contains("--worker-memory applies to plugins in worker processes (--isolation process); "
+                                       + "here plugins run in the host (--isolation none, the default)"), "\(inHost.errors)")
+        let chosen = try await host(counterArguments + ["--isolation", "none", "--snapshot-every", "4"], input: "")
+        #expect(chosen.status == 64 && chosen.errors.contains("--snapshot-every applies to plugins in worker processes (--isolation process); "
+                                                             + "here plugins run in the host (--isolation none)"), "\(chosen.errors)")
         let noCPU = try await host(isolated + ["--worker-cpu-seconds", "0"], input: "")
         #expect(noCPU.status == 64 && noCPU.errors.contains("--worker-cpu-seconds must be at least 1"), "\(noCPU.errors)")
         let smaller = try await host(isolated + ["--worker-memory", "65535K"], input: "")
