@@ -101,7 +101,9 @@ final class IdempotencyCache: Sendable {
     }
 
     private enum Entry {
-        case pending(Fingerprint, [CheckedContinuation<Stored?, Never>])
+        /// Under way; `forgotten` once its instance was deleted meanwhile: its answer is then
+        /// not kept, and the requests waiting for it run anew.
+        case pending(Fingerprint, [CheckedContinuation<Stored?, Never>], forgotten: Bool = false)
         case done(Fingerprint, Stored, expires: Duration)
     }
 
@@ -144,7 +146,7 @@ final class IdempotencyCache: Sendable {
             switch state.entries[key] {
             case let .done(kept, stored, _)?:
                 return kept == fingerprint ? .replay(stored) : .mismatch
-            case let .pending(kept, _)?:
+            case let .pending(kept, _, _)?:
                 return kept == fingerprint ? .wait : .mismatch
             case nil:
                 guard state.entries.count < maxKeys else { return .full }
@@ -162,8 +164,8 @@ final class IdempotencyCache: Sendable {
         let stored: Stored? = await withCheckedContinuation { continuation in
             let immediate: Stored?? = state.withLock { state in
                 switch state.entries[key] {
-                case let .pending(kept, waiters)?:
-                    state.entries[key] = .pending(kept, waiters + [continuation])
+                case let .pending(kept, waiters, forgotten)?:
+                    state.entries[key] = .pending(kept, waiters + [continuation], forgotten: forgotten)
                     return .none
                 case let .done(_, stored, _)?:
                     return .some(stored)
@@ -184,26 +186,29 @@ final class IdempotencyCache: Sendable {
         let keep = (200..<300).contains(status) || status == 400 || status == 422
         let stored = Stored(status: status, body: body)
         let expires = now() + window
-        let waiters: [CheckedContinuation<Stored?, Never>] = state.withLock { state in
-            guard case let .pending(fingerprint, waiters)? = state.entries[key] else { return [] }
-            if keep {
+        let (waiters, kept): ([CheckedContinuation<Stored?, Never>], Bool) = state.withLock { state in
+            guard case let .pending(fingerprint, waiters, forgotten)? = state.entries[key] else { return ([], false) }
+            if keep && !forgotten {
                 state.entries[key] = .done(fingerprint, stored, expires: expires)
                 state.order.append((key, expires))
             } else {
                 state.entries[key] = nil
             }
-            return waiters
+            return (waiters, keep && !forgotten)
         }
-        for waiter in waiters { waiter.resume(returning: keep ? stored : nil) }
+        for waiter in waiters { waiter.resume(returning: kept ? stored : nil) }
     }
 
     /// Forgets the answers kept for requests to the instance at `address`, deleted: a retry
     /// runs anew, on the instance it makes, as after a restart (its receipts are deleted with
-    /// it). Requests still under way keep their keys until they finish.
+    /// it). A request still under way answers its own client, but its answer is not kept.
     func forget(_ address: InstanceAddress) {
         state.withLock { state in
             for (key, entry) in state.entries where key.address == address {
-                if case .done = entry { state.entries[key] = nil }
+                switch entry {
+                case .done: state.entries[key] = nil
+                case let .pending(fingerprint, waiters, _): state.entries[key] = .pending(fingerprint, waiters, forgotten: true)
+                }
             }
         }
     }
@@ -214,7 +219,7 @@ final class IdempotencyCache: Sendable {
     /// How many requests wait for the answer of the one under way with `key` (tests).
     func waiting(for key: Key) -> Int {
         state.withLock { state in
-            if case let .pending(_, waiters)? = state.entries[key] { waiters.count } else { 0 }
+            if case let .pending(_, waiters, _)? = state.entries[key] { waiters.count } else { 0 }
         }
     }
 

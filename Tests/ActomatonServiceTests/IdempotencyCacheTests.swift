@@ -32,4 +32,30 @@ import Testing
         #expect(answered.withLock { $0 } == #"{"seq":1}"#)
         retry.cancel()
     }
+
+    /// Regression: a DELETE while a request with a key was under way forgot nothing of it; its
+    /// answer was then kept, and a retry replayed it for the deleted instance.
+    @Test func aRequestUnderWayWhenItsInstanceIsDeletedKeepsNoAnswer() async throws {
+        let cache = IdempotencyCache(window: .seconds(60), maxKeys: 100, now: { .seconds(1) })
+        let address = InstanceAddress(plugin: "counter", key: try InstanceKey("d"))
+        let key = IdempotencyCache.Key(token: 0, address: address, key: "once")
+        let fingerprint = IdempotencyCache.Fingerprint(Array(#"{"action": "increment"}"#.utf8))
+        guard case .proceed = try await cache.begin(key, fingerprint: fingerprint) else {
+            Issue.record("the first request does not proceed")
+            return
+        }
+        let retried = Mutex<String?>(nil)
+        let retry = Task {
+            switch try await cache.begin(key, fingerprint: fingerprint) {
+            case .proceed: retried.withLock { $0 = "proceeds" }
+            case .replay: retried.withLock { $0 = "replayed" }
+            }
+        }
+        #expect(await eventually { cache.waiting(for: key) == 1 })
+        cache.forget(address)
+        cache.finish(key, status: 200, body: #"{"seq":1}"#)
+        #expect(await eventually { retried.withLock { $0 } != nil })
+        #expect(retried.withLock { $0 } == "proceeds", "the waiting retry runs anew")
+        retry.cancel()
+    }
 }
