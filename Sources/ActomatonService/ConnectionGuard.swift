@@ -13,8 +13,8 @@ import NIOHTTP1
 ///   ``ServiceConfiguration/connectionIdleTimeout``; later ones are bounded by Hummingbird's
 ///   idle timeout, the same. Before, the first request had no deadline at all.
 /// - A request the HTTP parser refuses is answered 400 (431 for a head past the parser's
-///   limits) and its connection closed: the first request's refusal was left unanswered, and
-///   its connection open for ever.
+///   limits), after the requests before it, and its connection closed (``RequestGate``): the
+///   first request's refusal was left unanswered, and its connection open for ever.
 struct GuardedServerChannel: ServerChildChannel {
     typealias Value = HTTP1WebSocketUpgradeChannel.Value
 
@@ -44,7 +44,7 @@ struct GuardedServerChannel: ServerChildChannel {
         }.flatMapThrowing { value in
             // Right after the parser, which the inner setup added: its errors come here first.
             let parser = try channel.pipeline.syncOperations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
-            try channel.pipeline.syncOperations.addHandler(RefusedRequestAnswer(), position: .after(parser))
+            try channel.pipeline.syncOperations.addHandler(RequestGate(), position: .after(parser))
             return value
         }
     }
@@ -52,30 +52,6 @@ struct GuardedServerChannel: ServerChildChannel {
     func handle(value: Value, logger: Logger) async {
         await inner.handle(value: value, logger: logger)
         value.channel.close(promise: nil)
-    }
-}
-
-/// Answers a request the HTTP parser refuses — 400, or 431 for a head past its limits — and
-/// closes the connection; passes everything else on untouched (after a WebSocket upgrade, it
-/// sees frames).
-final class RefusedRequestAnswer: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = NIOAny
-    typealias OutboundOut = HTTPServerResponsePart
-
-    private var answered = false
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        guard let refusal = error as? HTTPParserError else {
-            context.fireErrorCaught(error)
-            return
-        }
-        guard !answered else { return }
-        answered = true
-        let status: HTTPResponseStatus = refusal == .headerOverflow ? .requestHeaderFieldsTooLarge : .badRequest
-        let head = HTTPResponseHead(version: .http1_1, status: status, headers: ["Connection": "close", "Content-Length": "0"])
-        context.write(wrapOutboundOut(.head(head)), promise: nil)
-        let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
     }
 }
 

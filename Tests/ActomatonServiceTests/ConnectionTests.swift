@@ -81,4 +81,49 @@ import Testing
             #expect(frame?.contains(#""seq":1"#) == true, "\(frame ?? "no frame")")
         }
     }
+
+    /// Regression: requests pipelined before one the parser refuses were applied, and their
+    /// answers cut off by the 400's close: a client would retry, and apply them twice.
+    @Test func requestsBeforeARefusedOneAreAnsweredFirst() async throws {
+        try await withRunningServer { _, port in
+            let body = #"{"action": "add", "args": [1]}"#
+            let post = "POST /v1/machines/counter/p HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
+            let (answers, closed) = try await offThePool { () throws -> ([String?], Bool) in
+                let connection = try LoopbackConnection(port: port)
+                try connection.send(String(repeating: post, count: 3) + "GARBAGE\r\n\r\n")
+                let answers = try (0..<4).map { _ in try connection.response(within: .seconds(20)) }
+                return (answers, try connection.readsUntilClosed(within: .seconds(20)))
+            }
+            for (index, answer) in answers.prefix(3).enumerated() {
+                #expect(answer?.hasPrefix("HTTP/1.1 200") == true && answer?.contains(#""seq":\#(index + 1)"#) == true, "\(answer ?? "no answer")")
+            }
+            #expect(answers[3]?.hasPrefix("HTTP/1.1 400 Bad Request") == true, "\(answers[3] ?? "no answer")")
+            #expect(closed)
+        }
+    }
+
+    /// Regression: a request with an `Upgrade` the server does not speak (`h2c`, as `curl
+    /// --http2` offers) or a WebSocket handshake short of a header got no answer: NIO's upgrade
+    /// handler lost the request's head, and the connection closed.
+    @Test func anUpgradeTheServerDoesNotSpeakIsIgnoredAndABadHandshakeAnswered() async throws {
+        try await withRunningServer { _, port in
+            let cases: [(String, String)] = [
+                ("Upgrade: h2c\r\nConnection: Upgrade, HTTP2-Settings\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n", "HTTP/1.1 200 OK"),
+                ("Upgrade: foo\r\n", "HTTP/1.1 200 OK"),
+                ("Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n", "HTTP/1.1 400 Bad Request"),
+                ("Upgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n", "HTTP/1.1 400 Bad Request"),
+                ("Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 99\r\n",
+                 "HTTP/1.1 426 Upgrade Required"),
+            ]
+            for (headers, status) in cases {
+                let answer = try await offThePool { () throws -> String? in
+                    let connection = try LoopbackConnection(port: port)
+                    try connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\n" + headers + "\r\n")
+                    return try connection.response(within: .seconds(20))
+                }
+                #expect(answer?.hasPrefix(status) == true, "\(headers.debugDescription): \(answer ?? "no answer")")
+                if status.contains("426") { #expect(answer?.contains("Sec-WebSocket-Version: 13") == true) }
+            }
+        }
+    }
 }
