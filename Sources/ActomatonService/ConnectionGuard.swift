@@ -10,8 +10,9 @@ import NIOHTTP1
 /// HTTP parser refuses.
 ///
 /// - A connection's first request head must arrive, to its blank line, within
-///   ``ServiceConfiguration/connectionIdleTimeout``; later ones are bounded by Hummingbird's
-///   idle timeout, the same. Before, the first request had no deadline at all.
+///   ``ServiceConfiguration/connectionIdleTimeout``; after that, ``RequestGate`` bounds how
+///   long a request takes to arrive whole and how long a connection idles between requests,
+///   by the same timeout. Before, the first request had no deadline at all.
 /// - A request the HTTP parser refuses is answered 400 (431 for a head past the parser's
 ///   limits), after the requests before it, and its connection closed (``RequestGate``): the
 ///   first request's refusal was left unanswered, and its connection open for ever.
@@ -30,7 +31,7 @@ struct GuardedServerChannel: ServerChildChannel {
         return HTTPServerBuilder { responder in
             GuardedServerChannel(
                 inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder,
-                                                    configuration: .init(http1: .init(idleTimeout: timeout))),
+                                                    configuration: .init(http1: .init(idleTimeout: nil))),
                 headTimeout: timeout)
         }
     }
@@ -44,7 +45,7 @@ struct GuardedServerChannel: ServerChildChannel {
         }.flatMapThrowing { value in
             // Right after the parser, which the inner setup added: its errors come here first.
             let parser = try channel.pipeline.syncOperations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
-            try channel.pipeline.syncOperations.addHandler(RequestGate(), position: .after(parser))
+            try channel.pipeline.syncOperations.addHandler(RequestGate(requestTimeout: headTimeout), position: .after(parser))
             return value
         }
     }

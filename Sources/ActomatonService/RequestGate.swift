@@ -14,6 +14,15 @@ import NIOHTTP1
 /// - A WebSocket handshake without its key, or without `Connection: Upgrade`, is 400; one of
 ///   another version is 426 with `Sec-WebSocket-Version: 13`. Those too lost their head.
 ///
+/// - A request must arrive whole, its body included, within the connection's idle timeout of
+///   its head: one whose body trickled in (a byte a second) held its connection for days.
+///   Past it, 408 and a close.
+/// - A connection with every request answered is closed once idle for the same timeout
+///   (Hummingbird's own idle timer also cut a request whose body was still coming, without an
+///   answer).
+/// - An HTTP/1.0 request without `Connection: keep-alive` has its connection closed after its
+///   answer, as HTTP/1.0 has it (the client reads to the end of the stream).
+///
 /// Once a WebSocket handshake is passed on, the connection may become a WebSocket: the gate
 /// then passes everything on untouched.
 final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
@@ -32,6 +41,23 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
     /// Set once a request is refused: the status to answer with (`nil`: none, only a close),
     /// and how many responses to wait for first.
     private var refusal: (status: HTTPResponseStatus?, after: Int)?
+    /// The number of the request after whose answer the connection closes (HTTP/1.0).
+    private var closeAfter: Int?
+    /// How long a request may take to arrive whole, from its head.
+    private let requestTimeout: TimeAmount
+    /// Armed when a read ends with a request in part.
+    private var requestDeadline: Scheduled<Void>?
+    /// Armed when every request is answered.
+    private var idleDeadline: Scheduled<Void>?
+
+    init(requestTimeout: TimeAmount) {
+        self.requestTimeout = requestTimeout
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        requestDeadline?.cancel()
+        idleDeadline?.cancel()
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if passingThrough {
@@ -42,6 +68,8 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
         guard refusal == nil else { return }
         switch unwrapInboundIn(data) {
         case let .head(head):
+            idleDeadline?.cancel()
+            idleDeadline = nil
             var head = head
             let protocols = head.headers[canonicalForm: "upgrade"].map { $0.lowercased() }
             if !protocols.isEmpty {
@@ -56,13 +84,29 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
             }
             requests += 1
             lastRequestComplete = false
+            if head.version.major == 1, head.version.minor == 0, !head.isKeepAlive, closeAfter == nil { closeAfter = requests }
             context.fireChannelRead(wrapInboundOut(.head(head)))
         case .body:
             context.fireChannelRead(data)
         case .end:
             lastRequestComplete = true
+            requestDeadline?.cancel()
+            requestDeadline = nil
             context.fireChannelRead(data)
         }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        // Only a request still in part after a read costs a timer.
+        if !passingThrough, refusal == nil, !lastRequestComplete, requestDeadline == nil {
+            let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+            let boundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
+            requestDeadline = context.eventLoop.scheduleTask(in: requestTimeout) {
+                handler.value.requestDeadline = nil
+                handler.value.refuse(boundContext.value, status: .requestTimeout)
+            }
+        }
+        context.fireChannelReadComplete()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -80,7 +124,14 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
         }
         if case .end = unwrapOutboundIn(data) { responses += 1 }
         context.write(data, promise: promise)
+        if let closeAfter, responses >= closeAfter, refusal == nil {
+            refusal = (nil, closeAfter)
+        }
         answerIfDue(context)
+        if refusal == nil, !passingThrough, responses == requests, lastRequestComplete, idleDeadline == nil {
+            let channel = context.channel
+            idleDeadline = context.eventLoop.scheduleTask(in: requestTimeout) { channel.close(promise: nil) }
+        }
     }
 
     /// Refuses with `status` once the requests passed on whole are answered. A request whose

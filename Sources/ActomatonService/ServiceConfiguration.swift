@@ -11,9 +11,10 @@ public struct ServiceConfiguration: Sendable {
     /// The most connections open at a time (`--max-connections`, default 1,024); more wait to be
     /// accepted, each once one closes.
     public var maxConnections = 1024
-    /// How long a connection may wait between requests, or take to send a request's head,
-    /// before it is closed (`--connection-idle-timeout`, default 60 s): a client cannot hold a
-    /// connection by sending nothing or half a request. A WebSocket, once upgraded, is not idle.
+    /// How long a connection may wait between requests, or take to send a request — its head,
+    /// and its body — before it is closed (`--connection-idle-timeout`, default 60 s; a request
+    /// cut off is answered 408): a client cannot hold a connection by sending nothing, half a
+    /// request, or a body a byte at a time. A WebSocket, once upgraded, is not idle.
     public var connectionIdleTimeout: Duration = .seconds(60)
     /// The most instances in memory (`--max-instances`, default 100,000); past it, 429.
     public var maxInstances = 100_000

@@ -126,4 +126,32 @@ import Testing
             }
         }
     }
+
+    /// Regression: a body that trickled in, a byte at a time within the idle timeout, held its
+    /// connection for as long as it took; an HTTP/1.0 request was answered and its connection
+    /// left open, so a client reading to the end of the stream waited.
+    @Test func aRequestMustArriveWholeInTimeAndHTTP10Closes() async throws {
+        try await withRunningServer { $0.connectionIdleTimeout = .milliseconds(300) } _: { server, port in
+            let (answer, closed) = try await offThePool { () throws -> (String?, Bool) in
+                let connection = try LoopbackConnection(port: port)
+                try connection.send("POST /v1/machines/counter/slow HTTP/1.1\r\nHost: x\r\nContent-Length: 30\r\n\r\n{\"acti")
+                let answer = try connection.response(within: .seconds(20))
+                return (answer, try connection.readsUntilClosed(within: .seconds(20)))
+            }
+            #expect(answer?.hasPrefix("HTTP/1.1 408 Request Timeout") == true, "\(answer ?? "no answer")")
+            #expect(closed)
+            #expect(await server.registry.hasSlot(for: "slow") == false, "nothing applied")
+        }
+        try await withRunningServer { _, port in
+            let (answer, closed) = try await offThePool { () throws -> (String?, Bool) in
+                let connection = try LoopbackConnection(port: port)
+                try connection.send("GET /healthz HTTP/1.0\r\n\r\n")
+                let answer = try connection.response(within: .seconds(20))
+                // Well within the idle timeout (60 s).
+                return (answer, try connection.readsUntilClosed(within: .seconds(20)))
+            }
+            #expect(answer?.contains(" 200 OK") == true, "\(answer ?? "no answer")")
+            #expect(closed)
+        }
+    }
 }
