@@ -33,8 +33,8 @@ struct NetworkOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The most connections open at a time; more wait to be accepted.", valueName: "count"))
     var maxConnections = ServiceConfiguration().maxConnections
 
-    @Option(help: ArgumentHelp("Seconds a connection may wait between requests, or take to send a request's head, before it is "
-                                + "closed (a WebSocket, once open, is not idle).", valueName: "seconds"))
+    @Option(help: ArgumentHelp("Seconds a connection may wait between requests, or take to send a request (head and body; "
+                                + "408 past it), before it is closed (a WebSocket, once open, is not idle).", valueName: "seconds"))
     var connectionIdleTimeout = 60
 
     @Option(help: ArgumentHelp("The most instances in memory, all plugins together.", valueName: "count"))
