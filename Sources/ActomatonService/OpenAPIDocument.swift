@@ -33,6 +33,7 @@ components:
       name: key
       in: path
       required: true
+      description: "The instance's key: not . or .., which a URL takes as dot-segments."
       schema: {type: string, minLength: 1, maxLength: 128, pattern: "^[A-Za-z0-9._:-]+$"}
   schemas:
     Error:

@@ -61,6 +61,14 @@ import Testing
             let badKey = try await client.post(String(repeating: "k", count: 129), #"{"action": "increment"}"#)
             #expect(badKey.status == .badRequest)
             #expect(badKey.text == #"{"error":"an instance key is at most 128 bytes, got 129"}"#)
+            // Regression: `.` and `..` were keys, which a URL takes as dot-segments: a client or
+            // the inspector's links addressed another path.
+            for dots in [".", ".."] {
+                let dotted = try await client.post(dots, #"{"action": "increment"}"#)
+                #expect(dotted.status == .badRequest, "\(dots): \(dotted.text)")
+                #expect(dotted.text.contains("an instance key cannot be . or .."), "\(dotted.text)")
+            }
+            #expect(try await client.post("...", #"{"action": "increment"}"#).status == .ok, "three dots are a key")
             let longest = try await client.post(String(repeating: "k", count: 128), #"{"action": "increment"}"#)
             #expect(longest.status == .ok)
             let badCharacter = try await client.post("a%24b", #"{"action": "increment"}"#)
