@@ -114,7 +114,7 @@ components:
               id: {type: [string, "null"]}
               action: {type: string}
               effect: {type: string}
-              interval_ms: {type: integer, minimum: 0, description: "The delay of a delayed action, the period of a repeating one."}
+              interval_ms: {type: integer, minimum: 0, description: "The delay of a delayed action (one brought back from the journal: the delay it had left then), the period of a repeating one."}
               due_in_ms: {type: integer, minimum: 0, description: "How long until it next fires, as of this answer."}
         effects: {type: integer, minimum: 0}
         active: {$ref: "#/components/schemas/Active"}
