@@ -122,17 +122,31 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
             context.write(data, promise: promise)
             return
         }
-        if case .end = unwrapOutboundIn(data) { responses += 1 }
-        context.write(data, promise: promise)
+        guard case .end = unwrapOutboundIn(data) else {
+            context.write(data, promise: promise)
+            return
+        }
+        responses += 1
+        // A close waits for the answer to be written, and idling starts once it is.
+        let written = promise ?? context.eventLoop.makePromise()
+        lastAnswerWritten = written.futureResult
+        context.write(data, promise: written)
         if let closeAfter, responses >= closeAfter, refusal == nil {
             refusal = (nil, closeAfter)
         }
         answerIfDue(context)
-        if refusal == nil, !passingThrough, responses == requests, lastRequestComplete, idleDeadline == nil {
-            let channel = context.channel
-            idleDeadline = context.eventLoop.scheduleTask(in: requestTimeout) { channel.close(promise: nil) }
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let channel = context.channel
+        written.futureResult.whenSuccess {
+            let gate = handler.value
+            guard gate.refusal == nil, !gate.passingThrough, gate.responses == gate.requests, gate.lastRequestComplete,
+                  gate.idleDeadline == nil else { return }
+            gate.idleDeadline = channel.eventLoop.scheduleTask(in: gate.requestTimeout) { channel.close(promise: nil) }
         }
     }
+
+    /// The last answer's write, for a close to wait on.
+    private var lastAnswerWritten: EventLoopFuture<Void>?
 
     /// Refuses with `status` once the requests passed on whole are answered. A request whose
     /// body broke off is the one refused, unless it was answered already: then only a close.
@@ -153,7 +167,11 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
         let channel = context.channel
         guard let status = refusal.status else {
             context.flush()
-            channel.close(promise: nil)
+            if let lastAnswerWritten {
+                lastAnswerWritten.whenComplete { _ in channel.close(promise: nil) }
+            } else {
+                channel.close(promise: nil)
+            }
             return
         }
         var headers = HTTPHeaders([("Connection", "close"), ("Content-Length", "0")])
