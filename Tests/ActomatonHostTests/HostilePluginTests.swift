@@ -281,6 +281,26 @@ struct HostilePluginTests {
     }
 }
 
+/// Regression: escaping and decoding took quadratic time (a scalar view copied at each append):
+/// a plugin's 1 MiB description of bad bytes held the host for minutes; 16 MiB, for hours.
+@Suite("Terminal text: linear in its input")
+struct TerminalTextScaleTests {
+    @Test func megabytesOfBadBytesAndControlsAreEscapedInLinearTime() {
+        let started = ContinuousClock.now
+        let bad = [UInt8](repeating: 0xFF, count: 4 << 20)
+        let decoded = TerminalText.decoding(bad)
+        #expect(decoded.utf8.count == 4 * bad.count)
+        #expect(decoded.hasPrefix(#"\xFF\xFF"#))
+        let controls = String(repeating: "\u{1B}\n", count: 1 << 20)
+        let escaped = TerminalText.escaping(controls)
+        #expect(escaped.utf8.count == (6 + 2) << 20)
+        #expect(escaped.hasPrefix(#"\u{1B}\n"#))
+        #expect(TerminalText.escaping("é\u{2028}x") == #"é\u{2028}x"#)
+        // Linear: well under a second; quadratic, hours. The bound leaves room for any load.
+        #expect(ContinuousClock.now - started < .seconds(60))
+    }
+}
+
 /// The library's own `error:` lines go where a server routes them (its logger), counted as before.
 @Suite("Host error lines: routed to a sink")
 struct HostErrorLinesRoutingTests {

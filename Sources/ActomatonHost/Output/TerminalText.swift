@@ -13,44 +13,48 @@ public enum TerminalText {
     /// name with an invisible character cannot pass for another, nor text read in another order.
     public static func escaping(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: needsEscape) else { return text }
-        var result = String.UnicodeScalarView()
+        // Built as bytes, once: appending to a scalar view copied it each time (a megabyte of
+        // control characters took minutes).
+        var result: [UInt8] = []
+        result.reserveCapacity(text.utf8.count + text.utf8.count / 4)
         for scalar in text.unicodeScalars {
             guard needsEscape(scalar) else {
-                result.append(scalar)
+                UTF8.encode(scalar) { result.append($0) }
                 continue
             }
-            let escaped: String = switch scalar {
-            case "\n": "\\n"
-            case "\r": "\\r"
-            case "\t": "\\t"
-            default: "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+            switch scalar {
+            case "\n": result.append(contentsOf: #"\n"#.utf8)
+            case "\r": result.append(contentsOf: #"\r"#.utf8)
+            case "\t": result.append(contentsOf: #"\t"#.utf8)
+            default: result.append(contentsOf: "\\u{\(String(scalar.value, radix: 16, uppercase: true))}".utf8)
             }
-            result.append(contentsOf: escaped.unicodeScalars)
         }
-        return String(result)
+        return String(decoding: result, as: UTF8.self)
     }
 
     /// `bytes` as UTF-8, with each byte that is not part of a valid sequence shown as `\xHH`.
     public static func decoding(_ bytes: some Collection<UInt8>) -> String {
         if let valid = String(validating: bytes, as: UTF8.self) { return valid }
         let bytes = Array(bytes)
-        var result = String.UnicodeScalarView()
+        // Built as bytes, once (see `escaping`): each bad byte becomes the 4 bytes of `\xHH`.
+        var result: [UInt8] = []
+        result.reserveCapacity(bytes.count + bytes.count / 2)
+        let digits = Array("0123456789ABCDEF".utf8)
         var parser = Unicode.UTF8.ForwardParser()
         var iterator = bytes.makeIterator()
         var offset = 0
         while true {
             switch parser.parseScalar(from: &iterator) {
             case let .valid(encoded):
-                result.append(Unicode.UTF8.decode(encoded))
+                result.append(contentsOf: encoded)
                 offset += encoded.count
             case let .error(length):
                 for byte in bytes[offset..<offset + length] {
-                    let hex = String(byte, radix: 16, uppercase: true)
-                    result.append(contentsOf: "\\x\(hex.count == 1 ? "0" : "")\(hex)".unicodeScalars)
+                    result += [UInt8(ascii: "\\"), UInt8(ascii: "x"), digits[Int(byte >> 4)], digits[Int(byte & 0xF)]]
                 }
                 offset += length
             case .emptyInput:
-                return String(result)
+                return String(decoding: result, as: UTF8.self)
             }
         }
     }
