@@ -30,4 +30,12 @@ public enum PluginLimits {
     /// The most bytes of an action — its name and arguments, as sent — that a transition line
     /// or an error line echoes: 1,024; the rest is counted (`… (N more bytes)`), not shown.
     public static let maxEchoedActionBytes = 1024
+
+    /// `action` (an action's or an effect request's text), or its first
+    /// ``maxEchoedActionBytes`` bytes (whole characters) and how many more there were.
+    public static func echo(_ action: String) -> String {
+        let kept = action.prefix(utf8Bytes: maxEchoedActionBytes)
+        guard kept.endIndex < action.endIndex else { return action }
+        return "\(kept) … (\(action.utf8.count - kept.utf8.count) more bytes)"
+    }
 }

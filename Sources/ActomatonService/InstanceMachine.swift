@@ -64,7 +64,8 @@ public struct InstanceTransition: Sendable, Hashable {
         self.origin = origin
         self.effectID = effectID
         state = if case let .success(text)? = transition.state { text } else { nil }
-        started = transition.started.map(\.description)
+        // Each cut as a transition's line cuts it: a plugin's request may carry megabytes.
+        started = transition.started.map { PluginLimits.echo($0.description) }
         cancelled = transition.cancelled
         active = if case let .success(names)? = transition.activeNodes { names } else { nil }
     }

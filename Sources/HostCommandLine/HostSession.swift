@@ -210,7 +210,7 @@ public struct HostSession: Sendable {
                         line += "; cancelled \(id)"
                         found.remove(at: index)
                     }
-                default: line += "; started \(request)"
+                default: line += "; started \(PluginLimits.echo(request.description))"
                 }
             }
         case let .failure(error):

@@ -333,7 +333,23 @@ static actomaton_status rearm(void *state) {
     return s->host->delayed_action(&again, 1000000000ull, &options);
 }
 
+// Does nothing with its text: the action `relay` asks for it as its next action.
+static actomaton_status keep_text(void *state, const char *text) {
+    (void)state;
+    (void)text;
+    return ACTOMATON_OK;
+}
+
+// Asks for `keep_text` with `text` as its next action: a request as long as its text.
+static actomaton_status relay(void *state, const char *text) {
+    hostile_state *s = state;
+    actomaton_value argument = {.type = ACTOMATON_TYPE_STRING, .as.s = text};
+    actomaton_call call = {.action = "keep_text", .args = &argument, .arg_count = 1};
+    return s->host->next_action(&call);
+}
+
 static const actomaton_parameter value_parameters[] = {{"value", ACTOMATON_TYPE_INT32}};
+static const actomaton_parameter text_parameters[] = {{"text", ACTOMATON_TYPE_STRING}};
 static const actomaton_parameter mode_parameters[] = {{"mode", ACTOMATON_TYPE_UINT32}};
 
 static const actomaton_action hostile_actions[] = {
@@ -342,6 +358,8 @@ static const actomaton_action hostile_actions[] = {
     {"snapshot_mode", mode_parameters, 1, (actomaton_function)snapshot_mode},
     {"fail_with_controls", NULL, 0, (actomaton_function)fail_with_controls},
     {"log_with_controls", NULL, 0, (actomaton_function)log_with_controls},
+    {"keep_text", text_parameters, 1, (actomaton_function)keep_text},
+    {"relay", text_parameters, 1, (actomaton_function)relay},
     {"fail_long", NULL, 0, (actomaton_function)fail_long},
     {"null_requests", NULL, 0, (actomaton_function)null_requests},
     {"change_then_invalid", value_parameters, 1, (actomaton_function)change_then_invalid},

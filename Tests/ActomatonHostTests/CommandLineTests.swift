@@ -173,6 +173,18 @@ struct CommandLineTests {
         #expect(!everything.split(separator: "\n").contains { $0.hasPrefix("error: forged") })
     }
 
+    /// Regression: a transition's line echoed the effects it started whole — one line of
+    /// megabytes for a plugin's request with a long string.
+    @Test func aStartedEffectIsEchoedAtMostTheLimit() async throws {
+        let text = String(repeating: "x", count: 5000)
+        let run = try await host(["run", "--print", "summary"] + hostileArguments, input: "relay \"\(text)\"\n")
+        #expect(run.status == 0, "\(run.errors)")
+        let line = try #require(run.output.split(separator: "\n").first { $0.hasPrefix("hostile: relay ") })
+        #expect(line.utf8.count < 2 * PluginLimits.maxEchoedActionBytes + 200, "\(line.utf8.count) bytes")
+        #expect(line.contains("; started next: keep_text \"xxx"), "\(line.prefix(200))")
+        #expect(line.hasSuffix(" more bytes)"), "\(line.suffix(100))")
+    }
+
     /// Regression: a script that could not be opened was said only after the plugin was loaded
     /// (its initializers run, a worker started) and the journal opened.
     @Test func aMissingScriptIsSaidBeforeAnythingIsLoaded() async throws {

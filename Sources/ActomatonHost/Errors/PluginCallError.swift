@@ -117,13 +117,8 @@ public struct PluginCallError: Error, Sendable, Hashable, CustomStringConvertibl
     }
 }
 
-/// `text`, or its first `PluginLimits.maxEchoedActionBytes` bytes (whole characters) and how
-/// many more there were: an action of a megabyte is not echoed whole in its error.
-private func echo(_ text: String) -> String {
-    let kept = text.prefix(utf8Bytes: PluginLimits.maxEchoedActionBytes)
-    guard kept.endIndex < text.endIndex else { return text }
-    return "\(kept) … (\(text.utf8.count - kept.utf8.count) more bytes)"
-}
+/// `text` as an error line echoes it (``PluginLimits/echo(_:)``).
+private func echo(_ text: String) -> String { PluginLimits.echo(text) }
 
 private func article(_ type: PluginValueType) -> String {
     switch type {
