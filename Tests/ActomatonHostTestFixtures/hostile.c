@@ -333,6 +333,25 @@ static actomaton_status rearm(void *state) {
     return s->host->delayed_action(&again, 1000000000ull, &options);
 }
 
+// Logs 4,096 bytes, 100 of them not UTF-8 and the rest 3-byte characters (mode 0), or
+// 5,000 bytes of 'a', past the message limit (mode 1).
+static actomaton_status log_long(void *state, uint32_t mode) {
+    hostile_state *s = state;
+    static char line[5001];
+    if (mode == 0) {
+        memset(line, 0xFF, 100);
+        size_t at = 100;
+        while (at + 3 <= 4096) { memcpy(line + at, "\xE2\x82\xAC", 3); at += 3; }
+        while (at < 4096) line[at++] = 'e';
+        line[4096] = 0;
+    } else {
+        memset(line, 'a', 5000);
+        line[5000] = 0;
+    }
+    s->host->log(line);
+    return ACTOMATON_OK;
+}
+
 // Does nothing with its text: the action `relay` asks for it as its next action.
 static actomaton_status keep_text(void *state, const char *text) {
     (void)state;
@@ -359,6 +378,7 @@ static const actomaton_action hostile_actions[] = {
     {"fail_with_controls", NULL, 0, (actomaton_function)fail_with_controls},
     {"log_with_controls", NULL, 0, (actomaton_function)log_with_controls},
     {"keep_text", text_parameters, 1, (actomaton_function)keep_text},
+    {"log_long", mode_parameters, 1, (actomaton_function)log_long},
     {"relay", text_parameters, 1, (actomaton_function)relay},
     {"fail_long", NULL, 0, (actomaton_function)fail_long},
     {"null_requests", NULL, 0, (actomaton_function)null_requests},

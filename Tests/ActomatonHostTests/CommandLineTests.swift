@@ -173,6 +173,18 @@ struct CommandLineTests {
         #expect(!everything.split(separator: "\n").contains { $0.hasPrefix("error: forged") })
     }
 
+    /// Regression: in a worker, a log line was cut to the message limit inside a character
+    /// (then sent empty) or past it without the note; it is the same line as in process.
+    @Test func aLongLogLineIsTheSameInAWorker() async throws {
+        let input = "log_long 0\nlog_long 1\n"
+        let inProcess = try await host(["run", "--print", "none"] + hostileArguments, input: input)
+        let inWorker = try await host(["run", "--print", "none", "--isolation", "process"] + hostileArguments, input: input)
+        #expect(inProcess.status == 0 && inWorker.status == 0, "\(inProcess.errors)\(inWorker.errors)")
+        let lines = inProcess.errors.split(separator: "\n")
+        #expect(lines.count == 2 && lines[0].hasPrefix(#"[hostile] \xFF\xFF"#) && lines[1].hasSuffix("… (cut at 4096 bytes)"), "\(lines.map { $0.prefix(40) })")
+        #expect(inWorker.errors == inProcess.errors)
+    }
+
     /// Regression: a transition's line echoed the effects it started whole — one line of
     /// megabytes for a plugin's request with a long string.
     @Test func aStartedEffectIsEchoedAtMostTheLimit() async throws {

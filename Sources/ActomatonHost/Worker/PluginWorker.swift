@@ -148,16 +148,24 @@ public enum PluginWorker {
             }
         }
 
+        /// `text` if it fits in `limit` bytes; else its first whole characters and a note, within
+        /// `limit` (cut inside a character, the text became empty, and the cut went unsaid).
+        static func cut(_ text: String, to limit: Int) -> String {
+            guard text.utf8.count > limit else { return text }
+            let note = " … (cut at \(limit) bytes)"
+            return text.prefix(utf8Bytes: limit - note.utf8.count) + note
+        }
+
         private func load(path: String, options: Plugin.LoadOptions) -> PluginInstance? {
             do {
                 let plugin = try Plugin.load(path: path, options: options)
                 let instance = try PluginInstance(plugin: plugin, log: { [self] line in
-                    send(.log(String(line.utf8.prefix(WorkerProtocol.maxLogLineBytes)) ?? ""))
+                    send(.log(Self.cut(line, to: WorkerProtocol.maxLogLineBytes)))
                 })
                 send(.loaded(plugin.manifest))
                 return instance
             } catch {
-                send(.loadFailed(String(error.reason.description.utf8.prefix(WorkerProtocol.maxLoadFailureBytes)) ?? ""))
+                send(.loadFailed(Self.cut(error.reason.description, to: WorkerProtocol.maxLoadFailureBytes)))
                 return nil
             }
         }

@@ -53,7 +53,8 @@ enum WorkerProtocol {
     /// The longest `loadFailed` message.
     static let maxLoadFailureBytes = 4096
     /// The longest `log` line: a plugin's message at its limit, and room for its prefix.
-    static let maxLogLineBytes = PluginLimits.maxMessageBytes + 64
+    // A message's bad bytes are shown as `\\xHH`, four bytes each, and a cut one gets a note.
+    static let maxLogLineBytes = 4 * PluginLimits.maxMessageBytes + 64
 
     /// What a frame is.
     enum Tag: UInt8, CustomStringConvertible {
