@@ -185,6 +185,16 @@ struct CommandLineTests {
         #expect(inWorker.errors == inProcess.errors)
     }
 
+    /// Regression: a worker restarted after a crash replayed the actions since its snapshot,
+    /// and their log lines were printed again, as if new.
+    @Test func aReplayPrintsNoLogLineAgain() async throws {
+        let run = try await host(["run", "--print", "none", "--isolation", "process"] + hostileArguments,
+                                 input: "log_with_controls\nbump\ncrash\nbump\n")
+        let logged = run.errors.split(separator: "\n").filter { $0.hasPrefix("[hostile] line one") }
+        #expect(logged.count == 1, "\(run.errors)")
+        #expect(run.errors.contains("restarted from its last state"), "\(run.errors)")
+    }
+
     /// Regression: a transition's line echoed the effects it started whole — one line of
     /// megabytes for a plugin's request with a long string.
     @Test func aStartedEffectIsEchoedAtMostTheLimit() async throws {

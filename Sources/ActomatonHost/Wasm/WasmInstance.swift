@@ -1,4 +1,5 @@
 import ActomatonPluginContract
+import Synchronization
 
 /// One plugin state in the WebAssembly sandbox, seen from the host: the same calls as a
 /// ``PluginInstance``, with the module's traps contained.
@@ -113,13 +114,20 @@ final class WasmInstance: PluginRuntime, @unchecked Sendable {
     private func recover(after failure: WasmMachine.CallFailure) -> String {
         guard failure.trapped else { return "the state is unchanged" }
         let (module, plugin, log, budget) = (self.module, self.plugin, self.log, effectBudget)
+        // A replayed action's log lines were printed the first time.
+        let replaying = Atomic<Bool>(false)
         let (fresh, words) = recovery.recover(
             rebuiltWords: "the instance was rebuilt with the state as it was before",
-            start: { () throws(PluginLoadError) in try Self.makeMachine(module: module, plugin: plugin, log: log, budget: budget) },
+            start: { () throws(PluginLoadError) in
+                try Self.makeMachine(module: module, plugin: plugin, log: { line in if !replaying.load(ordering: .relaxed) { log(line) } },
+                                     budget: budget)
+            },
             restore: { (machine: WasmMachine, bytes) throws(PluginCallError.Reason) in
                 do throws(WasmMachine.CallFailure) { try machine.restore(bytes) } catch { throw .restoreRefused(error.message) }
             },
             replay: { (machine: WasmMachine, action) throws(PluginCallError.Reason) in
+                replaying.store(true, ordering: .relaxed)
+                defer { replaying.store(false, ordering: .relaxed) }
                 let outcome: PluginInstance.Outcome
                 do throws(WasmMachine.CallFailure) { outcome = try machine.perform(action) } catch { throw .refused(action: action.description, message: error.message) }
                 if case let .failure(reason) = outcome { throw reason }

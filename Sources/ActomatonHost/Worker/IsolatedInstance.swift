@@ -213,9 +213,10 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
                 }
             },
             replay: { (worker: WorkerProcess, action) throws(PluginCallError.Reason) in
-                // Effects were started the first time; a replay only rebuilds the state.
+                // Effects were started, and log lines printed, the first time; a replay only
+                // rebuilds the state.
                 try Self.rebuildStep(.perform(name: action.name, arguments: action.arguments), on: worker, vocabulary: plugin,
-                                     options: options, log: log) {
+                                     options: options, log: { _ in }) {
                     if case .performed = $0 { true } else { false }
                 }
             }
