@@ -27,6 +27,14 @@ public enum PluginLimits {
     /// How many actions `next_action` requests may run in all after the action that started
     /// them: 1,000 (the async layer's limit is 10,000).
     public static let maxFeedbackSteps = 1_000
+    /// The most effect requests one action may make, of every kind: 65,536 (cancels had no
+    /// limit in process, and a worker's answer refused them past it).
+    public static let maxRequestsPerAction = 65_536
+    /// The most bytes one action's effect requests may carry in all — their actions' names
+    /// and string arguments, effect IDs and queue names: 16 MiB. One action reusing a 1 MiB
+    /// string in every request made the host hold gigabytes; and a worker's answer must fit
+    /// in one frame.
+    public static let maxRequestBytesPerAction = 16 << 20
     /// The most bytes of an action — its name and arguments, as sent — that a transition line
     /// or an error line echoes: 1,024; the rest is counted (`… (N more bytes)`), not shown.
     public static let maxEchoedActionBytes = 1024

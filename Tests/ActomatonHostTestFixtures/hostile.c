@@ -352,6 +352,30 @@ static actomaton_status log_long(void *state, uint32_t mode) {
     return ACTOMATON_OK;
 }
 
+// Asks for `count` next actions `keep_text`, each with a string of `size` bytes: the bytes an
+// action's requests carry, against the host's limit.
+static actomaton_status flood(void *state, uint32_t count, uint32_t size) {
+    hostile_state *s = state;
+    char *text = malloc((size_t)size + 1);
+    if (!text) return ACTOMATON_ERROR;
+    memset(text, 'f', size);
+    text[size] = 0;
+    actomaton_value argument = {.type = ACTOMATON_TYPE_STRING, .as.s = text};
+    actomaton_call call = {.action = "keep_text", .args = &argument, .arg_count = 1};
+    actomaton_status status = ACTOMATON_OK;
+    for (uint32_t i = 0; i < count && status == ACTOMATON_OK; i++) status = s->host->next_action(&call);
+    free(text);
+    return status;
+}
+
+// Cancels an effect ID nothing runs under, `count` times.
+static actomaton_status cancel_many(void *state, uint32_t count) {
+    hostile_state *s = state;
+    actomaton_status status = ACTOMATON_OK;
+    for (uint32_t i = 0; i < count && status == ACTOMATON_OK; i++) status = s->host->cancel("nothing");
+    return status;
+}
+
 // Does nothing with its text: the action `relay` asks for it as its next action.
 static actomaton_status keep_text(void *state, const char *text) {
     (void)state;
@@ -369,6 +393,8 @@ static actomaton_status relay(void *state, const char *text) {
 
 static const actomaton_parameter value_parameters[] = {{"value", ACTOMATON_TYPE_INT32}};
 static const actomaton_parameter text_parameters[] = {{"text", ACTOMATON_TYPE_STRING}};
+static const actomaton_parameter flood_parameters[] = {{"count", ACTOMATON_TYPE_UINT32}, {"size", ACTOMATON_TYPE_UINT32}};
+static const actomaton_parameter count_parameters[] = {{"count", ACTOMATON_TYPE_UINT32}};
 static const actomaton_parameter mode_parameters[] = {{"mode", ACTOMATON_TYPE_UINT32}};
 
 static const actomaton_action hostile_actions[] = {
@@ -379,6 +405,8 @@ static const actomaton_action hostile_actions[] = {
     {"log_with_controls", NULL, 0, (actomaton_function)log_with_controls},
     {"keep_text", text_parameters, 1, (actomaton_function)keep_text},
     {"log_long", mode_parameters, 1, (actomaton_function)log_long},
+    {"flood", flood_parameters, 2, (actomaton_function)flood},
+    {"cancel_many", count_parameters, 1, (actomaton_function)cancel_many},
     {"relay", text_parameters, 1, (actomaton_function)relay},
     {"fail_long", NULL, 0, (actomaton_function)fail_long},
     {"null_requests", NULL, 0, (actomaton_function)null_requests},

@@ -185,6 +185,29 @@ struct CommandLineTests {
         #expect(inWorker.errors == inProcess.errors)
     }
 
+    /// Regression: one action's requests had no byte limit (one reusing a 1 MiB string made the
+    /// host hold gigabytes) and, in process, cancels no count limit; in a worker the same
+    /// requests broke the protocol's frame and were taken for a crash. Now one limit, one
+    /// line, in both: at the limit taken, one past refused.
+    @Test func oneActionsRequestsHaveAByteAndACountLimitInBothRuntimes() async throws {
+        // 16 requests of "keep_text" (9 bytes) and a string: 16 × (9 + 1,048,567) = 16 MiB.
+        let atTheLimit = "flood 16 1048567\ncancel_many 65536\n"
+        let past = "flood 16 1048568\ncancel_many 65537\n"
+        for isolation in ["none", "process"] {
+            let options = ["run", "--print", "none", "--keep-going", "--isolation", isolation] + hostileArguments
+            let taken = try await host(options + (isolation == "process" ? ["--action-timeout", "60"] : []), input: atTheLimit)
+            #expect(taken.status == 0, "\(isolation): \(taken.errors.prefix(300))")
+            let refused = try await host(options + (isolation == "process" ? ["--action-timeout", "60"] : []), input: past)
+            let lines = refused.errors.split(separator: "\n")
+            #expect(refused.status == 1 && lines.count == 2, "\(isolation): \(refused.errors.prefix(600))")
+            #expect(lines.first?.contains("next_action: one action's effect requests may carry at most 16777216 bytes") == true,
+                    "\(isolation): \(lines.first?.prefix(300) ?? "")")
+            #expect(lines.last?.contains("cancel: one action may make at most 65536 effect requests") == true,
+                    "\(isolation): \(lines.last?.prefix(300) ?? "")")
+            #expect(!refused.errors.contains("killed") && !refused.errors.contains("restarted"), "\(isolation): not a crash")
+        }
+    }
+
     /// Regression: a worker restarted after a crash replayed the actions since its snapshot,
     /// and their log lines were printed again, as if new.
     @Test func aReplayPrintsNoLogLineAgain() async throws {

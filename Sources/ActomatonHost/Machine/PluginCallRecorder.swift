@@ -13,6 +13,8 @@ struct PluginCallRecorder {
     private var timedRequests = 0
     /// How many of `requests` are next actions (at most ``PluginLimits/maxFeedbackSteps``).
     private var nextActions = 0
+    /// The bytes `requests` carry (at most ``PluginLimits/maxRequestBytesPerAction``).
+    private var requestBytes = 0
     /// What the plugin said through `fail` during the current call.
     private(set) var failureMessage: String?
     /// The first invalid request of the current action, if any.
@@ -31,6 +33,14 @@ struct PluginCallRecorder {
         } catch {
             return refuse(.message("\(function): \(error.message)"))
         }
+        guard requests.count < PluginLimits.maxRequestsPerAction else {
+            return refuse(.message("\(function): one action may make at most \(PluginLimits.maxRequestsPerAction) effect requests"))
+        }
+        let bytes = request.carriedBytes
+        guard requestBytes + bytes <= PluginLimits.maxRequestBytesPerAction else {
+            return refuse(.message("\(function): one action's effect requests may carry at most \(PluginLimits.maxRequestBytesPerAction) "
+                                   + "bytes of names and strings, and this one would take them to \(requestBytes + bytes)"))
+        }
         switch request {
         case .delayed, .repeating:
             guard budget.count + timedRequests < budget.limit else { return refuse(.effectLimitReached(budget.limit)) }
@@ -42,6 +52,7 @@ struct PluginCallRecorder {
             break
         }
         requests.append(request)
+        requestBytes += bytes
         return ACTOMATON_OK
     }
 
@@ -87,6 +98,7 @@ struct PluginCallRecorder {
         if !requests.isEmpty { requests.removeAll(keepingCapacity: true) }
         timedRequests = 0
         nextActions = 0
+        requestBytes = 0
         failureMessage = nil
         invalidRequest = nil
     }
@@ -111,5 +123,23 @@ struct HostRequestError: Error {
 
     init(_ message: String) {
         self.message = message
+    }
+}
+
+extension PluginEffectRequest {
+    /// The bytes the request carries, against ``PluginLimits/maxRequestBytesPerAction``: its
+    /// action's name and string arguments (8 for another argument), its effect ID and queue name.
+    var carriedBytes: Int {
+        func size(_ action: PluginAction) -> Int {
+            action.arguments.reduce(action.name.utf8.count) { total, argument in
+                if case let .string(text) = argument { total + text.utf8.count } else { total + 8 }
+            }
+        }
+        func size(_ options: PluginEffectOptions) -> Int { (options.id?.utf8.count ?? 0) + (options.queue?.name.utf8.count ?? 0) }
+        return switch self {
+        case let .next(action): size(action)
+        case let .delayed(action, _, options), let .repeating(action, _, options): size(action) + size(options)
+        case let .cancel(id): id.utf8.count
+        }
     }
 }

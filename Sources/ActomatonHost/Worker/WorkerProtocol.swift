@@ -44,8 +44,8 @@ enum WorkerProtocol {
     static let version: UInt32 = 2
     /// The largest frame: a snapshot at the contract's limit, plus room for the header.
     static let maxFrameBytes = PluginLimits.maxSnapshotBytes + 4096
-    /// The most effect requests one action may return through a worker.
-    static let maxRequests = 65_536
+    /// The most effect requests one action may return through a worker: as many as it may make.
+    static let maxRequests = PluginLimits.maxRequestsPerAction
     /// The longest plugin path in a `load` request (Linux's `PATH_MAX`).
     static let maxPathBytes = 4096
     /// The longest entry symbol name in a `load` request.
@@ -430,9 +430,10 @@ extension FrameWriter {
             u8(kind); string(a); string(b); u64(UInt64(n))
         }
         switch reason {
-        case let .refused(action, message): put(1, action, message)
-        case let .invalidRequest(action, message): put(2, action, message)
-        case let .effectLimitReached(action, limit): put(3, action, "", limit)
+        // An action's text is cut as every error line cuts it: whole, it could pass a string's limit.
+        case let .refused(action, message): put(1, PluginLimits.echo(action), message)
+        case let .invalidRequest(action, message): put(2, PluginLimits.echo(action), message)
+        case let .effectLimitReached(action, limit): put(3, PluginLimits.echo(action), "", limit)
         case let .describeFailed(message): put(4, message)
         case let .snapshotFailed(message): put(5, message)
         case let .restoreRefused(message): put(6, message)
