@@ -376,6 +376,28 @@ static actomaton_status cancel_many(void *state, uint32_t count) {
     return status;
 }
 
+// Refuses, whatever its text: `relay_refused` asks for it as its next action.
+static actomaton_status refuse_text(void *state, const char *text) {
+    hostile_state *s = state;
+    (void)text;
+    s->host->fail("no");
+    return ACTOMATON_ERROR;
+}
+
+// Asks for `refuse_text` with a text of `size` bytes as its next action.
+static actomaton_status relay_refused(void *state, uint32_t size) {
+    hostile_state *s = state;
+    char *text = malloc((size_t)size + 1);
+    if (!text) return ACTOMATON_ERROR;
+    memset(text, 'r', size);
+    text[size] = 0;
+    actomaton_value argument = {.type = ACTOMATON_TYPE_STRING, .as.s = text};
+    actomaton_call call = {.action = "refuse_text", .args = &argument, .arg_count = 1};
+    actomaton_status status = s->host->next_action(&call);
+    free(text);
+    return status;
+}
+
 // Does nothing with its text: the action `relay` asks for it as its next action.
 static actomaton_status keep_text(void *state, const char *text) {
     (void)state;
@@ -406,6 +428,8 @@ static const actomaton_action hostile_actions[] = {
     {"keep_text", text_parameters, 1, (actomaton_function)keep_text},
     {"log_long", mode_parameters, 1, (actomaton_function)log_long},
     {"flood", flood_parameters, 2, (actomaton_function)flood},
+    {"refuse_text", text_parameters, 1, (actomaton_function)refuse_text},
+    {"relay_refused", count_parameters, 1, (actomaton_function)relay_refused},
     {"cancel_many", count_parameters, 1, (actomaton_function)cancel_many},
     {"relay", text_parameters, 1, (actomaton_function)relay},
     {"fail_long", NULL, 0, (actomaton_function)fail_long},

@@ -208,6 +208,22 @@ struct CommandLineTests {
         }
     }
 
+    /// Regression: in a worker, the refusal of an action whose text passed 1 MiB (a next action
+    /// with a string at its limit) was sent whole, past the frame's string limit: the host took
+    /// it for a broken protocol and killed the worker. It is one refusal line, as in process.
+    @Test func aRefusedLongActionIsOneLineInAWorker() async throws {
+        for isolation in ["none", "process"] {
+            // A string at its limit (1 MiB): the action's text is longer.
+            let run = try await host(["run", "--print", "none", "--isolation", isolation] + hostileArguments,
+                                     input: "relay_refused 1048576\n")
+            let lines = run.errors.split(separator: "\n")
+            #expect(run.status == 1 && lines.count == 1, "\(isolation): \(run.errors.prefix(300))")
+            #expect(lines.first?.contains("'refuse_text \"rrr") == true && lines.first?.contains("more bytes)' failed: no") == true,
+                    "\(isolation): \(lines.first?.prefix(120) ?? "") … \(lines.first?.suffix(120) ?? "")")
+            #expect(!run.errors.contains("killed"), "\(isolation)")
+        }
+    }
+
     /// Regression: a worker restarted after a crash replayed the actions since its snapshot,
     /// and their log lines were printed again, as if new.
     @Test func aReplayPrintsNoLogLineAgain() async throws {
