@@ -190,7 +190,8 @@ public final class InstanceMachine: Sendable {
     ///   - journalEpoch: In a cluster, the epoch at which this host claimed the instance: its
     ///     records carry it, and are refused once the host owns the name at another epoch.
     ///   - onFailure: Told, in one line, each failed action no request answers: one a delayed
-    ///     or repeating effect sent (a request's own failure is thrown to it instead).
+    ///     or repeating effect sent (a request's own failure is thrown to it instead); and each
+    ///     transition whose state or active nodes the plugin could not describe.
     ///   - onRecoveryProblem: Told, by ``start()``, each line `PluginMachine.recover()`
     ///     returns for a journaled instance: what could not be brought back (a refused
     ///     snapshot, an action that cannot be replayed, a timer that cannot be armed). Without
@@ -473,6 +474,11 @@ private final class ObservedTransitions: Sendable {
             return
         }
         let (origin, effectID) = InstanceTransition.origin(of: transition)
+        // Applied, but its state (or its active nodes) could not be described: `state` is null
+        // in its answer, and the reason is logged, not lost.
+        for case let .failure(error)? in [transition.state.map { $0.map { _ in () } }, transition.activeNodes.map { $0.map { _ in () } }] {
+            onFailure?("after '\(PluginLimits.echo(transition.action.description))': \(error.reason)")
+        }
         let (made, listener): (InstanceTransition, (@Sendable (InstanceTransition) -> Void)?) = state.withLock { state in
             state.seq = seqBase + transition.sequence
             let made = InstanceTransition(transition, seq: state.seq, origin: origin, effectID: effectID)

@@ -26,6 +26,21 @@ import Testing
         #expect(lines == [#"hostile/room-1: line one\r\nerror: forged\u{1B}[0m"#], "\(lines)")
     }
 
+    /// Regression: a transition whose state the plugin could not describe answered `"state":
+    /// null`, and the reason went nowhere.
+    @Test func aStateThatCannotBeDescribedIsLoggedAtWarning() async throws {
+        let logged = LogStore()
+        let server = ActomatonServer(catalog: PluginCatalog([Self.hostile]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
+                                     logger: logged.logger(level: .trace))
+        try await server.makeApplication().test(.router) { client in
+            let response = try await client.post("d", #"{"action": "describe_mode", "args": [1]}"#, plugin: "hostile")
+            #expect(response.status == .ok && response.text.contains(#""state":null"#), "\(response.text)")
+        }
+        let warnings = logged.messages(at: .warning)
+        #expect(warnings == ["hostile/d: after 'describe_mode 1': cannot describe the state: the plugin asked for 18446744073709551615 bytes, "
+                             + "more than the limit of 16777216"], "\(warnings)")
+    }
+
     /// Regression: a plugin's refusal reached the log as it wrote it, a forged line included.
     @Test func aRefusalIsLoggedAtWarningOnOneLine() async throws {
         let logged = LogStore()
