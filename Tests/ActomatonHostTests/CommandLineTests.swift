@@ -335,7 +335,7 @@ struct CommandLineTests {
     @Test func aFloodOfOneErrorIsRateLimited() async throws {
         let run = try await host(["run", "--max-effects", "10", "--print", "none"] + hostileArguments, input: "spawn\n")
         #expect(run.status == 1 && !run.signalled)
-        let line = "error: plugin hostile: 'spawn' failed: the machine already has 10 effects running or waiting, its limit (--max-effects); "
+        let line = "error: plugin hostile: 'spawn' failed: its delayed and repeating actions would take the machine past its limit of 10 effects running or waiting (--max-effects); "
             + "its effects were discarded, and its state may have changed"
         let lines = run.errors.split(separator: "\n").map(String.init)
         #expect(lines.first == line, "\(run.errors)")

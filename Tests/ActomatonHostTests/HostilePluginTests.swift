@@ -210,7 +210,7 @@ struct HostilePluginTests {
         let machine = try hostile(maxEffects: 10, clock: clock, recorder: recorder)
         try await machine.send("spawn")
         #expect(machine.effectBudget.count == 2)
-        let limitLine = "'spawn' failed: the machine already has 10 effects running or waiting, its limit (--max-effects)"
+        let limitLine = "'spawn' failed: its delayed and repeating actions would take the machine past its limit of 10 effects running or waiting (--max-effects)"
         for _ in 0..<10 {
             await clock.advance(by: .milliseconds(1))
             for _ in 0..<200 { await Task.yield() }

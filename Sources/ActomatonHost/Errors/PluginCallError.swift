@@ -94,7 +94,7 @@ public struct PluginCallError: Error, Sendable, Hashable, CustomStringConvertibl
             case let .invalidRequest(action, message):
                 return "'\(echo(action))' failed: the plugin made an invalid request: \(message); its effects were discarded, and its state may have changed"
             case let .effectLimitReached(action, limit):
-                return "'\(echo(action))' failed: the machine already has \(limit) effects running or waiting, its limit (--max-effects); "
+                return "'\(echo(action))' failed: its delayed and repeating actions would take the machine past its limit of \(limit) effects running or waiting (--max-effects); "
                     + "its effects were discarded, and its state may have changed"
             case let .feedbackLimitReached(action, limit):
                 return "'\(echo(action))' not run: a chain of next actions went past \(limit) (a loop in the plugin?); the chain was cut off"
