@@ -2,6 +2,7 @@
 import Clocks
 import HostCommandLine
 import Foundation
+import ActomatonPluginContract
 import Testing
 
 @Suite("Plugins on Actomaton: actions through libffi, effects on the EffectQueueManager")
@@ -34,6 +35,14 @@ struct PluginMachineTests {
                                             .uint(UInt64.max), .float(1.5), .float(2.25), .string("héllo")])
         let expected = 1 - 3 + 300 + 200 + 60000 + Int(UInt64.max % 1000) + 15 + 225 + 6
         #expect(await probe.describedState() == #"{"value":\#(expected),"create_request_status":2}"#)
+        // Regression: a decimal past a Float's range reached a `float` parameter as infinity.
+        let arguments: [PluginValue] = [.bool(true), .int(0), .int(0), .int(0), .int(0), .uint(0)]
+        let past = await #expect(throws: PluginCallError.self) {
+            try await probe.send("every_type", arguments + [.float(1e300), .float(0), .string("")])
+        }
+        #expect(past?.description == "plugin probe: argument 7 (f) of 'every_type' is 1e+300, out of range for float (±3.4028235e+38)",
+                "\(past?.description ?? "")")
+        try await probe.send("every_type", arguments + [.float(Double(Float.greatestFiniteMagnitude)), .float(1e300), .string("")])
     }
 
     @Test func statesOfOnePluginAreIndependent() async throws {

@@ -128,6 +128,7 @@ private func article(_ type: PluginValueType) -> String {
 }
 
 private func range(_ type: PluginValueType) -> String {
+    if type == .float { return "±\(Float.greatestFiniteMagnitude)" }
     if let range = type.signedRange { return "\(range.lowerBound)...\(range.upperBound)" }
     if let max = type.unsignedMax { return "0...\(max)" }
     return "-"

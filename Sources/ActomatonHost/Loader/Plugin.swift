@@ -150,7 +150,11 @@ public final class Plugin: Sendable {
             guard text.utf8.count <= PluginLimits.maxStringArgumentBytes else { throw .tooLong }
             guard !text.utf8.contains(0) else { throw .containsNUL }
             return value
-        case (.float, .float), (.double, .float):
+        case let (.float, .float(x)):
+            // Past a Float's range the plugin would get infinity.
+            guard !x.isFinite || abs(x) <= Double(Float.greatestFiniteMagnitude) else { throw .outOfRange }
+            return value
+        case (.double, .float):
             return value
         case (.float, .int(let n)), (.double, .int(let n)):
             return .float(Double(n))

@@ -163,7 +163,8 @@ extension PluginInstance {
                                                                                 expected: parameter.type, got: got).description)
             }
             switch parameter.type {
-            case .bool: values.append(.bool(value.as.b))
+            // Read as a byte: a C `bool` holding 2 is not a Swift `Bool` (reading it so is undefined).
+            case .bool: values.append(.bool(withUnsafeBytes(of: value.as) { $0[0] } != 0))
             case .int8, .int16, .int32, .int64: values.append(.int(value.as.i))
             case .uint8, .uint16, .uint32, .uint64: values.append(.uint(value.as.u))
             case .float, .double: values.append(.float(value.as.f))
