@@ -68,8 +68,7 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
         guard refusal == nil else { return }
         switch unwrapInboundIn(data) {
         case let .head(head):
-            idleDeadline?.cancel()
-            idleDeadline = nil
+            lastActivity = .now()
             var head = head
             let protocols = head.headers[canonicalForm: "upgrade"].map { $0.lowercased() }
             if !protocols.isEmpty {
@@ -127,21 +126,41 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         responses += 1
-        // A close waits for the answer to be written, and idling starts once it is.
-        let written = promise ?? context.eventLoop.makePromise()
-        lastAnswerWritten = written.futureResult
-        context.write(data, promise: written)
+        lastActivity = .now()
+        if closeAfter != nil || refusal != nil {
+            // A close waits for the answer to be written.
+            let written = promise ?? context.eventLoop.makePromise()
+            lastAnswerWritten = written.futureResult
+            context.write(data, promise: written)
+        } else {
+            context.write(data, promise: promise)
+        }
         if let closeAfter, responses >= closeAfter, refusal == nil {
             refusal = (nil, closeAfter)
         }
         answerIfDue(context)
-        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
-        let channel = context.channel
-        written.futureResult.whenSuccess {
+        if idleDeadline == nil { armIdleCheck(context.channel, in: requestTimeout) }
+    }
+
+    /// When the connection last read a request's head or wrote an answer's end.
+    private var lastActivity = NIODeadline.now()
+
+    /// Checks, after `delay`, whether the connection has idled for the timeout since its last
+    /// activity — every request answered, its answers written — and closes it if so; else
+    /// checks again. One timer per connection, not one per request.
+    private func armIdleCheck(_ channel: any Channel, in delay: TimeAmount) {
+        let handler = NIOLoopBound(self, eventLoop: channel.eventLoop)
+        idleDeadline = channel.eventLoop.scheduleTask(in: delay) {
             let gate = handler.value
-            guard gate.refusal == nil, !gate.passingThrough, gate.responses == gate.requests, gate.lastRequestComplete,
-                  gate.idleDeadline == nil else { return }
-            gate.idleDeadline = channel.eventLoop.scheduleTask(in: gate.requestTimeout) { channel.close(promise: nil) }
+            gate.idleDeadline = nil
+            guard gate.refusal == nil, !gate.passingThrough else { return }
+            let busy = gate.responses < gate.requests || !gate.lastRequestComplete || !channel.isWritable
+            let idle = NIODeadline.now() - gate.lastActivity
+            if !busy && idle >= gate.requestTimeout {
+                channel.close(promise: nil)
+            } else {
+                gate.armIdleCheck(channel, in: busy ? gate.requestTimeout : gate.requestTimeout - idle)
+            }
         }
     }
 
