@@ -352,20 +352,24 @@ static actomaton_status log_long(void *state, uint32_t mode) {
     return ACTOMATON_OK;
 }
 
-// Asks for `count` next actions `keep_text`, each with a string of `size` bytes: the bytes an
-// action's requests carry, against the host's limit.
-static actomaton_status flood(void *state, uint32_t count, uint32_t size) {
-    hostile_state *s = state;
+// Asks `count` times for `action` as a next action, with a string of `size` bytes of `fill`.
+static actomaton_status next_with_text(hostile_state *s, const char *action, uint32_t count, uint32_t size, char fill) {
     char *text = malloc((size_t)size + 1);
     if (!text) return ACTOMATON_ERROR;
-    memset(text, 'f', size);
+    memset(text, fill, size);
     text[size] = 0;
     actomaton_value argument = {.type = ACTOMATON_TYPE_STRING, .as.s = text};
-    actomaton_call call = {.action = "keep_text", .args = &argument, .arg_count = 1};
+    actomaton_call call = {.action = action, .args = &argument, .arg_count = 1};
     actomaton_status status = ACTOMATON_OK;
     for (uint32_t i = 0; i < count && status == ACTOMATON_OK; i++) status = s->host->next_action(&call);
     free(text);
     return status;
+}
+
+// Asks for `count` next actions `keep_text`, each with a string of `size` bytes: the bytes an
+// action's requests carry, against the host's limit.
+static actomaton_status flood(void *state, uint32_t count, uint32_t size) {
+    return next_with_text(state, "keep_text", count, size, 'f');
 }
 
 // Cancels an effect ID nothing runs under, `count` times.
@@ -386,16 +390,7 @@ static actomaton_status refuse_text(void *state, const char *text) {
 
 // Asks for `refuse_text` with a text of `size` bytes as its next action.
 static actomaton_status relay_refused(void *state, uint32_t size) {
-    hostile_state *s = state;
-    char *text = malloc((size_t)size + 1);
-    if (!text) return ACTOMATON_ERROR;
-    memset(text, 'r', size);
-    text[size] = 0;
-    actomaton_value argument = {.type = ACTOMATON_TYPE_STRING, .as.s = text};
-    actomaton_call call = {.action = "refuse_text", .args = &argument, .arg_count = 1};
-    actomaton_status status = s->host->next_action(&call);
-    free(text);
-    return status;
+    return next_with_text(state, "refuse_text", 1, size, 'r');
 }
 
 // Does nothing with its text: the action `relay` asks for it as its next action.

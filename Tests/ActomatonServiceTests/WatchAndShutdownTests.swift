@@ -200,7 +200,7 @@ import Testing
         let journal = try PluginJournal(path: path)
         defer { journal.close() }
         try await withRunningServer(plugins: [sheet], journal: try ServiceJournal(journal, placement: ElsewherePlacement()),
-                                    journalChanges: PollingOnly()) { configuration in
+                                    journalChanges: WokenOnly()) { configuration in
             configuration.watcherCloseTimeout = .seconds(2)
         } _: { server, port in
             let (watcher, head) = try await offThePool { () throws -> (LoopbackConnection, String?) in
@@ -307,8 +307,29 @@ final class ElsewherePlacement: InstancePlacement {
     var advertisedURL: String { "http://127.0.0.1:9" }
 }
 
-/// A change signal that never tells of a change: journal watchers read at each poll interval.
-struct PollingOnly: JournalChangeSignal {
-    func waitForChange(of name: String, timeout: Duration) async { try? await Task.sleep(for: timeout) }
-    func wakeAll() {}
+/// A change signal that tells of no change, and sleeps on no clock: a journal watcher waits
+/// until ``wakeAll()`` (a shutdown) or until its task is cancelled (its client left).
+final class WokenOnly: JournalChangeSignal, Sendable {
+    private let waiters = Mutex<[UInt64: CheckedContinuation<Void, Never>]>([:])
+    private let nextWaiter = Atomic<UInt64>(0)
+
+    func waitForChange(of name: String, timeout: Duration) async {
+        let id = nextWaiter.add(1, ordering: .relaxed).newValue
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = waiters.withLock { waiters in
+                    guard !Task.isCancelled else { return true }
+                    waiters[id] = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            waiters.withLock { $0.removeValue(forKey: id) }?.resume()
+        }
+    }
+
+    func wakeAll() {
+        for waiter in waiters.withLock({ waiters in defer { waiters = [:] }; return Array(waiters.values) }) { waiter.resume() }
+    }
 }
