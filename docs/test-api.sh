@@ -39,7 +39,7 @@ check() {
     fi
     echo "== $name"
     "$st" --config-file "$here/schemathesis.toml" run "$here/openapi.yaml" --url "http://127.0.0.1:$port" "${headers[@]}" \
-        --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance \
+        --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance,unsupported_method \
         --phases examples,coverage,fuzzing --max-time "$seconds" || status=$?
     kill -TERM "$server"
     wait "$server" || { echo "$name: the server did not stop cleanly"; status=1; }

@@ -61,7 +61,7 @@ public enum AccessRequirement: Sendable, Hashable {
     public static func of(method: String, path: some StringProtocol) -> AccessRequirement {
         let parts = path.split(separator: "/")
         if parts.count == 1, parts[0] == "healthz" || parts[0] == "readyz" { return .none }
-        if method == "GET", parts.isEmpty || (parts.count > 1 && (parts[0] == "inspector" || parts[0] == "play")) { return .none }
+        if method == "GET" || method == "HEAD", parts.isEmpty || (parts.count > 1 && (parts[0] == "inspector" || parts[0] == "play")) { return .none }
         // "v1", "machines", plugin, [key, [watch]]
         guard parts.count >= 3, parts[0] == "v1", parts[1] == "machines" else { return .anyToken }
         return of(method: method, plugin: String(parts[2]))

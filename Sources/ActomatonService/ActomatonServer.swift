@@ -107,7 +107,8 @@ public final class ActomatonServer: Service, Sendable {
 
     /// The router: the API's routes behind error, logging, draining and access middleware.
     public func makeRouter() -> Router<ServiceRequestContext> {
-        let router = Router(context: ServiceRequestContext.self)
+        // Every GET route answers HEAD too: the same status and fields, no body.
+        let router = Router(context: ServiceRequestContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: ServiceErrorMiddleware(maxBodySize: configuration.maxBodySize))
         router.add(middleware: HeaderLimitMiddleware(maxHeaderSize: configuration.maxHeaderSize))
         router.add(middleware: LogRequestsMiddleware(.debug))

@@ -17,6 +17,9 @@ public enum ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
     case forbidden(String)
     /// 404: no such plugin, instance or route.
     case notFound(String)
+    /// 405: the path names a route that does not take the request's method; `allowed` is what
+    /// it takes, sent as the `Allow` field.
+    case methodNotAllowed(method: String, path: String, allowed: [HTTPRequest.Method])
     /// 410: what was asked for is no longer kept (a watcher's `after` older than the
     /// transitions kept); the message says what is.
     case gone(String)
@@ -47,6 +50,7 @@ public enum ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
         case .unauthorized: .unauthorized
         case .forbidden: .forbidden
         case .notFound: .notFound
+        case .methodNotAllowed: .methodNotAllowed
         case .gone: .gone
         case .bodyTooLarge: .contentTooLarge
         case .headersTooLarge: .requestHeaderFieldsTooLarge
@@ -73,6 +77,8 @@ public enum ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
             "the request's header fields are longer than \(limit) bytes, the limit (--max-header-size)"
         case .shuttingDown:
             "the service is shutting down"
+        case let .methodNotAllowed(method, path, allowed):
+            TerminalText.escaping("\(path) does not take \(method); it takes \(RouteMethods.allowField(allowed))")
         case let .ownedElsewhere(name, owner):
             TerminalText.escaping("\(name) is owned by another host of the cluster, at \(owner)")
         }
@@ -80,12 +86,21 @@ public enum ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// `{"error": "…"}`.
     public var json: String { JSONText.object([("error", ServiceJSON.string(description))]) }
+
+    /// The fields the response carries besides its content type: `Allow` for a 405.
+    public var headers: HTTPFields {
+        guard case let .methodNotAllowed(_, _, allowed) = self else { return [:] }
+        return [.allow: RouteMethods.allowField(allowed)]
+    }
+
+    /// The response: its status, its ``headers`` and `{"error": "…"}`.
+    var response: Response { .json(json, status: status, headers: headers) }
 }
 
 extension ServiceError: HTTPResponseError {
     /// The error as a response: its status and `{"error": "…"}`.
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        .json(json, status: status)
+        response
     }
 }
 

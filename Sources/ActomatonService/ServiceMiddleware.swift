@@ -31,7 +31,7 @@ public struct ServiceErrorMiddleware: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch {
-            let serviceError = Self.serviceError(for: error, maxBodySize: maxBodySize)
+            let serviceError = Self.serviceError(for: error, request: request, maxBodySize: maxBodySize)
             // A plugin's refusal is its own text: escaped, it stays one line of the log.
             let line = TerminalText.escaping(serviceError.description)
             context.logger.warning("\(request.method) \(request.uri.path): \(serviceError.status.code) \(line)")
@@ -44,7 +44,7 @@ public struct ServiceErrorMiddleware: RouterMiddleware {
                     onUpgrade: { _, outbound, _ in try await outbound.close(code, line: line) })
                 return try await closing.handle(request, context: context) { _, _ in Response(status: .ok) }
             }
-            return .json(serviceError.json, status: serviceError.status)
+            return serviceError.response
         }
     }
 
@@ -52,13 +52,18 @@ public struct ServiceErrorMiddleware: RouterMiddleware {
     /// 2 of them the code).
     public static let maxCloseReasonBytes = 123
 
-    /// The ``ServiceError`` an error is answered with.
-    static func serviceError(for error: any Error, maxBodySize: Int) -> ServiceError {
+    /// The ``ServiceError`` an error is answered with: the router's "no such route" is a 405
+    /// when the path names a route that takes other methods (``RouteMethods``).
+    static func serviceError(for error: any Error, request: Request, maxBodySize: Int) -> ServiceError {
         if let error = error as? ServiceError { return error }
         if let error = error as? HTTPError {
             let message = error.body ?? error.status.reasonPhrase
             switch error.status {
-            case .notFound: return .notFound(error.body ?? "no such route")
+            case .notFound:
+                if error.body == nil, let allowed = RouteMethods.allowed(forPath: request.uri.path), !allowed.contains(request.method) {
+                    return .methodNotAllowed(method: request.method.rawValue, path: request.uri.path, allowed: allowed)
+                }
+                return .notFound(error.body ?? "no such route")
             case .contentTooLarge: return .bodyTooLarge(limit: maxBodySize)
             case .badRequest: return .badRequest(message)
             case .methodNotAllowed: return .notFound("no such route for this method")

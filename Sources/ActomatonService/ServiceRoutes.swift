@@ -195,7 +195,7 @@ struct ServiceRoutes: Sendable {
                 }
                 text = try await apply(body, to: address, of: type, receipt: receipt)
             } catch {
-                let serviceError = ServiceErrorMiddleware.serviceError(for: error, maxBodySize: configuration.maxBodySize)
+                let serviceError = ServiceErrorMiddleware.serviceError(for: error, request: request, maxBodySize: configuration.maxBodySize)
                 idempotency.finish(key, status: Int(serviceError.status.code), body: serviceError.json)
                 throw serviceError
             }

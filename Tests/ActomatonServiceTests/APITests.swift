@@ -99,6 +99,52 @@ import Testing
         }
     }
 
+    @Test func aMethodARouteDoesNotTakeIs405WithTheMethodsItTakes() async throws {
+        let server = makeServer()
+        try await server.makeApplication().test(.router) { client in
+            #expect(try await client.post("k", #"{"action": "increment"}"#).status == .ok)
+            // Every route of the table, its parameters filled in; every method either served
+            // (any status but 405) or 405 with `Allow`.
+            let methods: [HTTPRequest.Method] = [.get, .head, .post, .put, .patch, .delete, .options, .trace, .connect]
+            for route in RouteMethods.routes {
+                let path = "/" + route.segments.map { $0 ?? (route.segments.first == "inspector" ? "app.js" : "counter") }.joined(separator: "/")
+                for method in methods where !(method == .delete && path == "/v1/machines/counter/counter") {
+                    let response = try await client.execute(uri: path, method: method)
+                    if route.methods.contains(method) {
+                        #expect(response.status != .methodNotAllowed, "\(method) \(path)")
+                    } else {
+                        #expect(response.status == .methodNotAllowed, "\(method) \(path)")
+                        #expect(response.headers[.allow] == RouteMethods.allowField(route.methods), "\(method) \(path)")
+                        #expect(response.text == #"{"error":"\#(path) does not take \#(method.rawValue); it takes \#(RouteMethods.allowField(route.methods))"}"#)
+                    }
+                }
+            }
+            // The instance is untouched by every 405.
+            #expect(try await client.get("/v1/machines/counter/k").text.contains(#""seq":1"#))
+            // A path that names no route stays 404, whatever the method.
+            #expect(try await client.execute(uri: "/v1/machines", method: .put).status == .notFound)
+            #expect(try await client.execute(uri: "/v1/machines/counter/k/watch/more", method: .post).status == .notFound)
+        }
+    }
+
+    @Test func headAnswersAsGetWithoutABody() async throws {
+        let server = makeServer()
+        try await server.makeApplication().test(.router) { client in
+            #expect(try await client.post("k", #"{"action": "add", "args": [3]}"#).status == .ok)
+            for path in ["/v1/machines/counter/k", "/v1/machines/counter", "/v1/plugins", "/healthz", "/metrics", "/v1/openapi.yaml", "/",
+                         "/v1/machines/counter/absent", "/v1/machines/nope/k"] {
+                let get = try await client.get(path)
+                let head = try await client.execute(uri: path, method: .head)
+                #expect(head.status == get.status, "\(path)")
+                #expect(head.headers[.contentType] == get.headers[.contentType], "\(path)")
+                #expect(head.body.readableBytes == 0, "\(path)")
+            }
+            // HEAD reads: it changes nothing, and makes no instance.
+            #expect(try await client.get("/v1/machines/counter/k").text.contains(#""seq":1"#))
+            #expect(try await client.get("/v1/machines/counter/absent").status == .notFound)
+        }
+    }
+
     @Test func thePluginRefusingIs422AndChangesNothing() async throws {
         let server = makeServer()
         try await server.makeApplication().test(.router) { client in
