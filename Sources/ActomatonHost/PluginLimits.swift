@@ -35,6 +35,11 @@ public enum PluginLimits {
     /// string in every request made the host hold gigabytes; and a worker's answer must fit
     /// in one frame.
     public static let maxRequestBytesPerAction = 16 << 20
+    /// The most bytes one machine's pending delayed and repeating actions may carry at once,
+    /// counted as ``maxRequestBytesPerAction`` counts them: 64 MiB. The effect count
+    /// (`--max-effects`) alone let 10,000 timers each hold a 1 MiB string. A request past it
+    /// fails its action with an invalid-request line, as one past the count does.
+    public static let maxPendingEffectBytes = 64 << 20
     /// The most bytes of an action — its name and arguments, as sent — that a transition line
     /// or an error line echoes: 1,024; the rest is counted (`… (N more bytes)`), not shown.
     public static let maxEchoedActionBytes = 1024

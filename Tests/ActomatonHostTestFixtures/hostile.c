@@ -366,6 +366,22 @@ static actomaton_status next_with_text(hostile_state *s, const char *action, uin
     return status;
 }
 
+// Asks for `keep_text` after an hour, `count` times, each with a string of `size` bytes: what a
+// machine's pending timers carry, against the host's limit.
+static actomaton_status hoard(void *state, uint32_t count, uint32_t size) {
+    hostile_state *s = state;
+    char *text = malloc((size_t)size + 1);
+    if (!text) return ACTOMATON_ERROR;
+    memset(text, 'h', size);
+    text[size] = 0;
+    actomaton_value argument = {.type = ACTOMATON_TYPE_STRING, .as.s = text};
+    actomaton_call call = {.action = "keep_text", .args = &argument, .arg_count = 1};
+    actomaton_status status = ACTOMATON_OK;
+    for (uint32_t i = 0; i < count && status == ACTOMATON_OK; i++) status = s->host->delayed_action(&call, 3600000000000u, NULL);
+    free(text);
+    return status;
+}
+
 // Asks for `count` next actions `keep_text`, each with a string of `size` bytes: the bytes an
 // action's requests carry, against the host's limit.
 static actomaton_status flood(void *state, uint32_t count, uint32_t size) {
@@ -423,6 +439,7 @@ static const actomaton_action hostile_actions[] = {
     {"keep_text", text_parameters, 1, (actomaton_function)keep_text},
     {"log_long", mode_parameters, 1, (actomaton_function)log_long},
     {"flood", flood_parameters, 2, (actomaton_function)flood},
+    {"hoard", flood_parameters, 2, (actomaton_function)hoard},
     {"refuse_text", text_parameters, 1, (actomaton_function)refuse_text},
     {"relay_refused", count_parameters, 1, (actomaton_function)relay_refused},
     {"cancel_many", count_parameters, 1, (actomaton_function)cancel_many},

@@ -1,4 +1,5 @@
 @testable import ActomatonHost
+import Clocks
 import Foundation
 import Testing
 
@@ -205,6 +206,36 @@ struct IsolationTests {
             #expect(await eventually { kill(child, 0) != 0 || isZombie(child) }, "worker \(child) ended with the host")
         }
         try? input.fileHandleForWriting.close()
+    }
+
+    /// Regression: a machine's pending timers were bounded by count only — 10,000 of them could
+    /// each hold a 1 MiB string. What they carry is now bounded too
+    /// (`PluginLimits.maxPendingEffectBytes`), alike in process and in a worker: at the limit
+    /// taken, one byte past refused with one line, and a timer that fires gives its bytes back.
+    @Test(arguments: [false, true]) func pendingTimersHaveAByteLimitInBothRuntimes(inWorker: Bool) async throws {
+        let clock = TestClock()
+        let (path, loadOptions) = fixture("fixture_hostile_entry")
+        let machine = inWorker
+            ? try PluginMachine(isolatedPluginAt: path, loadOptions: loadOptions, workerOptions: options(timeout: .seconds(60)), clock: clock, log: { _ in })
+            : try PluginMachine(plugin: Plugin.load(path: path, options: loadOptions), clock: clock, log: { _ in })
+        // Each `hoard 16 1048567` asks for 16 timers of "keep_text" (9 bytes) and a string:
+        // 16 × 1,048,576 = 16 MiB; four of them, 64 MiB, the limit.
+        #expect(PluginLimits.maxPendingEffectBytes == 64 << 20)
+        let (count, size): (Int64, Int64) = (16, 1_048_567)
+        for round in 0..<2 {
+            for _ in 0..<4 { try await machine.send("hoard", [.int(count), .int(size)]) }
+            #expect(machine.effectBudget.bytes == PluginLimits.maxPendingEffectBytes && machine.effectBudget.count == 64)
+            let past = await #expect(throws: PluginCallError.self) { try await machine.send("hoard", [.int(1), .int(0)]) }
+            #expect(past?.description == "plugin hostile: 'hoard 1 0' failed: the plugin made an invalid request: the machine's delayed and "
+                    + "repeating actions may carry at most 67108864 bytes of names and strings at once, and these would take them to 67108873; "
+                    + "its effects were discarded, and its state may have changed")
+            #expect(machine.effectBudget.bytes == PluginLimits.maxPendingEffectBytes, "round \(round): the refused action holds nothing")
+            // The hour passes: every timer fires, and its bytes are given back.
+            await clock.advance(by: .seconds(3600))
+            await machine.waitUntilIdle()
+            #expect(machine.effectBudget.bytes == 0 && machine.effectBudget.count == 0, "round \(round)")
+        }
+        await machine.close()
     }
 }
 

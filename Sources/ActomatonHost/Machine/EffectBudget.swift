@@ -1,40 +1,67 @@
 import Synchronization
 
 /// How many effects (delayed and repeating actions) one machine has running or waiting, and
-/// how many it may have; see ``PluginLimits/defaultMaxEffects``.
+/// the bytes their actions carry; and how many, and how many bytes, it may have
+/// (``PluginLimits/defaultMaxEffects``, ``PluginLimits/maxPendingEffectBytes``).
 ///
-/// Each effect holds a `Token` that gives its place back when the effect is released —
-/// completed, cancelled, or dropped by its queue before it started — so the count cannot
-/// drift, whatever path the effect takes.
+/// Each effect holds a `Token` that gives its place and its bytes back when the effect is
+/// released — completed, cancelled, or dropped by its queue before it started — so neither
+/// count can drift, whatever path the effect takes.
 public final class EffectBudget: Sendable {
     /// The most effects the machine may have at once.
     public let limit: Int
+    /// The most bytes the machine's effects may carry at once (their actions' names and
+    /// strings, effect IDs and queue names, as ``PluginLimits/maxRequestBytesPerAction``
+    /// counts them).
+    public let byteLimit: Int
     private let current = Atomic<Int>(0)
+    private let currentBytes = Atomic<Int>(0)
 
-    /// Creates a budget of `limit` effects.
-    public init(limit: Int) {
+    /// Creates a budget of `limit` effects carrying at most `byteLimit` bytes.
+    public init(limit: Int, byteLimit: Int = PluginLimits.maxPendingEffectBytes) {
         self.limit = limit
+        self.byteLimit = byteLimit
     }
 
     /// How many effects hold a token now.
     public var count: Int { current.load(ordering: .relaxed) }
 
-    /// Takes a place for one effect; the place is given back when the token is released.
-    func token() -> Token {
+    /// How many bytes the effects holding a token carry now.
+    public var bytes: Int { currentBytes.load(ordering: .relaxed) }
+
+    /// Why effects adding `count` more and `bytes` more cannot be taken now, or `nil` when
+    /// they can.
+    func refusal(adding count: Int, bytes: Int) -> InvalidRequest? {
+        if self.count > limit - count { return .effectLimitReached(limit) }
+        let total = self.bytes + bytes
+        if total > byteLimit {
+            return .message("the machine's delayed and repeating actions may carry at most \(byteLimit) bytes of names and strings "
+                            + "at once, and these would take them to \(total)")
+        }
+        return nil
+    }
+
+    /// Takes a place for one effect carrying `bytes`; the place and the bytes are given back
+    /// when the token is released.
+    func token(bytes: Int) -> Token {
         current.add(1, ordering: .relaxed)
-        return Token(budget: self)
+        currentBytes.add(bytes, ordering: .relaxed)
+        return Token(budget: self, bytes: bytes)
     }
 
     /// One effect's place in the budget.
     final class Token: Sendable {
         private let budget: EffectBudget
+        private let bytes: Int
 
-        fileprivate init(budget: EffectBudget) {
+        fileprivate init(budget: EffectBudget, bytes: Int) {
             self.budget = budget
+            self.bytes = bytes
         }
 
         deinit {
             budget.current.subtract(1, ordering: .relaxed)
+            budget.currentBytes.subtract(bytes, ordering: .relaxed)
         }
     }
 }

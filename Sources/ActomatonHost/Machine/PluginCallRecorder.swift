@@ -11,6 +11,8 @@ struct PluginCallRecorder {
     private(set) var requests: [PluginEffectRequest] = []
     /// How many of `requests` are delayed or repeating (they count against the effect limit).
     private var timedRequests = 0
+    /// The bytes the delayed and repeating ones carry (they count against the byte limit).
+    private var timedBytes = 0
     /// How many of `requests` are next actions (at most ``PluginLimits/maxFeedbackSteps``).
     private var nextActions = 0
     /// The bytes `requests` carry (at most ``PluginLimits/maxRequestBytesPerAction``).
@@ -43,8 +45,11 @@ struct PluginCallRecorder {
         }
         switch request {
         case .delayed, .repeating:
-            guard budget.count + timedRequests < budget.limit else { return refuse(.effectLimitReached(budget.limit)) }
+            if let refusal = budget.refusal(adding: timedRequests + 1, bytes: timedBytes + bytes) {
+                return refuse(refusal)
+            }
             timedRequests += 1
+            timedBytes += bytes
         case .next:
             guard nextActions < PluginLimits.maxFeedbackSteps else { return refuse(.message(InvalidRequest.tooManyNextActions)) }
             nextActions += 1
@@ -75,10 +80,8 @@ struct PluginCallRecorder {
             return .success(requests)
         }
         switch invalidRequest {
-        case let .effectLimitReached(limit)?:
-            return .failure(.effectLimitReached(action: action.description, limit: limit))
-        case let .message(message)?:
-            return .failure(.invalidRequest(action: action.description, message: message))
+        case let invalid?:
+            return .failure(invalid.failure(of: action))
         case nil:
             return .failure(.refused(action: action.description,
                                      message: failureMessage ?? "the plugin returned status \(status) without saying why"))
@@ -97,6 +100,7 @@ struct PluginCallRecorder {
     mutating func reset() {
         if !requests.isEmpty { requests.removeAll(keepingCapacity: true) }
         timedRequests = 0
+        timedBytes = 0
         nextActions = 0
         requestBytes = 0
         failureMessage = nil
@@ -110,6 +114,14 @@ enum InvalidRequest {
     case message(String)
     /// One effect more than the machine's limit.
     case effectLimitReached(Int)
+
+    /// The action's failure for this reason.
+    func failure(of action: PluginAction) -> PluginCallError.Reason {
+        switch self {
+        case let .effectLimitReached(limit): .effectLimitReached(action: action.description, limit: limit)
+        case let .message(message): .invalidRequest(action: action.description, message: message)
+        }
+    }
 
     /// Why one next action more than ``PluginLimits/maxFeedbackSteps`` is refused: a chain
     /// could not run them all, and running some would split the action's outcome.
@@ -127,6 +139,15 @@ struct HostRequestError: Error {
 }
 
 extension PluginEffectRequest {
+    /// Whether the request is a delayed or repeating action: one that stays pending, against
+    /// the machine's ``EffectBudget``.
+    var isTimed: Bool {
+        switch self {
+        case .delayed, .repeating: true
+        case .next, .cancel: false
+        }
+    }
+
     /// The bytes the request carries, against ``PluginLimits/maxRequestBytesPerAction``: its
     /// action's name and string arguments (8 for another argument), its effect ID and queue name.
     var carriedBytes: Int {

@@ -148,7 +148,7 @@ extension PluginEffectRequest {
         case let .delayed(action, delay, options):
             let next = wrap(action, self)
             let deadline = clock.now.advanced(by: delay)
-            let token = budget.token()
+            let token = budget.token(bytes: carriedBytes)
             return Effect(id: options.id.map(PluginEffectID.init), queue: options.queue.map(queue)) { _ in
                 withExtendedLifetime(token) {}
                 if clock.now < deadline { try await clock.sleep(until: deadline, tolerance: nil) }
@@ -158,7 +158,7 @@ extension PluginEffectRequest {
         case let .repeating(action, interval, options):
             let next = wrap(action, self)
             let start = clock.now.advanced(by: (firstTickAfter ?? interval) - interval)
-            let token = budget.token()
+            let token = budget.token(bytes: carriedBytes)
             return Effect(id: options.id.map(PluginEffectID.init), queue: options.queue.map(queue), sequence: { _ in
                 TimerSequence(clock: clock, start: start, interval: interval, element: next, token: token, timer: timer)
             })

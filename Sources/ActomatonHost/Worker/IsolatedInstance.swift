@@ -41,7 +41,7 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
 
     /// Starts a worker, has it load the plugin at `path`, and returns the state it created.
     static func start(path: String, loadOptions: Plugin.LoadOptions, options: WorkerOptions, log: (@Sendable (String) -> Void)?,
-                      effectBudget: EffectBudget = EffectBudget(limit: .max)) throws(PluginLoadError) -> IsolatedInstance {
+                      effectBudget: EffectBudget = EffectBudget(limit: .max, byteLimit: .max)) throws(PluginLoadError) -> IsolatedInstance {
         let identity = PluginFile.identity(of: path)
         // The worker reports the plugin's name with its manifest: log lines before it say "plugin".
         let name = Mutex("plugin")
@@ -93,9 +93,12 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
         }
         switch result {
         case let .success(.success(requests)):
-            let timed = requests.count { if case .delayed = $0 { true } else if case .repeating = $0 { true } else { false } }
-            if timed > 0 && effectBudget.count + timed > effectBudget.limit {
-                return .failure(.effectLimitReached(action: action.description, limit: effectBudget.limit))
+            // The worker's budget is not the machine's: what is pending is checked here, request
+            // by request as in process, so the first one past a limit is named alike.
+            var (timed, bytes) = (0, 0)
+            for request in requests where request.isTimed {
+                (timed, bytes) = (timed + 1, bytes + request.carriedBytes)
+                if let refusal = effectBudget.refusal(adding: timed, bytes: bytes) { return .failure(refusal.failure(of: action)) }
             }
             completed(action)
             return .success(requests)
