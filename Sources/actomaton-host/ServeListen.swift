@@ -154,6 +154,7 @@ extension Serve {
         HostErrorLines.route { line in
             logger.warning("\(TerminalText.escaping(line.hasPrefix("error: ") ? String(line.dropFirst(7)) : line))")
         }
+        for warning in tls?.warnings ?? [] { logger.warning("\(TerminalText.escaping(warning))") }
         let loaded: (catalog: PluginCatalog, problems: [String])
         do {
             loaded = try PluginCatalog.load(directory: plugins, isolation: isolation, options: loading.loadOptions)

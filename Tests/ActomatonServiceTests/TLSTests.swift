@@ -3,19 +3,20 @@ import ActomatonHost
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import NIOSSL
 import Testing
 
 /// `--tls-certificate` and `--tls-key`: the API over HTTPS, and every bad file refused with one
 /// line naming it.
 @Suite struct TLSTests {
     /// A self-signed certificate and its key (openssl), in a fresh directory; the key mode 0600.
-    func makeCertificate(in directory: String, name: String = "server") throws -> (certificate: String, key: String) {
+    func makeCertificate(in directory: String, name: String = "server", days: Int = 1) throws -> (certificate: String, key: String) {
         let certificate = "\(directory)/\(name).pem"
         let key = "\(directory)/\(name).key"
         let openssl = Process()
         openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
         openssl.arguments = ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key,
-                             "-out", certificate, "-days", "1", "-subj", "/CN=localhost"]
+                             "-out", certificate, "-days", "\(days)", "-subj", "/CN=localhost"]
         openssl.standardError = FileHandle.nullDevice
         openssl.standardOutput = FileHandle.nullDevice
         try openssl.run()
@@ -65,5 +66,33 @@ import Testing
         chmod(big, 0o600)
         let error = #expect(throws: ServiceTLSError.self) { try ServiceTLS.load(certificate: big, key: files.key) }
         #expect(error?.message.contains("\(ServiceTLS.maxFileSize)") == true, "\(String(describing: error))")
+    }
+
+    /// Regression: an expired certificate was taken without a word, and every client then
+    /// failed its handshake. It is one line at start-up; one not valid yet, or about to expire,
+    /// is taken with a warning.
+    @Test func anExpiredCertificateIsRefusedAndOneNotYetValidOrExpiringWarned() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let files = try makeCertificate(in: directory, days: 30)
+        let certificate = try #require(try NIOSSLCertificate.fromPEMFile(files.certificate).first)
+        let (notBefore, notAfter) = (Int(certificate.notValidBefore), Int(certificate.notValidAfter))
+        let expiry = ServiceTLS.utcText(notAfter)
+        // At its last valid second: taken (it expires within the warning's days).
+        let last = try ServiceTLS.load(certificate: files.certificate, key: files.key, now: notAfter)
+        #expect(last.warnings == ["\(files.certificate): the certificate expires on \(expiry)"])
+        // One second past it: refused.
+        #expect(throws: ServiceTLSError(files.certificate, "the certificate expired on \(expiry); clients would refuse it")) {
+            try ServiceTLS.load(certificate: files.certificate, key: files.key, now: notAfter + 1)
+        }
+        // Before it is valid: taken, with a warning about the clock.
+        let early = try ServiceTLS.load(certificate: files.certificate, key: files.key, now: notBefore - 1)
+        #expect(early.warnings == ["\(files.certificate): the certificate is not valid until \(ServiceTLS.utcText(notBefore)) "
+                                   + "(is this machine's clock right?); clients will refuse it until then"])
+        #expect(try ServiceTLS.load(certificate: files.certificate, key: files.key, now: notBefore).warnings.isEmpty)
+        // Far from expiring: no warning.
+        #expect(try ServiceTLS.load(certificate: files.certificate, key: files.key,
+                                    now: notAfter - ServiceTLS.expiryWarningDays * 86_400).warnings.isEmpty)
+        #expect(ServiceTLS.utcText(0) == "1970-01-01 00:00:00 UTC" && ServiceTLS.utcText(1_795_000_000) == "2026-11-18 11:06:40 UTC")
     }
 }
