@@ -59,6 +59,10 @@ struct IsolationOptions: ParsableArguments {
     /// and lifeline, the plugin file and its private copy, and room for the loader's own.
     static let minWorkerOpenFiles: UInt64 = 16
 
+    @Flag(help: ArgumentHelp("Let plugins in worker processes start processes (fork, posix_spawn, system). "
+                             + "By default these fail with EPERM in a worker; threads start either way."))
+    var workerMayStartProcesses = false
+
     @Option(help: ArgumentHelp("After how many actions the host snapshots an isolated plugin's state "
                                 + "(a restarted worker replays the actions since; default: 16).", valueName: "count"))
     var snapshotEvery: Int?
@@ -81,7 +85,8 @@ struct IsolationOptions: ParsableArguments {
     /// The worker options given on the command line, by flag.
     private var workerFlagsGiven: [String] {
         [("--action-timeout", actionTimeout != nil), ("--worker-memory", workerMemory != nil), ("--worker-cpu-seconds", workerCPUSeconds != nil),
-         ("--worker-open-files", workerOpenFiles != nil), ("--snapshot-every", snapshotEvery != nil)].filter(\.1).map(\.0)
+         ("--worker-open-files", workerOpenFiles != nil), ("--snapshot-every", snapshotEvery != nil),
+         ("--worker-may-start-processes", workerMayStartProcesses)].filter(\.1).map(\.0)
     }
 
     /// The isolation `mode` asks for, or `defaultMode` when the user did not choose. Throws
@@ -95,7 +100,8 @@ struct IsolationOptions: ParsableArguments {
             }
             return .none
         case .process:
-            let limits = WorkerLimits(memoryBytes: UInt64(workerMemory ?? 4 << 30), cpuSeconds: workerCPUSeconds, openFiles: workerOpenFiles ?? 64)
+            let limits = WorkerLimits(memoryBytes: UInt64(workerMemory ?? 4 << 30), cpuSeconds: workerCPUSeconds, openFiles: workerOpenFiles ?? 64,
+                                      mayStartProcesses: workerMayStartProcesses)
             let timeout = Duration.milliseconds(Int64(((actionTimeout ?? 2) * 1000).rounded()))
             return .process(WorkerOptions(executable: workerExecutable(), limits: limits, actionTimeout: timeout,
                                           snapshotInterval: snapshotEvery ?? 16))
@@ -133,9 +139,11 @@ struct Worker: ParsableCommand {
     @Option var memory: UInt64
     @Option var files: UInt64
     @Option var cpu: UInt64?
+    @Option var processes: UInt8?
 
     func run() throws {
-        PluginWorker.run(parent: parent, limits: WorkerLimits(memoryBytes: memory, cpuSeconds: cpu, openFiles: files))
+        PluginWorker.run(parent: parent, limits: WorkerLimits(memoryBytes: memory, cpuSeconds: cpu, openFiles: files,
+                                                              mayStartProcesses: processes == 1))
     }
 }
 

@@ -5,7 +5,7 @@ import Glibc
 import Musl
 #endif
 
-// `actomaton-worker worker --parent PID --memory BYTES --files COUNT [--cpu SECONDS]`: a plugin's
+// `actomaton-worker worker --parent PID --memory BYTES --files COUNT [--cpu SECONDS] [--processes 1]`: a plugin's
 // worker process, started by the host (not for users). The same as `actomaton-host worker`,
 // without the command line and the network service linked in: a worker starts faster and
 // weighs less, and what runs isolated plugins builds without any server dependency.
@@ -19,7 +19,7 @@ func workerArguments(_ arguments: [String]) -> Result<(parent: Int32, limits: Wo
     rest = rest.dropFirst()
     var values: [String: String] = [:]
     while let name = rest.first {
-        guard ["--parent", "--memory", "--files", "--cpu"].contains(name), rest.count >= 2 else {
+        guard ["--parent", "--memory", "--files", "--cpu", "--processes"].contains(name), rest.count >= 2 else {
             return .failure(WorkerArgumentError("unexpected argument '\(name)'"))
         }
         values[name] = rest.dropFirst().first
@@ -34,7 +34,9 @@ func workerArguments(_ arguments: [String]) -> Result<(parent: Int32, limits: Wo
         guard let seconds = UInt64(text) else { return .failure(WorkerArgumentError("--cpu must be a number")) }
         cpu = seconds
     }
-    return .success((parent, WorkerLimits(memoryBytes: memory, cpuSeconds: cpu, openFiles: files)))
+    let processes = values["--processes"]
+    guard processes == nil || processes == "1" else { return .failure(WorkerArgumentError("--processes takes only 1")) }
+    return .success((parent, WorkerLimits(memoryBytes: memory, cpuSeconds: cpu, openFiles: files, mayStartProcesses: processes == "1")))
 }
 
 /// Why the arguments were refused.

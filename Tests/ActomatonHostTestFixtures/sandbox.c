@@ -4,13 +4,20 @@
 // The value it reports (describe: {"value":N}) is what the last probe found.
 #include "fixtures.h"
 
+#include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+extern char **environ;
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -69,6 +76,65 @@ static actomaton_status stdio(void *state) {
     return ACTOMATON_OK;
 }
 
+// Tries to start a process that exits at once, one way or another (`how`): 0 fork, 1
+// posix_spawn, 2 system, 3 the fork system call (x86-64), 4 clone3, 5 clone with SIGCHLD. The
+// value is 0 when a process started (and was reaped), else the errno of the attempt.
+static actomaton_status start_process(void *state, uint32_t how) {
+    int error = 0;
+    pid_t child = -1;
+    errno = 0;
+    switch (how) {
+    case 0:
+        child = fork();
+        if (child == 0) _exit(0);
+        break;
+    case 1: {
+        char *const argv[] = {"true", NULL};
+        error = posix_spawn(&child, "/bin/true", NULL, NULL, argv, environ);
+        if (error != 0) child = -1;
+        break;
+    }
+    case 2: {
+        // A shell that could not start reads as one that exited with 127; errno says why.
+        int status = system("exit 0");
+        ((sandbox_state *)state)->value = status == 0 ? 0 : (errno != 0 ? errno : -1);
+        return ACTOMATON_OK;
+    }
+    case 3:
+#ifdef SYS_fork
+        child = (pid_t)syscall(SYS_fork);
+        if (child == 0) _exit(0);
+#else
+        errno = ENOSYS;
+#endif
+        break;
+    case 4: {
+#ifdef SYS_clone3
+        struct { uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls; } args = {.exit_signal = SIGCHLD};
+        child = (pid_t)syscall(SYS_clone3, &args, sizeof args);
+        if (child == 0) _exit(0);
+#else
+        errno = ENOSYS;
+#endif
+        break;
+    }
+    case 5:
+        child = (pid_t)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+        if (child == 0) _exit(0);
+        break;
+    default:
+        return ACTOMATON_ERROR;
+    }
+    if (child > 0) {
+        int status;
+        waitpid(child, &status, 0);
+    } else if (error == 0) {
+        error = errno;
+    }
+    ((sandbox_state *)state)->value = child > 0 ? 0 : error;
+    return ACTOMATON_OK;
+}
+
 // Forks a child that blocks for ever; the value is its process ID.
 static actomaton_status fork_child(void *state) {
     pid_t child = fork();
@@ -109,11 +175,13 @@ static actomaton_status close_channel(void *state) {
 }
 
 static const actomaton_parameter value_parameters[] = {{"value", ACTOMATON_TYPE_INT32}};
+static const actomaton_parameter how_parameters[] = {{"how", ACTOMATON_TYPE_UINT32}};
 
 static const actomaton_action sandbox_actions[] = {
     {"set", value_parameters, 1, (actomaton_function)set},
     {"stdio", NULL, 0, (actomaton_function)stdio},
     {"fork_child", NULL, 0, (actomaton_function)fork_child},
+    {"start_process", how_parameters, 1, (actomaton_function)start_process},
     {"start_threads", NULL, 0, (actomaton_function)start_threads},
     {"close_channel", NULL, 0, (actomaton_function)close_channel},
 };

@@ -286,6 +286,9 @@ struct CommandLineTests {
         let chosen = try await host(counterArguments + ["--isolation", "none", "--snapshot-every", "4"], input: "")
         #expect(chosen.status == 64 && chosen.errors.contains("--snapshot-every applies to plugins in worker processes (--isolation process); "
                                                              + "here plugins run in the host (--isolation none)"), "\(chosen.errors)")
+        let forking = try await host(counterArguments + ["--worker-may-start-processes"], input: "")
+        #expect(forking.status == 64 && forking.errors.contains("--worker-may-start-processes applies to plugins in worker processes"),
+                "\(forking.errors)")
         let noCPU = try await host(isolated + ["--worker-cpu-seconds", "0"], input: "")
         #expect(noCPU.status == 64 && noCPU.errors.contains("--worker-cpu-seconds must be at least 1"), "\(noCPU.errors)")
         let smaller = try await host(isolated + ["--worker-memory", "65535K"], input: "")

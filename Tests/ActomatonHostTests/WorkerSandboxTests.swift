@@ -9,8 +9,9 @@ import Testing
 @Suite("Worker sandbox: streams, process groups, privileges and lifetime", .timeLimit(.minutes(3)))
 struct WorkerSandboxTests {
     /// Deadlines are a safety net for a loaded machine, not part of what is tested.
-    private static func options(timeout: Duration = .seconds(20)) -> WorkerOptions {
-        WorkerOptions(executable: "\(pluginDirectory)/actomaton-host", actionTimeout: timeout, loadTimeout: .seconds(20))
+    private static func options(timeout: Duration = .seconds(20), mayStartProcesses: Bool = false) -> WorkerOptions {
+        WorkerOptions(executable: "\(pluginDirectory)/actomaton-host", limits: WorkerLimits(mayStartProcesses: mayStartProcesses),
+                      actionTimeout: timeout, loadTimeout: .seconds(20))
     }
 
     private static func sandbox(_ options: WorkerOptions = options()) throws -> PluginMachine {
@@ -125,12 +126,44 @@ struct WorkerSandboxTests {
         }
     }
 
+    // MARK: Processes
+
+    /// Regression: a plugin in a worker could fork without limit (a fork bomb took the machine,
+    /// whatever the worker's memory and CPU limits). By default, every way of starting a
+    /// process fails with EPERM in a worker (clone3 with ENOSYS, so that the C library falls
+    /// back to clone, which the filter can read); threads still start.
+    /// `--worker-may-start-processes` lifts it.
+    @Test func aPluginInAWorkerStartsNoProcessUnlessAllowed() async throws {
+        #if arch(x86_64)
+        let forkCall = EPERM
+        #else
+        let forkCall = ENOSYS // no fork system call on this processor
+        #endif
+        let ways: [(how: Int64, name: String, forbidden: Int32)] = [
+            (0, "fork", EPERM), (1, "posix_spawn", EPERM), (2, "system", EPERM), (3, "the fork system call", forkCall),
+            (4, "clone3", ENOSYS), (5, "clone", EPERM),
+        ]
+        let forbidden = try Self.sandbox()
+        let allowed = try Self.sandbox(Self.options(mayStartProcesses: true))
+        for way in ways {
+            try await forbidden.send("start_process", [.int(way.how)])
+            #expect(try await Self.value(forbidden) == way.forbidden, "\(way.name), forbidden")
+            try await allowed.send("start_process", [.int(way.how)])
+            #expect(try await Self.value(allowed) == (way.how == 3 && forkCall == ENOSYS ? ENOSYS : 0), "\(way.name), allowed")
+        }
+        // Threads start all the same, and the worker goes on.
+        try await forbidden.send("start_threads")
+        #expect(try await Self.value(forbidden) == 2)
+        #expect(await forbidden.workerProcessID != nil)
+    }
+
     // MARK: Process groups
 
     /// A worker that is stopped takes what it forked with it.
     @Test func aForkedChildEndsWhenItsWorkerIsStopped() async throws {
         let (path, loadOptions) = fixture("fixture_sandbox_entry")
-        var instance: IsolatedInstance? = try IsolatedInstance.start(path: path, loadOptions: loadOptions, options: Self.options(), log: { _ in })
+        var instance: IsolatedInstance? = try IsolatedInstance.start(path: path, loadOptions: loadOptions,
+                                                                     options: Self.options(mayStartProcesses: true), log: { _ in })
         let child = try forkChild(in: try #require(instance))
         defer { kill(child, SIGKILL) }
         instance = nil
@@ -140,7 +173,7 @@ struct WorkerSandboxTests {
     /// A worker that is replaced (here, after it was killed from outside) takes what it forked
     /// with it.
     @Test func aForkedChildEndsWhenItsWorkerIsReplaced() async throws {
-        let machine = try Self.sandbox()
+        let machine = try Self.sandbox(Self.options(mayStartProcesses: true))
         try await machine.send("fork_child")
         let child = try await Self.value(machine)
         defer { kill(child, SIGKILL) }
@@ -161,7 +194,7 @@ struct WorkerSandboxTests {
         let script = directory + "/script.txt"
         try "fork_child\n:state\n".write(toFile: script, atomically: true, encoding: .utf8)
         let run = try await host(["run", plugin("ActomatonHostTestFixtures"), "--entry-symbol", "fixture_sandbox_entry",
-                            "--isolation", "process", "--script", script], input: "")
+                            "--isolation", "process", "--worker-may-start-processes", "--script", script], input: "")
         #expect(run.status == 0, "\(run.errors)")
         let line = try #require(run.output.split(separator: "\n").last)
         let child = try #require(Int32(line.dropFirst("sandbox: {\"value\":".count).dropLast()), "\(run.output)")

@@ -15,18 +15,29 @@ public struct WorkerLimits: Sendable, Hashable {
     public var cpuSeconds: UInt64?
     /// The most open files (`RLIMIT_NOFILE`).
     public var openFiles: UInt64
+    /// Whether the plugin may start processes. When not (the default), `fork`, `vfork`,
+    /// `posix_spawn` and `system` fail with `EPERM` in the worker (a seccomp filter), so a
+    /// plugin cannot fork-bomb the machine; threads still start. Either way, what a worker
+    /// started ends with it.
+    public var mayStartProcesses: Bool
 
-    /// The defaults: 4 GiB of address space, no CPU limit, 64 open files.
-    public init(memoryBytes: UInt64 = 4 << 30, cpuSeconds: UInt64? = nil, openFiles: UInt64 = 64) {
+    /// The defaults: 4 GiB of address space, no CPU limit, 64 open files, no process started.
+    public init(memoryBytes: UInt64 = 4 << 30, cpuSeconds: UInt64? = nil, openFiles: UInt64 = 64, mayStartProcesses: Bool = false) {
         self.memoryBytes = memoryBytes
         self.cpuSeconds = cpuSeconds
         self.openFiles = openFiles
+        self.mayStartProcesses = mayStartProcesses
     }
 
     /// The arguments that hand these limits to a worker.
     var arguments: [String] {
         ["--memory", "\(memoryBytes)", "--files", "\(openFiles)"] + (cpuSeconds.map { ["--cpu", "\($0)"] } ?? [])
+            + (mayStartProcesses ? ["--processes", "1"] : [])
     }
+
+    /// The exit status of a worker that could not forbid starting processes (a kernel
+    /// without seccomp filters): it loads no plugin rather than run one unconfined.
+    public static let cannotForbidProcessesStatus: Int32 = 4
 }
 
 /// The worker side of process isolation: what `actomaton-host worker` runs. It loads one
@@ -66,6 +77,7 @@ public enum PluginWorker {
         setLimit(Int32(RLIMIT_NOFILE.rawValue), limits.openFiles)
         setLimit(Int32(RLIMIT_CORE.rawValue), 0)
         if let seconds = limits.cpuSeconds { setLimit(Int32(RLIMIT_CPU.rawValue), seconds) }
+        if !limits.mayStartProcesses, actomaton_forbid_processes() != 0 { exit(WorkerLimits.cannotForbidProcessesStatus) }
 
         let server = Server(channel: WorkerChannel(descriptor: channelDescriptor, yieldsWhileSpinning: true))
         exit(server.serve())

@@ -127,7 +127,11 @@ final class WorkerProcess: @unchecked Sendable {
         let status = (try? SystemCall.waitForProcess(pid)) ?? 0
         let cause: String
         if status & 0x7F == 0 {
-            cause = "exited with status \((status >> 8) & 0xFF)"
+            let code = (status >> 8) & 0xFF
+            cause = code == WorkerLimits.cannotForbidProcessesStatus
+                ? "exited with status \(code): it could not forbid the plugin to start processes (no seccomp filters in this kernel?); "
+                    + "--worker-may-start-processes runs it without that restriction"
+                : "exited with status \(code)"
         } else {
             let signal = status & 0x7F
             cause = signal == SIGKILL || signal == SIGTERM || signal == SIGINT || signal == SIGHUP

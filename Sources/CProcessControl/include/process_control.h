@@ -37,6 +37,13 @@ int actomaton_open_process(pid_t pid);
 // 0 when it still runs, -errno on failure.
 int actomaton_wait_for_exit(pid_t pid, int milliseconds);
 
+// In a worker: from now on, no thread of this process can start a process — fork, vfork,
+// clone without CLONE_THREAD (posix_spawn, system) fail with EPERM — while threads still start
+// (clone3 fails with ENOSYS, and the C library falls back to clone). A seccomp filter on every
+// thread (needs PR_SET_NO_NEW_PRIVS first); calls of another system-call ABI fail with EPERM.
+// 0, or -errno (-ENOSYS on a processor it does not know).
+int actomaton_forbid_processes(void);
+
 // Names the calling thread (PR_SET_NAME; Linux keeps the first 15 bytes), for `top -H` and
 // debuggers. 0 or -errno.
 int actomaton_set_thread_name(const char *name);
