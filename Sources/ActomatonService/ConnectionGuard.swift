@@ -51,8 +51,49 @@ struct GuardedServerChannel: ServerChildChannel {
     }
 
     func handle(value: Value, logger: Logger) async {
+        var logger = logger
+        logger.handler = ClientConnectionErrorsAtDebug(inner: logger.handler)
         await inner.handle(value: value, logger: logger)
         value.channel.close(promise: nil)
+    }
+}
+
+/// Forwards to `inner`, but at debug level the WebSocket channel's one line for a connection
+/// whose first request never settled — the client closed it, or sent what ``RequestGate``
+/// answered 400, 408 or 431. It was an error-level line per client mistake; the refusal's
+/// status says what happened, to the client.
+struct ClientConnectionErrorsAtDebug: LogHandler {
+    /// The line hummingbird-websocket logs (`WebSocketChannel.handle(value:logger:)`).
+    static let upgradeFailure = "Error handling upgrade result"
+
+    var inner: any LogHandler
+
+    var metadataProvider: Logger.MetadataProvider? {
+        get { inner.metadataProvider }
+        set { inner.metadataProvider = newValue }
+    }
+
+    var metadata: Logger.Metadata {
+        get { inner.metadata }
+        set { inner.metadata = newValue }
+    }
+
+    var logLevel: Logger.Level {
+        get { inner.logLevel }
+        set { inner.logLevel = newValue }
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { inner[metadataKey: key] }
+        set { inner[metadataKey: key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        guard event.level > .debug, event.message.description == Self.upgradeFailure else { return inner.log(event: event) }
+        guard inner.logLevel <= .debug else { return }
+        var demoted = event
+        demoted.level = .debug
+        inner.log(event: demoted)
     }
 }
 

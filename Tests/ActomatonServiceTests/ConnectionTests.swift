@@ -58,6 +58,30 @@ import Testing
         }
     }
 
+    /// Regression: every request the gate refused also got an error-level line from the
+    /// WebSocket channel ("Error handling upgrade result"): one per client mistake, which an
+    /// operator could not tell from a fault. It is a debug line.
+    @Test func aRefusedRequestLogsNoError() async throws {
+        let logged = LogStore()
+        try await withRunningServer(logger: logged.logger(level: .debug)) { _, port in
+            for request in ["HELLO\r\n\r\n", "GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n",
+                            "GET /v1/machines/counter/k/watch HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"] {
+                let answer = try await offThePool { () throws -> String? in
+                    let connection = try LoopbackConnection(port: port)
+                    try connection.send(request)
+                    defer { _ = try? connection.readsUntilClosed(within: .seconds(20)) }
+                    return try connection.response(within: .seconds(20))
+                }
+                #expect(answer?.hasPrefix("HTTP/1.1 400 Bad Request") == true, "\(request.debugDescription): \(answer ?? "no answer")")
+            }
+            // The channel's line comes once each connection is done: wait for all three.
+            #expect(await eventually { logged.messages(at: .debug).count { $0 == ClientConnectionErrorsAtDebug.upgradeFailure } == 3 },
+                    "\(logged.messages(at: .debug))")
+        }
+        #expect(logged.messages(at: .error).isEmpty, "\(logged.messages(at: .error))")
+        #expect(logged.messages(at: .critical).isEmpty)
+    }
+
     /// A WebSocket, once open, is not idle: a watcher that hears nothing for longer than the
     /// idle timeout stays connected and gets the next transition.
     @Test func aQuietWatcherIsNotClosedAsIdle() async throws {

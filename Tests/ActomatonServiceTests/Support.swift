@@ -35,14 +35,14 @@ func makeServer(tokens: TokenTable? = nil, time: TestTime = TestTime(), _ config
 /// it down gracefully. HummingbirdTesting's live server drops the application's connection
 /// limit; this one is the server `serve --listen` runs.
 func withRunningServer<Value: Sendable>(plugins: [PluginType] = [counterType], journal: ServiceJournal? = nil,
-                                        journalChanges: (any JournalChangeSignal)? = nil,
+                                        journalChanges: (any JournalChangeSignal)? = nil, logger: Logger = Logger(label: "test"),
                                         _ configure: (inout ServiceConfiguration) -> Void = { _ in },
                                         _ body: (ActomatonServer, Int) async throws -> Value) async throws -> Value {
     let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
     var configuration = ServiceConfiguration()
     configure(&configuration)
     let server = ActomatonServer(catalog: PluginCatalog(plugins), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
-                                 configuration: configuration, journal: journal, journalChanges: journalChanges,
+                                 configuration: configuration, logger: logger, journal: journal, journalChanges: journalChanges,
                                  onListening: { port in portSink.yield(port) })
     let group = ServiceGroup(configuration: .init(services: [server], logger: Logger(label: "test")))
     let running = Task { try await group.run() }
