@@ -6,7 +6,8 @@ import Synchronization
 /// each line of a script or of standard input.
 ///
 /// Each action line is checked against the addressed plugin's vocabulary and submitted to its
-/// machine; the machines hand their transitions to a ``TransitionPrinter``, which prints them
+/// machine; the transitions its submission returns, and those the machines make on their own,
+/// go to a ``TransitionPrinter``, which prints them
 /// (see ``format(_:stateLimit:)``) in order, once they are acknowledged. A line that cannot be run throws a ``HostLineError`` located at the line
 /// (`script.txt:3`).
 ///
@@ -109,7 +110,13 @@ public struct HostSession: Sendable {
             let submission: PluginSubmission
             do throws(PluginCallError) {
                 let action = try machine.plugin.action(name, try Self.positional(arguments, for: name, of: machine.plugin))
-                submission = try await machine.submit(action)
+                if let printer {
+                    submission = try await printer.printing(sendTo: machine.journalName) { () async throws(PluginCallError) in
+                        try await machine.submit(action)
+                    }
+                } else {
+                    submission = try await machine.submit(action)
+                }
             } catch {
                 try await waitUntilAcknowledged(at: location)
                 throw HostLineError(.call(error), at: location)

@@ -395,7 +395,7 @@ struct Run: AsyncParsableCommand {
         let printer = TransitionPrinter(print: transitionPrinter(machines.printMode))
         let journal = try persistence.openJournal(printer: printer)
         let host = PluginHost(loadOptions: loading.loadOptions, describesState: machines.printMode == .state,
-                              observer: printer.observer, observesSends: true, maxEffects: machines.maxEffects,
+                              observer: printer.observer, maxEffects: machines.maxEffects,
                               isolation: isolation, journal: journal)
         // Closed while the machines still exist: timers they drop at exit stay journaled.
         defer { journal?.close(); withExtendedLifetime(host) {} }
@@ -475,7 +475,7 @@ struct Serve: AsyncParsableCommand {
         let printer = TransitionPrinter(print: transitionPrinter(machines.printMode))
         let journal = try persistence.openJournal(printer: printer)
         let host = PluginHost(loadOptions: loading.loadOptions, describesState: machines.printMode == .state,
-                              observer: printer.observer, observesSends: true, maxEffects: machines.maxEffects,
+                              observer: printer.observer, maxEffects: machines.maxEffects,
                               isolation: chosen, journal: journal,
                               maxInstancesPerPlugin: network.maxInstancesPerPlugin ?? PluginHost.defaultMaxInstancesPerPlugin)
         defer { journal?.close(); withExtendedLifetime(host) {} }

@@ -238,3 +238,46 @@ struct NamedArgumentTests {
         #expect(error?.description == #"x:2: 'place' needs argument "column": place(row: uint8, column: uint8)"#)
     }
 }
+
+@Suite("The transition printer: a send's transitions among the machine's own")
+struct TransitionPrinterTests {
+    private func transition(_ address: String, _ ordinal: UInt64, origin: PluginTransition.Origin = .input) -> PluginTransition {
+        let action = PluginAction(name: "step\(ordinal)", arguments: [], index: 0, vocabulary: 0)
+        return PluginTransition(plugin: "p", address: address, sequence: ordinal, action: action, origin: origin, outcome: .success([]),
+                                cancelled: [], state: nil, acknowledgement: .immediate(action: action, plugin: "p"), ordinal: ordinal)
+    }
+
+    /// A send's transitions come back as its value, the machine's timer transitions through
+    /// the observer: those made while the send was under way are held and merged by ordinal;
+    /// another machine's print at once.
+    @Test func heldTransitionsAreMergedInTheOrderTheMachineMadeThem() async throws {
+        let printed = Mutex<[String]>([])
+        let printer = TransitionPrinter { transition in printed.withLock { $0.append("\(transition.address) \(transition.action.name)") } }
+        printer.enqueue(transition("m", 1, origin: .delayed(id: nil)))
+        let submission = try await printer.printing(sendTo: "m") { () async throws(PluginCallError) in
+            printer.enqueue(transition("m", 4, origin: .repeating(id: "t")))
+            printer.enqueue(transition("other", 9, origin: .delayed(id: nil)))
+            printer.enqueue(transition("m", 2, origin: .repeating(id: "t")))
+            return PluginSubmission(transition: transition("m", 3), feedback: [transition("m", 5, origin: .next)])
+        }
+        #expect(submission.transition.ordinal == 3)
+        await printer.flush()
+        #expect(printed.withLock { $0 } == ["m step1", "other step9", "m step2", "m step3", "m step4", "m step5"])
+    }
+
+    /// A send that throws prints nothing of its own, and lets go of what it held.
+    @Test func aFailedSendReleasesWhatItHeld() async throws {
+        let printed = Mutex<[String]>([])
+        let printer = TransitionPrinter { transition in printed.withLock { $0.append(transition.action.name) } }
+        let refused = PluginCallError(.refused(action: "x", message: "no"), plugin: "p")
+        await #expect(throws: PluginCallError.self) {
+            try await printer.printing(sendTo: "m") { () async throws(PluginCallError) -> PluginSubmission in
+                printer.enqueue(transition("m", 2, origin: .delayed(id: nil)))
+                throw refused
+            }
+        }
+        printer.enqueue(transition("m", 3, origin: .delayed(id: nil)))
+        await printer.flush()
+        #expect(printed.withLock { $0 } == ["step2", "step3"])
+    }
+}

@@ -61,6 +61,8 @@ public actor PluginMachine: EffectQueueHost {
     private let describesState: Bool
     private let observer: Observer?
     private let observesSends: Bool
+    /// How many transitions the machine made, failed ones included (``PluginTransition/ordinal``).
+    private var transitionsMade: UInt64 = 0
     /// The tasks of the effects user sends started, feedback included, for ``waitUntilIdle()``.
     private var effectTasks: [Task<Void, Error>] = []
     /// The effects running or waiting, against the machine's limit.
@@ -345,6 +347,8 @@ public actor PluginMachine: EffectQueueHost {
             return .empty
         }
         let step = decisions.performed(succeeded: (try? outcome.get()) != nil)
+        transitionsMade += 1
+        let ordinal = transitionsMade
         let requests = (try? outcome.get()) ?? []
         // The IDs a cancel finds running, or started earlier by this action.
         var cancelled: [String] = []
@@ -374,7 +378,7 @@ public actor PluginMachine: EffectQueueHost {
             if input.receipt != nil || journalMessage != nil, case .success = outcome {
                 let made = PluginTransition(plugin: name, address: journalName, sequence: step.sequence, action: input.action, origin: input.origin,
                                             outcome: outcome, cancelled: cancelled, state: described, activeNodes: active,
-                                            acknowledgement: acknowledgement)
+                                            acknowledgement: acknowledgement, ordinal: ordinal)
                 if let request = input.receipt {
                     receipt = JournaledReceipt(plugin: journalName, key: request.key, fingerprint: request.fingerprint,
                                                answer: request.answer(made), expires: request.expires)
@@ -399,7 +403,7 @@ public actor PluginMachine: EffectQueueHost {
         }
         transitions.append(PluginTransition(plugin: name, address: journalName, sequence: step.sequence, action: input.action, origin: input.origin,
                                             outcome: outcome, cancelled: cancelled, state: described, activeNodes: active,
-                                            acknowledgement: acknowledgement))
+                                            acknowledgement: acknowledgement, ordinal: ordinal))
         guard !requests.isEmpty else { return .empty }
         let (clock, budget, journal, depth, epoch) = (self.clock, effectBudget, self.journal, input.depth, journalEpoch)
         return Effect.combine(requests.enumerated().map { index, request in

@@ -45,6 +45,11 @@ public struct PluginTransition: Sendable {
     /// When the transition counts as acknowledged (durable, per the journal's
     /// ``JournalSyncPolicy``).
     public var acknowledgement: PluginAcknowledgement
+    /// Where the transition stands among every transition its machine made in this process,
+    /// failed ones included, counting from 1: the order they were made in, for merging the
+    /// transitions a send returns with those its observer was told about (``sequence`` counts
+    /// successful transitions only, and goes on across a restart).
+    public var ordinal: UInt64 = 0
 
     /// The effects the action requested; empty when it failed.
     public var effects: [PluginEffectRequest] {
