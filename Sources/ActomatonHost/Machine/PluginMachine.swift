@@ -45,15 +45,15 @@ public actor PluginMachine: EffectQueueHost {
     /// and handed to the observer as well only when it was made with `observesSends`.
     public typealias Observer = @Sendable (PluginTransition) -> Void
 
-    private var runtime: any PluginRuntime
-    private var decisions: PluginMachineStateMachine
-    private var effects: EffectQueueManager<PluginMachineAction>
+    var runtime: any PluginRuntime
+    var decisions: PluginMachineStateMachine
+    var effects: EffectQueueManager<PluginMachineAction>
     /// Where the actor's jobs run: a thread of its own when the runtime blocks.
     private nonisolated let executor: MachineExecutor
     /// The plugin's name; a reload must keep it.
     public nonisolated let name: String
     private nonisolated let currentPlugin: Mutex<Plugin>
-    private var pluginVersion: String
+    var pluginVersion: String
     private let log: (@Sendable (String) -> Void)?
     /// How reloads load a replaced file.
     private let isolation: PluginIsolation
@@ -64,14 +64,14 @@ public actor PluginMachine: EffectQueueHost {
     /// How many transitions the machine made, failed ones included (``PluginTransition/ordinal``).
     private var transitionsMade: UInt64 = 0
     /// The tasks of the effects user sends started, feedback included, for ``waitUntilIdle()``.
-    private var effectTasks: [Task<Void, Error>] = []
+    var effectTasks: [Task<Void, Error>] = []
     /// The effects running or waiting, against the machine's limit.
     public nonisolated let effectBudget: EffectBudget
     /// Where accepted actions, snapshots and timers are journaled, if anywhere.
     public nonisolated let journal: PluginJournal?
     /// The name the machine's journal records are kept under: the plugin's, or the one it was made with.
     public nonisolated let journalName: String
-    private let clock: any Clock<Duration>
+    let clock: any Clock<Duration>
 
     /// Creates a state of `plugin`, in this process, and a machine for it.
     ///
@@ -213,26 +213,9 @@ public actor PluginMachine: EffectQueueHost {
     /// Made from each journaled transition (its acknowledgement aside), and journaled with it
     /// in the same commit: a service keeps its watchers' messages so that a watcher can resume
     /// from the journal (``PluginJournal/journaledMessages(of:after:limit:)``).
-    private var journalMessage: (@Sendable (PluginTransition) -> String)?
+    var journalMessage: (@Sendable (PluginTransition) -> String)?
     /// See ``writeJournal(atEpoch:)``.
-    private var journalEpoch: Int64?
-
-    /// Journals a message made by `message` with each transition from now on (with a journal).
-    /// It is called on the journal's writer thread, as the transition's record is written, so
-    /// the machine goes on meanwhile.
-    ///
-    /// - Parameter message: Makes the message from the transition; keep it short.
-    public func journalMessages(_ message: @escaping @Sendable (PluginTransition) -> String) {
-        journalMessage = message
-    }
-
-    /// Writes every record from now on as the owner of ``journalName`` at `epoch` (a cluster's
-    /// claim of the name): the journal's store refuses them once its host owns the name at
-    /// another epoch, so a machine left over from an earlier claim never writes beside the
-    /// current one. Call it before ``recover()``.
-    public func writeJournal(atEpoch epoch: Int64) {
-        journalEpoch = epoch
-    }
+    var journalEpoch: Int64?
 
     /// The thread an isolated machine runs on, as a task executor; `nil` for a machine on the
     /// concurrency pool (in process, or in the sandbox).
@@ -417,58 +400,11 @@ public actor PluginMachine: EffectQueueHost {
         })
     }
 
-    /// The journal record of a performed action: its timers (with keys, into `keys`) and the
-    /// IDs it cancelled.
-    private func journalRecord(of input: PluginMachineAction, requests: [PluginEffectRequest], keys: inout [Int64?],
-                               journal: PluginJournal, receipt: JournaledReceipt?, message: (@Sendable () -> String)?) -> JournalRecord {
-        let now = wallClockMilliseconds()
-        var timers: [JournaledTimer] = []
-        var cancelled: [String] = []
-        for (index, request) in requests.enumerated() {
-            switch request {
-            case let .delayed(action, delay, options), let .repeating(action, delay, options):
-                let key = journal.makeTimerKey()
-                keys[index] = key
-                var interval: Int64?
-                if case .repeating = request { interval = delay.milliseconds }
-                timers.append(JournaledTimer(key: key, plugin: journalName, action: action.name, arguments: action.arguments,
-                                             due: now + delay.milliseconds, interval: interval, options: options))
-            case let .cancel(id):
-                cancelled.append(id)
-            case .next:
-                break
-            }
-        }
-        return .action(plugin: journalName, version: pluginVersion, name: input.action.name, arguments: input.action.arguments,
-                       firedTimer: input.timer.map { ($0.key, $0.repeating) }, timers: timers, cancelledIDs: cancelled, receipt: receipt,
-                       message: message)
-    }
-
     // MARK: State
 
     /// The plugin's snapshot of the state.
     public func snapshot() throws(PluginCallError) -> [UInt8] {
         do throws(PluginCallError.Reason) { return try runtime.snapshot() } catch { throw PluginCallError(error, plugin: name) }
-    }
-
-    /// The plugin's snapshot of the state, journaled too when the machine has a journal: the
-    /// machine comes back from it without replaying the actions before it (a service passivating
-    /// an instance). The snapshot is committed in order with the records before it; nothing
-    /// waits for its commit, since until then the journal's older snapshot and actions bring
-    /// back the same state.
-    public func snapshotIntoJournal() throws(PluginCallError) -> [UInt8] {
-        let bytes = try snapshot()
-        if let journal { journalSnapshot(bytes, into: journal) }
-        return bytes
-    }
-
-    /// Journals `bytes` as the machine's snapshot, and counts the snapshot interval from it;
-    /// returns its ticket.
-    @discardableResult
-    private func journalSnapshot(_ bytes: [UInt8], into journal: PluginJournal) -> UInt64 {
-        defer { decisions.snapshotJournaled() }
-        return journal.append(epoch: journalEpoch, .snapshot(plugin: journalName, version: pluginVersion, bytes: bytes,
-                                                             keepingActions: Int64(journal.options.snapshotInterval)))
     }
 
     /// The plugin's description of the state.
@@ -584,11 +520,11 @@ public actor PluginMachine: EffectQueueHost {
 
     /// The sequence ``recover()`` brought the machine to: its transitions replayed, before any
     /// timer it armed again fired (one that came due meanwhile fires at once, after it returns).
-    public private(set) var recoveredSequence: UInt64 = 0
+    public internal(set) var recoveredSequence: UInt64 = 0
 
     /// The delayed and repeating actions ``recover()`` armed again from the journal, each with
     /// what was left until it next fires when it was armed.
-    public private(set) var recoveredTimers: [(request: PluginEffectRequest, firesIn: Duration)] = []
+    public internal(set) var recoveredTimers: [(request: PluginEffectRequest, firesIn: Duration)] = []
 
     /// Closes the machine: cancels every delayed and repeating action running or waiting (a
     /// cancelled timer sends nothing more, and ``runningEffectCount`` is 0 when it returns),
@@ -608,98 +544,6 @@ public actor PluginMachine: EffectQueueHost {
     public func close() {
         effects.shutDown()
     }
-
-    // MARK: The journal
-
-    /// Brings the state back from the journal: the newest snapshot the plugin accepts, then
-    /// the actions journaled after it (effects suppressed: they already happened), then the
-    /// pending delayed and repeating actions, armed again with the time they have left (one
-    /// that came due while the host was down fires at once). Returns a line for each thing
-    /// that could not be brought back — past the first three journaled actions that cannot be
-    /// replayed, one line counts the rest; nothing is skipped silently.
-    ///
-    /// The journal is read on a thread of its own, never on the concurrency pool's (a read
-    /// waits while a commit syncs). Call it before the machine's first action: one sent
-    /// meanwhile runs between the reads and the replay.
-    public func recover() async throws(PluginJournalError) -> [String] {
-        guard let journal else { return [] }
-        let name = journalName
-        let recovery = try await onThreadOfItsOwn { () throws(PluginJournalError) in try journal.recovery(for: name) }
-        if recovery.isEmpty { return [] }
-        var problems: [String] = []
-        let runtime = self.runtime
-        var base: Int64?
-        for snapshot in recovery.snapshots {
-            do throws(PluginCallError.Reason) {
-                try runtime.restore(snapshot.bytes)
-                base = snapshot.sequence
-                break
-            } catch {
-                problems.append("\(name): the journal's snapshot after action #\(snapshot.sequence) (version \(snapshot.version)) was refused: \(error)")
-            }
-        }
-        var actions = recovery.actions
-        if let base, base != recovery.snapshots.first?.sequence {
-            actions = try await onThreadOfItsOwn { () throws(PluginJournalError) in try journal.journaledActions(of: name, after: base) }
-        } else if base == nil, recovery.startsAtTheBeginning, !recovery.snapshots.isEmpty {
-            actions = try await onThreadOfItsOwn { () throws(PluginJournalError) in try journal.journaledActions(of: name) }
-        } else if base == nil, !recovery.startsAtTheBeginning {
-            problems.append("\(name): no snapshot could be restored and the journal before it was pruned: starting from a new state, "
-                            + "\(actions.count) journaled actions not replayed")
-            actions = []
-        }
-        var unreplayed = 0
-        var lastUnreplayed: Int64 = 0
-        for journaled in actions {
-            do throws(PluginCallError) {
-                let action = try plugin.action(journaled.action, journaled.arguments)
-                if case let .failure(reason) = runtime.perform(action) { throw PluginCallError(reason, plugin: name) }
-            } catch {
-                // The first few each get a line; the rest, one line in all.
-                if unreplayed < Self.replayProblemsShown {
-                    problems.append("\(name): journaled action #\(journaled.sequence) '\(Self.shortened(journaled.text))' "
-                                    + "(version \(journaled.version)) cannot be replayed: \(Self.shortened(error.reason.description))")
-                }
-                unreplayed += 1
-                lastUnreplayed = journaled.sequence
-            }
-        }
-        if unreplayed > Self.replayProblemsShown {
-            problems.append("\(name): \(unreplayed - Self.replayProblemsShown) more journaled actions, up to #\(lastUnreplayed), cannot be "
-                            + "replayed either (\(unreplayed) of \(actions.count) in all); `actomaton-host journal` lists them")
-        }
-        // Counted per name: the journal's own numbers run across every name it holds.
-        let lastSequence = recovery.transitionCount ?? max(actions.last?.sequence ?? 0, recovery.snapshots.first?.sequence ?? 0)
-        decisions.recovered(replayed: actions.count, sequence: UInt64(max(lastSequence, 0)))
-        recoveredSequence = decisions.sequence
-        let now = wallClockMilliseconds()
-        var effects: [Effect<PluginMachineAction>] = []
-        for timer in recovery.timers {
-            let action: PluginAction
-            do throws(PluginCallError) {
-                action = try plugin.action(timer.action, timer.arguments)
-            } catch {
-                problems.append("\(name): a journaled timer for '\(timer.action)' cannot be armed again: \(error.reason)")
-                journal.append(epoch: journalEpoch, .timerEnded(key: timer.key, plugin: timer.plugin))
-                continue
-            }
-            let remaining = Duration.milliseconds(max(0, timer.due - now))
-            let request: PluginEffectRequest = timer.interval.map { .repeating(action, every: .milliseconds($0), timer.options) }
-                ?? .delayed(action, after: remaining, timer.options)
-            recoveredTimers.append((request, remaining))
-            let fired = FiredTimer(key: timer.key, repeating: timer.interval != nil)
-            effects.append(request.effect(clock: clock, budget: effectBudget, timer: JournalTimerToken(journal: journal, key: timer.key, name: timer.plugin, epoch: journalEpoch),
-                                          firstTickAfter: remaining) { action, request in
-                PluginMachineAction(action: action, origin: request.origin, depth: 0, timer: fired)
-            })
-        }
-        if !effects.isEmpty {
-            self.effects.sendOptions = .init(tracksFeedbacks: true)
-            _ = self.effects.handle(Effect.combine(effects))
-            if let task = self.effects.finishSend() { effectTasks.append(task) }
-        }
-        return problems
-    }
 }
 
 extension PluginMachine {
@@ -710,16 +554,6 @@ extension PluginMachine {
     @Sendable static func reportEffectFailure(_ failure: EffectFailure) {
         if case .feedbackLoopCutOff = failure { return }
         EffectFailure.writeToStandardError(failure)
-    }
-
-    /// How many journaled actions that cannot be replayed ``recover()`` reports one by one.
-    static let replayProblemsShown = 3
-
-    /// `text`, cut after 200 bytes (whole characters) with a note: a report line stays short.
-    static func shortened(_ text: String) -> String {
-        let kept = text.prefix(utf8Bytes: 200)
-        guard kept.endIndex < text.endIndex else { return text }
-        return "\(kept) … (\(text.utf8.count - kept.utf8.count) more bytes)"
     }
 }
 

@@ -1,0 +1,105 @@
+import ActomatonEffect
+import ActomatonPluginContract
+
+/// How a machine comes back from its journal.
+extension PluginMachine {
+    /// Brings the state back from the journal: the newest snapshot the plugin accepts, then
+    /// the actions journaled after it (effects suppressed: they already happened), then the
+    /// pending delayed and repeating actions, armed again with the time they have left (one
+    /// that came due while the host was down fires at once). Returns a line for each thing
+    /// that could not be brought back — past the first three journaled actions that cannot be
+    /// replayed, one line counts the rest; nothing is skipped silently.
+    ///
+    /// The journal is read on a thread of its own, never on the concurrency pool's (a read
+    /// waits while a commit syncs). Call it before the machine's first action: one sent
+    /// meanwhile runs between the reads and the replay.
+    public func recover() async throws(PluginJournalError) -> [String] {
+        guard let journal else { return [] }
+        let name = journalName
+        let recovery = try await onThreadOfItsOwn { () throws(PluginJournalError) in try journal.recovery(for: name) }
+        if recovery.isEmpty { return [] }
+        var problems: [String] = []
+        let runtime = self.runtime
+        var base: Int64?
+        for snapshot in recovery.snapshots {
+            do throws(PluginCallError.Reason) {
+                try runtime.restore(snapshot.bytes)
+                base = snapshot.sequence
+                break
+            } catch {
+                problems.append("\(name): the journal's snapshot after action #\(snapshot.sequence) (version \(snapshot.version)) was refused: \(error)")
+            }
+        }
+        var actions = recovery.actions
+        if let base, base != recovery.snapshots.first?.sequence {
+            actions = try await onThreadOfItsOwn { () throws(PluginJournalError) in try journal.journaledActions(of: name, after: base) }
+        } else if base == nil, recovery.startsAtTheBeginning, !recovery.snapshots.isEmpty {
+            actions = try await onThreadOfItsOwn { () throws(PluginJournalError) in try journal.journaledActions(of: name) }
+        } else if base == nil, !recovery.startsAtTheBeginning {
+            problems.append("\(name): no snapshot could be restored and the journal before it was pruned: starting from a new state, "
+                            + "\(actions.count) journaled actions not replayed")
+            actions = []
+        }
+        var unreplayed = 0
+        var lastUnreplayed: Int64 = 0
+        for journaled in actions {
+            do throws(PluginCallError) {
+                let action = try plugin.action(journaled.action, journaled.arguments)
+                if case let .failure(reason) = runtime.perform(action) { throw PluginCallError(reason, plugin: name) }
+            } catch {
+                // The first few each get a line; the rest, one line in all.
+                if unreplayed < Self.replayProblemsShown {
+                    problems.append("\(name): journaled action #\(journaled.sequence) '\(Self.shortened(journaled.text))' "
+                                    + "(version \(journaled.version)) cannot be replayed: \(Self.shortened(error.reason.description))")
+                }
+                unreplayed += 1
+                lastUnreplayed = journaled.sequence
+            }
+        }
+        if unreplayed > Self.replayProblemsShown {
+            problems.append("\(name): \(unreplayed - Self.replayProblemsShown) more journaled actions, up to #\(lastUnreplayed), cannot be "
+                            + "replayed either (\(unreplayed) of \(actions.count) in all); `actomaton-host journal` lists them")
+        }
+        // Counted per name: the journal's own numbers run across every name it holds.
+        let lastSequence = recovery.transitionCount ?? max(actions.last?.sequence ?? 0, recovery.snapshots.first?.sequence ?? 0)
+        decisions.recovered(replayed: actions.count, sequence: UInt64(max(lastSequence, 0)))
+        recoveredSequence = decisions.sequence
+        let now = wallClockMilliseconds()
+        var effects: [Effect<PluginMachineAction>] = []
+        for timer in recovery.timers {
+            let action: PluginAction
+            do throws(PluginCallError) {
+                action = try plugin.action(timer.action, timer.arguments)
+            } catch {
+                problems.append("\(name): a journaled timer for '\(timer.action)' cannot be armed again: \(error.reason)")
+                journal.append(epoch: journalEpoch, .timerEnded(key: timer.key, plugin: timer.plugin))
+                continue
+            }
+            let remaining = Duration.milliseconds(max(0, timer.due - now))
+            let request: PluginEffectRequest = timer.interval.map { .repeating(action, every: .milliseconds($0), timer.options) }
+                ?? .delayed(action, after: remaining, timer.options)
+            recoveredTimers.append((request, remaining))
+            let fired = FiredTimer(key: timer.key, repeating: timer.interval != nil)
+            effects.append(request.effect(clock: clock, budget: effectBudget, timer: JournalTimerToken(journal: journal, key: timer.key, name: timer.plugin, epoch: journalEpoch),
+                                          firstTickAfter: remaining) { action, request in
+                PluginMachineAction(action: action, origin: request.origin, depth: 0, timer: fired)
+            })
+        }
+        if !effects.isEmpty {
+            self.effects.sendOptions = .init(tracksFeedbacks: true)
+            _ = self.effects.handle(Effect.combine(effects))
+            if let task = self.effects.finishSend() { effectTasks.append(task) }
+        }
+        return problems
+    }
+
+    /// How many journaled actions that cannot be replayed ``recover()`` reports one by one.
+    static let replayProblemsShown = 3
+
+    /// `text`, cut after 200 bytes (whole characters) with a note: a report line stays short.
+    static func shortened(_ text: String) -> String {
+        let kept = text.prefix(utf8Bytes: 200)
+        guard kept.endIndex < text.endIndex else { return text }
+        return "\(kept) … (\(text.utf8.count - kept.utf8.count) more bytes)"
+    }
+}
