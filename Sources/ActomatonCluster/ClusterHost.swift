@@ -47,6 +47,9 @@ public final class ClusterHost: @unchecked Sendable {
     private let link: PostgresLink
     /// The epoch at which this host owns each name.
     private let owned = Mutex<[String: Int64]>([:])
+    /// Claims of one name on this host, one at a time: two at once both took it, the second
+    /// at a higher epoch, which fenced the machine the first made (both requests failed).
+    private let claimLocks: [ClaimLock] = (0..<64).map { _ in ClaimLock() }
     private let keeperState = Mutex(KeeperState())
     private let keeperWake = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     private let keeperMutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
@@ -136,6 +139,17 @@ public final class ClusterHost: @unchecked Sendable {
     /// otherwise. Blocks for one query.
     public func claim(_ name: String) throws(ClusterError) -> Claim {
         if let epoch = owned.withLock({ $0[name] }) { return .owned(epoch: epoch) }
+        var hasher = Hasher()
+        hasher.combine(name)
+        let lock = claimLocks[Int(UInt(bitPattern: hasher.finalize()) % UInt(claimLocks.count))]
+        return try lock.mutex.withLock { _ throws(ClusterError) -> Claim in
+            // Claimed by another request meanwhile: it stands.
+            if let epoch = owned.withLock({ $0[name] }) { return .owned(epoch: epoch) }
+            return try claimAlone(name)
+        }
+    }
+
+    private func claimAlone(_ name: String) throws(ClusterError) -> Claim {
         let taken = try link.run("""
             INSERT INTO actomaton_instances AS i (name, owner, epoch) VALUES (\(name), \(id), 1)
             ON CONFLICT (name) DO UPDATE SET owner = \(id), epoch = i.epoch + 1
@@ -363,4 +377,9 @@ public final class ClusterHost: @unchecked Sendable {
 
 private extension Int32 {
     var boolValue: Bool { self != 0 }
+}
+
+/// One of the locks ``ClusterHost`` serialises the claims of a name with.
+private final class ClaimLock: Sendable {
+    let mutex = Mutex(())
 }

@@ -502,8 +502,10 @@ public actor InstanceRegistry {
     // MARK: Deleting
 
     /// Forgets the instance at `address`: its watchers are ended, its effects cancelled (the
-    /// actions already waiting for their turn are still answered). Returns whether there was one.
-    public func remove(_ address: InstanceAddress) async -> Bool {
+    /// actions already waiting for their turn are still answered), and with a journal its
+    /// records, acknowledged before this returns. Returns whether there was one; throws
+    /// ``ServiceError/unavailable(_:)`` when the journal did not take the deletion.
+    public func remove(_ address: InstanceAddress) async throws(ServiceError) -> Bool {
         guard let slot = slots[address] else { return false }
         if case let .creating(task) = slot {
             // Being made for a request: it is made (its action applied), then deleted — the
@@ -512,21 +514,38 @@ public actor InstanceRegistry {
             _ = try? await task.value
             // The request that made it settles the slot when it resumes, on this actor.
             while case let .creating(current)? = slots[address], current == task { await Task.yield() }
-            return await remove(address)
+            return try await remove(address)
         }
         forget(address)
         switch slot {
         case let .ready(instance), let .passivating(_, instance):
             instance.watchers.endAll(.instanceDeleted)
             await instance.machine.close()
-            journal?.forget(Self.journalName(of: address))
+            try await forgetJournaled(address)
             return true
         case let .passivated(_, watchers):
             watchers?.endAll(.instanceDeleted)
-            journal?.forget(Self.journalName(of: address))
+            try await forgetJournaled(address)
             return true
         case .creating:
             return false // handled above
+        }
+    }
+
+    /// Forgets what the journal holds of the instance at `address`, once acknowledged. When
+    /// the journal does not take it, the instance is listed again as passivated — the journal
+    /// brings it back on its next request, as after a restart — and the deletion is refused.
+    private func forgetJournaled(_ address: InstanceAddress) async throws(ServiceError) {
+        guard let journal else { return }
+        do {
+            try await journal.forget(Self.journalName(of: address))
+        } catch {
+            if placement == nil, slots[address] == nil {
+                slots[address] = .passivated(PassivatedInstance(snapshot: [], seq: 0, state: nil), nil)
+                passivatedChanged(by: 1)
+                insertKey(address)
+            }
+            throw .unavailable("the deletion of \(address) was not journaled (\(error.reason)); it is kept: retry")
         }
     }
 

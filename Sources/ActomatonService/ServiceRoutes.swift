@@ -139,7 +139,7 @@ struct ServiceRoutes: Sendable {
                 return try await forward(request, body: ByteBuffer(), of: name, to: owner)
             }
         }
-        guard await registry.remove(address) else { throw ServiceError.notFound("no instance \(address)") }
+        guard try await registry.remove(address) else { throw ServiceError.notFound("no instance \(address)") }
         // Its answers go with it, as its journaled receipts do: a retry is a new request.
         idempotency.forget(address)
         return .json(JSONText.object([("plugin", ServiceJSON.string(address.plugin)), ("key", ServiceJSON.string(address.key.text)),

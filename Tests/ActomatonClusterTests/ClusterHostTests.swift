@@ -160,6 +160,23 @@ extension ClusterHostTests {
     /// A machine left over from an earlier claim on the same host (its slot dropped, then the
     /// name claimed again) once wrote beside the new one: both passed the host's check, and a
     /// delayed action fired twice. Its records carry its epoch now, and are refused.
+    /// Regression: two requests for an instance nobody owned, at once on one host, both
+    /// claimed it — the second at the next epoch, which fenced the machine the first made —
+    /// and both failed (500, "another host owns it now"). Claims of one name now take turns.
+    @Test func claimsOfOneNameAtOnceTakeItOnce() async throws {
+        let address = try await PostgresTestServer.start().makeDatabase()
+        let host = try ClusterHost(address: address, advertise: "http://127.0.0.1:9001", leaseTTL: Self.quietLease)
+        defer { host.stop() }
+        for round in 0..<5 {
+            let name = "counter/together-\(round)"
+            let claims = try await withThrowingTaskGroup(of: ClusterHost.Claim.self) { group in
+                for _ in 0..<16 { group.addTask { try await onThread { try host.claim(name) } } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(claims.count == 16 && claims.allSatisfy { $0 == .owned(epoch: 1) }, "\(name): \(claims)")
+        }
+    }
+
     @Test func aMachineOfAnEarlierClaimOnTheSameHostCannotWrite() async throws {
         let address = try await PostgresTestServer.start().makeDatabase()
         let host = try ClusterHost(address: address, advertise: "http://127.0.0.1:9001")

@@ -70,7 +70,7 @@ struct JournalTests {
             try await a.send("add", [.int(5)])
             try await b.send("add", [.int(7)])
             try await a.send("increment")
-            journal.forget("counter/b")
+            try await journal.forget("counter/b")
             journal.close()
         }
         let journal = try PluginJournal(path: path)

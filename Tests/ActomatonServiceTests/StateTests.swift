@@ -158,6 +158,33 @@ import Testing
     /// A watcher was told each transition as it was made, before its commit: in a cluster, a
     /// host that had lost its instance showed its watchers transitions the journal then refused
     /// (and numbered them the same as the new owner's). It is told only durable ones now.
+    /// Regression: a DELETE was answered 200 before the journal had forgotten the instance
+    /// (the forgetting was only queued): a crash right after brought it back, and a refused
+    /// commit went unnoticed. The answer now waits for the forgetting to be acknowledged, and a
+    /// deletion the journal refuses is 503, the instance kept.
+    @Test func aDeleteIsAnsweredOnceTheJournalForgotTheInstance() async throws {
+        let path = try temporaryDirectory() + "/state.sqlite"
+        let store = try FencingStore(SQLiteJournalStore(path: path))
+        let journal = try PluginJournal(store: store)
+        defer { journal.close() }
+        let server = try journaledServer(journal)
+        try await server.makeApplication().test(.router) { client in
+            #expect(try await client.post("d", #"{"action": "add", "args": [4]}"#).status == .ok)
+            // Refused by the journal: 503, and the instance is still there, from the journal.
+            store.fenced.withLock { $0 = ["counter/d"] }
+            let refused = try await client.execute(uri: "/v1/machines/counter/d", method: .delete)
+            #expect(refused.status == .serviceUnavailable && refused.text.contains("was not journaled"), "\(refused.text)")
+            store.fenced.withLock { $0 = [] }
+            let kept = try await client.get("/v1/machines/counter/d")
+            #expect(kept.status == .ok && kept.text.contains(#""state":{"count":4}"#), "\(kept.text)")
+            // Taken: by the time the answer comes, the journal holds nothing of it.
+            let deleted = try await client.execute(uri: "/v1/machines/counter/d", method: .delete)
+            #expect(deleted.status == .ok)
+            #expect(try journal.recovery(for: "counter/d").isEmpty)
+            #expect(try await client.get("/v1/machines/counter/d").status == .notFound)
+        }
+    }
+
     @Test func aWatcherIsNeverToldATransitionTheJournalRefused() async throws {
         let path = try temporaryDirectory() + "/state.sqlite"
         let store = try FencingStore(SQLiteJournalStore(path: path))

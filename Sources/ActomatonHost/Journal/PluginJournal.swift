@@ -258,10 +258,13 @@ public final class PluginJournal: @unchecked Sendable {
     /// Forgets everything journaled under `name` — its actions, snapshots and timers — in
     /// order with the records appended before (a machine journaling under `name` must be
     /// closed first). For a service that deletes one of many machines kept in one journal
-    /// (``PluginMachine/journalName``). Returns at once; the forgetting is committed with the
-    /// next batch.
-    public func forget(_ name: String) {
-        _ = append(.forget(plugin: name))
+    /// (``PluginMachine/journalName``). Returns once the forgetting counts as acknowledged
+    /// (``JournalSyncPolicy``: with `always`, committed and synced), so that a deletion
+    /// answered is not undone by a crash; it used to return at once, and a `kill -9` right
+    /// after brought the instance back. Throws why it never will be (a failed commit; in a
+    /// cluster, another host owning `name` now).
+    public func forget(_ name: String) async throws(PluginJournalError) {
+        try await waitUntilAcknowledged(append(.forget(plugin: name)))
     }
 
     /// A new timer key, unique in this journal's store.
