@@ -15,6 +15,18 @@ import PostgresNIO
 /// It uses two connections, one for commits and one for reads, each called from threads of
 /// the host's own (the journal's writer, readers' threads), never from the concurrency pool.
 public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
+    /// Refuses journal options a cluster cannot keep its promises with: `--sync batch`
+    /// acknowledges an action before its commit, and a host paused past its lease then loses
+    /// what it acknowledged while another host answers the same `seq` again (seen under
+    /// SIGSTOP: acknowledged actions lost, sequence numbers answered twice). `always` and
+    /// `off` acknowledge after the commit, where fencing is checked.
+    public static func check(_ options: JournalOptions) throws(ClusterError) {
+        if options.sync == .batch {
+            throw .badOption("--sync batch acknowledges an action before its commit: in a cluster, a host paused past its lease "
+                             + "would lose what it acknowledged; use --sync always (the default) or off with --state postgres://…")
+        }
+    }
+
     /// The host whose ownership the commits are checked against; `nil` when reading only.
     public let host: ClusterHost?
     /// The shared database.

@@ -32,6 +32,7 @@ struct ClusterMembership {
     /// Joins the cluster whose database `state` names; exits with one line when it cannot.
     static func join(state: String, options: ClusterOptions, journalOptions: JournalOptions) throws -> ClusterMembership {
         do {
+            try PostgresJournalStore.check(journalOptions)
             let address = try PostgresAddress(state)
             guard let advertise = options.advertise else {
                 throw ClusterError.badOption("--state postgres://… needs --advertise URL: how the other hosts reach this one")

@@ -68,6 +68,10 @@ struct ClusterHostTests {
             try ClusterHost(address: address, advertise: "http://a:1", leaseTTL: .seconds(3601))
         }
         try ClusterHost(address: address, advertise: "http://a:1", leaseTTL: .seconds(3600)).stop()
+        // Regression: --sync batch was taken in a cluster, where it lost acknowledged actions.
+        #expect(throws: ClusterError.self) { try PostgresJournalStore.check(JournalOptions(sync: .batch)) }
+        try PostgresJournalStore.check(JournalOptions(sync: .always))
+        try PostgresJournalStore.check(JournalOptions(sync: .off))
         for advertise in ["a:1", "ftp://a", "http://a b", "http://" + String(repeating: "a", count: ClusterHost.maxAdvertiseLength - 6)] {
             #expect(throws: ClusterError.self) { try ClusterHost(address: address, advertise: advertise) }
         }

@@ -338,6 +338,50 @@ struct JournalTests {
         #expect(await eventually { (try? journal.recovery(for: "counter").timers.count) == 0 }, "fired and cancelled timers are forgotten")
     }
 
+    /// Regression: a timer's interval or due time edited in the database was armed as it was.
+    /// An interval of 0 fired without end and spun the host; one past what a plugin can ask
+    /// for overflowed the next firing's record, which stopped the host (in a cluster, every
+    /// host that adopted the instance in turn). Each is one line and dropped; the rest is armed.
+    @Test func aJournaledTimerWithImpossibleTimingIsDroppedWithOneLine() async throws {
+        let (directory, path) = try databasePath()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let limit = PluginMachine.maxTimerMilliseconds
+        let cases: [(sql: String, why: String)] = [
+            ("interval = 0", "its interval, 0 ms, is not from 1 to \(limit) ms"),
+            ("interval = -1000", "its interval, -1000 ms, is not from 1 to \(limit) ms"),
+            ("interval = \(limit + 1)", "its interval, \(limit + 1) ms, is not from 1 to \(limit) ms"),
+            ("interval = 9223372036854775000", "its interval, 9223372036854775000 ms, is not from 1 to \(limit) ms"),
+            ("due = -1", "its due time, -1 ms after 1970, is not from 0 to \(limit) ms from now"),
+            ("due = 9223372036854775807", "its due time, 9223372036854775807 ms after 1970, is not from 0 to \(limit) ms from now"),
+        ]
+        for (sql, why) in cases {
+            try? FileManager.default.removeItem(atPath: path)
+            do {
+                let journal = try PluginJournal(path: path)
+                let counter = try await PluginHost(clock: TestClock(), journal: journal).load(path: plugin("CounterPlugin"))
+                try await counter.send("start", [.uint(600_000)])
+                try await counter.send("add_later", [.int(5), .float(60)])
+                journal.close()
+                withExtendedLifetime(counter) {}
+            }
+            tamper(path, "UPDATE timers SET \(sql) WHERE interval IS NOT NULL")
+            let journal = try PluginJournal(path: path)
+            let host = PluginHost(clock: TestClock(), journal: journal)
+            let counter = try await host.load(path: plugin("CounterPlugin"))
+            #expect(await host.takeJournalReports() == ["counter: a journaled timer for 'increment' cannot be armed again: \(why)"], "\(sql)")
+            #expect(await counter.recoveredTimers.count == 1, "\(sql): the delayed add is armed")
+            #expect(await eventually { (try? journal.recovery(for: "counter").timers.count) == 1 }, "\(sql): the bad one is forgotten")
+            journal.close()
+            withExtendedLifetime(counter) {}
+        }
+        // At the limits: taken.
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let timer = JournaledTimer(key: 1, plugin: "counter", action: "increment", arguments: [], due: now + limit, interval: limit, options: .init())
+        #expect(PluginMachine.unusableTiming(of: timer, now: now) == nil)
+        #expect(PluginMachine.unusableTiming(of: JournaledTimer(key: 1, plugin: "counter", action: "increment", arguments: [], due: 0, interval: 1,
+                                                                options: .init()), now: now) == nil)
+    }
+
     @Test func aDatabaseThatCannotBeTrustedIsRefused() async throws {
         let (directory, path) = try databasePath()
         defer { try? FileManager.default.removeItem(atPath: directory) }

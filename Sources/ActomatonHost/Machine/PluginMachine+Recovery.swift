@@ -70,8 +70,13 @@ extension PluginMachine {
             let action: PluginAction
             do throws(PluginCallError) {
                 action = try plugin.action(timer.action, timer.arguments)
+                if let why = Self.unusableTiming(of: timer, now: now) {
+                    problems.append("\(name): a journaled timer for '\(Self.shortened(timer.action))' cannot be armed again: \(why)")
+                    journal.append(epoch: journalEpoch, .timerEnded(key: timer.key, plugin: timer.plugin))
+                    continue
+                }
             } catch {
-                problems.append("\(name): a journaled timer for '\(timer.action)' cannot be armed again: \(error.reason)")
+                problems.append("\(name): a journaled timer for '\(Self.shortened(timer.action))' cannot be armed again: \(error.reason)")
                 journal.append(epoch: journalEpoch, .timerEnded(key: timer.key, plugin: timer.plugin))
                 continue
             }
@@ -91,6 +96,24 @@ extension PluginMachine {
             if let task = self.effects.finishSend() { effectTasks.append(task) }
         }
         return problems
+    }
+
+    /// The longest delay or interval a plugin can ask for, in milliseconds: its request's
+    /// `uint64_t` nanoseconds.
+    static let maxTimerMilliseconds = Int64(UInt64.max / 1_000_000)
+
+    /// Why a journaled timer's timing cannot be armed, or `nil`: the database is read as
+    /// untrusted. An interval of 0 or less fired without end (a host spun, and every host
+    /// that adopted the instance after it); one past what a plugin can ask for made the next
+    /// firing's record overflow, which stopped every host that adopted it in turn.
+    static func unusableTiming(of timer: JournaledTimer, now: Int64) -> String? {
+        if let interval = timer.interval, !(1...maxTimerMilliseconds).contains(interval) {
+            return "its interval, \(interval) ms, is not from 1 to \(maxTimerMilliseconds) ms"
+        }
+        guard timer.due >= 0, timer.due <= now + maxTimerMilliseconds else {
+            return "its due time, \(timer.due) ms after 1970, is not from 0 to \(maxTimerMilliseconds) ms from now"
+        }
+        return nil
     }
 
     /// How many journaled actions that cannot be replayed ``recover()`` reports one by one.
