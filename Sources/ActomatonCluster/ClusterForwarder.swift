@@ -38,13 +38,25 @@ public final class ClusterForwarder: RequestForwarder, Sendable {
     }
 
     /// Sends `request` to the host at `owner` and returns its answer.
+    ///
+    /// Throws `RequestForwardingError`: one that says the request did not reach the owner when
+    /// it could not connect, and one that says it may have when it failed after sending.
     public func forward(_ request: ForwardedRequest, to owner: String) async throws -> ForwardedResponse {
-        let (host, port) = try Self.hostAndPort(of: owner)
+        let (host, port): (String, Int)
+        do {
+            (host, port) = try Self.hostAndPort(of: owner)
+        } catch {
+            throw RequestForwardingError("\(error)", mayHaveReachedTheOwner: false)
+        }
         let channel: any Channel
         if let reused = idle.withLockedValue({ $0[owner]?.popLast() }), reused.isActive {
             channel = reused
         } else {
-            channel = try await connect(host: host, port: port)
+            do {
+                channel = try await connect(host: host, port: port)
+            } catch {
+                throw RequestForwardingError("\(error)", mayHaveReachedTheOwner: false)
+            }
         }
         var head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method.rawValue), uri: request.path)
         head.headers.add(name: "Host", value: "\(host):\(port)")
@@ -70,7 +82,7 @@ public final class ClusterForwarder: RequestForwarder, Sendable {
             (responseHead, responseBody) = try await promise.futureResult.get()
         } catch {
             channel.close(promise: nil)
-            throw error
+            throw RequestForwardingError("\(error)", mayHaveReachedTheOwner: true)
         }
         if responseHead.isKeepAlive {
             let kept = idle.withLockedValue { idle in

@@ -51,3 +51,21 @@ public struct ForwardedResponse: Sendable {
         self.body = body
     }
 }
+
+/// Why a forward failed: one line, and whether the owner may have received the request.
+///
+/// A forwarder throws it; any other error counts as one after which the request may have been
+/// received. The service answers 503 (retry) only when it was not sent, and 504 (the outcome is
+/// unknown) otherwise: the owner may have applied an action it never answered.
+public struct RequestForwardingError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong, in one line.
+    public let description: String
+    /// Whether the request may have reached the owner (it was sent, or partly).
+    public let mayHaveReachedTheOwner: Bool
+
+    /// Creates the error.
+    public init(_ description: String, mayHaveReachedTheOwner: Bool) {
+        self.description = description
+        self.mayHaveReachedTheOwner = mayHaveReachedTheOwner
+    }
+}

@@ -42,6 +42,12 @@ public enum ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
     case ownedElsewhere(name: String, owner: String)
     /// The instance's owner could not be reached, or ownership moved meanwhile: retry (503).
     case unavailable(String)
+    /// 502: the instance's owner answered what this host cannot pass on (a status the API
+    /// does not use, a body that is not JSON).
+    case badGateway(String)
+    /// 504: the instance's owner was sent the request and did not answer in time: it may have
+    /// applied it.
+    case gatewayTimeout(String)
 
     /// The HTTP status the error is sent with.
     public var status: HTTPResponse.Status {
@@ -59,6 +65,8 @@ public enum ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
         case .pluginFailed: .internalServerError
         case .shuttingDown, .unavailable: .serviceUnavailable
         case .ownedElsewhere: .misdirectedRequest
+        case .badGateway: .badGateway
+        case .gatewayTimeout: .gatewayTimeout
         }
     }
 
@@ -69,7 +77,7 @@ public enum ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
         switch self {
         case let .badRequest(message), let .unauthorized(message), let .forbidden(message), let .notFound(message),
              let .unprocessable(message), let .overLimit(message), let .pluginFailed(message), let .gone(message),
-             let .unavailable(message):
+             let .unavailable(message), let .badGateway(message), let .gatewayTimeout(message):
             TerminalText.escaping(message)
         case let .bodyTooLarge(limit):
             "the request body is longer than \(limit) bytes, the limit (--max-body-size)"

@@ -125,8 +125,20 @@ struct ServiceRoutes: Sendable {
         if let (name, owner) = try await owner(of: address, creating: false) {
             return try await forward(request, body: ByteBuffer(), of: name, to: owner)
         }
-        let instance = try await registry.instance(at: address, creating: false)
-        return .json(ServiceJSON.status(await instance.machine.status(), address: address))
+        do {
+            let instance = try await registry.instance(at: address, creating: false)
+            return .json(ServiceJSON.status(await instance.machine.status(), address: address))
+        } catch {
+            throw Self.movedMeanwhile(error, forwarding: forwarder != nil)
+        }
+    }
+
+    /// `error`, unless it says another host owns the instance while this host forwards
+    /// requests: then the ownership moved between this host's claim and the request's turn
+    /// (nothing was applied), which is 503, retry, as the API documents — not a 421.
+    static func movedMeanwhile(_ error: ServiceError, forwarding: Bool) -> ServiceError {
+        guard forwarding, case let .ownedElsewhere(name, _) = error else { return error }
+        return .unavailable("the ownership of \(name) moved to another host while the request waited; nothing was applied: retry")
     }
 
     /// `DELETE /v1/machines/{plugin}/{key}`.
@@ -216,9 +228,15 @@ struct ServiceRoutes: Sendable {
         }
     }
 
+    /// The statuses an owner's answer may have to be passed on: those the API answers.
+    static let forwardableStatuses: Set<Int> = [200, 400, 401, 403, 404, 405, 410, 413, 421, 422, 429, 431, 500, 502, 503, 504]
+
     /// Sends `request` (with its `body`, already read) to the host at `owner`, which owns the
-    /// instance journaled as `name`, and returns its answer. 503 when it cannot be reached, or
-    /// when the request was forwarded here by another host already (ownership is moving).
+    /// instance journaled as `name`, and returns its answer: 503 when it cannot be reached, or
+    /// when the request was forwarded here by another host already (ownership is moving); 504
+    /// when it was sent and not answered in time (it may have been applied); 502 when the
+    /// answer is not one this API gives.
+
     func forward(_ request: Request, body: ByteBuffer, of name: String, to owner: String) async throws -> Response {
         guard let forwarder else { throw ServiceError.ownedElsewhere(name: name, owner: owner) }
         guard request.headers[ForwardedRequest.forwardedByHeader] == nil else {
@@ -233,10 +251,27 @@ struct ServiceRoutes: Sendable {
         do {
             answer = try await forwarder.forward(ForwardedRequest(method: request.method, path: request.uri.description, headers: headers,
                                                                   body: body), to: owner)
+        } catch let error as RequestForwardingError where !error.mayHaveReachedTheOwner {
+            throw ServiceError.unavailable("\(name) is owned by the host at \(owner), which could not be reached (\(error)); retry")
         } catch {
-            throw ServiceError.unavailable("\(name) is owned by the host at \(owner), which did not answer (\(error)); retry")
+            // Sent: the owner may have applied it and not answered in time.
+            let outcome = request.method == .get || request.method == .head ? "retry"
+                : "it may have been applied there: retry with the same Idempotency-Key, or read the instance, to find out"
+            throw ServiceError.gatewayTimeout("\(name) is owned by the host at \(owner), which did not answer (\(error)); \(outcome)")
         }
         metrics.requestForwarded()
+        // A peer is untrusted: only what this API answers is passed on.
+        guard Self.forwardableStatuses.contains(answer.status) else {
+            throw ServiceError.badGateway("\(name) is owned by the host at \(owner), which answered status \(answer.status), not one this API uses")
+        }
+        // A HEAD's answer has no body; every other is a JSON object.
+        let isJSONObject = answer.headers[.contentType] == "application/json"
+            && String(validating: answer.body.readableBytesView, as: UTF8.self).map { text in
+                if case .object? = try? JSONParser.parse(text) { true } else { false }
+            } == true
+        guard isJSONObject || (request.method == .head && answer.body.readableBytes == 0) else {
+            throw ServiceError.badGateway("\(name) is owned by the host at \(owner), which answered status \(answer.status) without a JSON object")
+        }
         var fields = HTTPFields()
         for name in [HTTPField.Name.contentType, Self.replayedHeader] {
             if let value = answer.headers[name] { fields[name] = value }
@@ -266,7 +301,7 @@ struct ServiceRoutes: Sendable {
             throw serviceError
         } catch let error as ServiceError {
             outcome = Self.outcome(error)
-            throw error
+            throw Self.movedMeanwhile(error, forwarding: forwarder != nil)
         } catch {
             throw .pluginFailed("internal error")
         }
