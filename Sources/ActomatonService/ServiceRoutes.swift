@@ -491,6 +491,15 @@ struct ServiceRoutes: Sendable {
                         last = message.ordinal
                     }
                     if messages.count == readLimit { continue }
+                    // Deleted: its count starts over. Read any other way, the watcher waited on
+                    // and then took the next instance's transitions as if they went on.
+                    if messages.isEmpty, let count = try? await onThreadOfItsOwn({ () throws(PluginJournalError) in
+                        try journal.transitionCount(of: name)
+                    }), count < last {
+                        let reason = Watcher.EndReason.instanceDeleted
+                        _ = await taken { try await outbound.close(WebSocketErrorCode(codeNumber: Int(reason.closeCode)), line: reason.description) }
+                        return
+                    }
                     if lifecycle.isDraining {
                         let reason = Watcher.EndReason.shuttingDown
                         _ = await taken { try await outbound.close(WebSocketErrorCode(codeNumber: Int(reason.closeCode)), line: reason.description) }

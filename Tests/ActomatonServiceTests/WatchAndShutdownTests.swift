@@ -178,6 +178,42 @@ import Testing
         }
     }
 
+    /// Regression: a watcher fed from the journal (an instance another host owns) never heard
+    /// of a DELETE: it stayed open, then took the next instance's transitions as if they went
+    /// on. It is closed with 1000, "the instance was deleted", as the owner's watchers are.
+    @Test func aJournalWatcherIsClosedWhenItsInstanceIsDeleted() async throws {
+        let directory = try temporaryDirectory()
+        let journal = try PluginJournal(path: directory + "/state.sqlite")
+        defer { journal.close() }
+        let owner = ActomatonServer(catalog: PluginCatalog([counterType]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
+                                    journal: try ServiceJournal(journal))
+        let changes = WokenOnly()
+        try await withRunningServer(journal: try ServiceJournal(journal, placement: ElsewherePlacement()), journalChanges: changes) { _, port in
+            try await owner.makeApplication().test(.router) { client in
+                for _ in 0..<3 { #expect(try await client.post("w", #"{"action": "increment"}"#).status == .ok) }
+                let watcher = try await offThePool { () throws -> LoopbackConnection in
+                    let connection = try LoopbackConnection(port: port)
+                    let head = try connection.webSocketHandshake("/v1/machines/counter/w/watch?after=0", within: .seconds(30))
+                    #expect(head?.hasPrefix("HTTP/1.1 101") == true, "\(head ?? "no answer")")
+                    for seq in 1...3 {
+                        let frame = try connection.webSocketTextFrame(within: .seconds(30))
+                        #expect(frame?.contains(#""seq":\#(seq)"#) == true, "\(frame ?? "no frame")")
+                    }
+                    return connection
+                }
+                #expect(try await client.execute(uri: "/v1/machines/counter/w", method: .delete).status == .ok)
+                #expect(try await client.post("w", #"{"action": "add", "args": [100]}"#).status == .ok)
+                // Woken until it answers: a wake before it waits again is not kept.
+                var close: (code: Int, reason: String, framesBefore: Int)?
+                for _ in 0..<300 where close == nil {
+                    changes.wakeAll()
+                    close = try await offThePool { try watcher.webSocketClose(within: .milliseconds(100)) }
+                }
+                #expect(close?.code == 1000 && close?.reason == "the instance was deleted" && close?.framesBefore == 0, "\(String(describing: close))")
+            }
+        }
+    }
+
     /// Regression: a watcher fed from the journal (an instance another host owns) that reads
     /// nothing held its connection and its place for ever, the write waiting on its full socket.
     @Test func aJournalWatcherThatReadsNothingHasItsConnectionCut() async throws {
