@@ -223,7 +223,7 @@ let package = Package(
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
         .testTarget(name: "ActomatonClusterTests", dependencies: [
-            "ActomatonCluster", "ActomatonHost", "ActomatonPluginContract",
+            "ActomatonCluster", "ActomatonHost", "ActomatonPluginContract", "ActomatonTestSupport",
             .product(name: "PostgresNIO", package: "postgres-nio"),
         ]),
         .testTarget(name: "HostCommandLineTests", dependencies: ["HostCommandLine", "ActomatonPluginContract"]),

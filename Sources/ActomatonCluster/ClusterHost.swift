@@ -44,7 +44,14 @@ public final class ClusterHost: @unchecked Sendable {
     /// This host's number in the cluster, unique for every start of every host.
     public let id: Int64
 
+    /// The lease's connection: renewals, sweeps, the schema.
     private let link: PostgresLink
+    /// The claims' connection: a claim stuck behind a locked row must not hold up the lease's
+    /// renewal (it did, and the host lost its lease).
+    private let claimLink: PostgresLink
+    /// Set on the claims' connection before each claim: a claim waits at most this long for a
+    /// row another transaction locked, then fails (503, retry) instead of waiting for ever.
+    static let claimLockTimeout: PostgresQuery = "SET lock_timeout = '5s'"
     /// The epoch at which this host owns each name.
     private let owned = Mutex<[String: Int64]>([:])
     /// Claims of one name on this host, one at a time: two at once both took it, the second
@@ -98,6 +105,7 @@ public final class ClusterHost: @unchecked Sendable {
         self.advertise = advertise
         self.leaseTTL = leaseTTL
         link = PostgresLink(address, name: "lease")
+        claimLink = PostgresLink(address, name: "claim")
         try ClusterSchema.prepare(link)
         let rows = try link.run("""
             INSERT INTO actomaton_hosts (advertise, lease_expires)
@@ -150,19 +158,19 @@ public final class ClusterHost: @unchecked Sendable {
     }
 
     private func claimAlone(_ name: String) throws(ClusterError) -> Claim {
-        let taken = try link.run("""
+        let taken = try claimLink.run([Self.claimLockTimeout, """
             INSERT INTO actomaton_instances AS i (name, owner, epoch) VALUES (\(name), \(id), 1)
             ON CONFLICT (name) DO UPDATE SET owner = \(id), epoch = i.epoch + 1
             WHERE i.owner IS NULL OR i.owner = \(id)
                OR NOT EXISTS (SELECT 1 FROM actomaton_hosts h
                               WHERE h.id = i.owner AND h.lease_expires > clock_timestamp() AND NOT h.stopped)
             RETURNING epoch
-            """).rows
+            """])[1].rows
         if let epoch = try? taken.first?.decode(Int64.self) {
             owned.withLock { $0[name] = epoch }
             return .owned(epoch: epoch)
         }
-        let owner = try link.run("""
+        let owner = try claimLink.run("""
             SELECT h.id, h.advertise FROM actomaton_instances i JOIN actomaton_hosts h ON h.id = i.owner WHERE i.name = \(name)
             """).rows
         guard let (host, url) = try? owner.first?.decode((Int64, String).self) else {
@@ -173,7 +181,7 @@ public final class ClusterHost: @unchecked Sendable {
     }
 
     private func claimOnce(_ name: String) throws(ClusterError) -> Claim {
-        let taken = try link.run("""
+        let taken = try claimLink.run("""
             UPDATE actomaton_instances SET owner = \(id), epoch = epoch + 1 WHERE name = \(name) AND owner IS NULL RETURNING epoch
             """).rows
         guard let epoch = try? taken.first?.decode(Int64.self) else { throw .queryFailed("the ownership of \(name) kept changing") }
@@ -372,6 +380,7 @@ public final class ClusterHost: @unchecked Sendable {
             "UPDATE actomaton_hosts SET stopped = true, lease_expires = clock_timestamp() WHERE id = \(id)",
         ])
         link.close()
+        claimLink.close()
     }
 }
 

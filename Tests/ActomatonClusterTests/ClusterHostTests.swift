@@ -1,3 +1,4 @@
+import ActomatonTestSupport
 import Foundation
 import PostgresNIO
 import Synchronization
@@ -179,6 +180,60 @@ extension ClusterHostTests {
             }
             #expect(claims.count == 16 && claims.allSatisfy { $0 == .owned(epoch: 1) }, "\(name): \(claims)")
         }
+    }
+
+    /// Regression: a claim stuck behind a row another transaction locked waited for ever, on
+    /// the connection the lease is renewed on: the host lost its lease and dropped every
+    /// instance. Claims have a connection of their own, and give up after the lock timeout.
+    @Test func aClaimStuckBehindALockedRowNeitherHoldsUpTheLeaseNorWaitsForEver() async throws {
+        let address = try await PostgresTestServer.start().makeDatabase()
+        let owner = try ClusterHost(address: address, advertise: "http://127.0.0.1:9001", leaseTTL: Self.quietLease)
+        let host = try ClusterHost(address: address, advertise: "http://127.0.0.1:9002", leaseTTL: Self.quietLease)
+        defer { owner.stop(); host.stop() }
+        #expect(try owner.claim("counter/lk") == .owned(epoch: 1))
+        owner.stop() // its instances are free: the next claim must write the locked row
+        let locker = PostgresLink(address, name: "test locker")
+        let watcher = PostgresLink(address, name: "test watcher")
+        defer { locker.close(); watcher.close() }
+        let release = DispatchSemaphore(value: 0)
+        let locked = DispatchSemaphore(value: 0)
+        // Blocking calls on threads of their own: on the pool, they starved the test itself.
+        let holding = Task {
+            try await onThread {
+                try locker.transaction { transaction in
+                    try transaction.run("SELECT name FROM actomaton_instances WHERE name = 'counter/lk' FOR UPDATE")
+                    locked.signal()
+                    release.wait()
+                }
+            }
+        }
+        defer { release.signal() }
+        try await onThread { locked.wait() }
+        let claimed = Mutex<Result<ClusterHost.Claim, ClusterError>?>(nil)
+        let claiming = Task {
+            try await onThread {
+                let result = Result { () throws(ClusterError) in try host.claim("counter/lk") }
+                claimed.withLock { $0 = result }
+            }
+        }
+        // Waiting on the lock, as the server sees it.
+        #expect(await eventually(within: 30) {
+            let waiting = try? await onThread { () throws -> Int64? in
+                let rows = try watcher.run("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'actomaton-host claim' AND wait_event_type = 'Lock'").rows
+                return try rows.first?.decode(Int64.self)
+            }
+            return waiting == 1
+        })
+        // The lease is renewed meanwhile, while the claim still waits.
+        #expect(try await onThread { try host.renew() })
+        #expect(claimed.withLock { $0 } == nil, "the claim still waits on the row")
+        // It gives up after the lock timeout: an error, not a wait for ever.
+        try await claiming.value
+        guard case let .failure(error)? = claimed.withLock({ $0 }) else { Issue.record("\(String(describing: claimed.withLock { $0 }))"); return }
+        #expect("\(error)".contains("lock timeout"), "\(error)")
+        release.signal()
+        try await holding.value
+        #expect(try host.claim("counter/lk") == .owned(epoch: 2))
     }
 
     @Test func aMachineOfAnEarlierClaimOnTheSameHostCannotWrite() async throws {
