@@ -181,7 +181,7 @@ class Client:
                 text = response.read()
                 if response.status == 200:
                     return json.loads(text)
-                if response.status not in (503, 421, 500):
+                if response.status not in (503, 504, 421, 500):
                     raise RuntimeError(f"{key}: {response.status} {text!r}")
             except (OSError, http.client.HTTPException):
                 pass

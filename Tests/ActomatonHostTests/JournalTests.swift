@@ -382,6 +382,29 @@ struct JournalTests {
                                                                 options: .init()), now: now) == nil)
     }
 
+    /// Regression: a count of transitions edited below zero was taken as 0 without a word, and
+    /// the numbers clients had been given came again. It is one line.
+    @Test func aNegativeCountOfTransitionsIsReported() async throws {
+        let (directory, path) = try databasePath()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let journal = try PluginJournal(path: path)
+            let counter = try await PluginHost(journal: journal).load(path: plugin("CounterPlugin"))
+            for _ in 0..<3 { try await counter.send("increment") }
+            journal.close()
+        }
+        tamper(path, "INSERT OR REPLACE INTO transitions (plugin, count) VALUES ('counter', -5); UPDATE actions SET ordinal = -5")
+        let journal = try PluginJournal(path: path)
+        defer { journal.close() }
+        let host = PluginHost(journal: journal)
+        let counter = try await host.load(path: plugin("CounterPlugin"))
+        #expect(await host.takeJournalReports() == [
+            "counter: the journal's count of its transitions is -5, which no host writes; its next transition is numbered 1, "
+                + "and numbers a client was already given may come again",
+        ])
+        #expect(try await counter.describe() == #"{"count":3}"#)
+    }
+
     @Test func aDatabaseThatCannotBeTrustedIsRefused() async throws {
         let (directory, path) = try databasePath()
         defer { try? FileManager.default.removeItem(atPath: directory) }

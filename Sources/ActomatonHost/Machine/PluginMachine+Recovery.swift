@@ -62,6 +62,11 @@ extension PluginMachine {
         }
         // Counted per name: the journal's own numbers run across every name it holds.
         let lastSequence = recovery.transitionCount ?? max(actions.last?.sequence ?? 0, recovery.snapshots.first?.sequence ?? 0)
+        if lastSequence < 0 {
+            // No host writes one: the database was edited. Said, not taken silently as 0.
+            problems.append("\(name): the journal's count of its transitions is \(lastSequence), which no host writes; its next transition "
+                            + "is numbered 1, and numbers a client was already given may come again")
+        }
         decisions.recovered(replayed: actions.count, sequence: UInt64(max(lastSequence, 0)))
         recoveredSequence = decisions.sequence
         let now = wallClockMilliseconds()
