@@ -125,7 +125,7 @@ public final class ActomatonServer: Service, Sendable {
     /// The Hummingbird application: HTTP/1.1 with WebSocket upgrades, at most
     /// ``ServiceConfiguration/maxConnections`` connections at a time, each closed when it idles
     /// (or takes to send a request's head) past ``ServiceConfiguration/connectionIdleTimeout``.
-    /// Throws when the TLS configuration cannot make a context (``ServiceTLS/load(certificate:key:)``
+    /// Throws when the TLS configuration cannot make a context (``ServiceTLS/load(certificate:key:now:)``
     /// already tried it).
     public func makeApplication() throws -> some ApplicationProtocol {
         let router = makeRouter()
