@@ -132,6 +132,13 @@ public actor InstanceRegistry {
     private var lastUsed: [InstanceAddress: Duration] = [:]
     /// In a cluster: the instances being given up; a request for one claims it only after.
     private var releasing: [InstanceAddress: Task<Void, Never>] = [:]
+    /// The instances being deleted: a request for one waits until its machine is closed and
+    /// the journal has forgotten it, then finds none. Without it, a request during the
+    /// deletion made a second machine from the journal not yet forgotten, which went on with
+    /// the deleted state beside the first, and whose records the forgetting then wiped.
+    private var deleting: [InstanceAddress: Task<Void, Never>] = [:]
+    /// How many requests wait for an instance to be deleted (for tests).
+    private(set) var waitingForDeletion = 0
     /// How many requests wait for an instance to be given up (for tests).
     private(set) var waitingForRelease = 0
     private var passivatedCount = 0
@@ -239,6 +246,12 @@ public actor InstanceRegistry {
                 guard case .passivated? = slots[address] else { continue }
                 return try await make(address, type: type, restoring: passivated, watchers: watchers)
             case nil:
+                if let deletion = deleting[address] {
+                    waitingForDeletion += 1
+                    await deletion.value
+                    waitingForDeletion -= 1
+                    continue
+                }
                 if let release = releasing[address] {
                     // Claimed again only once given up: a claim meanwhile would find this host
                     // still the owner, and the release would then fence the new machine.
@@ -517,19 +530,28 @@ public actor InstanceRegistry {
             return try await remove(address)
         }
         forget(address)
-        switch slot {
-        case let .ready(instance), let .passivating(_, instance):
-            instance.watchers.endAll(.instanceDeleted)
-            await instance.machine.close()
-            try await forgetJournaled(address)
-            return true
-        case let .passivated(_, watchers):
-            watchers?.endAll(.instanceDeleted)
-            try await forgetJournaled(address)
-            return true
-        case .creating:
-            return false // handled above
+        let deletion = Task { () -> ServiceError? in
+            switch slot {
+            case let .ready(instance), let .passivating(_, instance):
+                instance.watchers.endAll(.instanceDeleted)
+                await instance.machine.close()
+            case let .passivated(_, watchers):
+                watchers?.endAll(.instanceDeleted)
+            case .creating:
+                break // handled above
+            }
+            do throws(ServiceError) {
+                try await forgetJournaled(address)
+                return nil
+            } catch {
+                return error
+            }
         }
+        deleting[address] = Task { _ = await deletion.value }
+        let failure = await deletion.value
+        deleting[address] = nil
+        if let failure { throw failure }
+        return true
     }
 
     /// Forgets what the journal holds of the instance at `address`, once acknowledged. When

@@ -185,6 +185,34 @@ import Testing
         }
     }
 
+    /// Regression: a request that came while a DELETE waited for the journal made a second
+    /// machine from the journal not yet forgotten: it went on with the deleted state (seq 4,
+    /// count 13), beside the first, and the forgetting then wiped its records. It now waits for
+    /// the deletion and starts a new instance.
+    @Test func aRequestDuringADeleteStartsANewInstance() async throws {
+        let path = try temporaryDirectory() + "/state.sqlite"
+        let store = try FencingStore(SQLiteJournalStore(path: path))
+        let journal = try PluginJournal(store: store)
+        defer { journal.close() }
+        let server = try journaledServer(journal)
+        try await server.makeApplication().test(.router) { client in
+            for _ in 0..<3 { #expect(try await client.post("r", #"{"action": "add", "args": [4]}"#).status == .ok) }
+            store.holdsCommits.withLock { $0 = true }
+            async let deleted = client.execute(uri: "/v1/machines/counter/r", method: .delete)
+            #expect(await eventually(within: 30) { store.commitHeld.withLock { $0 } }, "the forgetting is being committed")
+            async let sent = client.post("r", #"{"action": "add", "args": [1]}"#)
+            #expect(await eventually(within: 30) { await server.registry.waitingForDeletion == 1 }, "the request waits for the deletion")
+            store.holdsCommits.withLock { $0 = false }
+            store.releaseCommits.signal()
+            #expect(try await deleted.status == .ok)
+            let answer = try await sent
+            #expect(answer.status == .ok && answer.text.contains(#""seq":1,"#) && answer.text.contains(#""state":{"count":1}"#), "\(answer.text)")
+            let status = try await client.get("/v1/machines/counter/r")
+            #expect(status.text.contains(#""seq":1,"state":{"count":1}"#), "\(status.text)")
+        }
+        #expect(try journal.recovery(for: "counter/r").actions.count == 1)
+    }
+
     @Test func aWatcherIsNeverToldATransitionTheJournalRefused() async throws {
         let path = try temporaryDirectory() + "/state.sqlite"
         let store = try FencingStore(SQLiteJournalStore(path: path))
