@@ -293,17 +293,27 @@ public actor InstanceRegistry {
         }
         // Another request claimed and made it meanwhile.
         if slots[address] != nil { return try await instance(at: address, creating: creating) }
-        guard keys[address.plugin, default: []].count < limits.maxInstancesPerPlugin else {
-            throw .overLimit("plugin \(address.plugin) already has \(limits.maxInstancesPerPlugin) instances, its limit (--max-instances-per-plugin)")
-        }
-        guard try await roomForOneMore(), slots[address] == nil else { return try await instance(at: address, creating: creating) }
-        let instance = try await make(address, type: type, restoring: PassivatedInstance(snapshot: [], seq: 0, state: nil), watchers: nil,
+        let made: Instance
+        do throws(ServiceError) {
+            guard keys[address.plugin, default: []].count < limits.maxInstancesPerPlugin else {
+                throw .overLimit("plugin \(address.plugin) already has \(limits.maxInstancesPerPlugin) instances, its limit (--max-instances-per-plugin)")
+            }
+            guard try await roomForOneMore(), slots[address] == nil else { return try await self.instance(at: address, creating: creating) }
+            made = try await make(address, type: type, restoring: PassivatedInstance(snapshot: [], seq: 0, state: nil), watchers: nil,
                                       epoch: epoch)
-        if !creating, await instance.machine.status().seq == 0 {
+        } catch {
+            // Claimed and not served here (a limit, a plugin that failed to start): given up, so
+            // that another host may take it. Kept, every host answered 429 for it.
+            if slots[address] == nil, releasing[address] == nil {
+                _ = try? await onThreadOfItsOwn { () throws in placement.release(name) }
+            }
+            throw error
+        }
+        if !creating, await made.machine.status().seq == 0 {
             await drop([name], why: .instanceDeleted)
             throw .notFound("no instance \(address)")
         }
-        return instance
+        return made
     }
 
     /// In a cluster: gives up the instance at `address` (forgotten from the slots already);

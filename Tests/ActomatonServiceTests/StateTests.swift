@@ -213,6 +213,28 @@ import Testing
         #expect(try journal.recovery(for: "counter/r").actions.count == 1)
     }
 
+    /// Regression: a host at `--max-instances` claimed an instance it then refused (429), and
+    /// kept the claim: every host of the cluster answered 429 for it. A claim this host cannot
+    /// serve is given up.
+    @Test func aClaimThisHostCannotServeIsGivenUp() async throws {
+        let path = try temporaryDirectory() + "/state.sqlite"
+        let journal = try PluginJournal(path: path)
+        defer { journal.close() }
+        let placement = SlowReleasePlacement()
+        var configuration = ServiceConfiguration()
+        configuration.maxInstances = 1
+        let server = ActomatonServer(catalog: PluginCatalog([counterType]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
+                                     configuration: configuration, journal: try ServiceJournal(journal, placement: placement))
+        try await server.makeApplication().test(.router) { client in
+            // A pending timer: not idle, so not passivated to make room.
+            #expect(try await client.post("busy", #"{"action": "start", "args": [60000]}"#).status == .ok)
+            let refused = try await client.post("other", #"{"action": "increment"}"#)
+            #expect(refused.status == .tooManyRequests, "\(refused.text)")
+            #expect(placement.released.withLock { $0 } == ["counter/other"])
+            #expect(try await client.post("busy", #"{"action": "stop"}"#).status == .ok)
+        }
+    }
+
     @Test func aWatcherIsNeverToldATransitionTheJournalRefused() async throws {
         let path = try temporaryDirectory() + "/state.sqlite"
         let store = try FencingStore(SQLiteJournalStore(path: path))
@@ -408,7 +430,11 @@ final class SlowReleasePlacement: InstancePlacement, @unchecked Sendable {
         return .here(epoch: Int64(claims.withLock { $0 += 1; return $0 }))
     }
 
+    /// The names given up, in order.
+    let released = Mutex<[String]>([])
+
     func release(_ name: String) {
+        released.withLock { $0.append(name) }
         guard holdsReleases.withLock({ $0 }) else { return }
         releasing.withLock { $0 = true }
         releaseGate.wait()
