@@ -193,7 +193,10 @@ public final class ClusterHost: @unchecked Sendable {
     /// take it at once. Blocks for one query.
     public func release(_ name: String) {
         guard let epoch = owned.withLock({ $0.removeValue(forKey: name) }) else { return }
-        _ = try? link.run("UPDATE actomaton_instances SET owner = NULL WHERE name = \(name) AND owner = \(id) AND epoch = \(epoch)")
+        // On the claims' connection, with their lock timeout: behind a locked row, a release on
+        // the lease's connection held up the renewal, and the host lost its lease.
+        _ = try? claimLink.run([Self.claimLockTimeout,
+                                "UPDATE actomaton_instances SET owner = NULL WHERE name = \(name) AND owner = \(id) AND epoch = \(epoch)"])
     }
 
     /// Forgets that this host owns `name`, writing nothing (another host took it over).

@@ -234,6 +234,35 @@ extension ClusterHostTests {
         release.signal()
         try await holding.value
         #expect(try host.claim("counter/lk") == .owned(epoch: 2))
+
+        // A release behind the locked row: the same (it ran on the lease's connection).
+        let releaseAgain = DispatchSemaphore(value: 0)
+        let lockedAgain = DispatchSemaphore(value: 0)
+        let holdingAgain = Task {
+            try await onThread {
+                try locker.transaction { transaction in
+                    try transaction.run("SELECT name FROM actomaton_instances WHERE name = 'counter/lk' FOR UPDATE")
+                    lockedAgain.signal()
+                    releaseAgain.wait()
+                }
+            }
+        }
+        defer { releaseAgain.signal() }
+        try await onThread { lockedAgain.wait() }
+        let released = Mutex(false)
+        let releasing = Task { try await onThread { host.release("counter/lk"); released.withLock { $0 = true } } }
+        #expect(await eventually(within: 30) {
+            let waiting = try? await onThread { () throws -> Int64? in
+                let rows = try watcher.run("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'actomaton-host claim' AND wait_event_type = 'Lock'").rows
+                return try rows.first?.decode(Int64.self)
+            }
+            return waiting == 1
+        })
+        #expect(try await onThread { try host.renew() })
+        #expect(!released.withLock { $0 }, "the release still waits on the row")
+        try await releasing.value
+        releaseAgain.signal()
+        try await holdingAgain.value
     }
 
     @Test func aMachineOfAnEarlierClaimOnTheSameHostCannotWrite() async throws {
