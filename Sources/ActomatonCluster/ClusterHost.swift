@@ -249,6 +249,7 @@ public final class ClusterHost: @unchecked Sendable {
                     UPDATE actomaton_instances i SET owner = \(id), epoch = i.epoch + 1
                     FROM (SELECT c.name FROM actomaton_instances c
                           WHERE EXISTS (SELECT 1 FROM actomaton_timers t WHERE t.name = c.name AND t.due <= \(horizon))
+                            AND c.epoch < \(Int64.max)
                             AND (c.owner IS NULL OR NOT EXISTS (
                                 SELECT 1 FROM actomaton_hosts h
                                 WHERE h.id = c.owner AND h.lease_expires > clock_timestamp() AND NOT h.stopped))

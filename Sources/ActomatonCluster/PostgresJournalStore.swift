@@ -99,7 +99,9 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
         do {
             try writer.transaction { transaction in
                 let rows = try transaction.run("""
-                    SELECT name, owner, epoch, transitions FROM actomaton_instances WHERE name = ANY(\(Array(names))) FOR UPDATE
+                    SELECT name, owner, epoch,
+                           \(unescaped: Self.transitionCount)
+                    FROM actomaton_instances i WHERE name = ANY(\(Array(names))) FOR UPDATE
                     """).rows
                 var counts: [String: Int64] = [:]
                 for row in rows {
@@ -133,6 +135,12 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
     private static func bytes(_ array: [UInt8]) -> ByteBuffer {
         ByteBuffer(bytes: array)
     }
+
+    /// An instance's count of transitions (`i` its row): the larger of the count kept and its
+    /// last action's ordinal, as the SQLite store reads it. A count lowered by hand made the
+    /// next action's ordinal collide with a kept one, and the failed commit stopped every host
+    /// that took the instance in turn.
+    static let transitionCount = "greatest(i.transitions, coalesce((SELECT max(a.ordinal) FROM actomaton_actions a WHERE a.name = i.name), 0))"
 
     /// The statements that write `record`; `counts` holds each name's count of transitions.
     private static func queries(for record: JournalRecord, counts: inout [String: Int64]) -> [PostgresQuery] {
@@ -243,7 +251,7 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
         try reading {
             let results = try reader.run([
                 "SELECT seq, version, state FROM actomaton_snapshots WHERE name = \(name) ORDER BY seq DESC",
-                "SELECT transitions, pruned FROM actomaton_instances WHERE name = \(name)",
+                "SELECT \(unescaped: Self.transitionCount), pruned FROM actomaton_instances i WHERE name = \(name)",
                 """
                 SELECT key, action, args, due, interval, effect_id, queue, policy, max_count FROM actomaton_timers
                 WHERE name = \(name) ORDER BY key
@@ -308,7 +316,7 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
     /// How many transitions `name` has had in all (0 for none).
     public func transitionCount(of name: String) throws(PluginJournalError.Reason) -> Int64 {
         try reading {
-            try reader.run("SELECT transitions FROM actomaton_instances WHERE name = \(name)").rows.first?.decode(Int64.self) ?? 0
+            try reader.run("SELECT \(unescaped: Self.transitionCount) FROM actomaton_instances i WHERE name = \(name)").rows.first?.decode(Int64.self) ?? 0
         }
     }
 

@@ -348,6 +348,52 @@ extension ClusterHostTests {
         #expect(try third.adoptInstancesWithDueTimers(nowMilliseconds: now).isEmpty)
         #expect(try second.claim("t/later") == .owned(epoch: 2))
     }
+
+    /// Regression: one instance row at the last epoch (edited by hand) made every sweep's
+    /// `epoch + 1` overflow, so no host adopted any due timer. It is left out; the others are
+    /// adopted.
+    @Test func anInstanceAtTheLastEpochDoesNotStopAdoption() async throws {
+        let address = try await PostgresTestServer.start().makeDatabase()
+        let first = try ClusterHost(address: address, advertise: "http://127.0.0.1:9001", leaseTTL: Self.quietLease)
+        let second = try ClusterHost(address: address, advertise: "http://127.0.0.1:9002", leaseTTL: Self.quietLease)
+        defer { second.stop() }
+        let names = ["t/last", "t/due"]
+        for name in names { _ = try first.claim(name) }
+        let store = PostgresJournalStore(host: first)
+        defer { store.close(clean: true) }
+        let now: Int64 = 1_000_000
+        var key = try store.firstTimerKey()
+        for name in names {
+            let timer = JournaledTimer(key: key, plugin: name, action: "add", arguments: [.int(1)], due: now - 5, interval: nil, options: .init())
+            key += 1
+            try store.commit([JournalStoreConformanceTests.action(name, "add_later", timers: [timer])])
+        }
+        first.stop()
+        let link = PostgresLink(address, name: "test")
+        defer { link.close() }
+        try link.run("UPDATE actomaton_instances SET epoch = \(Int64.max) WHERE name = 't/last'")
+        #expect(try second.adoptInstancesWithDueTimers(nowMilliseconds: now) == ["t/due"])
+    }
+
+    /// Regression: a count of transitions lowered by hand made the next action's ordinal
+    /// collide with a kept one; the failed commit stopped the host, and every host that took
+    /// the instance after it. The count is read as the larger of it and the last ordinal.
+    @Test func aLoweredCountOfTransitionsDoesNotCollide() async throws {
+        let address = try await PostgresTestServer.start().makeDatabase()
+        let host = try ClusterHost(address: address, advertise: "http://127.0.0.1:9001", leaseTTL: Self.quietLease)
+        defer { host.stop() }
+        _ = try host.claim("counter/tr")
+        let store = PostgresJournalStore(host: host)
+        defer { store.close(clean: true) }
+        for _ in 0..<3 { try store.commit([JournalStoreConformanceTests.action("counter/tr", "increment")]) }
+        let link = PostgresLink(address, name: "test")
+        defer { link.close() }
+        try link.run("UPDATE actomaton_instances SET transitions = 1 WHERE name = 'counter/tr'")
+        #expect(try store.transitionCount(of: "counter/tr") == 3)
+        try store.commit([JournalStoreConformanceTests.action("counter/tr", "increment")])
+        #expect(try store.transitionCount(of: "counter/tr") == 4)
+        #expect(try store.recovery(for: "counter/tr").transitionCount == 4)
+    }
 }
 
 /// Runs blocking `body` on a thread of its own, not on the concurrency pool.
