@@ -12,4 +12,9 @@ extension ClusterHost: InstancePlacement {
 
     /// This host's `--advertise` URL.
     public var advertisedURL: String { advertise }
+
+    /// Whether the instance has a row: some host claimed it to make it (``ClusterHost/holds(_:)``).
+    public func knows(_ name: String) throws -> Bool {
+        try holds(name)
+    }
 }

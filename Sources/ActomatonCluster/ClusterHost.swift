@@ -199,6 +199,12 @@ public final class ClusterHost: @unchecked Sendable {
                                 "UPDATE actomaton_instances SET owner = NULL WHERE name = \(name) AND owner = \(id) AND epoch = \(epoch)"])
     }
 
+    /// Whether the database has a row for `name`: some host claimed it. Blocks for one query.
+    public func holds(_ name: String) throws(ClusterError) -> Bool {
+        if owned.withLock({ $0[name] != nil }) { return true }
+        return try !claimLink.run("SELECT 1 FROM actomaton_instances WHERE name = \(name)").rows.isEmpty
+    }
+
     /// Forgets that this host owns `name`, writing nothing (another host took it over).
     public func drop(_ name: String) {
         owned.withLock { _ = $0.removeValue(forKey: name) }

@@ -13,6 +13,15 @@ public protocol InstancePlacement: AnyObject, Sendable {
     /// How other hosts reach this one (its `--advertise` URL), to tell a request that was
     /// forwarded here from one it should not have been.
     var advertisedURL: String { get }
+    /// Whether any host ever made the instance journaled as `name` (claimed it to make it): a
+    /// request that does not make one (GET, DELETE, a watch) asks first, so that it claims —
+    /// and writes — nothing for a name nobody made.
+    func knows(_ name: String) throws -> Bool
+}
+
+extension InstancePlacement {
+    /// Every name is taken as known: the request claims it, and finds whether it exists.
+    public func knows(_ name: String) throws -> Bool { true }
 }
 
 /// Where an instance runs.

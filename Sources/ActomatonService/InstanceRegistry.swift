@@ -280,12 +280,18 @@ public actor InstanceRegistry {
     private func claim(_ address: InstanceAddress, type: PluginType, creating: Bool,
                        placement: any InstancePlacement) async throws(ServiceError) -> Instance {
         let name = Self.journalName(of: address)
-        let place: InstancePlace
+        let found: InstancePlace?
         do {
-            place = try await onThreadOfItsOwn { () throws in try placement.place(name) }
+            found = try await onThreadOfItsOwn { () throws -> InstancePlace? in
+                // Reads claim nothing for a name nobody made: each claim wrote a row that stayed,
+                // so GETs of made-up keys grew the shared database without end.
+                if !creating, try !placement.knows(name) { return nil }
+                return try placement.place(name)
+            }
         } catch {
             throw .unavailable("cannot find the owner of \(address): \(error)")
         }
+        guard let place = found else { throw .notFound("no instance \(address)") }
         let epoch: Int64
         switch place {
         case let .elsewhere(owner): throw .ownedElsewhere(name: name, owner: owner)

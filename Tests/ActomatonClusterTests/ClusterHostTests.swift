@@ -92,7 +92,9 @@ struct ClusterHostTests {
         let first = try ClusterHost(address: address, advertise: "http://127.0.0.1:9001", leaseTTL: Self.quietLease)
         let second = try ClusterHost(address: address, advertise: "http://127.0.0.1:9002", leaseTTL: Self.quietLease)
         defer { first.stop(); second.stop() }
+        #expect(try !first.holds("counter/a") && !second.holds("counter/a"))
         #expect(try first.claim("counter/a") == .owned(epoch: 1))
+        #expect(try first.holds("counter/a") && second.holds("counter/a"))
         #expect(try first.claim("counter/a") == .owned(epoch: 1))
         #expect(try second.claim("counter/a") == .elsewhere(host: first.id, advertise: "http://127.0.0.1:9001"))
         #expect(try second.claim("counter/b") == .owned(epoch: 1))

@@ -235,6 +235,27 @@ import Testing
         }
     }
 
+    /// Regression: in a cluster, a GET or DELETE of a key nobody made claimed it, and each claim
+    /// wrote a row that stayed: reads of made-up keys grew the shared database without end. A
+    /// request that makes nothing asks the placement first, and claims nothing.
+    @Test func aReadOfAKeyNobodyMadeClaimsNothing() async throws {
+        let path = try temporaryDirectory() + "/state.sqlite"
+        let journal = try PluginJournal(path: path)
+        defer { journal.close() }
+        let placement = KnowsNothingPlacement()
+        let server = ActomatonServer(catalog: PluginCatalog([counterType]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
+                                     journal: try ServiceJournal(journal, placement: placement))
+        try await server.makeApplication().test(.router) { client in
+            let read = try await client.get("/v1/machines/counter/ghost")
+            #expect(read.status == .notFound)
+            let deleted = try await client.execute(uri: "/v1/machines/counter/ghost", method: .delete)
+            #expect(deleted.status == .notFound)
+            #expect(placement.claims.withLock { $0 } == 0)
+            #expect(try await client.post("made", #"{"action": "increment"}"#).status == .ok)
+            #expect(placement.claims.withLock { $0 } == 1)
+        }
+    }
+
     @Test func aWatcherIsNeverToldATransitionTheJournalRefused() async throws {
         let path = try temporaryDirectory() + "/state.sqlite"
         let store = try FencingStore(SQLiteJournalStore(path: path))
@@ -414,6 +435,19 @@ final class FencingStore: ForwardingJournalStore, @unchecked Sendable {
         if !refused.isEmpty { throw JournalStoreFencing(names: refused) }
         try base.commit(records)
     }
+}
+
+/// A placement that knows no name: every instance is made here, and counted.
+final class KnowsNothingPlacement: InstancePlacement, @unchecked Sendable {
+    let claims = Mutex(0)
+
+    func place(_ name: String) throws -> InstancePlace {
+        .here(epoch: Int64(claims.withLock { $0 += 1; return $0 }))
+    }
+
+    func release(_ name: String) {}
+    func knows(_ name: String) throws -> Bool { false }
+    var advertisedURL: String { "http://127.0.0.1:9" }
 }
 
 /// A placement that keeps every instance here, each claim at a new epoch, and whose releases
