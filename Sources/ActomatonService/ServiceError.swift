@@ -124,7 +124,8 @@ extension Response {
 extension ServiceError {
     /// The status and one line for a failed plugin call: 400 for what the command line also
     /// refuses before calling the plugin (unknown action, wrong arguments), 422 when the plugin
-    /// refused the action or the machine's limits did, 500 when the plugin failed.
+    /// refused the action or the machine's limits did, 500 when the plugin failed, 503 when the
+    /// journal did not take the action (it was not applied: retry).
     init(_ error: PluginCallError) {
         let line = error.description
         switch error.reason {
@@ -133,8 +134,12 @@ extension ServiceError {
             self = .badRequest(line)
         case .refused, .invalidRequest, .effectLimitReached, .feedbackLimitReached:
             self = .unprocessable(line)
-        case .describeFailed, .snapshotFailed, .restoreRefused, .workerFailed, .pluginStopped, .sandboxTrapped, .notAcknowledged:
+        case .describeFailed, .snapshotFailed, .restoreRefused, .workerFailed, .pluginStopped, .sandboxTrapped:
             self = .pluginFailed(line)
+        case .notAcknowledged:
+            // Not durable, so not applied: in a cluster, another host took the instance over
+            // (fencing) and brings it back without this action. Retry, as for a moving instance.
+            self = .unavailable(line + "; retry")
         }
     }
 }

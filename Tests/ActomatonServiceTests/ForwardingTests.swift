@@ -94,6 +94,16 @@ import Testing
         #expect(ServiceRoutes.movedMeanwhile(.notFound("x"), forwarding: true) == .notFound("x"))
     }
 
+    /// Regression: an action the journal refused (fenced: another host took the instance
+    /// over) was a 500, "ran but is not acknowledged"; it was not applied, and a retry is safe.
+    /// It is 503.
+    @Test func anActionTheJournalRefusedIs503() {
+        let refused = PluginCallError(.notAcknowledged(action: "increment", journal: PluginJournalError(.fenced("counter/k"), at: "postgres://h/db")),
+                                      plugin: "counter")
+        let error = ServiceError(refused)
+        #expect(error.status == .serviceUnavailable && error.description.hasSuffix("; retry"), "\(error)")
+    }
+
     private func withForwardingServer(_ forwarder: ScriptedForwarder, _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
