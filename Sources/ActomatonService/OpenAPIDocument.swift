@@ -168,7 +168,9 @@ components:
     Unprocessable: {description: The plugin refused the action, or an Idempotency-Key was reused for another request., content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
     TooMany: {description: Over a limit (instances, watchers, requests per second, idempotency keys)., content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
     Failed: {description: The plugin failed (a crash in its worker, a trap in its sandbox)., content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
-    ShuttingDown: {description: The service is shutting down., content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
+    ShuttingDown: {description: "The service is shutting down; or, in a cluster, the instance's owner could not be reached, its ownership is moving, or the journal refused the action: nothing was applied (retry).", content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
+    BadGateway: {description: "In a cluster: the instance's owner answered what this API does not give (a status it does not use, a body that is not a JSON object).", content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
+    GatewayTimeout: {description: "In a cluster: the instance's owner was sent the request and did not answer in time; it may have applied it (retry with the same Idempotency-Key, or read the instance).", content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
     HeadersTooLarge: {description: "The header fields are longer than --max-header-size (16 KiB by default).", content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
 paths:
   /healthz:
@@ -270,7 +272,9 @@ paths:
         "422": {$ref: "#/components/responses/Unprocessable"}
         "429": {$ref: "#/components/responses/TooMany"}
         "500": {$ref: "#/components/responses/Failed"}
+        "502": {$ref: "#/components/responses/BadGateway"}
         "503": {$ref: "#/components/responses/ShuttingDown"}
+        "504": {$ref: "#/components/responses/GatewayTimeout"}
     get:
       summary: An instance's transition count, state and pending timers.
       description: A passivated instance is restored first; 500 when its plugin refuses to restore it.
@@ -283,7 +287,9 @@ paths:
         "404": {$ref: "#/components/responses/NotFound"}
         "429": {$ref: "#/components/responses/TooMany"}
         "500": {$ref: "#/components/responses/Failed"}
+        "502": {$ref: "#/components/responses/BadGateway"}
         "503": {$ref: "#/components/responses/ShuttingDown"}
+        "504": {$ref: "#/components/responses/GatewayTimeout"}
     delete:
       summary: Cancel an instance's effects and forget it (needs the admin scope).
       responses:
@@ -294,7 +300,9 @@ paths:
         "403": {$ref: "#/components/responses/Forbidden"}
         "404": {$ref: "#/components/responses/NotFound"}
         "429": {$ref: "#/components/responses/TooMany"}
+        "502": {$ref: "#/components/responses/BadGateway"}
         "503": {$ref: "#/components/responses/ShuttingDown"}
+        "504": {$ref: "#/components/responses/GatewayTimeout"}
   /v1/machines/{plugin}/{key}/watch:
     parameters:
       - $ref: "#/components/parameters/plugin"
