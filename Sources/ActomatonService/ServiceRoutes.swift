@@ -93,6 +93,12 @@ struct ServiceRoutes: Sendable {
 
     /// The watch route's `after`: the seq the watcher saw last, a number from 0 (decimal
     /// digits only, at most 19 of them); `nil` without one.
+    /// The close code of a watch refused with `status`: 4000 + the status, as
+    /// ``ServiceErrorMiddleware`` closes one refused before its handshake.
+    static func refusal(_ status: HTTPResponse.Status) -> WebSocketErrorCode {
+        WebSocketErrorCode(codeNumber: 4000 + status.code)
+    }
+
     static func after(_ request: Request) throws(ServiceError) -> UInt64? {
         guard let text = request.uri.queryParameters["after"] else { return nil }
         guard (1...19).contains(text.utf8.count), text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let seq = UInt64(text) else {
@@ -436,7 +442,8 @@ struct ServiceRoutes: Sendable {
                           _ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter, channel: any Channel) async throws {
         let limit = configuration.maxWatchersPerInstance
         guard journalWatchers.add(name, limit: limit) else {
-            try await outbound.close(.policyViolation, line: "\(name) already has \(limit) watchers on this host, its limit (--max-watchers-per-instance)")
+            // As the owner refuses a watch before its handshake: 4000 + the status.
+            try await outbound.close(Self.refusal(.tooManyRequests), line: "\(name) already has \(limit) watchers on this host, its limit (--max-watchers-per-instance)")
             return
         }
         metrics.watchersChanged(by: 1)
@@ -449,12 +456,15 @@ struct ServiceRoutes: Sendable {
         do {
             after = try Self.after(request)
             count = try await onThreadOfItsOwn { () throws(PluginJournalError) in try journal.transitionCount(of: name) }
+        } catch let error as ServiceError {
+            try await outbound.close(Self.refusal(error.status), line: error.description)
+            return
         } catch {
-            try await outbound.close(.policyViolation, line: "\(error)")
+            try await outbound.close(.unexpectedServerError, line: "the journal cannot be read: \(error)")
             return
         }
         if let after, after > UInt64(count) {
-            try await outbound.close(.policyViolation, line: "after=\(after) is past \(name)'s last transition, seq \(count)")
+            try await outbound.close(Self.refusal(.badRequest), line: "after=\(after) is past \(name)'s last transition, seq \(count)")
             return
         }
         let start = after.map(Int64.init) ?? count
@@ -482,6 +492,7 @@ struct ServiceRoutes: Sendable {
                     if first, let head = messages.first, head.ordinal > last + 1 {
                         let line = "the transitions of \(name) after seq \(last) are no longer kept (the journal keeps those since its "
                             + "older snapshot); read its state (GET) and watch from its seq"
+                        // Only the journal could tell: 1008, as documented for the owner too.
                         _ = await taken { try await outbound.close(.policyViolation, line: line) }
                         return
                     }

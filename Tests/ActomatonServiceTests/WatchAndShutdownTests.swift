@@ -214,6 +214,37 @@ import Testing
         }
     }
 
+    /// Regression: a watch fed from the journal that was refused closed with 1008 where the
+    /// owner closes with 4000 + the status: 4400 for an `after` past the last transition, 4429
+    /// past the watcher limit.
+    @Test func aJournalWatchIsRefusedWithTheOwnersCodes() async throws {
+        let directory = try temporaryDirectory()
+        let journal = try PluginJournal(path: directory + "/state.sqlite")
+        defer { journal.close() }
+        let owner = ActomatonServer(catalog: PluginCatalog([counterType]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
+                                    journal: try ServiceJournal(journal))
+        try await withRunningServer(journal: try ServiceJournal(journal, placement: ElsewherePlacement()), journalChanges: WokenOnly()) {
+            $0.maxWatchersPerInstance = 1
+        } _: { server, port in
+            try await owner.makeApplication().test(.router) { client in
+                for _ in 0..<3 { #expect(try await client.post("w", #"{"action": "increment"}"#).status == .ok) }
+                let past = try await webSocketClose(port: port, "/v1/machines/counter/w/watch?after=4")
+                #expect(past?.code == 4400 && past?.reason == "after=4 is past counter/w's last transition, seq 3", "\(String(describing: past))")
+                let first = try await offThePool { () throws -> LoopbackConnection in
+                    let connection = try LoopbackConnection(port: port)
+                    let head = try connection.webSocketHandshake("/v1/machines/counter/w/watch", within: .seconds(30))
+                    #expect(head?.hasPrefix("HTTP/1.1 101") == true)
+                    return connection
+                }
+                // Its place is taken once its handler runs, after the handshake.
+                #expect(await eventually(within: 30) { server.metrics.watcherTotal == 1 })
+                let second = try await webSocketClose(port: port, "/v1/machines/counter/w/watch")
+                #expect(second?.code == 4429 && second?.reason.contains("already has 1 watchers on this host") == true, "\(String(describing: second))")
+                withExtendedLifetime(first) {}
+            }
+        }
+    }
+
     /// Regression: a watcher fed from the journal (an instance another host owns) that reads
     /// nothing held its connection and its place for ever, the write waiting on its full socket.
     @Test func aJournalWatcherThatReadsNothingHasItsConnectionCut() async throws {
