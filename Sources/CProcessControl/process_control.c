@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <stddef.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -30,40 +31,116 @@ int actomaton_set_no_new_privileges(void) {
 #define ACTOMATON_AUDIT_ARCH AUDIT_ARCH_AARCH64
 #endif
 
-int actomaton_forbid_processes(void) {
+// A seccomp program built at run time: it names this process's ID.
+struct filter_builder {
+    struct sock_filter code[128];
+    unsigned short count;
+};
+
+static void emit(struct filter_builder *b, struct sock_filter statement) {
+    if (b->count < sizeof b->code / sizeof b->code[0]) b->code[b->count] = statement;
+    b->count++;
+}
+
+#define LOAD_NR() emit(b, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)))
+#define LOAD_ARG0() emit(b, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])))
+#define RETURN(value) emit(b, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, (value)))
+#define JUMP_IF(value, if_true, if_false) emit(b, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (value), (if_true), (if_false)))
+
+// The call `nr` fails with `error`; the number stays loaded.
+static void refuse(struct filter_builder *b, unsigned int nr, unsigned int error) {
+    JUMP_IF(nr, 0, 1);
+    RETURN(SECCOMP_RET_ERRNO | error);
+}
+
+// The call `nr` is taken only when its first argument (the low word) is one of `allowed`,
+// else fails with EPERM; the number stays loaded for the calls after.
+static void only_for(struct filter_builder *b, unsigned int nr, const unsigned int *allowed, unsigned char count) {
+    JUMP_IF(nr, 0, (unsigned char)(count + 3));
+    LOAD_ARG0();
+    for (unsigned char i = 0; i < count; i++) JUMP_IF(allowed[i], (unsigned char)(count - i), 0);
+    RETURN(SECCOMP_RET_ERRNO | EPERM);
+    RETURN(SECCOMP_RET_ALLOW);
+}
+
+int actomaton_restrict_worker(int allow_processes) {
 #ifdef ACTOMATON_AUDIT_ARCH
-    struct sock_filter filter[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ACTOMATON_AUDIT_ARCH, 1, 0),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+    // No capability: a root worker would otherwise reach the host through /proc (its memory,
+    // its environment), whatever the filter says.
+    for (int cap = 0; cap <= 63; cap++) prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
+    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+    struct { uint32_t version; int pid; } header = {0x20080522 /* _LINUX_CAPABILITY_VERSION_3 */, 0};
+    struct { uint32_t effective, permitted, inheritable; } data[2] = {{0, 0, 0}, {0, 0, 0}};
+    if (syscall(SYS_capset, &header, data) != 0) return -errno;
+
+    unsigned int self = (unsigned int)getpid();
+    struct filter_builder builder = {.count = 0};
+    struct filter_builder *b = &builder;
+    emit(b, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)));
+    JUMP_IF(ACTOMATON_AUDIT_ARCH, 1, 0);
+    RETURN(SECCOMP_RET_ERRNO | EPERM);
+    LOAD_NR();
 #if defined(__x86_64__)
-        // The x32 ABI's numbers, then the two calls that only start processes.
-        BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_fork, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_vfork, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+    // The x32 ABI's numbers.
+    emit(b, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1));
+    RETURN(SECCOMP_RET_ERRNO | EPERM);
 #endif
-        // clone3 passes its flags in memory, which a filter cannot read.
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+    // Nothing of another process: no tracing, no reading or writing its memory, no pidfd.
+    refuse(b, __NR_ptrace, EPERM);
+    refuse(b, __NR_process_vm_readv, EPERM);
+    refuse(b, __NR_process_vm_writev, EPERM);
+#ifdef __NR_pidfd_open
+    refuse(b, __NR_pidfd_open, EPERM);
+#endif
+#ifdef __NR_pidfd_getfd
+    refuse(b, __NR_pidfd_getfd, EPERM);
+#endif
+#ifdef __NR_pidfd_send_signal
+    refuse(b, __NR_pidfd_send_signal, EPERM);
+#endif
+    if (!allow_processes) {
+#if defined(__x86_64__)
+        refuse(b, __NR_fork, EPERM);
+        refuse(b, __NR_vfork, EPERM);
+#endif
+        // A program it ran would outlive the host: the lifeline's watcher ends with the exec.
+        refuse(b, __NR_execve, EPERM);
+#ifdef __NR_execveat
+        refuse(b, __NR_execveat, EPERM);
+#endif
+        // clone3 passes its flags in memory, which a filter cannot read: the C library falls
+        // back to clone.
+        refuse(b, __NR_clone3, ENOSYS);
         // clone: a thread (CLONE_THREAD, in the low word of its first argument) or nothing.
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone, 0, 3),
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
-        BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 1, 0),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-    };
-    struct sock_fprog program = {.len = (unsigned short)(sizeof filter / sizeof filter[0]), .filter = filter};
+        JUMP_IF(__NR_clone, 0, 4);
+        LOAD_ARG0();
+        emit(b, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 0, 1));
+        RETURN(SECCOMP_RET_ALLOW);
+        RETURN(SECCOMP_RET_ERRNO | EPERM);
+        // Signals to itself only: its group (0, -self) or itself; tkill names no process.
+        unsigned int own_group[] = {0, self, (unsigned int)-(int)self};
+        only_for(b, __NR_kill, own_group, 3);
+        unsigned int own[] = {self};
+        only_for(b, __NR_tgkill, own, 1);
+        only_for(b, __NR_rt_sigqueueinfo, own, 1);
+        only_for(b, __NR_rt_tgsigqueueinfo, own, 1);
+        refuse(b, __NR_tkill, EPERM);
+    }
+    RETURN(SECCOMP_RET_ALLOW);
+    if (builder.count > sizeof builder.code / sizeof builder.code[0]) return -E2BIG;
+    struct sock_fprog program = {.len = builder.count, .filter = builder.code};
     long result = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &program);
     if (result < 0) return -errno;
     // A positive result is a thread the filter could not be put on.
     return result == 0 ? 0 : -EAGAIN;
 #else
+    (void)allow_processes;
     return -ENOSYS;
 #endif
+}
+
+int actomaton_set_undumpable(void) {
+    return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0 ? 0 : -errno;
 }
 
 int actomaton_set_thread_name(const char *name) {

@@ -13,7 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/ptrace.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -135,6 +139,46 @@ static actomaton_status start_process(void *state, uint32_t how) {
     return ACTOMATON_OK;
 }
 
+// Tries to reach outside the worker (`how`): 0 run /bin/true in its place (execve), 1 trace the
+// host (ptrace), 2 open the host's memory, 3 open the host's environment, 4 signal the host
+// (signal 0: only whether it may), 5 signal itself (signal 0), 6 read the host's memory with
+// process_vm_readv. The value is 0 when it could, else the errno.
+static actomaton_status reach(void *state, uint32_t how) {
+    pid_t host = getppid();
+    char path[64];
+    int result = -1;
+    errno = 0;
+    switch (how) {
+    case 0: {
+        char *const argv[] = {"true", NULL};
+        execve("/bin/true", argv, environ);
+        break;
+    }
+    case 1:
+        result = (int)ptrace(PTRACE_SEIZE, host, NULL, NULL);
+        if (result == 0) ptrace(PTRACE_DETACH, host, NULL, NULL);
+        break;
+    case 2:
+    case 3:
+        snprintf(path, sizeof path, "/proc/%d/%s", (int)host, how == 2 ? "mem" : "environ");
+        result = open(path, O_RDONLY);
+        if (result >= 0) { close(result); result = 0; }
+        break;
+    case 4: result = kill(host, 0); break;
+    case 5: result = kill(getpid(), 0); break;
+    case 6: {
+        char byte;
+        struct iovec local = {&byte, 1}, remote = {(void *)&byte, 1};
+        result = syscall(SYS_process_vm_readv, host, &local, 1, &remote, 1, 0) == 1 ? 0 : -1;
+        break;
+    }
+    default:
+        return ACTOMATON_ERROR;
+    }
+    ((sandbox_state *)state)->value = result == 0 ? 0 : errno;
+    return ACTOMATON_OK;
+}
+
 // Forks a child that blocks for ever; the value is its process ID.
 static actomaton_status fork_child(void *state) {
     pid_t child = fork();
@@ -182,6 +226,7 @@ static const actomaton_action sandbox_actions[] = {
     {"stdio", NULL, 0, (actomaton_function)stdio},
     {"fork_child", NULL, 0, (actomaton_function)fork_child},
     {"start_process", how_parameters, 1, (actomaton_function)start_process},
+    {"reach", how_parameters, 1, (actomaton_function)reach},
     {"start_threads", NULL, 0, (actomaton_function)start_threads},
     {"close_channel", NULL, 0, (actomaton_function)close_channel},
 };

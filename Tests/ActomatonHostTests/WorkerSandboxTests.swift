@@ -157,6 +157,32 @@ struct WorkerSandboxTests {
         #expect(await forbidden.workerProcessID != nil)
     }
 
+    /// Regression: the filter let a plugin in a worker run a program in its place (which
+    /// outlived the host: the lifeline's watcher ended with the exec), trace the host and make
+    /// it fork (ptrace), read its memory and environment (/proc, process_vm_readv), and signal
+    /// it. A worker now has no capability and a host it cannot open; every one of these fails,
+    /// and it still signals itself.
+    @Test func aPluginInAWorkerReachesNothingOutsideIt() async throws {
+        let ways: [(how: Int64, name: String, expected: Set<Int32>)] = [
+            (0, "execve", [EPERM]), (1, "ptrace", [EPERM]), (2, "the host's memory", [EACCES, EPERM]),
+            (3, "the host's environment", [EACCES, EPERM]), (4, "a signal to the host", [EPERM]), (5, "a signal to itself", [0]),
+            (6, "process_vm_readv", [EPERM]),
+        ]
+        let machine = try Self.sandbox()
+        for way in ways {
+            try await machine.send("reach", [.int(way.how)])
+            let value = try await Self.value(machine)
+            #expect(way.expected.contains(value), "\(way.name): \(value)")
+        }
+        // With processes allowed, the rest still holds; only running a program is taken.
+        let allowed = try Self.sandbox(Self.options(mayStartProcesses: true))
+        for way in ways where way.how != 0 && way.how != 4 {
+            try await allowed.send("reach", [.int(way.how)])
+            let value = try await Self.value(allowed)
+            #expect(way.expected.contains(value), "\(way.name), processes allowed: \(value)")
+        }
+    }
+
     // MARK: Process groups
 
     /// A worker that is stopped takes what it forked with it.

@@ -35,9 +35,9 @@ public struct WorkerLimits: Sendable, Hashable {
             + (mayStartProcesses ? ["--processes", "1"] : [])
     }
 
-    /// The exit status of a worker that could not forbid starting processes (a kernel
-    /// without seccomp filters): it loads no plugin rather than run one unconfined.
-    public static let cannotForbidProcessesStatus: Int32 = 4
+    /// The exit status of a worker that could not restrict itself (a kernel without seccomp
+    /// filters): it loads no plugin rather than run one unconfined.
+    public static let cannotRestrictStatus: Int32 = 4
 }
 
 /// The worker side of process isolation: what `actomaton-host worker` runs. It loads one
@@ -77,7 +77,9 @@ public enum PluginWorker {
         setLimit(Int32(RLIMIT_NOFILE.rawValue), limits.openFiles)
         setLimit(Int32(RLIMIT_CORE.rawValue), 0)
         if let seconds = limits.cpuSeconds { setLimit(Int32(RLIMIT_CPU.rawValue), seconds) }
-        if !limits.mayStartProcesses, actomaton_forbid_processes() != 0 { exit(WorkerLimits.cannotForbidProcessesStatus) }
+        // No capability, and a seccomp filter: nothing of another process; unless allowed, no
+        // process started, no program run, no signal but to itself.
+        guard actomaton_restrict_worker(limits.mayStartProcesses ? 1 : 0) == 0 else { exit(WorkerLimits.cannotRestrictStatus) }
 
         let server = Server(channel: WorkerChannel(descriptor: channelDescriptor, yieldsWhileSpinning: true))
         exit(server.serve())

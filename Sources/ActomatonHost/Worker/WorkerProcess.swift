@@ -55,6 +55,11 @@ public struct WorkerOptions: Sendable, Hashable {
 
 /// One running worker process and the host's end of its socket.
 ///
+extension WorkerProcess {
+    /// Makes the host undumpable, once, before its first worker starts.
+    static let undumpable: Int32 = actomaton_set_undumpable()
+}
+
 /// What the host guarantees about a worker (see `actomaton_spawn_worker`):
 /// - it reads /dev/null and writes to /dev/null: its logs reach the host only as frames;
 /// - it leads a process group of its own, and the whole group is killed when the worker is
@@ -86,6 +91,9 @@ final class WorkerProcess: @unchecked Sendable {
 
     /// Starts a worker and waits for its greeting.
     static func start(_ options: WorkerOptions) throws(WorkerChannel.Failure) -> WorkerProcess {
+        // A worker has no capability: undumpable, the host's /proc files (its memory, its
+        // environment, its tokens) are closed to it.
+        _ = WorkerProcess.undumpable
         let lifeline = actomaton_worker_lifeline()
         guard lifeline >= 0 else { throw .system("cannot make the workers' lifeline: \(systemMessage(-lifeline))") }
         var descriptors: [Int32] = [0, 0]
@@ -128,9 +136,8 @@ final class WorkerProcess: @unchecked Sendable {
         let cause: String
         if status & 0x7F == 0 {
             let code = (status >> 8) & 0xFF
-            cause = code == WorkerLimits.cannotForbidProcessesStatus
-                ? "exited with status \(code): it could not forbid the plugin to start processes (no seccomp filters in this kernel?); "
-                    + "--worker-may-start-processes runs it without that restriction"
+            cause = code == WorkerLimits.cannotRestrictStatus
+                ? "exited with status \(code): it could not restrict itself (no seccomp filters in this kernel?), and runs no plugin unconfined"
                 : "exited with status \(code)"
         } else {
             let signal = status & 0x7F

@@ -37,12 +37,18 @@ int actomaton_open_process(pid_t pid);
 // 0 when it still runs, -errno on failure.
 int actomaton_wait_for_exit(pid_t pid, int milliseconds);
 
-// In a worker: from now on, no thread of this process can start a process — fork, vfork,
-// clone without CLONE_THREAD (posix_spawn, system) fail with EPERM — while threads still start
-// (clone3 fails with ENOSYS, and the C library falls back to clone). A seccomp filter on every
-// thread (needs PR_SET_NO_NEW_PRIVS first); calls of another system-call ABI fail with EPERM.
-// 0, or -errno (-ENOSYS on a processor it does not know).
-int actomaton_forbid_processes(void);
+// In a worker, before it loads a plugin: drops every capability, then puts a seccomp filter on
+// every thread (needs PR_SET_NO_NEW_PRIVS first). Whatever `allow_processes`, no thread can trace
+// another process, read or write its memory, or use a pidfd. Unless `allow_processes`, none can
+// start a process or run a program — fork, vfork, execve, execveat, posix_spawn, system and clone
+// without CLONE_THREAD fail with EPERM, clone3 with ENOSYS (the C library falls back to clone),
+// while threads still start — nor signal any process but its own group and itself. Calls of
+// another system-call ABI fail with EPERM. 0, or -errno (-ENOSYS on a processor it does not know).
+int actomaton_restrict_worker(int allow_processes);
+
+// In the host, before it starts a worker: makes the host undumpable, so that a worker without
+// capabilities cannot open its /proc files (its memory, its environment). 0 or -errno.
+int actomaton_set_undumpable(void);
 
 // Names the calling thread (PR_SET_NAME; Linux keeps the first 15 bytes), for `top -H` and
 // debuggers. 0 or -errno.
