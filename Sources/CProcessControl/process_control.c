@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -181,7 +183,7 @@ static void *watch(void *argument) {
 // Starts `path` (searched on PATH when `search`) in a process group of its own with no signal
 // blocked: its descriptor i is sources[i], or /dev/null when sources[i] < 0, for i < count, and
 // every descriptor from `count` on is closed. The process ID, or -errno.
-static pid_t spawn_with(const char *path, char *const argv[], bool search, const int *sources, int count) {
+static pid_t spawn_with(const char *path, char *const argv[], char *const envp[], bool search, const int *sources, int count) {
     enum { max_count = 8 };
     if (count > max_count) return -EINVAL;
     int high[max_count];
@@ -211,8 +213,8 @@ static pid_t spawn_with(const char *path, char *const argv[], bool search, const
     if (status == 0) status = posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
     pid_t pid = -1;
     if (status == 0) {
-        status = search ? posix_spawnp(&pid, path, &actions, &attributes, argv, environ)
-                        : posix_spawn(&pid, path, &actions, &attributes, argv, environ);
+        status = search ? posix_spawnp(&pid, path, &actions, &attributes, argv, envp)
+                        : posix_spawn(&pid, path, &actions, &attributes, argv, envp);
     }
     if (have_actions) posix_spawn_file_actions_destroy(&actions);
     if (have_attributes) posix_spawnattr_destroy(&attributes);
@@ -224,12 +226,23 @@ static pid_t spawn_with(const char *path, char *const argv[], bool search, const
 
 pid_t actomaton_spawn_worker(const char *path, char *const argv[], int channel, int lifeline) {
     const int sources[] = {-1, -1, -1, channel, lifeline};
-    return spawn_with(path, argv, false, sources, 5);
+    // The host's environment but its secrets: a cluster's database password.
+    size_t count = 0;
+    while (environ[count]) count++;
+    char **kept = calloc(count + 1, sizeof *kept);
+    if (!kept) return -ENOMEM;
+    size_t used = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (strncmp(environ[i], "PGPASSWORD=", 11) != 0) kept[used++] = environ[i];
+    }
+    pid_t pid = spawn_with(path, argv, kept, false, sources, 5);
+    free(kept);
+    return pid;
 }
 
 pid_t actomaton_spawn_filter(const char *path, char *const argv[], int input, int output) {
     const int sources[] = {input, output, -1};
-    return spawn_with(path, argv, true, sources, 3);
+    return spawn_with(path, argv, environ, true, sources, 3);
 }
 
 int actomaton_watch_lifeline(int lifeline) {

@@ -179,6 +179,12 @@ static actomaton_status reach(void *state, uint32_t how) {
     return ACTOMATON_OK;
 }
 
+// Whether PGPASSWORD is in its environment: 1 or 0.
+static actomaton_status environment(void *state) {
+    ((sandbox_state *)state)->value = getenv("PGPASSWORD") ? 1 : 0;
+    return ACTOMATON_OK;
+}
+
 // Forks a child that blocks for ever; the value is its process ID.
 static actomaton_status fork_child(void *state) {
     pid_t child = fork();
@@ -227,6 +233,7 @@ static const actomaton_action sandbox_actions[] = {
     {"fork_child", NULL, 0, (actomaton_function)fork_child},
     {"start_process", how_parameters, 1, (actomaton_function)start_process},
     {"reach", how_parameters, 1, (actomaton_function)reach},
+    {"environment", NULL, 0, (actomaton_function)environment},
     {"start_threads", NULL, 0, (actomaton_function)start_threads},
     {"close_channel", NULL, 0, (actomaton_function)close_channel},
 };

@@ -185,6 +185,17 @@ struct CommandLineTests {
         #expect(inWorker.errors == inProcess.errors)
     }
 
+    /// Regression: a worker inherited the host's whole environment, a cluster's database
+    /// password (PGPASSWORD) included: any plugin in a worker could read it. A worker's
+    /// environment is the host's without it; a plugin in the host sees it, as the host does.
+    @Test func aWorkerDoesNotInheritTheDatabasePassword() async throws {
+        let sandbox = [plugin("ActomatonHostTestFixtures"), "--entry-symbol", "fixture_sandbox_entry"]
+        let inWorker = try await host(["run"] + sandbox + ["--isolation", "process"], input: "environment\n", environment: ["PGPASSWORD": "s3cret"])
+        #expect(inWorker.status == 0 && inWorker.output.hasSuffix("sandbox: environment => {\"value\":0}\n"), "\(inWorker.output)\(inWorker.errors)")
+        let inHost = try await host(["run"] + sandbox, input: "environment\n", environment: ["PGPASSWORD": "s3cret"])
+        #expect(inHost.status == 0 && inHost.output.hasSuffix("sandbox: environment => {\"value\":1}\n"), "\(inHost.output)\(inHost.errors)")
+    }
+
     /// Regression: one action's requests had no byte limit (one reusing a 1 MiB string made the
     /// host hold gigabytes) and, in process, cancels no count limit; in a worker the same
     /// requests broke the protocol's frame and were taken for a crash. Now one limit, one
