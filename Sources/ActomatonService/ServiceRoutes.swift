@@ -91,14 +91,14 @@ struct ServiceRoutes: Sendable {
         return InstanceAddress(plugin: plugin, key: try InstanceKey(key))
     }
 
-    /// The watch route's `after`: the seq the watcher saw last, a number from 0 (decimal
-    /// digits only, at most 19 of them); `nil` without one.
     /// The close code of a watch refused with `status`: 4000 + the status, as
     /// ``ServiceErrorMiddleware`` closes one refused before its handshake.
     static func refusal(_ status: HTTPResponse.Status) -> WebSocketErrorCode {
         WebSocketErrorCode(codeNumber: 4000 + status.code)
     }
 
+    /// The watch route's `after`: the seq the watcher saw last, a number from 0 (decimal
+    /// digits only, at most 19 of them); `nil` without one.
     static func after(_ request: Request) throws(ServiceError) -> UInt64? {
         guard let text = request.uri.queryParameters["after"] else { return nil }
         guard (1...19).contains(text.utf8.count), text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let seq = UInt64(text) else {

@@ -164,9 +164,6 @@ struct ClusterHostTests {
 }
 
 extension ClusterHostTests {
-    /// A machine left over from an earlier claim on the same host (its slot dropped, then the
-    /// name claimed again) once wrote beside the new one: both passed the host's check, and a
-    /// delayed action fired twice. Its records carry its epoch now, and are refused.
     /// Regression: two requests for an instance nobody owned, at once on one host, both
     /// claimed it — the second at the next epoch, which fenced the machine the first made —
     /// and both failed (500, "another host owns it now"). Claims of one name now take turns.
@@ -184,6 +181,36 @@ extension ClusterHostTests {
         }
     }
 
+    /// Locks `name`'s row from `locker`'s connection until `release` is signalled; returns once
+    /// it is locked, with the task that holds it. Blocking calls run on threads of their own:
+    /// on the pool, they starved the test itself.
+    static func lockRow(_ name: String, with locker: PostgresLink, until release: DispatchSemaphore) async throws -> Task<Void, any Error> {
+        let locked = DispatchSemaphore(value: 0)
+        let holding = Task {
+            try await onThread {
+                try locker.transaction { transaction in
+                    try transaction.run("SELECT name FROM actomaton_instances WHERE name = \(name) FOR UPDATE")
+                    locked.signal()
+                    release.wait()
+                }
+            }
+        }
+        try await onThread { locked.wait() }
+        return holding
+    }
+
+    /// Whether a query on a host's claims connection comes to wait on a lock, as the server
+    /// sees it, within a safety-net deadline.
+    static func aClaimWaitsOnALock(_ watcher: PostgresLink) async -> Bool {
+        await eventually(within: 30) {
+            let waiting = try? await onThread { () throws -> Int64? in
+                let rows = try watcher.run("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'actomaton-host claim' AND wait_event_type = 'Lock'").rows
+                return try rows.first?.decode(Int64.self)
+            }
+            return waiting == 1
+        }
+    }
+
     /// Regression: a claim stuck behind a row another transaction locked waited for ever, on
     /// the connection the lease is renewed on: the host lost its lease and dropped every
     /// instance. Claims have a connection of their own, and give up after the lock timeout.
@@ -198,19 +225,8 @@ extension ClusterHostTests {
         let watcher = PostgresLink(address, name: "test watcher")
         defer { locker.close(); watcher.close() }
         let release = DispatchSemaphore(value: 0)
-        let locked = DispatchSemaphore(value: 0)
-        // Blocking calls on threads of their own: on the pool, they starved the test itself.
-        let holding = Task {
-            try await onThread {
-                try locker.transaction { transaction in
-                    try transaction.run("SELECT name FROM actomaton_instances WHERE name = 'counter/lk' FOR UPDATE")
-                    locked.signal()
-                    release.wait()
-                }
-            }
-        }
         defer { release.signal() }
-        try await onThread { locked.wait() }
+        let holding = try await Self.lockRow("counter/lk", with: locker, until: release)
         let claimed = Mutex<Result<ClusterHost.Claim, ClusterError>?>(nil)
         let claiming = Task {
             try await onThread {
@@ -218,14 +234,7 @@ extension ClusterHostTests {
                 claimed.withLock { $0 = result }
             }
         }
-        // Waiting on the lock, as the server sees it.
-        #expect(await eventually(within: 30) {
-            let waiting = try? await onThread { () throws -> Int64? in
-                let rows = try watcher.run("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'actomaton-host claim' AND wait_event_type = 'Lock'").rows
-                return try rows.first?.decode(Int64.self)
-            }
-            return waiting == 1
-        })
+        #expect(await Self.aClaimWaitsOnALock(watcher))
         // The lease is renewed meanwhile, while the claim still waits.
         #expect(try await onThread { try host.renew() })
         #expect(claimed.withLock { $0 } == nil, "the claim still waits on the row")
@@ -239,27 +248,11 @@ extension ClusterHostTests {
 
         // A release behind the locked row: the same (it ran on the lease's connection).
         let releaseAgain = DispatchSemaphore(value: 0)
-        let lockedAgain = DispatchSemaphore(value: 0)
-        let holdingAgain = Task {
-            try await onThread {
-                try locker.transaction { transaction in
-                    try transaction.run("SELECT name FROM actomaton_instances WHERE name = 'counter/lk' FOR UPDATE")
-                    lockedAgain.signal()
-                    releaseAgain.wait()
-                }
-            }
-        }
         defer { releaseAgain.signal() }
-        try await onThread { lockedAgain.wait() }
+        let holdingAgain = try await Self.lockRow("counter/lk", with: locker, until: releaseAgain)
         let released = Mutex(false)
         let releasing = Task { try await onThread { host.release("counter/lk"); released.withLock { $0 = true } } }
-        #expect(await eventually(within: 30) {
-            let waiting = try? await onThread { () throws -> Int64? in
-                let rows = try watcher.run("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'actomaton-host claim' AND wait_event_type = 'Lock'").rows
-                return try rows.first?.decode(Int64.self)
-            }
-            return waiting == 1
-        })
+        #expect(await Self.aClaimWaitsOnALock(watcher))
         #expect(try await onThread { try host.renew() })
         #expect(!released.withLock { $0 }, "the release still waits on the row")
         try await releasing.value
@@ -267,6 +260,9 @@ extension ClusterHostTests {
         try await holdingAgain.value
     }
 
+    /// A machine left over from an earlier claim on the same host (its slot dropped, then the
+    /// name claimed again) once wrote beside the new one: both passed the host's check, and a
+    /// delayed action fired twice. Its records carry its epoch now, and are refused.
     @Test func aMachineOfAnEarlierClaimOnTheSameHostCannotWrite() async throws {
         let address = try await PostgresTestServer.start().makeDatabase()
         let host = try ClusterHost(address: address, advertise: "http://127.0.0.1:9001")

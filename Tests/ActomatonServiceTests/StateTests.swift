@@ -17,6 +17,13 @@ import Testing
                                configuration: configuration, now: time.read, journal: try ServiceJournal(journal))
     }
 
+    /// A server on a journal whose store can fence names and hold commits (``FencingStore``).
+    func fencingServer() throws -> (FencingStore, PluginJournal, ActomatonServer) {
+        let store = try FencingStore(SQLiteJournalStore(path: try temporaryDirectory() + "/state.sqlite"))
+        let journal = try PluginJournal(store: store)
+        return (store, journal, try journaledServer(journal))
+    }
+
     @Test func aRestartedServiceBringsEveryInstanceBack() async throws {
         let path = try temporaryDirectory() + "/state.sqlite"
         let first = try PluginJournal(path: path)
@@ -155,19 +162,13 @@ import Testing
         #expect(messages.last?.contains(#""seq":6,"origin":"input","effect_id":null,"action":"increment","state":{"count":42}"#) == true, "\(messages)")
     }
 
-    /// A watcher was told each transition as it was made, before its commit: in a cluster, a
-    /// host that had lost its instance showed its watchers transitions the journal then refused
-    /// (and numbered them the same as the new owner's). It is told only durable ones now.
     /// Regression: a DELETE was answered 200 before the journal had forgotten the instance
     /// (the forgetting was only queued): a crash right after brought it back, and a refused
     /// commit went unnoticed. The answer now waits for the forgetting to be acknowledged, and a
     /// deletion the journal refuses is 503, the instance kept.
     @Test func aDeleteIsAnsweredOnceTheJournalForgotTheInstance() async throws {
-        let path = try temporaryDirectory() + "/state.sqlite"
-        let store = try FencingStore(SQLiteJournalStore(path: path))
-        let journal = try PluginJournal(store: store)
+        let (store, journal, server) = try fencingServer()
         defer { journal.close() }
-        let server = try journaledServer(journal)
         try await server.makeApplication().test(.router) { client in
             #expect(try await client.post("d", #"{"action": "add", "args": [4]}"#).status == .ok)
             // Refused by the journal: 503, and the instance is still there, from the journal.
@@ -190,11 +191,8 @@ import Testing
     /// count 13), beside the first, and the forgetting then wiped its records. It now waits for
     /// the deletion and starts a new instance.
     @Test func aRequestDuringADeleteStartsANewInstance() async throws {
-        let path = try temporaryDirectory() + "/state.sqlite"
-        let store = try FencingStore(SQLiteJournalStore(path: path))
-        let journal = try PluginJournal(store: store)
+        let (store, journal, server) = try fencingServer()
         defer { journal.close() }
-        let server = try journaledServer(journal)
         try await server.makeApplication().test(.router) { client in
             for _ in 0..<3 { #expect(try await client.post("r", #"{"action": "add", "args": [4]}"#).status == .ok) }
             store.holdsCommits.withLock { $0 = true }
@@ -256,12 +254,12 @@ import Testing
         }
     }
 
+    /// A watcher was told each transition as it was made, before its commit: in a cluster, a
+    /// host that had lost its instance showed its watchers transitions the journal then refused
+    /// (and numbered them the same as the new owner's). It is told only durable ones now.
     @Test func aWatcherIsNeverToldATransitionTheJournalRefused() async throws {
-        let path = try temporaryDirectory() + "/state.sqlite"
-        let store = try FencingStore(SQLiteJournalStore(path: path))
-        let journal = try PluginJournal(store: store)
+        let (store, journal, server) = try fencingServer()
         defer { journal.close() }
-        let server = try journaledServer(journal)
         let messages = Mutex<[String]>([])
         try await server.makeApplication().test(.live) { client in
             #expect(try await client.post("f", #"{"action": "increment"}"#).status == .ok)

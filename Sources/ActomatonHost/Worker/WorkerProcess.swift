@@ -53,13 +53,13 @@ public struct WorkerOptions: Sendable, Hashable {
     }
 }
 
-/// One running worker process and the host's end of its socket.
-///
 extension WorkerProcess {
     /// Makes the host undumpable, once, before its first worker starts.
     static let undumpable: Int32 = actomaton_set_undumpable()
 }
 
+/// One running worker process and the host's end of its socket.
+///
 /// What the host guarantees about a worker (see `actomaton_spawn_worker`):
 /// - it reads /dev/null and writes to /dev/null: its logs reach the host only as frames;
 /// - it leads a process group of its own, and the whole group is killed when the worker is
