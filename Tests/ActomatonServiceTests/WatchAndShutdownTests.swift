@@ -275,10 +275,12 @@ import Testing
                 return (connection, try connection.webSocketHandshake("/v1/machines/csv/s/watch?after=0", within: .seconds(30)))
             }
             #expect(head?.hasPrefix("HTTP/1.1 101") == true, "\(head ?? "no answer")")
-            // The close timeout is long enough for its start to be seen.
-            #expect(await eventually(within: 30) { server.metrics.watcherTotal == 1 }, "the watcher started")
-            #expect(await eventually(within: 30) { server.metrics.watcherTotal == 0 }, "the watcher's place is free")
-            #expect(try await offThePool { try watcher.readsUntilClosed(within: .seconds(30)) }, "its connection was cut")
+            // The close timeout is long enough for its start to be seen. The deadlines are a
+            // safety net: alone, this takes a few seconds; beside the whole suite on 2 cores, the
+            // watcher's reads of megabytes of messages once took more than 30 s.
+            #expect(await eventually(within: 180) { server.metrics.watcherTotal == 1 }, "the watcher started")
+            #expect(await eventually(within: 180) { server.metrics.watcherTotal == 0 }, "the watcher's place is free")
+            #expect(try await offThePool { try watcher.readsUntilClosed(within: .seconds(180)) }, "its connection was cut")
         }
     }
 
