@@ -47,8 +47,6 @@ public enum PluginLimits {
     /// `action` (an action's or an effect request's text), or its first
     /// ``maxEchoedActionBytes`` bytes (whole characters) and how many more there were.
     public static func echo(_ action: String) -> String {
-        let kept = action.prefix(utf8Bytes: maxEchoedActionBytes)
-        guard kept.endIndex < action.endIndex else { return action }
-        return "\(kept) … (\(action.utf8.count - kept.utf8.count) more bytes)"
+        action.cut(utf8Bytes: maxEchoedActionBytes)
     }
 }

@@ -136,7 +136,7 @@ public actor InstanceRegistry {
     /// the journal has forgotten it, then finds none. Without it, a request during the
     /// deletion made a second machine from the journal not yet forgotten, which went on with
     /// the deleted state beside the first, and whose records the forgetting then wiped.
-    private var deleting: [InstanceAddress: Task<Void, Never>] = [:]
+    private var deleting: [InstanceAddress: Task<ServiceError?, Never>] = [:]
     /// How many requests wait for an instance to be deleted (for tests).
     private(set) var waitingForDeletion = 0
     /// How many requests wait for an instance to be given up (for tests).
@@ -248,7 +248,7 @@ public actor InstanceRegistry {
             case nil:
                 if let deletion = deleting[address] {
                     waitingForDeletion += 1
-                    await deletion.value
+                    _ = await deletion.value
                     waitingForDeletion -= 1
                     continue
                 }
@@ -563,7 +563,7 @@ public actor InstanceRegistry {
                 return error
             }
         }
-        deleting[address] = Task { _ = await deletion.value }
+        deleting[address] = deletion
         let failure = await deletion.value
         deleting[address] = nil
         if let failure { throw failure }

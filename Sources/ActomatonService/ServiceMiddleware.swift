@@ -36,7 +36,7 @@ public struct ServiceErrorMiddleware: RouterMiddleware {
             let line = TerminalText.escaping(serviceError.description)
             context.logger.warning("\(request.method) \(request.uri.path): \(serviceError.status.code) \(line)")
             if request.headers[.upgrade]?.lowercased() == "websocket", request.headers[.secWebSocketKey] != nil {
-                let code = WebSocketErrorCode(codeNumber: 4000 + serviceError.status.code)
+                let code = ServiceRoutes.refusal(serviceError.status)
                 let line = serviceError.description
                 // The subprotocol a browser offered is taken, or the browser fails the handshake.
                 let closing = WebSocketUpgradeMiddleware<Context>(

@@ -91,8 +91,8 @@ struct ServiceRoutes: Sendable {
         return InstanceAddress(plugin: plugin, key: try InstanceKey(key))
     }
 
-    /// The close code of a watch refused with `status`: 4000 + the status, as
-    /// ``ServiceErrorMiddleware`` closes one refused before its handshake.
+    /// The close code of a watch refused with `status`: 4000 + the status, before its
+    /// handshake (``ServiceErrorMiddleware``) or after it (a watch fed from the journal).
     static func refusal(_ status: HTTPResponse.Status) -> WebSocketErrorCode {
         WebSocketErrorCode(codeNumber: 4000 + status.code)
     }
@@ -242,7 +242,6 @@ struct ServiceRoutes: Sendable {
     /// when the request was forwarded here by another host already (ownership is moving); 504
     /// when it was sent and not answered in time (it may have been applied); 502 when the
     /// answer is not one this API gives.
-
     func forward(_ request: Request, body: ByteBuffer, of name: String, to owner: String) async throws -> Response {
         guard let forwarder else { throw ServiceError.ownedElsewhere(name: name, owner: owner) }
         guard request.headers[ForwardedRequest.forwardedByHeader] == nil else {
@@ -271,10 +270,11 @@ struct ServiceRoutes: Sendable {
             throw ServiceError.badGateway("\(name) is owned by the host at \(owner), which answered status \(answer.status), not one this API uses")
         }
         // A HEAD's answer has no body; every other is a JSON object.
-        let isJSONObject = answer.headers[.contentType] == "application/json"
-            && String(validating: answer.body.readableBytesView, as: UTF8.self).map { text in
-                if case .object? = try? JSONParser.parse(text) { true } else { false }
-            } == true
+        var isJSONObject = false
+        if answer.headers[.contentType] == "application/json", let text = String(validating: answer.body.readableBytesView, as: UTF8.self),
+           case .object? = try? JSONParser.parse(text) {
+            isJSONObject = true
+        }
         guard isJSONObject || (request.method == .head && answer.body.readableBytes == 0) else {
             throw ServiceError.badGateway("\(name) is owned by the host at \(owner), which answered status \(answer.status) without a JSON object")
         }

@@ -194,7 +194,7 @@ public struct HostSession: Sendable {
     /// `stateLimit` bytes is cut, with a note saying how much was left out.
     /// The action itself is cut after `PluginLimits.maxEchoedActionBytes` bytes.
     public static func format(_ transition: PluginTransition, stateLimit: Int = .max) -> String {
-        var line = "\(transition.address): \(cut(transition.action.description, to: PluginLimits.maxEchoedActionBytes, note: ""))"
+        var line = "\(transition.address): \(PluginLimits.echo(transition.action.description))"
         switch transition.origin {
         case .input: break
         case .next: line += " (next)"
@@ -204,7 +204,7 @@ public struct HostSession: Sendable {
         switch transition.outcome {
         case let .success(requests):
             switch transition.state {
-            case let .success(state)?: line += " => " + cut(state, to: stateLimit)
+            case let .success(state)?: line += " => " + state.cut(utf8Bytes: stateLimit, note: "; `:state` prints it whole")
             case .failure?: line += " => (the state cannot be described)"
             case nil: break
             }
@@ -224,12 +224,5 @@ public struct HostSession: Sendable {
             line += " => refused: \(error.reason)"
         }
         return line
-    }
-
-    /// `text`, or its first `limit` bytes (whole characters) and a note.
-    static func cut(_ text: String, to limit: Int, note: String = "; `:state` prints it whole") -> String {
-        let kept = text.prefix(utf8Bytes: limit)
-        guard kept.endIndex < text.endIndex else { return text }
-        return "\(kept) … (\(text.utf8.count - kept.utf8.count) more bytes\(note))"
     }
 }

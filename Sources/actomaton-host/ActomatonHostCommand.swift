@@ -59,8 +59,9 @@ struct IsolationOptions: ParsableArguments {
     /// and lifeline, the plugin file and its private copy, and room for the loader's own.
     static let minWorkerOpenFiles: UInt64 = 16
 
-    @Flag(help: ArgumentHelp("Let plugins in worker processes start processes (fork, posix_spawn, system). "
-                             + "By default these fail with EPERM in a worker; threads start either way."))
+    @Flag(help: ArgumentHelp("Let plugins in worker processes start processes (fork, posix_spawn, system), run programs "
+                             + "(execve) and signal other processes. By default these fail with EPERM in a worker; threads "
+                             + "start either way."))
     var workerMayStartProcesses = false
 
     @Option(help: ArgumentHelp("After how many actions the host snapshots an isolated plugin's state "

@@ -187,9 +187,10 @@ import Testing
     }
 
     /// Regression: a request that came while a DELETE waited for the journal made a second
-    /// machine from the journal not yet forgotten: it went on with the deleted state (seq 4,
-    /// count 13), beside the first, and the forgetting then wiped its records. It now waits for
-    /// the deletion and starts a new instance.
+    /// machine at once. In a cluster, whose reads do not wait for the writer, that machine went
+    /// on with the deleted state, beside the first, and the forgetting then wiped its records
+    /// (here, SQLite's read waits for the commit, so the request waiting is what is checked).
+    /// It now waits for the deletion and starts a new instance.
     @Test func aRequestDuringADeleteStartsANewInstance() async throws {
         let (store, journal, server) = try fencingServer()
         defer { journal.close() }

@@ -23,6 +23,12 @@ public final class EffectBudget: Sendable {
         self.byteLimit = byteLimit
     }
 
+    /// A budget without limits, for a plugin state whose machine is elsewhere (a worker's, a
+    /// sandbox's own): the machine's budget is checked where its effects run.
+    static func unlimited() -> EffectBudget {
+        EffectBudget(limit: .max, byteLimit: .max)
+    }
+
     /// How many effects hold a token now.
     public var count: Int { current.load(ordering: .relaxed) }
 

@@ -79,7 +79,7 @@ public final class PluginInstance: PluginRuntime, @unchecked Sendable {
             throw PluginLoadError(.manifest(.invalid("the plugin is not a shared library loaded in this process")), at: plugin.path)
         }
         self.functions = functions
-        self.effectBudget = effectBudget ?? EffectBudget(limit: .max, byteLimit: .max)
+        self.effectBudget = effectBudget ?? EffectBudget.unlimited()
         let slotCount = Int(ACTOMATON_MAX_PARAMETERS) + 1
         slots = .allocate(byteCount: slotCount * 8, alignment: 8)
         argumentPointers = .allocate(capacity: slotCount)

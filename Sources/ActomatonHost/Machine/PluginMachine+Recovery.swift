@@ -126,8 +126,6 @@ extension PluginMachine {
 
     /// `text`, cut after 200 bytes (whole characters) with a note: a report line stays short.
     static func shortened(_ text: String) -> String {
-        let kept = text.prefix(utf8Bytes: 200)
-        guard kept.endIndex < text.endIndex else { return text }
-        return "\(kept) … (\(text.utf8.count - kept.utf8.count) more bytes)"
+        text.cut(utf8Bytes: 200)
     }
 }

@@ -15,4 +15,13 @@ extension StringProtocol {
         }
         return self[..<end]
     }
+
+    /// The string, or its ``prefix(utf8Bytes:)`` and how many bytes were left out:
+    /// `abc … (1021 more bytes)`, with `note` inside the parentheses when given. How the host
+    /// shortens what it echoes (an action, a report line, a state description).
+    package func cut(utf8Bytes limit: Int, note: String = "") -> String {
+        let kept = prefix(utf8Bytes: limit)
+        guard kept.endIndex < endIndex else { return String(self) }
+        return "\(kept) … (\(utf8.count - kept.utf8.count) more bytes\(note))"
+    }
 }

@@ -18,7 +18,7 @@ final class WasmMachine: @unchecked Sendable {
         var plugin: Plugin?
         /// What the call in progress requested and said.
         var recorder = PluginCallRecorder()
-        var effectBudget = EffectBudget(limit: .max, byteLimit: .max)
+        var effectBudget = EffectBudget.unlimited()
         var log: @Sendable (String) -> Void = { _ in }
 
         func reset() {

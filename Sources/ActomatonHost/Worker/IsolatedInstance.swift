@@ -41,7 +41,7 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
 
     /// Starts a worker, has it load the plugin at `path`, and returns the state it created.
     static func start(path: String, loadOptions: Plugin.LoadOptions, options: WorkerOptions, log: (@Sendable (String) -> Void)?,
-                      effectBudget: EffectBudget = EffectBudget(limit: .max, byteLimit: .max)) throws(PluginLoadError) -> IsolatedInstance {
+                      effectBudget: EffectBudget = EffectBudget.unlimited()) throws(PluginLoadError) -> IsolatedInstance {
         let identity = PluginFile.identity(of: path)
         // The worker reports the plugin's name with its manifest: log lines before it say "plugin".
         let name = Mutex("plugin")

@@ -15,10 +15,11 @@ public struct WorkerLimits: Sendable, Hashable {
     public var cpuSeconds: UInt64?
     /// The most open files (`RLIMIT_NOFILE`).
     public var openFiles: UInt64
-    /// Whether the plugin may start processes. When not (the default), `fork`, `vfork`,
-    /// `posix_spawn` and `system` fail with `EPERM` in the worker (a seccomp filter), so a
-    /// plugin cannot fork-bomb the machine; threads still start. Either way, what a worker
-    /// started ends with it.
+    /// Whether the plugin may start processes, run programs and signal other processes. When
+    /// not (the default), `fork`, `vfork`, `posix_spawn`, `system`, `execve` and signals to any
+    /// process but the worker's own group fail with `EPERM` (a seccomp filter), so a plugin
+    /// cannot fork-bomb the machine nor leave a program behind the host; threads still start.
+    /// Either way, a worker has no capability and cannot trace or read another process.
     public var mayStartProcesses: Bool
 
     /// The defaults: 4 GiB of address space, no CPU limit, 64 open files, no process started.
