@@ -556,6 +556,9 @@ public actor InstanceRegistry {
             case .creating:
                 break // handled above
             }
+            // Cleared here, on this actor, before any waiter resumes: a waiter that found it
+            // still set would await the finished task again, and again, without letting go.
+            defer { deleting[address] = nil }
             do throws(ServiceError) {
                 try await forgetJournaled(address)
                 return nil
@@ -564,9 +567,7 @@ public actor InstanceRegistry {
             }
         }
         deleting[address] = deletion
-        let failure = await deletion.value
-        deleting[address] = nil
-        if let failure { throw failure }
+        if let failure = await deletion.value { throw failure }
         return true
     }
 
