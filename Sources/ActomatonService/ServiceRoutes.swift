@@ -31,6 +31,9 @@ struct ServiceRoutes: Sendable {
     /// The most transitions a watcher is sent from the journal on `?after=SEQ`.
     static let maxJournaledBacklog = 10_000
     static let replayedHeader = HTTPField.Name("Idempotent-Replayed")!
+    /// The largest `Content-Length` a forwarded HEAD's answer passes on: the longest answer the
+    /// cluster's forwarder takes from a peer (16 MiB).
+    static let maxForwardedHeadLength = 16 << 20
 
     func add(to router: Router<ServiceRequestContext>) {
         router.get("/healthz") { _, _ in Response.json(#"{"status":"ok"}"#) }
@@ -281,6 +284,12 @@ struct ServiceRoutes: Sendable {
         var fields = HTTPFields()
         for name in [HTTPField.Name.contentType, Self.replayedHeader] {
             if let value = answer.headers[name] { fields[name] = value }
+        }
+        // A HEAD's answer says how long the GET's body would be; a length that is not a plain
+        // number within the body limit is left out.
+        if request.method == .head, let length = answer.headers[.contentLength], let count = Int(length), count >= 0,
+           count <= Self.maxForwardedHeadLength, String(count) == length {
+            fields[.contentLength] = length
         }
         return Response(status: .init(code: answer.status), headers: fields, body: ResponseBody(byteBuffer: answer.body))
     }

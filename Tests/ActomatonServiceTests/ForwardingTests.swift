@@ -52,6 +52,18 @@ import Testing
             let head = try await client.execute(uri: "/v1/machines/counter/k", method: .head)
             #expect(head.status == .ok)
         }
+        // Regression: a forwarded HEAD answered `Content-Length: 0`; it gives the owner's length
+        // (of the GET's body), when that is a plain number within the limit.
+        for (length, passed) in [("82", "82"), ("0", "0"), (String(ServiceRoutes.maxForwardedHeadLength), String(ServiceRoutes.maxForwardedHeadLength)),
+                                 (String(ServiceRoutes.maxForwardedHeadLength + 1), "0"), ("-1", "0"), ("+82", "0"), ("82, 82", "0"), ("x", "0")] {
+            let answer: @Sendable () throws -> ForwardedResponse = {
+                ForwardedResponse(status: 200, headers: [.contentType: "application/json", .contentLength: length], body: ByteBuffer())
+            }
+            try await withForwardingServer(ScriptedForwarder(answer)) { client in
+                let head = try await client.execute(uri: "/v1/machines/counter/k", method: .head)
+                #expect(head.status == .ok && head.headers[.contentLength] == passed, "\(length): \(head.headers)")
+            }
+        }
         for (index, scripted) in cases.enumerated() {
             try await withForwardingServer(ScriptedForwarder(scripted.answer)) { client in
                 let response = try await client.post("k", #"{"action": "increment"}"#)
