@@ -144,11 +144,7 @@ extension Serve {
             throw ExitCode.failure
         }
         let level = Logger.Level(rawValue: network.logLevel) ?? .info
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        LoggingSystem.bootstrap { label in ServiceLogHandler(label: label, level: level) }
         let logger = Logger(label: "actomaton-host")
         // The library's own error lines (a snapshot after an action that failed) go to the log too.
         HostErrorLines.route { line in

@@ -7,6 +7,7 @@ public enum InstanceKeyRule {
     public static let maxLength = 128
 
     /// What is wrong with `key`, in one line; `nil` when it follows the rule.
+    @inlinable // specialized where it is called: every request checks a key
     public static func problem(with key: some StringProtocol) -> String? {
         let utf8 = key.utf8
         guard !utf8.isEmpty else { return "an instance key must not be empty" }
@@ -21,6 +22,7 @@ public enum InstanceKeyRule {
     }
 
     /// Whether `byte` may appear in a key.
+    @inlinable
     public static func isAllowed(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
