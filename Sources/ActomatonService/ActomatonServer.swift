@@ -40,7 +40,8 @@ public final class ActomatonServer: Service, Sendable {
     private let tokens: TokenTable?
     private let logger: Logger
     private let idempotency: IdempotencyCache
-    private let limiter: RateLimiter
+    private let limiter: RateLimiter<Int>
+    private let failedAuthentications: RateLimiter<ClientAddress>
     private let onListening: @Sendable (Int) async -> Void
     private let tls: ServiceTLS?
     private let forwarder: (any RequestForwarder)?
@@ -103,6 +104,8 @@ public final class ActomatonServer: Service, Sendable {
             journal.journal.observeCommits { duration, records in metrics.journalCommitted(duration: duration, records: records) }
         }
         limiter = RateLimiter(rate: configuration.maxRequestsPerSecond, now: now)
+        failedAuthentications = RateLimiter(rate: configuration.maxFailedAuthenticationsPerMinute, per: .seconds(60),
+                                            maxKeys: ServiceConfiguration.maxFailingClients, now: now)
     }
 
     /// The router: the API's routes behind error, logging, draining and access middleware.
@@ -113,7 +116,9 @@ public final class ActomatonServer: Service, Sendable {
         router.add(middleware: HeaderLimitMiddleware(maxHeaderSize: configuration.maxHeaderSize))
         router.add(middleware: LogRequestsMiddleware(.debug))
         router.add(middleware: DrainMiddleware(lifecycle: lifecycle))
-        router.add(middleware: AccessMiddleware(tokens: tokens, limiter: limiter, rate: configuration.maxRequestsPerSecond))
+        router.add(middleware: AccessMiddleware(tokens: tokens, limiter: limiter, rate: configuration.maxRequestsPerSecond,
+                                                    failedAuthentications: failedAuthentications,
+                                                    failureRate: configuration.maxFailedAuthenticationsPerMinute))
         ServiceRoutes(registry: registry, configuration: configuration, metrics: metrics, lifecycle: lifecycle, idempotency: idempotency,
                       forwarder: forwarder, journalChanges: journalChanges, journalWatchers: journalWatchers)
             .add(to: router)

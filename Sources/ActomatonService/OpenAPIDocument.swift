@@ -166,7 +166,7 @@ components:
     NotFound: {description: Unknown plugin or instance., content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
     TooLarge: {description: The body is over the limit (--max-body-size, default 64 KiB)., content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
     Unprocessable: {description: The plugin refused the action, or an Idempotency-Key was reused for another request., content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
-    TooMany: {description: Over a limit (instances, watchers, requests per second, idempotency keys)., content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
+    TooMany: {description: "Over a limit (instances, watchers, requests per second, idempotency keys), or too many failed authentications from this address.", content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
     Failed: {description: The plugin failed (a crash in its worker, a trap in its sandbox)., content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
     ShuttingDown: {description: "The service is shutting down; or, in a cluster, the instance's owner could not be reached, its ownership is moving, or the journal refused the action: nothing was applied (retry).", content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
     BadGateway: {description: "In a cluster: the instance's owner answered what this API does not give (a status it does not use, a body that is not a JSON object).", content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}

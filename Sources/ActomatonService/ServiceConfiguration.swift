@@ -38,6 +38,15 @@ public struct ServiceConfiguration: Sendable {
     /// Requests per second one token may send, in a burst of as many (`--max-requests-per-second`,
     /// default 1,000; 0 for no limit); past it, 429. Applies only with `--tokens`.
     public var maxRequestsPerSecond = 1000
+    /// Failed authentications (401) one client address may make in a minute, in a burst of as
+    /// many (`--max-failed-authentications-per-minute`, default 60; 0 for no limit); past it,
+    /// its requests are 429 before their token is looked at, until time gives the budget back.
+    /// An IPv6 address counts as its /64 network. Applies only with `--tokens`.
+    public var maxFailedAuthenticationsPerMinute = 60
+    /// The most client addresses whose failed authentications are counted at a time; past it,
+    /// those whose budget time refilled are forgotten, and a new address that still finds no
+    /// room is not counted.
+    public static let maxFailingClients = 10_000
     /// How long an idempotent response is kept (`--idempotency-window`, default 24 hours).
     public var idempotencyWindow: Duration = .seconds(24 * 3600)
     /// The most idempotency keys kept at a time (`--max-idempotency-keys`, default 100,000); past it, 429.

@@ -213,6 +213,11 @@ public struct DrainMiddleware: RouterMiddleware {
 /// a valid token, 403 outside its scopes, 429 past its requests per second. Without a tokens
 /// file every request passes (the listen address is then loopback only).
 ///
+/// Guessing is slowed down: a client address (an IPv4 address, or an IPv6 address's /64
+/// network) whose failed authentications used up its budget
+/// (``ServiceConfiguration/maxFailedAuthenticationsPerMinute``) is answered 429 before its
+/// token is looked at, until time refills the budget.
+///
 /// A browser cannot set a header on a WebSocket, so a watch request may carry its token as a
 /// subprotocol instead: `Sec-WebSocket-Protocol: actomaton.v1, actomaton.token.HEX`, the
 /// token's bytes in lowercase hexadecimal (the host answers with `actomaton.v1`).
@@ -220,13 +225,17 @@ public struct AccessMiddleware: RouterMiddleware {
     /// The context of the service's routes.
     public typealias Context = ServiceRequestContext
     let tokens: TokenTable?
-    let limiter: RateLimiter
+    let limiter: RateLimiter<Int>
     let rate: Int
+    let failedAuthentications: RateLimiter<ClientAddress>
+    let failureRate: Int
 
-    init(tokens: TokenTable?, limiter: RateLimiter, rate: Int) {
+    init(tokens: TokenTable?, limiter: RateLimiter<Int>, rate: Int, failedAuthentications: RateLimiter<ClientAddress>, failureRate: Int) {
         self.tokens = tokens
         self.limiter = limiter
         self.rate = rate
+        self.failedAuthentications = failedAuthentications
+        self.failureRate = failureRate
     }
 
     /// Authenticates and authorizes the request.
@@ -236,19 +245,17 @@ public struct AccessMiddleware: RouterMiddleware {
         let requirement = context.parameters.get("plugin").map { AccessRequirement.of(method: request.method.rawValue, plugin: $0) }
             ?? AccessRequirement.of(method: request.method.rawValue, path: request.uri.path)
         if requirement == .none { return try await next(request, context) }
+        let client = ClientAddress(context.channel.remoteAddress)
+        guard !failedAuthentications.isExhausted(client) else {
+            throw ServiceError.overLimit("more than \(failureRate) failed authentications from this address in a minute, its limit "
+                                         + "(--max-failed-authentications-per-minute): wait, then retry with a valid token")
+        }
         let token: AccessToken
-        if let header = request.headers[.authorization] {
-            guard header.utf8.count <= 16 + TokenTable.maxTokenLength, let secret = Self.bearerToken(in: header),
-                  let valid = tokens.authenticate(secret)
-            else {
-                throw ServiceError.unauthorized("the token is not valid")
-            }
-            token = valid
-        } else if let secret = try WebSocketToken.secret(in: request.headers) {
-            guard let valid = tokens.authenticate(secret) else { throw ServiceError.unauthorized("the token is not valid") }
-            token = valid
-        } else {
-            throw ServiceError.unauthorized("no token: send the header Authorization: Bearer TOKEN")
+        do {
+            token = try Self.authenticate(request, with: tokens)
+        } catch {
+            _ = failedAuthentications.admit(client)
+            throw error
         }
         guard token.allows(requirement) else {
             let need: String = switch requirement {
@@ -259,12 +266,29 @@ public struct AccessMiddleware: RouterMiddleware {
             }
             throw ServiceError.forbidden("the token's scopes do not allow this request (it needs \(need))")
         }
-        guard limiter.admit(token: token.line) else {
+        guard limiter.admit(token.line) else {
             throw ServiceError.overLimit("the token sent more than \(rate) requests in a second, its limit (--max-requests-per-second)")
         }
         var context = context
         context.token = token
         return try await next(request, context)
+    }
+
+    /// The token `request` carries, looked up in `tokens`; 401 without a valid one.
+    static func authenticate(_ request: Request, with tokens: TokenTable) throws(ServiceError) -> AccessToken {
+        if let header = request.headers[.authorization] {
+            guard header.utf8.count <= 16 + TokenTable.maxTokenLength, let secret = bearerToken(in: header),
+                  let valid = tokens.authenticate(secret)
+            else {
+                throw .unauthorized("the token is not valid")
+            }
+            return valid
+        }
+        if let secret = try WebSocketToken.secret(in: request.headers) {
+            guard let valid = tokens.authenticate(secret) else { throw .unauthorized("the token is not valid") }
+            return valid
+        }
+        throw .unauthorized("no token: send the header Authorization: Bearer TOKEN")
     }
 
     /// The token of an `Authorization` header of the `Bearer` scheme — its name in any case,

@@ -65,6 +65,10 @@ struct NetworkOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Requests per second one token may send (0: no limit).", valueName: "count"))
     var maxRequestsPerSecond = ServiceConfiguration().maxRequestsPerSecond
 
+    @Option(help: ArgumentHelp("Failed authentications one client address (an IPv6 address's /64) may make in a minute; "
+                                + "past it, its requests are 429 until time gives them back (0: no limit).", valueName: "count"))
+    var maxFailedAuthenticationsPerMinute = ServiceConfiguration().maxFailedAuthenticationsPerMinute
+
     @Option(help: ArgumentHelp("How long, in seconds, a response to a request with an Idempotency-Key is kept for retries.",
                                 valueName: "seconds"))
     var idempotencyWindow: Int = 24 * 3600
@@ -96,6 +100,9 @@ struct NetworkOptions: ParsableArguments {
         guard (0...1_000_000).contains(watchHistory) else { throw ValidationError("--watch-history must be from 0 to 1000000") }
         guard (1...100_000).contains(maxPageSize) else { throw ValidationError("--max-page-size must be from 1 to 100000") }
         guard maxRequestsPerSecond >= 0 else { throw ValidationError("--max-requests-per-second must be 0 (no limit) or more") }
+        guard maxFailedAuthenticationsPerMinute >= 0 else {
+            throw ValidationError("--max-failed-authentications-per-minute must be 0 (no limit) or more")
+        }
         guard maxBodySize <= 64 << 20 else { throw ValidationError("--max-body-size must be at most 64M") }
         guard (1...(64 << 10)).contains(maxHeaderSize) else { throw ValidationError("--max-header-size must be from 1 to 64K") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level takes trace, debug, info, notice, warning or error") }
@@ -114,6 +121,7 @@ struct NetworkOptions: ParsableArguments {
         configuration.watchHistory = watchHistory
         configuration.watcherCloseTimeout = .seconds(watcherCloseTimeout)
         configuration.maxRequestsPerSecond = maxRequestsPerSecond
+        configuration.maxFailedAuthenticationsPerMinute = maxFailedAuthenticationsPerMinute
         configuration.maxPageSize = maxPageSize
         configuration.idempotencyWindow = .seconds(idempotencyWindow)
         configuration.maxIdempotencyKeys = maxIdempotencyKeys

@@ -4,6 +4,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import NIOCore
 import Testing
 
 @Suite struct AccessTests {
@@ -148,6 +149,84 @@ import Testing
             #expect(try await client.get("/v1/plugins", headers: bearer(Self.sender)).status == .ok)
             #expect(try await client.get("/v1/plugins", headers: bearer(Self.sender)).status == .tooManyRequests)
         }
+    }
+
+    /// Regression: failed authentications were not limited, so a client could guess tokens as
+    /// fast as the service answered. Past the limit, an address's requests are 429 before their
+    /// token is looked at (a valid one too), until time gives the budget back.
+    @Test func failedAuthenticationsOfOneAddressAtTheLimitAndOnePast() async throws {
+        let time = TestTime()
+        let server = makeServer(tokens: Self.table, time: time) { $0.maxFailedAuthenticationsPerMinute = 3 }
+        try await server.makeApplication().test(.router) { client in
+            // A valid token, or one outside its scopes (403), is no failed authentication.
+            for _ in 0..<5 {
+                #expect(try await client.get("/v1/plugins", headers: bearer(Self.sender)).status == .ok)
+                #expect(try await client.get("/v1/machines/counter/k", headers: bearer(Self.sender)).status == .forbidden)
+            }
+            // The third failure is the last one answered 401 …
+            #expect(try await client.get("/v1/plugins").status == .unauthorized)
+            #expect(try await client.get("/v1/plugins", headers: bearer("guess-0123456789abcdef")).status == .unauthorized)
+            #expect(try await client.get("/v1/plugins", headers: [.authorization: "Basic abc"]).status == .unauthorized)
+            // … then every request needing a token is 429, even with a valid one; /healthz is not.
+            let past = try await client.get("/v1/plugins", headers: bearer("guess-0123456789abcdeg"))
+            #expect(past.status == .tooManyRequests)
+            #expect(past.text == #"{"error":"more than 3 failed authentications from this address in a minute, its limit "#
+                + #"(--max-failed-authentications-per-minute): wait, then retry with a valid token"}"#)
+            #expect(try await client.get("/v1/plugins", headers: bearer(Self.sender)).status == .tooManyRequests)
+            #expect(try await client.get("/healthz").status == .ok)
+            // 3 a minute: one comes back every 20 s.
+            time.advance(by: .seconds(19))
+            #expect(try await client.get("/v1/plugins", headers: bearer(Self.sender)).status == .tooManyRequests)
+            time.advance(by: .seconds(1))
+            #expect(try await client.get("/v1/plugins", headers: bearer(Self.sender)).status == .ok)
+            #expect(try await client.get("/v1/plugins", headers: bearer("guess-0123456789abcdeh")).status == .unauthorized)
+            #expect(try await client.get("/v1/plugins", headers: bearer(Self.sender)).status == .tooManyRequests)
+            time.advance(by: .seconds(60))
+            #expect(try await client.get("/v1/plugins", headers: bearer(Self.sender)).status == .ok)
+        }
+        // 0: no limit.
+        let unlimited = makeServer(tokens: Self.table) { $0.maxFailedAuthenticationsPerMinute = 0 }
+        let sender = bearer(Self.sender)
+        try await unlimited.makeApplication().test(.router) { client in
+            for _ in 0..<100 {
+                let refused = try await client.get("/v1/plugins")
+                #expect(refused.status == .unauthorized)
+            }
+            let valid = try await client.get("/v1/plugins", headers: sender)
+            #expect(valid.status == .ok)
+        }
+    }
+
+    @Test func clientAddressesAreIPv4AddressesAndIPv6Networks() throws {
+        func client(_ text: String, _ port: Int = 1) throws -> ClientAddress {
+            ClientAddress(try SocketAddress(ipAddress: text, port: port))
+        }
+        let a = try client("192.0.2.1")
+        #expect(try a == client("192.0.2.1", 2))
+        #expect(try a != client("192.0.2.2"))
+        #expect(a.bytes == [192, 0, 2, 1])
+        let b = try client("2001:db8:1:2:aaaa::1")
+        #expect(try b == client("2001:db8:1:2:bbbb::9"), "one /64")
+        #expect(try b != client("2001:db8:1:3::1"))
+        #expect(ClientAddress(nil).bytes.isEmpty)
+    }
+
+    /// The table of failing addresses never grows past its limit: refilled buckets are dropped
+    /// to make room, and a new key that finds none is let through untracked.
+    @Test func aRateLimiterTracksAtMostItsKeys() {
+        let time = TestTime()
+        let limiter = RateLimiter<Int>(rate: 2, per: .seconds(60), maxKeys: 2, now: time.read)
+        #expect(limiter.admit(1) && limiter.admit(1) && !limiter.admit(1))
+        #expect(limiter.admit(2))
+        #expect(limiter.trackedKeys == 2)
+        // Full: key 3 is not tracked (and not refused).
+        #expect(limiter.admit(3) && limiter.admit(3) && limiter.admit(3))
+        #expect(limiter.trackedKeys == 2 && limiter.isExhausted(1) && !limiter.isExhausted(3))
+        // After 30 s key 2 is full again and makes room; key 1 has one back and stays.
+        time.advance(by: .seconds(30))
+        #expect(limiter.admit(3))
+        #expect(limiter.trackedKeys == 2 && !limiter.isExhausted(1))
+        #expect(limiter.admit(3) && !limiter.admit(3))
     }
 
     @Test func withoutTokensOnlyALoopbackAddressIsAccepted() throws {
