@@ -7,13 +7,14 @@ import Darwin
 #endif
 
 /// A pthread mutex and condition variable whose timed waits are on `CLOCK_MONOTONIC`, for the
-/// runtime's own threads (``EffectTimers``, ``EffectMemoryReclaimer``), which wait for a
-/// deadline or a wake-up and hold no task.
-final class MonotonicCondition: @unchecked Sendable {
+/// threads that wait for a deadline or a wake-up and hold no task: the effect runtime's own
+/// (``EffectTimers``, ``EffectMemoryReclaimer``) and the host's journal writer. The one place
+/// the package waits on a condition variable.
+package final class MonotonicCondition: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let condition: UnsafeMutablePointer<pthread_cond_t>
 
-    init() {
+    package init() {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
@@ -39,12 +40,12 @@ final class MonotonicCondition: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    func lock() { pthread_mutex_lock(mutex) }
+    package func lock() { pthread_mutex_lock(mutex) }
 
-    func unlock() { pthread_mutex_unlock(mutex) }
+    package func unlock() { pthread_mutex_unlock(mutex) }
 
     /// Runs `body` holding the lock. `body` must not lock it again.
-    func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body()
@@ -52,11 +53,14 @@ final class MonotonicCondition: @unchecked Sendable {
 
     /// Wakes the thread waiting, if any. Call holding the lock, or just after a change made
     /// holding it.
-    func signal() { pthread_cond_signal(condition) }
+    package func signal() { pthread_cond_signal(condition) }
+
+    /// Wakes every thread waiting. Call holding the lock, or just after a change made holding it.
+    package func broadcast() { pthread_cond_broadcast(condition) }
 
     /// Waits for a signal, or until `deadline` (nanoseconds on ``now()``) when there is one;
     /// call holding the lock. May return early: the caller checks what it waits for again.
-    func wait(until deadline: UInt64?) {
+    package func wait(until deadline: UInt64?) {
         if let deadline {
             var time = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
             pthread_cond_timedwait(condition, mutex, &time)
@@ -66,7 +70,7 @@ final class MonotonicCondition: @unchecked Sendable {
     }
 
     /// Nanoseconds on `CLOCK_MONOTONIC`, the clock the timed waits are on.
-    static func now() -> UInt64 {
+    package static func now() -> UInt64 {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
         return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)

@@ -1,3 +1,4 @@
+import ActomatonEffect
 import ActomatonPluginContract
 import Synchronization
 #if canImport(Glibc)
@@ -53,11 +54,11 @@ public final class PluginJournal: @unchecked Sendable {
 
     /// Told once, on the writer's thread, when a commit fails.
     private let writeFailureHandler: (@Sendable (PluginJournalError) -> Void)?
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let wake = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    /// Guards the state below; the writer waits on it for records, `close` for the writer.
+    private let condition = MonotonicCondition()
     /// The writer's thread (its one work item is `writeLoop`); `nil` when reading only.
     private var writer: BlockingQueue?
-    // Guarded by `mutex`:
+    // Guarded by `condition`:
     private var pending: [PendingRecord] = []
     private var nextTicket: UInt64 = 1
     /// Every record up to this ticket is acknowledged (acknowledgements go in ticket order),
@@ -124,7 +125,6 @@ public final class PluginJournal: @unchecked Sendable {
             store.close(clean: false)
             throw PluginJournalError(error, at: store.location)
         }
-        initializeLocks()
         do {
             try startWriter()
         } catch {
@@ -153,25 +153,10 @@ public final class PluginJournal: @unchecked Sendable {
         failure = PluginJournalError(.closed, at: path)
         closing = true
         writerFinished = true
-        initializeLocks()
-    }
-
-    /// The mutex, and a condition whose timed waits use the monotonic clock.
-    private func initializeLocks() {
-        pthread_mutex_init(mutex, nil)
-        var attributes = pthread_condattr_t()
-        pthread_condattr_init(&attributes)
-        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-        pthread_cond_init(wake, &attributes)
-        pthread_condattr_destroy(&attributes)
     }
 
     deinit {
         close()
-        pthread_cond_destroy(wake)
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-        wake.deallocate()
     }
 
     // MARK: Reading
@@ -218,9 +203,9 @@ public final class PluginJournal: @unchecked Sendable {
     ///
     /// - Parameter observer: Told each successful commit's duration and record count.
     public func observeCommits(_ observer: @escaping @Sendable (_ duration: Duration, _ records: Int) -> Void) {
-        pthread_mutex_lock(mutex)
+        condition.lock()
         commitObserver = observer
-        pthread_mutex_unlock(mutex)
+        condition.unlock()
     }
 
     /// Tells `observer`, on the journal's writer thread, the names whose records the store
@@ -229,9 +214,9 @@ public final class PluginJournal: @unchecked Sendable {
     ///
     /// - Parameter observer: Told the fenced names of each commit that had some.
     public func observeFencing(_ observer: @escaping @Sendable (_ names: Set<String>) -> Void) {
-        pthread_mutex_lock(mutex)
+        condition.lock()
         fencingObserver = observer
-        pthread_mutex_unlock(mutex)
+        condition.unlock()
     }
 
     /// The messages journaled with `name`'s actions whose number in its count of transitions
@@ -269,8 +254,8 @@ public final class PluginJournal: @unchecked Sendable {
 
     /// A new timer key, unique in this journal's store.
     func makeTimerKey() -> Int64 {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        condition.lock()
+        defer { condition.unlock() }
         nextTimerKey += 1
         return nextTimerKey - 1
     }
@@ -282,25 +267,25 @@ public final class PluginJournal: @unchecked Sendable {
     /// record's name at, in a cluster (``JournalStore/commit(_:epochs:)``).
     @discardableResult
     func append(epoch: Int64? = nil, _ record: JournalRecord, acknowledge: (@Sendable () -> Void)? = nil) -> UInt64 {
-        pthread_mutex_lock(mutex)
+        condition.lock()
         let ticket = nextTicket
         nextTicket += 1
         if failure != nil || closing {
             // Refused: never acknowledged, and its waiters are told why.
-            pthread_mutex_unlock(mutex)
+            condition.unlock()
             return ticket
         }
         let now = monotonicNanoseconds()
         let early = options.sync == .batch && acknowledgesEarly(at: now)
         // Only an empty queue can have the writer asleep without a deadline.
-        if pending.isEmpty || !early { pthread_cond_broadcast(wake) }
+        if pending.isEmpty || !early { condition.broadcast() }
         pending.append(PendingRecord(ticket: ticket, record: record, epoch: epoch, acknowledge: early ? nil : acknowledge,
                                      acknowledgedEarly: early, appended: now))
         if early {
             acknowledgedEarly += 1
             acknowledgedTicket = ticket
         }
-        pthread_mutex_unlock(mutex)
+        condition.unlock()
         if early { acknowledge?() }
         return ticket
     }
@@ -308,7 +293,7 @@ public final class PluginJournal: @unchecked Sendable {
     /// Under ``JournalSyncPolicy/batch``: whether a record appended now may be acknowledged
     /// before its commit — only while no record before it waits for its commit, fewer than
     /// ``JournalOptions/maxUnsyncedActions`` are acknowledged and not committed, and the
-    /// oldest of those was appended less than ``JournalOptions/batchWindow`` ago (`mutex` held).
+    /// oldest of those was appended less than ``JournalOptions/batchWindow`` ago (`condition` held).
     private func acknowledgesEarly(at now: UInt64) -> Bool {
         guard acknowledgedTicket == nextTicket - 2 else { return false }
         guard acknowledgedEarly < options.maxUnsyncedActions else { return false }
@@ -317,13 +302,13 @@ public final class PluginJournal: @unchecked Sendable {
         return now &- oldest.appended < options.batchWindow.nanoseconds
     }
 
-    /// The oldest early-acknowledged record the writer is committing now, if any (`mutex` held).
+    /// The oldest early-acknowledged record the writer is committing now, if any (`condition` held).
     private var inFlightOldestEarly: PendingRecord?
 
     /// Where the record of `ticket`'s acknowledgement stands now.
     func acknowledgementState(of ticket: UInt64) -> PluginAcknowledgement.State {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        condition.lock()
+        defer { condition.unlock() }
         if refusedTickets[ticket] != nil { return .refused }
         if acknowledgedTicket >= ticket { return .acknowledged }
         return failure != nil || writerFinished ? .refused : .pending
@@ -332,23 +317,23 @@ public final class PluginJournal: @unchecked Sendable {
     /// Returns once the record of `ticket` counts as acknowledged; throws why if it never will
     /// (a commit failed, or the journal closed first).
     func waitUntilAcknowledged(_ ticket: UInt64) async throws(PluginJournalError) {
-        pthread_mutex_lock(mutex)
+        condition.lock()
         if let refusal = refusedTickets[ticket] {
-            pthread_mutex_unlock(mutex)
+            condition.unlock()
             throw refusal
         }
         if acknowledgedTicket >= ticket {
-            pthread_mutex_unlock(mutex)
+            condition.unlock()
             return
         }
         if let error = failure ?? (writerFinished ? PluginJournalError(.closed, at: path) : nil) {
-            pthread_mutex_unlock(mutex)
+            condition.unlock()
             throw error
         }
         do {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 waiters.append((ticket, continuation))
-                pthread_mutex_unlock(mutex)
+                condition.unlock()
             }
         } catch {
             throw error as? PluginJournalError ?? PluginJournalError(.closed, at: path)
@@ -357,22 +342,22 @@ public final class PluginJournal: @unchecked Sendable {
 
     /// How many records are acknowledged and not yet committed (``JournalSyncPolicy/batch``).
     var unsyncedAcknowledgedCount: Int {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        condition.lock()
+        defer { condition.unlock() }
         return acknowledgedEarly
     }
 
     /// Why nothing is acknowledged any more: the commit that failed; `nil` while all is well.
     public var writeFailure: PluginJournalError? {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        condition.lock()
+        defer { condition.unlock() }
         return failure.flatMap { $0.reason == .closed ? nil : $0 }
     }
 
     /// Whether the journal is closing: effects ended by the shutdown are not forgotten.
     var isClosing: Bool {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        condition.lock()
+        defer { condition.unlock() }
         return closing
     }
 
@@ -380,17 +365,17 @@ public final class PluginJournal: @unchecked Sendable {
     /// write-ahead log is checkpointed down to nothing and its lock dropped): when this returns,
     /// the files are free for another connection or host. Later records are refused.
     public func close() {
-        pthread_mutex_lock(mutex)
+        condition.lock()
         guard !storeClosed else {
-            pthread_mutex_unlock(mutex)
+            condition.unlock()
             return
         }
         storeClosed = true
         closing = true
-        pthread_cond_broadcast(wake)
-        while !writerFinished { pthread_cond_wait(wake, mutex) }
+        condition.broadcast()
+        while !writerFinished { condition.wait(until: nil) }
         let clean = failure == nil || !isWriting
-        pthread_mutex_unlock(mutex)
+        condition.unlock()
         writer?.close()
         store.close(clean: clean && isWriting)
     }
@@ -404,9 +389,9 @@ public final class PluginJournal: @unchecked Sendable {
     }
 
     private func writeLoop() {
-        pthread_mutex_lock(mutex)
+        condition.lock()
         while true {
-            while pending.isEmpty && !closing { pthread_cond_wait(wake, mutex) }
+            while pending.isEmpty && !closing { condition.wait(until: nil) }
             if pending.isEmpty && closing { break }
             if options.sync == .batch && !closing {
                 // Gather the batch until the window of its oldest record ends, unless a record
@@ -414,8 +399,7 @@ public final class PluginJournal: @unchecked Sendable {
                 let deadline = pending[0].appended &+ options.batchWindow.nanoseconds
                 while !closing, pending.allSatisfy(\.acknowledgedEarly), pending.count < Self.maxRecordsPerCommit,
                       monotonicNanoseconds() < deadline {
-                    var until = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
-                    pthread_cond_timedwait(wake, mutex, &until)
+                    condition.wait(until: deadline)
                 }
             }
             let count = min(pending.count, Self.maxRecordsPerCommit)
@@ -425,7 +409,7 @@ public final class PluginJournal: @unchecked Sendable {
             let failed = failure != nil
             let observer = commitObserver
             let fencingObserver = fencingObserver
-            pthread_mutex_unlock(mutex)
+            condition.unlock()
 
             let started = monotonicNanoseconds()
             var fenced: Set<String> = []
@@ -435,23 +419,23 @@ public final class PluginJournal: @unchecked Sendable {
             }
             if !fenced.isEmpty { fencingObserver?(fenced) }
 
-            pthread_mutex_lock(mutex)
+            condition.lock()
             inFlightOldestEarly = nil
             acknowledgedEarly -= batch.count { $0.acknowledgedEarly }
             if failed || outcome != nil {
                 if let outcome, failure == nil {
                     failure = outcome
-                    pthread_mutex_unlock(mutex)
+                    condition.unlock()
                     writeFailureHandler?(outcome)
-                    pthread_mutex_lock(mutex)
+                    condition.lock()
                 }
                 // Nothing after the failure is acknowledged.
                 let error = failure!
                 let refused = waiters
                 waiters = []
-                pthread_mutex_unlock(mutex)
+                condition.unlock()
                 refused.forEach { $0.continuation.resume(throwing: error) }
-                pthread_mutex_lock(mutex)
+                condition.lock()
                 continue
             }
             durableTicket = batch.last!.ticket
@@ -471,7 +455,7 @@ public final class PluginJournal: @unchecked Sendable {
                     refusedTickets[ticket] = nil
                 }
             }
-            pthread_mutex_unlock(mutex)
+            condition.unlock()
             for entry in batch where refusals[entry.ticket] == nil { entry.acknowledge?() }
             for waiter in ready {
                 if let refusal = refusals[waiter.ticket] {
@@ -480,14 +464,14 @@ public final class PluginJournal: @unchecked Sendable {
                     waiter.continuation.resume()
                 }
             }
-            pthread_mutex_lock(mutex)
+            condition.lock()
         }
         writerFinished = true
         let error = failure ?? PluginJournalError(.closed, at: path)
         let left = waiters
         waiters = []
-        pthread_cond_broadcast(wake)
-        pthread_mutex_unlock(mutex)
+        condition.broadcast()
+        condition.unlock()
         left.forEach { $0.continuation.resume(throwing: error) }
     }
 
@@ -516,11 +500,9 @@ public final class PluginJournal: @unchecked Sendable {
     }
 }
 
-/// Nanoseconds on the monotonic clock.
+/// Nanoseconds on the monotonic clock (the one ``MonotonicCondition``'s timed waits are on).
 func monotonicNanoseconds() -> UInt64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    MonotonicCondition.now()
 }
 
 extension Duration {
