@@ -394,6 +394,57 @@ struct HostileWasmTests {
         #expect(throws: PluginLoadError.self) { try load("huge-memory", .init(wasmLimits: WasmLimits(memoryLimit: 2000 * 65536 - 1))) }
     }
 
+    /// Regression: the host's work for a module's imports was not metered. A loop of `log`
+    /// calls with 4 KiB lines ran about five instructions a call, so one action at the default
+    /// budget logged gigabytes, and a loop of next actions with a 1 MiB argument ran for hours.
+    /// A call now costs 100 units and one per 16 bytes it reads: at 1,000,000 units, at most
+    /// 2,809 lines of 4,096 bytes (356 units each), where the loop alone would have made 200,000.
+    @Test func theHostsWorkForAModuleCostsItsFuel() async throws {
+        let lines = Mutex(0)
+        let machine = try PluginMachine(plugin: load("import-flood", .init(wasmLimits: WasmLimits(fuel: 1_000_000))),
+                                        log: { _ in lines.withLock { $0 += 1 } })
+        _ = try await machine.send(machine.plugin.action("bump", []))
+        for name in ["logs", "fails"] {
+            let error = await #expect(throws: PluginCallError.self) { try await machine.send(machine.plugin.action(name, [])) }
+            #expect(error?.description.hasPrefix("plugin hostile: '\(name)' failed: it ran out of fuel (the budget is 1000000 per call; "
+                + "--fuel raises it)") == true, "\(String(describing: error))")
+        }
+        let logged = lines.withLock { $0 }
+        #expect((2_500...2_809).contains(logged), "\(logged) lines")
+        await machine.waitUntilIdle()
+        #expect(try await machine.describe() == "n=1")
+    }
+
+    /// Regression: an action that changed the state and then failed (a refusal, against the
+    /// contract; a request the host refused, which the contract allows) left its change live,
+    /// and the next transitions were acknowledged on top of it; but a rebuild after a trap
+    /// replayed only the successful actions, and a restart only the journaled ones, so both
+    /// brought back n=2 after n=1102 was acknowledged. The state after such an action is now
+    /// snapshotted (and journaled): rebuilds and restarts start from it.
+    @Test func aFailedActionsChangeSurvivesARebuildAndARestart() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let plugin = try load("refuse-after-change")
+        var journal = try PluginJournal(path: directory + "/state.sqlite")
+        let machine = try PluginMachine(plugin: plugin, log: { _ in }, journal: journal, journalName: "mut/k")
+        #expect(try await machine.recover().isEmpty)
+        _ = try await machine.send(plugin.action("bump", []))
+        for name in ["invalid_after_change", "refuse_after_change"] {
+            _ = await #expect(throws: PluginCallError.self) { try await machine.send(plugin.action(name, [])) }
+        }
+        _ = try await machine.send(plugin.action("bump", []))
+        #expect(try await machine.describe() == "n=1102")
+        _ = await #expect(throws: PluginCallError.self) { try await machine.send(plugin.action("crash", [])) }
+        #expect(try await machine.describe() == "n=1102", "rebuilt from the snapshot after the refusals")
+        await machine.waitUntilIdle()
+        journal.close()
+        journal = try PluginJournal(path: directory + "/state.sqlite")
+        defer { journal.close() }
+        let restarted = try PluginMachine(plugin: plugin, log: { _ in }, journal: journal, journalName: "mut/k")
+        #expect(try await restarted.recover().isEmpty)
+        #expect(try await restarted.describe() == "n=1102", "restarted from the journal")
+    }
+
     /// The fuel budget, at what `bump` needs and one unit less.
     @Test func theFuelBudgetIsInclusive() async throws {
         var needed: UInt64 = 0

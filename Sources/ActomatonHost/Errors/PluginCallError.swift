@@ -48,6 +48,14 @@ public struct PluginCallError: Error, Sendable, Hashable, CustomStringConvertibl
         case invalidRequest(action: String, message: String)
         /// The action asked for more effects than the machine may have running or waiting.
         case effectLimitReached(action: String, limit: Int)
+        /// Whether the plugin's code ran for the action and returned: it may have changed the
+        /// state before it refused, or before the host refused what it asked for.
+        var ranThePlugin: Bool {
+            switch self {
+            case .refused, .invalidRequest, .effectLimitReached: true
+            default: false
+            }
+        }
         /// A chain of `next_action` requests went past the host's limits (see
         /// ``PluginLimits/maxFeedbackDepth`` and ``PluginLimits/maxFeedbackSteps``).
         case feedbackLimitReached(action: String, limit: String)

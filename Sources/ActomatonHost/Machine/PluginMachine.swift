@@ -321,9 +321,11 @@ public actor PluginMachine: EffectQueueHost {
     /// One action: what the decisions say, carried out. Returns the effects to start.
     private func step(_ input: PluginMachineAction, into transitions: inout Transitions) -> Effect<PluginMachineAction> {
         let outcome: Result<[PluginEffectRequest], PluginCallError>
+        var ranThePlugin = false
         switch decisions.admit(origin: input.origin, depth: input.depth, action: input.action) {
         case .perform:
             outcome = runtime.perform(input.action).mapError { PluginCallError($0, plugin: name) }
+            ranThePlugin = true
         case let .refuse(reason):
             outcome = .failure(PluginCallError(reason, plugin: name))
         case .drop:
@@ -384,6 +386,9 @@ public actor PluginMachine: EffectQueueHost {
                 }
             }
         }
+        if ranThePlugin, case let .failure(error) = outcome, error.reason.ranThePlugin {
+            keepStateAfterRefusal(of: input.action)
+        }
         transitions.append(PluginTransition(plugin: name, address: journalName, sequence: step.sequence, action: input.action, origin: input.origin,
                                             outcome: outcome, cancelled: cancelled, state: described, activeNodes: active,
                                             acknowledgement: acknowledgement, ordinal: ordinal))
@@ -405,6 +410,24 @@ public actor PluginMachine: EffectQueueHost {
     /// The plugin's snapshot of the state.
     public func snapshot() throws(PluginCallError) -> [UInt8] {
         do throws(PluginCallError.Reason) { return try runtime.snapshot() } catch { throw PluginCallError(error, plugin: name) }
+    }
+
+    /// After an action the plugin refused (or whose request the host refused), for a machine
+    /// that journals or a runtime that rebuilds from snapshots: the plugin may have changed its
+    /// state first (the contract forbids it for a refusal, allows it before a bad request), and
+    /// the actions after it build on that state. A restart replays the journal, a rebuild the
+    /// successful actions, and neither holds the refused one: so the state as it is now is
+    /// snapshotted (and journaled), and a restart or a rebuild starts from it.
+    private func keepStateAfterRefusal(of action: PluginAction) {
+        let journals = decisions.journals ? journal : nil
+        guard journals != nil || runtime.rebuildsFromSnapshots else { return }
+        do throws(PluginCallError.Reason) {
+            let bytes = try runtime.snapshot()
+            if let journals { journalSnapshot(bytes, into: journals) }
+        } catch {
+            HostErrorLines.report("error: plugin \(journalName): the snapshot after the refused '\(action)' failed: \(error); "
+                                 + "a restart or a rebuild may bring back the state from before it")
+        }
     }
 
     /// The plugin's description of the state.

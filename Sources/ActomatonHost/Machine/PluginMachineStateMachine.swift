@@ -82,6 +82,9 @@ struct PluginMachineStateMachine {
         return Step(sequence: sequence, journal: true, snapshot: actionsSinceSnapshot >= snapshotInterval)
     }
 
+    /// Whether the machine journals its actions.
+    var journals: Bool { snapshotInterval != nil }
+
     /// A snapshot was journaled: the next is due after another interval.
     mutating func snapshotJournaled() {
         actionsSinceSnapshot = 0

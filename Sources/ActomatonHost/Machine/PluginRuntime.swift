@@ -44,6 +44,12 @@ public protocol PluginRuntime: AnyObject, Sendable {
 
     /// The worker process's ID, when the state lives in one that is running.
     var workerProcessID: Int32? { get }
+
+    /// Whether a failed call is recovered from by rebuilding the state from the last
+    /// ``snapshot()`` and the successful actions since (the worker and WebAssembly runtimes):
+    /// a refused action that changed the state is then followed by a snapshot, so that a
+    /// rebuild brings back the state as it is, not as it was before that action.
+    var rebuildsFromSnapshots: Bool { get }
 }
 
 extension PluginRuntime {
@@ -52,6 +58,9 @@ extension PluginRuntime {
 
     /// No worker process.
     public var workerProcessID: Int32? { nil }
+
+    /// Nothing is rebuilt: the state in this process is the only one.
+    public var rebuildsFromSnapshots: Bool { false }
 }
 
 /// Makes the runtime for a plugin file: the one place that decides where a plugin runs.

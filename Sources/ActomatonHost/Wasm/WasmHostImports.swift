@@ -22,6 +22,34 @@ enum HostImport: String, CaseIterable {
     }
 }
 
+/// What a host import costs in fuel, on top of the instructions that call it: the work it does
+/// for the module is the host's, outside the interpreter's count, so a loop of calls (a log
+/// line, a next action with a long string argument, again and again) would otherwise run for
+/// hours on a budget meant for seconds.
+enum HostImportFuel {
+    /// Fuel per call: a call does about as much as this many instructions.
+    static let perCall: UInt64 = 100
+    /// One unit of fuel for this many bytes of module memory read (strings, IDs, messages).
+    static let bytesPerUnit = 16
+
+    /// Out of fuel in a host import: the call fails as one out of fuel in the module does.
+    struct Exhausted: Error, CustomStringConvertible {
+        var description: String { "out of fuel" }
+    }
+
+    /// Takes the cost of a call that read `bytesRead` bytes from `store`'s budget (nothing
+    /// when it runs unmetered); throws ``Exhausted`` when the budget does not cover it.
+    static func charge(_ store: Store, bytesRead: Int) throws(Exhausted) {
+        guard let fuel = store.fuel else { return }
+        let cost = perCall + UInt64(bytesRead / bytesPerUnit)
+        guard fuel.remaining >= cost else {
+            store.fuel = Fuel(remaining: 0)
+            throw Exhausted()
+        }
+        store.fuel = Fuel(remaining: fuel.remaining - cost)
+    }
+}
+
 /// Runs the host import `function` for a module: records an effect request, a failure message
 /// or a log line in `context`. A request the host cannot accept returns
 /// `ACTOMATON_INVALID_REQUEST` and fails the action; nothing a module passes can trap
@@ -84,6 +112,7 @@ private func request(_ function: HostImport, _ arguments: [Value], _ context: Wa
 /// UTF-8 text the module points to, or `nil` when it is outside memory, too long or not UTF-8.
 private func readText(_ context: WasmMachine.Context, offset: Int, length: Int, limit: Int) -> String? {
     guard length <= limit, let memory = context.memory, let bytes = readMemory(memory, offset: offset, length: length) else { return nil }
+    context.bytesRead += length
     return String(validating: bytes, as: UTF8.self)
 }
 

@@ -15,6 +15,8 @@ import Synchronization
 /// Confined to its machine, like a ``PluginInstance``: one call at a time.
 final class WasmInstance: PluginRuntime, @unchecked Sendable {
     let plugin: Plugin
+    /// A trapped instance's state is rebuilt from the last snapshot.
+    var rebuildsFromSnapshots: Bool { true }
     private let module: WasmPluginModule
     private let log: @Sendable (String) -> Void
     private let effectBudget: EffectBudget

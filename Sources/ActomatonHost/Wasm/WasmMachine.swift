@@ -20,6 +20,8 @@ final class WasmMachine: @unchecked Sendable {
         var recorder = PluginCallRecorder()
         var effectBudget = EffectBudget.unlimited()
         var log: @Sendable (String) -> Void = { _ in }
+        /// The bytes of module memory the host import in progress read (``HostImportFuel``).
+        var bytesRead = 0
 
         func reset() {
             recorder.reset()
@@ -54,8 +56,11 @@ final class WasmMachine: @unchecked Sendable {
         var imports = Imports()
         let context = self.context
         for function in HostImport.allCases {
-            imports.define(module: "actomaton", name: function.rawValue, Function(store: store, type: function.type) { _, arguments in
-                try hostCall(function, arguments, context)
+            imports.define(module: "actomaton", name: function.rawValue, Function(store: store, type: function.type) { caller, arguments in
+                context.bytesRead = 0
+                let results = try hostCall(function, arguments, context)
+                try HostImportFuel.charge(caller.store, bytesRead: context.bytesRead)
+                return results
             })
         }
         // Instantiation runs the module's start function, if it has one: it gets the same

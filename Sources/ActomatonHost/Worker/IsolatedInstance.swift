@@ -56,6 +56,9 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
     /// A call blocks until the worker answers, up to the action deadline.
     var callsBlock: Bool { true }
 
+    /// A crashed worker's state is rebuilt from the last snapshot.
+    var rebuildsFromSnapshots: Bool { true }
+
     /// A worker with the plugin loaded, and the manifest it reported.
     private static func launch(path: String, loadOptions: Plugin.LoadOptions, options: WorkerOptions,
                                log: @escaping @Sendable (String) -> Void) throws(PluginLoadError) -> (WorkerProcess, PluginManifest) {
