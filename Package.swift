@@ -115,7 +115,7 @@ let package = Package(
         // Loads plugins and runs each on an Actomaton, in-process or in a worker process.
         .target(name: "ActomatonHost", dependencies: [
             "ActomatonEffect", "ActomatonPluginABI", "ActomatonPluginContract", "ActomatonFFI", "CProcessControl", "CSQLite",
-            .product(name: "WasmKit", package: "WasmKit"),
+            .product(name: "WasmKit", package: "WasmKit"), .product(name: "WasmParser", package: "WasmKit"),
         ]),
         // The command line's input: lines (text and JSON) read with limits and back-pressure, and the session running them.
         .target(name: "HostCommandLine", dependencies: ["ActomatonHost", "ActomatonPluginContract"]),

@@ -273,6 +273,9 @@ struct HostileWasmTests {
         ("huge-memory", "cannot instantiate the module: initial memory size exceeds the resource limit: 131072000 bytes (the limit is 67108864 bytes; --wasm-memory-limit raises it)"),
         ("start-crash", "the module's start function trapped: unreachable"),
         ("huge-table", "cannot instantiate the module: initial table size exceeds the resource limit: 100001 elements (a table may have at most 100000 elements; that limit is fixed)"),
+        // Regression (audit): each table was within its limit, their number unlimited: 3,000
+        // tables of a 51 KB module took 2.4 GB past a 128 KiB memory cap.
+        ("tables-9", "the module declares 9 tables; a module may have at most 8 (each of at most 100000 elements; those limits are fixed)"),
         ("unknown-import", #"the module imports function env.clock, which the host does not provide: the host provides only the functions of module "actomaton""#),
         ("wasi-import", "the module imports function wasi_snapshot_preview1.fd_write, which the host does not provide: plugins get no WASI (file-system, network or clock) access"),
         ("wrong-signature", "the module's actomaton_action_bump has the signature (i64) -> i32, but 'bump()' needs () -> i32"),
@@ -443,6 +446,13 @@ struct HostileWasmTests {
         let restarted = try PluginMachine(plugin: plugin, log: { _ in }, journal: journal, journalName: "mut/k")
         #expect(try await restarted.recover().isEmpty)
         #expect(try await restarted.describe() == "n=1102", "restarted from the journal")
+    }
+
+    /// As many tables as a module may have, each as large as it may be.
+    @Test func aModuleWithTheMostTablesLoads() async throws {
+        let machine = try PluginMachine(plugin: load("tables-8"))
+        _ = try await machine.send(machine.plugin.action("bump", []))
+        #expect(try await machine.describe() == "n=1")
     }
 
     /// The fuel budget, at what `bump` needs and one unit less.

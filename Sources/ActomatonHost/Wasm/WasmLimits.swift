@@ -25,6 +25,9 @@ public struct WasmLimits: Sendable, Hashable {
     /// The most elements one table may have, at instantiation or after `table.grow` (which
     /// returns -1 to the module past it). Fixed: no option raises it.
     public static let maxTableElements = 100_000
+    /// The most tables one module may declare. Fixed: tables are not counted against the
+    /// memory cap, so this bounds what one instance's tables can take (8 × 100,000 elements).
+    public static let maxTables = 8
     /// The default number of rebuilds allowed per ``restartWindow``: 100. Higher than a
     /// worker's (5): a rebuild starts no process, and replays at most ``snapshotInterval``
     /// actions.

@@ -1,5 +1,6 @@
 import ActomatonPluginContract
 @_spi(Fuzzing) import WasmKit
+import WasmParser
 
 /// A validated `.wasm` plugin module: parsed once at load, instantiated once per machine
 /// (and again after a trap). See `wasm/kit/actomaton_wasm_plugin.h` for the contract.
@@ -31,6 +32,16 @@ final class WasmPluginModule: @unchecked Sendable {
         self.limits = limits
     }
 
+    /// How many tables the module in `bytes` declares (its table section's entries; imported
+    /// tables are refused on their own). `bytes` parsed already.
+    static func tableCount(_ bytes: [UInt8]) -> Int {
+        var parser = Parser(bytes: bytes)
+        while let payload = try? parser.parseNext() {
+            if case let .tableSection(tables) = payload { return tables.count }
+        }
+        return 0
+    }
+
     /// Whether `bytes` start with the WebAssembly magic number.
     static func isWasm(_ bytes: some Collection<UInt8>) -> Bool {
         bytes.starts(with: [0x00, 0x61, 0x73, 0x6D])
@@ -45,6 +56,11 @@ final class WasmPluginModule: @unchecked Sendable {
             module = try parseWasm(bytes: bytes)
         } catch {
             throw PluginLoadError(.wasm("not a valid WebAssembly module: \(oneLine(error))"), at: path)
+        }
+        let tables = Self.tableCount(bytes)
+        guard tables <= WasmLimits.maxTables else {
+            throw PluginLoadError(.wasm("the module declares \(tables) tables; a module may have at most \(WasmLimits.maxTables) "
+                                        + "(each of at most \(WasmLimits.maxTableElements) elements; those limits are fixed)"), at: path)
         }
         for item in module.imports {
             guard item.module == "actomaton", case .function = item.descriptor, HostImport(rawValue: item.name) != nil else {
