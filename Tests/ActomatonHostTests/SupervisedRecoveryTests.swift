@@ -49,6 +49,31 @@ import Testing
         #expect(supervisor.stopped == nil)
     }
 
+    /// Regression (audit): a plugin whose snapshots always failed had every action kept for a
+    /// replay, without end (829 MB after 400 actions with 1 MB arguments), and replayed them
+    /// all after a failure. At most four snapshot intervals (at least 64) are kept; one more
+    /// stops the plugin.
+    @Test func failingSnapshotsKeepAtMostTheirLimitThenStopThePlugin() {
+        for interval in [1, 16, 100] {
+            var supervisor = Self.supervisor(snapshotInterval: interval)
+            let limit = max(4 * interval, 64)
+            #expect(supervisor.maxActionsKept == limit)
+            for index in 0..<limit {
+                if supervisor.completed(Self.action("a\(index)")) {
+                    let words = supervisor.snapshotFailed()
+                    #expect(words == nil, "\(index)")
+                }
+            }
+            #expect(supervisor.stopped == nil)
+            let due = supervisor.completed(Self.action("past"))
+            #expect(due)
+            let words = supervisor.snapshotFailed()
+            #expect(words == "its snapshots failed for \(limit + 1) actions in a row, more than the \(limit) kept for a replay: "
+                + "its state could no longer be rebuilt")
+            #expect(supervisor.stopped == .pluginStopped(words ?? ""))
+        }
+    }
+
     @Test func withoutASnapshotTheRebuildReplaysEveryActionIntoANewState() {
         var supervisor = Self.supervisor(snapshotInterval: 16)
         for name in ["a", "b"] { _ = supervisor.completed(Self.action(name)) }

@@ -391,6 +391,17 @@ struct HostileWasmTests {
         _ = try await machine.send(machine.plugin.action("bump", []))
     }
 
+    /// Snapshots that always fail keep the actions for a replay up to the limit (64 here);
+    /// the action past it still answers, and the plugin is then stopped.
+    @Test func snapshotsThatAlwaysFailStopThePluginPastTheActionsKept() async throws {
+        let machine = try PluginMachine(plugin: load("bad-snapshot", .init(wasmLimits: WasmLimits(snapshotInterval: 1))))
+        let bump = try machine.plugin.action("bump", [])
+        for _ in 0...64 { _ = try await machine.send(bump) }
+        let error = await #expect(throws: PluginCallError.self) { try await machine.send(bump) }
+        #expect(error?.reason.description.contains("its snapshots failed for 65 actions in a row, more than the 64 kept for a replay") == true,
+                "\(String(describing: error))")
+    }
+
     /// The memory cap, at the module's declared size and one byte under it.
     @Test func theMemoryCapIsInclusive() throws {
         _ = try load("huge-memory", .init(wasmLimits: WasmLimits(memoryLimit: 2000 * 65536)))

@@ -41,6 +41,22 @@ struct SupervisedRecovery {
         return actionsSinceSnapshot.count >= snapshotInterval
     }
 
+    /// The most actions kept for a replay while snapshots fail: four snapshot intervals, and
+    /// at least 64. Past it the plugin is stopped: the actions would pile up in memory without
+    /// end, and the replay after a failure would grow with them.
+    var maxActionsKept: Int { max(4 * snapshotInterval, 64) }
+
+    /// A due snapshot failed: the actions since the last one stay for a replay. Returns the
+    /// words that stop the plugin once more than ``maxActionsKept`` wait (then every later
+    /// call fails with ``stopped``), or `nil`.
+    mutating func snapshotFailed() -> String? {
+        guard actionsSinceSnapshot.count > maxActionsKept else { return nil }
+        let why = "its snapshots failed for \(actionsSinceSnapshot.count) actions in a row, more than the \(maxActionsKept) "
+            + "kept for a replay: its state could no longer be rebuilt"
+        stoppedBecause = why
+        return why
+    }
+
     /// The state is now `bytes` (a snapshot was taken, or restored): a rebuild starts there.
     mutating func stateIs(_ bytes: [UInt8]) {
         lastSnapshot = bytes
