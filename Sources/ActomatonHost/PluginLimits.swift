@@ -43,6 +43,10 @@ public enum PluginLimits {
     /// The most bytes of an action — its name and arguments, as sent — that a transition line
     /// or an error line echoes: 1,024; the rest is counted (`… (N more bytes)`), not shown.
     public static let maxEchoedActionBytes = 1024
+    /// The most `host->log` lines one plugin state gets through a second, in bursts of as
+    /// many: 1,000. The lines past it are left out, and the next line let through first says
+    /// how many were (a plugin logging in a loop filled a disk otherwise).
+    public static let maxLogLinesPerSecond = 1000
 
     /// `action` (an action's or an effect request's text), or its first
     /// ``maxEchoedActionBytes`` bytes (whole characters) and how many more there were.

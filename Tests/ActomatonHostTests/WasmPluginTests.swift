@@ -408,25 +408,60 @@ struct HostileWasmTests {
         #expect(throws: PluginLoadError.self) { try load("huge-memory", .init(wasmLimits: WasmLimits(memoryLimit: 2000 * 65536 - 1))) }
     }
 
+    /// The least fuel `action` of the import-flood module runs on (a binary search).
+    func leastFuel(for action: String) async throws -> UInt64 {
+        var (low, high): (UInt64, UInt64) = (1, 100_000)
+        while low < high {
+            let fuel = (low + high) / 2
+            let machine = try PluginMachine(plugin: load("import-flood", .init(wasmLimits: WasmLimits(fuel: fuel))), log: { _ in })
+            if (try? await machine.send(machine.plugin.action(action, []))) != nil { high = fuel } else { low = fuel + 1 }
+        }
+        return low
+    }
+
     /// Regression: the host's work for a module's imports was not metered. A loop of `log`
     /// calls with 4 KiB lines ran about five instructions a call, so one action at the default
     /// budget logged gigabytes, and a loop of next actions with a 1 MiB argument ran for hours.
-    /// A call now costs 100 units and one per 16 bytes it reads: at 1,000,000 units, at most
-    /// 2,809 lines of 4,096 bytes (356 units each), where the loop alone would have made 200,000.
+    /// A call now costs 100 units and one per 16 bytes it reads: one `log` of 4,096 bytes, 356.
     @Test func theHostsWorkForAModuleCostsItsFuel() async throws {
+        let bump = try await leastFuel(for: "bump")
+        let logOnce = try await leastFuel(for: "log_once")
+        // The call costs 356 units, give or take the few instructions the two actions differ by
+        // (unmetered, the difference was those few instructions alone).
+        #expect((340...370).contains(logOnce - bump), "bump \(bump), log_once \(logOnce)")
         let lines = Mutex(0)
         let machine = try PluginMachine(plugin: load("import-flood", .init(wasmLimits: WasmLimits(fuel: 1_000_000))),
                                         log: { _ in lines.withLock { $0 += 1 } })
         _ = try await machine.send(machine.plugin.action("bump", []))
+        let started = ContinuousClock.now
         for name in ["logs", "fails"] {
             let error = await #expect(throws: PluginCallError.self) { try await machine.send(machine.plugin.action(name, [])) }
             #expect(error?.description.hasPrefix("plugin hostile: '\(name)' failed: it ran out of fuel (the budget is 1000000 per call; "
                 + "--fuel raises it)") == true, "\(String(describing: error))")
         }
+        // About 2,800 calls: the lines past 1,000 a second are left out (`limitingLogLines`).
         let logged = lines.withLock { $0 }
-        #expect((2_500...2_809).contains(logged), "\(logged) lines")
+        let seconds = (ContinuousClock.now - started) / .seconds(1)
+        #expect(logged >= 1 && Double(logged) <= Double(PluginLimits.maxLogLinesPerSecond) * (1 + seconds) + 1, "\(logged) lines in \(seconds) s")
         await machine.waitUntilIdle()
         #expect(try await machine.describe() == "n=1")
+    }
+
+    /// Regression: a plugin's log lines were not limited: a loop of 4 KiB lines wrote 1 GB in
+    /// 54 s. At most `rate` lines a second get through; the next one says how many were left out.
+    @Test func logLinesAtTheirRateAndOnePast() {
+        let now = Mutex(ContinuousClock.now)
+        let lines = Mutex<[String]>([])
+        let log = limitingLogLines({ line in lines.withLock { $0.append(line) } }, rate: 3, now: { now.withLock { $0 } })
+        for index in 1...5 { log("line \(index)") }
+        #expect(lines.withLock { $0 } == ["line 1", "line 2", "line 3"])
+        now.withLock { $0 += .milliseconds(334) }
+        log("line 6")
+        log("line 7")
+        #expect(lines.withLock { $0 } == ["line 1", "line 2", "line 3", "(2 log lines left out: a plugin logs at most 3 lines a second)", "line 6"])
+        now.withLock { $0 += .seconds(10) }
+        for index in 8...10 { log("line \(index)") }
+        #expect(lines.withLock { Array($0.suffix(4)) } == ["(1 log line left out: a plugin logs at most 3 lines a second)", "line 8", "line 9", "line 10"])
     }
 
     /// Regression: an action that changed the state and then failed (a refusal, against the

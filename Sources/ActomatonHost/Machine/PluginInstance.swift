@@ -94,7 +94,7 @@ public final class PluginInstance: PluginRuntime, @unchecked Sendable {
         }
         marker = PluginCallMarker(plugin: name, actions: plugin.manifest.actions.map(\.name))
         // `deinit` frees what was allocated if a step throws.
-        binding = HostBinding(log: log ?? { line in printToStandardError("[\(name)] \(line)") })
+        binding = HostBinding(log: pluginLogSink(log, name: name))
         guard binding.isBound else {
             throw PluginLoadError(.libffi("cannot allocate a closure for the host function table"), at: plugin.path)
         }

@@ -1,4 +1,5 @@
 import ActomatonPluginContract
+import Synchronization
 
 /// Where one plugin state lives and how the host calls it: the one abstraction behind a
 /// ``PluginMachine``, with three conformers chosen once, when the plugin is loaded
@@ -105,7 +106,40 @@ public enum PluginRuntimes {
     }
 }
 
-/// The sink for a plugin's `host->log` lines: `log`, or standard error with the plugin's name.
+/// The sink for a plugin's `host->log` lines: `log`, or standard error with the plugin's name;
+/// at most ``PluginLimits/maxLogLinesPerSecond`` a second (``limitingLogLines(_:now:)``).
 func pluginLogSink(_ log: (@Sendable (String) -> Void)?, name: String) -> @Sendable (String) -> Void {
-    log ?? { line in printToStandardError("[\(name)] \(line)") }
+    limitingLogLines(log ?? { line in printToStandardError("[\(name)] \(line)") })
+}
+
+/// `sink`, taking at most `rate` lines a second in bursts of as many (a token bucket); the
+/// lines past it are left out, and the next line let through is preceded by one saying how
+/// many were.
+func limitingLogLines(_ sink: @escaping @Sendable (String) -> Void, rate: Int = PluginLimits.maxLogLinesPerSecond,
+                      now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) -> @Sendable (String) -> Void {
+    struct Bucket {
+        var available: Double
+        var last: ContinuousClock.Instant
+        var leftOut = 0
+    }
+    let bucket = Mutex(Bucket(available: Double(rate), last: now()))
+    return { line in
+        let time = now()
+        let (admitted, leftOut) = bucket.withLock { bucket -> (Bool, Int) in
+            bucket.available = min(Double(rate), bucket.available + (time - bucket.last) / .seconds(1) * Double(rate))
+            bucket.last = time
+            guard bucket.available >= 1 else {
+                bucket.leftOut += 1
+                return (false, 0)
+            }
+            bucket.available -= 1
+            defer { bucket.leftOut = 0 }
+            return (true, bucket.leftOut)
+        }
+        guard admitted else { return }
+        if leftOut > 0 {
+            sink("(\(leftOut) log line\(leftOut == 1 ? "" : "s") left out: a plugin logs at most \(rate) lines a second)")
+        }
+        sink(line)
+    }
 }

@@ -45,7 +45,7 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
         let identity = PluginFile.identity(of: path)
         // The worker reports the plugin's name with its manifest: log lines before it say "plugin".
         let name = Mutex("plugin")
-        let sink = log ?? { line in printToStandardError("[\(name.withLock { $0 })] \(line)") }
+        let sink = limitingLogLines(log ?? { line in printToStandardError("[\(name.withLock { $0 })] \(line)") })
         let (worker, manifest) = try launch(path: path, loadOptions: loadOptions, options: options, log: sink)
         name.withLock { $0 = manifest.name }
         guard let identity else { throw PluginLoadError(.fileNotFound, at: path) }

@@ -1,8 +1,9 @@
 ;; A hostile plugin module for the host's tests (wasm/build.sh assembles it with wat2wasm).
 ;; Strings at 256, the action table at 320, the manifest at 512.
 ;; Actions: bump (the state +1); logs, which logs a 4,096-byte line in a loop that never ends;
-;; and fails, which calls `fail` with 4,096 bytes the same way. Each loop runs a handful of
-;; instructions per call: only the fuel the host's own work costs stops it in time.
+;; fails, which calls `fail` with 4,096 bytes the same way; and log_once, one such line. Each
+;; loop runs a handful of instructions per call: only the fuel the host's own work costs stops
+;; it in time.
 (module
   (import "actomaton" "log" (func $log (param i32 i32)))
   (import "actomaton" "fail" (func $fail (param i32 i32)))
@@ -28,6 +29,9 @@
     (memory.fill (i32.const 8192) (i32.const 97) (i32.const 4096))
     (loop $again (call $log (i32.const 8192) (i32.const 4096)) (br $again))
     (i32.const 0))
+  (func (export "actomaton_action_log_once") (result i32)
+    (call $log (i32.const 8192) (i32.const 4096))
+    (i32.const 0))
   (func (export "actomaton_action_fails") (result i32)
     (memory.fill (i32.const 8192) (i32.const 98) (i32.const 4096))
     (loop $again (call $fail (i32.const 8192) (i32.const 4096)) (br $again))
@@ -37,6 +41,7 @@
   (data (i32.const 268) "\62\75\6d\70")
   (data (i32.const 272) "\6c\6f\67\73")
   (data (i32.const 276) "\66\61\69\6c\73")
-  (data (i32.const 320) "\0c\01\00\00\04\00\00\00\00\00\00\00\00\00\00\00\10\01\00\00\04\00\00\00\00\00\00\00\00\00\00\00\14\01\00\00\05\00\00\00\00\00\00\00\00\00\00\00")
-  (data (i32.const 512) "\01\00\00\00\00\01\00\00\07\00\00\00\07\01\00\00\05\00\00\00\00\00\00\00\00\00\00\00\40\01\00\00\03\00\00\00\00\00\00\00\00\00\00\00")
+  (data (i32.const 281) "\6c\6f\67\5f\6f\6e\63\65")
+  (data (i32.const 320) "\0c\01\00\00\04\00\00\00\00\00\00\00\00\00\00\00\10\01\00\00\04\00\00\00\00\00\00\00\00\00\00\00\14\01\00\00\05\00\00\00\00\00\00\00\00\00\00\00\19\01\00\00\08\00\00\00\00\00\00\00\00\00\00\00")
+  (data (i32.const 512) "\01\00\00\00\00\01\00\00\07\00\00\00\07\01\00\00\05\00\00\00\00\00\00\00\00\00\00\00\40\01\00\00\04\00\00\00\00\00\00\00\00\00\00\00")
 )
