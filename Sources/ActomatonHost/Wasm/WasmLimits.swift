@@ -1,7 +1,7 @@
 /// The sandbox's limits for `.wasm` plugins, set per host (`--fuel`, `--wasm-memory-limit`).
 public struct WasmLimits: Sendable, Hashable {
     /// Fuel per call into a module (about one unit per WebAssembly instruction), or `nil` to
-    /// run unmetered. A host import the module calls costs 100 units, and one more per 16 bytes
+    /// run unmetered. A host import the module calls costs 100 units, and one more per 4 bytes
     /// of memory it reads (a message, a string argument). A call that runs out fails with one
     /// line and the state as it was. The
     /// module's start function, run when an instance is made, gets the same budget: a module
