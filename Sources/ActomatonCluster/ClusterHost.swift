@@ -49,9 +49,11 @@ public final class ClusterHost: @unchecked Sendable {
     /// The claims' connection: a claim stuck behind a locked row must not hold up the lease's
     /// renewal (it did, and the host lost its lease).
     private let claimLink: PostgresLink
-    /// Set on the claims' connection before each claim: a claim waits at most this long for a
-    /// row another transaction locked, then fails (503, retry) instead of waiting for ever.
-    static let claimLockTimeout: PostgresQuery = "SET lock_timeout = '5s'"
+    /// How long a claim (or a release) waits for a row another transaction locked before it
+    /// fails (503, retry) instead of waiting for ever: 5 s.
+    public static let defaultClaimLockTimeout: Duration = .seconds(5)
+    /// Set on the claims' connection before each claim and release (``defaultClaimLockTimeout``).
+    private let claimLockTimeout: PostgresQuery
     /// The epoch at which this host owns each name.
     private let owned = Mutex<[String: Int64]>([:])
     /// Claims of one name on this host, one at a time: two at once both took it, the second
@@ -93,7 +95,14 @@ public final class ClusterHost: @unchecked Sendable {
     ///   - address: The shared database.
     ///   - advertise: How the other hosts reach this one (`http://10.0.0.5:8080`).
     ///   - leaseTTL: How long the lease lasts without a renewal, from 1 s to an hour.
-    public init(address: PostgresAddress, advertise: String, leaseTTL: Duration = .seconds(10)) throws(ClusterError) {
+    public convenience init(address: PostgresAddress, advertise: String, leaseTTL: Duration = .seconds(10)) throws(ClusterError) {
+        try self.init(address: address, advertise: advertise, leaseTTL: leaseTTL, claimLockTimeout: Self.defaultClaimLockTimeout)
+    }
+
+    /// Joins the cluster with claims that wait at most `claimLockTimeout` for a locked row
+    /// (whole milliseconds, at least one): tests wait longer or shorter than the default.
+    init(address: PostgresAddress, advertise: String, leaseTTL: Duration, claimLockTimeout: Duration) throws(ClusterError) {
+        self.claimLockTimeout = PostgresQuery(unsafeSQL: "SET lock_timeout = '\(max(Int64(claimLockTimeout / .milliseconds(1)), 1))ms'")
         guard leaseTTL >= Self.minLeaseTTL, leaseTTL <= Self.maxLeaseTTL else {
             throw .badOption("--lease-ttl must be from 1 to 3600 seconds")
         }
@@ -158,7 +167,7 @@ public final class ClusterHost: @unchecked Sendable {
     }
 
     private func claimAlone(_ name: String) throws(ClusterError) -> Claim {
-        let taken = try claimLink.run([Self.claimLockTimeout, """
+        let taken = try claimLink.run([claimLockTimeout, """
             INSERT INTO actomaton_instances AS i (name, owner, epoch) VALUES (\(name), \(id), 1)
             ON CONFLICT (name) DO UPDATE SET owner = \(id), epoch = i.epoch + 1
             WHERE i.owner IS NULL OR i.owner = \(id)
@@ -195,7 +204,7 @@ public final class ClusterHost: @unchecked Sendable {
         guard let epoch = owned.withLock({ $0.removeValue(forKey: name) }) else { return }
         // On the claims' connection, with their lock timeout: behind a locked row, a release on
         // the lease's connection held up the renewal, and the host lost its lease.
-        _ = try? claimLink.run([Self.claimLockTimeout,
+        _ = try? claimLink.run([claimLockTimeout,
                                 "UPDATE actomaton_instances SET owner = NULL WHERE name = \(name) AND owner = \(id) AND epoch = \(epoch)"])
     }
 
