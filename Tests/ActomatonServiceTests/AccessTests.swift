@@ -209,6 +209,10 @@ import Testing
         #expect(try b == client("2001:db8:1:2:bbbb::9"), "one /64")
         #expect(try b != client("2001:db8:1:3::1"))
         #expect(ClientAddress(nil).bytes.isEmpty)
+        // Regression: on a dual-stack listener every IPv4 client arrives mapped into ::ffff:0:0/96,
+        // whose /64 they all share: one client's failures locked every IPv4 client out.
+        #expect(try client("::ffff:192.0.2.1") == a)
+        #expect(try client("::ffff:192.0.2.2") != a)
     }
 
     /// The table of failing addresses never grows past its limit: refilled buckets are dropped
