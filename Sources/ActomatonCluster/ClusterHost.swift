@@ -51,7 +51,7 @@ public final class ClusterHost: @unchecked Sendable {
     private let claimLink: PostgresLink
     /// How long a claim (or a release) waits for a row another transaction locked before it
     /// fails (503, retry) instead of waiting for ever: 5 s.
-    public static let defaultClaimLockTimeout: Duration = .seconds(5)
+    static let defaultClaimLockTimeout: Duration = .seconds(5)
     /// Set on the claims' connection before each claim and release (``defaultClaimLockTimeout``).
     private let claimLockTimeout: PostgresQuery
     /// The epoch at which this host owns each name.

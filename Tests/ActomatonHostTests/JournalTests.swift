@@ -297,8 +297,8 @@ struct JournalTests {
 
     /// A long journaled action is cut in its report line.
     @Test func reportLinesAreShort() {
-        #expect(PluginMachine.shortened("short") == "short")
-        let long = PluginMachine.shortened("feed \"" + String(repeating: "é", count: 500) + "\"")
+        #expect("short".cut(utf8Bytes: PluginMachine.maxReportedBytes) == "short")
+        let long = ("feed \"" + String(repeating: "é", count: 500) + "\"").cut(utf8Bytes: PluginMachine.maxReportedBytes)
         #expect(long.hasSuffix(" … (807 more bytes)"), "\(long.suffix(30))")
         #expect(long.utf8.count < 240)
     }

@@ -61,16 +61,17 @@ import Testing
             for index in 0..<limit {
                 if supervisor.completed(Self.action("a\(index)")) {
                     let words = supervisor.snapshotFailed()
-                    #expect(words == nil, "\(index)")
+                    #expect(words == "the actions since the last one are kept for a replay", "\(index)")
                 }
             }
             #expect(supervisor.stopped == nil)
             let due = supervisor.completed(Self.action("past"))
             #expect(due)
+            let why = "its snapshots failed for \(limit + 1) actions in a row, more than the \(limit) kept for a replay: "
+                + "its state could no longer be rebuilt"
             let words = supervisor.snapshotFailed()
-            #expect(words == "its snapshots failed for \(limit + 1) actions in a row, more than the \(limit) kept for a replay: "
-                + "its state could no longer be rebuilt")
-            #expect(supervisor.stopped == .pluginStopped(words ?? ""))
+            #expect(words == "the plugin is stopped: \(why)")
+            #expect(supervisor.stopped == .pluginStopped(why))
         }
     }
 

@@ -14,6 +14,6 @@ struct UTF8PrefixTests {
         #expect("😀x".prefix(utf8Bytes: 3) == "")
         #expect("e\u{301}x".prefix(utf8Bytes: 2) == "", "a combining mark stays with its letter")
         #expect("".prefix(utf8Bytes: 0) == "")
-        #expect(PluginMachine.shortened(String(repeating: "é", count: 101)) == String(repeating: "é", count: 100) + " … (2 more bytes)")
+        #expect(String(repeating: "é", count: 101).cut(utf8Bytes: 200) == String(repeating: "é", count: 100) + " … (2 more bytes)")
     }
 }

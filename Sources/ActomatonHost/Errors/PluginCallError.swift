@@ -48,14 +48,6 @@ public struct PluginCallError: Error, Sendable, Hashable, CustomStringConvertibl
         case invalidRequest(action: String, message: String)
         /// The action asked for more effects than the machine may have running or waiting.
         case effectLimitReached(action: String, limit: Int)
-        /// Whether the plugin's code ran for the action and returned: it may have changed the
-        /// state before it refused, or before the host refused what it asked for.
-        var ranThePlugin: Bool {
-            switch self {
-            case .refused, .invalidRequest, .effectLimitReached: true
-            default: false
-            }
-        }
         /// A chain of `next_action` requests went past the host's limits (see
         /// ``PluginLimits/maxFeedbackDepth`` and ``PluginLimits/maxFeedbackSteps``).
         case feedbackLimitReached(action: String, limit: String)
@@ -74,11 +66,20 @@ public struct PluginCallError: Error, Sendable, Hashable, CustomStringConvertibl
         /// became of the instance.
         case sandboxTrapped(call: String, cause: String, recovery: String)
 
-        /// The reason, as one line.
         /// The action ran, but its journal record could not be made durable: it is not
         /// acknowledged (see ``PluginJournal``).
         case notAcknowledged(action: String, journal: PluginJournalError)
 
+        /// Whether the plugin's code ran for the action and returned: it may have changed the
+        /// state before it refused, or before the host refused what it asked for.
+        var ranThePlugin: Bool {
+            switch self {
+            case .refused, .invalidRequest, .effectLimitReached: true
+            default: false
+            }
+        }
+
+        /// The reason, as one line.
         public var description: String {
             switch self {
             case let .unknownAction(name, plugin, known):

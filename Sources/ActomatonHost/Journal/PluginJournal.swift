@@ -275,7 +275,7 @@ public final class PluginJournal: @unchecked Sendable {
             condition.unlock()
             return ticket
         }
-        let now = monotonicNanoseconds()
+        let now = MonotonicCondition.now()
         let early = options.sync == .batch && acknowledgesEarly(at: now)
         // Only an empty queue can have the writer asleep without a deadline.
         if pending.isEmpty || !early { condition.broadcast() }
@@ -398,7 +398,7 @@ public final class PluginJournal: @unchecked Sendable {
                 // waits for its commit to be acknowledged or the batch is full.
                 let deadline = pending[0].appended &+ options.batchWindow.nanoseconds
                 while !closing, pending.allSatisfy(\.acknowledgedEarly), pending.count < Self.maxRecordsPerCommit,
-                      monotonicNanoseconds() < deadline {
+                      MonotonicCondition.now() < deadline {
                     condition.wait(until: deadline)
                 }
             }
@@ -411,11 +411,11 @@ public final class PluginJournal: @unchecked Sendable {
             let fencingObserver = fencingObserver
             condition.unlock()
 
-            let started = monotonicNanoseconds()
+            let started = MonotonicCondition.now()
             var fenced: Set<String> = []
             let outcome: PluginJournalError? = failed ? nil : commit(batch.map(\.record), epochs: batch.map(\.epoch), fenced: &fenced)
             if !failed, outcome == nil, let observer {
-                observer(.nanoseconds(Int64(monotonicNanoseconds() &- started)), batch.count)
+                observer(.nanoseconds(Int64(MonotonicCondition.now() &- started)), batch.count)
             }
             if !fenced.isEmpty { fencingObserver?(fenced) }
 
@@ -498,11 +498,6 @@ public final class PluginJournal: @unchecked Sendable {
             }
         }
     }
-}
-
-/// Nanoseconds on the monotonic clock (the one ``MonotonicCondition``'s timed waits are on).
-func monotonicNanoseconds() -> UInt64 {
-    MonotonicCondition.now()
 }
 
 extension Duration {

@@ -49,8 +49,8 @@ extension PluginMachine {
             } catch {
                 // The first few each get a line; the rest, one line in all.
                 if unreplayed < Self.replayProblemsShown {
-                    problems.append("\(name): journaled action #\(journaled.sequence) '\(Self.shortened(journaled.text))' "
-                                    + "(version \(journaled.version)) cannot be replayed: \(Self.shortened(error.reason.description))")
+                    problems.append("\(name): journaled action #\(journaled.sequence) '\(journaled.text.cut(utf8Bytes: Self.maxReportedBytes))' "
+                                    + "(version \(journaled.version)) cannot be replayed: \(error.reason.description.cut(utf8Bytes: Self.maxReportedBytes))")
                 }
                 unreplayed += 1
                 lastUnreplayed = journaled.sequence
@@ -76,12 +76,12 @@ extension PluginMachine {
             do throws(PluginCallError) {
                 action = try plugin.action(timer.action, timer.arguments)
                 if let why = Self.unusableTiming(of: timer, now: now) {
-                    problems.append("\(name): a journaled timer for '\(Self.shortened(timer.action))' cannot be armed again: \(why)")
+                    problems.append("\(name): a journaled timer for '\(timer.action.cut(utf8Bytes: Self.maxReportedBytes))' cannot be armed again: \(why)")
                     journal.append(epoch: journalEpoch, .timerEnded(key: timer.key, plugin: timer.plugin))
                     continue
                 }
             } catch {
-                problems.append("\(name): a journaled timer for '\(Self.shortened(timer.action))' cannot be armed again: \(error.reason)")
+                problems.append("\(name): a journaled timer for '\(timer.action.cut(utf8Bytes: Self.maxReportedBytes))' cannot be armed again: \(error.reason)")
                 journal.append(epoch: journalEpoch, .timerEnded(key: timer.key, plugin: timer.plugin))
                 continue
             }
@@ -124,8 +124,7 @@ extension PluginMachine {
     /// How many journaled actions that cannot be replayed ``recover()`` reports one by one.
     static let replayProblemsShown = 3
 
-    /// `text`, cut after 200 bytes (whole characters) with a note: a report line stays short.
-    static func shortened(_ text: String) -> String {
-        text.cut(utf8Bytes: 200)
-    }
+    /// How much of an action or an error a recovery report line shows (whole characters; the
+    /// rest is counted): a report line stays short.
+    static let maxReportedBytes = 200
 }

@@ -112,29 +112,22 @@ func pluginLogSink(_ log: (@Sendable (String) -> Void)?, name: String) -> @Senda
     limitingLogLines(log ?? { line in printToStandardError("[\(name)] \(line)") })
 }
 
-/// `sink`, taking at most `rate` lines a second in bursts of as many (a token bucket); the
+/// `sink`, taking at most `rate` lines a second in bursts of as many (a ``TokenBucket``); the
 /// lines past it are left out, and the next line let through is preceded by one saying how
 /// many were.
 func limitingLogLines(_ sink: @escaping @Sendable (String) -> Void, rate: Int = PluginLimits.maxLogLinesPerSecond,
                       now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) -> @Sendable (String) -> Void {
-    struct Bucket {
-        var available: Double
-        var last: ContinuousClock.Instant
-        var leftOut = 0
-    }
-    let bucket = Mutex(Bucket(available: Double(rate), last: now()))
+    let start = now()
+    let state = Mutex((bucket: TokenBucket(rate: rate, at: .zero), leftOut: 0))
     return { line in
-        let time = now()
-        let (admitted, leftOut) = bucket.withLock { bucket -> (Bool, Int) in
-            bucket.available = min(Double(rate), bucket.available + (time - bucket.last) / .seconds(1) * Double(rate))
-            bucket.last = time
-            guard bucket.available >= 1 else {
-                bucket.leftOut += 1
+        let time = now() - start
+        let (admitted, leftOut) = state.withLock { state -> (Bool, Int) in
+            guard state.bucket.take(at: time) else {
+                state.leftOut += 1
                 return (false, 0)
             }
-            bucket.available -= 1
-            defer { bucket.leftOut = 0 }
-            return (true, bucket.leftOut)
+            defer { state.leftOut = 0 }
+            return (true, state.leftOut)
         }
         guard admitted else { return }
         if leftOut > 0 {

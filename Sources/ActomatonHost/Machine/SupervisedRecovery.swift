@@ -46,15 +46,15 @@ struct SupervisedRecovery {
     /// end, and the replay after a failure would grow with them.
     var maxActionsKept: Int { max(4 * snapshotInterval, 64) }
 
-    /// A due snapshot failed: the actions since the last one stay for a replay. Returns the
-    /// words that stop the plugin once more than ``maxActionsKept`` wait (then every later
-    /// call fails with ``stopped``), or `nil`.
-    mutating func snapshotFailed() -> String? {
-        guard actionsSinceSnapshot.count > maxActionsKept else { return nil }
+    /// A due snapshot failed: the actions since the last one stay for a replay, or, once more
+    /// than ``maxActionsKept`` wait, the plugin is stopped (``stopped``: the runtime lets its
+    /// state go, and every later call fails). Returns what became of them, for the error line.
+    mutating func snapshotFailed() -> String {
+        guard actionsSinceSnapshot.count > maxActionsKept else { return "the actions since the last one are kept for a replay" }
         let why = "its snapshots failed for \(actionsSinceSnapshot.count) actions in a row, more than the \(maxActionsKept) "
             + "kept for a replay: its state could no longer be rebuilt"
         stoppedBecause = why
-        return why
+        return "the plugin is stopped: \(why)"
     }
 
     /// The state is now `bytes` (a snapshot was taken, or restored): a rebuild starts there.

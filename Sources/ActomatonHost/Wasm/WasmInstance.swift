@@ -56,14 +56,9 @@ final class WasmInstance: PluginRuntime, @unchecked Sendable {
             if case .success = outcome, recovery.completed(action) {
                 do { _ = try snapshot() } catch {
                     // Kept for a replay; the host's own finding, not the plugin's log line.
-                    if let stopped = recovery.snapshotFailed() {
-                        self.machine = nil
-                        HostErrorLines.report("error: plugin \(plugin.name): the snapshot after '\(action)' failed: \(error); "
-                                             + "the plugin is stopped: \(stopped)")
-                    } else {
-                        HostErrorLines.report("error: plugin \(plugin.name): the snapshot after '\(action)' failed: \(error); "
-                                             + "the actions since the last one are kept for a replay")
-                    }
+                    let kept = recovery.snapshotFailed()
+                    if recovery.stopped != nil { self.machine = nil }
+                    HostErrorLines.report("error: plugin \(plugin.name): the snapshot after '\(action)' failed: \(error); \(kept)")
                 }
             }
             return outcome

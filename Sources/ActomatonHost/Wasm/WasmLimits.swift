@@ -3,9 +3,8 @@ public struct WasmLimits: Sendable, Hashable {
     /// Fuel per call into a module (about one unit per WebAssembly instruction), or `nil` to
     /// run unmetered. A host import the module calls costs 100 units, and one more per 4 bytes
     /// of memory it reads (a message, a string argument). A call that runs out fails with one
-    /// line and the state as it was. The
-    /// module's start function, run when an instance is made, gets the same budget: a module
-    /// whose start function runs out is refused.
+    /// line and the state as it was. The module's start function, run when an instance is
+    /// made, gets the same budget: a module whose start function runs out is refused.
     public var fuel: UInt64?
     /// The most linear memory one instance may have, in bytes: a module that declares more,
     /// or a `memory.grow` past it, is refused (the grow returns -1 to the module).

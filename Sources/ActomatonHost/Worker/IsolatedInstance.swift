@@ -201,14 +201,9 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
         // A failure here was handled by `call`; the actions stay for a replay.
         do { _ = try snapshot() } catch {
             // The host's own finding, not the plugin's log: an error line of its own.
-            if let stopped = recovery.snapshotFailed() {
-                worker = nil
-                HostErrorLines.report("error: plugin \(plugin.name): the snapshot after '\(action)' failed: \(error); "
-                                     + "the plugin is stopped: \(stopped)")
-            } else {
-                HostErrorLines.report("error: plugin \(plugin.name): the snapshot after '\(action)' failed: \(error); "
-                                     + "the actions since the last one are kept for a replay")
-            }
+            let kept = recovery.snapshotFailed()
+            if recovery.stopped != nil { worker = nil }
+            HostErrorLines.report("error: plugin \(plugin.name): the snapshot after '\(action)' failed: \(error); \(kept)")
         }
     }
 
