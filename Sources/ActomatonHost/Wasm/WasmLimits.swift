@@ -27,6 +27,24 @@ public struct WasmLimits: Sendable, Hashable {
     /// The most tables one module may declare. Fixed: tables are not counted against the
     /// memory cap, so this bounds what one instance's tables can take (8 × 100,000 elements).
     public static let maxTables = 8
+    /// The largest module, in bytes: 16 MiB. Fixed, like the limits below, which bound what
+    /// parsing and compiling a module may take (the parser expands what the binary format
+    /// writes compactly). The examples' modules are 2–154 KB.
+    public static let maxModuleBytes = 16 << 20
+    /// The most functions a module may define: 100,000.
+    public static let maxFunctions = 100_000
+    /// The most locals a module's functions may declare in all, parameters excluded:
+    /// 1,000,000 (each takes about 24 bytes once parsed, and 8 in a call's frame).
+    public static let maxLocals = 1_000_000
+    /// The deepest a function may nest blocks, loops, ifs and try-tables: 10,000 (the
+    /// compiler keeps about 200 bytes for each open one).
+    public static let maxBlockNesting = 10_000
+    /// The most entries any other section may declare (types, imports, globals, exports,
+    /// data segments, tags): 10,000.
+    public static let maxSectionEntries = 10_000
+    /// The largest element section, in bytes: 128 KiB (each of its bytes may stand for an
+    /// element of about 190 bytes once parsed).
+    public static let maxElementSectionBytes = 128 << 10
     /// The default number of rebuilds allowed per ``restartWindow``: 100. Higher than a
     /// worker's (5): a rebuild starts no process, and replays at most ``snapshotInterval``
     /// actions.

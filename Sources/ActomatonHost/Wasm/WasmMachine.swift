@@ -103,10 +103,14 @@ final class WasmMachine: @unchecked Sendable {
         if let plugin { try bindActions(of: plugin.manifest, plugin: plugin) }
     }
 
-    /// Why instantiation failed, on one line: the start function out of fuel or trapped, or
-    /// a memory or table past its cap.
+    /// Why instantiation failed, on one line: the start function out of fuel or trapped, a
+    /// memory or table past its cap, or (at load, where every function is compiled) a function
+    /// that is not valid.
     private static func instantiationFailure(_ error: any Error, store: Store, limits: WasmLimits) -> String {
         let message = oneLine(error)
+        if !(error is Trap), error is WasmKitError, message.contains(" at offset 0x") {
+            return "a function of the module is not valid WebAssembly: \(message)"
+        }
         if message == "out of fuel", let fuel = limits.fuel {
             return "the module's start function ran out of fuel (the budget is \(fuel) per call; --fuel raises it)"
         }

@@ -32,32 +32,33 @@ final class WasmPluginModule: @unchecked Sendable {
         self.limits = limits
     }
 
-    /// How many tables the module in `bytes` declares (its table section's entries; imported
-    /// tables are refused on their own). `bytes` parsed already.
-    static func tableCount(_ bytes: [UInt8]) -> Int {
-        var parser = Parser(bytes: bytes)
-        while let payload = try? parser.parseNext() {
-            if case let .tableSection(tables) = payload { return tables.count }
-        }
-        return 0
-    }
-
     /// Whether `bytes` start with the WebAssembly magic number.
     static func isWasm(_ bytes: some Collection<UInt8>) -> Bool {
         bytes.starts(with: [0x00, 0x61, 0x73, 0x6D])
     }
 
-    /// Parses and checks `bytes`, reads the manifest from a first instance and returns the
-    /// plugin.
+    /// Counts and parses `bytes`, checks them against the fixed limits, compiles every
+    /// function of a first instance (so that a function that is not valid is refused here, not
+    /// at its first call), reads the manifest from it and returns the plugin.
     static func load(path: String, bytes: [UInt8], identity: FileIdentity, limits: WasmLimits) throws(PluginLoadError) -> Plugin {
-        let engine = Engine(configuration: EngineConfiguration(fuelMetering: limits.fuel != nil))
+        let census: WasmModuleCensus
         let module: Module
         do {
-            module = try parseWasm(bytes: bytes)
+            census = try WasmModuleCensus.take(bytes)
+        } catch {
+            throw PluginLoadError(.wasm(error.description), at: path)
+        }
+        do {
+            module = try parseWasm(bytes: census.stripped)
         } catch {
             throw PluginLoadError(.wasm("not a valid WebAssembly module: \(oneLine(error))"), at: path)
         }
-        let tables = Self.tableCount(bytes)
+        do {
+            try WasmModuleCensus.checkNesting(census.stripped)
+        } catch {
+            throw PluginLoadError(.wasm(error.description), at: path)
+        }
+        let tables = census.tables
         guard tables <= WasmLimits.maxTables else {
             throw PluginLoadError(.wasm("the module declares \(tables) tables; a module may have at most \(WasmLimits.maxTables) "
                                         + "(each of at most \(WasmLimits.maxTableElements) elements; those limits are fixed)"), at: path)
@@ -75,9 +76,12 @@ final class WasmPluginModule: @unchecked Sendable {
                 throw PluginLoadError(.wasm("the module imports \(kind) \(item.module).\(item.name), which the host does not provide: \(why)"), at: path)
             }
         }
-        let pluginModule = WasmPluginModule(engine: engine, module: module, limits: limits)
-        let probe = try WasmMachine(module: pluginModule, path: path)
+        let engine = Engine(configuration: EngineConfiguration(fuelMetering: limits.fuel != nil))
+        // Every later instance compiles a function at its first call.
+        let eager = Engine(configuration: EngineConfiguration(compilationMode: .eager, fuelMetering: limits.fuel != nil))
+        let probe = try WasmMachine(module: WasmPluginModule(engine: eager, module: module, limits: limits), path: path)
         let manifest = try probe.readManifest()
+        let pluginModule = WasmPluginModule(engine: engine, module: module, limits: limits)
         return Plugin(path: path, manifest: manifest, fileIdentity: identity, code: .wasm(pluginModule))
     }
 
@@ -106,6 +110,9 @@ func oneLine(_ error: any Error) -> String {
     let wrapped = #""Message(text: ""#
     if text.hasPrefix(wrapped), let end = text.firstRange(of: #"")" at offset "#) {
         text = String(text[text.index(text.startIndex, offsetBy: wrapped.count)..<end.lowerBound]) + " at offset " + text[end.upperBound...]
+    } else if text.hasPrefix("\""), let end = text.firstRange(of: "\" at offset ") {
+        // A validation error: `"text" at offset 0x135`.
+        text = String(text[text.index(after: text.startIndex)..<end.lowerBound]) + " at offset " + text[end.upperBound...]
     }
     if text.hasPrefix("Trap: ") { text.removeFirst(6) }
     return text
