@@ -80,7 +80,7 @@ struct WasmModuleEditor {
         return bytes
     }
 
-    private static func readLEB(_ bytes: [UInt8], _ position: inout Int) -> Int {
+    static func readLEB(_ bytes: [UInt8], _ position: inout Int) -> Int {
         var value = 0
         var shift = 0
         while true {
@@ -176,6 +176,26 @@ struct WasmModuleLimitTests {
         var onePast = WasmModuleEditor(hostile)
         onePast.insert(9, section(bytes: WasmLimits.maxElementSectionBytes + 1))
         #expect(try refusal(onePast) == "the module's element section is 131073 bytes; it may have at most 131072 (that limit is fixed)")
+    }
+
+    /// Regression: a function type of 10 million parameters, 10 MB, took 400 MB to parse. The
+    /// type section at its limit and one past.
+    @Test func typeSectionAtTheLimitAndOnePast() throws {
+        func withType(sectionBytes: Int) -> WasmModuleEditor {
+            var module = WasmModuleEditor(hostile)
+            let index = module.sections.firstIndex { $0.id == 1 }!
+            var position = 0
+            let count = WasmModuleEditor.readLEB(module.sections[index].payload, &position)
+            let rest = module.sections[index].payload[position...]
+            let head = WasmModuleEditor.leb(count + 1) + rest + [0x60]
+            // The parameters fill what is left but for their count and the empty results.
+            let parameters = (1...5).map { sectionBytes - head.count - $0 - 1 }.first { WasmModuleEditor.leb($0).count == sectionBytes - head.count - $0 - 1 }!
+            module.sections[index].payload = head + WasmModuleEditor.leb(parameters) + Array(repeating: 0x7F, count: parameters) + [0x00]
+            return module
+        }
+        #expect(withType(sectionBytes: WasmLimits.maxSectionBytes).sections.first { $0.id == 1 }?.payload.count == WasmLimits.maxSectionBytes)
+        #expect(census(withType(sectionBytes: WasmLimits.maxSectionBytes)) == nil)
+        #expect(try refusal(withType(sectionBytes: WasmLimits.maxSectionBytes + 1)) == "the module's type section is 1048577 bytes; it may have at most 1048576 (that limit is fixed)")
     }
 
     /// The module as a whole, at the limit and one past (padded with a custom section).

@@ -42,6 +42,10 @@ public struct WasmLimits: Sendable, Hashable {
     /// The most entries any other section may declare (types, imports, globals, exports,
     /// data segments, tags): 10,000.
     public static let maxSectionEntries = 10_000
+    /// The largest section other than the code, data, element and custom ones (types, imports,
+    /// exports…), in bytes: 1 MiB (a function type of a million parameters took 400 MB once
+    /// parsed). The examples' are under 500 bytes.
+    public static let maxSectionBytes = 1 << 20
     /// The largest element section, in bytes: 128 KiB (each of its bytes may stand for an
     /// element of about 190 bytes once parsed).
     public static let maxElementSectionBytes = 128 << 10

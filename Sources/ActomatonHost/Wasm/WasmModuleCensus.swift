@@ -7,7 +7,8 @@ import WasmParser
 /// expands what the binary format writes compactly: one local-declaration entry of 3 bytes
 /// stands for up to 100,000 locals of 24 bytes each once parsed, and one byte of an element
 /// segment takes about 190. A 22 KB module of 2,000 functions of 99,999 locals each took 4.7 GB
-/// and 6 s to load, and a 4 MB element section 750 MB, past any memory cap. So the host reads
+/// and 6 s to load, a 4 MB element section 750 MB, and a 10 MB function type 400 MB, past any
+/// memory cap. So the host reads
 /// each section's counts itself first, in one pass that allocates nothing, and refuses a module
 /// past a limit with one line. Block nesting, which sizes the compiler's working memory (200 MB
 /// for a 3 MB function of nested blocks), is checked after the parse (``checkNesting(_:)``).
@@ -50,6 +51,9 @@ struct WasmModuleCensus {
             }
             let end = reader.position + size
             let name = Int(id) < sectionNames.count ? sectionNames[Int(id)] : "unknown"
+            if ![0, 9, 10, 11].contains(id), size > WasmLimits.maxSectionBytes {
+                throw Refusal(description: "the module's \(name) section is \(size) bytes; it may have at most \(WasmLimits.maxSectionBytes) (that limit is fixed)")
+            }
             switch id {
             case 0:
                 reader.position = end
