@@ -59,6 +59,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.0"),
         // The cluster (layer 4) only: hosts sharing one PostgreSQL database.
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        // The service: a token's digest names it in journaled receipts (postgres-nio uses it too).
+        .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
         // Documentation: `make docs` (swift package generate-documentation).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -136,6 +138,7 @@ let package = Package(
             .product(name: "CoreMetrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // Layer 4: hosts sharing one PostgreSQL database: the journal there, leases and fencing.
         .target(name: "ActomatonCluster", dependencies: [

@@ -1,3 +1,4 @@
+import ActomatonHost
 import ActomatonService
 import HTTPTypes
 import NIOConcurrencyHelpers
@@ -117,14 +118,20 @@ public final class ClusterForwarder: RequestForwarder, Sendable {
 
     /// `http://HOST:PORT` split; only plain HTTP between hosts.
     static func hostAndPort(of url: String) throws -> (String, Int) {
-        guard url.hasPrefix("http://") else { throw ForwardingError("the owner's URL \(url) is not http://HOST:PORT") }
+        let refusal = ForwardingError("the owner's URL \(url.cut(utf8Bytes: 200)) is not http://HOST[:PORT]")
+        guard url.hasPrefix("http://") else { throw refusal }
         var rest = url.dropFirst("http://".count)
         if let slash = rest.firstIndex(of: "/") { rest = rest[..<slash] }
-        guard let colon = rest.lastIndex(of: ":"), let port = Int(rest[rest.index(after: colon)...]), (1...65535).contains(port) else {
-            return (String(rest), 80)
+        var host = rest
+        var port = 80
+        // A colon after the host (an IPv6 address is in brackets) starts the port.
+        if let colon = rest.lastIndex(of: ":"), !rest[colon...].contains("]") {
+            guard let number = Int(rest[rest.index(after: colon)...]), (1...65535).contains(number) else { throw refusal }
+            host = rest[..<colon]
+            port = number
         }
-        var host = rest[..<colon]
         if host.hasPrefix("["), host.hasSuffix("]") { host = host.dropFirst().dropLast() }
+        guard !host.isEmpty, !host.contains(where: { $0.isWhitespace || $0 == "@" || $0 == "[" || $0 == "]" }) else { throw refusal }
         return (String(host), port)
     }
 }

@@ -106,15 +106,17 @@ public final class ClusterHost: @unchecked Sendable {
         guard leaseTTL >= Self.minLeaseTTL, leaseTTL <= Self.maxLeaseTTL else {
             throw .badOption("--lease-ttl must be from 1 to 3600 seconds")
         }
-        guard advertise.utf8.count <= Self.maxAdvertiseLength, advertise.hasPrefix("http://") || advertise.hasPrefix("https://"),
-              !advertise.contains(where: { $0.isWhitespace }) else {
-            throw .badOption("--advertise must be an http:// or https:// URL of at most \(Self.maxAdvertiseLength) bytes, such as http://10.0.0.5:8080")
+        // Hosts forward requests to each other in plain HTTP: an https:// address (or a port out
+        // of range) was accepted here, and every request forwarded to the host failed.
+        guard advertise.utf8.count <= Self.maxAdvertiseLength, (try? ClusterForwarder.hostAndPort(of: advertise)) != nil else {
+            throw .badOption("--advertise must be an http://HOST[:PORT] URL of at most \(Self.maxAdvertiseLength) bytes, such as "
+                             + "http://10.0.0.5:8080 (hosts forward requests to each other in plain HTTP)")
         }
         self.address = address
         self.advertise = advertise
         self.leaseTTL = leaseTTL
         link = PostgresLink(address, name: "lease")
-        claimLink = PostgresLink(address, name: "claim")
+        claimLink = PostgresLink(address, name: "claim", idleInTransactionTimeout: leaseTTL)
         try ClusterSchema.prepare(link)
         let rows = try link.run("""
             INSERT INTO actomaton_hosts (advertise, lease_expires)

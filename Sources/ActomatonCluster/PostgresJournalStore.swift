@@ -41,7 +41,9 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
     public init(host: ClusterHost) {
         self.host = host
         address = host.address
-        writer = PostgresLink(host.address, name: "journal")
+        // A commit left idle (its host paused) holds its rows' locks: the server ends it once
+        // the host's lease has lapsed, so that the host taking over is not kept waiting.
+        writer = PostgresLink(host.address, name: "journal", idleInTransactionTimeout: host.leaseTTL)
         reader = PostgresLink(host.address, name: "reader")
     }
 
@@ -106,7 +108,10 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
                 var counts: [String: Int64] = [:]
                 for row in rows {
                     let (name, owner, epoch, transitions) = try row.decode((String, Int64?, Int64, Int64).self)
-                    if owner == host.id, epoch == epochs[name] { counts[name] = transitions } else { fenced.insert(name) }
+                    // A count no host writes (an edit since the name was claimed): refused like
+                    // a name taken over; the next claim's recovery says why, in one line.
+                    let counted = transitions < JournalRecovery.maxTransitionCount
+                    if owner == host.id, epoch == epochs[name], counted { counts[name] = transitions } else { fenced.insert(name) }
                 }
                 fenced.formUnion(names.filter { counts[$0] == nil })
                 if !fenced.isEmpty { throw JournalStoreFencing(names: fenced) }
@@ -246,11 +251,20 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
         Array(buffer.readableBytesView)
     }
 
-    /// What the database holds for `name`: its snapshots, actions and timers.
+    /// How many of a name's snapshots a recovery reads, newest first: a host keeps two.
+    static let snapshotsRead = 4
+
+    /// What the database holds for `name`: its snapshots (the newest ``snapshotsRead``, each at
+    /// most `PluginLimits.maxSnapshotBytes`: rows from an edited database were read whole,
+    /// 800 MB of them for one request), actions and timers.
     public func recovery(for name: String) throws(PluginJournalError.Reason) -> JournalRecovery {
         try reading {
             let results = try reader.run([
-                "SELECT seq, version, state FROM actomaton_snapshots WHERE name = \(name) ORDER BY seq DESC",
+                // The newest few (a host keeps two), each checked for its size before it is sent.
+                """
+                SELECT seq, version, CASE WHEN octet_length(state) <= \(Int64(PluginLimits.maxSnapshotBytes)) THEN state END, octet_length(state)
+                FROM actomaton_snapshots WHERE name = \(name) ORDER BY seq DESC LIMIT \(Int64(Self.snapshotsRead))
+                """,
                 "SELECT \(unescaped: Self.transitionCount), pruned FROM actomaton_instances i WHERE name = \(name)",
                 """
                 SELECT key, action, args, due, interval, effect_id, queue, policy, max_count FROM actomaton_timers
@@ -259,7 +273,11 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
             ])
             var recovery = JournalRecovery(snapshots: [], actions: [], startsAtTheBeginning: true, timers: [])
             for row in results[0].rows {
-                let (sequence, version, state) = try row.decode((Int64, String, ByteBuffer).self)
+                let (sequence, version, state, size) = try row.decode((Int64, String, ByteBuffer?, Int32).self)
+                guard let state else {
+                    throw PluginJournalError.Reason.badRecord("snapshot #\(sequence) of \(name) is \(size) bytes, more than the "
+                                                              + "\(PluginLimits.maxSnapshotBytes) a plugin's snapshot may have")
+                }
                 recovery.snapshots.append(JournaledSnapshot(sequence: sequence, version: version, bytes: Self.array(state)))
             }
             if let row = results[1].rows.first {
@@ -277,6 +295,7 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
                     key: key, plugin: name, action: action, arguments: arguments, due: due, interval: interval,
                     options: JournaledTimer.options(id: id, queue: queue, policy: policy ?? 0, maxCount: maxCount ?? 0)))
             }
+            try recovery.check(name: name)
             recovery.actions = try actionsReading(of: name, after: recovery.snapshots.first?.sequence ?? 0)
             return recovery
         }

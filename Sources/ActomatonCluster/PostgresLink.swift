@@ -1,3 +1,4 @@
+import Dispatch
 import Logging
 import NIOCore
 import PostgresNIO
@@ -5,11 +6,17 @@ import Synchronization
 
 /// One connection to the cluster's database, used by blocking calls from threads of the
 /// host's own (the journal's writer, the lease keeper, a reader's thread), never from the
-/// concurrency pool: each call waits for the server's answer. A broken connection is made
-/// again on the next call. Calls are serialized.
+/// concurrency pool: each call waits for the server's answer, at most ``answerTimeout``. A
+/// broken connection, or one that did not answer in time, is made again on the next call.
+/// Calls are serialized.
 final class PostgresLink: @unchecked Sendable {
     /// How long connecting may take.
     static let connectTimeout = TimeAmount.seconds(5)
+    /// How long a call waits for the server's answer before it drops the connection and fails,
+    /// by default: 15 s, three times the longest lock wait a host asks for. Without it, a query
+    /// sent on a connection the server had just closed (a restart) was never answered, and the
+    /// host hung for good with its lease renewed: its instances unavailable, SIGTERM ignored.
+    static let defaultAnswerTimeout = TimeAmount.seconds(15)
 
     let address: PostgresAddress
     private let name: String
@@ -18,12 +25,20 @@ final class PostgresLink: @unchecked Sendable {
     private var connection: PostgresConnection?
     private var closed = false
     private let logger: Logger
+    private let idleInTransactionTimeout: Duration?
+    /// How long a call waits for the server's answer (``defaultAnswerTimeout``).
+    let answerTimeout: TimeAmount
 
     /// A link to `address`; connects on its first call. `name` says which of the host's
-    /// links it is, in the server's `application_name`.
-    init(_ address: PostgresAddress, name: String) {
+    /// links it is, in the server's `application_name`. With `idleInTransactionTimeout`, the
+    /// server ends the session of a transaction left idle that long (a host paused in the
+    /// middle of a commit), which frees the rows it locked for the host that takes over.
+    init(_ address: PostgresAddress, name: String, idleInTransactionTimeout: Duration? = nil,
+         answerTimeout: TimeAmount = PostgresLink.defaultAnswerTimeout) {
         self.address = address
         self.name = name
+        self.idleInTransactionTimeout = idleInTransactionTimeout
+        self.answerTimeout = answerTimeout
         var logger = Logger(label: "actomaton-cluster")
         logger.logLevel = .critical
         self.logger = logger
@@ -39,21 +54,12 @@ final class PostgresLink: @unchecked Sendable {
     func run(_ queries: [PostgresQuery]) throws(ClusterError) -> [PostgresQueryResult] {
         try lock.withLock { _ throws(ClusterError) in
             let connection = try connected()
-            let futures = queries.map { connection.query($0, logger: logger) }
-            var results: [PostgresQueryResult] = []
-            var failure: (any Error)?
-            for future in futures {
-                do {
-                    results.append(try future.wait())
-                } catch {
-                    if failure == nil { failure = error }
-                }
-            }
-            if let failure {
+            do throws(ClusterError) {
+                return try Transaction(link: self, connection: connection).run(queries)
+            } catch {
                 if connection.isClosed { self.connection = nil }
-                throw Self.clusterError(failure)
+                throw error
             }
-            return results
         }
     }
 
@@ -68,17 +74,17 @@ final class PostgresLink: @unchecked Sendable {
     func transaction<T>(_ body: (PostgresLink.Transaction) throws -> T) throws -> T {
         try lock.withLock { _ in
             let connection = try connected()
-            let transaction = Transaction(connection: connection, logger: logger)
+            let transaction = Transaction(link: self, connection: connection)
             do {
-                _ = try connection.query("BEGIN", logger: logger).wait()
+                try transaction.run("BEGIN")
                 let value = try body(transaction)
-                _ = try connection.query("COMMIT", logger: logger).wait()
+                try transaction.run("COMMIT")
                 return value
             } catch {
-                if connection.isClosed {
+                if connection.isClosed || self.connection !== connection {
                     self.connection = nil
                 } else {
-                    _ = try? connection.query("ROLLBACK", logger: logger).wait()
+                    _ = try? transaction.run("ROLLBACK")
                 }
                 if let error = error as? ClusterError { throw error }
                 if error is PSQLError { throw Self.clusterError(error) }
@@ -89,18 +95,21 @@ final class PostgresLink: @unchecked Sendable {
 
     /// The queries of one transaction, on its connection.
     struct Transaction {
+        fileprivate let link: PostgresLink
         fileprivate let connection: PostgresConnection
-        fileprivate let logger: Logger
 
-        /// Runs `queries`, pipelined, and returns their results.
+        /// Runs `queries`, pipelined, and returns their results; the first failure is thrown
+        /// once all have answered, or when the server did not answer within
+        /// ``PostgresLink/answerTimeout`` (the connection is dropped).
         @discardableResult
         func run(_ queries: [PostgresQuery]) throws(ClusterError) -> [PostgresQueryResult] {
-            let futures = queries.map { connection.query($0, logger: logger) }
+            let deadline = NIODeadline.now() + link.answerTimeout
+            let futures = queries.map { connection.query($0, logger: link.logger) }
             var results: [PostgresQueryResult] = []
             var failure: (any Error)?
             for future in futures {
                 do {
-                    results.append(try future.wait())
+                    results.append(try link.answer(future, by: deadline, on: connection))
                 } catch {
                     if failure == nil { failure = error }
                 }
@@ -120,9 +129,48 @@ final class PostgresLink: @unchecked Sendable {
     func close() {
         lock.withLock { _ in
             closed = true
-            if let connection { _ = try? connection.close().wait() }
+            if let connection {
+                let closing: EventLoopFuture<Void> = connection.close()
+                _ = try? answer(closing, by: .now() + Self.connectTimeout, on: connection)
+            }
             connection = nil
         }
+    }
+
+    /// What `future` brings, once it does, before `deadline`; past it, the connection is dropped
+    /// (`lock` held: the next call makes a new one) and the wait throws.
+    fileprivate func answer<T: Sendable>(_ future: EventLoopFuture<T>, by deadline: NIODeadline, on connection: PostgresConnection) throws -> T {
+        guard let outcome = Self.outcome(of: future, within: max(deadline - .now(), .zero)) else {
+            Self.drop(connection)
+            if self.connection === connection { self.connection = nil }
+            throw ClusterError.unreachable("\(address): the database did not answer within \(Self.seconds(answerTimeout)) s; "
+                                           + "the connection was dropped")
+        }
+        return try outcome.get()
+    }
+
+    /// Closes `connection` without waiting, and keeps it until it is closed (a connection must
+    /// not be released open).
+    private static func drop(_ connection: PostgresConnection) {
+        let closing: EventLoopFuture<Void> = connection.close()
+        closing.whenComplete { _ in withExtendedLifetime(connection) {} }
+    }
+
+    /// `amount` in seconds, for messages.
+    private static func seconds(_ amount: TimeAmount) -> String {
+        amount.nanoseconds % 1_000_000_000 == 0 ? "\(amount.nanoseconds / 1_000_000_000)" : "\(Double(amount.nanoseconds) / 1e9)"
+    }
+
+    /// What `future` brings, or `nil` when it brought nothing within `timeout`.
+    private static func outcome<T: Sendable>(of future: EventLoopFuture<T>, within timeout: TimeAmount) -> Result<T, any Error>? {
+        let settled = DispatchSemaphore(value: 0)
+        let result = Mutex<Result<T, any Error>?>(nil)
+        future.whenComplete { outcome in
+            result.withLock { $0 = outcome }
+            settled.signal()
+        }
+        guard settled.wait(timeout: .now() + .nanoseconds(Int(timeout.nanoseconds))) == .success else { return nil }
+        return result.withLock { $0 }
     }
 
     /// The open connection, made when there is none (`lock` held).
@@ -134,9 +182,21 @@ final class PostgresLink: @unchecked Sendable {
             database: address.database, tls: .disable)
         configuration.options.connectTimeout = Self.connectTimeout
         configuration.options.additionalStartupParameters = [("application_name", "actomaton-host \(name)")]
+        if let idleInTransactionTimeout {
+            let milliseconds = max(idleInTransactionTimeout / .milliseconds(1), 1)
+            configuration.options.additionalStartupParameters.append(("idle_in_transaction_session_timeout", "\(Int64(milliseconds))"))
+        }
         let eventLoop = PostgresConnection.defaultEventLoopGroup.any()
+        let connecting = PostgresConnection.connect(on: eventLoop, configuration: configuration, id: 1, logger: logger)
+        // The connect timeout covers the handshake; this, a server that accepts and never
+        // answers the startup message.
+        let timeout = Self.connectTimeout + answerTimeout
+        guard let outcome = Self.outcome(of: connecting, within: timeout) else {
+            connecting.whenSuccess { Self.drop($0) }
+            throw .unreachable("\(address): the database did not answer within \(Self.seconds(timeout)) s")
+        }
         do {
-            let connection = try PostgresConnection.connect(on: eventLoop, configuration: configuration, id: 1, logger: logger).wait()
+            let connection = try outcome.get()
             self.connection = connection
             return connection
         } catch {

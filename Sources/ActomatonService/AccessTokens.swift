@@ -1,4 +1,5 @@
 import ActomatonHost
+import Crypto
 
 /// What a token may do: one scope of a `--tokens` file line.
 public enum AccessScope: Sendable, Hashable, CustomStringConvertible {
@@ -82,9 +83,21 @@ public enum AccessRequirement: Sendable, Hashable {
 public struct AccessToken: Sendable, Hashable {
     /// The line of the tokens file it is on: it names the token in logs without its secret.
     public let line: Int
+    /// The first 8 bytes of the SHA-256 digest of its secret, in hexadecimal: it names the token
+    /// where a name must be the same on every host and after a restart, whatever line the token
+    /// is on (an idempotency key's journaled receipt), without saying the secret.
+    public let identity: String
     /// What it may do.
     public let scopes: [AccessScope]
     fileprivate let secret: [UInt8]
+
+    /// The identity of a token whose secret is `secret`.
+    static func identity(of secret: [UInt8]) -> String {
+        SHA256.hash(data: secret).prefix(8).map { byte in
+            let digits = String(byte, radix: 16)
+            return digits.count == 1 ? "0" + digits : digits
+        }.joined()
+    }
 
     /// Whether the scopes cover `requirement`.
     public func allows(_ requirement: AccessRequirement) -> Bool {
@@ -199,7 +212,7 @@ public struct TokenTable: Sendable {
             let bytes = Array(secret.utf8)
             if tokens.contains(where: { $0.secret == bytes }) { throw TokenFileError(path, "line \(number): the same token is on an earlier line") }
             guard tokens.count < maxTokens else { throw TokenFileError(path, "more than \(maxTokens) tokens") }
-            tokens.append(AccessToken(line: number, scopes: scopes, secret: bytes))
+            tokens.append(AccessToken(line: number, identity: AccessToken.identity(of: bytes), scopes: scopes, secret: bytes))
         }
         return TokenTable(tokens: tokens)
     }

@@ -4,7 +4,9 @@ import Synchronization
 /// The responses to requests sent with an `Idempotency-Key`, kept for a window so that a retry
 /// gets the first response instead of applying its action again.
 ///
-/// A key is scoped to its token (its line in the tokens file) and its instance; it is at most
+/// A key is scoped to its token (its ``AccessToken/identity``, the same on every host whatever
+/// line of the tokens file the token is on; a token's line was used, and a retry to a host whose
+/// file listed the tokens in another order was applied twice) and its instance; it is at most
 /// ``maxKeyLength`` bytes of visible ASCII. The request is fingerprinted (a stable 128-bit
 /// hash of its body): the same key with another body is refused (422). While the first request
 /// is in flight a retry waits for it. Only answers that say what became of the action are kept
@@ -20,7 +22,8 @@ final class IdempotencyCache: Sendable {
     static let maxKeyLength = 128
 
     struct Key: Hashable, Sendable {
-        var token: Int
+        /// The token's ``AccessToken/identity``, or ``noToken``.
+        var token: String
         var address: InstanceAddress
         var key: String
     }
@@ -56,7 +59,10 @@ final class IdempotencyCache: Sendable {
         }
     }
 
-    /// The journal's key of a request: its token's line and its `Idempotency-Key`.
+    /// The token of a service without tokens (a loopback listener).
+    static let noToken = "0"
+
+    /// The journal's key of a request: its token's identity and its `Idempotency-Key`.
     static func journalKey(_ key: Key) -> String { "\(key.token):\(key.key)" }
 
     /// Keeps the journal's receipts as answers (200) to their keys, each until it expires;
@@ -72,8 +78,8 @@ final class IdempotencyCache: Sendable {
         state.withLock { state in
             for receipt in receipts where state.entries.count < maxKeys && receipt.expires > wallNow {
                 guard let address = InstanceRegistry.address(journaledAs: receipt.plugin), let colon = receipt.key.firstIndex(of: ":"),
-                      let token = Int(receipt.key[..<colon]), let fingerprint = Fingerprint(receipt.fingerprint) else { continue }
-                let key = Key(token: token, address: address, key: String(receipt.key[receipt.key.index(after: colon)...]))
+                      let fingerprint = Fingerprint(receipt.fingerprint) else { continue }
+                let key = Key(token: String(receipt.key[..<colon]), address: address, key: String(receipt.key[receipt.key.index(after: colon)...]))
                 guard state.entries[key] == nil else { continue }
                 let expires = time + .milliseconds(receipt.expires - wallNow)
                 state.entries[key] = .done(fingerprint, Stored(status: 200, body: receipt.answer), expires: expires)
@@ -81,6 +87,16 @@ final class IdempotencyCache: Sendable {
             }
             state.order.sort { $0.1 < $1.1 }
         }
+    }
+
+    /// Makes what is kept for `key` the journal's receipt `receipt` (in a cluster, where another
+    /// host may have answered or deleted since): a kept answer is replaced by the receipt, or
+    /// dropped when there is none. A request under way with the key is left alone.
+    func settle(_ key: Key, with receipt: JournaledReceipt?, wallNow: Int64) {
+        state.withLock { state in
+            if case .done? = state.entries[key] { state.entries[key] = nil }
+        }
+        if let receipt { restore([receipt], wallNow: wallNow) }
     }
 
     /// How long a kept answer is kept.

@@ -191,14 +191,22 @@ struct ServiceRoutes: Sendable {
             return .json(try await apply(body, to: address, of: type))
         }
         try IdempotencyCache.check(keyText)
-        let key = IdempotencyCache.Key(token: context.token?.line ?? 0, address: address, key: keyText)
+        let key = IdempotencyCache.Key(token: context.token?.identity ?? IdempotencyCache.noToken, address: address, key: keyText)
         let fingerprint = IdempotencyCache.Fingerprint(body.readableBytesView)
         if registry.placement != nil, let journal = registry.journal {
-            // The answer may have been given by the instance's previous owner.
+            // In a cluster the journal's receipts are the truth: the answer may have been given by
+            // the instance's previous owner, and the instance may have been deleted on another
+            // host since this one kept an answer (which was then replayed for an action that no
+            // longer existed). A retry that cannot be checked is not run.
             let name = InstanceRegistry.journalName(of: address)
             let journalKey = IdempotencyCache.journalKey(key)
-            let kept = try? await onThreadOfItsOwn { () throws(PluginJournalError) in try journal.receipt(of: name, key: journalKey) }
-            if let kept = kept ?? nil { idempotency.restore([kept], wallNow: ServiceClock.wallMilliseconds()) }
+            let kept: JournaledReceipt?
+            do {
+                kept = try await onThreadOfItsOwn { () throws(PluginJournalError) in try journal.receipt(of: name, key: journalKey) }
+            } catch {
+                throw ServiceError.unavailable("cannot read the answers kept for \(address): \(error); retry")
+            }
+            idempotency.settle(key, with: kept, wallNow: ServiceClock.wallMilliseconds())
         }
         switch try await idempotency.begin(key, fingerprint: fingerprint) {
         case let .replay(stored):

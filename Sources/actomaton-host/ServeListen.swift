@@ -147,6 +147,10 @@ extension Serve {
             case (nil, nil): break
             default: throw ValidationError("--tls-certificate and --tls-key go together")
             }
+            if tls != nil, let state = persistence.state, PostgresAddress.isAddress(state) {
+                throw ValidationError("--tls-certificate cannot be used in a cluster (--state postgres://…): hosts forward requests "
+                                      + "to each other in plain HTTP; put TLS in front of the hosts instead")
+            }
         } catch {
             printError(error)
             throw ExitCode.failure

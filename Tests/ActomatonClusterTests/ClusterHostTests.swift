@@ -73,7 +73,10 @@ struct ClusterHostTests {
         #expect(throws: ClusterError.self) { try PostgresJournalStore.check(JournalOptions(sync: .batch)) }
         try PostgresJournalStore.check(JournalOptions(sync: .always))
         try PostgresJournalStore.check(JournalOptions(sync: .off))
-        for advertise in ["a:1", "ftp://a", "http://a b", "http://" + String(repeating: "a", count: ClusterHost.maxAdvertiseLength - 6)] {
+        // Regression (audit): https:// and ports out of range were taken, and every request
+        // forwarded to the host then failed.
+        for advertise in ["a:1", "ftp://a", "http://a b", "http://" + String(repeating: "a", count: ClusterHost.maxAdvertiseLength - 6),
+                          "https://a:1", "http://a:99999", "http://a:0", "http://", "http://:80", "http://a:x"] {
             #expect(throws: ClusterError.self) { try ClusterHost(address: address, advertise: advertise) }
         }
         try ClusterHost(address: address, advertise: "http://" + String(repeating: "a", count: ClusterHost.maxAdvertiseLength - 7)).stop()
@@ -84,6 +87,19 @@ struct ClusterHostTests {
         } catch {
             guard case .unreachable = error else { Issue.record("\(error)"); return }
             #expect(!"\(error)".contains("\n"))
+        }
+    }
+
+    /// The owner's URL as forwarding reads it, and what it refuses (a port out of range was read
+    /// as part of the host name, with port 80).
+    @Test func anOwnersURLIsReadOrRefused() throws {
+        #expect(try ClusterForwarder.hostAndPort(of: "http://10.0.0.5:8080") == ("10.0.0.5", 8080))
+        #expect(try ClusterForwarder.hostAndPort(of: "http://h") == ("h", 80))
+        #expect(try ClusterForwarder.hostAndPort(of: "http://h:65535/any/path") == ("h", 65535))
+        #expect(try ClusterForwarder.hostAndPort(of: "http://[::1]:9000") == ("::1", 9000))
+        #expect(try ClusterForwarder.hostAndPort(of: "http://[::1]") == ("::1", 80))
+        for url in ["https://h:1", "http://h:65536", "http://h:0", "http://", "http://:80", "http://h:", "http://u@h:1", "http://[::1"] {
+            #expect(throws: (any Error).self, "\(url)") { try ClusterForwarder.hostAndPort(of: url) }
         }
     }
 
@@ -399,6 +415,96 @@ extension ClusterHostTests {
         try store.commit([JournalStoreConformanceTests.action("counter/tr", "increment")])
         #expect(try store.transitionCount(of: "counter/tr") == 4)
         #expect(try store.recovery(for: "counter/tr").transitionCount == 4)
+    }
+
+    /// Regression (audit): a count of transitions edited to 2^63 − 1 made the next action's
+    /// number overflow, and every host that took the instance crashed in turn. Past the most a
+    /// host writes, the name is refused with one line when read, and a commit is refused.
+    @Test func aCountNoHostWritesIsRefusedWithOneLine() async throws {
+        let address = try await PostgresTestServer.start().makeDatabase()
+        let host = try ClusterHost(address: address, advertise: "http://127.0.0.1:9001", leaseTTL: Self.quietLease)
+        defer { host.stop() }
+        let store = PostgresJournalStore(host: host)
+        defer { store.close(clean: true) }
+        let link = PostgresLink(address, name: "test")
+        defer { link.close() }
+        for (name, count) in [("counter/at", JournalRecovery.maxTransitionCount - 1), ("counter/past", Int64.max)] {
+            _ = try host.claim(name)
+            try store.commit([JournalStoreConformanceTests.action(name, "increment")])
+            try link.run("UPDATE actomaton_instances SET transitions = \(count) WHERE name = \(name)")
+        }
+        // One below the limit: one more action reaches it.
+        try store.commit([JournalStoreConformanceTests.action("counter/at", "increment")])
+        #expect(try store.recovery(for: "counter/at").transitionCount == JournalRecovery.maxTransitionCount)
+        #expect(throws: PluginJournalError.Reason.badRecord("the count of transitions of counter/past is \(Int64.max), past the most a host writes (9007199254740991)")) {
+            try store.recovery(for: "counter/past")
+        }
+        #expect(throws: JournalStoreFencing.self) { try store.commit([JournalStoreConformanceTests.action("counter/past", "increment")]) }
+        // A snapshot numbered below zero.
+        try link.run("INSERT INTO actomaton_snapshots (name, seq, version, state) VALUES ('counter/at', -5, '1.0', '\\x00')")
+        #expect(throws: PluginJournalError.Reason.badRecord("a snapshot of counter/at is numbered -5, outside what a host writes (0 to 9007199254740991)")) {
+            try store.recovery(for: "counter/at")
+        }
+    }
+
+    /// Regression (audit): snapshot rows were read whole, whatever their size and number (10
+    /// rows of 40 MB took a host from 45 to 827 MB for one request). At the limit and one past.
+    @Test func snapshotRowsAreReadWithinTheSnapshotLimit() async throws {
+        let address = try await PostgresTestServer.start().makeDatabase()
+        let host = try ClusterHost(address: address, advertise: "http://127.0.0.1:9001", leaseTTL: Self.quietLease)
+        defer { host.stop() }
+        let store = PostgresJournalStore(host: host)
+        defer { store.close(clean: true) }
+        let link = PostgresLink(address, name: "test")
+        defer { link.close() }
+        _ = try host.claim("counter/big")
+        try store.commit([JournalStoreConformanceTests.action("counter/big", "increment")])
+        let limit = Int64(PluginLimits.maxSnapshotBytes)
+        try link.run("INSERT INTO actomaton_snapshots (name, seq, version, state) VALUES ('counter/big', 1, '1.0', decode(repeat('00', \(limit)::int), 'hex'))")
+        #expect(try store.recovery(for: "counter/big").snapshots.first?.bytes.count == Int(limit))
+        try link.run("INSERT INTO actomaton_snapshots (name, seq, version, state) VALUES ('counter/big', 2, '1.0', decode(repeat('00', \(limit + 1)::int), 'hex'))")
+        #expect(throws: PluginJournalError.Reason.badRecord("snapshot #2 of counter/big is \(limit + 1) bytes, more than the \(limit) a plugin's snapshot may have")) {
+            try store.recovery(for: "counter/big")
+        }
+        // Many rows: the newest few are read.
+        try link.run("DELETE FROM actomaton_snapshots WHERE name = 'counter/big'")
+        try link.run("INSERT INTO actomaton_snapshots (name, seq, version, state) SELECT 'counter/big', g, '1.0', '\\x00' FROM generate_series(1, 1000) g")
+        #expect(try store.recovery(for: "counter/big").snapshots.map(\.sequence) == [1000, 999, 998, 997])
+    }
+
+    /// Regression (audit): a wait for the server had no end; after a restart of PostgreSQL a
+    /// host waited for good on a query its connection would never answer, its lease renewed and
+    /// SIGTERM ignored. A call now gives up after its answer timeout, and the next call connects
+    /// again.
+    @Test func aQueryTheServerDoesNotAnswerInTimeFailsAndTheNextConnectsAgain() async throws {
+        let address = try await PostgresTestServer.start().makeDatabase()
+        let link = PostgresLink(address, name: "test", answerTimeout: .milliseconds(500))
+        defer { link.close() }
+        try await onThread { () throws -> Void in
+            do {
+                try link.run("SELECT pg_sleep(30)")
+                Issue.record("a query of 30 s was answered within half a second")
+            } catch {
+                guard case let .unreachable(message)? = error as? ClusterError else { Issue.record("\(error)"); return }
+                #expect(message.hasSuffix("the database did not answer within 0.5 s; the connection was dropped"))
+            }
+            #expect(try link.run("SELECT 1").rows.first?.decode(Int.self) == 1)
+            // In a transaction too.
+            #expect(throws: ClusterError.self) { try link.transaction { try $0.run("SELECT pg_sleep(30)") } }
+            #expect(try link.run("SELECT 2").rows.first?.decode(Int.self) == 2)
+        }
+    }
+
+    /// A commit left idle (a host paused in the middle of it) is ended by the server once the
+    /// lease has lapsed: the links that commit and claim ask for it when they connect.
+    @Test func aTransactionLeftIdleIsEndedByTheServer() async throws {
+        let address = try await PostgresTestServer.start().makeDatabase()
+        let link = PostgresLink(address, name: "test", idleInTransactionTimeout: .seconds(7))
+        defer { link.close() }
+        #expect(try link.run("SHOW idle_in_transaction_session_timeout").rows.first?.decode(String.self) == "7s")
+        let plain = PostgresLink(address, name: "test")
+        defer { plain.close() }
+        #expect(try plain.run("SHOW idle_in_transaction_session_timeout").rows.first?.decode(String.self) == "0")
     }
 }
 

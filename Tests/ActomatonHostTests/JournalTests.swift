@@ -405,6 +405,33 @@ struct JournalTests {
         #expect(try await counter.describe() == #"{"count":3}"#)
     }
 
+    /// Regression (audit, in a cluster's database; the state file had the same sum): a count
+    /// of transitions edited to 2^63 − 1 made the next action's number overflow and crash the
+    /// host. At the most a host writes it is read; one past, the plugin is refused with one line.
+    @Test func aCountNoHostWritesIsRefusedWithOneLine() async throws {
+        let (directory, path) = try databasePath()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let journal = try PluginJournal(path: path)
+            let counter = try await PluginHost(journal: journal).load(path: plugin("CounterPlugin"))
+            for _ in 0..<3 { try await counter.send("increment") }
+            journal.close()
+        }
+        let limit = JournalRecovery.maxTransitionCount
+        tamper(path, "UPDATE actions SET ordinal = \(limit)")
+        do {
+            let journal = try PluginJournal(path: path)
+            defer { journal.close() }
+            #expect(try journal.recovery(for: "counter").transitionCount == limit)
+        }
+        tamper(path, "UPDATE actions SET ordinal = \(Int64.max)")
+        let journal = try PluginJournal(path: path)
+        defer { journal.close() }
+        let error = await #expect(throws: PluginLoadError.self) { try await PluginHost(journal: journal).load(path: plugin("CounterPlugin")) }
+        #expect(error?.description.hasSuffix("the count of transitions of counter is \(Int64.max), past the most a host writes (\(limit))") == true)
+        #expect(error?.description.contains("\n") == false)
+    }
+
     @Test func aDatabaseThatCannotBeTrustedIsRefused() async throws {
         let (directory, path) = try databasePath()
         defer { try? FileManager.default.removeItem(atPath: directory) }

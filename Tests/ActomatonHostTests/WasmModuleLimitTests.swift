@@ -127,7 +127,7 @@ struct WasmModuleLimitTests {
     /// load. The count is of the whole module, at the limit and one past.
     @Test func localsAtTheLimitAndOnePast() throws {
         var atLimit = WasmModuleEditor(hostile)
-        let declared = try #require(WasmModuleCensus.take(hostile).locals)
+        let declared = try WasmModuleCensus.take(hostile).locals
         atLimit.appendFunctions([WasmModuleEditor.body(locals: WasmLimits.maxLocals - Int(declared))])
         #expect(census(atLimit) == nil)
         var onePast = WasmModuleEditor(hostile)

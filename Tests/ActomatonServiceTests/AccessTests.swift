@@ -38,6 +38,22 @@ import Testing
         #expect(none?.description == "t: line 1: the token has no scope")
     }
 
+    /// Regression (audit): an idempotency key was scoped to its token's line; two hosts whose
+    /// files listed the same tokens in another order applied a retry twice. A token's identity
+    /// is a digest of its secret: the same whatever its line, and not the secret.
+    @Test func aTokensIdentityIsTheSameWhateverItsLine() throws {
+        let swapped = try TokenTable.parse("\(Self.everything) *\n\n\(Self.sender) send:counter\n", path: "tokens")
+        let here = try #require(Self.table.authenticate(Self.sender))
+        let there = try #require(swapped.authenticate(Self.sender))
+        #expect(here.line != there.line)
+        #expect(here.identity == there.identity)
+        #expect(here.identity.count == 16 && here.identity.allSatisfy(\.isHexDigit))
+        #expect(Set(Self.table.tokens.map(\.identity)).count == Self.table.tokens.count)
+        #expect(!Self.sender.contains(here.identity))
+        // SHA-256 of "sender-token-0123456789", its first 8 bytes.
+        #expect(here.identity == AccessToken.identity(of: Array(Self.sender.utf8)))
+    }
+
     @Test func theFileMustBeReadableByNoOneElse() throws {
         let directory = try temporaryDirectory()
         let path = directory + "/tokens"

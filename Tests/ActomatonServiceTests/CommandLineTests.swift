@@ -135,6 +135,19 @@ import Testing
         #expect(readable.errors == "error: \(tokens): group or other users can read or write the tokens file (mode 640); run `chmod 600` on it\n")
     }
 
+    /// Regression (audit): a cluster's hosts forward requests to each other in plain HTTP; a host
+    /// serving TLS was accepted, and every request forwarded to it failed (503, for ever).
+    @Test func aClusterHostCannotServeTLS() async throws {
+        let directory = try pluginsDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let files = try TLSTests().makeCertificate(in: directory)
+        let result = try await run(["serve", "--plugins", directory, "--listen", "127.0.0.1:0", "--tls-certificate", files.certificate,
+                                    "--tls-key", files.key, "--state", "postgres://actomaton@127.0.0.1:1/none", "--advertise", "http://127.0.0.1:1"])
+        #expect(result.status == 1)
+        #expect(result.errors == "error: --tls-certificate cannot be used in a cluster (--state postgres://…): hosts forward requests to each "
+            + "other in plain HTTP; put TLS in front of the hosts instead\n")
+    }
+
     /// An address in use printed NIO's error through the argument parser
     /// (`Error: bind(descriptor:ptr:bytes:): Address already in use) (errno: 98)`), and left
     /// the journal open: now one line, status 1, and the state file closed and tidied (its

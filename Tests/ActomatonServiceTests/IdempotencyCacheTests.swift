@@ -11,7 +11,7 @@ import Testing
     @Test func aReceiptReadWhileTheRequestIsUnderWayKeepsItsWaiters() async throws {
         let cache = IdempotencyCache(window: .seconds(60), maxKeys: 100, now: { .seconds(1) })
         let address = InstanceAddress(plugin: "counter", key: try InstanceKey("k"))
-        let key = IdempotencyCache.Key(token: 0, address: address, key: "retry-1")
+        let key = IdempotencyCache.Key(token: IdempotencyCache.noToken, address: address, key: "retry-1")
         let fingerprint = IdempotencyCache.Fingerprint(Array(#"{"action": "increment"}"#.utf8))
         guard case .proceed = try await cache.begin(key, fingerprint: fingerprint) else {
             Issue.record("the first request does not proceed")
@@ -33,12 +33,43 @@ import Testing
         retry.cancel()
     }
 
+    /// Regression (audit): in a cluster, an answer kept here was replayed after another host had
+    /// deleted the instance (and its receipts): a retry was told of an action that no longer
+    /// existed. The journal's receipt settles what is kept: none drops the answer, one replaces it.
+    @Test func theJournalsReceiptSettlesAKeptAnswer() async throws {
+        let cache = IdempotencyCache(window: .seconds(60), maxKeys: 100, now: { .seconds(1) })
+        let address = InstanceAddress(plugin: "counter", key: try InstanceKey("s"))
+        let key = IdempotencyCache.Key(token: "0123456789abcdef", address: address, key: "settled")
+        let fingerprint = IdempotencyCache.Fingerprint(Array(#"{"action": "increment"}"#.utf8))
+        _ = try await cache.begin(key, fingerprint: fingerprint)
+        cache.finish(key, status: 200, body: #"{"seq":1}"#)
+        cache.settle(key, with: nil, wallNow: 0)
+        guard case .proceed = try await cache.begin(key, fingerprint: fingerprint) else {
+            Issue.record("an answer the journal no longer holds was replayed")
+            return
+        }
+        cache.finish(key, status: 200, body: #"{"seq":1}"#)
+        let receipt = JournaledReceipt(plugin: "counter/s", key: IdempotencyCache.journalKey(key), fingerprint: fingerprint.description,
+                                       answer: #"{"seq":7}"#, expires: .max)
+        cache.settle(key, with: receipt, wallNow: 0)
+        guard case let .replay(stored) = try await cache.begin(key, fingerprint: fingerprint) else {
+            Issue.record("the journal's receipt was not replayed")
+            return
+        }
+        #expect(stored.body == #"{"seq":7}"#)
+        // A request under way is left alone.
+        let other = IdempotencyCache.Key(token: "0123456789abcdef", address: address, key: "under-way")
+        _ = try await cache.begin(other, fingerprint: fingerprint)
+        cache.settle(other, with: nil, wallNow: 0)
+        #expect(cache.count == 2)
+    }
+
     /// Regression: a DELETE while a request with a key was under way forgot nothing of it; its
     /// answer was then kept, and a retry replayed it for the deleted instance.
     @Test func aRequestUnderWayWhenItsInstanceIsDeletedKeepsNoAnswer() async throws {
         let cache = IdempotencyCache(window: .seconds(60), maxKeys: 100, now: { .seconds(1) })
         let address = InstanceAddress(plugin: "counter", key: try InstanceKey("d"))
-        let key = IdempotencyCache.Key(token: 0, address: address, key: "once")
+        let key = IdempotencyCache.Key(token: IdempotencyCache.noToken, address: address, key: "once")
         let fingerprint = IdempotencyCache.Fingerprint(Array(#"{"action": "increment"}"#.utf8))
         guard case .proceed = try await cache.begin(key, fingerprint: fingerprint) else {
             Issue.record("the first request does not proceed")

@@ -165,6 +165,24 @@ public struct JournalRecovery: Sendable {
 
     /// Nothing journaled.
     public var isEmpty: Bool { snapshots.isEmpty && actions.isEmpty && timers.isEmpty }
+
+    /// The most transitions one name may count: 2^53 − 1, the largest integer a JSON client
+    /// reads exactly. No host gets near it; a count past it comes from an edited file or
+    /// database (a count of 2^63 − 1 made the next action's number overflow, and crashed every
+    /// host that took the instance in turn).
+    public static let maxTransitionCount: Int64 = (1 << 53) - 1
+
+    /// Throws when the count of transitions or a snapshot's number is past
+    /// ``maxTransitionCount``, or a snapshot's number is negative: no host writes one, and the
+    /// name is refused with one line instead of being served.
+    public func check(name: String) throws(PluginJournalError.Reason) {
+        if let transitionCount, transitionCount > Self.maxTransitionCount {
+            throw .badRecord("the count of transitions of \(name) is \(transitionCount), past the most a host writes (\(Self.maxTransitionCount))")
+        }
+        if let snapshot = snapshots.first(where: { !(0...Self.maxTransitionCount).contains($0.sequence) }) {
+            throw .badRecord("a snapshot of \(name) is numbered \(snapshot.sequence), outside what a host writes (0 to \(Self.maxTransitionCount))")
+        }
+    }
 }
 
 /// What the journal holds for one plugin, for `actomaton-host journal`.

@@ -258,6 +258,7 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
                     options: JournaledTimer.options(id: timers.isNull(5) ? nil : timers.text(5), queue: timers.isNull(6) ? nil : timers.text(6),
                                                     policy: timers.integer(7), maxCount: timers.integer(8))))
             }
+            try recovery.check(name: name)
             return recovery
         }
     }
@@ -405,7 +406,12 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
                                                   .integer(receipt.expires)).run()
             }
             // The action carries its number: the count needs no row of its own until pruned.
-            let count = try cachedTransitionCount(of: plugin, statements) + 1
+            let before = try cachedTransitionCount(of: plugin, statements)
+            guard before < JournalRecovery.maxTransitionCount else {
+                throw PluginJournalError.Reason.badRecord("the count of transitions of \(plugin) is \(before), past the most a host writes "
+                                                          + "(\(JournalRecovery.maxTransitionCount))")
+            }
+            let count = before + 1
             transitionCounts[plugin] = count
             try statements.insertAction.bind(.text(plugin), .text(version), .text(name), .blob(ArgumentCoding.encode(arguments)),
                                              .integer(count), message.map { .text($0()) } ?? .null).run()

@@ -15,6 +15,9 @@ struct WorkerChannel: @unchecked Sendable {
     /// waits for the host's next request while the host may be running on this very core
     /// (spinning it out there made one round trip in three cost 40 µs instead of 7).
     var yieldsWhileSpinning = false
+    /// What was received and not yet read as a frame. One thread reads a channel: the host's
+    /// machine thread, or the worker's main thread.
+    private let received = ReceiveBuffer()
 
     /// Why a frame could not be had.
     enum Failure: Error {
@@ -76,17 +79,19 @@ struct WorkerChannel: @unchecked Sendable {
     }
 
     /// Reads one whole frame before `deadline` (`nil`: wait as long as it takes): its tag, not
-    /// yet checked, and its payload.
+    /// yet checked, and its payload. One `recv` usually brings a whole frame, and often the
+    /// next ones too (log lines before a reply): they wait in ``received``.
     private func receive(deadline: ContinuousClock.Instant?) throws(Failure) -> (tag: UInt8, payload: [UInt8]) {
-        var header = [UInt8](repeating: 0, count: 5)
-        try read(into: &header, deadline: deadline)
-        let length = Int(header[0..<4].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+        try fill(atLeast: 5, deadline: deadline)
+        let length = received.withFrame { bytes in
+            // Little-endian, as `WorkerProtocol` writes it.
+            Int(bytes[0]) | Int(bytes[1]) << 8 | Int(bytes[2]) << 16 | Int(bytes[3]) << 24
+        }
         guard length >= 1, length <= WorkerProtocol.maxFrameBytes else {
             throw .violation(.init("a frame of \(length) bytes"))
         }
-        var payload = [UInt8](repeating: 0, count: length - 1)
-        try read(into: &payload, deadline: deadline)
-        return (header[4], payload)
+        try fill(atLeast: 4 + length, deadline: deadline)
+        return received.take(4 + length) { frame in (frame[4], Array(frame[5...])) }
     }
 
     /// How long a read polls the socket without blocking before it sleeps in `poll`.
@@ -97,21 +102,21 @@ struct WorkerChannel: @unchecked Sendable {
     /// Between bursts of actions, both ends sleep.
     static let spinWindow: Duration = .microseconds(50)
 
-    private func read(into buffer: inout [UInt8], deadline: ContinuousClock.Instant?) throws(Failure) {
-        var filled = 0
+    /// Receives until ``received`` holds at least `count` bytes.
+    private func fill(atLeast count: Int, deadline: ContinuousClock.Instant?) throws(Failure) {
+        guard received.count < count else { return }
         var spinUntil = ContinuousClock.now + Self.spinWindow
         var processEnded = false
-        while filled < buffer.count {
-            let received = buffer.withUnsafeMutableBytes { bytes in
+        while received.count < count {
+            let result = received.appending(atLeast: count) { space in
                 Result { () throws(Errno) in
-                    try SystemCall.receive(descriptor, into: UnsafeMutableRawBufferPointer(rebasing: bytes[filled...]), flags: Int32(MSG_DONTWAIT))
+                    try SystemCall.receive(descriptor, into: space, flags: Int32(MSG_DONTWAIT))
                 }
             }
-            switch received {
+            switch result {
             case .success(0):
                 throw .closed
-            case let .success(count):
-                filled += count
+            case .success:
                 spinUntil = ContinuousClock.now + Self.spinWindow
                 continue
             case .failure(.wouldBlock):
@@ -152,5 +157,58 @@ struct WorkerChannel: @unchecked Sendable {
             // Whatever the worker wrote before it ended is read first.
             if pollers.1.revents != 0 { processEnded = true }
         }
+    }
+}
+
+/// The bytes a channel received ahead of the frames read so far: one `recv` takes whatever the
+/// socket holds, up to the buffer's room, so that a frame usually costs one system call, not two
+/// (its header, then its payload).
+private final class ReceiveBuffer: @unchecked Sendable {
+    /// The room kept between frames; a larger frame grows it until the buffer is empty again.
+    static let usualCapacity = 64 << 10
+    private var storage = UnsafeMutableRawBufferPointer.allocate(byteCount: usualCapacity, alignment: 8)
+    private var start = 0
+    private var end = 0
+
+    deinit { storage.deallocate() }
+
+    /// The bytes received and not yet taken.
+    var count: Int { end - start }
+
+    /// Calls `body` with the bytes not yet taken.
+    func withFrame<T>(_ body: (UnsafeRawBufferPointer) -> T) -> T {
+        body(UnsafeRawBufferPointer(rebasing: storage[start..<end]))
+    }
+
+    /// Takes the first `count` bytes, handing them to `body`.
+    func take<T>(_ count: Int, _ body: (UnsafeRawBufferPointer) -> T) -> T {
+        defer {
+            start += count
+            if start == end {
+                start = 0
+                end = 0
+                if storage.count > Self.usualCapacity {
+                    storage.deallocate()
+                    storage = .allocate(byteCount: Self.usualCapacity, alignment: 8)
+                }
+            }
+        }
+        return body(UnsafeRawBufferPointer(rebasing: storage[start..<start + count]))
+    }
+
+    /// Makes room for at least `needed` bytes from ``start``, then lets `receive` write into the
+    /// free space; keeps what it says it wrote.
+    func appending<E>(atLeast needed: Int, _ receive: (UnsafeMutableRawBufferPointer) -> Result<Int, E>) -> Result<Int, E> {
+        if start + needed > storage.count {
+            let larger = UnsafeMutableRawBufferPointer.allocate(byteCount: max(storage.count, needed), alignment: 8)
+            larger.copyMemory(from: UnsafeRawBufferPointer(rebasing: storage[start..<end]))
+            storage.deallocate()
+            storage = larger
+            end -= start
+            start = 0
+        }
+        let result = receive(UnsafeMutableRawBufferPointer(rebasing: storage[end...]))
+        if case let .success(count) = result { end += count }
+        return result
     }
 }
