@@ -119,7 +119,9 @@ public final class ClusterForwarder: RequestForwarder, Sendable {
     /// `http://HOST:PORT` split; only plain HTTP between hosts.
     static func hostAndPort(of url: String) throws -> (String, Int) {
         let refusal = ForwardingError("the owner's URL \(url.cut(utf8Bytes: 200)) is not http://HOST[:PORT]")
-        guard url.hasPrefix("http://") else { throw refusal }
+        // Read from the database, which may hold anything: a 5 MB address made every answer
+        // that named it 10 MB.
+        guard url.hasPrefix("http://"), url.utf8.count <= ClusterHost.maxAdvertiseLength else { throw refusal }
         var rest = url.dropFirst("http://".count)
         if let slash = rest.firstIndex(of: "/") { rest = rest[..<slash] }
         var host = rest

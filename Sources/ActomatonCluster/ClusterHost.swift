@@ -330,6 +330,16 @@ public final class ClusterHost: @unchecked Sendable {
             WHERE h.id = \(id) RETURNING old.alive
             """).rows
         let alive = (try? rows.first?.decode(Bool.self)) ?? false
+        if rows.isEmpty {
+            // Its row was deleted (by hand): the host registers again under its number (never
+            // given to another host), its instances dropped as after a lapse. It used to serve on
+            // unregistered, its instances looking unowned to every other host.
+            try link.run("""
+                INSERT INTO actomaton_hosts (id, advertise, lease_expires)
+                VALUES (\(id), \(advertise), clock_timestamp() + make_interval(secs => \(Self.seconds(leaseTTL))))
+                ON CONFLICT (id) DO NOTHING
+                """)
+        }
         keeperState.withLock { $0.renewals += 1 }
         if !alive {
             let lost = owned.withLock { owned in

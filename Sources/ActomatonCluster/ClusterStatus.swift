@@ -1,3 +1,4 @@
+import ActomatonHost
 import PostgresNIO
 
 /// What `actomaton-host cluster status` shows: the hosts of a cluster, their leases, and how
@@ -38,10 +39,13 @@ public struct ClusterStatus: Sendable, Hashable {
     public static func read(from store: PostgresJournalStore) throws(ClusterError) -> ClusterStatus {
         let link = PostgresLink(store.address, name: "status")
         defer { link.close() }
+        // Leases are clamped to a century either way: one written as 'infinity' by hand made
+        // the whole status fail ("cannot subtract infinite timestamps").
         let results = try link.run([
             """
             SELECT h.id, h.advertise, h.lease_expires > clock_timestamp() AND NOT h.stopped, h.stopped,
-                   extract(epoch FROM h.lease_expires - clock_timestamp())::float8,
+                   extract(epoch FROM least(greatest(h.lease_expires, clock_timestamp() - interval '100 years'),
+                                            clock_timestamp() + interval '100 years') - clock_timestamp())::float8,
                    (SELECT count(*) FROM actomaton_instances i WHERE i.owner = h.id), h.fenced
             FROM actomaton_hosts h
             ORDER BY h.id DESC LIMIT \(Int64(maxHostsListed + 1))
@@ -75,7 +79,7 @@ public struct ClusterStatus: Sendable, Hashable {
             let state = host.alive ? "alive" : host.stopped ? "stopped" : "lapsed"
             let lease = host.alive ? "\(Int(host.leaseSecondsLeft.rounded(.up)))s left" : "-"
             lines.append([String(host.id).padding(5), state.padding(8), lease.padding(9), String(host.instances).padding(10),
-                          String(host.fencingRefusals).padding(6), host.advertise].joined(separator: " "))
+                          String(host.fencingRefusals).padding(6), host.advertise.cut(utf8Bytes: ClusterHost.maxAdvertiseLength)].joined(separator: " "))
         }
         if hostsLeftOut > 0 { lines.append("… and \(hostsLeftOut) older hosts") }
         return lines

@@ -253,6 +253,8 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
 
     /// How many of a name's snapshots a recovery reads, newest first: a host keeps two.
     static let snapshotsRead = 4
+    /// The largest snapshot a recovery reads: `PluginLimits.maxSnapshotBytes` (tests lower it).
+    var maxSnapshotBytes = PluginLimits.maxSnapshotBytes
 
     /// What the database holds for `name`: its snapshots (the newest ``snapshotsRead``, each at
     /// most `PluginLimits.maxSnapshotBytes`: rows from an edited database were read whole,
@@ -262,7 +264,7 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
             let results = try reader.run([
                 // The newest few (a host keeps two), each checked for its size before it is sent.
                 """
-                SELECT seq, version, CASE WHEN octet_length(state) <= \(Int64(PluginLimits.maxSnapshotBytes)) THEN state END, octet_length(state)
+                SELECT seq, version, CASE WHEN octet_length(state) <= \(Int64(maxSnapshotBytes)) THEN state END, octet_length(state)
                 FROM actomaton_snapshots WHERE name = \(name) ORDER BY seq DESC LIMIT \(Int64(Self.snapshotsRead))
                 """,
                 "SELECT \(unescaped: Self.transitionCount), pruned FROM actomaton_instances i WHERE name = \(name)",
@@ -276,7 +278,7 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
                 let (sequence, version, state, size) = try row.decode((Int64, String, ByteBuffer?, Int32).self)
                 guard let state else {
                     throw PluginJournalError.Reason.badRecord("snapshot #\(sequence) of \(name) is \(size) bytes, more than the "
-                                                              + "\(PluginLimits.maxSnapshotBytes) a plugin's snapshot may have")
+                                                              + "\(maxSnapshotBytes) a plugin's snapshot may have")
                 }
                 recovery.snapshots.append(JournaledSnapshot(sequence: sequence, version: version, bytes: Self.array(state)))
             }

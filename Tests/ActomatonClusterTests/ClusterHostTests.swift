@@ -448,18 +448,22 @@ extension ClusterHostTests {
     }
 
     /// Regression (audit): snapshot rows were read whole, whatever their size and number (10
-    /// rows of 40 MB took a host from 45 to 827 MB for one request). At the limit and one past.
+    /// rows of 40 MB took a host from 45 to 827 MB for one request). At the limit and one past,
+    /// with the limit lowered from 64 MiB to 4 KiB (moving 64 MiB through a debug build's event
+    /// loop slowed every test beside it).
     @Test func snapshotRowsAreReadWithinTheSnapshotLimit() async throws {
         let address = try await PostgresTestServer.start().makeDatabase()
         let host = try ClusterHost(address: address, advertise: "http://127.0.0.1:9001", leaseTTL: Self.quietLease)
         defer { host.stop() }
+        #expect(PostgresJournalStore(host: host).maxSnapshotBytes == PluginLimits.maxSnapshotBytes)
         let store = PostgresJournalStore(host: host)
+        store.maxSnapshotBytes = 4096
         defer { store.close(clean: true) }
         let link = PostgresLink(address, name: "test")
         defer { link.close() }
         _ = try host.claim("counter/big")
         try store.commit([JournalStoreConformanceTests.action("counter/big", "increment")])
-        let limit = Int64(PluginLimits.maxSnapshotBytes)
+        let limit = Int64(store.maxSnapshotBytes)
         try link.run("INSERT INTO actomaton_snapshots (name, seq, version, state) VALUES ('counter/big', 1, '1.0', decode(repeat('00', \(limit)::int), 'hex'))")
         #expect(try store.recovery(for: "counter/big").snapshots.first?.bytes.count == Int(limit))
         try link.run("INSERT INTO actomaton_snapshots (name, seq, version, state) VALUES ('counter/big', 2, '1.0', decode(repeat('00', \(limit + 1)::int), 'hex'))")
@@ -493,6 +497,45 @@ extension ClusterHostTests {
             #expect(throws: ClusterError.self) { try link.transaction { try $0.run("SELECT pg_sleep(30)") } }
             #expect(try link.run("SELECT 2").rows.first?.decode(Int.self) == 2)
         }
+    }
+
+    /// Regression (audit): a host whose row was deleted by hand logged a lapsed lease at every
+    /// renewal and never registered again, its instances looking unowned to every other host.
+    @Test func aHostWhoseRowWasDeletedRegistersAgain() async throws {
+        let address = try await PostgresTestServer.start().makeDatabase()
+        let host = try ClusterHost(address: address, advertise: "http://127.0.0.1:9001", leaseTTL: Self.quietLease)
+        defer { host.stop() }
+        _ = try host.claim("counter/r")
+        let link = PostgresLink(address, name: "test")
+        defer { link.close() }
+        try link.run("DELETE FROM actomaton_hosts WHERE id = \(host.id)")
+        #expect(try host.renew() == false)
+        #expect(host.epoch(of: "counter/r") == nil)
+        #expect(try link.run("SELECT count(*) FROM actomaton_hosts WHERE id = \(host.id)").rows.first?.decode(Int64.self) == 1)
+        #expect(try host.renew() == true)
+        guard case .owned = try host.claim("counter/r") else {
+            Issue.record("the host registered again cannot take an instance")
+            return
+        }
+    }
+
+    /// Regression (audit): one lease written as 'infinity' made `cluster status` fail as a
+    /// whole, hiding every host; an address of 5 MB was printed whole.
+    @Test func theStatusReadsLeasesAndAddressesNoHostWrites() async throws {
+        let address = try await PostgresTestServer.start().makeDatabase()
+        let host = try ClusterHost(address: address, advertise: "http://127.0.0.1:9001", leaseTTL: Self.quietLease)
+        defer { host.stop() }
+        let link = PostgresLink(address, name: "test")
+        defer { link.close() }
+        try link.run("INSERT INTO actomaton_hosts (advertise, lease_expires) VALUES ('http://forever:1', 'infinity')")
+        try link.run("INSERT INTO actomaton_hosts (advertise, lease_expires) VALUES ('http://' || repeat('a', 100000), '-infinity')")
+        let status = try ClusterStatus.read(from: PostgresJournalStore(readingAt: address))
+        #expect(status.hosts.count == 3)
+        #expect(status.hosts.filter(\.alive).count == 2)
+        let lines = status.lines
+        #expect(lines.contains { $0.contains("http://forever:1") && $0.contains("alive") })
+        #expect(lines.allSatisfy { $0.utf8.count < 600 })
+        #expect(throws: (any Error).self) { try ClusterForwarder.hostAndPort(of: "http://" + String(repeating: "a", count: 600) + ":80") }
     }
 
     /// A commit left idle (a host paused in the middle of it) is ended by the server once the
