@@ -83,7 +83,7 @@ public final class ClusterForwarder: RequestForwarder, Sendable {
             (responseHead, responseBody) = try await promise.futureResult.get()
         } catch {
             channel.close(promise: nil)
-            throw RequestForwardingError("\(error)", mayHaveReachedTheOwner: true)
+            throw RequestForwardingError("\(error)", mayHaveReachedTheOwner: true, ownerAnswered: (error as? ForwardingError)?.answered == true)
         }
         if responseHead.isKeepAlive {
             let kept = idle.withLockedValue { idle in
@@ -138,10 +138,15 @@ public final class ClusterForwarder: RequestForwarder, Sendable {
     }
 }
 
-/// Why a forward failed, in one line.
+/// Why a forward failed, in one line, and whether the owner answered (with what could not be
+/// read as an answer).
 struct ForwardingError: Error, CustomStringConvertible {
     let description: String
-    init(_ description: String) { self.description = description }
+    let answered: Bool
+    init(_ description: String, answered: Bool = false) {
+        self.description = description
+        self.answered = answered
+    }
 }
 
 /// Gathers one response at a time on a connection and completes its promise.
@@ -171,7 +176,7 @@ private final class ResponseCollector: ChannelInboundHandler, RemovableChannelHa
             self.head = head
         case var .body(part):
             guard body.readableBytes + part.readableBytes <= ClusterForwarder.maxResponseBytes else {
-                fail(ForwardingError("the answer is longer than \(ClusterForwarder.maxResponseBytes) bytes"))
+                fail(ForwardingError("the answer is longer than \(ClusterForwarder.maxResponseBytes) bytes", answered: true))
                 context.close(promise: nil)
                 return
             }
@@ -191,7 +196,8 @@ private final class ResponseCollector: ChannelInboundHandler, RemovableChannelHa
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        fail(error)
+        // What the HTTP decoder refused came from the owner: an answer, if not one of HTTP.
+        fail(error is HTTPParserError || error is NIOTooManyBytesError ? ForwardingError("the answer is not HTTP: \(error)", answered: true) : error)
         context.close(promise: nil)
     }
 

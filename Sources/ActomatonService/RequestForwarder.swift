@@ -55,17 +55,21 @@ public struct ForwardedResponse: Sendable {
 /// Why a forward failed: one line, and whether the owner may have received the request.
 ///
 /// A forwarder throws it; any other error counts as one after which the request may have been
-/// received. The service answers 503 (retry) only when it was not sent, and 504 (the outcome is
-/// unknown) otherwise: the owner may have applied an action it never answered.
+/// received. The service answers 503 (retry) only when it was not sent; 502 when the owner
+/// answered with what is not an answer of this API (too long, not HTTP); and 504 otherwise (no
+/// answer in time): in both, the owner may have applied an action it never answered.
 public struct RequestForwardingError: Error, Sendable, CustomStringConvertible {
     /// What went wrong, in one line.
     public let description: String
     /// Whether the request may have reached the owner (it was sent, or partly).
     public let mayHaveReachedTheOwner: Bool
+    /// Whether the owner answered, with what could not be read as an answer.
+    public let ownerAnswered: Bool
 
     /// Creates the error.
-    public init(_ description: String, mayHaveReachedTheOwner: Bool) {
+    public init(_ description: String, mayHaveReachedTheOwner: Bool, ownerAnswered: Bool = false) {
         self.description = description
-        self.mayHaveReachedTheOwner = mayHaveReachedTheOwner
+        self.mayHaveReachedTheOwner = mayHaveReachedTheOwner || ownerAnswered
+        self.ownerAnswered = ownerAnswered
     }
 }

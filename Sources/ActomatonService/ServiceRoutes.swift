@@ -269,6 +269,10 @@ struct ServiceRoutes: Sendable {
                                                                   body: body), to: owner)
         } catch let error as RequestForwardingError where !error.mayHaveReachedTheOwner {
             throw ServiceError.unavailable("\(name) is owned by the host at \(owner), which could not be reached (\(error)); retry")
+        } catch let error as RequestForwardingError where error.ownerAnswered {
+            let outcome = request.method == .get || request.method == .head ? "retry"
+                : "it may have been applied there: retry with the same Idempotency-Key, or read the instance, to find out"
+            throw ServiceError.badGateway("\(name) is owned by the host at \(owner), whose answer could not be read (\(error)); \(outcome)")
         } catch {
             // Sent: the owner may have applied it and not answered in time.
             let outcome = request.method == .get || request.method == .head ? "retry"

@@ -93,6 +93,15 @@ import Testing
             let read = try await client.get("/v1/machines/counter/k")
             #expect(read.status == .gatewayTimeout && read.text.contains("did not answer (no answer within 10000 ms); retry"), "\(read.text)")
         }
+        // Regression (audit): an owner that answered garbage, or more than the limit, was 504
+        // "did not answer"; it answered, badly: 502, still saying it may have been applied.
+        try await withForwardingServer(ScriptedForwarder {
+            throw RequestForwardingError("the answer is not HTTP: invalid HTTP method", mayHaveReachedTheOwner: true, ownerAnswered: true)
+        }) { client in
+            let sent = try await client.post("k", #"{"action": "increment"}"#)
+            #expect(sent.status == .badGateway && sent.text.contains("whose answer could not be read (the answer is not HTTP: invalid HTTP method); "
+                                                                     + "it may have been applied there"), "\(sent.text)")
+        }
     }
 
     /// Regression: an instance whose ownership moved between this host's claim and the
