@@ -38,13 +38,19 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
     public var location: String { address.description }
 
     /// A store that writes for `host`, in the database `host` joined.
-    public init(host: ClusterHost) {
+    public convenience init(host: ClusterHost) {
+        self.init(host: host, answerTimeout: PostgresLink.defaultAnswerTimeout)
+    }
+
+    /// A store that writes for `host`, whose queries wait `answerTimeout` for an answer (tests
+    /// wait less).
+    init(host: ClusterHost, answerTimeout: TimeAmount) {
         self.host = host
         address = host.address
         // A commit left idle (its host paused) holds its rows' locks: the server ends it once
         // the host's lease has lapsed, so that the host taking over is not kept waiting.
-        writer = PostgresLink(host.address, name: "journal", idleInTransactionTimeout: host.leaseTTL)
-        reader = PostgresLink(host.address, name: "reader")
+        writer = PostgresLink(host.address, name: "journal", idleInTransactionTimeout: host.leaseTTL, answerTimeout: answerTimeout)
+        reader = PostgresLink(host.address, name: "reader", answerTimeout: answerTimeout)
     }
 
     /// A store that only reads the cluster's database at `address` (`cluster status`,
@@ -99,7 +105,8 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
         }
         if !fenced.isEmpty { throw refuse(fenced) }
         do {
-            try writer.transaction { transaction in
+            try committingOnce { try writer.transaction { transaction in
+                fenced = []
                 let rows = try transaction.run("""
                     SELECT name, owner, epoch,
                            \(unescaped: Self.transitionCount)
@@ -124,9 +131,27 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
                     queries.append("SELECT pg_notify(\(JournalNotifications.channel), \(name))")
                 }
                 try transaction.run(queries)
-            }
+            } }
         } catch let fencing as JournalStoreFencing {
             throw refuse(fencing.names)
+        }
+    }
+
+    /// Runs `attempt` (a transaction) again once when it failed before its `COMMIT` was sent:
+    /// nothing of it was written, and its ownership check runs again, on a new connection when the
+    /// old one was lost. A host paused in the middle of a commit past its lease, whose transaction
+    /// the server ended, stopped with one line when it resumed; now the names another host took
+    /// are refused by fencing and the others committed. A second failure is thrown (the host
+    /// stops).
+    private func committingOnce(_ attempt: () throws -> Void) throws {
+        do {
+            try attempt()
+        } catch is PostgresLink.NotCommitted {
+            do {
+                try attempt()
+            } catch let lost as PostgresLink.NotCommitted {
+                throw lost.cause
+            }
         }
     }
 

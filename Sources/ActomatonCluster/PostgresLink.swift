@@ -69,24 +69,39 @@ final class PostgresLink: @unchecked Sendable {
         try run([query])[0]
     }
 
+    /// A transaction that failed before its `COMMIT` was sent: nothing of it was written, and it
+    /// may be run again (on a new connection when the connection was lost).
+    struct NotCommitted: Error {
+        /// Why it failed.
+        let cause: ClusterError
+    }
+
     /// Runs `body` inside one transaction: `BEGIN`, what `body` runs, `COMMIT`; a `ROLLBACK`
-    /// when `body` throws (the error rethrown).
+    /// when `body` throws (the error rethrown). A query that fails before the `COMMIT` is sent
+    /// throws ``NotCommitted`` (the server ended an idle transaction, or restarted, or refused a
+    /// statement); a failed `COMMIT` throws its error: it may have been written.
     func transaction<T>(_ body: (PostgresLink.Transaction) throws -> T) throws -> T {
         try lock.withLock { _ in
             let connection = try connected()
             let transaction = Transaction(link: self, connection: connection)
+            var committing = false
             do {
                 try transaction.run("BEGIN")
                 let value = try body(transaction)
+                committing = true
                 try transaction.run("COMMIT")
                 return value
             } catch {
-                if connection.isClosed || self.connection !== connection {
+                let lost = connection.isClosed || self.connection !== connection
+                if lost {
                     self.connection = nil
                 } else {
                     _ = try? transaction.run("ROLLBACK")
                 }
-                if let error = error as? ClusterError { throw error }
+                if let error = error as? ClusterError {
+                    if !committing { throw NotCommitted(cause: error) }
+                    throw error
+                }
                 if error is PSQLError { throw Self.clusterError(error) }
                 throw error
             }
@@ -207,6 +222,7 @@ final class PostgresLink: @unchecked Sendable {
     /// A query's failure as a cluster error: the server's message, or what broke.
     static func clusterError(_ error: any Error) -> ClusterError {
         if let error = error as? ClusterError { return error }
+        if let error = error as? NotCommitted { return error.cause }
         if let error = error as? PSQLError, error.code != .server {
             return .unreachable(message(of: error))
         }

@@ -494,7 +494,7 @@ extension ClusterHostTests {
             }
             #expect(try link.run("SELECT 1").rows.first?.decode(Int.self) == 1)
             // In a transaction too.
-            #expect(throws: ClusterError.self) { try link.transaction { try $0.run("SELECT pg_sleep(30)") } }
+            #expect(throws: PostgresLink.NotCommitted.self) { try link.transaction { try $0.run("SELECT pg_sleep(30)") } }
             #expect(try link.run("SELECT 2").rows.first?.decode(Int.self) == 2)
         }
     }
@@ -536,6 +536,45 @@ extension ClusterHostTests {
         #expect(lines.contains { $0.contains("http://forever:1") && $0.contains("alive") })
         #expect(lines.allSatisfy { $0.utf8.count < 600 })
         #expect(throws: (any Error).self) { try ClusterForwarder.hostAndPort(of: "http://" + String(repeating: "a", count: 600) + ":80") }
+    }
+
+    /// A transaction whose connection is lost before its COMMIT wrote nothing, and says so; the
+    /// journal's commit then runs once more on a new connection, its ownership checked again.
+    /// Before, a host whose commit the server ended (paused past its lease, or a restart of
+    /// PostgreSQL) stopped with one line when it resumed.
+    @Test func aCommitWhoseConnectionIsLostBeforeItsCommitRunsAgain() async throws {
+        let address = try await PostgresTestServer.start().makeDatabase()
+        let killer = PostgresLink(address, name: "test")
+        defer { killer.close() }
+        // A query sent before the client saw its connection close is never answered
+        // (PostgresNIO): it waits out the answer timeout, shortened here.
+        let link = PostgresLink(address, name: "victim", answerTimeout: .seconds(1))
+        defer { link.close() }
+        try link.run("CREATE TABLE written (n int)")
+        try await onThread { () throws -> Void in
+            do {
+                try link.transaction { transaction in
+                    try transaction.run("INSERT INTO written VALUES (1)")
+                    try killer.run("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'actomaton-host victim'")
+                    try transaction.run("INSERT INTO written VALUES (2)")
+                }
+                Issue.record("a transaction whose session was ended committed")
+            } catch is PostgresLink.NotCommitted {
+            } catch {
+                Issue.record("\(error)")
+            }
+            #expect(try link.run("SELECT count(*) FROM written").rows.first?.decode(Int64.self) == 0)
+        }
+        // The journal's commit, after its connection was ended between two commits.
+        let host = try ClusterHost(address: address, advertise: "http://127.0.0.1:9001", leaseTTL: Self.quietLease)
+        defer { host.stop() }
+        _ = try host.claim("counter/again")
+        let store = PostgresJournalStore(host: host, answerTimeout: .seconds(1))
+        defer { store.close(clean: true) }
+        try store.commit([JournalStoreConformanceTests.action("counter/again", "increment")])
+        try killer.run("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'actomaton-host journal'")
+        try store.commit([JournalStoreConformanceTests.action("counter/again", "increment")])
+        #expect(try store.transitionCount(of: "counter/again") == 2)
     }
 
     /// A commit left idle (a host paused in the middle of it) is ended by the server once the
