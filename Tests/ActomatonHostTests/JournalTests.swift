@@ -21,6 +21,14 @@ struct JournalTests {
         sqlite3_close(handle)
     }
 
+    /// Journals `count` increments of the counter plugin in the file at `path`, and closes it.
+    private func journalIncrements(_ count: Int, at path: String) async throws {
+        let journal = try PluginJournal(path: path)
+        let counter = try await PluginHost(journal: journal).load(path: plugin("CounterPlugin"))
+        for _ in 0..<count { try await counter.send("increment") }
+        journal.close()
+    }
+
     /// The first column of the first row `sql` returns in the file at `path`, as an integer.
     private func integer(_ path: String, _ sql: String) -> Int64? {
         var handle: OpaquePointer?
@@ -387,12 +395,7 @@ struct JournalTests {
     @Test func aNegativeCountOfTransitionsIsReported() async throws {
         let (directory, path) = try databasePath()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        do {
-            let journal = try PluginJournal(path: path)
-            let counter = try await PluginHost(journal: journal).load(path: plugin("CounterPlugin"))
-            for _ in 0..<3 { try await counter.send("increment") }
-            journal.close()
-        }
+        try await journalIncrements(3, at: path)
         tamper(path, "INSERT OR REPLACE INTO transitions (plugin, count) VALUES ('counter', -5); UPDATE actions SET ordinal = -5")
         let journal = try PluginJournal(path: path)
         defer { journal.close() }
@@ -411,12 +414,7 @@ struct JournalTests {
     @Test func aCountNoHostWritesIsRefusedWithOneLine() async throws {
         let (directory, path) = try databasePath()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        do {
-            let journal = try PluginJournal(path: path)
-            let counter = try await PluginHost(journal: journal).load(path: plugin("CounterPlugin"))
-            for _ in 0..<3 { try await counter.send("increment") }
-            journal.close()
-        }
+        try await journalIncrements(3, at: path)
         let limit = JournalRecovery.maxTransitionCount
         tamper(path, "UPDATE actions SET ordinal = \(limit)")
         do {
