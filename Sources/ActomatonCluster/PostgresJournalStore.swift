@@ -281,7 +281,7 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
     /// The largest snapshot a recovery reads: `PluginLimits.maxSnapshotBytes` (tests lower it).
     var maxSnapshotBytes = PluginLimits.maxSnapshotBytes
 
-    /// What the database holds for `name`: its snapshots (the newest ``snapshotsRead``, each at
+    /// What the database holds for `name`: its snapshots (the newest 4, each at
     /// most `PluginLimits.maxSnapshotBytes`: rows from an edited database were read whole,
     /// 800 MB of them for one request), actions and timers.
     public func recovery(for name: String) throws(PluginJournalError.Reason) -> JournalRecovery {
