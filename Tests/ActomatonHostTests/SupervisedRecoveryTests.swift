@@ -75,6 +75,18 @@ import Testing
         }
     }
 
+    /// Regression: the error line of a failed snapshot echoed the action whole; a CSV chunk of
+    /// the benchmark made lines of tens of kilobytes. It is cut as every error line's echo is.
+    @Test func aSnapshotFailuresLineEchoesTheActionCut() throws {
+        let csv = try Plugin.load(path: wasmPlugin("csv"))
+        let long = String(repeating: "a,b,c\n", count: 10_000)
+        let line = SupervisedRecovery.snapshotFailureLine(plugin: "csv", after: try csv.action("feed", [.string(long)]),
+                                                          error: .snapshotFailed("it ran out of fuel"), kept: "kept")
+        #expect(line.utf8.count < PluginLimits.maxEchoedActionBytes + 300, "\(line.utf8.count) bytes")
+        #expect(line.hasPrefix("error: plugin csv: the snapshot after 'feed "))
+        #expect(line.hasSuffix("failed: cannot take a snapshot of the state: it ran out of fuel; kept"))
+    }
+
     @Test func withoutASnapshotTheRebuildReplaysEveryActionIntoANewState() {
         var supervisor = Self.supervisor(snapshotInterval: 16)
         for name in ["a", "b"] { _ = supervisor.completed(Self.action(name)) }

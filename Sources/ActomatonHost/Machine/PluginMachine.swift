@@ -381,7 +381,7 @@ public actor PluginMachine: EffectQueueHost {
                     acknowledgement = PluginAcknowledgement(journal: journal, ticket: snapshotTicket, action: input.action, plugin: name)
                 } catch {
                     decisions.snapshotFailed()
-                    HostErrorLines.report("error: plugin \(journalName): the journal's snapshot after '\(input.action)' failed: \(error); "
+                    HostErrorLines.report("error: plugin \(journalName): the journal's snapshot after '\(PluginLimits.echo("\(input.action)"))' failed: \(error); "
                                          + "the journal keeps the actions since the last one")
                 }
             }
@@ -425,7 +425,7 @@ public actor PluginMachine: EffectQueueHost {
             let bytes = try runtime.snapshot()
             if let journals { journalSnapshot(bytes, into: journals) }
         } catch {
-            HostErrorLines.report("error: plugin \(journalName): the snapshot after the refused '\(action)' failed: \(error); "
+            HostErrorLines.report("error: plugin \(journalName): the snapshot after the refused '\(PluginLimits.echo("\(action)"))' failed: \(error); "
                                  + "a restart or a rebuild may bring back the state from before it")
         }
     }

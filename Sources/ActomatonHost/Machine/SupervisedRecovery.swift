@@ -46,6 +46,13 @@ struct SupervisedRecovery {
     /// end, and the replay after a failure would grow with them.
     var maxActionsKept: Int { max(4 * snapshotInterval, 64) }
 
+    /// The error line of a snapshot due after `action` that failed with `error`, `kept` saying
+    /// what became of the actions since the last one (``snapshotFailed()``). The action is
+    /// echoed as an error line echoes it, cut: a 4 MB argument made a 4 MB line.
+    static func snapshotFailureLine(plugin: String, after action: PluginAction, error: PluginCallError.Reason, kept: String) -> String {
+        "error: plugin \(plugin): the snapshot after '\(PluginLimits.echo("\(action)"))' failed: \(error); \(kept)"
+    }
+
     /// A due snapshot failed: the actions since the last one stay for a replay, or, once more
     /// than ``maxActionsKept`` wait, the plugin is stopped (``stopped``: the runtime lets its
     /// state go, and every later call fails). Returns what became of them, for the error line.

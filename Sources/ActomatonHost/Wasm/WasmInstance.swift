@@ -58,7 +58,7 @@ final class WasmInstance: PluginRuntime, @unchecked Sendable {
                     // Kept for a replay; the host's own finding, not the plugin's log line.
                     let kept = recovery.snapshotFailed()
                     if recovery.stopped != nil { self.machine = nil }
-                    HostErrorLines.report("error: plugin \(plugin.name): the snapshot after '\(action)' failed: \(error); \(kept)")
+                    HostErrorLines.report(SupervisedRecovery.snapshotFailureLine(plugin: plugin.name, after: action, error: error, kept: kept))
                 }
             }
             return outcome

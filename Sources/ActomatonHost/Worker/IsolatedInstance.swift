@@ -203,7 +203,7 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
             // The host's own finding, not the plugin's log: an error line of its own.
             let kept = recovery.snapshotFailed()
             if recovery.stopped != nil { worker = nil }
-            HostErrorLines.report("error: plugin \(plugin.name): the snapshot after '\(action)' failed: \(error); \(kept)")
+            HostErrorLines.report(SupervisedRecovery.snapshotFailureLine(plugin: plugin.name, after: action, error: error, kept: kept))
         }
     }
 
