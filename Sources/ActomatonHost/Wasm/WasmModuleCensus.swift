@@ -8,9 +8,9 @@ import WasmParser
 /// stands for up to 100,000 locals of 24 bytes each once parsed, and one byte of an element
 /// segment takes about 190. A 22 KB module of 2,000 functions of 99,999 locals each took 4.7 GB
 /// and 6 s to load, a 4 MB element section 750 MB, and a 10 MB function type 400 MB, past any
-/// memory cap. So the host reads
-/// each section's counts itself first, in one pass that allocates nothing, and refuses a module
-/// past a limit with one line. Block nesting, which sizes the compiler's working memory (200 MB
+/// memory cap. So the host reads each section's size and counts itself first, in one pass that
+/// allocates nothing but the copy it parses (``stripped``), and refuses a module past a limit
+/// with one line. Block nesting, which sizes the compiler's working memory (200 MB
 /// for a 3 MB function of nested blocks), is checked after the parse (``checkNesting(_:)``).
 struct WasmModuleCensus {
     /// The functions the module defines.
