@@ -108,7 +108,7 @@ public final class ClusterHost: @unchecked Sendable {
         }
         // Hosts forward requests to each other in plain HTTP: an https:// address (or a port out
         // of range) was accepted here, and every request forwarded to the host failed.
-        guard advertise.utf8.count <= Self.maxAdvertiseLength, (try? ClusterForwarder.hostAndPort(of: advertise)) != nil else {
+        guard (try? ClusterForwarder.hostAndPort(of: advertise)) != nil else {
             throw .badOption("--advertise must be an http://HOST[:PORT] URL of at most \(Self.maxAdvertiseLength) bytes, such as "
                              + "http://10.0.0.5:8080 (hosts forward requests to each other in plain HTTP)")
         }

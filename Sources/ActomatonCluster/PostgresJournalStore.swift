@@ -39,13 +39,14 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
 
     /// A store that writes for `host`, in the database `host` joined.
     public convenience init(host: ClusterHost) {
-        self.init(host: host, answerTimeout: PostgresLink.defaultAnswerTimeout)
+        self.init(host: host, answerTimeout: PostgresLink.defaultAnswerTimeout, maxSnapshotBytes: PluginLimits.maxSnapshotBytes)
     }
 
-    /// A store that writes for `host`, whose queries wait `answerTimeout` for an answer (tests
-    /// wait less).
-    init(host: ClusterHost, answerTimeout: TimeAmount) {
+    /// A store that writes for `host`, whose queries wait `answerTimeout` for an answer and whose
+    /// recoveries read snapshots of at most `maxSnapshotBytes` (tests lower both).
+    init(host: ClusterHost, answerTimeout: TimeAmount, maxSnapshotBytes: Int) {
         self.host = host
+        self.maxSnapshotBytes = maxSnapshotBytes
         address = host.address
         // A commit left idle (its host paused) holds its rows' locks: the server ends it once
         // the host's lease has lapsed, so that the host taking over is not kept waiting.
@@ -59,6 +60,7 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
     public init(readingAt address: PostgresAddress) throws(ClusterError) {
         host = nil
         self.address = address
+        maxSnapshotBytes = PluginLimits.maxSnapshotBytes
         writer = PostgresLink(address, name: "journal")
         reader = PostgresLink(address, name: "reader")
         let rows = try reader.run("SELECT to_regclass('actomaton_schema') IS NOT NULL").rows
@@ -279,7 +281,7 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
     /// How many of a name's snapshots a recovery reads, newest first: a host keeps two.
     static let snapshotsRead = 4
     /// The largest snapshot a recovery reads: `PluginLimits.maxSnapshotBytes` (tests lower it).
-    var maxSnapshotBytes = PluginLimits.maxSnapshotBytes
+    let maxSnapshotBytes: Int
 
     /// What the database holds for `name`: its snapshots (the newest 4, each at
     /// most `PluginLimits.maxSnapshotBytes`: rows from an edited database were read whole,

@@ -263,6 +263,9 @@ struct ServiceRoutes: Sendable {
             if let value = request.headers[name] { headers[name] = value }
         }
         headers[ForwardedRequest.forwardedByHeader] = registry.placement?.advertisedURL ?? "unknown"
+        // Once sent, the owner may have applied it without an answer that came back.
+        let outcome = request.method == .get || request.method == .head ? "retry"
+            : "it may have been applied there: retry with the same Idempotency-Key, or read the instance, to find out"
         let answer: ForwardedResponse
         do {
             answer = try await forwarder.forward(ForwardedRequest(method: request.method, path: request.uri.description, headers: headers,
@@ -270,13 +273,8 @@ struct ServiceRoutes: Sendable {
         } catch let error as RequestForwardingError where !error.mayHaveReachedTheOwner {
             throw ServiceError.unavailable("\(name) is owned by the host at \(owner), which could not be reached (\(error)); retry")
         } catch let error as RequestForwardingError where error.ownerAnswered {
-            let outcome = request.method == .get || request.method == .head ? "retry"
-                : "it may have been applied there: retry with the same Idempotency-Key, or read the instance, to find out"
             throw ServiceError.badGateway("\(name) is owned by the host at \(owner), whose answer could not be read (\(error)); \(outcome)")
         } catch {
-            // Sent: the owner may have applied it and not answered in time.
-            let outcome = request.method == .get || request.method == .head ? "retry"
-                : "it may have been applied there: retry with the same Idempotency-Key, or read the instance, to find out"
             throw ServiceError.gatewayTimeout("\(name) is owned by the host at \(owner), which did not answer (\(error)); \(outcome)")
         }
         metrics.requestForwarded()

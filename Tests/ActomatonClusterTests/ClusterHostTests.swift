@@ -456,8 +456,7 @@ extension ClusterHostTests {
         let host = try ClusterHost(address: address, advertise: "http://127.0.0.1:9001", leaseTTL: Self.quietLease)
         defer { host.stop() }
         #expect(PostgresJournalStore(host: host).maxSnapshotBytes == PluginLimits.maxSnapshotBytes)
-        let store = PostgresJournalStore(host: host)
-        store.maxSnapshotBytes = 4096
+        let store = PostgresJournalStore(host: host, answerTimeout: PostgresLink.defaultAnswerTimeout, maxSnapshotBytes: 4096)
         defer { store.close(clean: true) }
         let link = PostgresLink(address, name: "test")
         defer { link.close() }
@@ -479,22 +478,31 @@ extension ClusterHostTests {
     /// Regression (audit): a wait for the server had no end; after a restart of PostgreSQL a
     /// host waited for good on a query its connection would never answer, its lease renewed and
     /// SIGTERM ignored. A call now gives up after its answer timeout, and the next call connects
-    /// again.
+    /// again. The query that is not answered waits for an advisory lock another connection
+    /// holds until the test ends.
     @Test func aQueryTheServerDoesNotAnswerInTimeFailsAndTheNextConnectsAgain() async throws {
         let address = try await PostgresTestServer.start().makeDatabase()
-        let link = PostgresLink(address, name: "test", answerTimeout: .milliseconds(500))
+        let holder = PostgresLink(address, name: "holder")
+        defer { holder.close() }
+        try holder.run("SELECT pg_advisory_lock(7)")
+        // Safety net only: without the answer timeout, the run before the fix would wait for ever.
+        Thread.detachNewThread {
+            Thread.sleep(forTimeInterval: 60)
+            _ = try? holder.run("SELECT pg_advisory_unlock_all()")
+        }
+        let link = PostgresLink(address, name: "test", answerTimeout: .seconds(2))
         defer { link.close() }
         try await onThread { () throws -> Void in
             do {
-                try link.run("SELECT pg_sleep(30)")
-                Issue.record("a query of 30 s was answered within half a second")
+                try link.run("SELECT pg_advisory_lock(7)")
+                Issue.record("a query waiting for a lock held elsewhere was answered")
             } catch {
                 guard case let .unreachable(message)? = error as? ClusterError else { Issue.record("\(error)"); return }
-                #expect(message.hasSuffix("the database did not answer within 0.5 s; the connection was dropped"))
+                #expect(message.hasSuffix("the database did not answer within 2 s; the connection was dropped"))
             }
             #expect(try link.run("SELECT 1").rows.first?.decode(Int.self) == 1)
             // In a transaction too.
-            #expect(throws: PostgresLink.NotCommitted.self) { try link.transaction { try $0.run("SELECT pg_sleep(30)") } }
+            #expect(throws: PostgresLink.NotCommitted.self) { try link.transaction { try $0.run("SELECT pg_advisory_lock(7)") } }
             #expect(try link.run("SELECT 2").rows.first?.decode(Int.self) == 2)
         }
     }
@@ -548,7 +556,7 @@ extension ClusterHostTests {
         defer { killer.close() }
         // A query sent before the client saw its connection close is never answered
         // (PostgresNIO): it waits out the answer timeout, shortened here.
-        let link = PostgresLink(address, name: "victim", answerTimeout: .seconds(1))
+        let link = PostgresLink(address, name: "victim", answerTimeout: .seconds(2))
         defer { link.close() }
         try link.run("CREATE TABLE written (n int)")
         try await onThread { () throws -> Void in
@@ -569,7 +577,7 @@ extension ClusterHostTests {
         let host = try ClusterHost(address: address, advertise: "http://127.0.0.1:9001", leaseTTL: Self.quietLease)
         defer { host.stop() }
         _ = try host.claim("counter/again")
-        let store = PostgresJournalStore(host: host, answerTimeout: .seconds(1))
+        let store = PostgresJournalStore(host: host, answerTimeout: .seconds(2), maxSnapshotBytes: PluginLimits.maxSnapshotBytes)
         defer { store.close(clean: true) }
         try store.commit([JournalStoreConformanceTests.action("counter/again", "increment")])
         try killer.run("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'actomaton-host journal'")
