@@ -82,19 +82,35 @@ final class IdempotencyCache: Sendable {
                 let key = Key(token: String(receipt.key[..<colon]), address: address, key: String(receipt.key[receipt.key.index(after: colon)...]))
                 guard state.entries[key] == nil else { continue }
                 let expires = time + .milliseconds(receipt.expires - wallNow)
-                state.entries[key] = .done(fingerprint, Stored(status: 200, body: receipt.answer), expires: expires)
+                state.keptCount += 1
+                state.entries[key] = .done(fingerprint, Stored(status: 200, body: receipt.answer), expires: expires, kept: state.keptCount)
                 state.order.append((key, expires))
             }
             state.order.sort { $0.1 < $1.1 }
         }
     }
 
-    /// Makes what is kept for `key` the journal's receipt `receipt` (in a cluster, where another
-    /// host may have answered or deleted since): a kept answer is replaced by the receipt, or
-    /// dropped when there is none. A request under way with the key is left alone.
-    func settle(_ key: Key, with receipt: JournaledReceipt?, wallNow: Int64) {
+    /// Where the answers kept so far end: taken before a receipt is read from the journal, and
+    /// given to ``settle(_:with:readAfter:wallNow:)`` with what was read.
+    struct Mark: Sendable {
+        fileprivate let keptCount: UInt64
+    }
+
+    /// The mark of the answers kept so far.
+    func mark() -> Mark {
+        state.withLock { Mark(keptCount: $0.keptCount) }
+    }
+
+    /// Makes what is kept for `key` the journal's receipt `receipt`, read after `mark` (in a
+    /// cluster, where another host may have answered or deleted since): an answer kept before
+    /// the mark is replaced by the receipt, or dropped when there is none. An answer kept since
+    /// the mark is newer than what was read, and a request under way is not over: both are left
+    /// alone. (An answer kept while the receipt was being read was dropped for the receipt's
+    /// absence, and the retry applied its action a second time: `make test-cluster` in CI, one
+    /// increment of 7,736 applied twice.)
+    func settle(_ key: Key, with receipt: JournaledReceipt?, readAfter mark: Mark, wallNow: Int64) {
         state.withLock { state in
-            if case .done? = state.entries[key] { state.entries[key] = nil }
+            if case let .done(_, _, _, kept)? = state.entries[key], kept <= mark.keptCount { state.entries[key] = nil }
         }
         if let receipt { restore([receipt], wallNow: wallNow) }
     }
@@ -120,7 +136,8 @@ final class IdempotencyCache: Sendable {
         /// Under way; `forgotten` once its instance was deleted meanwhile: its answer is then
         /// not kept, and the requests waiting for it run anew.
         case pending(Fingerprint, [CheckedContinuation<Stored?, Never>], forgotten: Bool = false)
-        case done(Fingerprint, Stored, expires: Duration)
+        /// `kept` numbers the answers kept, in order (``Mark``).
+        case done(Fingerprint, Stored, expires: Duration, kept: UInt64)
     }
 
     private struct State {
@@ -128,6 +145,8 @@ final class IdempotencyCache: Sendable {
         /// Keys in the order they were kept, with when they expire, for eviction.
         var order: [(Key, Duration)] = []
         var head = 0
+        /// How many answers were kept so far.
+        var keptCount: UInt64 = 0
     }
 
     private let state = Mutex(State())
@@ -160,7 +179,7 @@ final class IdempotencyCache: Sendable {
         let step: Step = state.withLock { state in
             evictExpired(&state, at: time)
             switch state.entries[key] {
-            case let .done(kept, stored, _)?:
+            case let .done(kept, stored, _, _)?:
                 return kept == fingerprint ? .replay(stored) : .mismatch
             case let .pending(kept, _, _)?:
                 return kept == fingerprint ? .wait : .mismatch
@@ -183,7 +202,7 @@ final class IdempotencyCache: Sendable {
                 case let .pending(kept, waiters, forgotten)?:
                     state.entries[key] = .pending(kept, waiters + [continuation], forgotten: forgotten)
                     return .none
-                case let .done(_, stored, _)?:
+                case let .done(_, stored, _, _)?:
                     return .some(stored)
                 case nil:
                     return .some(nil)
@@ -205,7 +224,8 @@ final class IdempotencyCache: Sendable {
         let (waiters, kept): ([CheckedContinuation<Stored?, Never>], Bool) = state.withLock { state in
             guard case let .pending(fingerprint, waiters, forgotten)? = state.entries[key] else { return ([], false) }
             if keep && !forgotten {
-                state.entries[key] = .done(fingerprint, stored, expires: expires)
+                state.keptCount += 1
+                state.entries[key] = .done(fingerprint, stored, expires: expires, kept: state.keptCount)
                 state.order.append((key, expires))
             } else {
                 state.entries[key] = nil
@@ -242,7 +262,7 @@ final class IdempotencyCache: Sendable {
     private func evictExpired(_ state: inout State, at time: Duration) {
         while state.head < state.order.count, state.order[state.head].1 <= time {
             let key = state.order[state.head].0
-            if case let .done(_, _, expires)? = state.entries[key], expires <= time { state.entries[key] = nil }
+            if case let .done(_, _, expires, _)? = state.entries[key], expires <= time { state.entries[key] = nil }
             state.head += 1
         }
         if state.head >= 1024, state.head * 2 >= state.order.count {

@@ -200,13 +200,15 @@ struct ServiceRoutes: Sendable {
             // longer existed). A retry that cannot be checked is not run.
             let name = InstanceRegistry.journalName(of: address)
             let journalKey = IdempotencyCache.journalKey(key)
+            // An answer kept here while the receipt is read is newer than what is read.
+            let mark = idempotency.mark()
             let kept: JournaledReceipt?
             do {
                 kept = try await onThreadOfItsOwn { () throws(PluginJournalError) in try journal.receipt(of: name, key: journalKey) }
             } catch {
                 throw ServiceError.unavailable("cannot read the answers kept for \(address): \(error); retry")
             }
-            idempotency.settle(key, with: kept, wallNow: ServiceClock.wallMilliseconds())
+            idempotency.settle(key, with: kept, readAfter: mark, wallNow: ServiceClock.wallMilliseconds())
         }
         switch try await idempotency.begin(key, fingerprint: fingerprint) {
         case let .replay(stored):

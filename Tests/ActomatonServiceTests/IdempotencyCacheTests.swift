@@ -43,7 +43,7 @@ import Testing
         let fingerprint = IdempotencyCache.Fingerprint(Array(#"{"action": "increment"}"#.utf8))
         _ = try await cache.begin(key, fingerprint: fingerprint)
         cache.finish(key, status: 200, body: #"{"seq":1}"#)
-        cache.settle(key, with: nil, wallNow: 0)
+        cache.settle(key, with: nil, readAfter: cache.mark(), wallNow: 0)
         guard case .proceed = try await cache.begin(key, fingerprint: fingerprint) else {
             Issue.record("an answer the journal no longer holds was replayed")
             return
@@ -51,7 +51,7 @@ import Testing
         cache.finish(key, status: 200, body: #"{"seq":1}"#)
         let receipt = JournaledReceipt(plugin: "counter/s", key: IdempotencyCache.journalKey(key), fingerprint: fingerprint.description,
                                        answer: #"{"seq":7}"#, expires: .max)
-        cache.settle(key, with: receipt, wallNow: 0)
+        cache.settle(key, with: receipt, readAfter: cache.mark(), wallNow: 0)
         guard case let .replay(stored) = try await cache.begin(key, fingerprint: fingerprint) else {
             Issue.record("the journal's receipt was not replayed")
             return
@@ -60,8 +60,41 @@ import Testing
         // A request under way is left alone.
         let other = IdempotencyCache.Key(token: "0123456789abcdef", address: address, key: "under-way")
         _ = try await cache.begin(other, fingerprint: fingerprint)
-        cache.settle(other, with: nil, wallNow: 0)
+        cache.settle(other, with: nil, readAfter: cache.mark(), wallNow: 0)
         #expect(cache.count == 2)
+    }
+
+    /// Regression (`make test-cluster` in CI: one increment of 7,736 applied twice): a retry read
+    /// the journal before the first request's commit, the first request then finished and kept
+    /// its answer, and the retry's settling dropped that answer for the receipt it had not
+    /// found: it ran the action again. An answer kept since the journal was read stays.
+    @Test func anAnswerKeptWhileTheReceiptIsReadIsReplayed() async throws {
+        let cache = IdempotencyCache(window: .seconds(60), maxKeys: 100, now: { .seconds(1) })
+        let address = InstanceAddress(plugin: "counter", key: try InstanceKey("r"))
+        let key = IdempotencyCache.Key(token: IdempotencyCache.noToken, address: address, key: "raced")
+        let fingerprint = IdempotencyCache.Fingerprint(Array(#"{"action": "increment"}"#.utf8))
+        // The first request is under way; a retry marks the cache and reads no receipt, as the
+        // first request's commit is not done yet.
+        guard case .proceed = try await cache.begin(key, fingerprint: fingerprint) else {
+            Issue.record("the first request does not proceed")
+            return
+        }
+        let mark = cache.mark()
+        // The first request commits and keeps its answer, then the retry settles with what it read.
+        cache.finish(key, status: 200, body: #"{"seq":1}"#)
+        cache.settle(key, with: nil, readAfter: mark, wallNow: 0)
+        guard case let .replay(stored) = try await cache.begin(key, fingerprint: fingerprint) else {
+            Issue.record("the retry ran its action a second time")
+            return
+        }
+        #expect(stored.body == #"{"seq":1}"#)
+        // The same order with the answer kept before the mark: the journal's word (no receipt:
+        // the instance was deleted since) holds.
+        cache.settle(key, with: nil, readAfter: cache.mark(), wallNow: 0)
+        guard case .proceed = try await cache.begin(key, fingerprint: fingerprint) else {
+            Issue.record("an answer the journal no longer holds was replayed")
+            return
+        }
     }
 
     /// Regression: a DELETE while a request with a key was under way forgot nothing of it; its
