@@ -2,6 +2,7 @@
 #include "process_control.h"
 
 #include <errno.h>
+#include <link.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -16,7 +17,9 @@
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -65,7 +68,7 @@ static void only_for(struct filter_builder *b, unsigned int nr, const unsigned i
     RETURN(SECCOMP_RET_ALLOW);
 }
 
-int actomaton_restrict_worker(int allow_processes) {
+int actomaton_restrict_worker(int allow_processes, int allow_network) {
 #ifdef ACTOMATON_AUDIT_ARCH
     // No capability: a root worker would otherwise reach the host through /proc (its memory,
     // its environment), whatever the filter says.
@@ -100,6 +103,13 @@ int actomaton_restrict_worker(int allow_processes) {
 #ifdef __NR_pidfd_send_signal
     refuse(b, __NR_pidfd_send_signal, EPERM);
 #endif
+    if (!allow_network) {
+        // No socket of any family (the channel to the host is a socket pair made before): no
+        // connection, no datagram, nothing of the machine's network or its local services.
+        // io_uring can make sockets without socket(2).
+        refuse(b, __NR_socket, EPERM);
+        refuse(b, __NR_io_uring_setup, EPERM);
+    }
     if (!allow_processes) {
 #if defined(__x86_64__)
         refuse(b, __NR_fork, EPERM);
@@ -137,8 +147,100 @@ int actomaton_restrict_worker(int allow_processes) {
     return result == 0 ? 0 : -EAGAIN;
 #else
     (void)allow_processes;
+    (void)allow_network;
     return -ENOSYS;
 #endif
+}
+
+// Landlock, from the kernel's interface (the build machine's headers may be older than it).
+#ifndef __NR_landlock_create_ruleset
+#define __NR_landlock_create_ruleset 444
+#define __NR_landlock_add_rule 445
+#define __NR_landlock_restrict_self 446
+#endif
+#define LANDLOCK_VERSION_QUERY 1u
+#define LANDLOCK_PATH_BENEATH 1
+#define LANDLOCK_EXECUTE (1ull << 0)
+#define LANDLOCK_READ_FILE (1ull << 2)
+// The rights a rule on a file (not a directory) may hold: execute, write, read, truncate, ioctl.
+#define LANDLOCK_FILE_RIGHTS ((1ull << 0) | (1ull << 1) | (1ull << 2) | (1ull << 14) | (1ull << 15))
+
+struct landlock_ruleset {
+    uint64_t handled_access_fs;
+};
+
+struct landlock_beneath {
+    uint64_t allowed_access;
+    int32_t parent_fd;
+} __attribute__((packed));
+
+struct landlock_rules {
+    int ruleset;
+    uint64_t handled;
+    int error;
+};
+
+// Lets the domain have `access` (within what it handles) to `path` and what is beneath it; a
+// path that does not exist is skipped.
+static void allow_beneath(struct landlock_rules *rules, const char *path, uint64_t access) {
+    int fd = open(path, O_PATH | O_CLOEXEC);
+    if (fd < 0) return;
+    struct stat info;
+    if (fstat(fd, &info) == 0 && !S_ISDIR(info.st_mode)) access &= LANDLOCK_FILE_RIGHTS;
+    struct landlock_beneath rule = {.allowed_access = access & rules->handled, .parent_fd = fd};
+    if (rule.allowed_access != 0 && syscall(__NR_landlock_add_rule, rules->ruleset, LANDLOCK_PATH_BENEATH, &rule, 0) != 0
+        && rules->error == 0) {
+        rules->error = errno;
+    }
+    close(fd);
+}
+
+// The directory of each object loaded (the host's Swift runtime, wherever its toolchain is).
+static int allow_loaded_object(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    const char *name = info->dlpi_name;
+    if (name == NULL || name[0] != '/') return 0;
+    char directory[4096];
+    size_t length = strnlen(name, sizeof directory);
+    if (length >= sizeof directory) return 0;
+    memcpy(directory, name, length + 1);
+    char *slash = strrchr(directory, '/');
+    if (slash == NULL || slash == directory) return 0;
+    *slash = 0;
+    allow_beneath(data, directory, LANDLOCK_READ_FILE | LANDLOCK_EXECUTE);
+    return 0;
+}
+
+int actomaton_confine_files(const char *plugin_path) {
+    long abi = syscall(__NR_landlock_create_ruleset, NULL, 0, LANDLOCK_VERSION_QUERY);
+    if (abi < 0) return -errno;
+    // Every right the kernel knows: bits 0-12 from version 1, REFER (13) from 2, TRUNCATE (14)
+    // from 3, IOCTL_DEV (15) from 5.
+    uint64_t handled = (1ull << 13) - 1;
+    if (abi >= 2) handled |= 1ull << 13;
+    if (abi >= 3) handled |= 1ull << 14;
+    if (abi >= 5) handled |= 1ull << 15;
+    struct landlock_ruleset attributes = {.handled_access_fs = handled};
+    int ruleset = (int)syscall(__NR_landlock_create_ruleset, &attributes, sizeof attributes, 0);
+    if (ruleset < 0) return -errno;
+    struct landlock_rules rules = {.ruleset = ruleset, .handled = handled, .error = 0};
+    // The system's programs and libraries (what the plugin links, what a program it may start
+    // runs), read-only; the loader's cache; the plugin's own file.
+    static const char *const system[] = {"/usr", "/lib", "/lib64", "/bin", "/sbin"};
+    for (size_t i = 0; i < sizeof system / sizeof system[0]; i++) allow_beneath(&rules, system[i], LANDLOCK_READ_FILE | LANDLOCK_EXECUTE);
+    dl_iterate_phdr(allow_loaded_object, &rules);
+    allow_beneath(&rules, "/etc/ld.so.cache", LANDLOCK_READ_FILE);
+    if (plugin_path != NULL) allow_beneath(&rules, plugin_path, LANDLOCK_READ_FILE);
+    int result = rules.error ? -rules.error : 0;
+    if (result == 0 && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) result = -errno;
+    if (result == 0 && syscall(__NR_landlock_restrict_self, ruleset, 0) != 0) result = -errno;
+    close(ruleset);
+    return result;
+}
+
+int actomaton_memory_file(const char *name) {
+    int fd = (int)syscall(SYS_memfd_create, name, MFD_CLOEXEC);
+    return fd >= 0 ? fd : -errno;
 }
 
 int actomaton_set_undumpable(void) {

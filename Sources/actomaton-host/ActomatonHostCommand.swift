@@ -9,12 +9,17 @@ import Glibc
 import Musl
 #endif
 
-/// The entry point. In worker mode it restricts the process before anything starts a thread
-/// (`PR_SET_NO_NEW_PRIVS` holds only for threads started after it); then the command line runs.
+/// The entry point. In worker mode (`actomaton-host worker …`, started by the host, not for
+/// users) it restricts the process before anything starts a thread (`PR_SET_NO_NEW_PRIVS` and
+/// Landlock hold only for threads started after them) and runs the worker; otherwise the
+/// command line runs.
 @main
 enum Entry {
     static func main() async {
-        if CommandLine.arguments.dropFirst().first == "worker" { PluginWorker.restrictBeforeThreads() }
+        if CommandLine.arguments.dropFirst().first == "worker" {
+            PluginWorker.restrictBeforeThreads()
+            PluginWorker.main(CommandLine.arguments, program: "actomaton-host worker")
+        }
         await ActomatonHostCommand.main()
     }
 }
@@ -24,7 +29,7 @@ struct ActomatonHostCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "actomaton-host",
         abstract: "Load Actomaton reducer plugins (.so, or .wasm in a WebAssembly sandbox) and run them on the async effect manager.",
-        subcommands: [Inspect.self, Run.self, Serve.self, Journal.self, Cluster.self, Worker.self, ServeBaseline.self]
+        subcommands: [Inspect.self, Run.self, Serve.self, Journal.self, Cluster.self, ServeBaseline.self]
     )
 }
 
@@ -64,6 +69,15 @@ struct IsolationOptions: ParsableArguments {
                              + "start either way."))
     var workerMayStartProcesses = false
 
+    @Flag(help: ArgumentHelp("Let plugins in worker processes use files. By default a worker opens no file but to read "
+                             + "its plugin and the system's libraries and programs (Landlock), and makes, writes or "
+                             + "removes none."))
+    var workerMayUseFiles = false
+
+    @Flag(help: ArgumentHelp("Let plugins in worker processes use the network. By default socket() fails with EPERM "
+                             + "in a worker: no connection, to the network or to a local service."))
+    var workerMayUseNetwork = false
+
     @Option(help: ArgumentHelp("After how many actions the host snapshots an isolated plugin's state "
                                 + "(a restarted worker replays the actions since; default: 16).", valueName: "count"))
     var snapshotEvery: Int?
@@ -87,7 +101,8 @@ struct IsolationOptions: ParsableArguments {
     private var workerFlagsGiven: [String] {
         [("--action-timeout", actionTimeout != nil), ("--worker-memory", workerMemory != nil), ("--worker-cpu-seconds", workerCPUSeconds != nil),
          ("--worker-open-files", workerOpenFiles != nil), ("--snapshot-every", snapshotEvery != nil),
-         ("--worker-may-start-processes", workerMayStartProcesses)].filter(\.1).map(\.0)
+         ("--worker-may-start-processes", workerMayStartProcesses), ("--worker-may-use-files", workerMayUseFiles),
+         ("--worker-may-use-network", workerMayUseNetwork)].filter(\.1).map(\.0)
     }
 
     /// The isolation `mode` asks for, or `defaultMode` when the user did not choose. Throws
@@ -102,7 +117,8 @@ struct IsolationOptions: ParsableArguments {
             return .none
         case .process:
             let limits = WorkerLimits(memoryBytes: UInt64(workerMemory ?? 4 << 30), cpuSeconds: workerCPUSeconds, openFiles: workerOpenFiles ?? 64,
-                                      mayStartProcesses: workerMayStartProcesses)
+                                      mayStartProcesses: workerMayStartProcesses, mayUseFiles: workerMayUseFiles,
+                                      mayUseNetwork: workerMayUseNetwork)
             let timeout = Duration.milliseconds(Int64(((actionTimeout ?? 2) * 1000).rounded()))
             return .process(WorkerOptions(executable: workerExecutable(), limits: limits, actionTimeout: timeout,
                                           snapshotInterval: snapshotEvery ?? 16))
@@ -130,22 +146,6 @@ func currentExecutable() -> String {
     let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
     guard length > 0 else { return CommandLine.arguments[0] }
     return String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-}
-
-/// `actomaton-host worker`: a plugin's worker process, started by the host (not for users).
-struct Worker: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "A plugin worker process (started by the host).", shouldDisplay: false)
-
-    @Option var parent: Int32
-    @Option var memory: UInt64
-    @Option var files: UInt64
-    @Option var cpu: UInt64?
-    @Option var processes: UInt8?
-
-    func run() throws {
-        PluginWorker.run(parent: parent, limits: WorkerLimits(memoryBytes: memory, cpuSeconds: cpu, openFiles: files,
-                                                              mayStartProcesses: processes == 1))
-    }
 }
 
 /// Options every subcommand that loads plugins takes.

@@ -2,6 +2,7 @@
 // input and writes forged lines to standard output and error, forks a child that lives on,
 // starts threads, and closes the worker's socket. Entry symbol: fixture_sandbox_entry.
 // The value it reports (describe: {"value":N}) is what the last probe found.
+#define _GNU_SOURCE
 #include "fixtures.h"
 
 #include <errno.h>
@@ -16,6 +17,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/ptrace.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -142,7 +144,22 @@ static actomaton_status start_process(void *state, uint32_t how) {
 // Tries to reach outside the worker (`how`): 0 run /bin/true in its place (execve), 1 trace the
 // host (ptrace), 2 open the host's memory, 3 open the host's environment, 4 signal the host
 // (signal 0: only whether it may), 5 signal itself (signal 0), 6 read the host's memory with
-// process_vm_readv. The value is 0 when it could, else the errno.
+// process_vm_readv; files and the network: 7 read /etc/passwd, 8 make a file in /tmp
+// (O_TMPFILE: nothing is left), 9 read /etc/passwd from a thread it starts, 10 make a TCP
+// socket, 11 make a Unix socket, 12 set up io_uring. The value is 0 when it could, else the errno.
+static void *read_passwd(void *result) {
+    int fd = open("/etc/passwd", O_RDONLY | O_CLOEXEC);
+    *(int *)result = fd >= 0 ? 0 : errno;
+    if (fd >= 0) close(fd);
+    return NULL;
+}
+
+static int opened(int fd) {
+    if (fd < 0) return -1;
+    close(fd);
+    return 0;
+}
+
 static actomaton_status reach(void *state, uint32_t how) {
     pid_t host = getppid();
     char path[64];
@@ -170,6 +187,23 @@ static actomaton_status reach(void *state, uint32_t how) {
         char byte;
         struct iovec local = {&byte, 1}, remote = {(void *)&byte, 1};
         result = syscall(SYS_process_vm_readv, host, &local, 1, &remote, 1, 0) == 1 ? 0 : -1;
+        break;
+    }
+    case 7: result = opened(open("/etc/passwd", O_RDONLY | O_CLOEXEC)); break;
+    case 8: result = opened(open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600)); break;
+    case 9: {
+        int found = -1;
+        pthread_t thread;
+        if (pthread_create(&thread, NULL, read_passwd, &found) != 0) return ACTOMATON_ERROR;
+        pthread_join(thread, NULL);
+        ((sandbox_state *)state)->value = found;
+        return ACTOMATON_OK;
+    }
+    case 10: result = opened(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)); break;
+    case 11: result = opened(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)); break;
+    case 12: {
+        char parameters[120] = {0};
+        result = opened((int)syscall(425 /* io_uring_setup */, 1, parameters));
         break;
     }
     default:

@@ -135,11 +135,23 @@ struct WorkerProtocolTests {
 
     /// A worker that is asked out of turn says why in one log line, then exits with status 2.
     @Test func aWorkerAskedOutOfTurnSaysWhyAndExits() throws {
-        let worker = try WorkerProcess.start(WorkerOptions(executable: "\(pluginDirectory)/actomaton-host", loadTimeout: .seconds(20)))
+        let worker = try WorkerProcess.start(WorkerOptions(executable: "\(pluginDirectory)/actomaton-host", loadTimeout: .seconds(20)),
+                                             pluginPath: plugin("ActomatonHostTestFixtures"))
         try worker.channel.send(WorkerRequest.describe)
         let line = try worker.channel.receiveReply(deadline: .now + .seconds(20), vocabulary: nil)
         #expect(line == .log("worker: the host broke the worker protocol: a describe frame came before a plugin was loaded"))
         #expect(throws: WorkerChannel.Failure.self) { try worker.channel.receiveReply(deadline: .now + .seconds(20), vocabulary: nil) }
+        #expect(worker.stopAfterClosing() == "exited with status 2")
+    }
+
+    /// A worker loads only the plugin it was started for (the one file its Landlock domain lets
+    /// it read): asked for another, it says so and exits.
+    @Test func aWorkerLoadsOnlyThePluginItWasStartedFor() throws {
+        let worker = try WorkerProcess.start(WorkerOptions(executable: "\(pluginDirectory)/actomaton-host", loadTimeout: .seconds(20)),
+                                             pluginPath: plugin("ActomatonHostTestFixtures"))
+        try worker.channel.send(WorkerRequest.load(path: "/etc/passwd", entrySymbol: "entry", maxFileSize: 1 << 20, allowWritableByOthers: false))
+        let line = try worker.channel.receiveReply(deadline: .now + .seconds(20), vocabulary: nil)
+        #expect(line == .log("worker: the host broke the worker protocol: it asked for /etc/passwd, the worker was started for \(plugin("ActomatonHostTestFixtures"))"))
         #expect(worker.stopAfterClosing() == "exited with status 2")
     }
 

@@ -9,8 +9,10 @@ import Testing
 @Suite("Worker sandbox: streams, process groups, privileges and lifetime", .timeLimit(.minutes(3)))
 struct WorkerSandboxTests {
     /// Deadlines are a safety net for a loaded machine, not part of what is tested.
-    private static func options(timeout: Duration = .seconds(20), mayStartProcesses: Bool = false) -> WorkerOptions {
-        WorkerOptions(executable: "\(pluginDirectory)/actomaton-host", limits: WorkerLimits(mayStartProcesses: mayStartProcesses),
+    private static func options(timeout: Duration = .seconds(20), mayStartProcesses: Bool = false, mayUseFiles: Bool = false,
+                                mayUseNetwork: Bool = false) -> WorkerOptions {
+        WorkerOptions(executable: "\(pluginDirectory)/actomaton-host",
+                      limits: WorkerLimits(mayStartProcesses: mayStartProcesses, mayUseFiles: mayUseFiles, mayUseNetwork: mayUseNetwork),
                       actionTimeout: timeout, loadTimeout: .seconds(20))
     }
 
@@ -181,6 +183,50 @@ struct WorkerSandboxTests {
             let value = try await Self.value(allowed)
             #expect(way.expected.contains(value), "\(way.name), processes allowed: \(value)")
         }
+    }
+
+    /// Regression: a plugin in a worker could read and write every file the host's user can
+    /// (the host's tokens and state among them) and connect anywhere. Now it opens no file but to
+    /// read the system's libraries and programs and its own plugin (Landlock, on every thread:
+    /// one it starts too), makes none, and makes no socket (seccomp). Each flag lifts one rule.
+    @Test func aPluginInAWorkerUsesNoFileAndNoNetworkUnlessAllowed() async throws {
+        let ways: [(how: Int64, name: String, confined: Int32)] = [
+            (7, "reading /etc/passwd", EACCES), (8, "making a file in /tmp", EACCES), (9, "reading /etc/passwd from its own thread", EACCES),
+            (10, "a TCP socket", EPERM), (11, "a Unix socket", EPERM), (12, "io_uring", EPERM),
+        ]
+        let machine = try Self.sandbox()
+        for way in ways {
+            try await machine.send("reach", [.int(way.how)])
+            #expect(try await Self.value(machine) == way.confined, "\(way.name)")
+        }
+        // Its libraries and programs are still there: a plugin with processes allowed runs one.
+        let programs = try Self.sandbox(Self.options(mayStartProcesses: true))
+        try await programs.send("start_process", [.int(1)])
+        #expect(try await Self.value(programs) == 0, "posix_spawn of /bin/true")
+        let files = try Self.sandbox(Self.options(mayUseFiles: true))
+        let network = try Self.sandbox(Self.options(mayUseNetwork: true))
+        for way in ways {
+            let allowed = way.how <= 9 ? files : network
+            let other = way.how <= 9 ? network : files
+            try await allowed.send("reach", [.int(way.how)])
+            #expect(try await Self.value(allowed) == 0, "\(way.name), allowed")
+            try await other.send("reach", [.int(way.how)])
+            #expect(try await Self.value(other) == way.confined, "\(way.name), the other rule lifted")
+        }
+    }
+
+    /// A plugin in a worker still loads from a directory no worker may read, and its private
+    /// copy is a memory file: nothing is left in `TMPDIR`.
+    @Test func aConfinedWorkerLoadsItsPluginFromAnywhere() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("confined-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let copy = "\(directory)/sandbox.so"
+        try FileManager.default.copyItem(atPath: plugin("ActomatonHostTestFixtures"), toPath: copy)
+        let machine = try PluginMachine(isolatedPluginAt: copy, loadOptions: .init(entrySymbol: "fixture_sandbox_entry"),
+                                        workerOptions: Self.options(), log: { _ in })
+        try await machine.send("set", [.int(9)])
+        #expect(try await Self.value(machine) == 9)
     }
 
     // MARK: Process groups

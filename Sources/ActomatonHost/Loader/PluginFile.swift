@@ -1,3 +1,5 @@
+import CProcessControl
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -24,8 +26,15 @@ import Musl
 /// chunks and stops at the size limit even if the file grows meanwhile. The private copy has a
 /// name no other load used: the dynamic loader reuses a library already loaded under the same
 /// name, so loading a replaced file by its own path would give back the old code. The copy
-/// (and its directory) is removed as soon as it is mapped, or on any error.
+/// (and its directory) is removed as soon as it is mapped, or on any error. In a worker, which may
+/// write no file, the copy is an anonymous memory file instead (``copiesInMemory``).
 enum PluginFile {
+    /// Whether private copies are anonymous memory files, loaded as `/proc/self/fd/N`, rather
+    /// than files in a new directory of `TMPDIR`: a worker's, whose Landlock domain lets it write
+    /// no file. Such a copy stays open for the life of the process: the dynamic loader knows a
+    /// library by its path, which must never name another copy later.
+    static let copiesInMemory = Atomic<Bool>(false)
+
     /// Vets `path` and writes a private copy; returns the copy's path and the file's identity.
     static func makePrivateCopy(of path: String, options: Plugin.LoadOptions) throws(PluginLoadError) -> (copy: String, identity: FileIdentity) {
         do {
@@ -97,9 +106,15 @@ enum PluginFile {
         try ELFHeader.check(header[0..<headerLength])
 
         let table = try ELFHeader.programHeaderTable(header)
-        let copy = try privatePath(for: path)
+        let (copy, output) = try makeCopy(of: path)
         do {
-            try write(header[0..<headerLength], andRestOf: descriptor, to: copy, limit: options.maxFileSize)
+            defer { if !copy.hasPrefix(memoryCopyPrefix) { SystemCall.close(output) } }
+            try write(header[0..<headerLength], andRestOf: descriptor, to: output, limit: options.maxFileSize)
+        } catch {
+            removePrivateCopy(copy)
+            throw error
+        }
+        do {
             try checkSegments(of: copy, table: table)
         } catch {
             removePrivateCopy(copy)
@@ -169,16 +184,9 @@ enum PluginFile {
         return filled
     }
 
-    /// Writes `head`, then the rest of `descriptor`, to a new file at `copy`, in chunks; fails
-    /// if the whole passes `limit` bytes (the file grew after `fstat`).
-    private static func write(_ head: ArraySlice<UInt8>, andRestOf descriptor: Int32, to copy: String, limit: Int64) throws(PluginLoadError.Reason) {
-        let output: Int32
-        do throws(Errno) {
-            output = try SystemCall.open(copy, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: 0o500)
-        } catch {
-            throw .unreadable("cannot write a private copy: \(error)")
-        }
-        defer { SystemCall.close(output) }
+    /// Writes `head`, then the rest of `descriptor`, to `output`, in chunks; fails if the whole
+    /// passes `limit` bytes (the file grew after `fstat`).
+    private static func write(_ head: ArraySlice<UInt8>, andRestOf descriptor: Int32, to output: Int32, limit: Int64) throws(PluginLoadError.Reason) {
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         var total = Int64(head.count)
         try writeAll(Array(head), count: head.count, to: output)
@@ -206,6 +214,26 @@ enum PluginFile {
         }
     }
 
+    /// The start of a memory copy's path.
+    private static let memoryCopyPrefix = "/proc/self/fd/"
+
+    /// A new private copy for `path`, empty: its path and a descriptor to write it. A memory
+    /// file's descriptor is never closed (see ``copiesInMemory``).
+    private static func makeCopy(of path: String) throws(PluginLoadError.Reason) -> (path: String, descriptor: Int32) {
+        if copiesInMemory.load(ordering: .relaxed) {
+            let descriptor = actomaton_memory_file("actomaton-plugin")
+            guard descriptor >= 0 else { throw .unreadable("cannot make a private copy in memory: \(systemMessage(-descriptor))") }
+            return (memoryCopyPrefix + "\(descriptor)", descriptor)
+        }
+        let copy = try privatePath(for: path)
+        do throws(Errno) {
+            return (copy, try SystemCall.open(copy, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: 0o500))
+        } catch {
+            removePrivateCopy(copy)
+            throw .unreadable("cannot write a private copy: \(error)")
+        }
+    }
+
     /// A path for the private copy of `path`, in a new directory only this user can read.
     private static func privatePath(for path: String) throws(PluginLoadError.Reason) -> String {
         let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
@@ -220,6 +248,7 @@ enum PluginFile {
 
     /// Removes a private copy and its directory, once the library is mapped (or failed to).
     static func removePrivateCopy(_ copy: String) {
+        guard !copy.hasPrefix(memoryCopyPrefix) else { return }
         unlink(copy)
         if let slash = copy.lastIndex(of: "/") { rmdir(String(copy[..<slash])) }
     }

@@ -64,7 +64,7 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
                                log: @escaping @Sendable (String) -> Void) throws(PluginLoadError) -> (WorkerProcess, PluginManifest) {
         let worker: WorkerProcess
         do {
-            worker = try WorkerProcess.start(options)
+            worker = try WorkerProcess.start(options, pluginPath: path)
         } catch {
             throw PluginLoadError(.workerFailed(describe(error, of: nil, timeout: options.loadTimeout)), at: path)
         }

@@ -89,8 +89,8 @@ final class WorkerProcess: @unchecked Sendable {
         if channel.processDescriptor >= 0 { SystemCall.close(channel.processDescriptor) }
     }
 
-    /// Starts a worker and waits for its greeting.
-    static func start(_ options: WorkerOptions) throws(WorkerChannel.Failure) -> WorkerProcess {
+    /// Starts a worker for the plugin at `pluginPath` and waits for its greeting.
+    static func start(_ options: WorkerOptions, pluginPath: String) throws(WorkerChannel.Failure) -> WorkerProcess {
         // A worker has no capability: undumpable, the host's /proc files (its memory, its
         // environment, its tokens) are closed to it.
         _ = WorkerProcess.undumpable
@@ -100,7 +100,7 @@ final class WorkerProcess: @unchecked Sendable {
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &descriptors) == 0 else {
             throw .system(systemMessage(errno))
         }
-        let arguments = ["actomaton-host", "worker", "--parent", "\(getpid())"] + options.limits.arguments
+        let arguments = ["actomaton-host"] + WorkerArguments.make(parent: getpid(), pluginPath: pluginPath, limits: options.limits)
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
         let pid = actomaton_spawn_worker(options.executable, &argv, descriptors[1], lifeline)
@@ -136,9 +136,15 @@ final class WorkerProcess: @unchecked Sendable {
         let cause: String
         if status & 0x7F == 0 {
             let code = (status >> 8) & 0xFF
-            cause = code == WorkerLimits.cannotRestrictStatus
-                ? "exited with status \(code): it could not restrict itself (no seccomp filters in this kernel?), and runs no plugin unconfined"
-                : "exited with status \(code)"
+            switch code {
+            case WorkerLimits.cannotRestrictStatus:
+                cause = "exited with status \(code): it could not restrict itself (no seccomp filters in this kernel?), and runs no plugin unconfined"
+            case WorkerLimits.cannotConfineFilesStatus:
+                cause = "exited with status \(code): it could not confine its plugin to its files (no Landlock in this kernel?); "
+                    + "--worker-may-use-files runs plugins in workers without that rule"
+            default:
+                cause = "exited with status \(code)"
+            }
         } else {
             let signal = status & 0x7F
             cause = signal == SIGKILL || signal == SIGTERM || signal == SIGINT || signal == SIGHUP

@@ -44,8 +44,22 @@ int actomaton_wait_for_exit(pid_t pid, int milliseconds);
 // start a process or run a program — fork, vfork, execve, execveat, posix_spawn, system and clone
 // without CLONE_THREAD fail with EPERM, clone3 with ENOSYS (the C library falls back to clone),
 // while threads still start — nor signal any process but its own group and itself. Calls of
-// another system-call ABI fail with EPERM. 0, or -errno (-ENOSYS on a processor it does not know).
-int actomaton_restrict_worker(int allow_processes);
+// another system-call ABI fail with EPERM. Unless `allow_network`, socket and io_uring_setup fail
+// with EPERM: no socket of any family (the channel to the host was made before). 0, or -errno
+// (-ENOSYS on a processor it does not know).
+int actomaton_restrict_worker(int allow_processes, int allow_network);
+
+// In a worker, before its first thread starts: a Landlock domain (Linux 5.13+) on the calling
+// thread and every thread and process it starts, in which no file can be opened, made, removed,
+// renamed or linked but to read or run what is beneath /usr, /lib, /lib64, /bin, /sbin and the
+// directories of the objects loaded so far (the Swift runtime's among them), and to read
+// /etc/ld.so.cache and the file at `plugin_path`. Anonymous memory files (memfd_create) are not
+// files of any directory, and stay usable. 0, or -errno (-ENOSYS or -EOPNOTSUPP: a kernel without
+// Landlock).
+int actomaton_confine_files(const char *plugin_path);
+
+// An anonymous memory file (memfd_create, close-on-exec) named `name`: its descriptor, or -errno.
+int actomaton_memory_file(const char *name);
 
 // In the host, before it starts a worker: makes the host undumpable, so that a worker without
 // capabilities cannot open its /proc files (its memory, its environment). 0 or -errno.
