@@ -167,24 +167,32 @@ class Client:
         self.armed_at = {key: [] for key in KEYS}  # when each delayed action was first asked for, in order
         self.running = True
         self.retries = 0
+        # Every attempt, for the dump of an instance whose journal does not add up:
+        # (started, ended, port, outcome, idempotency key).
+        self.attempts = {key: [] for key in KEYS}
 
     def send(self, key, body, idempotency_key, deadline_seconds=120):
         deadline = time.monotonic() + deadline_seconds
         attempt = 0
         while time.monotonic() < deadline:
             host = random.choice(self.hosts)
+            started = time.monotonic()
+            outcome = "?"
             try:
                 connection = http.client.HTTPConnection("127.0.0.1", host.port, timeout=2)
                 connection.request("POST", f"/v1/machines/counter/{key}", body=json.dumps(body),
                                    headers={"Idempotency-Key": idempotency_key, "Content-Type": "application/json"})
                 response = connection.getresponse()
                 text = response.read()
+                outcome = f"{response.status} {text[:160]!r}"
                 if response.status == 200:
+                    self.attempts[key].append((started, time.monotonic(), host.port, outcome, idempotency_key))
                     return json.loads(text)
                 if response.status not in (503, 504, 421, 500):
                     raise RuntimeError(f"{key}: {response.status} {text!r}")
-            except (OSError, http.client.HTTPException):
-                pass
+            except (OSError, http.client.HTTPException) as error:
+                outcome = f"{error!r}"
+            self.attempts[key].append((started, time.monotonic(), host.port, outcome, idempotency_key))
             attempt += 1
             with self.lock:
                 self.retries += 1
@@ -412,6 +420,17 @@ def main():
                         if entry[2] == "add_later":
                             dump.write(f"client: armed at seq {entry[1]}, acknowledged at {entry[0]:.3f}\n")
             if fired is not None and len(ordinals) != increments + armed + fired:
+                # What to look at: each journaled transition with the acknowledgement that carried
+                # its seq, the receipts (an action applied twice has its key's receipt answered with
+                # the later seq), and every attempt of the client.
+                with open(os.path.join(work, f"{key}-journal.txt"), "w") as dump:
+                    acked = {entry[1]: entry for entry in acknowledged}
+                    for row in database.query(f"SELECT ordinal, action FROM actomaton_actions WHERE name = 'counter/{key}' ORDER BY seq"):
+                        dump.write(f"journal: ordinal {row[0]} {row[1]}, acknowledged {acked.get(int(row[0]))}\n")
+                    for row in database.query(f"SELECT key, answer FROM actomaton_receipts WHERE name = 'counter/{key}' ORDER BY key"):
+                        dump.write(f"receipt: {row[0]} {row[1][:160]}\n")
+                    for (started, ended, port, outcome, idempotency_key) in client.attempts[key]:
+                        dump.write(f"attempt: {idempotency_key} {started:.3f}..{ended:.3f} port {port}: {outcome}\n")
                 problems.append(f"{key}: the journal holds {len(ordinals)} transitions for {increments} increments, "
                                 f"{armed} delayed actions armed and {fired} fired")
             expected = increments + LATER_AMOUNT * armed

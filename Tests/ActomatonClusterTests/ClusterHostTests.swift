@@ -585,6 +585,37 @@ extension ClusterHostTests {
         #expect(try store.transitionCount(of: "counter/again") == 2)
     }
 
+    /// Regression (`make test-cluster`: one increment of 4,823 applied twice): a request was
+    /// checked for its key's receipt on one host, another host took the instance and applied a
+    /// retry of it, and the instance came back before the first request's turn, which was then
+    /// applied again. A commit whose request's key has a receipt in its window is refused like a
+    /// name taken over, and the host drops the machine; a receipt past its window is replaced.
+    @Test func anActionWhoseKeyHasAReceiptAlreadyIsRefused() async throws {
+        let address = try await PostgresTestServer.start().makeDatabase()
+        let host = try ClusterHost(address: address, advertise: "http://127.0.0.1:9001", leaseTTL: Self.quietLease)
+        defer { host.stop() }
+        let store = PostgresJournalStore(host: host)
+        defer { store.close(clean: true) }
+        @Sendable func receipt(_ key: String, seq: Int, expires: Int64 = .max) -> JournaledReceipt {
+            JournaledReceipt(plugin: "counter/twice", key: "0:\(key)", fingerprint: "f", answer: "{\"seq\":\(seq)}", expires: expires)
+        }
+        _ = try host.claim("counter/twice")
+        try await onThread {
+            try store.commit([JournalStoreConformanceTests.action("counter/twice", "increment", receipt: receipt("k-1", seq: 1))])
+            #expect(throws: JournalStoreFencing(names: ["counter/twice"])) {
+                try store.commit([JournalStoreConformanceTests.action("counter/twice", "increment", receipt: receipt("k-1", seq: 2))])
+            }
+            #expect(try store.transitionCount(of: "counter/twice") == 1)
+            #expect(try store.receipt(of: "counter/twice", key: "0:k-1")?.answer == #"{"seq":1}"#)
+            #expect(host.epoch(of: "counter/twice") == nil, "the host still holds the machine that applied the action again")
+            // Claimed again, the instance takes new keys, and a key whose receipt has expired.
+            _ = try host.claim("counter/twice")
+            try store.commit([JournalStoreConformanceTests.action("counter/twice", "increment", receipt: receipt("k-2", seq: 2, expires: 1))])
+            try store.commit([JournalStoreConformanceTests.action("counter/twice", "increment", receipt: receipt("k-2", seq: 3))])
+            #expect(try store.transitionCount(of: "counter/twice") == 3)
+        }
+    }
+
     /// A commit left idle (a host paused in the middle of it) is ended by the server once the
     /// lease has lapsed: the links that commit and claim ask for it when they connect.
     @Test func aTransactionLeftIdleIsEndedByTheServer() async throws {

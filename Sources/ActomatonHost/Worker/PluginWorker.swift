@@ -61,7 +61,7 @@ public struct WorkerLimits: Sendable, Hashable {
 
 /// What a worker is started with: `worker --parent PID --plugin PATH --memory BYTES
 /// --files COUNT [--cpu SECONDS] [--processes 1] [--use-files 1] [--network 1]`, read by
-/// ``PluginWorker/main(_:)`` in both executables that run workers.
+/// ``PluginWorker/main(_:program:)`` in both executables that run workers.
 public struct WorkerArguments: Sendable, Hashable {
     /// The host's process ID.
     public var parent: Int32
