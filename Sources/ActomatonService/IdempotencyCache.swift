@@ -106,8 +106,7 @@ final class IdempotencyCache: Sendable {
     /// the mark is replaced by the receipt, or dropped when there is none. An answer kept since
     /// the mark is newer than what was read, and a request under way is not over: both are left
     /// alone. (An answer kept while the receipt was being read was dropped for the receipt's
-    /// absence, and the retry applied its action a second time: `make test-cluster` in CI, one
-    /// increment of 7,736 applied twice.)
+    /// absence, and the retry applied its action a second time.)
     func settle(_ key: Key, with receipt: JournaledReceipt?, readAfter mark: Mark, wallNow: Int64) {
         state.withLock { state in
             if case let .done(_, _, _, kept)? = state.entries[key], kept <= mark.keptCount { state.entries[key] = nil }

@@ -4,15 +4,21 @@ import Synchronization
 import Testing
 
 @Suite struct IdempotencyCacheTests {
+    /// A cache whose clock stands still, and an increment's key to `counter/instance`.
+    static func increment(instance: String, key: String, token: String)
+        throws -> (IdempotencyCache, InstanceAddress, IdempotencyCache.Key, IdempotencyCache.Fingerprint) {
+        let address = InstanceAddress(plugin: "counter", key: try InstanceKey(instance))
+        return (IdempotencyCache(window: .seconds(60), maxKeys: 100, now: { .seconds(1) }), address,
+                IdempotencyCache.Key(token: token, address: address, key: key),
+                IdempotencyCache.Fingerprint(Array(#"{"action": "increment"}"#.utf8)))
+    }
+
     /// In a cluster, a retry reads the key's receipt from the journal into the cache before it
     /// begins. When the first request was still under way here, that overwrote its pending
     /// entry and lost the retries waiting on it: they never answered, and the host never shut
     /// down (`make test-cluster`, "begin(_:fingerprint:) leaked its continuation").
     @Test func aReceiptReadWhileTheRequestIsUnderWayKeepsItsWaiters() async throws {
-        let cache = IdempotencyCache(window: .seconds(60), maxKeys: 100, now: { .seconds(1) })
-        let address = InstanceAddress(plugin: "counter", key: try InstanceKey("k"))
-        let key = IdempotencyCache.Key(token: IdempotencyCache.noToken, address: address, key: "retry-1")
-        let fingerprint = IdempotencyCache.Fingerprint(Array(#"{"action": "increment"}"#.utf8))
+        let (cache, _, key, fingerprint) = try Self.increment(instance: "k", key: "retry-1", token: IdempotencyCache.noToken)
         guard case .proceed = try await cache.begin(key, fingerprint: fingerprint) else {
             Issue.record("the first request does not proceed")
             return
@@ -37,10 +43,7 @@ import Testing
     /// deleted the instance (and its receipts): a retry was told of an action that no longer
     /// existed. The journal's receipt settles what is kept: none drops the answer, one replaces it.
     @Test func theJournalsReceiptSettlesAKeptAnswer() async throws {
-        let cache = IdempotencyCache(window: .seconds(60), maxKeys: 100, now: { .seconds(1) })
-        let address = InstanceAddress(plugin: "counter", key: try InstanceKey("s"))
-        let key = IdempotencyCache.Key(token: "0123456789abcdef", address: address, key: "settled")
-        let fingerprint = IdempotencyCache.Fingerprint(Array(#"{"action": "increment"}"#.utf8))
+        let (cache, address, key, fingerprint) = try Self.increment(instance: "s", key: "settled", token: "0123456789abcdef")
         _ = try await cache.begin(key, fingerprint: fingerprint)
         cache.finish(key, status: 200, body: #"{"seq":1}"#)
         cache.settle(key, with: nil, readAfter: cache.mark(), wallNow: 0)
@@ -64,15 +67,12 @@ import Testing
         #expect(cache.count == 2)
     }
 
-    /// Regression (`make test-cluster` in CI: one increment of 7,736 applied twice): a retry read
-    /// the journal before the first request's commit, the first request then finished and kept
+    /// Regression (found reading the code after `make test-cluster` in CI applied one increment
+    /// of 7,736 twice): a retry read the journal before the first request's commit, the first request then finished and kept
     /// its answer, and the retry's settling dropped that answer for the receipt it had not
     /// found: it ran the action again. An answer kept since the journal was read stays.
     @Test func anAnswerKeptWhileTheReceiptIsReadIsReplayed() async throws {
-        let cache = IdempotencyCache(window: .seconds(60), maxKeys: 100, now: { .seconds(1) })
-        let address = InstanceAddress(plugin: "counter", key: try InstanceKey("r"))
-        let key = IdempotencyCache.Key(token: IdempotencyCache.noToken, address: address, key: "raced")
-        let fingerprint = IdempotencyCache.Fingerprint(Array(#"{"action": "increment"}"#.utf8))
+        let (cache, _, key, fingerprint) = try Self.increment(instance: "r", key: "raced", token: IdempotencyCache.noToken)
         // The first request is under way; a retry marks the cache and reads no receipt, as the
         // first request's commit is not done yet.
         guard case .proceed = try await cache.begin(key, fingerprint: fingerprint) else {
@@ -100,10 +100,7 @@ import Testing
     /// Regression: a DELETE while a request with a key was under way forgot nothing of it; its
     /// answer was then kept, and a retry replayed it for the deleted instance.
     @Test func aRequestUnderWayWhenItsInstanceIsDeletedKeepsNoAnswer() async throws {
-        let cache = IdempotencyCache(window: .seconds(60), maxKeys: 100, now: { .seconds(1) })
-        let address = InstanceAddress(plugin: "counter", key: try InstanceKey("d"))
-        let key = IdempotencyCache.Key(token: IdempotencyCache.noToken, address: address, key: "once")
-        let fingerprint = IdempotencyCache.Fingerprint(Array(#"{"action": "increment"}"#.utf8))
+        let (cache, address, key, fingerprint) = try Self.increment(instance: "d", key: "once", token: IdempotencyCache.noToken)
         guard case .proceed = try await cache.begin(key, fingerprint: fingerprint) else {
             Issue.record("the first request does not proceed")
             return
