@@ -28,6 +28,8 @@ final class PostgresLink: @unchecked Sendable {
     private let idleInTransactionTimeout: Duration?
     /// How long a call waits for the server's answer (``defaultAnswerTimeout``).
     let answerTimeout: TimeAmount
+    /// When the last answer came (`lock` held).
+    private var lastAnswer = NIODeadline.now()
 
     /// A link to `address`; connects on its first call. `name` says which of the host's
     /// links it is, in the server's `application_name`. With `idleInTransactionTimeout`, the
@@ -83,13 +85,14 @@ final class PostgresLink: @unchecked Sendable {
     func transaction<T>(_ body: (PostgresLink.Transaction) throws -> T) throws -> T {
         try lock.withLock { _ in
             let connection = try connected()
-            let transaction = Transaction(link: self, connection: connection)
+            let transaction = Transaction(link: self, connection: connection, checksIdleTime: true)
             var committing = false
             do {
-                try transaction.run("BEGIN")
+                try Transaction(link: self, connection: connection).run("BEGIN")
                 let value = try body(transaction)
+                try transaction.checkIdleTime()
                 committing = true
-                try transaction.run("COMMIT")
+                try Transaction(link: self, connection: connection).run("COMMIT")
                 return value
             } catch {
                 let lost = connection.isClosed || self.connection !== connection
@@ -112,12 +115,39 @@ final class PostgresLink: @unchecked Sendable {
     struct Transaction {
         fileprivate let link: PostgresLink
         fileprivate let connection: PostgresConnection
+        /// Whether a statement is first checked against the server's idle-in-transaction
+        /// timeout: inside a transaction, once `BEGIN` was answered.
+        fileprivate var checksIdleTime = false
+
+        /// Throws, without sending anything, when the transaction was left idle (this process
+        /// paused, or stalled) long enough for the server to have ended its session: a statement
+        /// sent then on the closing connection was never answered (PostgresNIO), and the host
+        /// waited out the whole answer timeout, 15 s, with every commit behind it (`make
+        /// test-cluster`: failovers of 17-19 s after SIGSTOP). The connection is dropped.
+        func checkIdleTime() throws(ClusterError) {
+            guard checksIdleTime, let timeout = link.idleInTransactionTimeout else { return }
+            // Measured here, the idle time is at most what the server measured: past most of
+            // its timeout, the session may be gone already.
+            let idle = NIODeadline.now() - link.lastAnswer
+            let limit = TimeAmount.nanoseconds(Int64(timeout / .nanoseconds(1)))
+            guard idle.nanoseconds >= limit.nanoseconds / 10 * 8 else { return }
+            link.dropConnection(connection)
+            throw .unreachable("\(link.address): the transaction was left idle \(PostgresLink.seconds(idle)) s, about as long as the "
+                               + "server keeps one (\(PostgresLink.seconds(limit)) s); the connection was dropped")
+        }
 
         /// Runs `queries`, pipelined, and returns their results; the first failure is thrown
         /// once all have answered, or when the server did not answer within
         /// ``PostgresLink/answerTimeout`` (the connection is dropped).
         @discardableResult
         func run(_ queries: [PostgresQuery]) throws(ClusterError) -> [PostgresQueryResult] {
+            try checkIdleTime()
+            // Closed by the server (its session ended) and seen here: a query sent on it would
+            // never be answered.
+            if connection.isClosed {
+                link.dropConnection(connection)
+                throw .unreachable("\(link.address): the server closed the connection")
+            }
             let deadline = NIODeadline.now() + link.answerTimeout
             let futures = queries.map { connection.query($0, logger: link.logger) }
             var results: [PostgresQueryResult] = []
@@ -156,12 +186,18 @@ final class PostgresLink: @unchecked Sendable {
     /// (`lock` held: the next call makes a new one) and the wait throws.
     fileprivate func answer<T: Sendable>(_ future: EventLoopFuture<T>, by deadline: NIODeadline, on connection: PostgresConnection) throws -> T {
         guard let outcome = Self.outcome(of: future, within: max(deadline - .now(), .zero)) else {
-            Self.drop(connection)
-            if self.connection === connection { self.connection = nil }
+            dropConnection(connection)
             throw ClusterError.unreachable("\(address): the database did not answer within \(Self.seconds(answerTimeout)) s; "
                                            + "the connection was dropped")
         }
+        lastAnswer = .now()
         return try outcome.get()
+    }
+
+    /// Drops `connection` (`lock` held): the next call makes a new one.
+    fileprivate func dropConnection(_ connection: PostgresConnection) {
+        Self.drop(connection)
+        if self.connection === connection { self.connection = nil }
     }
 
     /// Closes `connection` without waiting, and keeps it until it is closed (a connection must
@@ -172,7 +208,7 @@ final class PostgresLink: @unchecked Sendable {
     }
 
     /// `amount` in seconds, for messages.
-    private static func seconds(_ amount: TimeAmount) -> String {
+    fileprivate static func seconds(_ amount: TimeAmount) -> String {
         amount.nanoseconds % 1_000_000_000 == 0 ? "\(amount.nanoseconds / 1_000_000_000)" : "\(Double(amount.nanoseconds) / 1e9)"
     }
 

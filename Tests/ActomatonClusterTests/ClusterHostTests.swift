@@ -616,6 +616,40 @@ extension ClusterHostTests {
         }
     }
 
+    /// Regression (`make test-cluster`: failovers of 17-19 s after SIGSTOP): a host paused in the
+    /// middle of a commit resumed and sent its next statement on the connection the server had
+    /// ended meanwhile; it was never answered, and every commit waited out the 15-s answer
+    /// timeout. A statement of a transaction left idle about as long as the server keeps one
+    /// is not sent: the connection is dropped, and the commit runs again on a new one.
+    @Test func aTransactionLeftIdleTooLongIsNotContinued() async throws {
+        let address = try await PostgresTestServer.start().makeDatabase()
+        let link = PostgresLink(address, name: "paused", idleInTransactionTimeout: .milliseconds(500), answerTimeout: .seconds(60))
+        defer { link.close() }
+        let watcher = PostgresLink(address, name: "test")
+        defer { watcher.close() }
+        try link.run("CREATE TABLE written (n int)")
+        let started = ContinuousClock.now
+        let failure: String? = try await onThread {
+            do {
+                try link.transaction { transaction in
+                    try transaction.run("INSERT INTO written VALUES (1)")
+                    // Paused past the server's idle timeout: the server ends the session.
+                    let deadline = ContinuousClock.now + .seconds(60)
+                    while ContinuousClock.now < deadline,
+                          try watcher.run("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'actomaton-host paused'")
+                              .rows.first?.decode(Int64.self) != 0 {}
+                    try transaction.run("INSERT INTO written VALUES (2)")
+                }
+                return nil
+            } catch let error as PostgresLink.NotCommitted {
+                return "\(error.cause)"
+            }
+        }
+        #expect(failure?.contains("the transaction was left idle") == true, "\(failure ?? "it committed")")
+        #expect(ContinuousClock.now - started < .seconds(30))
+        #expect(try link.run("SELECT count(*) FROM written").rows.first?.decode(Int64.self) == 0)
+    }
+
     /// A commit left idle (a host paused in the middle of it) is ended by the server once the
     /// lease has lapsed: the links that commit and claim ask for it when they connect.
     @Test func aTransactionLeftIdleIsEndedByTheServer() async throws {
