@@ -38,7 +38,7 @@ int actomaton_set_no_new_privileges(void) {
 
 // A seccomp program built at run time: it names this process's ID.
 struct filter_builder {
-    struct sock_filter code[128];
+    struct sock_filter code[256];
     unsigned short count;
 };
 
@@ -68,7 +68,7 @@ static void only_for(struct filter_builder *b, unsigned int nr, const unsigned i
     RETURN(SECCOMP_RET_ALLOW);
 }
 
-int actomaton_restrict_worker(int allow_processes, int allow_network) {
+int actomaton_restrict_worker(int allow_processes, int allow_network, int allow_files) {
 #ifdef ACTOMATON_AUDIT_ARCH
     // No capability: a root worker would otherwise reach the host through /proc (its memory,
     // its environment), whatever the filter says.
@@ -103,12 +103,37 @@ int actomaton_restrict_worker(int allow_processes, int allow_network) {
 #ifdef __NR_pidfd_send_signal
     refuse(b, __NR_pidfd_send_signal, EPERM);
 #endif
+    // Resource limits of itself only: another process's (the host's: a CPU limit of 0 killed
+    // it) are out of reach, whatever is allowed.
+    unsigned int own_limits[] = {0, self};
+    only_for(b, __NR_prlimit64, own_limits, 2);
+    // No kernel keyring: a worker shares the host's session keyring.
+    refuse(b, __NR_keyctl, EPERM);
+    refuse(b, __NR_add_key, EPERM);
+    refuse(b, __NR_request_key, EPERM);
     if (!allow_network) {
         // No socket of any family (the channel to the host is a socket pair made before): no
         // connection, no datagram, nothing of the machine's network or its local services.
-        // io_uring can make sockets without socket(2).
+        // io_uring can make sockets without socket(2); a datagram socket pair can send to any
+        // local socket's address.
         refuse(b, __NR_socket, EPERM);
+        refuse(b, __NR_socketpair, EPERM);
         refuse(b, __NR_io_uring_setup, EPERM);
+    }
+    if (!allow_files) {
+        // What Landlock does not cover: a file's mode, owner, times and extended attributes
+        // (a worker running as root made a program set-user-ID root), and watching directories.
+        static const unsigned int metadata[] = {
+#ifdef __NR_chmod
+            __NR_chmod, __NR_chown, __NR_lchown, __NR_utime, __NR_utimes, __NR_futimesat,
+#endif
+            __NR_fchmod, __NR_fchmodat, __NR_fchown, __NR_fchownat, __NR_utimensat,
+            __NR_setxattr, __NR_lsetxattr, __NR_fsetxattr, __NR_removexattr, __NR_lremovexattr, __NR_fremovexattr,
+            __NR_getxattr, __NR_lgetxattr, __NR_listxattr, __NR_llistxattr,
+            __NR_inotify_add_watch, __NR_fanotify_mark,
+            452 /* fchmodat2 */, 463 /* setxattrat */, 464 /* getxattrat */, 465 /* listxattrat */, 466 /* removexattrat */,
+        };
+        for (size_t i = 0; i < sizeof metadata / sizeof metadata[0]; i++) refuse(b, metadata[i], EPERM);
     }
     if (!allow_processes) {
 #if defined(__x86_64__)

@@ -17,7 +17,11 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/ptrace.h>
+#include <sys/inotify.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -146,7 +150,14 @@ static actomaton_status start_process(void *state, uint32_t how) {
 // (signal 0: only whether it may), 5 signal itself (signal 0), 6 read the host's memory with
 // process_vm_readv; files and the network: 7 read /etc/passwd, 8 make a file in /tmp
 // (O_TMPFILE: nothing is left), 9 read /etc/passwd from a thread it starts, 10 make a TCP
-// socket, 11 make a Unix socket, 12 set up io_uring. The value is 0 when it could, else the errno.
+// socket, 11 make a Unix socket, 12 set up io_uring; what Landlock leaves open, on the file
+// /tmp/actomaton-sandbox-probe-HOSTPID the test made: 13 chmod it, 14 set an extended attribute,
+// 18 watch /tmp (inotify); 15 read the host's resource limits (prlimit64), 16 make a datagram
+// socket pair, 17 read the session keyring's ID. The value is 0 when it could, else the errno.
+static void probe_path(char *path, size_t size) {
+    snprintf(path, size, "/tmp/actomaton-sandbox-probe-%d", (int)getppid());
+}
+
 static void *read_passwd(void *result) {
     int fd = open("/etc/passwd", O_RDONLY | O_CLOEXEC);
     *(int *)result = fd >= 0 ? 0 : errno;
@@ -201,6 +212,29 @@ static actomaton_status reach(void *state, uint32_t how) {
     }
     case 10: result = opened(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)); break;
     case 11: result = opened(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)); break;
+    case 13: probe_path(path, sizeof path); result = chmod(path, 0666); break;
+    case 14: probe_path(path, sizeof path); result = setxattr(path, "user.probe", "x", 1, 0); break;
+    case 15: {
+        struct rlimit limit;
+        result = (int)syscall(SYS_prlimit64, host, RLIMIT_NOFILE, NULL, &limit);
+        break;
+    }
+    case 16: {
+        int pair[2];
+        result = socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, pair);
+        if (result == 0) { close(pair[0]); close(pair[1]); }
+        break;
+    }
+    case 17: result = (int)syscall(SYS_keyctl, 0 /* KEYCTL_GET_KEYRING_ID */, -3 /* the session keyring */, 0) >= 0 ? 0 : -1; break;
+    case 18: {
+        int watcher = inotify_init1(IN_CLOEXEC);
+        if (watcher < 0) break;
+        result = inotify_add_watch(watcher, "/tmp", IN_CREATE) >= 0 ? 0 : -1;
+        int saved = errno;
+        close(watcher);
+        errno = saved;
+        break;
+    }
     case 12: {
         char parameters[120] = {0};
         result = opened((int)syscall(425 /* io_uring_setup */, 1, parameters));

@@ -180,7 +180,7 @@ public enum PluginWorker {
         if let seconds = limits.cpuSeconds { setLimit(Int32(RLIMIT_CPU.rawValue), seconds) }
         // No capability, and a seccomp filter: nothing of another process; unless allowed, no
         // process started, no program run, no signal but to itself.
-        guard actomaton_restrict_worker(limits.mayStartProcesses ? 1 : 0, limits.mayUseNetwork ? 1 : 0) == 0 else {
+        guard actomaton_restrict_worker(limits.mayStartProcesses ? 1 : 0, limits.mayUseNetwork ? 1 : 0, limits.mayUseFiles ? 1 : 0) == 0 else {
             exit(WorkerLimits.cannotRestrictStatus)
         }
 

@@ -44,10 +44,13 @@ int actomaton_wait_for_exit(pid_t pid, int milliseconds);
 // start a process or run a program — fork, vfork, execve, execveat, posix_spawn, system and clone
 // without CLONE_THREAD fail with EPERM, clone3 with ENOSYS (the C library falls back to clone),
 // while threads still start — nor signal any process but its own group and itself. Calls of
-// another system-call ABI fail with EPERM. Unless `allow_network`, socket and io_uring_setup fail
-// with EPERM: no socket of any family (the channel to the host was made before). 0, or -errno
-// (-ENOSYS on a processor it does not know).
-int actomaton_restrict_worker(int allow_processes, int allow_network);
+// another system-call ABI fail with EPERM. Whatever is allowed, prlimit64 reaches only itself and
+// the kernel's keyrings are closed (keyctl, add_key, request_key). Unless `allow_network`,
+// socket, socketpair and io_uring_setup fail with EPERM: no socket of any family (the channel to
+// the host was made before). Unless `allow_files`, what Landlock leaves open fails with EPERM:
+// changing a file's mode, owner, times or extended attributes, reading extended attributes, and
+// watching files (inotify, fanotify). 0, or -errno (-ENOSYS on a processor it does not know).
+int actomaton_restrict_worker(int allow_processes, int allow_network, int allow_files);
 
 // In a worker, before its first thread starts: a Landlock domain (Linux 5.13+) on the calling
 // thread and every thread and process it starts, in which no file can be opened, made, removed,
