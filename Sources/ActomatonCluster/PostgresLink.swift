@@ -59,10 +59,21 @@ final class PostgresLink: @unchecked Sendable {
             do throws(ClusterError) {
                 return try Transaction(link: self, connection: connection).run(queries)
             } catch {
-                if connection.isClosed { self.connection = nil }
+                if Self.connectionIsLost(connection, by: error) { dropConnection(connection) }
                 throw error
             }
         }
+    }
+
+    /// Whether `error` (from a call on `connection`) left the connection unusable: closed, or
+    /// failed below SQL (PostgresNIO may say the client closed it before `isClosed` says so; the
+    /// connection was kept, and the next call, a commit's one retry among them, failed the same
+    /// way: a flaky test under load).
+    private static func connectionIsLost(_ connection: PostgresConnection, by error: any Error) -> Bool {
+        if connection.isClosed { return true }
+        if case .unreachable? = error as? ClusterError { return true }
+        if case .unreachable? = (error as? NotCommitted)?.cause { return true }
+        return false
     }
 
     /// Runs one query and returns its result.
@@ -95,9 +106,8 @@ final class PostgresLink: @unchecked Sendable {
                 try Transaction(link: self, connection: connection).run("COMMIT")
                 return value
             } catch {
-                let lost = connection.isClosed || self.connection !== connection
-                if lost {
-                    self.connection = nil
+                if self.connection !== connection || Self.connectionIsLost(connection, by: error) {
+                    dropConnection(connection)
                 } else {
                     _ = try? transaction.run("ROLLBACK")
                 }
