@@ -72,7 +72,6 @@ final class PostgresLink: @unchecked Sendable {
     private static func connectionIsLost(_ connection: PostgresConnection, by error: any Error) -> Bool {
         if connection.isClosed { return true }
         if case .unreachable? = error as? ClusterError { return true }
-        if case .unreachable? = (error as? NotCommitted)?.cause { return true }
         return false
     }
 

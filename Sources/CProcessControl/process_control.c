@@ -173,6 +173,7 @@ int actomaton_restrict_worker(int allow_processes, int allow_network, int allow_
 #else
     (void)allow_processes;
     (void)allow_network;
+    (void)allow_files;
     return -ENOSYS;
 #endif
 }
@@ -257,7 +258,7 @@ int actomaton_confine_files(const char *plugin_path) {
     allow_beneath(&rules, "/etc/ld.so.cache", LANDLOCK_READ_FILE);
     if (plugin_path != NULL) allow_beneath(&rules, plugin_path, LANDLOCK_READ_FILE);
     int result = rules.error ? -rules.error : 0;
-    if (result == 0 && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) result = -errno;
+    if (result == 0) result = actomaton_set_no_new_privileges();
     if (result == 0 && syscall(__NR_landlock_restrict_self, ruleset, 0) != 0) result = -errno;
     close(ruleset);
     return result;

@@ -74,8 +74,9 @@ struct IsolationOptions: ParsableArguments {
                              + "removes none."))
     var workerMayUseFiles = false
 
-    @Flag(help: ArgumentHelp("Let plugins in worker processes use the network. By default socket() fails with EPERM "
-                             + "in a worker: no connection, to the network or to a local service."))
+    @Flag(help: ArgumentHelp("Let plugins in worker processes use the network. By default a worker makes no socket "
+                             + "(socket, socketpair and io_uring fail with EPERM): no connection, to the network or to a "
+                             + "local service."))
     var workerMayUseNetwork = false
 
     @Option(help: ArgumentHelp("After how many actions the host snapshots an isolated plugin's state "

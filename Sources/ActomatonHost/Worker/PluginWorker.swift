@@ -25,10 +25,12 @@ public struct WorkerLimits: Sendable, Hashable {
     /// worker lets it open no file but to read or run the system's programs and libraries
     /// (beneath `/usr`, `/lib`, `/lib64`, `/bin`, `/sbin`, and the directories of the libraries
     /// the worker has loaded), the dynamic loader's cache and its own plugin file; it makes,
-    /// writes, removes and renames nothing. A worker whose kernel has no Landlock loads no plugin.
+    /// writes, removes and renames nothing; what Landlock leaves open (a file's mode, owner,
+    /// times and extended attributes, and watching files) fails with `EPERM` (a seccomp filter).
+    /// A worker whose kernel has no Landlock loads no plugin.
     public var mayUseFiles: Bool
-    /// Whether the plugin may use the network. When not (the default), `socket` and
-    /// `io_uring_setup` fail with `EPERM` (a seccomp filter): no socket of any family, so no
+    /// Whether the plugin may use the network. When not (the default), `socket`, `socketpair`
+    /// and `io_uring_setup` fail with `EPERM` (a seccomp filter): no socket of any family, so no
     /// connection to the network or to the machine's local services.
     public var mayUseNetwork: Bool
 
