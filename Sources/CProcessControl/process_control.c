@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -266,6 +267,11 @@ int actomaton_confine_files(const char *plugin_path) {
 
 int actomaton_memory_file(const char *name) {
     int fd = (int)syscall(SYS_memfd_create, name, MFD_CLOEXEC);
+    return fd >= 0 ? fd : -errno;
+}
+
+int actomaton_event_descriptor(void) {
+    int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     return fd >= 0 ? fd : -errno;
 }
 

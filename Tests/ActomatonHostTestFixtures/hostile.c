@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
+#include <time.h>
 #include <unistd.h>
 
 #define EXPORT __attribute__((visibility("default")))
@@ -321,6 +322,42 @@ static actomaton_status corrupt(void *state) {
     return ACTOMATON_OK;
 }
 
+// A tenth of a second, for the threads below: long enough that the action has been answered
+// when they act (the tests wait for what they do, however long it takes).
+static void pause_a_little(void) {
+    struct timespec pause = {0, 100 * 1000 * 1000};
+    while (nanosleep(&pause, &pause) != 0) {}
+}
+
+static void *log_later_thread(void *host) {
+    pause_a_little();
+    ((const actomaton_host *)host)->log("from a thread, after the action");
+    return NULL;
+}
+
+// Starts a thread that logs a line once the action has been answered: between two actions.
+static actomaton_status log_later(void *state) {
+    pthread_t later;
+    if (pthread_create(&later, NULL, log_later_thread, (void *)((hostile_state *)state)->host) != 0) return ACTOMATON_ERROR;
+    pthread_detach(later);
+    return ACTOMATON_OK;
+}
+
+static void *corrupt_later_thread(void *unused) {
+    pause_a_little();
+    corrupt(unused);
+    return NULL;
+}
+
+// Starts a thread that writes garbage to the worker's socket once the action has been answered.
+static actomaton_status corrupt_later(void *state) {
+    (void)state;
+    pthread_t later;
+    if (pthread_create(&later, NULL, corrupt_later_thread, NULL) != 0) return ACTOMATON_ERROR;
+    pthread_detach(later);
+    return ACTOMATON_OK;
+}
+
 // Counts up, and re-arms itself with the same effect ID until the value is 3: a timer that
 // schedules its successor from its own action must keep going.
 static actomaton_status rearm(void *state) {
@@ -464,6 +501,8 @@ static const actomaton_action hostile_actions[] = {
     {"spin", NULL, 0, (actomaton_function)spin},
     {"corrupt", NULL, 0, (actomaton_function)corrupt},
     {"rearm", NULL, 0, (actomaton_function)rearm},
+    {"log_later", NULL, 0, (actomaton_function)log_later},
+    {"corrupt_later", NULL, 0, (actomaton_function)corrupt_later},
 };
 
 static const actomaton_manifest hostile = {

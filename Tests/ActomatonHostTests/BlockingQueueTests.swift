@@ -49,6 +49,46 @@ struct BlockingQueueTests {
         queue.close() // idempotent
     }
 
+    /// While it has no item, the thread reads a watched descriptor on its own thread; items
+    /// still run, a watch that says it is over is not called again, and closing wakes it.
+    @Test func anIdleThreadServesItsWatch() async throws {
+        let queue = try BlockingQueue(name: "test-watch")
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        let (readEnd, writeEnd) = (ends[0], ends[1])
+        defer { close(readEnd); close(writeEnd) }
+        let read = Shared<[UInt8]>([])
+        let onQueue = Shared(true)
+        queue.watchWhileIdle(BlockingQueue.IdleWatch(descriptor: readEnd, isPending: { false }, handle: {
+            var byte: UInt8 = 0
+            guard Glibc.read(readEnd, &byte, 1) == 1 else { return false }
+            let current = queue.isCurrent
+            onQueue.update { $0 = $0 && current }
+            let got = byte
+            read.update { $0.append(got) }
+            return got != 0 // a 0 ends the watch
+        }))
+        for byte: UInt8 in [1, 2, 3] {
+            var value = byte
+            #expect(write(writeEnd, &value, 1) == 1)
+            #expect(await eventually { read.value.last == byte })
+            let ran = Shared(false)
+            try queue.enqueue { ran.update { $0 = true } }
+            #expect(await eventually { ran.value }, "an item runs while the watch is set")
+        }
+        var end: UInt8 = 0
+        var after: UInt8 = 9
+        #expect(write(writeEnd, &end, 1) == 1)
+        #expect(await eventually { read.value == [1, 2, 3, 0] })
+        #expect(write(writeEnd, &after, 1) == 1)
+        let ran = Shared(false)
+        try queue.enqueue { ran.update { $0 = true } }
+        #expect(await eventually { ran.value })
+        #expect(read.value == [1, 2, 3, 0], "an ended watch is not called again")
+        #expect(onQueue.value)
+        queue.close() // wakes the thread wherever it waits
+    }
+
     @Test func enqueueAfterCloseIsRefused() throws {
         let queue = try BlockingQueue(name: "test-refuse")
         queue.close()

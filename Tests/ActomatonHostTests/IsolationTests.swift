@@ -94,6 +94,33 @@ struct IsolationTests {
         #expect(try await counter.describe() == #"{"count":5}"#)
     }
 
+    /// A line that a plugin's own thread logs between two actions is passed on at once, not
+    /// with the next action: the machine's thread reads the worker while the machine is idle.
+    @Test func aLineLoggedBetweenActionsIsPassedOnAtOnce() async throws {
+        let recorder = Recorder()
+        let hostile = try PluginMachine(isolatedPluginAt: plugin("ActomatonHostTestFixtures"), loadOptions: .init(entrySymbol: "fixture_hostile_entry"),
+                                        workerOptions: options(), log: recorder.log)
+        try await hostile.send("log_later")
+        #expect(await eventually(within: 30) { recorder.lines == ["log: from a thread, after the action"] })
+        try await hostile.send("set", [.int(3)])
+        #expect(try await hostile.describe() == #"{"value":3}"#)
+        #expect(recorder.lines.count == 1)
+    }
+
+    /// Garbage that a plugin's thread writes to the worker's socket between two actions ends
+    /// the worker as soon as it comes, and the next action says why.
+    @Test func aWorkerThatBreaksTheProtocolBetweenActionsIsStoppedAtOnce() async throws {
+        let hostile = try hostile(options())
+        try await hostile.send("set", [.int(7)])
+        let pid = try #require(await hostile.workerProcessID)
+        try await hostile.send("corrupt_later")
+        #expect(await eventually(within: 30) { kill(pid, 0) != 0 }, "the worker was stopped while the machine was idle")
+        let error = await #expect(throws: PluginCallError.self) { try await hostile.send("set", [.int(8)]) }
+        #expect(error?.description == "plugin hostile: 'set 8' failed: the plugin broke the worker protocol (a frame of 2147483647 bytes) "
+            + "and was killed; restarted from its last state")
+        // The replacement replays `corrupt_later` too: the test stops here.
+    }
+
     @Test func statesAfterTheLastSnapshotAreReplayed() async throws {
         let hostile = try hostile(options(snapshotInterval: 4))
         for value in 1...10 { try await hostile.send("set", [.int(Int64(value))]) }

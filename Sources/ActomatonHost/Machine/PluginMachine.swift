@@ -203,6 +203,13 @@ public actor PluginMachine: EffectQueueHost {
         let effects = EffectQueueManager<PluginMachineAction>(clock: clock, onFailure: Self.reportEffectFailure)
         self.effects = effects
         effects.connect(to: self)
+        attachIdleWatch(to: runtime)
+    }
+
+    /// Lets an isolated runtime's worker be read between calls, on the machine's thread.
+    private nonisolated func attachIdleWatch(to runtime: any PluginRuntime) {
+        guard case let .thread(thread) = executor, let isolated = runtime as? IsolatedInstance else { return }
+        isolated.idleWatcher = { thread.watchWhileIdle($0) }
     }
 
     deinit {
@@ -509,6 +516,7 @@ public actor PluginMachine: EffectQueueHost {
         }
         do throws(PluginCallError.Reason) { try replacement.restore(snapshot) } catch { throw PluginLoadError(.stateNotCarriedOver(error), at: path) }
         runtime = replacement
+        attachIdleWatch(to: replacement)
         pluginVersion = replacement.plugin.manifest.version
         currentPlugin.withLock { $0 = replacement.plugin }
         // The journal's next replay starts from a state the new version restored.

@@ -41,6 +41,12 @@ final class ThreadExecutor: SerialExecutor, TaskExecutor, @unchecked Sendable {
         UnownedTaskExecutor(ordinary: self)
     }
 
+    /// Sets what the thread reads while the actor has no job (an isolated runtime's log lines
+    /// between two calls); see ``BlockingQueue/IdleWatch``.
+    func watchWhileIdle(_ watch: BlockingQueue.IdleWatch?) {
+        queue.watchWhileIdle(watch)
+    }
+
     /// Lets the thread end once the jobs queued so far have run: for the actor's `deinit`,
     /// after which no job can come.
     func shutDown() {

@@ -24,8 +24,18 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
     /// limit is checked here.
     private let effectBudget: EffectBudget
     /// `nil` once the plugin is stopped.
-    private var worker: WorkerProcess?
+    private var worker: WorkerProcess? {
+        didSet { publishIdleWatch() }
+    }
     private var recovery: SupervisedRecovery
+    /// Sets what the machine's thread reads while the machine is idle: the worker's log lines
+    /// between two calls, which a thread the plugin started may write at any time. Set by the
+    /// machine that runs on that thread; without it, such lines wait for the next call.
+    var idleWatcher: (@Sendable (BlockingQueue.IdleWatch?) -> Void)? {
+        didSet { publishIdleWatch() }
+    }
+    /// How the worker failed while the machine was idle; the next call reports it.
+    private var idleFailure: String?
 
     private init(plugin: Plugin, worker: WorkerProcess, options: WorkerOptions, loadOptions: Plugin.LoadOptions,
                  log: @escaping @Sendable (String) -> Void, effectBudget: EffectBudget) {
@@ -186,6 +196,10 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
         reply: (WorkerReply) throws(WorkerProtocol.Violation) -> T
     ) -> Result<T, PluginCallError.Reason> {
         guard let worker else { return .failure(recovery.stopped ?? .pluginStopped("its worker could not be restarted")) }
+        if let cause = idleFailure {
+            idleFailure = nil
+            return .failure(.workerFailed(call: what, cause: cause, recovery: recover()))
+        }
         do throws(WorkerChannel.Failure) {
             let answer = try roundTrip(request, deadline: .now + options.actionTimeout)
             do { return .success(try reply(answer)) } catch { throw .violation(error) }
@@ -206,6 +220,49 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
             HostErrorLines.report(SupervisedRecovery.snapshotFailureLine(plugin: plugin.name, after: action, error: error, kept: kept))
         }
     }
+
+    // MARK: Between calls
+
+    /// Hands the machine's thread a watch of the current worker's socket (or none).
+    private func publishIdleWatch() {
+        guard let idleWatcher else { return }
+        guard let worker else { return idleWatcher(nil) }
+        let channel = worker.channel
+        idleWatcher(BlockingQueue.IdleWatch(
+            descriptor: channel.descriptor,
+            isPending: { channel.hasBufferedBytes },
+            handle: { [weak self] in self?.readWhileIdle(from: worker) ?? false }
+        ))
+    }
+
+    /// On the machine's thread, between two calls: passes on the log lines `expected` sent,
+    /// up to a bounded number at a time. Anything else ends the worker; the next call says how.
+    /// `false` once the watch is over.
+    private func readWhileIdle(from expected: WorkerProcess) -> Bool {
+        guard let worker, worker === expected, idleFailure == nil else { return false }
+        for _ in 0..<Self.linesReadPerIdleTurn {
+            let reply: WorkerReply?
+            do throws(WorkerChannel.Failure) {
+                reply = try worker.channel.receiveReplyIfReady(vocabulary: plugin)
+            } catch .closed {
+                return false // the next call finds out how it ended
+            } catch {
+                idleFailure = Self.describe(error, of: worker, timeout: options.actionTimeout)
+                return false
+            }
+            guard let reply else { return true }
+            guard case let .log(line) = reply else {
+                _ = worker.stop()
+                idleFailure = "broke the worker protocol (a \(reply.tag) frame came between two requests) and was killed"
+                return false
+            }
+            log(line)
+        }
+        return true
+    }
+
+    /// How many log lines the idle thread reads before it looks at its queue again.
+    static let linesReadPerIdleTurn = 64
 
     /// Replaces the failed worker (``SupervisedRecovery``), or stops the plugin; says which.
     private func recover() -> String {

@@ -58,6 +58,44 @@ struct WorkerChannel: @unchecked Sendable {
         do { return try WorkerReply(tag: tag, payload: payload, vocabulary: plugin) } catch { throw .violation(error) }
     }
 
+    /// Whether bytes were received that no frame read yet took (log lines that came with or
+    /// after a reply).
+    var hasBufferedBytes: Bool { received.count > 0 }
+
+    /// The worker's next reply if a whole one is here or the socket holds the rest of it now;
+    /// `nil` otherwise. Never waits: for reading what a worker sends between two requests.
+    func receiveReplyIfReady(vocabulary plugin: Plugin?) throws(Failure) -> WorkerReply? {
+        if !holdsWholeFrame { try receiveWithoutWaiting() }
+        guard holdsWholeFrame else { return nil }
+        return try receiveReply(deadline: .now, vocabulary: plugin)
+    }
+
+    /// Whether ``received`` starts with a whole frame, or with a header no frame can have
+    /// (reading it reports the violation).
+    private var holdsWholeFrame: Bool {
+        guard received.count >= 5 else { return false }
+        let length = received.withFrame { bytes in
+            Int(bytes[0]) | Int(bytes[1]) << 8 | Int(bytes[2]) << 16 | Int(bytes[3]) << 24
+        }
+        guard length >= 1, length <= WorkerProtocol.maxFrameBytes else { return true }
+        return received.count >= 4 + length
+    }
+
+    /// Takes what the socket holds now, if anything.
+    private func receiveWithoutWaiting() throws(Failure) {
+        // Room for one byte at least: a receive of 0 bytes means the other end closed.
+        let result = received.appending(atLeast: received.count + 1) { space in
+            Result { () throws(Errno) in
+                try SystemCall.receive(descriptor, into: space, flags: Int32(MSG_DONTWAIT))
+            }
+        }
+        switch result {
+        case .success(0), .failure(.connectionReset): throw .closed
+        case .success, .failure(.wouldBlock): return
+        case let .failure(error): throw .system(error.description)
+        }
+    }
+
     // MARK: Frames
 
     /// Writes a whole frame.

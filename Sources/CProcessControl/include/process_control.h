@@ -64,6 +64,10 @@ int actomaton_confine_files(const char *plugin_path);
 // An anonymous memory file (memfd_create, close-on-exec) named `name`: its descriptor, or -errno.
 int actomaton_memory_file(const char *name);
 
+// An event counter (eventfd, close-on-exec, non-blocking) a thread can poll beside other
+// descriptors and another thread can wake it through: its descriptor, or -errno.
+int actomaton_event_descriptor(void);
+
 // In the host, before it starts a worker: makes the host undumpable, so that a worker without
 // capabilities cannot open its /proc files (its memory, its environment). 0 or -errno.
 int actomaton_set_undumpable(void);
