@@ -357,6 +357,36 @@ struct HostileWasmTests {
         #expect(try await machine.describe() == "n=2")
     }
 
+    /// A snapshot walks the whole state, which lives in the module's memory and grows with it:
+    /// it gets an action's budget and 32 units per byte of memory. Before, a CSV sheet whose
+    /// snapshot outgrew one budget failed every snapshot, and 64 actions later the plugin was
+    /// stopped (`run csv.wasm` stopped after about 480 KB of CSV).
+    @Test func aStateThatOutgrowsOneBudgetIsStillSnapshotted() async throws {
+        let fuel: UInt64 = 2_000_000
+        let limits = WasmLimits(fuel: fuel, snapshotInterval: 4)
+        #expect(limits.stateFuel(memoryBytes: 0) == fuel)
+        #expect(limits.stateFuel(memoryBytes: 1 << 20) == fuel + 32 << 20)
+        #expect(WasmLimits(fuel: .max).stateFuel(memoryBytes: 1) == .max)
+        #expect(WasmLimits(fuel: 1).stateFuel(memoryBytes: .max) == .max)
+        #expect(WasmLimits(fuel: nil).stateFuel(memoryBytes: 1 << 20) == nil)
+        let machine = try PluginMachine(plugin: Plugin.load(path: wasmPlugin("csv"), options: .init(wasmLimits: limits)), log: { _ in })
+        let feed = try machine.plugin.action("feed", [.string(String(repeating: "alpha,beta,gamma,delta,epsilon\n", count: 20))])
+        var spent: UInt64 = 0
+        var actions = 0
+        // Until a snapshot (every 4 actions) spends more than an action's budget, and 8 more.
+        while spent <= fuel, actions < 2_000 {
+            try await machine.send(feed) // throws once the plugin is stopped
+            actions += 1
+            spent = try #require(await machine.runtime as? WasmInstance).stateCallFuel
+        }
+        #expect(spent > fuel, "a snapshot spent \(spent) after \(actions) actions")
+        for _ in 0..<8 { try await machine.send(feed) }
+        let snapshot = try await machine.snapshot()
+        let copy = try PluginMachine(plugin: Plugin.load(path: wasmPlugin("csv"), options: .init(wasmLimits: limits)), log: { _ in })
+        try await copy.restore(snapshot)
+        #expect(try await copy.snapshot() == snapshot)
+    }
+
     /// After many actions and a trap, the rebuilt instance replays the actions since the last snapshot.
     @Test func recoveryReplaysTheActionsSinceTheLastSnapshot() async throws {
         let machine = try PluginMachine(plugin: load("hostile", .init(wasmLimits: WasmLimits(snapshotInterval: 4))))

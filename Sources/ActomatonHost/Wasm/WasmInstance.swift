@@ -22,6 +22,9 @@ final class WasmInstance: PluginRuntime, @unchecked Sendable {
     private let effectBudget: EffectBudget
     /// `nil` once the plugin is stopped.
     private var machine: WasmMachine?
+
+    /// The fuel the instance's last snapshot or restore spent: for tests.
+    var stateCallFuel: UInt64 { machine?.stateCallFuel ?? 0 }
     private var recovery: SupervisedRecovery
 
     init(plugin: Plugin, module: WasmPluginModule, log: (@Sendable (String) -> Void)?, effectBudget: EffectBudget) throws(PluginLoadError) {

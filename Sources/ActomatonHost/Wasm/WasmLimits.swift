@@ -56,6 +56,26 @@ public struct WasmLimits: Sendable, Hashable {
     /// The default memory cap: 64 MiB.
     public static let defaultMemoryLimit = 64 << 20
 
+    /// The fuel of a snapshot or a restore, for an instance whose memory is `memoryBytes`: the
+    /// budget of an action, and ``stateFuelPerMemoryByte`` units more per byte of the
+    /// instance's memory (about 2.1 billion more under the default memory cap; a lower
+    /// `--wasm-memory-limit` lowers it). The state they walk lives in that memory and grows
+    /// with it: a plugin whose state outgrew one budget (the CSV example's sheet, after about
+    /// 480 KB of CSV) would otherwise fail every snapshot and be stopped. A description gets
+    /// an action's budget: it is asked after every transition a service reports. `nil` when
+    /// unmetered.
+    public func stateFuel(memoryBytes: Int) -> UInt64? {
+        guard let fuel else { return nil }
+        let (extra, overflowed) = UInt64(max(memoryBytes, 0)).multipliedReportingOverflow(by: Self.stateFuelPerMemoryByte)
+        let (budget, overflowedToo) = fuel.addingReportingOverflow(extra)
+        return overflowed || overflowedToo ? .max : budget
+    }
+
+    /// The fuel a snapshot or a restore gets per byte of the instance's memory, beyond an
+    /// action's budget: 32 units. The CSV example spends about 9 to 12 per byte of its memory on a
+    /// snapshot of its sheet (about 1,000 to 1,300 units a field).
+    public static let stateFuelPerMemoryByte: UInt64 = 32
+
     /// Limits with the defaults.
     ///
     /// - Parameters:

@@ -171,15 +171,26 @@ final class WasmMachine: @unchecked Sendable {
         let trapped: Bool
     }
 
-    /// Calls `function` with the fuel budget; a trap is a ``CallFailure``.
-    private func call(_ function: Function, _ arguments: [Value]) throws(CallFailure) -> Value? {
-        if let fuel = module.limits.fuel { store.fuel = Fuel(remaining: fuel) }
+    /// The fuel the last snapshot or restore spent (metered modules only): for tests.
+    private(set) var stateCallFuel: UInt64 = 0
+
+    /// Calls `function` with the fuel budget (an action's, or `stateFuel` for a snapshot or a
+    /// restore, which the host needs to rebuild an instance); a trap is a ``CallFailure``.
+    private func call(_ function: Function, _ arguments: [Value], walksTheState: Bool = false) throws(CallFailure) -> Value? {
+        let budget = walksTheState ? module.limits.stateFuel(memoryBytes: memory.byteCount) : module.limits.fuel
+        if let budget { store.fuel = Fuel(remaining: budget) }
+        defer {
+            if walksTheState, let budget { stateCallFuel = budget - min(store.fuel?.remaining ?? budget, budget) }
+        }
         do {
             return try function.invoke(arguments).first
         } catch {
             var message = oneLine(error)
-            if message == "out of fuel", let fuel = module.limits.fuel {
-                message = "it ran out of fuel (the budget is \(fuel) per call; --fuel raises it)"
+            if message == "out of fuel", let budget, let fuel = module.limits.fuel {
+                message = budget == fuel
+                    ? "it ran out of fuel (the budget is \(fuel) per call; --fuel raises it)"
+                    : "it ran out of fuel (the budget is \(budget): \(fuel) per call, and \(WasmLimits.stateFuelPerMemoryByte) per byte of its memory; "
+                        + "--fuel raises it)"
             } else {
                 message = "it trapped: \(message)"
             }
@@ -252,7 +263,7 @@ final class WasmMachine: @unchecked Sendable {
 
     /// The module's snapshot of its state.
     func snapshot() throws(CallFailure) -> [UInt8] {
-        try readPacked(snapshotFunction, limit: PluginLimits.maxSnapshotBytes, what: "snapshot")
+        try readPacked(snapshotFunction, limit: PluginLimits.maxSnapshotBytes, what: "snapshot", walksTheState: true)
     }
 
     /// The module's description of its state.
@@ -280,7 +291,7 @@ final class WasmMachine: @unchecked Sendable {
         context.reset()
         context.phase = .restoring
         defer { context.phase = .idle; context.reset() }
-        let status = Int32(bitPattern: try call(restoreFunction, [.i32(offset), .i32(UInt32(bytes.count))])?.i32 ?? 1)
+        let status = Int32(bitPattern: try call(restoreFunction, [.i32(offset), .i32(UInt32(bytes.count))], walksTheState: true)?.i32 ?? 1)
         if let refusal = context.recorder.restoreRefusal(status: status) { throw CallFailure(message: refusal, trapped: false) }
     }
 
@@ -305,8 +316,8 @@ final class WasmMachine: @unchecked Sendable {
     }
 
     /// Calls a function that returns offset | length << 32 and copies those bytes out.
-    private func readPacked(_ function: Function, limit: Int, what: String) throws(CallFailure) -> [UInt8] {
-        let packed = try call(function, [])?.i64 ?? 0
+    private func readPacked(_ function: Function, limit: Int, what: String, walksTheState: Bool = false) throws(CallFailure) -> [UInt8] {
+        let packed = try call(function, [], walksTheState: walksTheState)?.i64 ?? 0
         let offset = Int(packed & 0xFFFF_FFFF), length = Int(packed >> 32)
         guard length <= limit else {
             throw CallFailure(message: "the \(what) is \(length) bytes, more than the limit of \(limit)", trapped: false)
