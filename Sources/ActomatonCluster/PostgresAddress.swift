@@ -112,7 +112,10 @@ public struct PostgresAddress: Sendable, Hashable, CustomStringConvertible {
         let explicit = environment["PGPASSFILE"]
         guard let path = explicit ?? environment["HOME"].map({ "\($0)/.pgpass" }) else { return nil }
         guard let text = try readPasswordFile(path, required: explicit != nil) else { return nil }
-        for line in text.split(separator: "\n", omittingEmptySubsequences: true) where !line.hasPrefix("#") {
+        // Split as bytes (a `Character` holds "\r\n" whole), a line's `\r` end dropped, as libpq does.
+        for bytes in text.utf8.split(separator: UInt8(ascii: "\n")) {
+            let line = Substring(String(decoding: bytes.last == UInt8(ascii: "\r") ? bytes.dropLast() : bytes[...], as: UTF8.self))
+            guard !line.hasPrefix("#") else { continue }
             let fields = passwordFileFields(line)
             guard fields.count == 5 else { continue }
             let wanted = [host, String(port), database, user]

@@ -1,4 +1,5 @@
 import ActomatonHost
+import ActomatonPluginContract
 import Crypto
 
 /// What a token may do: one scope of a `--tokens` file line.
@@ -18,12 +19,16 @@ public enum AccessScope: Sendable, Hashable, CustomStringConvertible {
         case "*": self = .any
         case "admin": self = .admin
         default:
-            if text.hasPrefix("read:"), text.count > 5 {
-                let plugin = text.dropFirst(5)
-                self = .read(plugin: plugin == "*" ? nil : String(plugin))
-            } else if text.hasPrefix("send:"), text.count > 5 {
-                let plugin = text.dropFirst(5)
-                self = .send(plugin: plugin == "*" ? nil : String(plugin))
+            // A plugin is `*` or a name a manifest may have: nothing else can name one.
+            func plugin(after prefix: Substring) -> String?? {
+                let name = text.dropFirst(prefix.count)
+                if name == "*" { return .some(nil) }
+                return ManifestValidator.isValidName(String(name)) ? .some(String(name)) : nil
+            }
+            if text.hasPrefix("read:"), let plugin = plugin(after: "read:") {
+                self = .read(plugin: plugin)
+            } else if text.hasPrefix("send:"), let plugin = plugin(after: "send:") {
+                self = .send(plugin: plugin)
             } else {
                 return nil
             }
@@ -188,12 +193,23 @@ public struct TokenTable: Sendable {
     }
 
     /// Reads the lines of a tokens file; `path` names it in errors.
+    ///
+    /// Lines end with `\n` or `\r\n`; words are separated by spaces and tabs. Any other control
+    /// character is refused with the line's number: a `\r` alone must not join two lines (a
+    /// file written with `\r\n` was read as one line, and the next line's token's scopes went
+    /// to the first token).
     public static func parse(_ text: String, path: String) throws(TokenFileError) -> TokenTable {
         var tokens: [AccessToken] = []
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // Split as bytes: a `Character` holds "\r\n" whole, and would not split there.
+        for (index, rawLine) in text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
             let number = index + 1
-            let line = rawLine.prefix { $0 != "#" }
-            let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" })
+            let ended = rawLine.last == UInt8(ascii: "\r") ? rawLine.dropLast() : rawLine
+            if let control = ended.first(where: { ($0 < 0x20 && $0 != UInt8(ascii: "\t")) || $0 == 0x7F }) {
+                throw TokenFileError(path, "line \(number): a control character (byte \(hexByte(control))) is in the line; "
+                                     + "lines end with \\n or \\r\\n, words are separated by spaces or tabs")
+            }
+            let line = Substring(String(decoding: ended.prefix { $0 != UInt8(ascii: "#") }, as: UTF8.self))
+            let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
             guard let secret = words.first else { continue }
             guard (minTokenLength...maxTokenLength).contains(secret.utf8.count) else {
                 throw TokenFileError(path, "line \(number): a token is \(minTokenLength) to \(maxTokenLength) bytes, got \(secret.utf8.count)")
@@ -237,4 +253,10 @@ public struct TokenTable: Sendable {
         }
         return found >= 0 ? tokens[found] : nil
     }
+}
+
+/// `0x0D`.
+private func hexByte(_ byte: UInt8) -> String {
+    let digits = Array("0123456789ABCDEF")
+    return "0x\(digits[Int(byte >> 4)])\(digits[Int(byte & 0xF)])"
 }

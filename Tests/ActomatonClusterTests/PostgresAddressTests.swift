@@ -59,6 +59,12 @@ struct PostgresAddressTests {
         // ~/.pgpass, when PGPASSFILE is not set.
         try FileManager.default.copyItem(atPath: file, toPath: directory + "/.pgpass")
         #expect(try PostgresAddress("postgres://app@db:5432/main", environment: ["HOME": directory]).password == "pass:with\\colon")
+        // Lines ending in \r\n are lines (a `Character` holds "\r\n" whole: the file was one line, and no password was found).
+        let crlf = directory + "/pgpass-crlf"
+        try "other:5432:main:app:wrong\r\ndb:5432:main:app:right\r\n".write(toFile: crlf, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: crlf)
+        #expect(try PostgresAddress("postgres://app@db:5432/main", environment: ["PGPASSFILE": crlf]).password == "right")
+        #expect(try PostgresAddress("postgres://app@other:5432/main", environment: ["PGPASSFILE": crlf]).password == "wrong")
         // A file others may read is refused, as libpq refuses it; a named file that is missing too.
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file)
         #expect(throws: ClusterError.self) { try PostgresAddress("postgres://app@db/main", environment: ["PGPASSFILE": file]) }

@@ -38,6 +38,32 @@ import Testing
         #expect(none?.description == "t: line 1: the token has no scope")
     }
 
+    /// Regression (audit): a file with `\r\n` line ends was read as one line (a `Character`
+    /// holds `\r\n` whole), so the second token's scopes went to the first: a read-only token
+    /// could delete instances. Lines now end at `\n` with an optional `\r`; any other control
+    /// character, and a scope naming no possible plugin, is refused.
+    @Test func linesEndingInCRLFAreLinesAndControlCharactersAreRefused() throws {
+        let crlf = try TokenTable.parse("\(Self.reader) read:counter\r\n\(Self.admin) admin\t# ops\r\n", path: "t")
+        #expect(crlf.tokens.map(\.scopes) == [[.read(plugin: "counter")], [.admin]])
+        #expect(crlf.tokens.map(\.line) == [1, 2])
+        #expect(crlf.authenticate(Self.reader)?.scopes == [.read(plugin: "counter")])
+        let lastLine = try TokenTable.parse("\(Self.reader) read:counter\r\n\(Self.admin) admin", path: "t")
+        #expect(lastLine.tokens.map(\.scopes) == [[.read(plugin: "counter")], [.admin]])
+        let alone = #expect(throws: TokenFileError.self) {
+            try TokenTable.parse("\(Self.reader) read:counter\r\(Self.admin) admin", path: "t")
+        }
+        #expect(alone?.description == "t: line 1: a control character (byte 0x0D) is in the line; lines end with \\n or \\r\\n, "
+            + "words are separated by spaces or tabs")
+        for control in ["\u{0B}", "\u{0C}", "\u{00}", "\u{7F}", "\u{1B}"] {
+            #expect(throws: TokenFileError.self) { try TokenTable.parse("\(Self.reader) read:counter\(control)x", path: "t") }
+        }
+        for scope in ["read:count-er", "send:", "read:9lives", "read:\u{E9}t\u{E9}", "read:" + String(repeating: "a", count: 200)] {
+            let error = #expect(throws: TokenFileError.self) { try TokenTable.parse("\(Self.reader) \(scope)", path: "t") }
+            #expect(error?.description.hasPrefix("t: line 1: unknown scope") == true, "\(scope)")
+        }
+        #expect(try TokenTable.parse("\(Self.reader) read:Counter_2 send:*", path: "t").tokens[0].scopes == [.read(plugin: "Counter_2"), .send(plugin: nil)])
+    }
+
     /// Regression (audit): an idempotency key was scoped to its token's line; two hosts whose
     /// files listed the same tokens in another order applied a retry twice. A token's identity
     /// is a digest of its secret: the same whatever its line, and not the secret.
