@@ -147,6 +147,20 @@ public final class ActomatonServer: Service, Sendable {
         )
     }
 
+    /// Brings back the instances the journal held with delayed or repeating actions pending, so
+    /// that their timers run without a request (``InstanceRegistry/resumeTimedInstances()``);
+    /// logs how many, and a warning for each left passivated. ``run()`` does it as the server
+    /// starts. Returns how many were brought back.
+    @discardableResult
+    public func resumeTimedInstances() async -> Int {
+        let (resumed, left) = await registry.resumeTimedInstances()
+        if resumed > 0 { logger.info("brought back \(resumed) instance\(resumed == 1 ? "" : "s") with pending timers from the journal") }
+        for (address, why) in left {
+            logger.warning("\(TerminalText.escaping(address.description)): its pending timers wait for its first request: \(TerminalText.escaping(why))")
+        }
+        return resumed
+    }
+
     /// Runs the server until graceful shutdown, then shuts it down as the type's summary says.
     public func run() async throws {
         let application = try makeApplication()
@@ -163,6 +177,9 @@ public final class ActomatonServer: Service, Sendable {
             }
         }
         defer { sweeper.cancel() }
+        // Beside the listening server: a request for one of them meanwhile gets the same instance.
+        let resumer = Task { await self.resumeTimedInstances() }
+        defer { resumer.cancel() }
         try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask {
                 // Detached: a service group run inside a service is told of the outer graceful

@@ -39,6 +39,9 @@ public struct ServiceJournal: Sendable {
     public let journal: PluginJournal
     /// The instances it holds records of (none with a placement).
     public let instances: [InstanceAddress]
+    /// Those of ``instances`` with a delayed or repeating action pending: a service brings
+    /// them back when it starts (``InstanceRegistry/resumeTimedInstances()``).
+    public let timedInstances: [InstanceAddress]
     /// The answers to idempotent requests it keeps, not yet expired (the latest to expire
     /// first; none with a placement).
     public let receipts: [JournaledReceipt]
@@ -57,9 +60,12 @@ public struct ServiceJournal: Sendable {
         self.placement = placement
         if placement != nil {
             instances = []
+            timedInstances = []
             receipts = []
         } else {
-            instances = try journal.summaries().compactMap { InstanceRegistry.address(journaledAs: $0.plugin) }
+            let summaries = try journal.summaries()
+            instances = summaries.compactMap { InstanceRegistry.address(journaledAs: $0.plugin) }
+            timedInstances = summaries.filter { $0.timerCount > 0 }.compactMap { InstanceRegistry.address(journaledAs: $0.plugin) }
             receipts = try journal.receipts(keptAfter: ServiceClock.wallMilliseconds(), limit: maxReceipts)
         }
     }
@@ -174,6 +180,7 @@ public actor InstanceRegistry {
         self.journal = journal?.journal
         placement = journal?.placement
         guard let journal else { return }
+        timedAtStart = journal.timedInstances.filter { catalog.types[$0.plugin] != nil }
         for address in journal.instances {
             guard catalog.types[address.plugin] != nil, slots[address] == nil else { continue }
             // Brought back from the journal by its first request.
@@ -184,6 +191,35 @@ public actor InstanceRegistry {
             list.insert(address.key, at: Self.insertionIndex(of: address.key, in: list))
             keys[address.plugin] = list
         }
+    }
+
+    /// The instances the journal held with a delayed or repeating action pending when the
+    /// registry was made, until ``resumeTimedInstances()`` brings them back.
+    private var timedAtStart: [InstanceAddress] = []
+
+    /// Brings back every instance the journal held with a delayed or repeating action pending,
+    /// so that its timers run without waiting for a request (one that came due meanwhile
+    /// fires at once): the service does it when it starts. An instance past a limit stays
+    /// passivated until its first request; each such one is returned with why.
+    ///
+    /// Regression (audit): such instances stayed passivated after a restart, their timers
+    /// frozen, until someone asked for them.
+    public func resumeTimedInstances() async -> (resumed: Int, left: [(address: InstanceAddress, why: String)]) {
+        let addresses = timedAtStart
+        timedAtStart = []
+        var resumed = 0
+        var left: [(address: InstanceAddress, why: String)] = []
+        for address in addresses {
+            do throws(ServiceError) {
+                _ = try await instance(at: address, creating: false)
+                resumed += 1
+            } catch .notFound {
+                continue // deleted meanwhile
+            } catch {
+                left.append((address, error.description))
+            }
+        }
+        return (resumed, left)
     }
 
     /// The name an instance's records are journaled under (see ``ServiceJournal``).

@@ -57,6 +57,38 @@ import Testing
         second.close()
     }
 
+    /// Regression (audit): after a restart, an instance whose journal held a pending delayed
+    /// or repeating action stayed passivated, its timers frozen, until a request came for it.
+    /// The service brings such instances back as it starts; the others wait for a request.
+    @Test func instancesWithPendingTimersAreBroughtBackAtStart() async throws {
+        let path = try temporaryDirectory() + "/state.sqlite"
+        let first = try PluginJournal(path: path)
+        let original = try journaledServer(first)
+        try await original.makeApplication().test(.router) { client in
+            var statuses: [HTTPResponse.Status] = []
+            statuses.append(try await client.post("ticking", #"{"action": "start", "args": [3600000]}"#).status)
+            statuses.append(try await client.post("later", #"{"action": "add_later", "args": [2, 3600]}"#).status)
+            statuses.append(try await client.post("quiet", #"{"action": "add", "args": [1]}"#).status)
+            #expect(statuses == [.ok, .ok, .ok])
+        }
+        first.close()
+
+        let second = try PluginJournal(path: path)
+        defer { second.close() }
+        let restarted = try journaledServer(second)
+        #expect(await restarted.registry.passivatedInstances == 3)
+        #expect(await restarted.resumeTimedInstances() == 2)
+        let (ticking, later, quiet) = try (InstanceAddress(plugin: "counter", key: InstanceKey("ticking")),
+                                           InstanceAddress(plugin: "counter", key: InstanceKey("later")),
+                                           InstanceAddress(plugin: "counter", key: InstanceKey("quiet")))
+        #expect(await !restarted.registry.isPassivated(ticking))
+        #expect(await !restarted.registry.isPassivated(later))
+        #expect(await restarted.registry.isPassivated(quiet), "no timer: it waits for its first request")
+        let instance = try await restarted.registry.instance(at: ticking, creating: false)
+        #expect(await instance.machine.status().effects == 1, "its repeating action runs again")
+        #expect(await restarted.resumeTimedInstances() == 0, "once")
+    }
+
     /// With `--state`, an idempotent request's answer is journaled with its action (one
     /// commit): a retry after a restart gets the first answer, byte for byte, and is not
     /// applied again. Refusals applied nothing and are not journaled; a deleted instance's
