@@ -34,6 +34,8 @@ final class WatcherSet: Sendable {
         /// The last transitions, oldest first, from `history[head]` on.
         var history: [InstanceTransition] = []
         var head = 0
+        /// The size of the kept transitions (``WatcherSet/size(of:)``).
+        var keptBytes = 0
         /// The seq of the last transition the set saw, or the instance's seq when it began.
         var lastSeq: UInt64 = 0
         /// The history holds every transition after this seq.
@@ -45,17 +47,20 @@ final class WatcherSet: Sendable {
     private let state = Mutex(State())
     private let limit: Int
     private let historyLimit: Int
+    private let historyByteLimit: Int
     private let address: InstanceAddress
     private let onChange: @Sendable (Int) -> Void
 
     /// - Parameters:
     ///   - limit: The most watchers at a time.
     ///   - history: How many of the last transitions are kept for `after`.
+    ///   - historyBytes: The most bytes of them kept (``size(of:)``): the oldest go first.
     ///   - onChange: Told the change in the count of watchers (+1, -1), for metrics.
-    init(address: InstanceAddress, limit: Int, history: Int = 0, onChange: @escaping @Sendable (Int) -> Void) {
+    init(address: InstanceAddress, limit: Int, history: Int = 0, historyBytes: Int = 1 << 20, onChange: @escaping @Sendable (Int) -> Void) {
         self.address = address
         self.limit = limit
         historyLimit = max(0, history)
+        historyByteLimit = max(0, historyBytes)
         self.onChange = onChange
     }
 
@@ -68,6 +73,7 @@ final class WatcherSet: Sendable {
             guard seq > state.lastSeq else { return }
             state.history = []
             state.head = 0
+            state.keptBytes = 0
             state.lastSeq = seq
             state.keptAfter = seq
         }
@@ -91,7 +97,8 @@ final class WatcherSet: Sendable {
             let bridge = (journaled ?? []).filter { $0.ordinal > seq && $0.ordinal <= state.keptAfter }
             guard let first = bridge.first, first.ordinal == seq + 1, bridge.count == Int(state.keptAfter - seq) else {
                 throw .gone("the transitions of \(address) after seq \(seq) are no longer kept (only those after seq \(state.keptAfter) "
-                            + (journaled == nil ? "in memory: --watch-history keeps the last \(historyLimit), none across a passivation or a restart); "
+                            + (journaled == nil ? "in memory: --watch-history keeps the last \(historyLimit), --watch-history-bytes at most \(historyByteLimit) bytes of them, "
+                               + "none across a passivation or a restart); "
                                : "in memory, and the journal keeps those since its older snapshot of the instance); ")
                             + "read its state (GET) and watch from its seq")
             }
@@ -138,18 +145,26 @@ final class WatcherSet: Sendable {
 
     /// Sends a transition to every watcher, and keeps it in the history.
     func broadcast(_ transition: InstanceTransition) {
-        let historyLimit = self.historyLimit
+        let (historyLimit, historyByteLimit) = (self.historyLimit, self.historyByteLimit)
         let watchers = state.withLock { state in
             state.lastSeq = transition.seq
             if historyLimit > 0 {
                 state.history.append(transition)
-                if state.keptCount > historyLimit {
-                    state.keptAfter = state.history[state.head].seq
+                state.keptBytes += Self.size(of: transition)
+                // The oldest go first, past either limit: one transition larger than the byte
+                // limit leaves none kept.
+                var letGoForBytes = false
+                while state.keptCount > historyLimit || (state.keptCount > 0 && state.keptBytes > historyByteLimit) {
+                    if state.keptCount <= historyLimit { letGoForBytes = true }
+                    let oldest = state.history[state.head]
+                    state.keptAfter = oldest.seq
+                    state.keptBytes -= Self.size(of: oldest)
                     state.head += 1
-                    if state.head >= 64, state.head * 2 >= state.history.count {
-                        state.history.removeFirst(state.head)
-                        state.head = 0
-                    }
+                }
+                // Large states are freed at once; small ones, 64 or more at a time.
+                if state.head > 0, letGoForBytes || (state.head >= 64 && state.head * 2 >= state.history.count) {
+                    state.history.removeFirst(state.head)
+                    state.head = 0
                 }
             } else {
                 state.keptAfter = transition.seq
@@ -159,6 +174,19 @@ final class WatcherSet: Sendable {
         guard !watchers.isEmpty else { return }
         let message = ServiceJSON.watchMessage(transition, address: address)
         for watcher in watchers { watcher.offer(message) }
+    }
+
+    /// The bytes (``size(of:)``) of the last `count` kept transitions: for tests.
+    func keptBytesOfTheLast(_ count: Int) -> Int {
+        state.withLock { state in state.history.suffix(count).reduce(0) { $0 + Self.size(of: $1) } }
+    }
+
+    /// What a kept transition counts against ``historyByteLimit``: its text's bytes (the state's
+    /// description, the action, the effect IDs) and 64 for the rest.
+    static func size(of transition: InstanceTransition) -> Int {
+        64 + (transition.state?.utf8.count ?? 0) + transition.actionText.utf8.count + transition.action.utf8.count
+            + (transition.effectID?.utf8.count ?? 0) + transition.started.reduce(0) { $0 + $1.utf8.count }
+            + transition.cancelled.reduce(0) { $0 + $1.utf8.count } + (transition.active?.reduce(0) { $0 + $1.utf8.count } ?? 0)
     }
 
     /// Ends every watcher for `why`; later ones are refused.

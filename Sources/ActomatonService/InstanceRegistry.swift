@@ -96,11 +96,15 @@ public actor InstanceRegistry {
         public var idleTimeout: Duration
         /// How many of an instance's last transitions are kept for watchers that reconnect.
         public var watchHistory: Int
+        /// The most bytes of them kept, their states counted.
+        public var watchHistoryBytes: Int
 
         /// Creates limits; the defaults are ``ServiceConfiguration``'s.
         public init(maxInstances: Int = 100_000, maxInstancesPerPlugin: Int = 100_000, maxWatchersPerInstance: Int = 64,
-                    maxEffects: Int = PluginLimits.defaultMaxEffects, idleTimeout: Duration = .seconds(300), watchHistory: Int = 1000) {
+                    maxEffects: Int = PluginLimits.defaultMaxEffects, idleTimeout: Duration = .seconds(300), watchHistory: Int = 1000,
+                    watchHistoryBytes: Int = 1 << 20) {
             self.watchHistory = watchHistory
+            self.watchHistoryBytes = watchHistoryBytes
             self.maxInstances = maxInstances
             self.maxInstancesPerPlugin = maxInstancesPerPlugin
             self.maxWatchersPerInstance = maxWatchersPerInstance
@@ -410,7 +414,8 @@ public actor InstanceRegistry {
         let (limits, metrics, log, journal) = (self.limits, self.metrics, self.log, self.journal)
         // Made off the registry's actor: a worker's start must not hold up other instances.
         let task = Task.detached { () throws -> Instance in
-            let watchers = watchers ?? WatcherSet(address: address, limit: limits.maxWatchersPerInstance, history: limits.watchHistory) {
+            let watchers = watchers ?? WatcherSet(address: address, limit: limits.maxWatchersPerInstance, history: limits.watchHistory,
+                                                historyBytes: limits.watchHistoryBytes) {
                 metrics.watchersChanged(by: $0)
             }
             var onFailure: (@Sendable (String) -> Void)?

@@ -319,7 +319,7 @@ paths:
         at once with code 4000 + that status (4404, 4410, 4429, 4401, 4403, ...) and the error's
         line as the reason, cut to 123 bytes.
         With `after`, the kept transitions after that seq come first (the last --watch-history,
-        default 1,000, in memory; with --state also those the journal keeps, across passivations
+        default 1,000, at most --watch-history-bytes of them, in memory; with --state also those the journal keeps, across passivations
         and restarts), then the new ones: no gap and no duplicate. An `after` older than what is
         kept is 410 (or, when only the journal could tell, a close with code 1008 and the reason);
         one past the instance's last transition is 400.

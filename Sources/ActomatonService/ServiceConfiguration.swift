@@ -35,6 +35,11 @@ public struct ServiceConfiguration: Sendable {
     /// `?after=SEQ` (`--watch-history`, default 1,000; 0 keeps none). Not kept across a
     /// passivation or a restart: an `after` older than what is kept is 410.
     public var watchHistory = 1000
+    /// The most bytes of an instance's kept transitions (`--watch-history-bytes`, default 1 MiB),
+    /// their states counted: the oldest are let go first, even below ``watchHistory``, so that
+    /// an instance with a large state keeps a bounded history (1,000 states of a few MB each
+    /// took hundreds of MB).
+    public var watchHistoryBytes = 1 << 20
     /// Requests per second one token may send, in a burst of as many (`--max-requests-per-second`,
     /// default 1,000; 0 for no limit); past it, 429. Applies only with `--tokens`.
     public var maxRequestsPerSecond = 1000
@@ -70,6 +75,6 @@ public struct ServiceConfiguration: Sendable {
     var registryLimits: InstanceRegistry.Limits {
         .init(maxInstances: maxInstances, maxInstancesPerPlugin: maxInstancesPerPlugin,
               maxWatchersPerInstance: maxWatchersPerInstance, maxEffects: maxEffects, idleTimeout: idleTimeout,
-              watchHistory: watchHistory)
+              watchHistory: watchHistory, watchHistoryBytes: watchHistoryBytes)
     }
 }

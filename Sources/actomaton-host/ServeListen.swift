@@ -58,6 +58,10 @@ struct NetworkOptions: ParsableArguments {
                                 + "(0: none; none kept across a passivation or a restart).", valueName: "count"))
     var watchHistory = ServiceConfiguration().watchHistory
 
+    @Option(help: ArgumentHelp("The most bytes of an instance's kept transitions, their states counted; the oldest go first "
+                                + "(1 KiB to 1 GiB).", valueName: "bytes"))
+    var watchHistoryBytes = ServiceConfiguration().watchHistoryBytes
+
     @Option(help: ArgumentHelp("The most keys one page of GET /v1/machines/PLUGIN lists, at most 100000; also the default limit.",
                                 valueName: "count"))
     var maxPageSize = ServiceConfiguration().maxPageSize
@@ -98,6 +102,9 @@ struct NetworkOptions: ParsableArguments {
             throw ValidationError("\(name) must be at least 1")
         }
         guard (0...1_000_000).contains(watchHistory) else { throw ValidationError("--watch-history must be from 0 to 1000000") }
+        guard (1 << 10...1 << 30).contains(watchHistoryBytes) else {
+            throw ValidationError("--watch-history-bytes must be from 1024 to 1073741824")
+        }
         guard (1...100_000).contains(maxPageSize) else { throw ValidationError("--max-page-size must be from 1 to 100000") }
         guard maxRequestsPerSecond >= 0 else { throw ValidationError("--max-requests-per-second must be 0 (no limit) or more") }
         guard maxFailedAuthenticationsPerMinute >= 0 else {
@@ -119,6 +126,7 @@ struct NetworkOptions: ParsableArguments {
         configuration.maxWatchersPerInstance = maxWatchersPerInstance
         configuration.watcherBuffer = watcherBuffer
         configuration.watchHistory = watchHistory
+        configuration.watchHistoryBytes = watchHistoryBytes
         configuration.watcherCloseTimeout = .seconds(watcherCloseTimeout)
         configuration.maxRequestsPerSecond = maxRequestsPerSecond
         configuration.maxFailedAuthenticationsPerMinute = maxFailedAuthenticationsPerMinute

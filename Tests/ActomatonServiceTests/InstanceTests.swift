@@ -172,6 +172,34 @@ import Testing
         #expect(throws: ServiceError.shuttingDown) { try set.add(buffer: 4) }
     }
 
+    /// Regression (audit): the history kept for `?after=SEQ` was bounded in transitions only,
+    /// and each kept the whole state: 1,000 states of a CSV sheet took hundreds of MB. It is
+    /// bounded in bytes too (`--watch-history-bytes`), the oldest let go first: at the limit the
+    /// transitions it holds are kept, one byte under it the oldest goes.
+    @Test func theWatchHistoryIsBoundedInBytes() async throws {
+        func history(bytes: Int) async throws -> (WatcherSet, [UInt64]) {
+            let server = makeServer { $0.watchHistory = 1000; $0.watchHistoryBytes = bytes }
+            try await server.makeApplication().test(.router) { client in
+                var statuses: [HTTPResponse.Status] = []
+                for _ in 1...10 { statuses.append(try await client.post("h", #"{"action": "increment"}"#).status) }
+                #expect(statuses == Array(repeating: .ok, count: 10))
+            }
+            let instance = try await server.registry.instance(at: InstanceAddress(plugin: "counter", key: try InstanceKey("h")), creating: false)
+            let kept = (0...10).filter { after in (try? instance.watchers.check(after: UInt64(after))) != nil }.map(UInt64.init)
+            return (instance.watchers, kept)
+        }
+        // Every transition of "increment" from 1 to 10 weighs the same but for its state's digits.
+        let (unbounded, all) = try await history(bytes: 1 << 30)
+        #expect(all == Array(0...10))
+        let bytesOfTheLastThree = unbounded.keptBytesOfTheLast(3)
+        let (_, three) = try await history(bytes: bytesOfTheLastThree)
+        #expect(three == [7, 8, 9, 10], "the last three transitions are kept, at the limit")
+        let (_, two) = try await history(bytes: bytesOfTheLastThree - 1)
+        #expect(two == [8, 9, 10], "one byte under it, the oldest of them goes")
+        let gone = #expect(throws: ServiceError.self) { try unbounded.check(after: 11) }
+        #expect(gone?.status == .badRequest)
+    }
+
     @Test func keysAreCheckedByteByByte() throws {
         #expect(try InstanceKey("order:2026-01.a_b").text == "order:2026-01.a_b")
         #expect(throws: ServiceError.badRequest("an instance key must not be empty")) { try InstanceKey("") }
