@@ -122,7 +122,7 @@ docs: deps ## Build the documentation (DocC) into .build/docs, a static site; an
 	  --output-path .build/docs --transform-for-static-hosting $(DOCS_STRICT)
 	@echo "Documentation: .build/docs (serve it with: python3 -m http.server -d .build/docs, then open /documentation/)"
 
-bench: ## Run the benchmarks (release build of Benchmarks/) and print the ratios.
+bench: wasm-build ## Run the benchmarks (release build of Benchmarks/) and print the ratios.
 	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark --format jmh --path .build/results
 	python3 Benchmarks/report.py Benchmarks/.build/results
 	@python3 Benchmarks/csv_python.py
@@ -255,7 +255,7 @@ wasm-plugin: wasm-install ## Turn your own reducer into a .wasm plugin: make -C 
 	@cd "$(CALLER_DIR)" && "$(ACTOMATON_ROOT)/wasm/actomaton-wasm-plugin" --name "$(NAME)" --output "$(OUTPUT)" --cache "$(CACHE)" \
 	  $(foreach library,$(LIBRARY),--library "$(library)") $(SOURCES)
 
-host-bench: ## Benchmark a plugin action against the same reducer compiled in (release build).
+host-bench: wasm-build ## Benchmark a plugin action against the same reducer compiled in (release build).
 	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark --target HostBenchmarks --format jmh --path .build/results
 	python3 Benchmarks/report.py Benchmarks/.build/results
 

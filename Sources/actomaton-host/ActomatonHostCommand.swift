@@ -365,7 +365,7 @@ struct Run: AsyncParsableCommand {
         abstract: "Run one plugin: read actions, one per line, and print every transition.",
         discussion: """
             Lines are `ACTION ARGS...` (e.g. `login "alice"`, `add 5`) or JSON \
-            ({"action": "add", "args": [5]}). `#` starts a comment; `:sleep SECONDS`, `:idle` \
+            ({"action": "add", "args": [5]}). A line starting with `#` is a comment; `:sleep SECONDS`, `:idle` \
             and `:state` are directives. Exits when the input ends and no effect is running: \
             with status 0 if every line and every action succeeded, 1 otherwise. At the end of \
             the input the host waits for the delayed and repeating actions still running or \

@@ -17,7 +17,7 @@ struct ClusterOptions: ParsableArguments {
     var advertise: String?
 
     @Option(help: ArgumentHelp("With --state postgres://…: how long this host's lease on its instances lasts without a "
-                                + "renewal (renewed every third of it); after it, other hosts take them over.", valueName: "seconds"))
+                                + "renewal (renewed every third of it); after it, other hosts take them over. Whole seconds, 1 to 3600.", valueName: "seconds"))
     var leaseTTL: Int = 10
 }
 
