@@ -263,7 +263,8 @@ def main():
         if args.only in (None, "memory"):
             active, passivated, passivated_count = memory(args.host, plugins, args.instances)
         if args.only in (None, "watchers"):
-            process, port = start(serve + ["--max-watchers-per-instance", str(args.watchers)])
+            process, port = start(serve + ["--max-watchers-per-instance", str(args.watchers), "--max-watchers", str(args.watchers),
+                                           "--max-connections", str(args.watchers + 64)])
             try:
                 latencies = watchers(port, args.watchers, args.transitions, 0.1)
             finally:

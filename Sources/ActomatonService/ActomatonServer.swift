@@ -47,6 +47,8 @@ public final class ActomatonServer: Service, Sendable {
     private let forwarder: (any RequestForwarder)?
     private let journalChanges: (any JournalChangeSignal)?
     private let journalWatchers = JournalWatcherCount()
+    /// The service's watchers, against `--max-watchers`.
+    let watcherBudget: WatcherBudget
 
     /// Creates a server.
     ///
@@ -88,6 +90,7 @@ public final class ActomatonServer: Service, Sendable {
         self.forwarder = forwarder
         self.journalChanges = journalChanges
         self.configuration = configuration
+        watcherBudget = WatcherBudget(limit: configuration.watcherLimit)
         self.tokens = tokens
         self.listen = listen
         self.logger = logger
@@ -120,7 +123,7 @@ public final class ActomatonServer: Service, Sendable {
                                                     failedAuthentications: failedAuthentications,
                                                     failureRate: configuration.maxFailedAuthenticationsPerMinute))
         ServiceRoutes(registry: registry, configuration: configuration, metrics: metrics, lifecycle: lifecycle, idempotency: idempotency,
-                      forwarder: forwarder, journalChanges: journalChanges, journalWatchers: journalWatchers)
+                      forwarder: forwarder, journalChanges: journalChanges, journalWatchers: journalWatchers, watcherBudget: watcherBudget)
             .add(to: router)
         InspectorRoutes().add(to: router)
         DiagramRoute(catalog: registry.catalog).add(to: router)

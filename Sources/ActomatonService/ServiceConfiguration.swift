@@ -22,6 +22,12 @@ public struct ServiceConfiguration: Sendable {
     public var maxInstancesPerPlugin = 100_000
     /// The most watchers of one instance (`--max-watchers-per-instance`, default 64); past it, 429.
     public var maxWatchersPerInstance = 64
+    /// The most watchers of the whole service (`--max-watchers`); past it, 429. `nil`, the
+    /// default, is ``maxConnections`` less a quarter of them, at most 64 (960 of 1,024): the
+    /// connections kept from watchers stay for requests and health checks.
+    public var maxWatchers: Int?
+    /// ``maxWatchers``, or its default.
+    public var watcherLimit: Int { maxWatchers ?? maxConnections - min(64, maxConnections / 4) }
     /// The most transitions buffered for one watcher (`--watcher-buffer`, default 256); past
     /// it the watcher is closed (1008) with a reason.
     public var watcherBuffer = 256

@@ -22,6 +22,8 @@ struct ServiceRoutes: Sendable {
     let journalChanges: (any JournalChangeSignal)?
     /// How many watchers this host serves from the journal, per instance.
     let journalWatchers: JournalWatcherCount
+    /// How many watchers the service has, against `--max-watchers`.
+    let watcherBudget: WatcherBudget
     /// How often a watcher fed from the journal reads it when no change was signalled.
     static let journalPollInterval: Duration = .seconds(1)
     /// The most messages a watcher fed from the journal reads at a time.
@@ -63,12 +65,14 @@ struct ServiceRoutes: Sendable {
                     throw ServiceError.badRequest("this route takes a WebSocket upgrade (Connection: Upgrade, Upgrade: websocket)")
                 }
                 _ = try Self.after(request)
+                guard watcherBudget.hasRoom else { throw watcherBudget.refusal }
                 return .upgrade(WebSocketToken.upgradeHeaders(for: request.headers))
             }
             let instance = try await registry.instance(at: address, creating: false)
             guard request.headers[.upgrade]?.lowercased() == "websocket" else {
                 throw ServiceError.badRequest("this route takes a WebSocket upgrade (Connection: Upgrade, Upgrade: websocket)")
             }
+            guard watcherBudget.hasRoom else { throw watcherBudget.refusal }
             guard instance.watcherCount < configuration.maxWatchersPerInstance else {
                 throw ServiceError.overLimit("\(instance.address) already has \(configuration.maxWatchersPerInstance) watchers, "
                                              + "its limit (--max-watchers-per-instance)")
@@ -375,6 +379,12 @@ struct ServiceRoutes: Sendable {
     /// ends the watcher (then with the close code and reason of ``Watcher/EndReason``).
     func watch(_ request: Request, _ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter,
                _ context: ServiceRequestContext) async throws {
+        // Counted from the upgrade to the end, whichever way it is fed.
+        guard watcherBudget.take() else {
+            try await outbound.close(.policyViolation, line: watcherBudget.refusal.description)
+            return
+        }
+        defer { watcherBudget.giveBack() }
         let address = try address(context)
         if registry.placement != nil, let changes = journalChanges, let journal = registry.journal {
             let elsewhere: (name: String, owner: String)?

@@ -47,6 +47,10 @@ struct NetworkOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The most WebSocket watchers of one instance.", valueName: "count"))
     var maxWatchersPerInstance = ServiceConfiguration().maxWatchersPerInstance
 
+    @Option(help: ArgumentHelp("The most watchers of the whole service (default: --max-connections less a quarter of them, "
+                                + "at most 64, which stay for requests and health checks).", valueName: "count"))
+    var maxWatchers: Int?
+
     @Option(help: ArgumentHelp("The most transitions buffered for a watcher before it is closed as too slow.", valueName: "count"))
     var watcherBuffer = ServiceConfiguration().watcherBuffer
 
@@ -101,6 +105,7 @@ struct NetworkOptions: ParsableArguments {
                               ("--connection-idle-timeout", connectionIdleTimeout)] where value < 1 {
             throw ValidationError("\(name) must be at least 1")
         }
+        if let maxWatchers, !(1...1_000_000).contains(maxWatchers) { throw ValidationError("--max-watchers must be from 1 to 1000000") }
         guard (0...1_000_000).contains(watchHistory) else { throw ValidationError("--watch-history must be from 0 to 1000000") }
         guard (1 << 10...1 << 30).contains(watchHistoryBytes) else {
             throw ValidationError("--watch-history-bytes must be from 1024 to 1073741824")
@@ -124,6 +129,7 @@ struct NetworkOptions: ParsableArguments {
         configuration.maxInstances = maxInstances
         configuration.maxInstancesPerPlugin = maxInstancesPerPlugin ?? configuration.maxInstancesPerPlugin
         configuration.maxWatchersPerInstance = maxWatchersPerInstance
+        configuration.maxWatchers = maxWatchers
         configuration.watcherBuffer = watcherBuffer
         configuration.watchHistory = watchHistory
         configuration.watchHistoryBytes = watchHistoryBytes

@@ -114,6 +114,35 @@ import Testing
         }
     }
 
+    /// Regression (audit): watchers of many instances could take every connection
+    /// `--max-connections` allows, and `/healthz` waited for ever. `--max-watchers` bounds them
+    /// for the whole service (by default a quarter of the connections, at most 64, stay free):
+    /// at the limit one more is refused with 4429 and the limit's name, whichever instance it
+    /// watches; once one leaves, a new one connects.
+    @Test func watchersOfTheWholeServiceAreLimited() async throws {
+        #expect(ServiceConfiguration().watcherLimit == 960)
+        #expect({ var c = ServiceConfiguration(); c.maxConnections = 16; return c.watcherLimit }() == 12)
+        let server = makeServer { $0.maxWatchers = 2 }
+        try await server.makeApplication().test(.live) { client in
+            _ = try await client.post("a", #"{"action": "increment"}"#)
+            _ = try await client.post("b", #"{"action": "increment"}"#)
+            try await client.ws("/v1/machines/counter/a/watch") { _, _, _ in
+                try await client.ws("/v1/machines/counter/b/watch") { _, _, _ in
+                    #expect(await eventually { server.watcherBudget.current == 2 }, "at the limit")
+                    let refused = try await webSocketClose(port: try #require(client.port), "/v1/machines/counter/a/watch")
+                    #expect(refused?.code == 4429)
+                    #expect(refused?.reason == "the service already has 2 watchers, its limit (--max-watchers)")
+                    #expect(try await client.get("/healthz").status == .ok, "a request still gets a connection")
+                }
+                #expect(await eventually { server.watcherBudget.current == 1 }, "one left")
+                try await client.ws("/v1/machines/counter/b/watch") { _, _, _ in
+                    #expect(await eventually { server.watcherBudget.current == 2 }, "room for one again")
+                }
+            }
+        }
+        #expect(server.watcherBudget.current == 0)
+    }
+
     /// Every refusal of a watch reaches a WebSocket client as a close with 4000 + the status
     /// and the line, cut to the 123 bytes a close frame's reason holds: an unknown instance
     /// (4404, with the longest key: the line is cut), a bad `after` (4400).
