@@ -101,7 +101,8 @@ public final class ActomatonServer: Service, Sendable {
         let pluginLog = pluginLog ?? { line in logger.info("\(TerminalText.escaping(line))") }
         registry = InstanceRegistry(catalog: catalog, limits: configuration.registryLimits, metrics: metrics, log: pluginLog, now: now,
                                     journal: journal, errorLog: { line in logger.warning("\(TerminalText.escaping(line))") })
-        idempotency = IdempotencyCache(window: configuration.idempotencyWindow, maxKeys: configuration.maxIdempotencyKeys, now: now)
+        idempotency = IdempotencyCache(window: configuration.idempotencyWindow, maxKeys: configuration.maxIdempotencyKeys,
+                                       maxKeysPerToken: configuration.idempotencyKeysPerToken(tokens: tokens?.tokens.count), now: now)
         if let journal {
             idempotency.restore(journal.receipts, wallNow: ServiceClock.wallMilliseconds())
             journal.journal.observeCommits { duration, records in metrics.journalCommitted(duration: duration, records: records) }

@@ -80,8 +80,9 @@ final class IdempotencyCache: Sendable {
                 guard let address = InstanceRegistry.address(journaledAs: receipt.plugin), let colon = receipt.key.firstIndex(of: ":"),
                       let fingerprint = Fingerprint(receipt.fingerprint) else { continue }
                 let key = Key(token: String(receipt.key[..<colon]), address: address, key: String(receipt.key[receipt.key.index(after: colon)...]))
-                guard state.entries[key] == nil else { continue }
+                guard state.entries[key] == nil, state.perToken[key.token, default: 0] < maxKeysPerToken else { continue }
                 let expires = time + .milliseconds(receipt.expires - wallNow)
+                state.perToken[key.token, default: 0] += 1
                 state.keptCount += 1
                 state.entries[key] = .done(fingerprint, Stored(status: 200, body: receipt.answer), expires: expires, kept: state.keptCount)
                 state.order.append((key, expires))
@@ -109,7 +110,7 @@ final class IdempotencyCache: Sendable {
     /// absence, and the retry applied its action a second time.)
     func settle(_ key: Key, with receipt: JournaledReceipt?, readAfter mark: Mark, wallNow: Int64) {
         state.withLock { state in
-            if case let .done(_, _, _, kept)? = state.entries[key], kept <= mark.keptCount { state.entries[key] = nil }
+            if case let .done(_, _, _, kept)? = state.entries[key], kept <= mark.keptCount { Self.remove(key, from: &state) }
         }
         if let receipt { restore([receipt], wallNow: wallNow) }
     }
@@ -146,20 +147,33 @@ final class IdempotencyCache: Sendable {
         var head = 0
         /// How many answers were kept so far.
         var keptCount: UInt64 = 0
+        /// How many keys each token has kept or in flight.
+        var perToken: [String: Int] = [:]
+    }
+
+    /// Forgets `key`'s entry, and counts it out of its token's share.
+    private static func remove(_ key: Key, from state: inout State) {
+        guard state.entries.removeValue(forKey: key) != nil else { return }
+        let left = state.perToken[key.token, default: 1] - 1
+        state.perToken[key.token] = left > 0 ? left : nil
     }
 
     private let state = Mutex(State())
     private let window: Duration
     private let maxKeys: Int
+    private let maxKeysPerToken: Int
     private let now: @Sendable () -> Duration
 
     /// - Parameters:
     ///   - window: How long a response is kept.
     ///   - maxKeys: The most keys kept at a time; a new key past it is refused (429).
+    ///   - maxKeysPerToken: The most of them one token may have; a new key past it is refused
+    ///     (429), so that one client cannot take every key for the whole window.
     ///   - now: The time, as a duration since any fixed point.
-    init(window: Duration, maxKeys: Int, now: @escaping @Sendable () -> Duration) {
+    init(window: Duration, maxKeys: Int, maxKeysPerToken: Int? = nil, now: @escaping @Sendable () -> Duration) {
         self.window = window
         self.maxKeys = maxKeys
+        self.maxKeysPerToken = maxKeysPerToken ?? maxKeys
         self.now = now
     }
 
@@ -173,7 +187,7 @@ final class IdempotencyCache: Sendable {
     /// Starts a request with `key`: run it, replay the kept response, or refuse it (422 for
     /// another request under the same key, 429 past the limit of keys).
     func begin(_ key: Key, fingerprint: Fingerprint) async throws(ServiceError) -> Begin {
-        enum Step { case proceed, replay(Stored), wait, mismatch, full }
+        enum Step { case proceed, replay(Stored), wait, mismatch, full, tokenFull }
         let time = now()
         let step: Step = state.withLock { state in
             evictExpired(&state, at: time)
@@ -184,7 +198,9 @@ final class IdempotencyCache: Sendable {
                 return kept == fingerprint ? .wait : .mismatch
             case nil:
                 guard state.entries.count < maxKeys else { return .full }
+                guard state.perToken[key.token, default: 0] < maxKeysPerToken else { return .tokenFull }
                 state.entries[key] = .pending(fingerprint, [])
+                state.perToken[key.token, default: 0] += 1
                 return .proceed
             }
         }
@@ -193,6 +209,8 @@ final class IdempotencyCache: Sendable {
         case let .replay(stored): return .replay(stored)
         case .mismatch: throw .unprocessable("the Idempotency-Key was used for another request to this instance")
         case .full: throw .overLimit("the service already keeps \(maxKeys) idempotency keys, its limit (--max-idempotency-keys)")
+        case .tokenFull:
+            throw .overLimit("this token already has \(maxKeysPerToken) idempotency keys kept, its share (--max-idempotency-keys-per-token)")
         case .wait: break
         }
         let stored: Stored? = await withCheckedContinuation { continuation in
@@ -227,7 +245,7 @@ final class IdempotencyCache: Sendable {
                 state.entries[key] = .done(fingerprint, stored, expires: expires, kept: state.keptCount)
                 state.order.append((key, expires))
             } else {
-                state.entries[key] = nil
+                Self.remove(key, from: &state)
             }
             return (waiters, keep && !forgotten)
         }
@@ -241,7 +259,7 @@ final class IdempotencyCache: Sendable {
         state.withLock { state in
             for (key, entry) in state.entries where key.address == address {
                 switch entry {
-                case .done: state.entries[key] = nil
+                case .done: Self.remove(key, from: &state)
                 case let .pending(fingerprint, waiters, _): state.entries[key] = .pending(fingerprint, waiters, forgotten: true)
                 }
             }
@@ -261,7 +279,7 @@ final class IdempotencyCache: Sendable {
     private func evictExpired(_ state: inout State, at time: Duration) {
         while state.head < state.order.count, state.order[state.head].1 <= time {
             let key = state.order[state.head].0
-            if case let .done(_, _, expires, _)? = state.entries[key], expires <= time { state.entries[key] = nil }
+            if case let .done(_, _, expires, _)? = state.entries[key], expires <= time { Self.remove(key, from: &state) }
             state.head += 1
         }
         if state.head >= 1024, state.head * 2 >= state.order.count {

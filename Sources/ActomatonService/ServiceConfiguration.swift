@@ -62,6 +62,16 @@ public struct ServiceConfiguration: Sendable {
     public var idempotencyWindow: Duration = .seconds(24 * 3600)
     /// The most idempotency keys kept at a time (`--max-idempotency-keys`, default 100,000); past it, 429.
     public var maxIdempotencyKeys = 100_000
+    /// The most of them one token may have kept or in flight (`--max-idempotency-keys-per-token`);
+    /// past it, 429. `nil`, the default, is an equal share: ``maxIdempotencyKeys`` divided by
+    /// the number of tokens (all of them without `--tokens`), so that no client can take every
+    /// key for the whole window and leave the others none.
+    public var maxIdempotencyKeysPerToken: Int?
+
+    /// ``maxIdempotencyKeysPerToken``, or its default for `tokens` tokens (`nil`: no tokens file).
+    public func idempotencyKeysPerToken(tokens: Int?) -> Int {
+        maxIdempotencyKeysPerToken ?? tokens.map { max(1, maxIdempotencyKeys / max($0, 1)) } ?? maxIdempotencyKeys
+    }
     /// The most keys one page of `GET /v1/machines/{plugin}` lists (`--max-page-size`, default
     /// 1,000, at most 100,000; also the default `limit`); a larger `limit` is 400.
     public var maxPageSize = 1000

@@ -84,6 +84,10 @@ struct NetworkOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The most idempotency keys kept at a time.", valueName: "count"))
     var maxIdempotencyKeys = ServiceConfiguration().maxIdempotencyKeys
 
+    @Option(help: ArgumentHelp("The most idempotency keys one token may have kept (default: an equal share, "
+                                + "--max-idempotency-keys divided by the number of tokens).", valueName: "count"))
+    var maxIdempotencyKeysPerToken: Int?
+
     @Option(help: ArgumentHelp("Seconds an instance may be idle (no request, watcher or pending timer) before it is passivated: "
                                 + "its state kept as bytes, its machine freed, restored by the next request.", valueName: "seconds"))
     var idleTimeout: Int = 300
@@ -104,6 +108,9 @@ struct NetworkOptions: ParsableArguments {
                               ("--idle-timeout", idleTimeout), ("--watcher-close-timeout", watcherCloseTimeout),
                               ("--connection-idle-timeout", connectionIdleTimeout)] where value < 1 {
             throw ValidationError("\(name) must be at least 1")
+        }
+        if let maxIdempotencyKeysPerToken, maxIdempotencyKeysPerToken < 1 {
+            throw ValidationError("--max-idempotency-keys-per-token must be at least 1")
         }
         if let maxWatchers, !(1...1_000_000).contains(maxWatchers) { throw ValidationError("--max-watchers must be from 1 to 1000000") }
         guard (0...1_000_000).contains(watchHistory) else { throw ValidationError("--watch-history must be from 0 to 1000000") }
@@ -139,6 +146,7 @@ struct NetworkOptions: ParsableArguments {
         configuration.maxPageSize = maxPageSize
         configuration.idempotencyWindow = .seconds(idempotencyWindow)
         configuration.maxIdempotencyKeys = maxIdempotencyKeys
+        configuration.maxIdempotencyKeysPerToken = maxIdempotencyKeysPerToken
         configuration.shutdownTimeout = .seconds(shutdownTimeout)
         configuration.idleTimeout = .seconds(idleTimeout)
         return configuration

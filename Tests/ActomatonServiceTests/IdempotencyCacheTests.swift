@@ -13,6 +13,34 @@ import Testing
                 IdempotencyCache.Fingerprint(Array(#"{"action": "increment"}"#.utf8)))
     }
 
+    /// Regression (audit): every token shared one count of keys, so one client sending new keys
+    /// filled it, and every other client's idempotent requests were refused for the whole
+    /// window. Each token has a share: at it a new key of that token is refused (429), while
+    /// another token still gets its own; a key let go (a 5xx, expiry) gives its place back.
+    @Test func eachTokenHasItsShareOfTheKeys() async throws {
+        let address = InstanceAddress(plugin: "counter", key: try InstanceKey("shared"))
+        let time = Mutex(Duration.seconds(1))
+        let cache = IdempotencyCache(window: .seconds(60), maxKeys: 4, maxKeysPerToken: 2, now: { time.withLock { $0 } })
+        let fingerprint = IdempotencyCache.Fingerprint(Array(#"{"action": "increment"}"#.utf8))
+        func key(_ token: String, _ n: Int) -> IdempotencyCache.Key { .init(token: token, address: address, key: "k\(n)") }
+        for n in 1...2 {
+            guard case .proceed = try await cache.begin(key("greedy", n), fingerprint: fingerprint) else { Issue.record("k\(n)"); return }
+            cache.finish(key("greedy", n), status: 200, body: "{}")
+        }
+        let past = await #expect(throws: ServiceError.self) { try await cache.begin(key("greedy", 3), fingerprint: fingerprint) }
+        #expect(past == .overLimit("this token already has 2 idempotency keys kept, its share (--max-idempotency-keys-per-token)"))
+        guard case .replay = try await cache.begin(key("greedy", 1), fingerprint: fingerprint) else { Issue.record("a kept key replays"); return }
+        guard case .proceed = try await cache.begin(key("polite", 1), fingerprint: fingerprint) else { Issue.record("another token"); return }
+        cache.finish(key("polite", 1), status: 503, body: "{}") // not kept: its place comes back
+        guard case .proceed = try await cache.begin(key("polite", 2), fingerprint: fingerprint) else { Issue.record("its place came back"); return }
+        cache.finish(key("polite", 2), status: 200, body: "{}")
+        time.withLock { $0 = .seconds(62) } // the greedy token's keys expire
+        guard case .proceed = try await cache.begin(key("greedy", 3), fingerprint: fingerprint) else { Issue.record("after expiry"); return }
+        #expect(ServiceConfiguration().idempotencyKeysPerToken(tokens: nil) == 100_000, "without tokens: all")
+        #expect(ServiceConfiguration().idempotencyKeysPerToken(tokens: 4) == 25_000, "an equal share")
+        #expect(ServiceConfiguration().idempotencyKeysPerToken(tokens: 200_000) == 1)
+    }
+
     /// In a cluster, a retry reads the key's receipt from the journal into the cache before it
     /// begins. When the first request was still under way here, that overwrote its pending
     /// entry and lost the retries waiting on it: they never answered, and the host never shut
