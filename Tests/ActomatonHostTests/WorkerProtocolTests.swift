@@ -1,6 +1,9 @@
 @testable import ActomatonHost
 import ActomatonPluginContract
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The worker conversation, typed: every request and reply survives its frame, and a
 /// malformed frame is one violation with a clear message, never a trap.
@@ -17,6 +20,29 @@ struct WorkerProtocolTests {
 
     private static func decodeReply(_ frame: [UInt8], vocabulary: Plugin? = counter) -> Result<WorkerReply, WorkerProtocol.Violation> {
         Result { () throws(WorkerProtocol.Violation) in try WorkerReply(tag: frame[4], payload: Array(frame[5...]), vocabulary: vocabulary) }
+    }
+
+    /// What the machine's idle thread reads between two calls: a frame only once it is whole.
+    /// Part of one is not pending work (the thread then sleeps on the socket until the rest
+    /// comes): taken for pending, a frame cut in two made the idle thread spin a core.
+    @Test func betweenCallsAFrameIsReadOnlyOnceItIsWhole() throws {
+        var ends: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
+        defer { close(ends[0]); close(ends[1]) }
+        let channel = WorkerChannel(descriptor: ends[0])
+        let frame = WorkerReply.log("between two calls").frame
+        #expect(try channel.receiveReplyIfReady(vocabulary: nil) == nil)
+        frame.prefix(7).withUnsafeBytes { _ = send(ends[1], $0.baseAddress, $0.count, 0) }
+        #expect(try channel.receiveReplyIfReady(vocabulary: nil) == nil)
+        #expect(!channel.holdsWholeFrame, "part of a frame is not pending work")
+        (frame.dropFirst(7) + frame).withUnsafeBytes { _ = send(ends[1], $0.baseAddress, $0.count, 0) }
+        #expect(try channel.receiveReplyIfReady(vocabulary: nil) == .log("between two calls"))
+        #expect(channel.holdsWholeFrame, "the second frame came with the first")
+        #expect(try channel.receiveReplyIfReady(vocabulary: nil) == .log("between two calls"))
+        #expect(!channel.holdsWholeFrame)
+        close(ends[1])
+        ends[1] = -1
+        #expect(throws: WorkerChannel.Failure.self) { try channel.receiveReplyIfReady(vocabulary: nil) }
     }
 
     @Test func everyRequestSurvivesItsFrame() {

@@ -230,7 +230,7 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
         let channel = worker.channel
         idleWatcher(BlockingQueue.IdleWatch(
             descriptor: channel.descriptor,
-            isPending: { channel.hasBufferedBytes },
+            isPending: { channel.holdsWholeFrame },
             handle: { [weak self] in self?.readWhileIdle(from: worker) ?? false }
         ))
     }

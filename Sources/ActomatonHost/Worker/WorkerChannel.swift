@@ -58,10 +58,6 @@ struct WorkerChannel: @unchecked Sendable {
         do { return try WorkerReply(tag: tag, payload: payload, vocabulary: plugin) } catch { throw .violation(error) }
     }
 
-    /// Whether bytes were received that no frame read yet took (log lines that came with or
-    /// after a reply).
-    var hasBufferedBytes: Bool { received.count > 0 }
-
     /// The worker's next reply if a whole one is here or the socket holds the rest of it now;
     /// `nil` otherwise. Never waits: for reading what a worker sends between two requests.
     func receiveReplyIfReady(vocabulary plugin: Plugin?) throws(Failure) -> WorkerReply? {
@@ -70,9 +66,10 @@ struct WorkerChannel: @unchecked Sendable {
         return try receiveReply(deadline: .now, vocabulary: plugin)
     }
 
-    /// Whether ``received`` starts with a whole frame, or with a header no frame can have
-    /// (reading it reports the violation).
-    private var holdsWholeFrame: Bool {
+    /// Whether ``received`` starts with a whole frame (a log line that came with or after a
+    /// reply), or with a header no frame can have (reading it reports the violation). Part of
+    /// a frame is not one: its rest is waited for on the socket, not spun for.
+    var holdsWholeFrame: Bool {
         guard received.count >= 5 else { return false }
         let length = received.withFrame { bytes in
             Int(bytes[0]) | Int(bytes[1]) << 8 | Int(bytes[2]) << 16 | Int(bytes[3]) << 24
