@@ -233,7 +233,7 @@ paths:
       parameters:
         - $ref: "#/components/parameters/plugin"
         - {name: after, in: query, schema: {type: string, maxLength: 128, pattern: "^[A-Za-z0-9._:-]+$"}}
-        - {name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 1000}}
+        - {name: limit, in: query, description: "At most --max-page-size (1,000 by default, the maximum given here).", schema: {type: integer, minimum: 1, maximum: 1000}}
       responses:
         "431": {$ref: "#/components/responses/HeadersTooLarge"}
         "200": {description: A page of keys., content: {application/json: {schema: {$ref: "#/components/schemas/Keys"}}}}

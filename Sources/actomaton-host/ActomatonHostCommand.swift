@@ -36,7 +36,8 @@ struct ActomatonHostCommand: AsyncParsableCommand {
 /// Where plugins run, and how their workers are limited and supervised.
 struct IsolationOptions: ParsableArguments {
     @Option(help: ArgumentHelp("none: plugins run inside the host (fastest; a crash ends the host); "
-                                + "process: each plugin runs in a supervised worker process.", valueName: "mode"))
+                                + "process: each plugin runs in a supervised worker process (default: process for serve, none for run).",
+                                valueName: "mode"))
     var isolation: IsolationMode?
 
     // The worker options are optional, so that one given without workers can be refused.
@@ -158,7 +159,7 @@ struct LoadingOptions: ParsableArguments {
             + "can run code in the host. This flag turns those checks off."))
     var allowWritable = false
 
-    @Option(help: ArgumentHelp("The largest plugin file to load, in bytes (K, M and G suffixes allowed).", valueName: "size"),
+    @Option(help: ArgumentHelp("The largest plugin file to load, in bytes (K, M and G suffixes allowed; default 256M).", valueName: "size"),
             transform: parseSize)
     var maxPluginSize: Int64 = PluginLimits.defaultMaxFileSize
 
@@ -173,7 +174,7 @@ struct LoadingOptions: ParsableArguments {
     var fuel: UInt64? = WasmLimits.defaultFuel
 
     @Option(help: ArgumentHelp("The most linear memory a .wasm plugin may use, in bytes (K, M and G suffixes allowed); "
-                                + "a module that asks for more is refused, or its memory.grow fails.", valueName: "size"),
+                                + "a module that asks for more is refused, or its memory.grow fails (default 64M).", valueName: "size"),
             transform: parseSize)
     var wasmMemoryLimit: Int64 = Int64(WasmLimits.defaultMemoryLimit)
 
