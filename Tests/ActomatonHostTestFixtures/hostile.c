@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
-#include <time.h>
 #include <unistd.h>
 
 #define EXPORT __attribute__((visibility("default")))
@@ -322,11 +321,28 @@ static actomaton_status corrupt(void *state) {
     return ACTOMATON_OK;
 }
 
-// A tenth of a second, for the threads below: long enough that the action has been answered
-// when they act (the tests wait for what they do, however long it takes).
+// The threads below act when the test sends the worker SIGUSR1, after the action was
+// answered: an event, not a pause. The handler wakes them through a pipe.
+static int wake_pipe[2] = {-1, -1};
+
+static void on_wake(int signal_number) {
+    (void)signal_number;
+    char byte = 1;
+    (void)!write(wake_pipe[1], &byte, 1);
+}
+
+static int arm_wake(void) {
+    if (wake_pipe[0] < 0 && pipe(wake_pipe) != 0) return -1;
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = on_wake;
+    sigemptyset(&action.sa_mask);
+    return sigaction(SIGUSR1, &action, NULL);
+}
+
 static void pause_a_little(void) {
-    struct timespec pause = {0, 100 * 1000 * 1000};
-    while (nanosleep(&pause, &pause) != 0) {}
+    char byte;
+    while (read(wake_pipe[0], &byte, 1) < 0) {}
 }
 
 static void *log_later_thread(void *host) {
@@ -335,8 +351,9 @@ static void *log_later_thread(void *host) {
     return NULL;
 }
 
-// Starts a thread that logs a line once the action has been answered: between two actions.
+// Starts a thread that logs a line on SIGUSR1, sent once the action has been answered.
 static actomaton_status log_later(void *state) {
+    if (arm_wake() != 0) return ACTOMATON_ERROR;
     pthread_t later;
     if (pthread_create(&later, NULL, log_later_thread, (void *)((hostile_state *)state)->host) != 0) return ACTOMATON_ERROR;
     pthread_detach(later);
@@ -349,9 +366,10 @@ static void *corrupt_later_thread(void *unused) {
     return NULL;
 }
 
-// Starts a thread that writes garbage to the worker's socket once the action has been answered.
+// Starts a thread that writes garbage to the worker's socket on SIGUSR1.
 static actomaton_status corrupt_later(void *state) {
     (void)state;
+    if (arm_wake() != 0) return ACTOMATON_ERROR;
     pthread_t later;
     if (pthread_create(&later, NULL, corrupt_later_thread, NULL) != 0) return ACTOMATON_ERROR;
     pthread_detach(later);

@@ -101,6 +101,8 @@ struct IsolationTests {
         let hostile = try PluginMachine(isolatedPluginAt: plugin("ActomatonHostTestFixtures"), loadOptions: .init(entrySymbol: "fixture_hostile_entry"),
                                         workerOptions: options(), log: recorder.log)
         try await hostile.send("log_later")
+        // The action is answered: its thread logs now, between two actions.
+        #expect(kill(try #require(await hostile.workerProcessID), SIGUSR1) == 0)
         #expect(await eventually(within: 30) { recorder.lines == ["log: from a thread, after the action"] })
         try await hostile.send("set", [.int(3)])
         #expect(try await hostile.describe() == #"{"value":3}"#)
@@ -114,11 +116,14 @@ struct IsolationTests {
         try await hostile.send("set", [.int(7)])
         let pid = try #require(await hostile.workerProcessID)
         try await hostile.send("corrupt_later")
+        #expect(kill(pid, SIGUSR1) == 0)
         #expect(await eventually(within: 30) { kill(pid, 0) != 0 }, "the worker was stopped while the machine was idle")
         let error = await #expect(throws: PluginCallError.self) { try await hostile.send("set", [.int(8)]) }
         #expect(error?.description == "plugin hostile: 'set 8' failed: the plugin broke the worker protocol (a frame of 2147483647 bytes) "
             + "and was killed; restarted from its last state")
-        // The replacement replays `corrupt_later` too: the test stops here.
+        // The replacement replays `corrupt_later`, whose thread waits for a signal that never comes.
+        try await hostile.send("set", [.int(9)])
+        #expect(try await hostile.describe() == #"{"value":9}"#)
     }
 
     @Test func statesAfterTheLastSnapshotAreReplayed() async throws {
