@@ -10,12 +10,14 @@ import NIOHTTP1
 /// HTTP parser refuses.
 ///
 /// - A connection's first request head must arrive, to its blank line, within
-///   ``ServiceConfiguration/connectionIdleTimeout``; after that, ``RequestGate`` bounds how
+///   ``ServiceConfiguration/connectionIdleTimeout`` (past it, 408 when part of it came, else
+///   only a close); after that, ``RequestGate`` bounds how
 ///   long a request takes to arrive whole and how long a connection idles between requests,
 ///   by the same timeout. Before, the first request had no deadline at all.
 /// - A request the HTTP parser refuses is answered 400 (431 for a head past the parser's
-///   limits), after the requests before it, and its connection closed (``RequestGate``): the
-///   first request's refusal was left unanswered, and its connection open for ever.
+///   limits) with `{"error": "…"}`, after the requests before it, and its connection closed
+///   (``RequestGate``): the first request's refusal was left unanswered, and its connection
+///   open for ever.
 struct GuardedServerChannel: ServerChildChannel {
     typealias Value = HTTP1WebSocketUpgradeChannel.Value
 
@@ -98,7 +100,8 @@ struct ClientConnectionErrorsAtDebug: LogHandler {
 }
 
 /// Closes the connection unless the first request's head — its bytes up to the blank line
-/// that ends it — arrives within `timeout`; then leaves the pipeline.
+/// that ends it — arrives within `timeout`, answering 408 first when part of it came; then
+/// leaves the pipeline.
 final class RequestHeadDeadline: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -108,6 +111,8 @@ final class RequestHeadDeadline: ChannelInboundHandler, RemovableChannelHandler 
     /// The last bytes seen, for a blank line split between two reads.
     private var previous: [UInt8] = []
     private var headEnded = false
+    /// Whether any byte came: a close for a head cut short is answered 408 first.
+    private var receivedAny = false
 
     init(timeout: TimeAmount) {
         self.timeout = timeout
@@ -129,6 +134,7 @@ final class RequestHeadDeadline: ChannelInboundHandler, RemovableChannelHandler 
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let bytes = unwrapInboundIn(data)
+        if bytes.readableBytes > 0 { receivedAny = true }
         if !headEnded, Self.endsHead(previous: &previous, bytes: bytes.readableBytesView) {
             headEnded = true
             deadline?.cancel()
@@ -141,7 +147,17 @@ final class RequestHeadDeadline: ChannelInboundHandler, RemovableChannelHandler 
     private func arm(_ context: ChannelHandlerContext) {
         guard deadline == nil, !headEnded else { return }
         let channel = context.channel
-        deadline = context.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let boundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
+        let timeout = timeout
+        deadline = context.eventLoop.scheduleTask(in: timeout) {
+            guard handler.value.receivedAny else { return channel.close(promise: nil) }
+            let body = ServiceError.jsonLine("the request's head did not arrive whole within \(RequestGate.seconds(timeout)), "
+                                             + "the limit (--connection-idle-timeout)")
+            let answer = "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: application/json\r\n"
+                + "Content-Length: \(body.utf8.count)\r\n\r\n" + body
+            boundContext.value.writeAndFlush(NIOAny(ByteBuffer(string: answer))).whenComplete { _ in channel.close(promise: nil) }
+        }
     }
 
     /// Whether `bytes`, after the last bytes seen (`previous`, kept up to date), hold the blank

@@ -224,6 +224,7 @@ paths:
         "431": {$ref: "#/components/responses/HeadersTooLarge"}
         "200": {description: The diagram., content: {application/json: {schema: {$ref: "#/components/schemas/Diagram"}}}}
         "401": {$ref: "#/components/responses/Unauthorized"}
+        "403": {$ref: "#/components/responses/Forbidden"}
         "404": {$ref: "#/components/responses/NotFound"}
         "429": {$ref: "#/components/responses/TooMany"}
         "503": {$ref: "#/components/responses/ShuttingDown"}

@@ -5,6 +5,8 @@ import NIOHTTP1
 /// follows, cannot handle — with a status, after the answers to the requests before it, then
 /// closing the connection.
 ///
+/// Every refusal carries `{"error": "one line"}`, as the service's other errors do.
+///
 /// - A request the parser refuses is answered 400 (431 for a head past its limits). The
 ///   requests pipelined before it are answered first: answering at once cut off the answer
 ///   to a request already applied.
@@ -74,8 +76,9 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
             if !protocols.isEmpty {
                 if !protocols.contains("websocket") {
                     head.headers.remove(name: "upgrade")
-                } else if let status = Self.webSocketRefusal(head) {
-                    refuse(context, status: status, headers: status == .upgradeRequired ? [("Sec-WebSocket-Version", "13")] : [])
+                } else if let (status, line) = Self.webSocketRefusal(head) {
+                    refuse(context, status: status, line: line,
+                           headers: status == .upgradeRequired ? [("Sec-WebSocket-Version", "13")] : [])
                     return
                 } else {
                     passingThrough = true
@@ -102,7 +105,10 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
             let boundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
             requestDeadline = context.eventLoop.scheduleTask(in: requestTimeout) {
                 handler.value.requestDeadline = nil
-                handler.value.refuse(boundContext.value, status: .requestTimeout)
+                let gate = handler.value
+                gate.refuse(boundContext.value, status: .requestTimeout,
+                            line: "the request did not arrive whole within \(Self.seconds(gate.requestTimeout)) of its head, "
+                                + "the limit (--connection-idle-timeout)")
             }
         }
         context.fireChannelReadComplete()
@@ -113,7 +119,7 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
             context.fireErrorCaught(error)
             return
         }
-        refuse(context, status: parsing == .headerOverflow ? .requestHeaderFieldsTooLarge : .badRequest)
+        refuse(context, status: parsing == .headerOverflow ? .requestHeaderFieldsTooLarge : .badRequest, line: Self.line(for: parsing))
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
@@ -167,16 +173,19 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
     /// The last answer's write, for a close to wait on.
     private var lastAnswerWritten: EventLoopFuture<Void>?
 
-    /// Refuses with `status` once the requests passed on whole are answered. A request whose
-    /// body broke off is the one refused, unless it was answered already: then only a close.
-    private func refuse(_ context: ChannelHandlerContext, status: HTTPResponseStatus, headers: [(String, String)] = []) {
+    /// Refuses with `status` and `{"error": line}` once the requests passed on whole are
+    /// answered. A request whose body broke off is the one refused, unless it was answered
+    /// already: then only a close.
+    private func refuse(_ context: ChannelHandlerContext, status: HTTPResponseStatus, line: String, headers: [(String, String)] = []) {
         guard refusal == nil else { return }
         let whole = lastRequestComplete ? requests : requests - 1
         refusal = (responses > whole ? nil : status, whole)
+        refusalLine = line
         extraHeaders = headers
         answerIfDue(context)
     }
 
+    private var refusalLine = ""
     private var extraHeaders: [(String, String)] = []
     private var answered = false
 
@@ -193,18 +202,47 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
             }
             return
         }
-        var headers = HTTPHeaders([("Connection", "close"), ("Content-Length", "0")])
+        let body = ByteBuffer(string: ServiceError.jsonLine(refusalLine))
+        var headers = HTTPHeaders([("Connection", "close"), ("Content-Type", "application/json"),
+                                   ("Content-Length", String(body.readableBytes))])
         headers.add(contentsOf: extraHeaders)
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+    }
+
+    /// The line a request the parser refused with `error` is answered with.
+    static func line(for error: HTTPParserError) -> String {
+        let why = switch error {
+        case .headerOverflow: "its head is longer than 80 KiB or has more than 1,000 fields, the HTTP parser's limits"
+        case .invalidContentLength, .unexpectedContentLength: "its Content-Length is not one decimal number"
+        case .invalidMethod: "its method is not a token"
+        case .invalidVersion: "its version is not HTTP/1.0 or HTTP/1.1"
+        case .invalidURL, .invalidPath, .invalidQueryString, .invalidFragment, .invalidHost, .invalidPort: "its target is not a valid URI"
+        case .invalidHeaderToken, .invalidCharactersUsed: "a header field holds a character HTTP does not allow"
+        case .invalidChunkSize: "a chunk's size is not a hexadecimal number"
+        case .lfExpected, .invalidConstant, .strictModeAssertion: "its framing is not HTTP/1.1's (a line end or a constant is wrong)"
+        default: "the HTTP parser refused it (\(error))"
+        }
+        return "the request is not valid HTTP/1.1: \(why)"
+    }
+
+    /// `amount` in seconds, as text ("0.3 s", "60 s").
+    static func seconds(_ amount: TimeAmount) -> String {
+        let milliseconds = amount.nanoseconds / 1_000_000
+        return milliseconds % 1000 == 0 ? "\(milliseconds / 1000) s" : "\(Double(milliseconds) / 1000) s"
     }
 
     /// Why a WebSocket handshake cannot be passed on, or `nil`: no key, no `Connection:
     /// Upgrade` (400), another version than 13 (426).
-    static func webSocketRefusal(_ head: HTTPRequestHead) -> HTTPResponseStatus? {
+    static func webSocketRefusal(_ head: HTTPRequestHead) -> (status: HTTPResponseStatus, line: String)? {
         let connection = head.headers[canonicalForm: "connection"].map { $0.lowercased() }
-        guard connection.contains("upgrade"), head.headers.first(name: "sec-websocket-key")?.isEmpty == false else { return .badRequest }
-        guard head.headers[canonicalForm: "sec-websocket-version"] == ["13"] else { return .upgradeRequired }
+        guard connection.contains("upgrade"), head.headers.first(name: "sec-websocket-key")?.isEmpty == false else {
+            return (.badRequest, "a WebSocket handshake needs Connection: Upgrade and a Sec-WebSocket-Key")
+        }
+        guard head.headers[canonicalForm: "sec-websocket-version"] == ["13"] else {
+            return (.upgradeRequired, "the service speaks WebSocket version 13 only (Sec-WebSocket-Version: 13)")
+        }
         return nil
     }
 }

@@ -93,7 +93,10 @@ public enum ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `{"error": "…"}`.
-    public var json: String { JSONText.object([("error", ServiceJSON.string(description))]) }
+    public var json: String { Self.jsonLine(description) }
+
+    /// `{"error": line}`.
+    static func jsonLine(_ line: String) -> String { JSONText.object([("error", ServiceJSON.string(line))]) }
 
     /// The fields the response carries besides its content type: `Allow` for a 405.
     public var headers: HTTPFields {

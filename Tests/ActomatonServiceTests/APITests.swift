@@ -189,6 +189,29 @@ import Testing
         }
     }
 
+    /// Regression: a head past the HTTP parser's own limits (80 KiB, 1,000 fields: above any
+    /// `--max-header-size`, at most 64 KiB) was answered 431 with an empty body, where every
+    /// other error is a JSON line. At the parser's limit of fields it reaches the service's.
+    @Test func aHeadPastTheParsersLimitsIsAnsweredWithAJSONLine() async throws {
+        try await withRunningServer { $0.maxHeaderSize = 64 << 10 } _: { _, port in
+            let cases = [("X-Big: \(String(repeating: "b", count: 81 << 10))\r\n", "431 Request Header Fields Too Large"),
+                         (String(repeating: "X-F: 1\r\n", count: 999), "200 OK"),
+                         (String(repeating: "X-F: 1\r\n", count: 1000), "431 Request Header Fields Too Large")]
+            for (fields, status) in cases {
+                let answer = try await offThePool { () throws -> String? in
+                    let connection = try LoopbackConnection(port: port)
+                    try connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\n" + fields + "\r\n")
+                    return try connection.response(within: .seconds(30))
+                }
+                #expect(answer?.hasPrefix("HTTP/1.1 \(status)") == true, "\(fields.utf8.count) bytes: \(answer?.prefix(300) ?? "no answer")")
+                if status.hasPrefix("431") {
+                    let line = "the request is not valid HTTP/1.1: its head is longer than 80 KiB or has more than 1,000 fields, the HTTP parser's limits"
+                    #expect(answer?.hasSuffix(#"{"error":"\#(line)"}"#) == true, "\(answer?.prefix(300) ?? "no answer")")
+                }
+            }
+        }
+    }
+
     /// Connections at the limit are served; one past it waits to be accepted (the kernel
     /// holds it) and is served once another closes: nothing refused, nothing lost. Two that
     /// wait while one closes: only one is accepted (one read of the listening socket accepted

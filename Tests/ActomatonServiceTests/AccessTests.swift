@@ -94,6 +94,30 @@ import Testing
         #expect(unsafe?.description.contains("the tokens file is in a directory others can change") == true)
     }
 
+    /// Regression (audit): the diagram route answers 403 to a token that may not read its
+    /// plugin, but the OpenAPI document did not list it. Every operation of a path about one
+    /// plugin can be 403, and says so.
+    @Test func everyRouteAboutAPluginIsForbiddenOutsideTheScopesAndSaysSo() async throws {
+        let server = makeServer(tokens: Self.table)
+        try await server.makeApplication().test(.router) { client in
+            var statuses: [HTTPResponse.Status] = []
+            statuses.append(try await client.get("/v1/plugins/counter/diagram", headers: bearer(Self.sender)).status)
+            statuses.append(try await client.get("/v1/machines/counter", headers: bearer(Self.sender)).status)
+            statuses.append(try await client.execute(uri: "/v1/machines/counter/k", method: .delete, headers: bearer(Self.reader)).status)
+            #expect(statuses == [.forbidden, .forbidden, .forbidden])
+        }
+        var path = "", method = ""
+        var operations: [String: Bool] = [:]
+        for line in OpenAPIDocument.yaml.split(separator: "\n") {
+            if line.hasPrefix("  /") { (path, method) = (String(line.dropFirst(2).dropLast()), "") }
+            if ["    get:", "    post:", "    delete:"].contains(line) { method = String(line.dropFirst(4).dropLast()) }
+            guard path.contains("{plugin}"), !method.isEmpty else { continue }
+            operations["\(method) \(path)", default: false] = operations["\(method) \(path)", default: false] || line.contains(#""403""#)
+        }
+        #expect(operations.count == 6, "\(operations.keys.sorted())")
+        #expect(operations.filter { !$0.value }.keys.sorted() == [])
+    }
+
     @Test func requestsNeedAValidTokenWithinItsScopes() async throws {
         let server = makeServer(tokens: Self.table)
         try await server.makeApplication().test(.router) { client in

@@ -8,15 +8,24 @@ import Testing
 @Suite struct ConnectionTests {
     /// Regression: a connection whose first request never ended (nothing sent, half a head)
     /// had no deadline, and one between requests none either: each held its slot for ever.
+    /// Half a head was then closed with no answer: it is 408, with the limit's flag.
     @Test func aConnectionThatIdlesOrSendsHalfAHeadIsClosed() async throws {
         try await withRunningServer { $0.connectionIdleTimeout = .milliseconds(300) } _: { _, port in
             for opening in ["", "GET /healthz HTTP/1.1\r\n", "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: "] {
-                let closed = try await offThePool { () throws -> Bool in
+                let (answer, closed) = try await offThePool { () throws -> (String?, Bool) in
                     let connection = try LoopbackConnection(port: port)
                     if !opening.isEmpty { try connection.send(opening) }
-                    return try connection.readsUntilClosed(within: .seconds(30))
+                    let answer = try connection.response(within: .seconds(30))
+                    return (answer, try connection.readsUntilClosed(within: .seconds(30)))
                 }
                 #expect(closed, "\(opening.debugDescription)")
+                if opening.isEmpty {
+                    #expect(answer == nil, "nothing to answer: \(answer ?? "")")
+                } else {
+                    #expect(answer?.hasPrefix("HTTP/1.1 408 Request Timeout") == true, "\(opening.debugDescription): \(answer ?? "no answer")")
+                    #expect(answer?.hasSuffix(#"{"error":"the request's head did not arrive whole within 0.3 s, the limit (--connection-idle-timeout)"}"#) == true,
+                            "\(answer ?? "no answer")")
+                }
             }
             // Between requests: served, then closed once idle.
             let (answer, closed) = try await offThePool { () throws -> (String?, Bool) in
@@ -47,6 +56,9 @@ import Testing
                     return (answer, try connection.readsUntilClosed(within: .seconds(20)))
                 }
                 #expect(answer?.hasPrefix("HTTP/1.1 400 Bad Request") == true, "\(request.debugDescription): \(answer ?? "no answer")")
+                #expect(answer?.contains("Content-Type: application/json\r\n") == true
+                        && answer?.contains(#"{"error":"the request is not valid HTTP/1.1: "#) == true,
+                        "one JSON line, as every other error: \(answer ?? "no answer")")
                 #expect(closed, "\(request.debugDescription)")
                 let next = try await offThePool { () throws -> String? in
                     let connection = try LoopbackConnection(port: port)
@@ -147,6 +159,11 @@ import Testing
                 }
                 #expect(answer?.hasPrefix(status) == true, "\(headers.debugDescription): \(answer ?? "no answer")")
                 if status.contains("426") { #expect(answer?.contains("Sec-WebSocket-Version: 13") == true) }
+                if !status.contains("200") {
+                    let line = status.contains("426") ? "the service speaks WebSocket version 13 only (Sec-WebSocket-Version: 13)"
+                        : "a WebSocket handshake needs Connection: Upgrade and a Sec-WebSocket-Key"
+                    #expect(answer?.hasSuffix(#"{"error":"\#(line)"}"#) == true, "\(answer ?? "no answer")")
+                }
             }
         }
     }
@@ -163,6 +180,8 @@ import Testing
                 return (answer, try connection.readsUntilClosed(within: .seconds(20)))
             }
             #expect(answer?.hasPrefix("HTTP/1.1 408 Request Timeout") == true, "\(answer ?? "no answer")")
+            #expect(answer?.hasSuffix(#"{"error":"the request did not arrive whole within 0.3 s of its head, the limit (--connection-idle-timeout)"}"#) == true,
+                    "\(answer ?? "no answer")")
             #expect(closed)
             #expect(await server.registry.hasSlot(for: "slow") == false, "nothing applied")
         }
