@@ -22,6 +22,8 @@ import NIOHTTP1
 /// - A connection with every request answered is closed once idle for the same timeout
 ///   (Hummingbird's own idle timer also cut a request whose body was still coming, without an
 ///   answer).
+/// - An HTTP/1.1 request without a `Host` header field, or with more than one, is 400 (RFC
+///   9112, 3.2).
 /// - An HTTP/1.0 request without `Connection: keep-alive` has its connection closed after its
 ///   answer, as HTTP/1.0 has it (the client reads to the end of the stream).
 ///
@@ -71,6 +73,11 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
         switch unwrapInboundIn(data) {
         case let .head(head):
             lastActivity = .now()
+            if head.version.major == 1, head.version.minor >= 1, head.headers[canonicalForm: "host"].count != 1 {
+                // RFC 9112, 3.2: a server must answer 400 to one without, or with several.
+                refuse(context, status: .badRequest, line: "an HTTP/1.1 request needs one Host header field")
+                return
+            }
             var head = head
             let protocols = head.headers[canonicalForm: "upgrade"].map { $0.lowercased() }
             if !protocols.isEmpty {

@@ -186,6 +186,16 @@ import Testing
             #expect(await server.registry.hasSlot(for: "slow") == false, "nothing applied")
         }
         try await withRunningServer { _, port in
+            // Regression (audit): an HTTP/1.1 request without Host, or with two, was answered.
+            for hosts in ["", "Host: a\r\nHost: b\r\n", "Host: a, b\r\n"] {
+                let answer = try await offThePool { () throws -> String? in
+                    let connection = try LoopbackConnection(port: port)
+                    try connection.send("GET /healthz HTTP/1.1\r\n\(hosts)\r\n")
+                    return try connection.response(within: .seconds(20))
+                }
+                #expect(answer?.hasPrefix("HTTP/1.1 400 Bad Request") == true, "\(hosts.debugDescription): \(answer ?? "no answer")")
+                #expect(answer?.hasSuffix(#"{"error":"an HTTP/1.1 request needs one Host header field"}"#) == true, "\(answer ?? "no answer")")
+            }
             let (answer, closed) = try await offThePool { () throws -> (String?, Bool) in
                 let connection = try LoopbackConnection(port: port)
                 try connection.send("GET /healthz HTTP/1.0\r\n\r\n")
