@@ -22,7 +22,7 @@ import UnixSignals
 /// try await group.run()
 /// ```
 ///
-/// On graceful shutdown (SIGTERM, SIGINT) it stops taking requests (503), closes every watcher
+/// On graceful shutdown (SIGTERM, SIGINT, SIGHUP) it stops taking requests (503), closes every watcher
 /// with 1001, waits for the requests in flight, then stops the HTTP server (which stops
 /// accepting connections and closes them as their requests end). What is not done within
 /// ``ServiceConfiguration/shutdownTimeout`` is cancelled.
@@ -206,13 +206,17 @@ public final class ActomatonServer: Service, Sendable {
         }
     }
 
-    /// Runs the server in a service group of its own that shuts it down gracefully on SIGTERM
-    /// and SIGINT, and cancels what is left after ``ServiceConfiguration/shutdownTimeout``.
+    /// The signals that shut the service down gracefully: SIGTERM, SIGINT, and SIGHUP (a
+    /// closed terminal; it ended the process at once, leaving its journal's log behind).
+    public static let shutdownSignals: [UnixSignal] = [.sigterm, .sigint, .sighup]
+
+    /// Runs the server in a service group of its own that shuts it down gracefully on one of
+    /// ``shutdownSignals``, and cancels what is left after ``ServiceConfiguration/shutdownTimeout``.
     ///
     /// - Throws: ``ServiceRunError`` when it cannot listen (the address is in use, or not this
     ///   machine's), or another error the server stopped with.
     public func runUntilSignalled() async throws {
-        var group = ServiceGroupConfiguration(services: [self], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        var group = ServiceGroupConfiguration(services: [self], gracefulShutdownSignals: ActomatonServer.shutdownSignals, logger: logger)
         group.maximumGracefulShutdownDuration = configuration.shutdownTimeout
         do {
             try await ServiceGroup(configuration: group).run()

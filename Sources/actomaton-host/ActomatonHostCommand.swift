@@ -20,7 +20,21 @@ enum Entry {
             PluginWorker.restrictBeforeThreads()
             PluginWorker.main(CommandLine.arguments, program: "actomaton-host worker")
         }
-        await ActomatonHostCommand.main()
+        // ActomatonHostCommand.main(), but a stop by signal under way (StopSignals) exits the
+        // process itself, with its own status, once the journal is closed: the command's own
+        // end, which the stop hastens, must not exit first.
+        do {
+            var command = try ActomatonHostCommand.parseAsRoot()
+            if var asynchronous = command as? AsyncParsableCommand {
+                try await asynchronous.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            await StopSignals.waitIfStopping()
+            ActomatonHostCommand.exit(withError: error)
+        }
+        await StopSignals.waitIfStopping()
     }
 }
 
@@ -406,6 +420,7 @@ struct Run: AsyncParsableCommand {
         emit("loaded plugin \(machine.name) \(machine.plugin.manifest.version) from \(plugin)")
         for line in await host.takeJournalReports() { printError(Message(line)) }
         let session = HostSession(host: host, defaultPlugin: machine.name, clock: ContinuousClock(), output: { emit($0) }, printer: printer)
+        StopSignals.install { signal in stop(by: signal, input: input, journal: journal, printer: printer) }
         // One machine in a worker: the loop runs on the machine's thread, so a line's send and
         // its answer wake no other thread (the input is read on a thread of its own).
         let failed = try await withTaskExecutorPreference(machine.taskExecutor) {
@@ -484,6 +499,7 @@ struct Serve: AsyncParsableCommand {
         defer { journal?.close(); withExtendedLifetime(host) {} }
         for event in await host.scan(directory: plugins) { report(event) }
         let session = HostSession(host: host, defaultPlugin: nil, clock: ContinuousClock(), output: { emit($0) }, printer: printer)
+        StopSignals.install { signal in stop(by: signal, input: input, journal: journal, printer: printer) }
         let directory = plugins
         let watcher = Task {
             while !Task.isCancelled {
@@ -507,6 +523,18 @@ struct Serve: AsyncParsableCommand {
         finishErrors()
         watcher.cancel()
     }
+}
+
+/// What `run` and `serve` (without `--listen`) do on SIGTERM, SIGINT or SIGHUP, before they
+/// exit (``StopSignals``): stop reading `input`, close `journal` (what is queued is made
+/// durable, what comes later refused), print what that acknowledged, and say so.
+func stop(by signal: Int32, input: InputLineReader, journal: PluginJournal?, printer: TransitionPrinter) {
+    input.cancel()
+    journal?.close()
+    printer.printAcknowledged()
+    finishErrors()
+    let journaled = journal == nil ? "" : "; every action printed is in the journal"
+    writeLine("stopped by \(StopSignals.name(of: signal))\(journaled)", to: 2)
 }
 
 /// The machines' observer: prints each transition as `mode` says, and every failure.

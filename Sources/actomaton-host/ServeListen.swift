@@ -92,7 +92,7 @@ struct NetworkOptions: ParsableArguments {
                                 + "its state kept as bytes, its machine freed, restored by the next request.", valueName: "seconds"))
     var idleTimeout: Int = 300
 
-    @Option(help: ArgumentHelp("Seconds a graceful shutdown (SIGTERM, SIGINT) may take before what is left is cancelled.",
+    @Option(help: ArgumentHelp("Seconds a graceful shutdown (SIGTERM, SIGINT, SIGHUP) may take before what is left is cancelled.",
                                 valueName: "seconds"))
     var shutdownTimeout: Int = 10
 
@@ -155,7 +155,7 @@ struct NetworkOptions: ParsableArguments {
 
 extension Serve {
     /// `serve --listen`: loads the directory's plugins as machine types and serves them until
-    /// SIGTERM or SIGINT.
+    /// SIGTERM, SIGINT or SIGHUP.
     func runService(listen text: String, isolation: PluginIsolation) async throws {
         let listen: ListenAddress
         var tokens: TokenTable?

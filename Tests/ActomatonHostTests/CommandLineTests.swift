@@ -1,6 +1,7 @@
 import ActomatonHost
 import CSQLite
 import Foundation
+import Synchronization
 import Testing
 
 /// `actomaton-host` itself, run as a user runs it: exit statuses and what reaches the terminal.
@@ -646,5 +647,145 @@ struct CommandLineTests {
         let notADatabase = try await host(["journal", library], input: "")
         #expect(notADatabase.status == 1 && notADatabase.errors == "error: \(library): the state database is corrupt (it is not a SQLite database)\n",
                 "\(notADatabase.errors)")
+    }
+}
+
+/// SIGTERM, SIGINT and SIGHUP stop `run` and `serve` (without `--listen`) as a stop, not a crash.
+@Suite("actomaton-host: a stop by signal keeps what was printed")
+struct StopSignalTests {
+    /// What a host stopped by a signal left: its exit, and the lines it printed.
+    struct Stopped: Sendable {
+        var status: Int32
+        var signalled: Bool
+        var output: [String]
+        var errors: String
+    }
+
+    /// Starts `actomaton-host arguments`, writes `input` to it and keeps its standard input
+    /// open, waits until `ready` holds for the lines it printed, then sends `signal`.
+    private static func stop(_ arguments: [String], input: String, signal: Int32,
+                             when ready: @escaping @Sendable ([String]) -> Bool) async throws -> Stopped {
+        try await offThePool {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "\(pluginDirectory)/actomaton-host")
+            process.arguments = arguments
+            let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
+            process.standardInput = stdin
+            process.standardOutput = stdout
+            process.standardError = stderr
+            try process.run()
+            let watchdog = DispatchWorkItem { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+            DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(300), execute: watchdog)
+            defer { watchdog.cancel() }
+            let errorsRead = DispatchSemaphore(value: 0)
+            let errors = Mutex(Data())
+            Thread {
+                let data = stderr.fileHandleForReading.readDataToEndOfFile()
+                errors.withLock { $0 = data }
+                errorsRead.signal()
+            }.start()
+            stdin.fileHandleForWriting.write(Data(input.utf8))
+            var output = Data()
+            var signalled = false
+            while true {
+                let chunk = stdout.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                output.append(chunk)
+                let lines = String(decoding: output, as: UTF8.self).split(separator: "\n").map(String.init)
+                if !signalled, ready(lines) {
+                    kill(process.processIdentifier, signal)
+                    signalled = true
+                }
+            }
+            process.waitUntilExit()
+            try stdin.fileHandleForWriting.close()
+            errorsRead.wait()
+            return Stopped(status: process.terminationStatus, signalled: process.terminationReason == .uncaughtSignal,
+                           output: String(decoding: output, as: UTF8.self).split(separator: "\n").map(String.init),
+                           errors: String(decoding: errors.withLock { $0 }, as: UTF8.self))
+        }
+    }
+
+    /// The last `"count":N` in `text`.
+    private static func counted(in text: String) -> Int? {
+        text.split(separator: #""count":"#).last.flatMap { Int($0.prefix { $0.isNumber }) }
+    }
+
+    /// The counter's state a state database holds, printed by a host of its own.
+    private static func count(in database: String, arguments: [String]) async throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "\(pluginDirectory)/actomaton-host")
+        process.arguments = arguments + ["--state", database, "--print", "state"]
+        let stdin = Pipe(), stdout = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        try process.run()
+        // `stop`: a ticker journaled as pending would keep the host waiting at the end of input.
+        stdin.fileHandleForWriting.write(Data(":state\nstop\n".utf8))
+        try stdin.fileHandleForWriting.close()
+        let output = try await offThePool { stdout.fileHandleForReading.readDataToEndOfFile() }
+        process.waitUntilExit()
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Regression (audit): under `--sync batch`, SIGTERM or SIGINT ended the host where it
+    /// stood, and the actions it had printed in the last window were lost (580 of 17,820 after
+    /// a Ctrl-C). Now each signal stops it: every action printed is restored, the write-ahead
+    /// log is gone, and it exits with 128 + the signal's number. Here with input still open, as
+    /// when a program feeds the host.
+    @Test(arguments: [SIGTERM, SIGINT, SIGHUP])
+    func aSignalStopsRunKeepingEveryPrintedAction(signal: Int32) async throws {
+        let directory = try temporaryDirectory()
+        let database = directory + "/state.sqlite"
+        let counter = ["run", "\(pluginDirectory)/libCounterPlugin.so"]
+        let lines = 2000
+        let stopped = try await Self.stop(counter + ["--state", database, "--sync", "batch", "--print", "summary"],
+                                          input: String(repeating: "add 1\n", count: lines), signal: signal) { printed in
+            printed.count { $0 == "counter: add 1" } == lines
+        }
+        #expect(stopped.status == 128 + signal && !stopped.signalled, "status \(stopped.status): \(stopped.errors)")
+        #expect(stopped.errors.hasSuffix("stopped by \(StopSignalsName.of(signal)); every action printed is in the journal\n"), "\(stopped.errors)")
+        let printed = stopped.output.count { $0 == "counter: add 1" }
+        #expect(printed == lines)
+        let state = try await Self.count(in: database, arguments: counter)
+        #expect(state.contains(#"counter: {"count":\#(lines)}"#), "\(state)")
+        #expect(!FileManager.default.fileExists(atPath: database + "-wal"), "the journal was closed")
+    }
+
+    /// A timer loop — the input ended, the host waiting for effects that never end — stops on
+    /// SIGINT, its ticks printed so far restored; so does `serve` without `--listen`.
+    @Test func aTimerLoopAndServeStopOnASignal() async throws {
+        let directory = try temporaryDirectory()
+        let counter = ["run", "\(pluginDirectory)/libCounterPlugin.so"]
+        let database = directory + "/run.sqlite"
+        let loop = try await Self.stop(counter + ["--state", database, "--sync", "batch", "--print", "state"], input: "start 5\n",
+                                       signal: SIGINT) { printed in printed.count { $0.contains("(every ticker)") } >= 5 }
+        #expect(loop.status == 130 && !loop.signalled, "status \(loop.status): \(loop.errors)")
+        let printed = try #require(loop.output.last { $0.contains("(every ticker)") }.flatMap(Self.counted))
+        let state = try await Self.count(in: database, arguments: counter)
+        let restored = try #require(Self.counted(in: state), "\(state)")
+        #expect(restored >= printed, "printed \(printed), restored \(restored)")
+
+        let plugins = directory + "/plugins"
+        try FileManager.default.createDirectory(atPath: plugins, withIntermediateDirectories: true)
+        try install(plugin("CounterPlugin"), at: plugins + "/counter.so")
+        let serve = try await Self.stop(["serve", "--plugins", plugins, "--isolation", "none", "--state", directory + "/serve.sqlite",
+                                         "--sync", "batch", "--print", "summary"],
+                                        input: String(repeating: "counter/k add 1\n", count: 500), signal: SIGTERM) { printed in
+            printed.count { $0.hasSuffix("add 1") } == 500
+        }
+        #expect(serve.status == 143 && !serve.signalled, "status \(serve.status): \(serve.errors)")
+        #expect(serve.errors.contains("stopped by SIGTERM"), "\(serve.errors)")
+    }
+}
+
+/// The names ``StopSignalTests`` expects in the host's line.
+enum StopSignalsName {
+    static func of(_ signal: Int32) -> String {
+        switch signal {
+        case SIGTERM: "SIGTERM"
+        case SIGINT: "SIGINT"
+        default: "SIGHUP"
+        }
     }
 }

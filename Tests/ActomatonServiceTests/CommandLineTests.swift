@@ -174,7 +174,10 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: state + "-wal"), "the journal was closed cleanly")
     }
 
-    @Test func sigtermStopsTheServiceWithStatus0() async throws {
+    /// SIGTERM, SIGINT, and SIGHUP (regression, audit: it ended the service at once, with no
+    /// drain and the journal's log left behind) stop the service gracefully, with status 0.
+    @Test(arguments: [SIGTERM, SIGINT, SIGHUP])
+    func aSignalStopsTheServiceWithStatus0(signal: Int32) async throws {
         let directory = try pluginsDirectory()
         let (text, exited, status, rest) = try await offThePool {
             let process = Process()
@@ -192,7 +195,7 @@ import Testing
                 if chunk.isEmpty { break }
                 text += String(decoding: chunk, as: UTF8.self)
             }
-            process.terminate() // SIGTERM
+            kill(process.processIdentifier, signal)
             let rest = reader.readDataToEndOfFile()
             process.waitUntilExit()
             return (text, process.terminationReason == .exit, process.terminationStatus, String(decoding: rest, as: UTF8.self))

@@ -73,6 +73,8 @@ public final class PluginJournal: @unchecked Sendable {
     private var refusedTickets: [UInt64: PluginJournalError] = [:]
     private var closing = false
     private var storeClosed = false
+    /// Set once the first ``close()`` has closed the store: later calls wait for it.
+    private var storeReleased = false
     private var writerFinished = false
     private var nextTimerKey: Int64
     private var failure: PluginJournalError?
@@ -363,10 +365,14 @@ public final class PluginJournal: @unchecked Sendable {
 
     /// Writes what is queued, stops the writer and closes the store (a SQLite file's
     /// write-ahead log is checkpointed down to nothing and its lock dropped): when this returns,
-    /// the files are free for another connection or host. Later records are refused.
+    /// the files are free for another connection or host — whichever call closed them, when
+    /// two threads call it at once. Later records are refused.
     public func close() {
         condition.lock()
         guard !storeClosed else {
+            // Another call is closing: returning before it is done would let a caller that
+            // exits at once (a stop by signal) cut its last commit short.
+            while !storeReleased { condition.wait(until: nil) }
             condition.unlock()
             return
         }
@@ -378,6 +384,10 @@ public final class PluginJournal: @unchecked Sendable {
         condition.unlock()
         writer?.close()
         store.close(clean: clean && isWriting)
+        condition.lock()
+        storeReleased = true
+        condition.broadcast()
+        condition.unlock()
     }
 
     private func startWriter() throws(Errno) {

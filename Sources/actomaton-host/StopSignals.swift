@@ -1,0 +1,84 @@
+import ActomatonHost
+import Dispatch
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// SIGTERM, SIGINT and SIGHUP in `run` and in `serve` without `--listen`: a stop, not a crash.
+///
+/// Without handlers, the signal ended the process where it stood: under `--sync batch`, the
+/// actions printed (acknowledged) in the last window were lost with it. With them, the first
+/// of these signals stops reading input, closes the journal — what is queued is committed and
+/// synced, what comes later is refused, never printed — prints what that made durable, says
+/// so on standard error, and exits with 128 + the signal's number, as a shell reports a
+/// process the signal ended (143, 130, 129). The handler runs on a thread of its own: closing
+/// the journal waits for its writer. A second signal ends the process at once.
+enum StopSignals {
+    /// The signals that stop the host.
+    static let signals: [Int32] = [SIGTERM, SIGINT, SIGHUP]
+
+    /// The sources, kept for the life of the process.
+    private static let sources = Mutex<[SignalSource]>([])
+    /// Whether a stop began.
+    private static let started = Atomic<Bool>(false)
+
+    /// A dispatch source, held only to keep it alive.
+    private struct SignalSource: @unchecked Sendable {
+        let source: any DispatchSourceSignal
+    }
+
+    /// The signal's name, for the line the stop prints.
+    static func name(of signal: Int32) -> String {
+        switch signal {
+        case SIGTERM: "SIGTERM"
+        case SIGINT: "SIGINT"
+        case SIGHUP: "SIGHUP"
+        default: "signal \(signal)"
+        }
+    }
+
+    /// Returns at once when no stop began; otherwise never: the stop ends the process.
+    static func waitIfStopping() async {
+        guard started.load(ordering: .acquiring) else { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            // Kept, never resumed: a continuation dropped unresumed is reported as a misuse.
+            parked.withLock { $0.append(continuation) }
+        }
+    }
+
+    /// The waits of ``waitIfStopping()``.
+    private static let parked = Mutex<[CheckedContinuation<Void, Never>]>([])
+
+    /// Installs the handlers: the first signal runs `stop` once, on a thread of its own, then
+    /// ends the process with 128 + its number. Call once, before reading input.
+    static func install(_ stop: @escaping @Sendable (_ signal: Int32) -> Void) {
+        let queue = DispatchQueue(label: "stop-signals")
+        var made: [SignalSource] = []
+        for number in signals {
+            // The source, not the default action, takes the signal from now on.
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler {
+                guard !Self.started.exchange(true, ordering: .acquiringAndReleasing) else { _exit(128 + number) }
+                // A second signal of any of them ends the process without waiting.
+                for other in signals { signal(other, SIG_DFL) }
+                do {
+                    let thread = try BlockingQueue(name: "stop")
+                    try thread.enqueue {
+                        stop(number)
+                        _exit(128 + number)
+                    }
+                } catch {
+                    stop(number)
+                    _exit(128 + number)
+                }
+            }
+            source.resume()
+            made.append(SignalSource(source: source))
+        }
+        sources.withLock { $0.append(contentsOf: made) }
+    }
+}
