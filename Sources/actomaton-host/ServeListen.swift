@@ -100,14 +100,21 @@ struct NetworkOptions: ParsableArguments {
                                 valueName: "level"))
     var logLevel: String = "info"
 
+    /// The longest any of the seconds flags may be: 30 days. Past about 292 years in
+    /// nanoseconds, a time overflowed and trapped the service (at start, at a shutdown, or when
+    /// it closed a watcher).
+    static let maxSeconds = 30 * 24 * 3600
+
     func validate() throws {
         for (name, value) in [("--max-connections", maxConnections), ("--max-instances", maxInstances),
                               ("--max-instances-per-plugin", maxInstancesPerPlugin ?? 1), ("--max-watchers-per-instance", maxWatchersPerInstance),
-                              ("--watcher-buffer", watcherBuffer), ("--max-idempotency-keys", maxIdempotencyKeys),
-                              ("--idempotency-window", idempotencyWindow), ("--shutdown-timeout", shutdownTimeout),
-                              ("--idle-timeout", idleTimeout), ("--watcher-close-timeout", watcherCloseTimeout),
-                              ("--connection-idle-timeout", connectionIdleTimeout)] where value < 1 {
+                              ("--watcher-buffer", watcherBuffer), ("--max-idempotency-keys", maxIdempotencyKeys)] where value < 1 {
             throw ValidationError("\(name) must be at least 1")
+        }
+        for (name, value) in [("--idempotency-window", idempotencyWindow), ("--shutdown-timeout", shutdownTimeout),
+                              ("--idle-timeout", idleTimeout), ("--watcher-close-timeout", watcherCloseTimeout),
+                              ("--connection-idle-timeout", connectionIdleTimeout)] where !(1...Self.maxSeconds).contains(value) {
+            throw ValidationError("\(name) must be from 1 to \(Self.maxSeconds) seconds (30 days)")
         }
         if let maxIdempotencyKeysPerToken, maxIdempotencyKeysPerToken < 1 {
             throw ValidationError("--max-idempotency-keys-per-token must be at least 1")

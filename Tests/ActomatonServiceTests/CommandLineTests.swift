@@ -174,6 +174,40 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: state + "-wal"), "the journal was closed cleanly")
     }
 
+    /// Regression (audit): a seconds flag past about 292 years trapped the service — at start
+    /// (`--connection-idle-timeout`), at a shutdown (`--shutdown-timeout`), or when it closed a
+    /// watcher (`--watcher-close-timeout`). Each is at most 30 days; at it, the service starts,
+    /// closes a watcher and shuts down.
+    @Test func secondsFlagsAreAtMost30Days() async throws {
+        let directory = try pluginsDirectory()
+        let flags = ["--idempotency-window", "--shutdown-timeout", "--idle-timeout", "--watcher-close-timeout", "--connection-idle-timeout"]
+        for flag in flags {
+            let past = try await run(["serve", "--plugins", directory, "--listen", "127.0.0.1:0", flag, "2592001"])
+            #expect(past.status == 64 && past.errors.contains("\(flag) must be from 1 to 2592000 seconds (30 days)"), "\(flag): \(past.errors)")
+        }
+        let (status, close) = try await offThePool { () throws -> (Int32, (code: Int, reason: String, framesBefore: Int)?) in
+            let (process, port) = try self.startServe(directory, flags.flatMap { [$0, "2592000"] })
+            // The connections closed before the SIGTERM: a watcher that never answers the close
+            // would hold the shutdown for --watcher-close-timeout.
+            let close = try { () throws -> (code: Int, reason: String, framesBefore: Int)? in
+                let body = #"{"action": "increment"}"#
+                let post = try LoopbackConnection(port: port)
+                try post.send("POST /v1/machines/counter/w HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body)
+                _ = try post.response(within: .seconds(30))
+                let watcher = try LoopbackConnection(port: port)
+                _ = try watcher.webSocketHandshake("/v1/machines/counter/w/watch", within: .seconds(30))
+                try post.send("DELETE /v1/machines/counter/w HTTP/1.1\r\nHost: x\r\n\r\n")
+                _ = try post.response(within: .seconds(30))
+                return try watcher.webSocketClose(within: .seconds(30))
+            }()
+            kill(process.processIdentifier, SIGTERM)
+            process.waitUntilExit()
+            return (process.terminationStatus, close)
+        }
+        #expect(close?.code == 1000, "\(String(describing: close))")
+        #expect(status == 0)
+    }
+
     /// SIGTERM, SIGINT, and SIGHUP (regression, audit: it ended the service at once, with no
     /// drain and the journal's log left behind) stop the service gracefully, with status 0.
     @Test(arguments: [SIGTERM, SIGINT, SIGHUP])
