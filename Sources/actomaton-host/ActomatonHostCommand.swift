@@ -479,6 +479,11 @@ struct Serve: AsyncParsableCommand {
     @OptionGroup(title: "Network service (--listen)") var network: NetworkOptions
     @OptionGroup(title: "Cluster (--listen with --state postgres://…)") var cluster: ClusterOptions
 
+    func validate() throws {
+        try refuseFlagsOfTheOtherMode(in: Array(CommandLine.arguments.dropFirst()))
+        try validateListening()
+    }
+
     func run() async throws {
         CrashReport.install()
         do {

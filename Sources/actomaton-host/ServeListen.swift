@@ -168,17 +168,11 @@ extension Serve {
         var tokens: TokenTable?
         var tls: ServiceTLS?
         do {
+            // The address and the flags' fit are checked by `validateListening()`.
             listen = try ListenAddress(text)
             if let path = network.tokens { tokens = try TokenTable.load(path: path) }
-            try listen.checkExposure(hasTokens: tokens != nil)
-            switch (network.tlsCertificate, network.tlsKey) {
-            case let (certificate?, key?): tls = try ServiceTLS.load(certificate: certificate, key: key)
-            case (nil, nil): break
-            default: throw ValidationError("--tls-certificate and --tls-key go together")
-            }
-            if tls != nil, let state = persistence.state, PostgresAddress.isAddress(state) {
-                throw ValidationError("--tls-certificate cannot be used in a cluster (--state postgres://…): hosts forward requests "
-                                      + "to each other in plain HTTP; put TLS in front of the hosts instead")
+            if let certificate = network.tlsCertificate, let key = network.tlsKey {
+                tls = try ServiceTLS.load(certificate: certificate, key: key)
             }
         } catch {
             printError(error)
@@ -266,5 +260,54 @@ struct ServeBaseline: AsyncParsableCommand {
         try await BaselineServer.run(listen: address) { port in
             emit("listening on \(ListenAddress.display(host: address.host, port: port))")
         }
+    }
+}
+
+extension Serve {
+    /// The flags only `serve --listen` reads: those of ``NetworkOptions`` and
+    /// ``ClusterOptions``, but `--listen` and `--max-instances-per-plugin` (read in both modes).
+    static let listenOnlyFlags: [String] = {
+        let help = NetworkOptions.helpMessage(columns: 10_000) + "\n" + ClusterOptions.helpMessage(columns: 10_000)
+        return help.split(separator: "\n").compactMap { line -> String? in
+            guard line.hasPrefix("  --"), let name = line.dropFirst(2).split(separator: " ").first else { return nil }
+            return String(name)
+        }.filter { $0 != "--listen" && $0 != "--max-instances-per-plugin" }
+    }()
+
+    /// Refuses, as a bad command line (exit 64, before anything runs), a `--listen` address
+    /// that is not one, one others can reach without `--tokens`, and TLS flags that do not fit:
+    /// they were errors of the run (exit 1), after the journal was opened.
+    func validateListening() throws {
+        guard let text = network.listen else { return }
+        do {
+            let address = try ListenAddress(text)
+            if network.tokens == nil { try address.checkExposure(hasTokens: false) }
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        if (network.tlsCertificate == nil) != (network.tlsKey == nil) {
+            throw ValidationError("--tls-certificate and --tls-key go together")
+        }
+        if network.tlsCertificate != nil, let state = persistence.state, PostgresAddress.isAddress(state) {
+            throw ValidationError("--tls-certificate cannot be used in a cluster (--state postgres://…): hosts forward requests "
+                                  + "to each other in plain HTTP; put TLS in front of the hosts instead")
+        }
+    }
+
+    /// The flags only `serve` without `--listen` reads.
+    static let linesOnlyFlags = ["--script", "--print"]
+
+    /// Refuses a flag the chosen mode does not read (the audit: `--tokens /nonexistent` and
+    /// `--lease-ttl 0` were accepted, without `--listen`, and silently ignored).
+    ///
+    /// - Parameter arguments: The command line's arguments.
+    func refuseFlagsOfTheOtherMode(in arguments: [String]) throws {
+        let listening = network.listen != nil
+        let foreign = listening ? Self.linesOnlyFlags : Self.listenOnlyFlags
+        guard let given = arguments.first(where: { argument in foreign.contains { argument == $0 || argument.hasPrefix($0 + "=") } })
+        else { return }
+        let name = given.split(separator: "=").first.map(String.init) ?? given
+        throw ValidationError(listening ? "\(name) is for serve reading lines, not for serve --listen"
+                                        : "\(name) is for serve --listen only")
     }
 }

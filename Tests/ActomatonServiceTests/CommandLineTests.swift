@@ -123,10 +123,17 @@ import Testing
 
     @Test func anAddressOthersCanReachNeedsTokens() async throws {
         let directory = try pluginsDirectory()
+        // A bad command line (exit 64), before anything runs (regression, audit: it was exit 1).
         let result = try await run(["serve", "--plugins", directory, "--listen", "0.0.0.0:0"])
-        #expect(result.status == 1)
-        #expect(result.errors == "error: refusing to listen on 0.0.0.0:0 without --tokens: anyone who can reach it could send actions to "
-            + "every instance; pass --tokens FILE, or listen on a loopback address such as 127.0.0.1\n")
+        #expect(result.status == 64)
+        #expect(result.errors.hasPrefix("Error: refusing to listen on 0.0.0.0:0 without --tokens: anyone who can reach it could send actions to "
+            + "every instance; pass --tokens FILE, or listen on a loopback address such as 127.0.0.1\n"), "\(result.errors)")
+        for (listen, line) in [("127.0.0.1:99999", "Error: "), ("localhost", "Error: ")] {
+            let bad = try await run(["serve", "--plugins", directory, "--listen", listen])
+            #expect(bad.status == 64 && bad.errors.hasPrefix(line), "\(listen): \(bad.errors)")
+        }
+        let halfTLS = try await run(["serve", "--plugins", directory, "--listen", "127.0.0.1:0", "--tls-key", "/nonexistent"])
+        #expect(halfTLS.status == 64 && halfTLS.errors.hasPrefix("Error: --tls-certificate and --tls-key go together\n"), "\(halfTLS.errors)")
         let tokens = directory + "/tokens"
         try "token-0123456789abcdef send:counter\n".write(toFile: tokens, atomically: false, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: tokens)
@@ -143,9 +150,9 @@ import Testing
         let files = try TLSTests().makeCertificate(in: directory)
         let result = try await run(["serve", "--plugins", directory, "--listen", "127.0.0.1:0", "--tls-certificate", files.certificate,
                                     "--tls-key", files.key, "--state", "postgres://actomaton@127.0.0.1:1/none", "--advertise", "http://127.0.0.1:1"])
-        #expect(result.status == 1)
-        #expect(result.errors == "error: --tls-certificate cannot be used in a cluster (--state postgres://…): hosts forward requests to each "
-            + "other in plain HTTP; put TLS in front of the hosts instead\n")
+        #expect(result.status == 64)
+        #expect(result.errors.hasPrefix("Error: --tls-certificate cannot be used in a cluster (--state postgres://…): hosts forward requests to each "
+            + "other in plain HTTP; put TLS in front of the hosts instead\n"), "\(result.errors)")
     }
 
     /// An address in use printed NIO's error through the argument parser
@@ -172,6 +179,25 @@ import Testing
         #expect(result.errors == "error: cannot listen on 127.0.0.1:\(port): Address already in use\n")
         #expect(FileManager.default.fileExists(atPath: state))
         #expect(!FileManager.default.fileExists(atPath: state + "-wal"), "the journal was closed cleanly")
+    }
+
+    /// Regression (audit): `serve` reading lines took `--tokens /nonexistent`, `--lease-ttl 0`
+    /// or `--max-body-size 1M` and ignored them; `serve --listen` ignored `--script`. A flag
+    /// of the other mode is refused with one line (exit 64), in either spelling.
+    @Test func eachModeRefusesTheFlagsOfTheOther() async throws {
+        let directory = try pluginsDirectory()
+        for extra in [["--tokens", "/nonexistent"], ["--lease-ttl=0"], ["--max-body-size", "1M"], ["--advertise", "bogus"],
+                      ["--max-watchers", "5"], ["--log-level", "debug"]] {
+            let refused = try await run(["serve", "--plugins", directory] + extra)
+            let name = extra[0].split(separator: "=")[0]
+            #expect(refused.status == 64 && refused.errors.hasPrefix("Error: \(name) is for serve --listen only\n"), "\(extra): \(refused.errors)")
+        }
+        for extra in [["--script", "/dev/null"], ["--print=none"]] {
+            let refused = try await run(["serve", "--plugins", directory, "--listen", "127.0.0.1:0"] + extra)
+            let name = extra[0].split(separator: "=")[0]
+            #expect(refused.status == 64 && refused.errors.hasPrefix("Error: \(name) is for serve reading lines, not for serve --listen\n"),
+                    "\(extra): \(refused.errors)")
+        }
     }
 
     /// Regression (audit): a seconds flag past about 292 years trapped the service — at start
