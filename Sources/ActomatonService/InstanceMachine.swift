@@ -303,6 +303,9 @@ public final class InstanceMachine: Sendable {
     /// once durable, with a journal): where watchers that join now begin.
     var toldSeq: UInt64 { observed.toldSeq }
 
+    /// The count of transitions made so far.
+    var seq: UInt64 { observed.seq }
+
     /// The count of transitions, the state after the last one, and the pending timers.
     public func status() async -> InstanceStatus {
         let running = await machine.runningEffectCount
@@ -526,6 +529,11 @@ private final class ObservedTransitions: Sendable {
     /// that begins there gets every later one from the listener, none twice.
     var toldSeq: UInt64 {
         state.withLock { $0.told }
+    }
+
+    /// The count of transitions seen.
+    var seq: UInt64 {
+        state.withLock { $0.seq }
     }
 
     /// Returns once the listener was told the transition numbered `seq` (or it was refused):

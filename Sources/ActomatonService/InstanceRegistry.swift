@@ -569,6 +569,30 @@ public actor InstanceRegistry {
         metrics.instancesPassivatedChanged(by: delta)
     }
 
+    /// Forgets the instance at `address` when it has made no transition and holds nothing —
+    /// no watcher, no delayed or repeating action, no action waiting for its turn: what a first
+    /// action the plugin refused or crashed on left behind. Such an instance was listed, counted
+    /// against the limits, journaled and watchable ever after, though nothing was applied to
+    /// it. Otherwise (an action came meanwhile) nothing changes.
+    public func discardIfUntouched(_ address: InstanceAddress) async {
+        guard case let .ready(instance)? = slots[address], instance.watcherCount == 0, instance.machine.seq == 0 else { return }
+        let task = Task { () -> Bool in
+            // In its own turn, after the actions before it: one of those makes a transition.
+            let passivated = await instance.machine.passivate()
+            guard case let .passivating(_, current)? = self.slots[address], current === instance else {
+                return passivated != nil // deleted meanwhile
+            }
+            guard let passivated, passivated.seq == 0 else {
+                return await self.settlePassivation(address, instance, passivated)
+            }
+            self.forget(address)
+            try? await self.forgetJournaled(address)
+            return true
+        }
+        slots[address] = .passivating(task, instance)
+        _ = await task.value
+    }
+
     // MARK: Deleting
 
     /// Forgets the instance at `address`: its watchers are ended, its effects cancelled (the

@@ -329,6 +329,8 @@ struct ServiceRoutes: Sendable {
         } catch let error as PluginCallError {
             let serviceError = ServiceError(error)
             outcome = Self.outcome(serviceError)
+            // A first action that failed applied nothing: it leaves no instance behind.
+            await registry.discardIfUntouched(address)
             throw serviceError
         } catch let error as ServiceError {
             outcome = Self.outcome(error)

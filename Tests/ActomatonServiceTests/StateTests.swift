@@ -17,6 +17,50 @@ import Testing
                                configuration: configuration, now: time.read, journal: try ServiceJournal(journal))
     }
 
+    /// Regression (audit): a first action the plugin refused (422) left an instance behind —
+    /// listed, counted, journaled, watchable, and back after a restart — though it applied
+    /// nothing. A refused first action leaves nothing; a refusal on an instance that made a
+    /// transition changes nothing; an action sent at once after the refused one is applied.
+    @Test func aRefusedFirstActionLeavesNoInstance() async throws {
+        let path = try temporaryDirectory() + "/state.sqlite"
+        do {
+            let journal = try PluginJournal(path: path)
+            defer { journal.close() }
+            let server = try journaledServer(journal)
+            try await server.makeApplication().test(.router) { client in
+                var statuses: [HTTPResponse.Status] = []
+                statuses.append(try await client.post("ghost", #"{"action": "start", "args": [0]}"#).status)
+                statuses.append(try await client.get("/v1/machines/counter/ghost").status)
+                #expect(statuses == [.unprocessableContent, .notFound])
+                #expect(try await client.get("/v1/machines/counter").text.contains(#""keys":[]"#))
+                #expect(await server.registry.count == 0)
+
+                #expect(try await client.post("kept", #"{"action": "increment"}"#).status == .ok)
+                #expect(try await client.post("kept", #"{"action": "start", "args": [0]}"#).status == .unprocessableContent)
+                #expect(try await client.get("/v1/machines/counter/kept").text.contains(#""seq":1"#))
+
+                // A refused first action and a good one, sent together: the good one is applied.
+                for round in 0..<20 {
+                    async let refused = client.post("race\(round)", #"{"action": "start", "args": [0]}"#)
+                    async let applied = client.post("race\(round)", #"{"action": "add", "args": [2]}"#)
+                    let (first, second) = try await (refused, applied)
+                    #expect(first.status == .unprocessableContent && second.status == .ok, "\(second.text)")
+                    let read = try await client.get("/v1/machines/counter/race\(round)")
+                    #expect(read.text.contains(#""seq":1,"state":{"count":2}"#), "\(read.text)")
+                }
+            }
+        }
+        let journal = try PluginJournal(path: path)
+        defer { journal.close() }
+        let server = try journaledServer(journal)
+        try await server.makeApplication().test(.router) { client in
+            let status = try await client.get("/v1/machines/counter/ghost").status
+            #expect(status == .notFound, "not back after a restart")
+            let keys = try await client.get("/v1/machines/counter?limit=100").text
+            #expect(keys.contains("kept") && !keys.contains("ghost"), "\(keys)")
+        }
+    }
+
     /// A server on a journal whose store can fence names and hold commits (``FencingStore``).
     func fencingServer() throws -> (FencingStore, PluginJournal, ActomatonServer) {
         let store = try FencingStore(SQLiteJournalStore(path: try temporaryDirectory() + "/state.sqlite"))
