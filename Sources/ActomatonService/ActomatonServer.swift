@@ -118,6 +118,7 @@ public final class ActomatonServer: Service, Sendable {
         let router = Router(context: ServiceRequestContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: ServiceErrorMiddleware(maxBodySize: configuration.maxBodySize))
         router.add(middleware: HeaderLimitMiddleware(maxHeaderSize: configuration.maxHeaderSize))
+        router.add(middleware: EmptySegmentMiddleware())
         router.add(middleware: LogRequestsMiddleware(.debug))
         router.add(middleware: DrainMiddleware(lifecycle: lifecycle))
         router.add(middleware: AccessMiddleware(tokens: tokens, limiter: limiter, rate: configuration.maxRequestsPerSecond,

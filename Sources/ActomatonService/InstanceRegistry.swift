@@ -17,7 +17,10 @@ public struct PluginCatalog: Sendable {
     public func type(named name: String) throws(ServiceError) -> PluginType {
         guard let type = types[name] else {
             let known = types.keys.sorted()
-            throw .notFound("no plugin named '\(name)' is loaded (loaded: \(known.isEmpty ? "none" : known.joined(separator: ", ")))")
+            // A name from the path is the client's: cut past the longest a plugin may have
+            // (the audit sent 8,000 bytes, echoed whole in the answer and the log).
+            let shown = name.utf8.count > 64 ? name.prefix(utf8Bytes: 64) + "…" : name
+            throw .notFound("no plugin named '\(shown)' is loaded (loaded: \(known.isEmpty ? "none" : known.joined(separator: ", ")))")
         }
         return type
     }

@@ -240,9 +240,13 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
         return milliseconds % 1000 == 0 ? "\(milliseconds / 1000) s" : "\(Double(milliseconds) / 1000) s"
     }
 
-    /// Why a WebSocket handshake cannot be passed on, or `nil`: no key, no `Connection:
-    /// Upgrade` (400), another version than 13 (426).
+    /// Why a WebSocket handshake cannot be passed on, or `nil`: not a `GET`, no key, no
+    /// `Connection: Upgrade` (400), another version than 13 (426).
     static func webSocketRefusal(_ head: HTTPRequestHead) -> (status: HTTPResponseStatus, line: String)? {
+        guard head.method == .GET else {
+            // RFC 6455, 4.1: `HEAD` with the handshake's fields became a watcher.
+            return (.badRequest, "a WebSocket handshake is a GET request")
+        }
         let connection = head.headers[canonicalForm: "connection"].map { $0.lowercased() }
         guard connection.contains("upgrade"), head.headers.first(name: "sec-websocket-key")?.isEmpty == false else {
             return (.badRequest, "a WebSocket handshake needs Connection: Upgrade and a Sec-WebSocket-Key")

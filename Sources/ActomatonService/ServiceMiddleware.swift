@@ -87,6 +87,26 @@ extension WebSocketOutboundWriter {
     }
 }
 
+/// Refuses, 404, a path with an empty segment — `//` in it, or a `/` at its end but for `/`
+/// itself. The router reads `/v1/machines/counter/k/` and `/v1//machines/counter//k` as
+/// `/v1/machines/counter/k`: an action sent to a path no route names was applied.
+public struct EmptySegmentMiddleware: RouterMiddleware {
+    /// The context of the service's routes.
+    public typealias Context = ServiceRequestContext
+
+    /// Creates the middleware.
+    public init() {}
+
+    /// Refuses the request when its path has an empty segment; otherwise runs the rest.
+    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let path = request.uri.path
+        if path.contains("//") || (path.count > 1 && path.hasSuffix("/")) {
+            throw ServiceError.notFound("no such route: \(path.prefix(utf8Bytes: 256)) has an empty segment")
+        }
+        return try await next(request, context)
+    }
+}
+
 /// Refuses a request whose header fields are longer than the limit (431), before anything
 /// else reads them.
 ///

@@ -127,6 +127,27 @@ import Testing
         }
     }
 
+    /// Regression (audit): the router read `/v1/machines/counter/k/` and
+    /// `/v1//machines/counter//k` as `/v1/machines/counter/k`, and applied the action; a path
+    /// with an empty segment names no route. An unknown plugin's name is cut in the answer.
+    @Test func aPathWithAnEmptySegmentNamesNoRoute() async throws {
+        let server = makeServer()
+        try await server.makeApplication().test(.router) { client in
+            var statuses: [HTTPResponse.Status] = []
+            for path in ["/v1/machines/counter/k/", "/v1//machines/counter/k", "/v1/machines/counter//k", "/v1/machines/counter/k/watch/", "/healthz/"] {
+                statuses.append(try await client.execute(uri: path, method: .post, body: ByteBuffer(string: #"{"action": "increment"}"#)).status)
+            }
+            #expect(statuses == Array(repeating: .notFound, count: 5))
+            let root = try await client.get("/")
+            #expect(root.status == .ok)
+            #expect(try await client.get("/v1/machines/counter/k").status == .notFound, "nothing applied")
+            let long = String(repeating: "p", count: 8000)
+            let unknown = try await client.get("/v1/machines/\(long)/k")
+            #expect(unknown.status == .notFound)
+            #expect(unknown.text.hasPrefix(#"{"error":"no plugin named '\#(String(repeating: "p", count: 64))…' is loaded"#), "\(unknown.text.prefix(200))")
+        }
+    }
+
     @Test func headAnswersAsGetWithoutABody() async throws {
         let server = makeServer()
         try await server.makeApplication().test(.router) { client in

@@ -150,16 +150,22 @@ import Testing
                 ("Upgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n", "HTTP/1.1 400 Bad Request"),
                 ("Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 99\r\n",
                  "HTTP/1.1 426 Upgrade Required"),
+                // Regression (audit): a HEAD with the handshake's fields became a watcher.
+                ("HEAD Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n",
+                 "HTTP/1.1 400 Bad Request"),
             ]
             for (headers, status) in cases {
                 let answer = try await offThePool { () throws -> String? in
                     let connection = try LoopbackConnection(port: port)
-                    try connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\n" + headers + "\r\n")
-                    return try connection.response(within: .seconds(20))
+                    let (method, fields) = headers.hasPrefix("HEAD ") ? ("HEAD /v1/machines/counter/k/watch", headers.dropFirst(5))
+                        : ("GET /healthz", Substring(headers))
+                    try connection.send("\(method) HTTP/1.1\r\nHost: x\r\n" + fields + "\r\n")
+                    // The answer to a HEAD has no body, whatever its Content-Length says.
+                    return method.hasPrefix("HEAD") ? try connection.textUntilClosed(within: .seconds(20)) : try connection.response(within: .seconds(20))
                 }
                 #expect(answer?.hasPrefix(status) == true, "\(headers.debugDescription): \(answer ?? "no answer")")
                 if status.contains("426") { #expect(answer?.contains("Sec-WebSocket-Version: 13") == true) }
-                if !status.contains("200") {
+                if !status.contains("200"), !headers.hasPrefix("HEAD ") {
                     let line = status.contains("426") ? "the service speaks WebSocket version 13 only (Sec-WebSocket-Version: 13)"
                         : "a WebSocket handshake needs Connection: Upgrade and a Sec-WebSocket-Key"
                     #expect(answer?.hasSuffix(#"{"error":"\#(line)"}"#) == true, "\(answer ?? "no answer")")
