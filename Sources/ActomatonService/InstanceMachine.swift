@@ -192,6 +192,8 @@ public final class InstanceMachine: Sendable {
     ///   - onFailure: Told, in one line, each failed action no request answers: one a delayed
     ///     or repeating effect sent (a request's own failure is thrown to it instead); and each
     ///     transition whose state or active nodes the plugin could not describe.
+    ///   - onEffectAction: Told, for each action an effect sent (a delayed or repeating action,
+    ///     or one fed back), whether it was applied.
     ///   - onRecoveryProblem: Told, by ``start()``, each line `PluginMachine.recover()`
     ///     returns for a journaled instance: what could not be brought back (a refused
     ///     snapshot, an action that cannot be replayed, a timer that cannot be armed). Without
@@ -209,6 +211,7 @@ public final class InstanceMachine: Sendable {
         journalName: String? = nil,
         journalEpoch: Int64? = nil,
         onFailure: (@Sendable (String) -> Void)? = nil,
+        onEffectAction: (@Sendable (_ applied: Bool) -> Void)? = nil,
         onRecoveryProblem: (@Sendable (String) -> Void)? = nil,
         onTransition: @escaping @Sendable (InstanceTransition) -> Void
     ) throws(PluginLoadError) {
@@ -219,7 +222,7 @@ public final class InstanceMachine: Sendable {
         self.journalName = journalName
         self.onRecoveryProblem = onRecoveryProblem ?? { problem in printToStandardError("warning: \(problem)") }
         let observed = ObservedTransitions(onTransition: onTransition, seqBase: journal == nil ? restoring?.seq ?? 0 : 0,
-                                           waitsForDurability: journal != nil, onFailure: onFailure)
+                                           waitsForDurability: journal != nil, onFailure: onFailure, onEffectAction: onEffectAction)
         self.observed = observed
         switch type.isolation {
         case .none:
@@ -384,13 +387,16 @@ private final class ObservedTransitions: Sendable {
     private let durable: DurableDelivery?
     /// Told each failed action no request answers.
     private let onFailure: (@Sendable (String) -> Void)?
+    /// Told whether each action an effect sent was applied.
+    private let onEffectAction: (@Sendable (Bool) -> Void)?
 
     /// - Parameter waitsForDurability: Whether `onTransition` is told a transition only once
     ///   the journal acknowledged it (a watcher never sees one a fenced or failed commit lost).
     init(onTransition: @escaping @Sendable (InstanceTransition) -> Void, seqBase: UInt64, waitsForDurability: Bool = false,
-         onFailure: (@Sendable (String) -> Void)? = nil) {
+         onFailure: (@Sendable (String) -> Void)? = nil, onEffectAction: (@Sendable (Bool) -> Void)? = nil) {
         state = Mutex(State(seq: seqBase, told: seqBase, onTransition: onTransition))
         self.onFailure = onFailure
+        self.onEffectAction = onEffectAction
         self.seqBase = seqBase
         durable = waitsForDurability ? DurableDelivery() : nil
     }
@@ -469,6 +475,7 @@ private final class ObservedTransitions: Sendable {
     @Sendable func observe(_ transition: PluginTransition) {
         guard case let .success(requests) = transition.outcome else {
             if case let .failure(error) = transition.outcome, transition.origin != .input {
+                onEffectAction?(false)
                 let (origin, effectID) = InstanceTransition.origin(of: transition)
                 let sender = origin == .next ? "fed back by the action before it"
                     : "sent by \(effectID.map { "the \(origin.rawValue) action \($0)" } ?? "a \(origin.rawValue) action")"
@@ -477,6 +484,7 @@ private final class ObservedTransitions: Sendable {
             return
         }
         let (origin, effectID) = InstanceTransition.origin(of: transition)
+        if transition.origin != .input { onEffectAction?(true) }
         // Applied, but its state (or its active nodes) could not be described: `state` is null
         // in its answer, and the reason is logged, not lost.
         for case let .failure(error)? in [transition.state.map { $0.map { _ in () } }, transition.activeNodes.map { $0.map { _ in () } }] {

@@ -430,7 +430,9 @@ public actor InstanceRegistry {
             // A recovery's lines already begin with the instance's journal name, its address.
             let machine = try InstanceMachine(type: type, maxEffects: limits.maxEffects, log: instanceLog, restoring: restoring,
                                               journal: journal, journalName: Self.journalName(of: address), journalEpoch: epoch,
-                                              onFailure: onFailure, onRecoveryProblem: self.errorLog) { watchers.broadcast($0) }
+                                              onFailure: onFailure,
+                                              onEffectAction: { [metrics] applied in metrics.effectActionFinished(plugin: address.plugin, applied: applied) },
+                                              onRecoveryProblem: self.errorLog) { watchers.broadcast($0) }
             try await machine.start()
             // Not the machine's count: a transition made by now (a timer due at once) may not
             // have reached the watchers yet, and would come twice.

@@ -11,6 +11,9 @@ import struct Prometheus.PrometheusMetricsFactory
 ///   (`ok`, `bad_request`, `not_found`, `refused`, `over_limit`, `failed`, `replayed`; a replayed answer is
 ///   counted but not timed).
 /// - `actomaton_action_duration_seconds{plugin}`: how long an action took, turn wait included.
+/// - `actomaton_effect_actions_total{plugin, outcome}`: actions no client sent — a delayed or
+///   repeating action, or one an effect fed back — by outcome (`ok`, `failed`): a timer's
+///   failure, which no request answers, is counted here.
 /// - `actomaton_instances_active`: instances in memory.
 /// - `actomaton_instances_passivated`: instances passivated (their state kept, their machine freed).
 /// - `actomaton_watchers`: WebSocket watchers connected.
@@ -35,6 +38,7 @@ public final class ServiceMetrics: Sendable {
     private let watcherCount = Atomic<Int>(0)
     private let actions = Mutex<[String: Counter]>([:])
     private let latencies = Mutex<[String: CoreMetrics.Timer]>([:])
+    private let effectActions = Mutex<[String: Counter]>([:])
     /// The most distinct plugin names metrics are kept for (plugins come from the catalog, so
     /// this only guards against a mistake).
     static let maxPlugins = 1024
@@ -61,6 +65,20 @@ public final class ServiceMetrics: Sendable {
         instances.record(0)
         passivated.record(0)
         watchers.record(0)
+    }
+
+    /// Counts an action of `plugin` that an effect sent (no client), applied or not.
+    func effectActionFinished(plugin: String, applied: Bool) {
+        let outcome = applied ? "ok" : "failed"
+        let key = plugin + "\u{0}" + outcome
+        let counter: Counter? = effectActions.withLock { counters in
+            if let counter = counters[key] { return counter }
+            guard counters.count < Self.maxPlugins * 2 else { return nil }
+            let counter = Counter(label: "actomaton_effect_actions_total", dimensions: [("plugin", plugin), ("outcome", outcome)], factory: factory)
+            counters[key] = counter
+            return counter
+        }
+        counter?.increment()
     }
 
     /// Counts an action of `plugin` with its `outcome`, and how long it took (`nil` for a

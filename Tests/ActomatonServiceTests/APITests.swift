@@ -340,6 +340,37 @@ import Testing
         }
     }
 
+    /// Regression (audit): the actions of timers were in no metric — a delayed action that
+    /// failed was only a log line. They are counted by outcome, apart from the clients'; an
+    /// instance brought back (its journal replayed) counts none again.
+    @Test func theActionsOfEffectsAreCounted() async throws {
+        let path = try temporaryDirectory() + "/state.sqlite"
+        for round in 0..<2 {
+            let journal = try PluginJournal(path: path)
+            defer { journal.close() }
+            let server = ActomatonServer(catalog: PluginCatalog([counterType]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
+                                         journal: try ServiceJournal(journal))
+            try await server.makeApplication().test(.router) { client in
+                if round == 0 {
+                    var statuses: [HTTPResponse.Status] = []
+                    statuses.append(try await client.post("t", #"{"action": "add_later", "args": [1, 0.001]}"#).status)
+                    statuses.append(try await client.post("f", #"{"action": "add", "args": [9223372036854775806]}"#).status)
+                    statuses.append(try await client.post("f", #"{"action": "add_later", "args": [5, 0.001]}"#).status)
+                    #expect(statuses == [.ok, .ok, .ok])
+                    #expect(await eventually {
+                        let metrics = (try? await client.get("/metrics").text) ?? ""
+                        return metrics.contains(#"actomaton_effect_actions_total{plugin="counter",outcome="ok"} 1"#)
+                            && metrics.contains(#"actomaton_effect_actions_total{plugin="counter",outcome="failed"} 1"#)
+                    })
+                    #expect(try await client.get("/metrics").text.contains(#"actomaton_actions_total{plugin="counter",outcome="ok"} 3"#))
+                } else {
+                    #expect(try await client.get("/v1/machines/counter/t").text.contains(#""seq":2"#), "brought back")
+                    #expect(!(try await client.get("/metrics").text.contains("actomaton_effect_actions_total{")), "nothing counted again")
+                }
+            }
+        }
+    }
+
     @Test func pluginsHealthReadinessMetricsAndTheDocument() async throws {
         let server = makeServer()
         try await server.makeApplication().test(.router) { client in
