@@ -59,14 +59,14 @@ struct IsolationOptions: ParsableArguments {
                                + "default: 2).", valueName: "seconds"))
     var actionTimeout: Double?
 
-    @Option(help: ArgumentHelp("The address space each worker may use (K, M and G suffixes allowed; at least 64M; default: 4G).",
+    @Option(help: ArgumentHelp("The address space each worker may use (K, M and G suffixes allowed; at least 256M; default: 4G).",
                                valueName: "size"),
             transform: parseSize)
     var workerMemory: Int64?
 
     /// The least address space a worker is given: a worker needs about 30 MiB to start (its
     /// runtime and the loader), twice that leaves room for the plugin.
-    static let minWorkerMemory: Int64 = 64 << 20
+    static let minWorkerMemory: Int64 = 256 << 20
 
     @Option(help: ArgumentHelp("The CPU time each worker may use in all, in seconds (default: no limit).", valueName: "seconds"))
     var workerCPUSeconds: UInt64?
@@ -107,7 +107,7 @@ struct IsolationOptions: ParsableArguments {
         // Linux takes a limit of 0 seconds as 1.
         if let workerCPUSeconds, workerCPUSeconds < 1 { throw ValidationError("--worker-cpu-seconds must be at least 1") }
         // Below it, a worker crashed while loading, and the error blamed the plugin.
-        if let workerMemory, workerMemory < Self.minWorkerMemory { throw ValidationError("--worker-memory must be at least 64M") }
+        if let workerMemory, workerMemory < Self.minWorkerMemory { throw ValidationError("--worker-memory must be at least 256M") }
         if let workerOpenFiles, workerOpenFiles < Self.minWorkerOpenFiles {
             throw ValidationError("--worker-open-files must be at least \(Self.minWorkerOpenFiles)")
         }

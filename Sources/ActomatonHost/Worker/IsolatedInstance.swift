@@ -84,13 +84,27 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
         do throws(WorkerChannel.Failure) {
             switch try roundTrip(load, on: worker, vocabulary: nil, deadline: .now + options.loadTimeout, log: log) {
             case let .loaded(manifest): answer = .success(manifest)
-            case let .loadFailed(message): answer = .failure(PluginLoadError(.reportedByWorker(message), at: path))
+            case let .loadFailed(message):
+                let outOfMemory = ["failed to map", "allocate memory"].contains { message.lowercased().contains($0) }
+                answer = .failure(PluginLoadError(.reportedByWorker(message + (outOfMemory ? memoryHint(options) : "")), at: path))
             case let other: throw .violation(.unexpected(other, answering: .load))
             }
         } catch {
-            throw PluginLoadError(.workerFailed(describe(error, of: worker, timeout: options.loadTimeout)), at: path)
+            throw PluginLoadError(.workerFailed(describe(error, of: worker, timeout: options.loadTimeout) + memoryHint(options)), at: path)
         }
         return (worker, try answer.get())
+    }
+
+    /// Below this address space, a worker that fails to load its plugin is told it may lack room.
+    static let memoryHintBelow: UInt64 = 1 << 30
+
+    /// What a load failure adds under a small address space: a worker killed or refused while
+    /// loading under 96 MiB said only "crashed (SIGABRT)" or "failed to map segment".
+    private static func memoryHint(_ options: WorkerOptions) -> String {
+        let bytes = options.limits.memoryBytes
+        guard bytes < memoryHintBelow else { return "" }
+        return "; the worker's address space is limited to \(bytes >> 20) MiB, which may be too little for this plugin "
+            + "(--worker-memory)"
     }
 
     // MARK: Calls
