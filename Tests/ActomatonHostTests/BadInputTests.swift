@@ -44,6 +44,11 @@ struct BadInputTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try await expectLoadError(directory, "not a regular file (it is a directory)")
+        // Regression (audit): in a worker, whose sandbox opens no directory, it was "cannot
+        // read the file: Permission denied".
+        let isolated = PluginHost(log: { _ in }, isolation: .process(WorkerOptions(executable: "\(pluginDirectory)/actomaton-host")))
+        let error = await #expect(throws: PluginLoadError.self) { _ = try await isolated.load(path: directory) }
+        #expect(error?.description == "\(directory): not a regular file (it is a directory)")
     }
 
     @Test func fileThatIsNotASharedLibrary() async throws {

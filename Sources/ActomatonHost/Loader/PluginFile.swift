@@ -255,6 +255,13 @@ enum PluginFile {
 
     /// The identity of the file at `path` now, or of the link itself when it points nowhere;
     /// `nil` if there is nothing at `path`.
+    /// What `path` is when it exists and is not a regular file ("a directory"), else `nil`.
+    static func kindUnlessRegular(_ path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & S_IFMT != S_IFREG else { return nil }
+        return fileKind(info.st_mode)
+    }
+
     static func identity(of path: String) -> FileIdentity? {
         var info = stat()
         if stat(path, &info) == 0 || lstat(path, &info) == 0 { return FileIdentity(info) }

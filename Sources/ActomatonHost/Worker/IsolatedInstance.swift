@@ -72,6 +72,8 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
     /// A worker with the plugin loaded, and the manifest it reported.
     private static func launch(path: String, loadOptions: Plugin.LoadOptions, options: WorkerOptions,
                                log: @escaping @Sendable (String) -> Void) throws(PluginLoadError) -> (WorkerProcess, PluginManifest) {
+        // Judged here too: the worker's sandbox answered a directory with "Permission denied".
+        if let kind = PluginFile.kindUnlessRegular(path) { throw PluginLoadError(.notARegularFile(kind: kind), at: path) }
         let worker: WorkerProcess
         do {
             worker = try WorkerProcess.start(options, pluginPath: path)
