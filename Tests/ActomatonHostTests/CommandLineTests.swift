@@ -583,7 +583,11 @@ struct CommandLineTests {
         let full = try await host(["run", counter, "--state", state, "--print", "summary", "--state-max-size", "128K", "--journal-snapshot-every", "1000000", "--script", script], input: "")
         #expect(full.status == 1)
         let errors = full.errors.split(separator: "\n")
-        #expect(errors.count == 1 && errors[0].contains("cannot write the state database: database or disk is full; stopping"), "\(full.errors)")
+        // Regression (audit): SQLite's "database or disk is full", while the file alone was
+        // smaller than the limit, read as a host stopping far below it; it names the limit.
+        #expect(errors.count == 1 && errors[0].contains("cannot write the state database: the database reached its size limit, "
+                                                        + "--state-max-size (131072 bytes; "), "\(full.errors)")
+        #expect(errors.first?.contains("of its 32 pages of 4 KiB in use, its write-ahead log's included); stopping") == true, "\(full.errors)")
         let acknowledged = full.output.split(separator: "\n").filter { $0.hasPrefix("counter: add ") }
         #expect(acknowledged.count > 0 && acknowledged.count < 20000)
         let sum = acknowledged.reduce(Int64(0)) { $0 + Int64($1.dropFirst("counter: add ".count))! }

@@ -502,6 +502,7 @@ public final class PluginJournal: @unchecked Sendable {
                 epochs = kept.map { epochs[$0] }
                 if records.isEmpty { return nil }
             } catch let reason as PluginJournalError.Reason {
+                if case .writeFailed = reason { return PluginJournalError(reason, at: path) }
                 return PluginJournalError(.writeFailed("\(reason)"), at: path)
             } catch {
                 return PluginJournalError(.writeFailed("\(error)"), at: path)

@@ -41,6 +41,8 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
     /// Each name's count of journaled actions, as committed with the last batch or since.
     private var transitionCounts: [String: Int64] = [:]
     private var statements: WriterStatements?
+    /// `--state-max-size`, in bytes, when set.
+    private var maxDatabaseSize: Int64?
     /// Whether the file has format 2's tables, the counts of transitions and the receipts (a
     /// format 1 file read only has not).
     private var countsTransitions = true
@@ -53,6 +55,7 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
     ///   - options: How it writes (its sync policy and size limit).
     public init(path: String, options: JournalOptions = .init()) throws(PluginJournalError) {
         self.path = path
+        maxDatabaseSize = options.maxDatabaseSize
         let file: StateDatabaseFile
         do {
             file = try StateDatabaseFile.lockForWriting(path)
@@ -382,11 +385,27 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
                 // Read again from what was committed.
                 transitionCounts = [:]
                 lastSequence = [:]
-                throw error
+                throw limitReached(error) ?? error
             }
             statements.resetAll()
         }
     }
+
+    /// SQLite's "database or disk is full" when the database is within a commit of its
+    /// `maxDatabaseSize`: the limit, not the disk, and said so. Its file alone, smaller than the
+    /// limit while its write-ahead log held pages, misled a user who read it. `nil` otherwise.
+    private func limitReached(_ error: any Error) -> PluginJournalError.Reason? {
+        guard let limit = maxDatabaseSize, let failure = error as? SQLiteDatabase.Failure, failure.code & 0xFF == SQLITE_FULL,
+              let pages = try? database.integer("PRAGMA page_count"), let most = try? database.integer("PRAGMA max_page_count"),
+              (pages + Self.maxPagesPerCommitGuess) >= most
+        else { return nil }
+        return .writeFailed("the database reached its size limit, --state-max-size (\(limit) bytes; \(pages) of its \(most) pages "
+                            + "of 4 KiB in use, its write-ahead log's included)")
+    }
+
+    /// How many pages a commit that found the database full may have needed, at most: a
+    /// database within this of its limit is full because of it.
+    private static let maxPagesPerCommitGuess: Int64 = 256
 
     /// `plugin`'s count of transitions, read once and then kept (the database lock held).
     private func cachedTransitionCount(of plugin: String, _ statements: WriterStatements) throws -> Int64 {
