@@ -1,4 +1,5 @@
 import ActomatonHost
+import NIOCore
 import Synchronization
 
 /// The responses to requests sent with an `Idempotency-Key`, kept for a window so that a retry
@@ -8,7 +9,10 @@ import Synchronization
 /// line of the tokens file the token is on; a token's line was used, and a retry to a host whose
 /// file listed the tokens in another order was applied twice) and its instance; it is at most
 /// ``maxKeyLength`` bytes of visible ASCII. The request is fingerprinted (a stable 128-bit
-/// hash of its body): the same key with another body is refused (422). While the first request
+/// hash of the action it asks for, read from its body — or of the body, when it asks for
+/// none): the same key for another action is refused (422), and a retry whose JSON is written
+/// another way (its fields in another order, other spaces, named arguments) is the same
+/// request. While the first request
 /// is in flight a retry waits for it. Only answers that say what became of the action are kept
 /// (2xx, 400, 422): after a 5xx or a 429 a retry runs again.
 ///
@@ -42,6 +46,18 @@ final class IdempotencyCache: Sendable {
                 second = (second ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
             }
             (a, b) = (first, second)
+        }
+
+        /// The fingerprint of a request whose body is `body`: of `action`, as an input line
+        /// writes it, when the body asks for one (a client that serializes its retry again may
+        /// order the fields or space them otherwise: the audit's retry was refused 422); of
+        /// the body's bytes otherwise.
+        init(of body: ByteBuffer, action: PluginAction?) {
+            if let action {
+                self.init(Array("action\u{0}\(action)".utf8))
+            } else {
+                self.init(body.readableBytesView)
+            }
         }
 
         init?(_ text: String) {

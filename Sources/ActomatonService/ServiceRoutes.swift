@@ -196,7 +196,7 @@ struct ServiceRoutes: Sendable {
         }
         try IdempotencyCache.check(keyText)
         let key = IdempotencyCache.Key(token: context.token?.identity ?? IdempotencyCache.noToken, address: address, key: keyText)
-        let fingerprint = IdempotencyCache.Fingerprint(body.readableBytesView)
+        let fingerprint = IdempotencyCache.Fingerprint(of: body, action: try? Self.action(from: body, for: address, of: type))
         if registry.placement != nil, let journal = registry.journal {
             // In a cluster the journal's receipts are the truth: the answer may have been given by
             // the instance's previous owner, and the instance may have been deleted on another

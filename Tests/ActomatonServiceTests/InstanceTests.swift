@@ -91,6 +91,15 @@ import Testing
             #expect(retry.text == first.text)
             #expect(retry.headers[HTTPField.Name("Idempotent-Replayed")!] == "true")
             #expect(try await client.get("/v1/machines/counter/i").text.contains(#""seq":1,"state":{"count":10}"#))
+            // Regression (audit): the body's bytes were compared, and a client that wrote its
+            // retry's JSON again otherwise was refused 422; the action asked for is compared.
+            for rewritten in [#"{"args":[10],"action":"add"}"#, #" { "action" : "add", "args" : [ 10 ] } "#,
+                              #"{"action": "add", "args": {"amount": 10}}"#, #"{"plugin": "counter", "action": "add", "args": [10]}"#] {
+                let again = try await client.post("i", rewritten, headers: key)
+                #expect(again.status == .ok && again.text == first.text, "\(rewritten): \(again.text)")
+                #expect(again.headers[HTTPField.Name("Idempotent-Replayed")!] == "true", "\(rewritten)")
+            }
+            #expect(try await client.get("/v1/machines/counter/i").text.contains(#""seq":1,"state":{"count":10}"#))
 
             let other = try await client.post("i", #"{"action": "add", "args": [11]}"#, headers: key)
             #expect(other.status == .unprocessableContent)
