@@ -180,6 +180,9 @@ struct ServiceRoutes: Sendable {
             body = try await request.body.collect(upTo: configuration.maxBodySize)
         } catch is NIOTooManyBytesError {
             throw ServiceError.bodyTooLarge(limit: configuration.maxBodySize)
+        } catch is CancellationError {
+            // Cut off by the end of a shutdown's time (it was logged as a 400).
+            throw ServiceError.shuttingDown
         } catch {
             // Not too long: unreadable (a transfer coding the server does not speak, a cut body).
             throw ServiceError.badRequest("the request body cannot be read: \(error)")

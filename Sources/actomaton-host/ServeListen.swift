@@ -63,8 +63,9 @@ struct NetworkOptions: ParsableArguments {
     var watchHistory = ServiceConfiguration().watchHistory
 
     @Option(help: ArgumentHelp("The most bytes of an instance's kept transitions, their states counted; the oldest go first "
-                                + "(1 KiB to 1 GiB).", valueName: "bytes"))
-    var watchHistoryBytes = ServiceConfiguration().watchHistoryBytes
+                                + "(1K to 1G; K, M and G suffixes allowed; default: 1M).", valueName: "size"),
+            transform: parseSize)
+    var watchHistoryBytes = Int64(ServiceConfiguration().watchHistoryBytes)
 
     @Option(help: ArgumentHelp("The most keys one page of GET /v1/machines/PLUGIN lists, at most 100000; also the default limit.",
                                 valueName: "count"))
@@ -122,7 +123,7 @@ struct NetworkOptions: ParsableArguments {
         if let maxWatchers, !(1...1_000_000).contains(maxWatchers) { throw ValidationError("--max-watchers must be from 1 to 1000000") }
         guard (0...1_000_000).contains(watchHistory) else { throw ValidationError("--watch-history must be from 0 to 1000000") }
         guard (1 << 10...1 << 30).contains(watchHistoryBytes) else {
-            throw ValidationError("--watch-history-bytes must be from 1024 to 1073741824")
+            throw ValidationError("--watch-history-bytes must be from 1K to 1G (1024 to 1073741824 bytes)")
         }
         guard (1...100_000).contains(maxPageSize) else { throw ValidationError("--max-page-size must be from 1 to 100000") }
         guard maxRequestsPerSecond >= 0 else { throw ValidationError("--max-requests-per-second must be 0 (no limit) or more") }
@@ -146,7 +147,7 @@ struct NetworkOptions: ParsableArguments {
         configuration.maxWatchers = maxWatchers
         configuration.watcherBuffer = watcherBuffer
         configuration.watchHistory = watchHistory
-        configuration.watchHistoryBytes = watchHistoryBytes
+        configuration.watchHistoryBytes = Int(watchHistoryBytes)
         configuration.watcherCloseTimeout = .seconds(watcherCloseTimeout)
         configuration.maxRequestsPerSecond = maxRequestsPerSecond
         configuration.maxFailedAuthenticationsPerMinute = maxFailedAuthenticationsPerMinute

@@ -200,6 +200,23 @@ import Testing
         }
     }
 
+    /// Regression (audit): `--watch-history-bytes` said "1 KiB to 1 GiB" but refused `1G`; it
+    /// takes the suffixes the other sizes take, up to the limit and not one past.
+    @Test func theWatchHistorySizeTakesSuffixes() async throws {
+        let directory = try pluginsDirectory()
+        let past = try await run(["serve", "--plugins", directory, "--listen", "127.0.0.1:0", "--watch-history-bytes", "1048577K"])
+        #expect(past.status == 64 && past.errors.contains("--watch-history-bytes must be from 1K to 1G"), "\(past.errors)")
+        for size in ["1G", "1K"] {
+            let status = try await offThePool { () throws -> Int32 in
+                let (process, _) = try self.startServe(directory, ["--watch-history-bytes", size])
+                kill(process.processIdentifier, SIGTERM)
+                process.waitUntilExit()
+                return process.terminationStatus
+            }
+            #expect(status == 0, "\(size)")
+        }
+    }
+
     /// Regression (audit): a seconds flag past about 292 years trapped the service — at start
     /// (`--connection-idle-timeout`), at a shutdown (`--shutdown-timeout`), or when it closed a
     /// watcher (`--watcher-close-timeout`). Each is at most 30 days; at it, the service starts,

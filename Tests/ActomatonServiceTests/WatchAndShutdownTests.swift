@@ -347,6 +347,34 @@ import Testing
         }
     }
 
+    /// Regression (audit): a request whose body was still coming when a shutdown's time ran
+    /// out was cancelled, and logged as a client's mistake: "400 the request body cannot be
+    /// read: CancellationError()". It is the shutdown's 503.
+    @Test func aBodyCutOffByTheEndOfAShutdownIs503() async throws {
+        let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
+        let logged = LogStore()
+        let server = ActomatonServer(catalog: PluginCatalog([counterType]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
+                                     logger: logged.logger(level: .debug), onListening: { port in portSink.yield(port) })
+        var group = ServiceGroupConfiguration(services: [server], logger: Logger(label: "test"))
+        group.maximumGracefulShutdownDuration = .milliseconds(200)
+        let serviceGroup = ServiceGroup(configuration: group)
+        let running = Task { try await serviceGroup.run() }
+        var iterator = ports.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+        let connection = try await offThePool { () throws -> LoopbackConnection in
+            let connection = try LoopbackConnection(port: port)
+            try connection.send("POST /v1/machines/counter/c HTTP/1.1\r\nHost: x\r\nContent-Length: 30\r\n\r\n{\"acti")
+            return connection
+        }
+        #expect(await eventually { server.lifecycle.inFlight == 1 }, "the request is in, its body still coming")
+        await serviceGroup.triggerGracefulShutdown()
+        _ = try? await running.value
+        let warnings = logged.messages(at: .warning)
+        #expect(!warnings.contains { $0.contains("CancellationError") }, "\(warnings)")
+        #expect(warnings.contains { $0.contains("POST /v1/machines/counter/c: 503 the service is shutting down") }, "\(warnings)")
+        withExtendedLifetime(connection) {}
+    }
+
     @Test func gracefulShutdownClosesWatchersWith1001AndEnds() async throws {
         let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
         var configuration = ServiceConfiguration()
