@@ -230,6 +230,8 @@ public struct TokenTable: Sendable {
             guard tokens.count < maxTokens else { throw TokenFileError(path, "more than \(maxTokens) tokens") }
             tokens.append(AccessToken(line: number, identity: AccessToken.identity(of: bytes), scopes: scopes, secret: bytes))
         }
+        // Every request would be 401: a mistake (the wrong file, an unsaved one), not a choice.
+        guard !tokens.isEmpty else { throw TokenFileError(path, "holds no token: every request would be refused (401)") }
         return TokenTable(tokens: tokens)
     }
 

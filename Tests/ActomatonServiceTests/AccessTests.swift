@@ -62,6 +62,11 @@ import Testing
             #expect(error?.description.hasPrefix("t: line 1: unknown scope") == true, "\(scope)")
         }
         #expect(try TokenTable.parse("\(Self.reader) read:Counter_2 send:*", path: "t").tokens[0].scopes == [.read(plugin: "Counter_2"), .send(plugin: nil)])
+        // Regression (audit): a file of comments only was taken, and every request was 401.
+        for empty in ["", "# none yet\n\n", "   \n"] {
+            let error = #expect(throws: TokenFileError.self) { try TokenTable.parse(empty, path: "t") }
+            #expect(error?.description == "t: holds no token: every request would be refused (401)", "\(empty.debugDescription)")
+        }
     }
 
     /// Regression (audit): an idempotency key was scoped to its token's line; two hosts whose
