@@ -90,7 +90,7 @@ public enum InputLine: Sendable, Hashable {
         switch parts.first {
         case "sleep":
             guard parts.count == 2, let seconds = Double(parts[1]), seconds >= 0, seconds < 86_400 else {
-                throw .syntax("`:sleep` takes a number of seconds, as in `:sleep 1.5`")
+                throw .syntax("`:sleep` takes a number of seconds from 0 to less than 86400 (a day), as in `:sleep 1.5`")
             }
             return .sleep(.milliseconds(Int64((seconds * 1000).rounded())))
         case "idle" where parts.count == 1:

@@ -97,7 +97,7 @@ struct NetworkOptions: ParsableArguments {
                                 valueName: "seconds"))
     var shutdownTimeout: Int = 10
 
-    @Option(help: ArgumentHelp("The lowest level of log lines printed: trace, debug (a line per request), info, warning.",
+    @Option(help: ArgumentHelp("The lowest level of log lines printed: trace, debug (a line per request), info, notice, warning, error, critical.",
                                 valueName: "level"))
     var logLevel: String = "info"
 
@@ -132,7 +132,7 @@ struct NetworkOptions: ParsableArguments {
         }
         guard maxBodySize <= 64 << 20 else { throw ValidationError("--max-body-size must be at most 64M") }
         guard (1...(64 << 10)).contains(maxHeaderSize) else { throw ValidationError("--max-header-size must be from 1 to 64K") }
-        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level takes trace, debug, info, notice, warning or error") }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level takes trace, debug, info, notice, warning, error or critical") }
     }
 
     var configuration: ServiceConfiguration {

@@ -26,6 +26,12 @@ struct InputLineTests {
         #expect(try InputLine.parse(" \t ", namesPlugin: false) == .skip)
         #expect(try InputLine.parse(":sleep 1.5", namesPlugin: false) == .sleep(.milliseconds(1500)))
         #expect(try InputLine.parse(":sleep\t2", namesPlugin: false) == .sleep(.seconds(2)))
+        // The limit is said (audit: `:sleep 9223372037` got only "takes a number of seconds").
+        #expect(try InputLine.parse(":sleep 86399.999", namesPlugin: false) == .sleep(.milliseconds(86_399_999)))
+        for past in ["86400", "9223372037", "-1", "nan"] {
+            let error = #expect(throws: InputLineError.self) { try InputLine.parse(":sleep \(past)", namesPlugin: false) }
+            #expect(error?.description.contains("from 0 to less than 86400 (a day)") == true, "\(past): \(String(describing: error))")
+        }
         #expect(try InputLine.parse(":idle", namesPlugin: false) == .idle)
         #expect(try InputLine.parse(":state", namesPlugin: false) == .state)
     }
