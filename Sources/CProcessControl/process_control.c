@@ -315,7 +315,8 @@ static void *watch(void *argument) {
 }
 
 // Starts `path` (searched on PATH when `search`) in a process group of its own with no signal
-// blocked: its descriptor i is sources[i], or /dev/null when sources[i] < 0, for i < count, and
+// blocked and every signal's action the default (a host stopping on a signal ignores SIGTERM,
+// SIGINT and SIGHUP, and an ignored signal stays ignored across exec): its descriptor i is sources[i], or /dev/null when sources[i] < 0, for i < count, and
 // every descriptor from `count` on is closed. The process ID, or -errno.
 static pid_t spawn_with(const char *path, char *const argv[], char *const envp[], bool search, const int *sources, int count) {
     enum { max_count = 8 };
@@ -340,11 +341,13 @@ static pid_t spawn_with(const char *path, char *const argv[], char *const envp[]
                              : posix_spawn_file_actions_adddup2(&actions, high[i], i);
     }
     if (status == 0) status = posix_spawn_file_actions_addclosefrom_np(&actions, count);
-    sigset_t none;
+    sigset_t none, all;
     sigemptyset(&none);
+    sigfillset(&all);
     if (status == 0) status = posix_spawnattr_setpgroup(&attributes, 0);
     if (status == 0) status = posix_spawnattr_setsigmask(&attributes, &none);
-    if (status == 0) status = posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+    if (status == 0) status = posix_spawnattr_setsigdefault(&attributes, &all);
+    if (status == 0) status = posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
     pid_t pid = -1;
     if (status == 0) {
         status = search ? posix_spawnp(&pid, path, &actions, &attributes, argv, envp)

@@ -674,7 +674,8 @@ struct StopSignalTests {
     /// Starts `actomaton-host arguments`, writes `input` to it and keeps its standard input
     /// open, waits until `ready` holds for the lines it printed, then sends `signal`.
     private static func stop(_ arguments: [String], input: String, signal: Int32,
-                             when ready: @escaping @Sendable ([String]) -> Bool) async throws -> Stopped {
+                             when ready: @escaping @Sendable ([String]) -> Bool,
+                             beforeSignal: (@Sendable (Int32) -> Void)? = nil) async throws -> Stopped {
         try await offThePool {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "\(pluginDirectory)/actomaton-host")
@@ -703,6 +704,7 @@ struct StopSignalTests {
                 output.append(chunk)
                 let lines = String(decoding: output, as: UTF8.self).split(separator: "\n").map(String.init)
                 if !signalled, ready(lines) {
+                    beforeSignal?(process.processIdentifier)
                     kill(process.processIdentifier, signal)
                     signalled = true
                 }
@@ -760,6 +762,33 @@ struct StopSignalTests {
         let state = try await Self.count(in: database, arguments: counter)
         #expect(state.contains(#"counter: {"count":\#(lines)}"#), "\(state)")
         #expect(!FileManager.default.fileExists(atPath: database + "-wal"), "the journal was closed")
+    }
+
+    /// The host ignores SIGTERM, SIGINT and SIGHUP to take them itself; an ignored signal stays
+    /// ignored across `exec`, and its workers ignored them too. A worker's signals are at their
+    /// default, and the stop ends it with the host.
+    @Test func workersOfAHostThatTakesItsSignalsIgnoreNone() async throws {
+        let workers = Mutex<[String]>([])
+        let stopped = try await Self.stop(["run", "\(pluginDirectory)/libCounterPlugin.so", "--isolation", "process", "--print", "summary"],
+                                          input: "add 1\n", signal: SIGTERM) { printed in
+            printed.contains("counter: add 1")
+        } beforeSignal: { pid in
+            // The host's children (of any of its threads): its worker.
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+            let children = tasks.flatMap { task in
+                ((try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/children", encoding: .utf8)) ?? "").split(separator: " ").map(String.init)
+            }
+            workers.withLock { $0 = children.compactMap { child in
+                (try? String(contentsOfFile: "/proc/\(child)/status", encoding: .utf8))?.split(separator: "\n").first { $0.hasPrefix("SigIgn:") }.map(String.init)
+            } }
+        }
+        #expect(stopped.status == 143, "\(stopped.errors)")
+        let ignored = workers.withLock { $0 }
+        #expect(ignored.count == 1, "\(ignored)")
+        for line in ignored {
+            let mask = UInt64(line.split(separator: "\t").last ?? "", radix: 16) ?? .max
+            for signal in [SIGTERM, SIGINT, SIGHUP] { #expect(mask & (1 << UInt64(signal - 1)) == 0, "signal \(signal): \(line)") }
+        }
     }
 
     /// A timer loop — the input ended, the host waiting for effects that never end — stops on
