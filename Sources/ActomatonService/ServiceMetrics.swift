@@ -69,30 +69,28 @@ public final class ServiceMetrics: Sendable {
 
     /// Counts an action of `plugin` that an effect sent (no client), applied or not.
     func effectActionFinished(plugin: String, applied: Bool) {
-        let outcome = applied ? "ok" : "failed"
+        counter("actomaton_effect_actions_total", in: effectActions, plugin: plugin, outcome: applied ? "ok" : "failed", most: Self.maxPlugins * 2)?
+            .increment()
+    }
+
+    /// The counter `label` of `plugin` and `outcome`, made in `counters` the first time, up to
+    /// `most` of them.
+    private func counter(_ label: String, in counters: borrowing Mutex<[String: Counter]>, plugin: String, outcome: String,
+                         most: Int) -> Counter? {
         let key = plugin + "\u{0}" + outcome
-        let counter: Counter? = effectActions.withLock { counters in
+        return counters.withLock { counters in
             if let counter = counters[key] { return counter }
-            guard counters.count < Self.maxPlugins * 2 else { return nil }
-            let counter = Counter(label: "actomaton_effect_actions_total", dimensions: [("plugin", plugin), ("outcome", outcome)], factory: factory)
+            guard counters.count < most else { return nil }
+            let counter = Counter(label: label, dimensions: [("plugin", plugin), ("outcome", outcome)], factory: factory)
             counters[key] = counter
             return counter
         }
-        counter?.increment()
     }
 
     /// Counts an action of `plugin` with its `outcome`, and how long it took (`nil` for a
     /// replayed answer, which ran nothing).
     func actionFinished(plugin: String, outcome: String, duration: Duration?) {
-        let key = plugin + "\u{0}" + outcome
-        let counter: Counter? = actions.withLock { actions in
-            if let counter = actions[key] { return counter }
-            guard actions.count < Self.maxPlugins * 8 else { return nil }
-            let counter = Counter(label: "actomaton_actions_total", dimensions: [("plugin", plugin), ("outcome", outcome)], factory: factory)
-            actions[key] = counter
-            return counter
-        }
-        counter?.increment()
+        counter("actomaton_actions_total", in: actions, plugin: plugin, outcome: outcome, most: Self.maxPlugins * 8)?.increment()
         guard let duration else { return }
         let timer: CoreMetrics.Timer? = latencies.withLock { latencies in
             if let timer = latencies[plugin] { return timer }
