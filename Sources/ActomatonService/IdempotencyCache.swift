@@ -201,17 +201,19 @@ final class IdempotencyCache: Sendable {
     }
 
     /// Starts a request with `key`: run it, replay the kept response, or refuse it (422 for
-    /// another request under the same key, 429 past the limit of keys).
-    func begin(_ key: Key, fingerprint: Fingerprint) async throws(ServiceError) -> Begin {
+    /// another request under the same key, 429 past the limit of keys). A kept fingerprint
+    /// equal to `formerFingerprint` matches too: the fingerprint of the request's body bytes,
+    /// which receipts journaled by an earlier version hold (a retry across an upgrade was 422).
+    func begin(_ key: Key, fingerprint: Fingerprint, formerFingerprint: Fingerprint? = nil) async throws(ServiceError) -> Begin {
         enum Step { case proceed, replay(Stored), wait, mismatch, full, tokenFull }
         let time = now()
         let step: Step = state.withLock { state in
             evictExpired(&state, at: time)
             switch state.entries[key] {
             case let .done(kept, stored, _, _)?:
-                return kept == fingerprint ? .replay(stored) : .mismatch
+                return kept == fingerprint || kept == formerFingerprint ? .replay(stored) : .mismatch
             case let .pending(kept, _, _)?:
-                return kept == fingerprint ? .wait : .mismatch
+                return kept == fingerprint || kept == formerFingerprint ? .wait : .mismatch
             case nil:
                 guard state.entries.count < maxKeys else { return .full }
                 guard state.perToken[key.token, default: 0] < maxKeysPerToken else { return .tokenFull }
@@ -244,7 +246,7 @@ final class IdempotencyCache: Sendable {
             if let immediate { continuation.resume(returning: immediate) }
         }
         // The first request's answer was not kept (a 5xx, a 429): this one runs again.
-        guard let stored else { return try await begin(key, fingerprint: fingerprint) }
+        guard let stored else { return try await begin(key, fingerprint: fingerprint, formerFingerprint: formerFingerprint) }
         return .replay(stored)
     }
 

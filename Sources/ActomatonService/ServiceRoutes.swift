@@ -217,7 +217,7 @@ struct ServiceRoutes: Sendable {
             }
             idempotency.settle(key, with: kept, readAfter: mark, wallNow: ServiceClock.wallMilliseconds())
         }
-        switch try await idempotency.begin(key, fingerprint: fingerprint) {
+        switch try await idempotency.begin(key, fingerprint: fingerprint, formerFingerprint: IdempotencyCache.Fingerprint(body.readableBytesView)) {
         case let .replay(stored):
             metrics.actionFinished(plugin: address.plugin, outcome: "replayed", duration: nil)
             return .json(stored.body, status: .init(code: stored.status), headers: [Self.replayedHeader: "true"])

@@ -41,6 +41,26 @@ import Testing
         #expect(ServiceConfiguration().idempotencyKeysPerToken(tokens: 200_000) == 1)
     }
 
+    /// A receipt journaled before retries were compared by their action holds the fingerprint
+    /// of the body's bytes: a retry of that body, across the upgrade, is replayed, not refused
+    /// 422; another body is still another request.
+    @Test func aReceiptOfAnEarlierVersionStillMatchesItsBody() async throws {
+        let (cache, _, key, bodyFingerprint) = try Self.increment(instance: "u", key: "upgraded", token: IdempotencyCache.noToken)
+        let receipt = JournaledReceipt(plugin: "counter/u", key: IdempotencyCache.journalKey(key), fingerprint: bodyFingerprint.description,
+                                       answer: #"{"seq":1}"#, expires: .max)
+        cache.restore([receipt], wallNow: 0)
+        let actionFingerprint = IdempotencyCache.Fingerprint(Array("action\u{0}increment".utf8))
+        guard case let .replay(stored) = try await cache.begin(key, fingerprint: actionFingerprint, formerFingerprint: bodyFingerprint) else {
+            Issue.record("a retry of the same body across the upgrade was not replayed")
+            return
+        }
+        #expect(stored.body == #"{"seq":1}"#)
+        await #expect(throws: ServiceError.self) {
+            _ = try await cache.begin(key, fingerprint: actionFingerprint,
+                                      formerFingerprint: IdempotencyCache.Fingerprint(Array(#"{"action":"increment"}"#.utf8)))
+        }
+    }
+
     /// In a cluster, a retry reads the key's receipt from the journal into the cache before it
     /// begins. When the first request was still under way here, that overwrote its pending
     /// entry and lost the retries waiting on it: they never answered, and the host never shut
