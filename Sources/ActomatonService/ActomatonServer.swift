@@ -208,8 +208,12 @@ public final class ActomatonServer: Service, Sendable {
     }
 
     /// The signals that shut the service down gracefully: SIGTERM, SIGINT, and SIGHUP (a
-    /// closed terminal; it ended the process at once, leaving its journal's log behind).
-    public static let shutdownSignals: [UnixSignal] = [.sigterm, .sigint, .sighup]
+    /// closed terminal; it ended the process at once, leaving its journal's log behind) —
+    /// but SIGINT or SIGHUP when the process was started ignoring it (a background job's
+    /// SIGINT, `nohup`'s SIGHUP): it stays ignored.
+    public static var shutdownSignals: [UnixSignal] {
+        [UnixSignal.sigterm] + [(SIGINT, UnixSignal.sigint), (SIGHUP, .sighup)].filter { !SystemCall.ignores(signal: $0.0) }.map(\.1)
+    }
 
     /// Runs the server in a service group of its own that shuts it down gracefully on one of
     /// ``shutdownSignals``, and cancels what is left after ``ServiceConfiguration/shutdownTimeout``.

@@ -587,9 +587,12 @@ public actor InstanceRegistry {
             guard case let .passivating(_, current)? = self.slots[address], current === instance else {
                 return passivated != nil // deleted meanwhile
             }
-            guard let passivated, passivated.seq == 0 else {
+            // A watcher that joined meanwhile keeps the instance, passivated, as any other.
+            guard let passivated, passivated.seq == 0, instance.watcherCount == 0 else {
                 return await self.settlePassivation(address, instance, passivated)
             }
+            // One that joins from now on is refused (404), not left on a forgotten instance.
+            instance.watchers.endAll(.instanceDeleted)
             self.forget(address)
             try? await self.forgetJournaled(address)
             return true

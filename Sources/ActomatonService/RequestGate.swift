@@ -73,9 +73,10 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
         switch unwrapInboundIn(data) {
         case let .head(head):
             lastActivity = .now()
+            lastRequestIsHead = head.method == .HEAD
             if head.version.major == 1, head.version.minor >= 1, head.headers[canonicalForm: "host"].count != 1 {
                 // RFC 9112, 3.2: a server must answer 400 to one without, or with several.
-                refuse(context, status: .badRequest, line: "an HTTP/1.1 request needs one Host header field")
+                refuse(context, status: .badRequest, line: "an HTTP/1.1 request needs one Host header field", toHead: lastRequestIsHead)
                 return
             }
             var head = head
@@ -84,7 +85,7 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
                 if !protocols.contains("websocket") {
                     head.headers.remove(name: "upgrade")
                 } else if let (status, line) = Self.webSocketRefusal(head) {
-                    refuse(context, status: status, line: line,
+                    refuse(context, status: status, line: line, toHead: lastRequestIsHead,
                            headers: status == .upgradeRequired ? [("Sec-WebSocket-Version", "13")] : [])
                     return
                 } else {
@@ -115,7 +116,7 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
                 let gate = handler.value
                 gate.refuse(boundContext.value, status: .requestTimeout,
                             line: "the request did not arrive whole within \(Self.seconds(gate.requestTimeout)) of its head, "
-                                + "the limit (--connection-idle-timeout)")
+                                + "the limit (--connection-idle-timeout)", toHead: gate.lastRequestIsHead)
             }
         }
         context.fireChannelReadComplete()
@@ -181,18 +182,24 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
     private var lastAnswerWritten: EventLoopFuture<Void>?
 
     /// Refuses with `status` and `{"error": line}` once the requests passed on whole are
-    /// answered. A request whose body broke off is the one refused, unless it was answered
-    /// already: then only a close.
-    private func refuse(_ context: ChannelHandlerContext, status: HTTPResponseStatus, line: String, headers: [(String, String)] = []) {
+    /// answered — without the body when the refused request is a `HEAD` (`toHead`). A request
+    /// whose body broke off is the one refused, unless it was answered already: then only a
+    /// close.
+    private func refuse(_ context: ChannelHandlerContext, status: HTTPResponseStatus, line: String, toHead: Bool = false,
+                        headers: [(String, String)] = []) {
         guard refusal == nil else { return }
         let whole = lastRequestComplete ? requests : requests - 1
         refusal = (responses > whole ? nil : status, whole)
         refusalLine = line
+        refusalIsToHead = toHead
         extraHeaders = headers
         answerIfDue(context)
     }
 
     private var refusalLine = ""
+    private var refusalIsToHead = false
+    /// Whether the last request head read was a `HEAD`'s.
+    private var lastRequestIsHead = false
     private var extraHeaders: [(String, String)] = []
     private var answered = false
 
@@ -214,7 +221,8 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
                                    ("Content-Length", String(body.readableBytes))])
         headers.add(contentsOf: extraHeaders)
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
-        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+        // RFC 9110, 9.3.2: the answer to a HEAD has the fields of the answer to a GET, no body.
+        if !refusalIsToHead { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
     }
 

@@ -407,10 +407,12 @@ struct Run: AsyncParsableCommand {
     func run() async throws {
         CrashReport.install()
         let isolation = try isolation.isolation(default: .none)
+        let stopTarget = StopTarget.installed()
         // A script that cannot be read is said before anything is loaded or journaled.
         let input = try lines(from: script)
         let printer = TransitionPrinter(print: transitionPrinter(machines.printMode))
         let journal = try persistence.openJournal(printer: printer)
+        stopTarget.set(input: input, journal: journal, printer: printer)
         let host = PluginHost(loadOptions: loading.loadOptions, describesState: machines.printMode == .state,
                               observer: printer.observer, maxEffects: machines.maxEffects,
                               isolation: isolation, journal: journal)
@@ -420,7 +422,6 @@ struct Run: AsyncParsableCommand {
         emit("loaded plugin \(machine.name) \(machine.plugin.manifest.version) from \(plugin)")
         for line in await host.takeJournalReports() { printError(Message(line)) }
         let session = HostSession(host: host, defaultPlugin: machine.name, clock: ContinuousClock(), output: { emit($0) }, printer: printer)
-        StopSignals.install { signal in stop(by: signal, input: input, journal: journal, printer: printer) }
         // One machine in a worker: the loop runs on the machine's thread, so a line's send and
         // its answer wake no other thread (the input is read on a thread of its own).
         let failed = try await withTaskExecutorPreference(machine.taskExecutor) {
@@ -494,9 +495,11 @@ struct Serve: AsyncParsableCommand {
         }
         let chosen = try isolation.isolation(default: .process)
         if let listen = network.listen { return try await runService(listen: listen, isolation: chosen) }
+        let stopTarget = StopTarget.installed()
         let input = try lines(from: script)
         let printer = TransitionPrinter(print: transitionPrinter(machines.printMode))
         let journal = try persistence.openJournal(printer: printer)
+        stopTarget.set(input: input, journal: journal, printer: printer)
         let host = PluginHost(loadOptions: loading.loadOptions, describesState: machines.printMode == .state,
                               observer: printer.observer, maxEffects: machines.maxEffects,
                               isolation: chosen, journal: journal,
@@ -504,7 +507,6 @@ struct Serve: AsyncParsableCommand {
         defer { journal?.close(); withExtendedLifetime(host) {} }
         for event in await host.scan(directory: plugins) { report(event) }
         let session = HostSession(host: host, defaultPlugin: nil, clock: ContinuousClock(), output: { emit($0) }, printer: printer)
-        StopSignals.install { signal in stop(by: signal, input: input, journal: journal, printer: printer) }
         let directory = plugins
         let watcher = Task {
             while !Task.isCancelled {
@@ -528,18 +530,6 @@ struct Serve: AsyncParsableCommand {
         finishErrors()
         watcher.cancel()
     }
-}
-
-/// What `run` and `serve` (without `--listen`) do on SIGTERM, SIGINT or SIGHUP, before they
-/// exit (``StopSignals``): stop reading `input`, close `journal` (what is queued is made
-/// durable, what comes later refused), print what that acknowledged, and say so.
-func stop(by signal: Int32, input: InputLineReader, journal: PluginJournal?, printer: TransitionPrinter) {
-    input.cancel()
-    journal?.close()
-    printer.printAcknowledged()
-    finishErrors()
-    let journaled = journal == nil ? "" : "; every action printed is in the journal"
-    writeLine("stopped by \(StopSignals.name(of: signal))\(journaled)", to: 2)
 }
 
 /// The machines' observer: prints each transition as `mode` says, and every failure.

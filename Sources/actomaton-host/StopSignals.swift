@@ -1,5 +1,6 @@
 import ActomatonHost
 import Dispatch
+import HostCommandLine
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -15,7 +16,9 @@ import Musl
 /// synced, what comes later is refused, never printed — prints what that made durable, says
 /// so on standard error, and exits with 128 + the signal's number, as a shell reports a
 /// process the signal ended (143, 130, 129). The handler runs on a thread of its own: closing
-/// the journal waits for its writer. A second signal ends the process at once.
+/// the journal waits for its writer. A second signal ends the process at once. SIGINT or SIGHUP
+/// that the process was started ignoring (a background job's SIGINT, `nohup`'s SIGHUP) stays
+/// ignored.
 enum StopSignals {
     /// The signals that stop the host.
     static let signals: [Int32] = [SIGTERM, SIGINT, SIGHUP]
@@ -53,11 +56,11 @@ enum StopSignals {
     private static let parked = Mutex<[CheckedContinuation<Void, Never>]>([])
 
     /// Installs the handlers: the first signal runs `stop` once, on a thread of its own, then
-    /// ends the process with 128 + its number. Call once, before reading input.
+    /// ends the process with 128 + its number. Call once, before opening the journal.
     static func install(_ stop: @escaping @Sendable (_ signal: Int32) -> Void) {
         let queue = DispatchQueue(label: "stop-signals")
         var made: [SignalSource] = []
-        for number in signals {
+        for number in signals where number == SIGTERM || !SystemCall.ignores(signal: number) {
             // The source, not the default action, takes the signal from now on.
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
@@ -80,5 +83,42 @@ enum StopSignals {
             made.append(SignalSource(source: source))
         }
         sources.withLock { $0.append(contentsOf: made) }
+    }
+}
+
+/// What a stop by signal closes, filled in as `run` and `serve` make it: the signal handlers are
+/// installed first, so that a signal while the journal is opened, a plugin loaded or recovered
+/// timers fire is a stop too, not the signal's default action.
+final class StopTarget: Sendable {
+    private struct Parts {
+        var input: InputLineReader?
+        var journal: PluginJournal?
+        var printer: TransitionPrinter?
+    }
+
+    private let parts = Mutex(Parts())
+
+    /// Makes a target and installs the stop signals' handlers on it.
+    static func installed() -> StopTarget {
+        let target = StopTarget()
+        StopSignals.install { signal in target.stop(by: signal) }
+        return target
+    }
+
+    /// What the stop closes from now on.
+    func set(input: InputLineReader, journal: PluginJournal?, printer: TransitionPrinter) {
+        parts.withLock { $0 = Parts(input: input, journal: journal, printer: printer) }
+    }
+
+    /// Stops reading input, closes the journal (what is queued is made durable, what comes
+    /// later refused), prints what that acknowledged, and says so on standard error.
+    func stop(by signal: Int32) {
+        let parts = parts.withLock { $0 }
+        parts.input?.cancel()
+        parts.journal?.close()
+        parts.printer?.printAcknowledged()
+        finishErrors()
+        let journaled = parts.journal == nil ? "" : "; every action printed is in the journal"
+        writeLine("stopped by \(StopSignals.name(of: signal))\(journaled)", to: 2)
     }
 }

@@ -764,6 +764,46 @@ struct StopSignalTests {
         #expect(!FileManager.default.fileExists(atPath: database + "-wal"), "the journal was closed")
     }
 
+    /// Regression (review): the stop took SIGHUP even from a host started with `nohup`, which
+    /// ignores it: closing the terminal stopped it. A signal the host was started ignoring
+    /// stays ignored; SIGTERM still stops it.
+    @Test func aSignalTheHostWasStartedIgnoringStaysIgnored() async throws {
+        let (status, lines) = try await offThePool { () throws -> (Int32, [String]) in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/nohup")
+            process.arguments = ["\(pluginDirectory)/actomaton-host", "run", "\(pluginDirectory)/libCounterPlugin.so", "--print", "summary"]
+            let stdin = Pipe(), stdout = Pipe()
+            process.standardInput = stdin
+            process.standardOutput = stdout
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let watchdog = DispatchWorkItem { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+            DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(300), execute: watchdog)
+            defer { watchdog.cancel() }
+            var output = ""
+            func waitFor(_ count: Int) {
+                while output.components(separatedBy: "counter: add 1\n").count - 1 < count {
+                    let chunk = stdout.fileHandleForReading.availableData
+                    if chunk.isEmpty { return }
+                    output += String(decoding: chunk, as: UTF8.self)
+                }
+            }
+            stdin.fileHandleForWriting.write(Data("add 1\n".utf8))
+            waitFor(1)
+            kill(process.processIdentifier, SIGHUP)
+            // Delivered while the host waits for input: it answers the next line only if it lived.
+            stdin.fileHandleForWriting.write(Data("add 1\n".utf8))
+            waitFor(2)
+            kill(process.processIdentifier, SIGTERM)
+            output += String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            try stdin.fileHandleForWriting.close()
+            return (process.terminationStatus, output.split(separator: "\n").map(String.init))
+        }
+        #expect(lines.count { $0 == "counter: add 1" } == 2, "\(lines)")
+        #expect(status == 143)
+    }
+
     /// The host ignores SIGTERM, SIGINT and SIGHUP to take them itself; an ignored signal stays
     /// ignored across `exec`, and its workers ignored them too. A worker's signals are at their
     /// default, and the stop ends it with the host.

@@ -164,6 +164,8 @@ import Testing
                     return method.hasPrefix("HEAD") ? try connection.textUntilClosed(within: .seconds(20)) : try connection.response(within: .seconds(20))
                 }
                 #expect(answer?.hasPrefix(status) == true, "\(headers.debugDescription): \(answer ?? "no answer")")
+                // Regression (review): the refusal of a HEAD carried a body.
+                if headers.hasPrefix("HEAD ") { #expect(answer?.hasSuffix("\r\n\r\n") == true, "no body: \(answer ?? "")") }
                 if status.contains("426") { #expect(answer?.contains("Sec-WebSocket-Version: 13") == true) }
                 if !status.contains("200"), !headers.hasPrefix("HEAD ") {
                     let line = status.contains("426") ? "the service speaks WebSocket version 13 only (Sec-WebSocket-Version: 13)"

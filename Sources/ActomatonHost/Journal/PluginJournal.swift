@@ -131,6 +131,8 @@ public final class PluginJournal: @unchecked Sendable {
             try startWriter()
         } catch {
             store.close(clean: false)
+            // `deinit` still runs, and its `close()` must not wait for a writer that never was.
+            (closing, storeClosed, storeReleased, writerFinished) = (true, true, true, true)
             throw PluginJournalError(.unreadable("cannot start the journal's writer thread: \(error)"), at: path)
         }
     }

@@ -46,6 +46,15 @@ package enum SystemCall {
         }
     }
 
+    /// Whether the process ignores `signal` (`SIG_IGN`): as `nohup` leaves SIGHUP, and a shell
+    /// SIGINT for a job it runs in the background. A host that takes its stop signals leaves
+    /// those alone.
+    package static func ignores(signal: Int32) -> Bool {
+        var current = sigaction()
+        guard sigaction(signal, nil, &current) == 0 else { return false }
+        return unsafeBitCast(current.__sigaction_handler, to: UInt.self) == unsafeBitCast(SIG_IGN, to: UInt.self)
+    }
+
     /// `read(2)`: at most `buffer.count` bytes; 0 at the end of the file.
     package static func read(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
         try retrying { Glibc.read(descriptor, buffer.baseAddress, buffer.count) }
