@@ -1,3 +1,4 @@
+import ActomatonHost
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -112,9 +113,9 @@ public struct PostgresAddress: Sendable, Hashable, CustomStringConvertible {
         let explicit = environment["PGPASSFILE"]
         guard let path = explicit ?? environment["HOME"].map({ "\($0)/.pgpass" }) else { return nil }
         guard let text = try readPasswordFile(path, required: explicit != nil) else { return nil }
-        // Split as bytes (a `Character` holds "\r\n" whole), a line's `\r` end dropped, as libpq does.
-        for bytes in text.utf8.split(separator: UInt8(ascii: "\n")) {
-            let line = Substring(String(decoding: bytes.last == UInt8(ascii: "\r") ? bytes.dropLast() : bytes[...], as: UTF8.self))
+        // A line's `\r` end dropped, as libpq does.
+        for bytes in text.lineBytes(omittingEmpty: true) {
+            let line = Substring(String(decoding: bytes, as: UTF8.self))
             guard !line.hasPrefix("#") else { continue }
             let fields = passwordFileFields(line)
             guard fields.count == 5 else { continue }

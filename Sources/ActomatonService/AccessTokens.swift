@@ -200,12 +200,10 @@ public struct TokenTable: Sendable {
     /// to the first token).
     public static func parse(_ text: String, path: String) throws(TokenFileError) -> TokenTable {
         var tokens: [AccessToken] = []
-        // Split as bytes: a `Character` holds "\r\n" whole, and would not split there.
-        for (index, rawLine) in text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
+        for (index, ended) in text.lineBytes().enumerated() {
             let number = index + 1
-            let ended = rawLine.last == UInt8(ascii: "\r") ? rawLine.dropLast() : rawLine
             if let control = ended.first(where: { ($0 < 0x20 && $0 != UInt8(ascii: "\t")) || $0 == 0x7F }) {
-                throw TokenFileError(path, "line \(number): a control character (byte \(hexByte(control))) is in the line; "
+                throw TokenFileError(path, "line \(number): a control character (byte \(TerminalText.hexByte(control))) is in the line; "
                                      + "lines end with \\n or \\r\\n, words are separated by spaces or tabs")
             }
             let line = Substring(String(decoding: ended.prefix { $0 != UInt8(ascii: "#") }, as: UTF8.self))
@@ -255,10 +253,4 @@ public struct TokenTable: Sendable {
         }
         return found >= 0 ? tokens[found] : nil
     }
-}
-
-/// `0x0D`.
-private func hexByte(_ byte: UInt8) -> String {
-    let digits = Array("0123456789ABCDEF")
-    return "0x\(digits[Int(byte >> 4)])\(digits[Int(byte & 0xF)])"
 }

@@ -1,3 +1,4 @@
+import ActomatonHost
 import Hummingbird
 import HummingbirdCore
 import HummingbirdWebSocket
@@ -152,7 +153,7 @@ final class RequestHeadDeadline: ChannelInboundHandler, RemovableChannelHandler 
         let timeout = timeout
         deadline = context.eventLoop.scheduleTask(in: timeout) {
             guard handler.value.receivedAny else { return channel.close(promise: nil) }
-            let body = ServiceError.jsonLine("the request's head did not arrive whole within \(RequestGate.seconds(timeout)), "
+            let body = ServiceError.jsonLine("the request's head did not arrive whole within \(seconds(.nanoseconds(timeout.nanoseconds))), "
                                              + "the limit (--connection-idle-timeout)")
             let answer = "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: application/json\r\n"
                 + "Content-Length: \(body.utf8.count)\r\n\r\n" + body

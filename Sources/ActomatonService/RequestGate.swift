@@ -1,3 +1,4 @@
+import ActomatonHost
 import NIOCore
 import NIOHTTP1
 
@@ -115,7 +116,7 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
                 handler.value.requestDeadline = nil
                 let gate = handler.value
                 gate.refuse(boundContext.value, status: .requestTimeout,
-                            line: "the request did not arrive whole within \(Self.seconds(gate.requestTimeout)) of its head, "
+                            line: "the request did not arrive whole within \(seconds(.nanoseconds(gate.requestTimeout.nanoseconds))) of its head, "
                                 + "the limit (--connection-idle-timeout)", toHead: gate.lastRequestIsHead)
             }
         }
@@ -240,12 +241,6 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
         default: "the HTTP parser refused it (\(error))"
         }
         return "the request is not valid HTTP/1.1: \(why)"
-    }
-
-    /// `amount` in seconds, as text ("0.3 s", "60 s").
-    static func seconds(_ amount: TimeAmount) -> String {
-        let milliseconds = amount.nanoseconds / 1_000_000
-        return milliseconds % 1000 == 0 ? "\(milliseconds / 1000) s" : "\(Double(milliseconds) / 1000) s"
     }
 
     /// Why a WebSocket handshake cannot be passed on, or `nil`: not a `GET`, no key, no

@@ -33,16 +33,6 @@ enum StopSignals {
         let source: any DispatchSourceSignal
     }
 
-    /// The signal's name, for the line the stop prints.
-    static func name(of signal: Int32) -> String {
-        switch signal {
-        case SIGTERM: "SIGTERM"
-        case SIGINT: "SIGINT"
-        case SIGHUP: "SIGHUP"
-        default: "signal \(signal)"
-        }
-    }
-
     /// Returns at once when no stop began; otherwise never: the stop ends the process.
     static func waitIfStopping() async {
         guard started.load(ordering: .acquiring) else { return }
@@ -119,6 +109,6 @@ final class StopTarget: Sendable {
         parts.printer?.printAcknowledged()
         finishErrors()
         let journaled = parts.journal == nil ? "" : "; every action printed is in the journal"
-        writeLine("stopped by \(StopSignals.name(of: signal))\(journaled)", to: 2)
+        writeLine("stopped by \(signalName(signal))\(journaled)", to: 2)
     }
 }

@@ -23,7 +23,7 @@ import Testing
                     #expect(answer == nil, "nothing to answer: \(answer ?? "")")
                 } else {
                     #expect(answer?.hasPrefix("HTTP/1.1 408 Request Timeout") == true, "\(opening.debugDescription): \(answer ?? "no answer")")
-                    #expect(answer?.hasSuffix(#"{"error":"the request's head did not arrive whole within 0.3 s, the limit (--connection-idle-timeout)"}"#) == true,
+                    #expect(answer?.hasSuffix(#"{"error":"the request's head did not arrive whole within 300ms, the limit (--connection-idle-timeout)"}"#) == true,
                             "\(answer ?? "no answer")")
                 }
             }
@@ -188,7 +188,7 @@ import Testing
                 return (answer, try connection.readsUntilClosed(within: .seconds(20)))
             }
             #expect(answer?.hasPrefix("HTTP/1.1 408 Request Timeout") == true, "\(answer ?? "no answer")")
-            #expect(answer?.hasSuffix(#"{"error":"the request did not arrive whole within 0.3 s of its head, the limit (--connection-idle-timeout)"}"#) == true,
+            #expect(answer?.hasSuffix(#"{"error":"the request did not arrive whole within 300ms of its head, the limit (--connection-idle-timeout)"}"#) == true,
                     "\(answer ?? "no answer")")
             #expect(closed)
             #expect(await server.registry.hasSlot(for: "slow") == false, "nothing applied")

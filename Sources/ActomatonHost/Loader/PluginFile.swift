@@ -253,8 +253,6 @@ enum PluginFile {
         if let slash = copy.lastIndex(of: "/") { rmdir(String(copy[..<slash])) }
     }
 
-    /// The identity of the file at `path` now, or of the link itself when it points nowhere;
-    /// `nil` if there is nothing at `path`.
     /// What `path` is when it exists and is not a regular file ("a directory"), else `nil`.
     static func kindUnlessRegular(_ path: String) -> String? {
         var info = stat()
@@ -262,6 +260,8 @@ enum PluginFile {
         return fileKind(info.st_mode)
     }
 
+    /// The identity of the file at `path` now, or of the link itself when it points nowhere;
+    /// `nil` if there is nothing at `path`.
     static func identity(of path: String) -> FileIdentity? {
         var info = stat()
         if stat(path, &info) == 0 || lstat(path, &info) == 0 { return FileIdentity(info) }

@@ -50,7 +50,7 @@ public enum PluginEffectRequest: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// A duration as the host prints it: `2s`, `300ms`, `1.5s`.
-func seconds(_ duration: Duration) -> String {
+package func seconds(_ duration: Duration) -> String {
     let (whole, fraction) = duration.components
     if fraction == 0 { return "\(whole)s" }
     let milliseconds = Double(whole) * 1000 + Double(fraction) / 1e15

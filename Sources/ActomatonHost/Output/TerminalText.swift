@@ -32,6 +32,12 @@ public enum TerminalText {
         return String(decoding: result, as: UTF8.self)
     }
 
+    /// `byte` as a line names it: `0x0D`.
+    package static func hexByte(_ byte: UInt8) -> String {
+        let digits = Array("0123456789ABCDEF")
+        return "0x\(digits[Int(byte >> 4)])\(digits[Int(byte & 0xF)])"
+    }
+
     /// `bytes` as UTF-8, with each byte that is not part of a valid sequence shown as `\xHH`.
     public static func decoding(_ bytes: some Collection<UInt8>) -> String {
         if let valid = String(validating: bytes, as: UTF8.self) { return valid }

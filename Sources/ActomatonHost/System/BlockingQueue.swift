@@ -175,7 +175,7 @@ package final class BlockingQueue: @unchecked Sendable {
             }
             pthread_mutex_unlock(mutex)
             // Released outside the lock: what a watch holds may take long to let go.
-            replaced = nil
+            withExtendedLifetime(replaced) {}
         }
 
         /// Marks the queue closing; `true` for the first call only.

@@ -167,7 +167,7 @@ final class WorkerProcess: @unchecked Sendable {
 }
 
 /// `SIGSEGV`, `SIGABRT`, …
-func signalName(_ signal: Int32) -> String {
+package func signalName(_ signal: Int32) -> String {
     switch signal {
     case SIGSEGV: "SIGSEGV"
     case SIGABRT: "SIGABRT"

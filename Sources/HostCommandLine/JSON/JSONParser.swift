@@ -1,3 +1,5 @@
+import ActomatonHost
+
 /// Reads one JSON text (RFC 8259) in one pass, in time linear in its length.
 ///
 /// Stricter than most parsers, because its input comes from anyone: no trailing commas, no
@@ -58,7 +60,7 @@ public struct JSONParser {
             case let .numberOutOfRange(text): "the number \(text) is out of range (integers from -9223372036854775808 to 18446744073709551615, decimals within ±1.8e308)"
             case let .invalidEscape(text): "unknown escape \(text) in a string"
             case let .loneSurrogate(text): "\(text) is half of a UTF-16 surrogate pair"
-            case let .controlCharacterInString(byte): "a control character (\(Self.hex(byte))) in a string must be escaped"
+            case let .controlCharacterInString(byte): "a control character (\(TerminalText.hexByte(byte))) in a string must be escaped"
             case .trailingComma: "a comma before the closing bracket"
             case let .duplicateKey(key): "the key \"\(key)\" appears twice"
             case .trailingText: "more text after the JSON value"
@@ -67,12 +69,7 @@ public struct JSONParser {
         }
 
         private static func show(_ scalar: Unicode.Scalar) -> String {
-            scalar.value < 0x20 || scalar.value == 0x7F ? "the control character \(hex(UInt8(scalar.value)))" : "'\(scalar)'"
-        }
-
-        private static func hex(_ byte: UInt8) -> String {
-            let digits = Array("0123456789ABCDEF")
-            return "0x\(digits[Int(byte >> 4)])\(digits[Int(byte & 0xF)])"
+            scalar.value < 0x20 || scalar.value == 0x7F ? "the control character \(TerminalText.hexByte(UInt8(scalar.value)))" : "'\(scalar)'"
         }
     }
 
