@@ -110,23 +110,26 @@ final class WatcherSet: Sendable {
         return missed
     }
 
-    /// Adds a watcher buffering `buffer` messages (and the ones it missed); throws
-    /// ``ServiceError/overLimit(_:)`` past the limit, and what ``check(after:)`` throws.
+    /// Adds a watcher buffering `buffer` messages and `bufferBytes` bytes of them (besides the
+    /// ones it missed); throws ``ServiceError/overLimit(_:)`` past the limit, and what
+    /// ``check(after:)`` throws.
     ///
     /// - Parameters:
     ///   - buffer: How many messages it buffers (besides the ones it missed).
+    ///   - bufferBytes: How many bytes of messages it buffers (besides the ones it missed).
     ///   - after: The seq the watcher saw last: it first gets the kept transitions after it.
     ///     `nil` for only the new ones.
     ///   - journaled: The messages the journal keeps after `after` (by seq), for the transitions
     ///     no longer in memory; `nil` without a journal.
-    func add(buffer: Int, after: UInt64? = nil, journaled: [(ordinal: Int64, message: String)]? = nil) throws(ServiceError) -> Watcher {
+    func add(buffer: Int, bufferBytes: Int = .max, after: UInt64? = nil,
+             journaled: [(ordinal: Int64, message: String)]? = nil) throws(ServiceError) -> Watcher {
         let watcher: Watcher = try state.withLock { state throws(ServiceError) in
             if let closed = state.closed { throw closed == .shuttingDown ? .shuttingDown : .notFound("no instance \(address)") }
             guard state.watchers.count < limit else {
                 throw .overLimit("\(address) already has \(limit) watchers, its limit (--max-watchers-per-instance)")
             }
             let missed = try after.map { seq throws(ServiceError) in try backlog(after: seq, in: state, journaled: journaled) } ?? []
-            let watcher = Watcher(buffer: buffer + missed.count)
+            let watcher = Watcher(buffer: buffer, bytes: bufferBytes, missed: (missed.count, missed.reduce(0) { $0 + $1.utf8.count }))
             // Offered under the lock: a transition broadcast meanwhile comes after them.
             for message in missed { watcher.offer(message) }
             state.watchers[ObjectIdentifier(watcher)] = watcher

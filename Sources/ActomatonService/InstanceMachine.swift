@@ -40,6 +40,13 @@ public struct InstanceTransition: Sendable, Hashable {
     /// plugin names none, or they could not be had.
     public var active: [String]?
 
+    /// A transition from its parts.
+    init(seq: UInt64, action: String, actionText: String, origin: Origin, effectID: String?, state: String?,
+         started: [String], cancelled: [String], active: [String]?) {
+        (self.seq, self.action, self.actionText, self.origin, self.effectID) = (seq, action, actionText, origin, effectID)
+        (self.state, self.started, self.cancelled, self.active) = (state, started, cancelled, active)
+    }
+
     /// The transition the machine reported, as the service numbers and describes it.
     init(_ transition: PluginTransition, seq: UInt64) {
         let (origin, effectID) = Self.origin(of: transition)
@@ -256,9 +263,11 @@ public final class InstanceMachine: Sendable {
             } catch {
                 throw PluginCallError(.restoreRefused("its journal cannot be read: \(error)"), plugin: type.name)
             }
-            // Not `sequence`: a timer due at once may have fired by now, its transition not yet told.
-            let described = await machine.describedState()
-            observed.setRecovered(seq: await machine.recoveredSequence, state: try? described.description.get(),
+            // Told from `recoveredSequence`, not `sequence`: a timer due at once may have fired by
+            // now, its transition not yet told. The state is the one at the sequence it was
+            // described at, read in the same turn of the machine.
+            let (described, describedAt) = await Self.describedState(of: machine)
+            observed.setRecovered(seq: await machine.recoveredSequence, describedAt: describedAt, state: try? described.description.get(),
                                   active: try? described.activeNodes?.get(), timers: await machine.recoveredTimers)
         } else if let restoring {
             try await machine.restore(restoring.snapshot)
@@ -268,6 +277,11 @@ public final class InstanceMachine: Sendable {
             let described = await machine.describedState()
             observed.setInitialState(try? described.description.get(), active: try? described.activeNodes?.get())
         }
+    }
+
+    /// The machine's described state and the sequence it is the state of.
+    private static func describedState(of machine: isolated PluginMachine) -> (PluginDescribedState, UInt64) {
+        (machine.describedState(), machine.sequence)
     }
 
     /// Applies `action` in its turn and returns its transition, or `nil` when the instance was
@@ -368,7 +382,7 @@ public final class InstanceMachine: Sendable {
 
 /// The transitions the machine's observer saw: the count, the last state, the pending timers
 /// and the input action's transition until ``InstanceMachine/send(_:)`` takes it.
-private final class ObservedTransitions: Sendable {
+final class ObservedTransitions: Sendable {
     private struct State {
         var seq: UInt64 = 0
         /// The seq of the last transition `onTransition` was told (returned from).
@@ -413,14 +427,21 @@ private final class ObservedTransitions: Sendable {
         }
     }
 
-    func setRecovered(seq: UInt64, state description: String?, active: [String]?,
+    /// Sets what the journal brought back: `seq` transitions replayed (told), and the state
+    /// `description` as it was after `describedAt` of them (a timer armed again may have fired
+    /// since the replay). A later transition already observed keeps its state: GET answered
+    /// its seq with the state before it, right after a restart.
+    func setRecovered(seq: UInt64, describedAt: UInt64, state description: String?, active: [String]?,
                       timers: [(request: PluginEffectRequest, firesIn: Duration)]) {
         let now = ContinuousClock.now
         state.withLock { state in
             state.seq = max(state.seq, seq)
             state.told = max(state.told, seq)
-            state.state = description
-            state.active = active
+            if seqBase + describedAt >= state.seq {
+                state.seq = seqBase + describedAt
+                state.state = description
+                state.active = active
+            }
             // A timer armed again from the journal: a delayed one counts what was left of its
             // delay; a repeating one keeps its period, its next tick where the journal had it.
             // Put first: one that fired before this ran is trimmed first by `status` (never

@@ -311,8 +311,8 @@ paths:
     get:
       summary: "A WebSocket: one JSON text message (WatchMessage) per transition, timers' included."
       description: |
-        A watcher more than --watcher-buffer (default 256) transitions behind is closed with 1008
-        and a reason; a deleted instance closes its watchers with 1000; shutdown with 1001. A
+        A watcher more than --watcher-buffer (default 256) transitions behind, or more than
+        --watcher-buffer-bytes (default 1 MiB) of them, is closed with 1008 and a reason; a deleted instance closes its watchers with 1000; shutdown with 1001. A
         watcher the service closes has --watcher-close-timeout (default 10 s) to take what was
         buffered and the close frame; then its connection is cut.
         The statuses below answer a request that is not a WebSocket handshake; a handshake that

@@ -31,6 +31,11 @@ public struct ServiceConfiguration: Sendable {
     /// The most transitions buffered for one watcher (`--watcher-buffer`, default 256); past
     /// it the watcher is closed (1008) with a reason.
     public var watcherBuffer = 256
+    /// The most bytes of messages buffered for one watcher (`--watcher-buffer-bytes`, default
+    /// 1 MiB); past it the watcher is closed (1008) with a reason. Each message carries the
+    /// instance's state: 256 messages of a large state took hundreds of MB for one watcher that
+    /// read nothing.
+    public var watcherBufferBytes = 1 << 20
     /// How long a watcher the service ended (too slow, its instance deleted, a shutdown) has to
     /// take the messages buffered for it and the close, before its connection is cut
     /// (`--watcher-close-timeout`, default 10 s): a client that reads nothing cannot hold a

@@ -104,6 +104,18 @@ struct ServiceRoutes: Sendable {
         WebSocketErrorCode(codeNumber: 4000 + status.code)
     }
 
+    /// The close code of a watch refused once upgraded: checked before the upgrade too, it is
+    /// refused here when the instance changed meanwhile, or when another watcher took the last
+    /// place first — with the code the check before would have given (4000 + the status; it was
+    /// 1008, a slow reader's code, for a limit). 1008 for what only the journal could tell.
+    static func closeCode(ofLateRefusal error: ServiceError) -> WebSocketErrorCode {
+        switch error {
+        case .gone: .policyViolation
+        case .overLimit, .badRequest, .notFound, .forbidden, .unauthorized: refusal(error.status)
+        default: .normalClosure
+        }
+    }
+
     /// The watch route's `after`: the seq the watcher saw last, a number from 0 (decimal
     /// digits only, at most 19 of them); `nil` without one.
     static func after(_ request: Request) throws(ServiceError) -> UInt64? {
@@ -386,7 +398,8 @@ struct ServiceRoutes: Sendable {
                _ context: ServiceRequestContext) async throws {
         // Counted from the upgrade to the end, whichever way it is fed.
         guard watcherBudget.take() else {
-            try await outbound.close(.policyViolation, line: watcherBudget.refusal.description)
+            // As before the handshake: 4000 + the status (another watcher took the last place meanwhile).
+            try await outbound.close(Self.refusal(watcherBudget.refusal.status), line: watcherBudget.refusal.description)
             return
         }
         defer { watcherBudget.giveBack() }
@@ -411,22 +424,12 @@ struct ServiceRoutes: Sendable {
             instance = try await registry.instance(at: address, creating: false)
             let after = try Self.after(request)
             do {
-                watcher = try instance.watchers.add(buffer: configuration.watcherBuffer, after: after)
+                watcher = try instance.watchers.add(buffer: configuration.watcherBuffer, bufferBytes: configuration.watcherBufferBytes, after: after)
             } catch ServiceError.gone where registry.journal != nil {
-                let journal = registry.journal!
-                let name = InstanceRegistry.journalName(of: address)
-                let journaled = (try? await onThreadOfItsOwn { () throws(PluginJournalError) in
-                    try journal.journaledMessages(of: name, after: Int64(after ?? 0), limit: Self.maxJournaledBacklog)
-                }) ?? []
-                watcher = try instance.watchers.add(buffer: configuration.watcherBuffer, after: after, journaled: journaled)
+                watcher = try await addBridgedByTheJournal(to: instance, at: address, after: after ?? 0, journal: registry.journal!)
             }
         } catch {
-            // Checked before the upgrade too; here only when the instance changed meanwhile.
-            let code: WebSocketErrorCode = switch error {
-            case .overLimit, .gone, .badRequest: .policyViolation
-            default: .normalClosure
-            }
-            try await outbound.close(code, line: error.description)
+            try await outbound.close(Self.closeCode(ofLateRefusal: error), line: error.description)
             return
         }
         defer { instance.watchers.remove(watcher) }
@@ -438,6 +441,7 @@ struct ServiceRoutes: Sendable {
             group.addTask {
                 for await message in watcher.messages {
                     do { try await outbound.write(.text(message)) } catch { return .writer }
+                    watcher.took(message)
                 }
                 if let reason = watcher.endReason {
                     try? await outbound.close(WebSocketErrorCode(codeNumber: Int(reason.closeCode)), line: reason.description)
@@ -459,6 +463,41 @@ struct ServiceRoutes: Sendable {
             watcher.finish()
             while let part = await group.next(), part != .writer {}
             group.cancelAll()
+        }
+    }
+
+    /// Adds a watcher after `seq` to `instance` when memory no longer holds the transitions
+    /// after it: the journal's messages bridge them.
+    ///
+    /// The journal is read before the watcher is added, so a transition told meanwhile (or, under
+    /// `--sync batch`, one acknowledged and not yet committed) can leave the bridge short of
+    /// where memory begins: then the rest is read once it is committed, and the watcher added
+    /// again, for as long as each read brings more. A bridge that does not begin at `seq + 1`
+    /// is what the journal no longer keeps: ``ServiceError/gone(_:)``.
+    private func addBridgedByTheJournal(to instance: Instance, at address: InstanceAddress, after seq: UInt64,
+                                        journal: PluginJournal) async throws(ServiceError) -> Watcher {
+        let name = InstanceRegistry.journalName(of: address)
+        @Sendable func read(after ordinal: Int64, limit: Int) async -> [(ordinal: Int64, message: String)] {
+            (try? await onThreadOfItsOwn { () throws(PluginJournalError) in
+                try journal.journaledMessages(of: name, after: ordinal, limit: limit)
+            }) ?? []
+        }
+        var journaled = await read(after: Int64(seq), limit: Self.maxJournaledBacklog)
+        while true {
+            do {
+                return try instance.watchers.add(buffer: configuration.watcherBuffer, bufferBytes: configuration.watcherBufferBytes,
+                                                 after: seq, journaled: journaled)
+            } catch {
+                guard case .gone = error else { throw error }
+                let end = journaled.last?.ordinal ?? Int64(seq)
+                let contiguous = (journaled.first.map { $0.ordinal == Int64(seq) + 1 } ?? true)
+                    && end - Int64(seq) == Int64(journaled.count)
+                guard contiguous, journaled.count < Self.maxJournaledBacklog else { throw error }
+                try? await journal.waitUntilCommitted()
+                let more = await read(after: end, limit: Self.maxJournaledBacklog - journaled.count)
+                guard !more.isEmpty else { throw error }
+                journaled += more
+            }
         }
     }
 

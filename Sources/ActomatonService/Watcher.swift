@@ -3,14 +3,18 @@ import Synchronization
 /// One subscriber to an instance's transitions, with a bounded buffer.
 ///
 /// The instance offers each transition's message; the watcher's connection takes them from
-/// ``messages``. A watcher that falls more than its buffer behind is ended with
-/// ``EndReason/tooSlow(buffer:)`` instead of being buffered without bound; the messages
-/// already buffered are delivered first.
+/// ``messages``. A watcher that falls more than its buffer behind — in messages, or in their
+/// bytes (an instance's state can be large, and each message carries it) — is ended with
+/// ``EndReason/tooSlow(buffer:)`` or ``EndReason/tooManyBytes(limit:)`` instead of being
+/// buffered without bound; the messages already buffered are delivered first. Its connection
+/// tells it each message it took (``took(_:)``), which frees that message's bytes.
 public final class Watcher: Sendable {
     /// Why a watcher was ended by the service (the close frame's code and reason).
     public enum EndReason: Sendable, Hashable, CustomStringConvertible {
         /// More than `buffer` messages waited to be sent.
         case tooSlow(buffer: Int)
+        /// More than `limit` bytes of messages waited to be sent.
+        case tooManyBytes(limit: Int)
         /// The instance was deleted.
         case instanceDeleted
         /// The service is shutting down.
@@ -21,7 +25,7 @@ public final class Watcher: Sendable {
         /// The WebSocket close code: 1008 (policy), 1000 (normal) or 1001 (going away).
         public var closeCode: UInt16 {
             switch self {
-            case .tooSlow: 1008
+            case .tooSlow, .tooManyBytes: 1008
             case .instanceDeleted: 1000
             case .shuttingDown, .movedToAnotherHost: 1001
             }
@@ -31,6 +35,7 @@ public final class Watcher: Sendable {
         public var description: String {
             switch self {
             case let .tooSlow(buffer): "too slow: more than \(buffer) transitions waited to be sent"
+            case let .tooManyBytes(limit): "too slow: more than \(limit) bytes of transitions waited to be sent"
             case .instanceDeleted: "the instance was deleted"
             case .shuttingDown: "the service is shutting down"
             case .movedToAnotherHost: "another host owns the instance now; watch it again with after=SEQ"
@@ -43,14 +48,20 @@ public final class Watcher: Sendable {
     private let continuation: AsyncStream<String>.Continuation
     private let reason = Mutex<EndReason?>(nil)
     private let buffer: Int
+    private let byteLimit: Int
+    /// The bytes of the messages offered and not yet taken, less the missed ones' not yet offered.
+    private let bufferedBytes: Mutex<Int>
     /// Finished when the watcher is ended or its client leaves.
     private let endSignal: AsyncStream<Never>
     private let endSignalContinuation: AsyncStream<Never>.Continuation
 
-    /// Creates a watcher that buffers at most `buffer` messages.
-    public init(buffer: Int) {
+    /// Creates a watcher that buffers at most `buffer` messages, and at most `bytes` bytes of
+    /// them, besides the `missed` ones offered first (a resuming watcher's backlog).
+    public init(buffer: Int, bytes: Int = .max, missed: (count: Int, bytes: Int) = (0, 0)) {
         self.buffer = buffer
-        let (messages, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingOldest(buffer))
+        byteLimit = bytes
+        bufferedBytes = Mutex(-missed.bytes)
+        let (messages, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingOldest(buffer + missed.count))
         self.messages = messages
         self.continuation = continuation
         (endSignal, endSignalContinuation) = AsyncStream.makeStream(of: Never.self)
@@ -66,8 +77,29 @@ public final class Watcher: Sendable {
 
     /// Offers a message; ends the watcher if its buffer is full.
     public func offer(_ message: String) {
+        let size = message.utf8.count
+        let fits = bufferedBytes.withLock { buffered in
+            // One message always fits when none waits: a state larger than the limit still reaches a watcher that keeps up.
+            guard buffered <= 0 || buffered <= byteLimit - size else { return false }
+            buffered += size
+            return true
+        }
+        guard fits else {
+            end(.tooManyBytes(limit: byteLimit))
+            return
+        }
         if case .dropped = continuation.yield(message) { end(.tooSlow(buffer: buffer)) }
     }
+
+    /// Tells the watcher its connection took `message` from ``messages``: its bytes no longer
+    /// count against the limit.
+    public func took(_ message: String) {
+        let size = message.utf8.count
+        bufferedBytes.withLock { $0 -= size }
+    }
+
+    /// The bytes of the messages offered and not yet taken.
+    var bytesWaiting: Int { bufferedBytes.withLock { $0 } }
 
     /// Ends the watcher for `why`: its connection sends what is buffered, then closes.
     public func end(_ why: EndReason) {

@@ -24,7 +24,7 @@ enum Entry {
         // process itself, with its own status, once the journal is closed: the command's own
         // end, which the stop hastens, must not exit first.
         do {
-            var command = try ActomatonHostCommand.parseAsRoot()
+            var command = try ActomatonHostCommand.parseAsRoot(NegativeNumberArguments.joined(Array(CommandLine.arguments.dropFirst())))
             if var asynchronous = command as? AsyncParsableCommand {
                 try await asynchronous.run()
             } else {
@@ -269,6 +269,14 @@ struct StateOptions: ParsableArguments {
         }
     }
 
+    /// What the line of a failed commit says was lost: under `--sync batch`, the actions
+    /// printed before their commit (at most one window's) when there are any.
+    static func whatAFailedCommitLost(_ lost: Int) -> String {
+        lost == 0 ? "no action after the last one printed was acknowledged"
+            : "the last \(lost) action\(lost == 1 ? "" : "s") acknowledged (printed, or answered) under --sync batch before "
+                + "\(lost == 1 ? "its" : "their") commit \(lost == 1 ? "is" : "are") lost, and none after was acknowledged"
+    }
+
     /// The journal `--state` names, opened; or `nil` without `--state`. Exits with one line
     /// when the database cannot be used.
     ///
@@ -284,11 +292,14 @@ struct StateOptions: ParsableArguments {
         }
         do {
             let options = try journalOptions()
-            return try PluginJournal(path: state, options: options) { error in
+            let journal = Mutex<PluginJournal?>(nil)
+            let opened = try PluginJournal(path: state, options: options) { error in
                 printer.printAcknowledged()
-                writeLine("error: \(error); stopping: no action after the last one printed was acknowledged", to: 2)
+                writeLine("error: \(error); stopping: \(Self.whatAFailedCommitLost(journal.withLock { $0 }?.acknowledgedButLost ?? 0))", to: 2)
                 _exit(1)
             }
+            journal.withLock { $0 = opened }
+            return opened
         } catch let error as PluginJournalError {
             printError(error)
             throw ExitCode.failure

@@ -54,6 +54,11 @@ struct NetworkOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The most transitions buffered for a watcher before it is closed as too slow.", valueName: "count"))
     var watcherBuffer = ServiceConfiguration().watcherBuffer
 
+    @Option(help: ArgumentHelp("The most bytes of transitions buffered for a watcher before it is closed as too slow "
+                                + "(1K to 1G; K, M and G suffixes allowed; default: 1M).", valueName: "size"),
+            transform: parseSize)
+    var watcherBufferBytes = Int64(ServiceConfiguration().watcherBufferBytes)
+
     @Option(help: ArgumentHelp("Seconds a watcher closed by the service (too slow, its instance deleted, a shutdown) has to take "
                                 + "what is buffered and the close before its connection is cut.", valueName: "seconds"))
     var watcherCloseTimeout: Int = 10
@@ -122,8 +127,9 @@ struct NetworkOptions: ParsableArguments {
         }
         if let maxWatchers, !(1...1_000_000).contains(maxWatchers) { throw ValidationError("--max-watchers must be from 1 to 1000000") }
         guard (0...1_000_000).contains(watchHistory) else { throw ValidationError("--watch-history must be from 0 to 1000000") }
-        guard (1 << 10...1 << 30).contains(watchHistoryBytes) else {
-            throw ValidationError("--watch-history-bytes must be from 1K to 1G (1024 to 1073741824 bytes)")
+        for (name, value) in [("--watch-history-bytes", watchHistoryBytes), ("--watcher-buffer-bytes", watcherBufferBytes)]
+        where !(1 << 10...1 << 30).contains(value) {
+            throw ValidationError("\(name) must be from 1K to 1G (1024 to 1073741824 bytes)")
         }
         guard (1...100_000).contains(maxPageSize) else { throw ValidationError("--max-page-size must be from 1 to 100000") }
         guard maxRequestsPerSecond >= 0 else { throw ValidationError("--max-requests-per-second must be 0 (no limit) or more") }
@@ -146,6 +152,7 @@ struct NetworkOptions: ParsableArguments {
         configuration.maxWatchersPerInstance = maxWatchersPerInstance
         configuration.maxWatchers = maxWatchers
         configuration.watcherBuffer = watcherBuffer
+        configuration.watcherBufferBytes = Int(watcherBufferBytes)
         configuration.watchHistory = watchHistory
         configuration.watchHistoryBytes = Int(watchHistoryBytes)
         configuration.watcherCloseTimeout = .seconds(watcherCloseTimeout)

@@ -16,7 +16,9 @@ import Musl
 /// synced, what comes later is refused, never printed — prints what that made durable, says
 /// so on standard error, and exits with 128 + the signal's number, as a shell reports a
 /// process the signal ended (143, 130, 129). The handler runs on a thread of its own: closing
-/// the journal waits for its writer. A second signal ends the process at once. SIGINT or SIGHUP
+/// the journal waits for its writer. A second signal ends the process at once, with a line
+/// saying the journal was not closed (it ended it without a word, and under `--sync batch` the
+/// last window's printed actions were lost unsaid). SIGINT or SIGHUP
 /// that the process was started ignoring (a background job's SIGINT, `nohup`'s SIGHUP) stays
 /// ignored.
 enum StopSignals {
@@ -48,6 +50,7 @@ enum StopSignals {
     /// Installs the handlers: the first signal runs `stop` once, on a thread of its own, then
     /// ends the process with 128 + its number. Call once, before opening the journal.
     static func install(_ stop: @escaping @Sendable (_ signal: Int32) -> Void) {
+        _ = secondSignalLines
         let queue = DispatchQueue(label: "stop-signals")
         var made: [SignalSource] = []
         for number in signals where number == SIGTERM || !SystemCall.ignores(signal: number) {
@@ -55,9 +58,12 @@ enum StopSignals {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
             source.setEventHandler {
-                guard !Self.started.exchange(true, ordering: .acquiringAndReleasing) else { _exit(128 + number) }
+                guard !Self.started.exchange(true, ordering: .acquiringAndReleasing) else {
+                    secondSignalHandler(number)
+                    return
+                }
                 // A second signal of any of them ends the process without waiting.
-                for other in signals { signal(other, SIG_DFL) }
+                for other in signals { signal(other, secondSignalHandler) }
                 do {
                     let thread = try BlockingQueue(name: "stop")
                     try thread.enqueue {
@@ -74,6 +80,28 @@ enum StopSignals {
         }
         sources.withLock { $0.append(contentsOf: made) }
     }
+}
+
+/// The line a second stop signal writes before it ends the process, by signal number: made
+/// before any signal comes, as a signal handler may not allocate.
+private nonisolated(unsafe) let secondSignalLines: UnsafeMutablePointer<(UnsafeMutablePointer<UInt8>, Int)?> = {
+    let table = UnsafeMutablePointer<(UnsafeMutablePointer<UInt8>, Int)?>.allocate(capacity: 65)
+    table.initialize(repeating: nil, count: 65)
+    for number in StopSignals.signals where number < 65 {
+        let line = Array("stopped at once by a second \(signalName(number)), before the journal was closed: under --sync batch, "
+                         .appending("the actions printed in its last window may not be in it\n").utf8)
+        let bytes = UnsafeMutablePointer<UInt8>.allocate(capacity: line.count)
+        bytes.initialize(from: line, count: line.count)
+        table[Int(number)] = (bytes, line.count)
+    }
+    return table
+}()
+
+/// A second stop signal's handler: its line, then the exit (both safe in a signal handler);
+/// also what the dispatch source does with a second signal that reaches it first.
+private let secondSignalHandler: @convention(c) (Int32) -> Void = { number in
+    if number >= 0, number < 65, let (bytes, count) = secondSignalLines[Int(number)] { _ = write(2, bytes, count) }
+    _exit(128 + number)
 }
 
 /// What a stop by signal closes, filled in as `run` and `serve` make it: the signal handlers are

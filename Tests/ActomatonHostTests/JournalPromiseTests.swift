@@ -176,6 +176,44 @@ struct JournalPromiseTests {
         #expect(try await counter.describe() == #"{"count":\#(sum)}"#, "exactly the acknowledged actions are back")
     }
 
+    /// Regression (audit): a state database deleted, or replaced by another file, while the
+    /// host ran went on taking commits into a file nothing could open again — every action
+    /// acknowledged, none there after a restart, and a second host could lock a new file at the
+    /// same path. So did a deleted write-ahead log. The next commit fails instead, with one
+    /// line saying what happened, and nothing after is acknowledged.
+    @Test(arguments: ["delete", "replace", "delete the log"])
+    func aDatabaseRemovedUnderTheHostStopsItsAcknowledgements(how: String) async throws {
+        let (directory, path) = try databasePath()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let failures = Mutex<[PluginJournalError]>([])
+        let journal = try PluginJournal(path: path, options: JournalOptions(sync: .always)) { error in
+            failures.withLock { $0.append(error) }
+        }
+        defer { journal.close() }
+        let counter = try await PluginHost(journal: journal).load(path: plugin("CounterPlugin"))
+        try await counter.send("add", [.int(1)])
+        switch how {
+        case "delete":
+            #expect(unlink(path) == 0)
+        case "replace":
+            let other = directory + "/other.sqlite"
+            #expect(FileManager.default.createFile(atPath: other, contents: Data()))
+            #expect(rename(other, path) == 0)
+        default:
+            #expect(unlink(path + "-wal") == 0)
+        }
+        let refused = await #expect(throws: PluginCallError.self) { try await counter.send("add", [.int(2)]) }
+        guard case .notAcknowledged? = refused?.reason else { Issue.record("\(String(describing: refused))"); return }
+        let expected = switch how {
+        case "delete": "it was deleted while the host ran"
+        case "replace": "another file was put in its place while the host ran"
+        default: "its write-ahead log (\(path)-wal) was deleted or replaced while the host ran"
+        }
+        #expect(failures.withLock { $0.map(\.description) }.count == 1)
+        let failure = journal.writeFailure?.description ?? ""
+        #expect(failure.contains("the state database is no longer the file the host opened: \(expected)"), "\(failure)")
+    }
+
     /// Under `batch`, an action is acknowledged before its commit only within the bounds:
     /// never more than `maxUnsyncedActions` acknowledged and not committed, and a commit
     /// follows within the window.

@@ -200,6 +200,32 @@ import Testing
         }
     }
 
+    /// Regression: a negative number after an option (`--idle-timeout -1`) was answered
+    /// "Missing value for '--idle-timeout'", as if none were given; it now reaches the option's
+    /// own check, which names the range, and `--name=-1` is answered the same.
+    @Test func aNegativeNumberIsRefusedByItsOptionsCheck() async throws {
+        let directory = try pluginsDirectory()
+        let listening = ["serve", "--plugins", directory, "--listen", "127.0.0.1:0"]
+        let cases: [([String], String)] = [
+            (listening + ["--idle-timeout", "-1"], "--idle-timeout must be from 1 to 2592000 seconds"),
+            (listening + ["--max-connections", "-1"], "--max-connections must be at least 1"),
+            (listening + ["--max-instances", "-.5"], "The value '-.5' is invalid for '--max-instances <count>'"),
+            (["serve", "--plugins", directory, "--isolation", "process", "--action-timeout", "-5"],
+             "--action-timeout must be from 0.001 to 3600 seconds"),
+            (["serve", "--plugins", directory, "--isolation", "process", "--worker-open-files", "-3"],
+             "The value '-3' is invalid for '--worker-open-files <count>'"),
+            (["serve", "--plugins", directory, "--max-effects=-1"], "--max-effects must be at least 1"),
+        ]
+        for (arguments, message) in cases {
+            let refused = try await run(arguments)
+            #expect(refused.status == 64 && refused.errors.contains(message) && !refused.errors.contains("Missing value"),
+                    "\(arguments.suffix(2)): \(refused.errors)")
+        }
+        // What follows a `--` is not joined: a plugin path that looks like a number stays one.
+        let terminated = try await run(["serve", "--plugins", directory, "--idle-timeout", "--", "-1"])
+        #expect(terminated.status == 64 && terminated.errors.contains("Missing value for '--idle-timeout"), "\(terminated.errors)")
+    }
+
     /// Regression (audit): `--watch-history-bytes` said "1 KiB to 1 GiB" but refused `1G`; it
     /// takes the suffixes the other sizes take, up to the limit and not one past.
     @Test func theWatchHistorySizeTakesSuffixes() async throws {

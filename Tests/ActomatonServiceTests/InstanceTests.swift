@@ -1,4 +1,4 @@
-import ActomatonHost
+@testable import ActomatonHost
 @testable import ActomatonService
 import HTTPTypes
 import Hummingbird
@@ -164,6 +164,70 @@ import Testing
         var received: [String] = []
         for await message in watcher.messages { received.append(message) }
         #expect(received == ["1", "2"])
+    }
+
+    /// Regression (audit): a watcher's buffer was bounded by its count of messages only, and
+    /// each carries the instance's state: one watcher that read nothing took 250 MB. Its bytes
+    /// are bounded too: at the limit it goes on, one byte past it is ended (1008) with a reason;
+    /// a message its connection took frees its bytes.
+    @Test func aWatcherFarBehindInBytesIsEndedWithAReason() async {
+        let watcher = Watcher(buffer: 100, bytes: 10)
+        watcher.offer("aaaa")
+        watcher.offer("bbbbbb")
+        #expect(watcher.endReason == nil && watcher.bytesWaiting == 10, "at the limit")
+        watcher.took("aaaa")
+        watcher.offer("cccc")
+        #expect(watcher.endReason == nil && watcher.bytesWaiting == 10)
+        watcher.offer("d")
+        #expect(watcher.endReason == .tooManyBytes(limit: 10))
+        let large = Watcher(buffer: 100, bytes: 10)
+        large.offer(String(repeating: "x", count: 50))
+        #expect(large.endReason == nil, "one message larger than the limit, none waiting: sent")
+        large.offer("y")
+        #expect(large.endReason == .tooManyBytes(limit: 10))
+        #expect(watcher.endReason?.closeCode == 1008)
+        #expect(watcher.endReason?.description == "too slow: more than 10 bytes of transitions waited to be sent")
+        var received: [String] = []
+        for await message in watcher.messages { received.append(message) }
+        #expect(received == ["aaaa", "bbbbbb", "cccc"])
+    }
+
+    /// The transitions a resuming watcher missed are sent whatever their bytes; the limit
+    /// counts what comes after them.
+    @Test func theMissedTransitionsDoNotCountAgainstAWatchersBytes() throws {
+        let set = WatcherSet(address: InstanceAddress(plugin: "counter", key: try InstanceKey("m")), limit: 2, history: 10) { _ in }
+        let transition = { (seq: UInt64) in
+            InstanceTransition(seq: seq, action: "increment", actionText: "increment", origin: .input, effectID: nil,
+                               state: #"{"count":\#(seq)}"#, started: [], cancelled: [], active: nil)
+        }
+        for seq: UInt64 in 1...3 { set.broadcast(transition(seq)) }
+        let watcher = try set.add(buffer: 10, bufferBytes: 10, after: 0)
+        #expect(watcher.endReason == nil, "three missed transitions, each over 10 bytes")
+        set.broadcast(transition(4))
+        #expect(watcher.endReason == nil, "the missed ones taken, one more always fits")
+        set.broadcast(transition(5))
+        #expect(watcher.endReason == .tooManyBytes(limit: 10))
+    }
+
+    /// Regression (audit): right after a restart, GET answered a repeating timer's seq with the
+    /// state before it: the state described once the journal was replayed overwrote the one of
+    /// a transition the timer had made meanwhile. A later transition keeps its state; a
+    /// description newer than the replay is taken with the seq it was read at.
+    @Test func aTransitionBeforeTheRecoveryIsSetKeepsItsState() throws {
+        let action = try counterType.action("increment", [])
+        let transition = { (sequence: UInt64, state: String) in
+            PluginTransition(plugin: "counter", address: "counter/r", sequence: sequence, action: action, origin: .repeating(id: nil),
+                             outcome: .success([]), cancelled: [], state: .success(state),
+                             acknowledgement: .immediate(action: action, plugin: "counter"))
+        }
+        let observed = ObservedTransitions(onTransition: { _ in }, seqBase: 0)
+        observed.observe(transition(6, "six"))
+        observed.setRecovered(seq: 5, describedAt: 5, state: "five", active: nil, timers: [])
+        #expect(observed.status(running: 0).seq == 6 && observed.status(running: 0).state == "six")
+        let later = ObservedTransitions(onTransition: { _ in }, seqBase: 0)
+        later.setRecovered(seq: 5, describedAt: 6, state: "six", active: nil, timers: [])
+        #expect(later.status(running: 0).seq == 6 && later.status(running: 0).state == "six")
+        #expect(later.toldSeq == 5, "the timer's transition is still to be told")
     }
 
     @Test func watchersPerInstanceAreLimitedAtTheLimitAndOnePast() throws {

@@ -99,6 +99,19 @@ final class LoopbackConnection: @unchecked Sendable {
         }
     }
 
+    /// The next WebSocket text or close frame (others dropped): its opcode (1 or 8) and
+    /// payload; `nil` when none comes within `timeout`.
+    func webSocketTextOrClose(within timeout: Duration) throws -> (opcode: UInt8, payload: [UInt8])? {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            while let (opcode, payload, length) = Self.frame(received) {
+                received.removeFirst(length)
+                if opcode == 1 || opcode == 8 { return (opcode, Array(payload)) }
+            }
+            guard try readMore(before: deadline) else { return nil }
+        }
+    }
+
     /// The next WebSocket text frame's payload (others dropped); `nil` at a close, or when
     /// none comes within `timeout`.
     func webSocketTextFrame(within timeout: Duration) throws -> String? {

@@ -238,6 +238,46 @@ import Testing
         #expect(messages.last?.contains(#""seq":6,"origin":"input","effect_id":null,"action":"increment","state":{"count":42}"#) == true, "\(messages)")
     }
 
+    /// Regression (audit): with `--watch-history 0` a watcher resuming after the seq it saw last
+    /// was closed 1008, "no longer kept", when a transition came between the journal's read and
+    /// the watcher's joining (or, under `--sync batch`, was not committed yet): the journal held
+    /// every one. Under both policies, a watcher that reconnects again and again while a sender
+    /// keeps sending gets every seq once, in order, and no close.
+    @Test(arguments: [JournalSyncPolicy.always, .batch])
+    func aWatcherResumingWhileTransitionsComeIsBridgedByTheJournal(sync: JournalSyncPolicy) async throws {
+        let journal = try PluginJournal(path: try temporaryDirectory() + "/state.sqlite", options: JournalOptions(sync: sync))
+        defer { journal.close() }
+        let total: UInt64 = 600
+        let (seqs, closes) = try await withRunningServer(journal: try ServiceJournal(journal), { $0.watchHistory = 0 }) { server, port in
+            let instance = try await server.registry.instance(at: InstanceAddress(plugin: "counter", key: try InstanceKey("b")), creating: true)
+            _ = try await instance.machine.send(try counterType.action("increment", []))
+            let sender = Task {
+                for _ in 1..<total { _ = try await instance.machine.send(try counterType.action("increment", [])) }
+            }
+            let (seqs, closes) = try await offThePool { () throws -> ([UInt64], [String]) in
+                var seqs: [UInt64] = [], closes: [String] = []
+                while (seqs.last ?? 0) < total, closes.isEmpty {
+                    let connection = try LoopbackConnection(port: port)
+                    _ = try connection.webSocketHandshake("/v1/machines/counter/b/watch?after=\(seqs.last ?? 0)", within: .seconds(30))
+                    for _ in 0..<3 where (seqs.last ?? 0) < total {
+                        guard let frame = try connection.webSocketTextOrClose(within: .seconds(30)) else { break }
+                        let text = String(decoding: frame.payload, as: UTF8.self)
+                        guard frame.opcode == 1, let seq = UInt64(text.split(separator: #""seq":"#)[1].prefix { $0.isNumber }) else {
+                            closes.append(text)
+                            break
+                        }
+                        seqs.append(seq)
+                    }
+                }
+                return (seqs, closes)
+            }
+            try await sender.value
+            return (seqs, closes)
+        }
+        #expect(closes.isEmpty, "\(closes.prefix(1))")
+        #expect(seqs == Array(1...total), "\(seqs.count) seqs")
+    }
+
     /// Regression: a DELETE was answered 200 before the journal had forgotten the instance
     /// (the forgetting was only queued): a crash right after brought it back, and a refused
     /// commit went unnoticed. The answer now waits for the forgetting to be acknowledged, and a

@@ -114,6 +114,47 @@ import Testing
         }
     }
 
+    /// Regression (audit): watchers that connect at once past the limit were closed with 1008
+    /// (a slow reader's code) when the check before the handshake let them through and another
+    /// took the last place meanwhile; every refusal is 4429, whichever check makes it, for the
+    /// instance's limit and for the service's.
+    @Test(arguments: [false, true])
+    func watchersConnectingAtOnceAreRefusedWith4429(serviceWide: Bool) async throws {
+        try await withRunningServer({ configuration in
+            if serviceWide { configuration.maxWatchers = 2 } else { configuration.maxWatchersPerInstance = 2 }
+        }) { server, port in
+            let instance = try await server.registry.instance(at: InstanceAddress(plugin: "counter", key: try InstanceKey("c")), creating: true)
+            _ = try await instance.machine.send(try counterType.action("increment", []))
+            // Every handshake is sent before any answer is read: the server takes them at once.
+            let connections = try await offThePool { () throws -> [LoopbackConnection] in
+                let connections = try (0..<12).map { _ in try LoopbackConnection(port: port) }
+                for connection in connections {
+                    try connection.send("GET /v1/machines/counter/c/watch HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\n"
+                                        + "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+                }
+                for connection in connections { _ = try connection.response(within: .seconds(30)) }
+                return connections
+            }
+            #expect(await eventually { instance.watcherCount == 2 })
+            // The two watchers get the next transition; every other connection, its close.
+            _ = try await instance.machine.send(try counterType.action("increment", []))
+            let firsts = try await withThrowingTaskGroup(of: (opcode: UInt8, payload: [UInt8])?.self) { group in
+                for connection in connections {
+                    group.addTask { try await offThePool { try connection.webSocketTextOrClose(within: .seconds(30)) } }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let closes = firsts.compactMap { $0 }.filter { $0.opcode == 8 }.map { Int($0.payload[0]) << 8 | Int($0.payload[1]) }
+            #expect(firsts.compactMap { $0 }.count { $0.opcode == 1 } == 2)
+            #expect(closes.count == 10 && closes.allSatisfy { $0 == 4429 }, "\(closes)")
+        }
+        // Which check refuses depends on the timing; the one after the upgrade answers as the
+        // one before would have.
+        let refusals: [(ServiceError, Int)] = [(.overLimit("x"), 4429), (.badRequest("x"), 4400), (.notFound("x"), 4404),
+                                               (.forbidden("x"), 4403), (.gone("x"), 1008)]
+        for (error, code) in refusals { #expect(ServiceRoutes.closeCode(ofLateRefusal: error) == WebSocketErrorCode(codeNumber: code), "\(error)") }
+    }
+
     /// Regression (audit): watchers of many instances could take every connection
     /// `--max-connections` allows, and `/healthz` waited for ever. `--max-watchers` bounds them
     /// for the whole service (by default a quarter of the connections, at most 64, stay free):

@@ -69,6 +69,8 @@ public final class PluginJournal: @unchecked Sendable {
     /// Records acknowledged before their commit (``JournalSyncPolicy/batch``) and not yet committed.
     private var acknowledgedEarly = 0
     private var waiters: [(ticket: UInt64, continuation: CheckedContinuation<Void, any Error>)] = []
+    /// Those waiting for a record's commit, not its acknowledgement (``waitUntilCommitted()``).
+    private var commitWaiters: [(ticket: UInt64, continuation: CheckedContinuation<Void, any Error>)] = []
     /// Records refused because another host owns their name (the latest ``maxKeptRefusals``).
     private var refusedTickets: [UInt64: PluginJournalError] = [:]
     private var closing = false
@@ -78,6 +80,9 @@ public final class PluginJournal: @unchecked Sendable {
     private var writerFinished = false
     private var nextTimerKey: Int64
     private var failure: PluginJournalError?
+    /// Records acknowledged before their commit (``JournalSyncPolicy/batch``) that the failed
+    /// commit, or the ones refused after it, left out.
+    private var lostAcknowledged = 0
     private var commitObserver: (@Sendable (Duration, Int) -> Void)?
     private var fencingObserver: (@Sendable (Set<String>) -> Void)?
 
@@ -344,11 +349,45 @@ public final class PluginJournal: @unchecked Sendable {
         }
     }
 
+    /// Returns once every record appended before the call is committed — also under
+    /// ``JournalSyncPolicy/batch``, where records are acknowledged before their commit — so a
+    /// read made after it sees them all; throws why they never will be (a failed commit, or the
+    /// journal closed first).
+    public func waitUntilCommitted() async throws(PluginJournalError) {
+        condition.lock()
+        let ticket = nextTicket - 1
+        if durableTicket >= ticket {
+            condition.unlock()
+            return
+        }
+        if let error = failure ?? (writerFinished ? PluginJournalError(.closed, at: path) : nil) {
+            condition.unlock()
+            throw error
+        }
+        do {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                commitWaiters.append((ticket, continuation))
+                condition.unlock()
+            }
+        } catch {
+            throw error as? PluginJournalError ?? PluginJournalError(.closed, at: path)
+        }
+    }
+
     /// How many records are acknowledged and not yet committed (``JournalSyncPolicy/batch``).
     var unsyncedAcknowledgedCount: Int {
         condition.lock()
         defer { condition.unlock() }
         return acknowledgedEarly
+    }
+
+    /// How many acknowledged records a failed commit lost: those ``JournalSyncPolicy/batch``
+    /// acknowledged before their commit (at most its window's). 0 under the other policies, and
+    /// while all is well.
+    public var acknowledgedButLost: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return lostAcknowledged
     }
 
     /// Why nothing is acknowledged any more: the commit that failed; `nil` while all is well.
@@ -436,6 +475,9 @@ public final class PluginJournal: @unchecked Sendable {
             acknowledgedEarly -= batch.count { $0.acknowledgedEarly }
             if failed || outcome != nil {
                 if let outcome, failure == nil {
+                    // Nothing is appended after a failure: what was acknowledged early and is
+                    // still pending is lost with this batch's.
+                    lostAcknowledged = batch.count { $0.acknowledgedEarly } + pending.count { $0.acknowledgedEarly }
                     failure = outcome
                     condition.unlock()
                     writeFailureHandler?(outcome)
@@ -443,8 +485,9 @@ public final class PluginJournal: @unchecked Sendable {
                 }
                 // Nothing after the failure is acknowledged.
                 let error = failure!
-                let refused = waiters
+                let refused = waiters + commitWaiters
                 waiters = []
+                commitWaiters = []
                 condition.unlock()
                 refused.forEach { $0.continuation.resume(throwing: error) }
                 condition.lock()
@@ -460,6 +503,8 @@ public final class PluginJournal: @unchecked Sendable {
             }
             let ready = waiters.filter { $0.ticket <= acknowledgedTicket }
             waiters.removeAll { $0.ticket <= acknowledgedTicket }
+            let committed = commitWaiters.filter { $0.ticket <= durableTicket }
+            commitWaiters.removeAll { $0.ticket <= durableTicket }
             // Kept for later waiters and for `acknowledgementState`, the latest ones only.
             refusedTickets.merge(refusals) { $1 }
             if refusedTickets.count > Self.maxKeptRefusals {
@@ -476,12 +521,14 @@ public final class PluginJournal: @unchecked Sendable {
                     waiter.continuation.resume()
                 }
             }
+            committed.forEach { $0.continuation.resume() }
             condition.lock()
         }
         writerFinished = true
         let error = failure ?? PluginJournalError(.closed, at: path)
-        let left = waiters
+        let left = waiters + commitWaiters
         waiters = []
+        commitWaiters = []
         condition.broadcast()
         condition.unlock()
         left.forEach { $0.continuation.resume(throwing: error) }

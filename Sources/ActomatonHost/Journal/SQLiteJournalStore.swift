@@ -41,6 +41,8 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
     /// Each name's count of journaled actions, as committed with the last batch or since.
     private var transitionCounts: [String: Int64] = [:]
     private var statements: WriterStatements?
+    /// The write-ahead log's device and inode, as the first commit that found it saw them.
+    private var writeAheadLogKey: (device: UInt64, inode: UInt64)?
     /// `--state-max-size`, in bytes, when set.
     private var maxDatabaseSize: Int64?
     /// Whether the file has format 2's tables, the counts of transitions and the receipts (a
@@ -379,6 +381,14 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
             do {
                 for record in records { try apply(record, statements) }
                 try database.execute("COMMIT")
+                // Committed into a file no longer at `path`: as good as lost, so not acknowledged.
+                if let file, let problem = file.problem(at: path, log: &writeAheadLogKey) {
+                    throw PluginJournalError.Reason.writeFailed("the state database is no longer the file the host opened: \(problem); "
+                                                                + "what the host wrote since is not at \(path)")
+                }
+            } catch let reason as PluginJournalError.Reason {
+                statements.resetAll()
+                throw reason
             } catch {
                 try? database.execute("ROLLBACK")
                 statements.resetAll()

@@ -91,6 +91,32 @@ final class StateDatabaseFile: @unchecked Sendable {
         return StateDatabaseFile(descriptor: descriptor, key: key)
     }
 
+    /// What became of the file at `path` since it was locked, when it is no longer the locked
+    /// one: deleted, or replaced by another (renamed over it). `nil` while it is. A host whose
+    /// database was removed under it went on committing into a file nothing could open again,
+    /// and a second host could lock a new one at the same path.
+    ///
+    /// Also checks the write-ahead log: `log` is its key as first seen (set here when `nil` and
+    /// the log exists), and a log deleted or replaced since loses what it held at the next
+    /// crash.
+    func problem(at path: String, log: inout (device: UInt64, inode: UInt64)?) -> String? {
+        var named = stat()
+        guard stat(path, &named) == 0 else { return "it was deleted while the host ran (\(systemMessage(errno)))" }
+        guard FileKey(device: UInt64(named.st_dev), inode: UInt64(named.st_ino)) == key else {
+            return "another file was put in its place while the host ran"
+        }
+        var wal = stat()
+        let walExists = stat(path + "-wal", &wal) == 0
+        if let known = log {
+            guard walExists, UInt64(wal.st_dev) == known.device, UInt64(wal.st_ino) == known.inode else {
+                return "its write-ahead log (\(path)-wal) was deleted or replaced while the host ran"
+            }
+        } else if walExists {
+            log = (UInt64(wal.st_dev), UInt64(wal.st_ino))
+        }
+        return nil
+    }
+
     /// Drops the lock; call after the SQLite connection is closed.
     ///
     /// The key leaves the registry before the descriptor is closed: once closed, the file's
