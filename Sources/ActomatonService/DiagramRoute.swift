@@ -15,7 +15,7 @@ struct DiagramRoute: Sendable {
 
     func add(to router: Router<ServiceRequestContext>) {
         router.get("/v1/plugins/:plugin/diagram") { _, context in
-            let name = context.parameters.get("plugin") ?? ""
+            let name = try PathParameter.decoded(context.parameters.get("plugin") ?? "")
             let type = try catalog.type(named: name)
             guard let dot = type.plugin.manifest.diagram else {
                 throw ServiceError.notFound("plugin \(name) carries no diagram")

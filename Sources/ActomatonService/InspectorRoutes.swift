@@ -28,7 +28,7 @@ struct InspectorRoutes: Sendable {
         router.get("/play/:game/:key") { _, context in
             let game = context.parameters.get("game") ?? ""
             guard Self.games.contains(game) else { throw ServiceError.notFound("no game named \(game); there are \(Self.games.joined(separator: ", "))") }
-            _ = try InstanceKey(context.parameters.get("key") ?? "")
+            _ = try InstanceKey(try PathParameter.decoded(context.parameters.get("key") ?? ""))
             return try Self.response(for: "play-\(game).html")
         }
     }

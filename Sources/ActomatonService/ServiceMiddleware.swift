@@ -262,7 +262,11 @@ public struct AccessMiddleware: RouterMiddleware {
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard let tokens else { return try await next(request, context) }
         // The plugin the router matched, where it matched one: the check reads the path as it does.
-        let requirement = context.parameters.get("plugin").map { AccessRequirement.of(method: request.method.rawValue, plugin: $0) }
+        // Decoded as the route decodes it (one it cannot decode is refused there, 400, and read
+        // here as written).
+        let requirement = context.parameters.get("plugin").map { raw in
+            AccessRequirement.of(method: request.method.rawValue, plugin: (try? PathParameter.decoded(raw)) ?? raw)
+        }
             ?? AccessRequirement.of(method: request.method.rawValue, path: request.uri.path)
         if requirement == .none { return try await next(request, context) }
         let client = ClientAddress(context.channel.remoteAddress)

@@ -95,7 +95,7 @@ struct ServiceRoutes: Sendable {
         guard let plugin = context.parameters.get("plugin"), let key = context.parameters.get("key") else {
             throw .notFound("no such route")
         }
-        return InstanceAddress(plugin: plugin, key: try InstanceKey(key))
+        return InstanceAddress(plugin: try PathParameter.decoded(plugin), key: try InstanceKey(try PathParameter.decoded(key)))
     }
 
     /// The close code of a watch refused with `status`: 4000 + the status, before its
@@ -130,7 +130,8 @@ struct ServiceRoutes: Sendable {
 
     /// `GET /v1/machines/{plugin}?after=KEY&limit=N`.
     func listKeys(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
-        guard let plugin = context.parameters.get("plugin") else { throw ServiceError.notFound("no such route") }
+        guard let raw = context.parameters.get("plugin") else { throw ServiceError.notFound("no such route") }
+        let plugin = try PathParameter.decoded(raw)
         let query = request.uri.queryParameters
         let after = try query["after"].map { text throws(ServiceError) in try InstanceKey(text) }
         var limit = configuration.maxPageSize

@@ -380,6 +380,7 @@ struct Inspect: AsyncParsableCommand {
     func run() async throws {
         // Loading runs the plugin's initializers in this process: a crash there is one line too.
         CrashReport.install()
+        HostDescriptors.takePrivateCopies()
         let loaded = try orExit { () throws(PluginLoadError) in try Plugin.load(path: plugin, options: loading.loadOptions) }
         for line in loaded.manifest.lines { emit(line) }
         emit(loaded.isWebAssembly ? "runs in: the WebAssembly sandbox (fuel and memory limits apply)" : "runs in: this process (native code), or a worker with --isolation process")
@@ -417,6 +418,7 @@ struct Run: AsyncParsableCommand {
 
     func run() async throws {
         CrashReport.install()
+        HostDescriptors.takePrivateCopies()
         let isolation = try isolation.isolation(default: .none)
         let stopTarget = StopTarget.installed()
         // A script that cannot be read is said before anything is loaded or journaled.
@@ -506,6 +508,7 @@ struct Serve: AsyncParsableCommand {
         }
         let chosen = try isolation.isolation(default: .process)
         if let listen = network.listen { return try await runService(listen: listen, isolation: chosen) }
+        HostDescriptors.takePrivateCopies()
         let stopTarget = StopTarget.installed()
         let input = try lines(from: script)
         let printer = TransitionPrinter(print: transitionPrinter(machines.printMode))
@@ -602,10 +605,26 @@ enum ErrorCount {
 
 /// Writes one line, with control characters and invalid UTF-8 escaped (``TerminalText``): no
 /// text from outside can forge another line or drive the terminal.
+///
+/// Descriptors 1 and 2 stand for the host's output and errors (``HostDescriptors``). A line the
+/// output cannot take (a full disk, a closed descriptor) stops the host with one line and status
+/// 1: it went on, printing nothing, and exited 0. A lost error line has nowhere left to be said.
 func writeLine(_ line: String, to descriptor: Int32) {
     var text = TerminalText.escaping(line) + "\n"
-    // A closed or full output loses the line; there is nowhere left to say so.
-    text.withUTF8 { bytes in _ = try? SystemCall.writeAll(descriptor, UnsafeRawBufferPointer(bytes)) }
+    let target = switch descriptor {
+    case 1: HostDescriptors.outputDescriptor
+    case 2: HostDescriptors.errorDescriptor
+    default: descriptor
+    }
+    var failure: (any Error)?
+    text.withUTF8 { bytes in
+        do { try SystemCall.writeAll(target, UnsafeRawBufferPointer(bytes)) } catch { failure = error }
+    }
+    if descriptor == 1, let failure {
+        var stop = "error: the output cannot be written (\(failure)); stopping\n"
+        stop.withUTF8 { bytes in _ = try? SystemCall.writeAll(HostDescriptors.errorDescriptor, UnsafeRawBufferPointer(bytes)) }
+        _exit(1)
+    }
 }
 
 /// Runs `body`, or prints its error and exits with status 1.
@@ -631,7 +650,7 @@ func orExitAsync<T>(_ body: () async throws(PluginLoadError) -> T) async throws 
 /// The lines of `path` (or of standard input), read with limits and back-pressure
 /// (``InputLineReader``); a script that cannot be opened, or is a directory, ends the command.
 func lines(from path: String?) throws -> InputLineReader {
-    guard let path else { return InputLineReader() }
+    guard let path else { return InputLineReader(descriptor: HostDescriptors.inputDescriptor) }
     do {
         return try InputLineReader(path: path)
     } catch {

@@ -223,6 +223,12 @@ static actomaton_status bump(void *state) {
     return ACTOMATON_OK;
 }
 
+// Changes the state, then returns 7, a status the contract does not have.
+static actomaton_status status_seven(void *state) {
+    ((hostile_state *)state)->value += 100;
+    return 7;
+}
+
 // Each run asks for two more runs of itself after 1 ms: effects fan out without end.
 static actomaton_status spawn(void *state) {
     hostile_state *s = state;
@@ -471,6 +477,25 @@ static actomaton_status keep_text(void *state, const char *text) {
     return ACTOMATON_OK;
 }
 
+// Writes to standard output, as a careless debug print does: a line that reads as an error,
+// one that reads as a transition, and a part of a line without its end.
+static actomaton_status print_to_output(void *state) {
+    (void)state;
+    static const char forged[] = "error: forged line from the plugin\nhostile: bump => {\"value\":999}\npartial-";
+    ssize_t written = write(1, forged, sizeof forged - 1);
+    (void)written;
+    return ACTOMATON_OK;
+}
+
+// Closes standard input, output and error, as a plugin that closes what it thinks it opened.
+static actomaton_status close_standard(void *state) {
+    (void)state;
+    close(0);
+    close(1);
+    close(2);
+    return ACTOMATON_OK;
+}
+
 // Asks for `keep_text` with `text` as its next action: a request as long as its text.
 static actomaton_status relay(void *state, const char *text) {
     hostile_state *s = state;
@@ -521,6 +546,9 @@ static const actomaton_action hostile_actions[] = {
     {"rearm", NULL, 0, (actomaton_function)rearm},
     {"log_later", NULL, 0, (actomaton_function)log_later},
     {"corrupt_later", NULL, 0, (actomaton_function)corrupt_later},
+    {"print_to_output", NULL, 0, (actomaton_function)print_to_output},
+    {"close_standard", NULL, 0, (actomaton_function)close_standard},
+    {"status_seven", NULL, 0, (actomaton_function)status_seven},
 };
 
 static const actomaton_manifest hostile = {

@@ -59,6 +59,69 @@ struct CommandLineTests {
         ["\(pluginDirectory)/libActomatonHostTestFixtures.so", "--entry-symbol", "fixture_hostile_entry"]
     }
 
+    /// Regression (audit): a plugin in the host that wrote to standard output (a debug print)
+    /// forged lines of the host's output — an `error:` line, a transition — and one that closed
+    /// descriptors 0–2 left the host reading and printing nothing, with status 0. The host
+    /// writes to and reads from copies of its own; what a plugin prints goes to standard error.
+    @Test func aPluginInTheHostCannotWriteIntoTheOutputOrSilenceIt() async throws {
+        let printing = try await host(["run"] + hostileArguments + ["--print", "summary"], input: "bump\nprint_to_output\nbump\n")
+        #expect(printing.status == 0)
+        #expect(printing.output == "loaded plugin hostile 0.1 from \(hostileArguments[0])\nhostile: bump\nhostile: print_to_output\nhostile: bump\n",
+                "\(printing.output)")
+        #expect(printing.errors.contains("error: forged line from the plugin"), "it went to standard error: \(printing.errors)")
+        let closing = try await host(["run"] + hostileArguments + ["--print", "summary"], input: "bump\nclose_standard\nbump\n:state\n")
+        #expect(closing.status == 0)
+        #expect(closing.output.hasSuffix("hostile: bump\nhostile: close_standard\nhostile: bump\n" + #"hostile: {"value":2}"# + "\n"),
+                "\(closing.output)")
+    }
+
+    /// Regression (audit): a status the contract does not have (7) was "returned status 7
+    /// without saying why", read as a refusal, which leaves the state as it was; the plugin had
+    /// changed it. The line says the status is not the contract's and the state may have changed.
+    @Test func aStatusTheContractDoesNotHaveSaysTheStateMayHaveChanged() async throws {
+        let run = try await host(["run"] + hostileArguments + ["--print", "summary", "--keep-going"], input: "bump\nstatus_seven\n:state\n")
+        #expect(run.errors.contains("<stdin>:2: 'status_seven' failed: the plugin returned status 7, which the contract does not have "
+                                    + "(0 for done, 1 for refused); its state may have changed"), "\(run.errors)")
+        #expect(run.output.hasSuffix(#"hostile: {"value":101}"# + "\n"), "\(run.output)")
+    }
+
+    /// Regression (audit): a journal whose snapshots the plugin all refused said "starting from
+    /// a new state, 0 journaled actions not replayed" when it kept two: it counted only those
+    /// after the newest snapshot. It counts every one the journal keeps.
+    @Test func aRecoveryWithoutASnapshotCountsEveryActionNotReplayed() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let state = ["--state", directory + "/state.sqlite", "--journal-snapshot-every", "2", "--print", "summary"]
+        _ = try await host(["run"] + hostileArguments + state, input: "bump\nbump\nsnapshot_mode 5\nbump\nbump\nbump\n")
+        let again = try await host(["run"] + hostileArguments + state, input: ":state\n")
+        #expect(again.errors.contains("hostile: no snapshot could be restored and the journal before it was pruned: starting from a "
+                                      + "new state, 2 journaled actions not replayed (`actomaton-host journal` lists them)"), "\(again.errors)")
+        let listed = try await host(["journal", directory + "/state.sqlite"], input: "")
+        #expect(listed.output.contains("hostile: 2 journaled actions"), "\(listed.output)")
+    }
+
+    /// Regression: a host whose output could not take a line (a full disk) went on printing
+    /// nothing and exited 0; it stops with one line and status 1.
+    @Test func anOutputThatCannotBeWrittenStopsTheHost() async throws {
+        let full = try await offThePool { () throws -> (Int32, String) in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "\(pluginDirectory)/actomaton-host")
+            process.arguments = ["run", "\(pluginDirectory)/libCounterPlugin.so"]
+            let stdin = Pipe(), stderr = Pipe()
+            process.standardInput = stdin
+            process.standardOutput = FileHandle(forWritingAtPath: "/dev/full")
+            process.standardError = stderr
+            try process.run()
+            stdin.fileHandleForWriting.write(Data("add 1\nadd 2\n".utf8))
+            try stdin.fileHandleForWriting.close()
+            let errors = stderr.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (process.terminationStatus, String(decoding: errors, as: UTF8.self))
+        }
+        #expect(full.0 == 1)
+        #expect(full.1 == "error: the output cannot be written (No space left on device); stopping\n", "\(full.1)")
+    }
+
     @Test func aCrashIsReportedAndNeverExitsZero() async throws {
         for _ in 0..<3 {
             let run = try await host(["run"] + hostileArguments, input: "set 1\ncrash\nset 2\n")

@@ -148,6 +148,41 @@ import Testing
         }
     }
 
+    /// Regression (audit): a client that percent-encodes its path segments (the inspector's
+    /// pages among them) wrote the key `room:1` as `room%3A1`, which was refused as a character
+    /// no key holds. A segment is decoded, then checked: the same instance either way, and a
+    /// token's scope reads the decoded plugin. A `%` without two hexadecimal digits, bytes that
+    /// are not UTF-8, and an encoded `/` are 400.
+    @Test func percentEncodedPathSegmentsNameTheInstanceTheyEncode() async throws {
+        let server = makeServer(tokens: AccessTests.table)
+        let sender: HTTPFields = [.authorization: "Bearer \(AccessTests.sender)"]
+        let reader: HTTPFields = [.authorization: "Bearer \(AccessTests.reader)"]
+        try await server.makeApplication().test(.router) { client in
+            var statuses: [HTTPResponse.Status] = []
+            for path in ["/v1/machines/counter/room%3A1", "/v1/machines/c%6Funter/room:1", "/v1/machines/counter/%72oom%3a1"] {
+                statuses.append(try await client.execute(uri: path, method: .post, headers: sender,
+                                                         body: ByteBuffer(string: #"{"action": "increment"}"#)).status)
+            }
+            #expect(statuses == [.ok, .ok, .ok])
+            let status = try await client.get("/v1/machines/counter/room:1", headers: reader)
+            #expect(status.text.hasPrefix(#"{"plugin":"counter","key":"room:1","seq":3,"state":{"count":3}"#), "\(status.text)")
+            #expect(try await client.get("/v1/machines/counter/room%3A1", headers: reader).text == status.text)
+            let listed = try await client.get("/v1/machines/c%6Funter", headers: reader)
+            #expect(listed.text.contains(#""room:1""#), "\(listed.text)")
+            // The scope is the decoded plugin's: the sender may not read it, encoded or not.
+            #expect(try await client.get("/v1/machines/c%6Funter/room:1", headers: sender).status == .forbidden)
+            let bad = [("/v1/machines/counter/room%3", "a path segment has a % not followed by two hexadecimal digits"),
+                       ("/v1/machines/counter/room%zz", "a path segment has a % not followed by two hexadecimal digits"),
+                       ("/v1/machines/counter/%C3%28", "a path segment is not UTF-8 once its percent-encoding is decoded"),
+                       ("/v1/machines/counter/a%2Fb", "")]
+            for (path, message) in bad {
+                let answer = try await client.get(path, headers: reader)
+                #expect(answer.status == .badRequest, "\(path)")
+                #expect(message.isEmpty || answer.text == #"{"error":"\#(message)"}"#, "\(path): \(answer.text)")
+            }
+        }
+    }
+
     @Test func headAnswersAsGetWithoutABody() async throws {
         let server = makeServer()
         try await server.makeApplication().test(.router) { client in

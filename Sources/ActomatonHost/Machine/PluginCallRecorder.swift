@@ -83,8 +83,14 @@ struct PluginCallRecorder {
         case let invalid?:
             return .failure(invalid.failure(of: action))
         case nil:
-            return .failure(.refused(action: action.description,
-                                     message: failureMessage ?? "the plugin returned status \(status) without saying why"))
+            // The contract's statuses are OK, ERROR and INVALID_REQUEST; a refusal (ERROR) leaves
+            // the state as it was. Another status breaks the contract, and the state may not be.
+            let broken = status != ACTOMATON_ERROR && status != ACTOMATON_INVALID_REQUEST
+            let why = failureMessage ?? (broken ? "the plugin returned status \(status), which the contract does not have "
+                                                  + "(0 for done, 1 for refused); its state may have changed"
+                                               : "the plugin returned status \(status) without saying why")
+            return .failure(.refused(action: action.description, message: broken && failureMessage != nil
+                                     ? "\(why) (and status \(status), which the contract does not have; its state may have changed)" : why))
         }
     }
 

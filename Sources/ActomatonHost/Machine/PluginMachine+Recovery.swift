@@ -36,8 +36,10 @@ extension PluginMachine {
         } else if base == nil, recovery.startsAtTheBeginning, !recovery.snapshots.isEmpty {
             actions = try await onThreadOfItsOwn { () throws(PluginJournalError) in try journal.journaledActions(of: name) }
         } else if base == nil, !recovery.startsAtTheBeginning {
+            // Every action the journal keeps goes unreplayed, not only those after the newest snapshot.
+            let kept = (try? await onThreadOfItsOwn { () throws(PluginJournalError) in try journal.journaledActions(of: name) })?.count
             problems.append("\(name): no snapshot could be restored and the journal before it was pruned: starting from a new state, "
-                            + "\(actions.count) journaled actions not replayed")
+                            + "\(kept ?? actions.count) journaled actions not replayed (`actomaton-host journal` lists them)")
             actions = []
         }
         var unreplayed = 0

@@ -1,0 +1,46 @@
+/// A path segment the router matched, as the client meant it: its percent-encoding decoded.
+///
+/// A client that encodes every path segment (`encodeURIComponent`, the inspector's own pages)
+/// writes a key `room:1` as `room%3A1`: the router's parameter is the raw segment, and the key
+/// was refused as a character no key holds. Decoded first, then checked as any key or plugin
+/// name: `%2F` becomes a `/`, which neither holds, so it names no other route.
+enum PathParameter {
+    /// The longest segment decoded: a key's or plugin name's longest, each byte written as `%XX`.
+    static let maxEncodedLength = 3 * 1024
+
+    /// `raw` with each `%XX` (two hexadecimal digits) replaced by its byte; `raw` itself when it
+    /// has no `%`. Throws 400 for a `%` without two hexadecimal digits after it, or bytes that
+    /// are not UTF-8.
+    static func decoded(_ raw: String) throws(ServiceError) -> String {
+        guard raw.utf8.contains(UInt8(ascii: "%")) else { return raw }
+        guard raw.utf8.count <= maxEncodedLength else {
+            throw .badRequest("a path segment is longer than \(maxEncodedLength) bytes")
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(raw.utf8.count)
+        var iterator = raw.utf8.makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard let high = iterator.next().flatMap(hexadecimalValue), let low = iterator.next().flatMap(hexadecimalValue) else {
+                throw .badRequest("a path segment has a % not followed by two hexadecimal digits")
+            }
+            bytes.append(high << 4 | low)
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw .badRequest("a path segment is not UTF-8 once its percent-encoding is decoded")
+        }
+        return text
+    }
+
+    private static func hexadecimalValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
