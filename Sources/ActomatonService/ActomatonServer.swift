@@ -140,7 +140,8 @@ public final class ActomatonServer: Service, Sendable {
     public func makeApplication() throws -> some ApplicationProtocol {
         let router = makeRouter()
         let onListening = self.onListening
-        let http = GuardedServerChannel.builder(router: router, idleTimeout: configuration.connectionIdleTimeout)
+        let http = GuardedServerChannel.builder(router: router, idleTimeout: configuration.connectionIdleTimeout,
+                                                maxBodySize: configuration.maxBodySize)
         return Application(
             router: router,
             server: try tls.map { try .tls(http, tlsConfiguration: $0.configuration) } ?? http,

@@ -24,10 +24,13 @@ struct GuardedServerChannel: ServerChildChannel {
 
     let inner: HTTP1WebSocketUpgradeChannel
     let headTimeout: TimeAmount
+    /// The largest request body (`--max-body-size`): a request that says `Expect: 100-continue`
+    /// with a longer one is refused before it sends it.
+    var maxBodySize = Int.max
 
     /// The builder `makeApplication` serves with: `router` answers the requests and the
-    /// WebSocket upgrades, each connection guarded with `idleTimeout`.
-    static func builder(router: Router<ServiceRequestContext>, idleTimeout: Duration) -> HTTPServerBuilder {
+    /// WebSocket upgrades, each connection guarded with `idleTimeout` and `maxBodySize`.
+    static func builder(router: Router<ServiceRequestContext>, idleTimeout: Duration, maxBodySize: Int = .max) -> HTTPServerBuilder {
         let webSocketResponder = router.buildResponder()
         let timeout = TimeAmount.nanoseconds(Int64(idleTimeout.components.seconds) * 1_000_000_000
                                              + idleTimeout.components.attoseconds / 1_000_000_000)
@@ -35,7 +38,7 @@ struct GuardedServerChannel: ServerChildChannel {
             GuardedServerChannel(
                 inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder,
                                                     configuration: .init(http1: .init(idleTimeout: nil))),
-                headTimeout: timeout)
+                headTimeout: timeout, maxBodySize: maxBodySize)
         }
     }
 
@@ -48,7 +51,7 @@ struct GuardedServerChannel: ServerChildChannel {
         }.flatMapThrowing { value in
             // Right after the parser, which the inner setup added: its errors come here first.
             let parser = try channel.pipeline.syncOperations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
-            try channel.pipeline.syncOperations.addHandler(RequestGate(requestTimeout: headTimeout), position: .after(parser))
+            try channel.pipeline.syncOperations.addHandler(RequestGate(requestTimeout: headTimeout, maxBodySize: maxBodySize), position: .after(parser))
             return value
         }
     }

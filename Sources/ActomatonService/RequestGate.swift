@@ -13,7 +13,16 @@ import NIOHTTP1
 ///   to a request already applied.
 /// - An `Upgrade` to anything but WebSocket is ignored (the header dropped): NIO's upgrade
 ///   handler lost the request's head when no upgrader matched, and closed without an answer
-///   (`curl --http2` offers `h2c`).
+///   (`curl --http2` offers `h2c`). So is one to a path no WebSocket route serves (the request
+///   is answered as the plain request it also is: a handshake to `/healthz` was a bare 400),
+///   and a list that offers WebSocket among others is read as WebSocket alone (`websocket,
+///   h2c` was a bare 400).
+/// - After a request that closes its connection (`Connection: close`, or HTTP/1.0 without
+///   keep-alive), what the client sends is dropped: a request pipelined after it was answered
+///   with an unasked-for 400 before the close.
+/// - A request that says `Expect: 100-continue` is answered `100 Continue` at once when every
+///   request before it is answered (a client waited a second for it before sending its body),
+///   or 413 at once when its `Content-Length` is over the body limit.
 /// - A WebSocket handshake without its key, or without `Connection: Upgrade`, is 400; one of
 ///   another version is 426 with `Sec-WebSocket-Version: 13`. Those too lost their head.
 ///
@@ -55,8 +64,12 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
     /// Armed when every request is answered.
     private var idleDeadline: Scheduled<Void>?
 
-    init(requestTimeout: TimeAmount) {
+    /// The largest body a request may have (`--max-body-size`), for `Expect: 100-continue`.
+    private let maxBodySize: Int
+
+    init(requestTimeout: TimeAmount, maxBodySize: Int = .max) {
         self.requestTimeout = requestTimeout
+        self.maxBodySize = maxBodySize
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
@@ -69,8 +82,9 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
             context.fireChannelRead(data)
             return
         }
-        // After a refusal, what follows on the connection is dropped.
+        // After a refusal, or the request that closes the connection, what follows is dropped.
         guard refusal == nil else { return }
+        if let closeAfter, requests >= closeAfter, lastRequestComplete { return }
         switch unwrapInboundIn(data) {
         case let .head(head):
             lastActivity = .now()
@@ -83,19 +97,31 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
             var head = head
             let protocols = head.headers[canonicalForm: "upgrade"].map { $0.lowercased() }
             if !protocols.isEmpty {
-                if !protocols.contains("websocket") {
+                if !protocols.contains("websocket") || !Self.isWebSocketRoute(head.uri) {
                     head.headers.remove(name: "upgrade")
                 } else if let (status, line) = Self.webSocketRefusal(head) {
                     refuse(context, status: status, line: line, toHead: lastRequestIsHead,
                            headers: status == .upgradeRequired ? [("Sec-WebSocket-Version", "13")] : [])
                     return
                 } else {
+                    head.headers.replaceOrAdd(name: "upgrade", value: "websocket")
                     passingThrough = true
+                }
+            }
+            if !passingThrough, head.version.major == 1, head.version.minor >= 1,
+               head.headers[canonicalForm: "expect"].contains(where: { $0.lowercased() == "100-continue" }) {
+                if let length = head.headers.first(name: "content-length").flatMap(Int.init), length > maxBodySize {
+                    refuse(context, status: .payloadTooLarge, line: "the request body is \(length) bytes, over the limit of "
+                               + "\(maxBodySize) (--max-body-size)", toHead: lastRequestIsHead)
+                    return
+                }
+                if responses == requests {
+                    context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .continue))), promise: nil)
                 }
             }
             requests += 1
             lastRequestComplete = false
-            if head.version.major == 1, head.version.minor == 0, !head.isKeepAlive, closeAfter == nil { closeAfter = requests }
+            if !head.isKeepAlive, closeAfter == nil { closeAfter = requests }
             context.fireChannelRead(wrapInboundOut(.head(head)))
         case .body:
             context.fireChannelRead(data)
@@ -128,6 +154,9 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
             context.fireErrorCaught(error)
             return
         }
+        // What follows a request that closes the connection is dropped, not refused: the parser
+        // calls it an error.
+        if parsing == .closedConnection, closeAfter != nil { return }
         refuse(context, status: parsing == .headerOverflow ? .requestHeaderFieldsTooLarge : .badRequest, line: Self.line(for: parsing))
     }
 
@@ -241,6 +270,15 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
         default: "the HTTP parser refused it (\(error))"
         }
         return "the request is not valid HTTP/1.1: \(why)"
+    }
+
+    /// Whether a WebSocket route serves `uri`: `/v1/machines/{plugin}/{key}/watch`, with or
+    /// without a query.
+    static func isWebSocketRoute(_ uri: String) -> Bool {
+        let path = uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+        return segments.count == 6 && segments[0].isEmpty && segments[1] == "v1" && segments[2] == "machines"
+            && !segments[3].isEmpty && !segments[4].isEmpty && segments[5] == "watch"
     }
 
     /// Why a WebSocket handshake cannot be passed on, or `nil`: not a `GET`, no key, no

@@ -122,6 +122,19 @@ struct CommandLineTests {
         #expect(full.1 == "error: the output cannot be written (No space left on device); stopping\n", "\(full.1)")
     }
 
+    /// Regression (audit): a crash in the plugin's entry function, or while the host read a
+    /// manifest whose counts run past its arrays, was "actomaton-host crashed" with no plugin
+    /// named, in `inspect` and `run`: both are marked as loading the file.
+    @Test func aCrashWhileLoadingNamesTheFile() async throws {
+        let library = "\(pluginDirectory)/libActomatonHostTestFixtures.so"
+        for command in ["inspect", "run"] {
+            let crashed = try await host([command, library, "--entry-symbol", "fixture_crash_in_entry_entry"], input: "")
+            #expect(crashed.signalled, "\(command)")
+            #expect(crashed.errors.hasPrefix("error: actomaton-host crashed (SIGSEGV, a bad memory access) in plugin file "
+                                             + "libActomatonHostTestFixtures.so's 'load', and every plugin's machine with it"), "\(command): \(crashed.errors)")
+        }
+    }
+
     @Test func aCrashIsReportedAndNeverExitsZero() async throws {
         for _ in 0..<3 {
             let run = try await host(["run"] + hostileArguments, input: "set 1\ncrash\nset 2\n")

@@ -264,7 +264,13 @@ import Testing
                 try post.send("POST /v1/machines/counter/w HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body)
                 _ = try post.response(within: .seconds(30))
                 let watcher = try LoopbackConnection(port: port)
-                _ = try watcher.webSocketHandshake("/v1/machines/counter/w/watch", within: .seconds(30))
+                _ = try watcher.webSocketHandshake("/v1/machines/counter/w/watch?after=1", within: .seconds(30))
+                // The watcher joined once it gets the next transition (from the history, if it
+                // joins after it): a DELETE before would find it refused (4404, no instance),
+                // not closed with its instance (1000).
+                try post.send("POST /v1/machines/counter/w HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body)
+                _ = try post.response(within: .seconds(30))
+                _ = try watcher.webSocketTextFrame(within: .seconds(30))
                 try post.send("DELETE /v1/machines/counter/w HTTP/1.1\r\nHost: x\r\n\r\n")
                 _ = try post.response(within: .seconds(30))
                 return try watcher.webSocketClose(within: .seconds(30))

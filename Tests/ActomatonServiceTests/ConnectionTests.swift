@@ -157,8 +157,9 @@ import Testing
             for (headers, status) in cases {
                 let answer = try await offThePool { () throws -> String? in
                     let connection = try LoopbackConnection(port: port)
+                    // A handshake is one only on the watch route; elsewhere its Upgrade is ignored.
                     let (method, fields) = headers.hasPrefix("HEAD ") ? ("HEAD /v1/machines/counter/k/watch", headers.dropFirst(5))
-                        : ("GET /healthz", Substring(headers))
+                        : status.contains("200") ? ("GET /healthz", Substring(headers)) : ("GET /v1/machines/counter/k/watch", Substring(headers))
                     try connection.send("\(method) HTTP/1.1\r\nHost: x\r\n" + fields + "\r\n")
                     // The answer to a HEAD has no body, whatever its Content-Length says.
                     return method.hasPrefix("HEAD") ? try connection.textUntilClosed(within: .seconds(20)) : try connection.response(within: .seconds(20))
@@ -173,6 +174,56 @@ import Testing
                     #expect(answer?.hasSuffix(#"{"error":"\#(line)"}"#) == true, "\(answer ?? "no answer")")
                 }
             }
+        }
+    }
+
+    /// Regression (audit): a full WebSocket handshake to a path no WebSocket route serves
+    /// (`/healthz`) was a bare 400, and `Upgrade: websocket, h2c` on the watch route too; a
+    /// request pipelined after one with `Connection: close` got an unasked-for 400 before the
+    /// close; `Expect: 100-continue` got no 100 (the client waited a second), and one with a
+    /// body over the limit was refused only once the body was sent.
+    @Test func handshakesCloseAndContinueAreAnsweredAsHTTPHasThem() async throws {
+        try await withRunningServer { $0.maxBodySize = 1024 } _: { server, port in
+            _ = try await server.registry.instance(at: InstanceAddress(plugin: "counter", key: try InstanceKey("k")), creating: true)
+            let handshake = "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+            let answers = try await offThePool { () throws -> [String?] in
+                let elsewhere = try LoopbackConnection(port: port)
+                try elsewhere.send("GET /healthz HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n\(handshake)\r\n")
+                let listed = try LoopbackConnection(port: port)
+                try listed.send("GET /v1/machines/counter/k/watch HTTP/1.1\r\nHost: x\r\nUpgrade: websocket, h2c\r\n\(handshake)\r\n")
+                return [try elsewhere.response(within: .seconds(20)), try listed.response(within: .seconds(20))]
+            }
+            #expect(answers[0]?.hasPrefix("HTTP/1.1 200 OK") == true, "\(answers[0] ?? "no answer")")
+            #expect(answers[1]?.hasPrefix("HTTP/1.1 101 Switching Protocols") == true, "\(answers[1] ?? "no answer")")
+            let (first, rest) = try await offThePool { () throws -> (String?, String) in
+                let connection = try LoopbackConnection(port: port)
+                try connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                return (try connection.response(within: .seconds(20)), try connection.textUntilClosed(within: .seconds(20)))
+            }
+            #expect(first?.hasPrefix("HTTP/1.1 200 OK") == true, "\(first ?? "no answer")")
+            #expect(rest.isEmpty, "nothing after the close: \(rest)")
+            let body = #"{"action": "increment"}"#
+            let (interim, final) = try await offThePool { () throws -> (String?, String?) in
+                let connection = try LoopbackConnection(port: port)
+                try connection.send("POST /v1/machines/counter/e HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+                                    + "Content-Length: \(body.utf8.count)\r\n\r\n")
+                let interim = try connection.response(within: .seconds(20))
+                try connection.send(body)
+                return (interim, try connection.response(within: .seconds(20)))
+            }
+            #expect(interim == "HTTP/1.1 100 Continue\r\n\r\n", "\(interim ?? "no answer")")
+            #expect(final?.hasPrefix("HTTP/1.1 200 OK") == true && final?.contains(#""seq":1"#) == true, "\(final ?? "no answer")")
+            let (atTheLimit, past) = try await offThePool { () throws -> (String?, String?) in
+                let fits = try LoopbackConnection(port: port)
+                try fits.send("POST /v1/machines/counter/e HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 1024\r\n\r\n")
+                let tooLong = try LoopbackConnection(port: port)
+                try tooLong.send("POST /v1/machines/counter/e HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 1025\r\n\r\n")
+                return (try fits.response(within: .seconds(20)), try tooLong.response(within: .seconds(20)))
+            }
+            #expect(atTheLimit == "HTTP/1.1 100 Continue\r\n\r\n", "\(atTheLimit ?? "no answer")")
+            #expect(past?.hasPrefix("HTTP/1.1 413 Payload Too Large") == true, "\(past ?? "no answer")")
+            #expect(past?.hasSuffix(#"{"error":"the request body is 1025 bytes, over the limit of 1024 (--max-body-size)"}"#) == true,
+                    "\(past ?? "no answer")")
         }
     }
 

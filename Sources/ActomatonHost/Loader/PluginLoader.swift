@@ -92,7 +92,8 @@ struct PluginLoader {
     /// entryFound → manifestRead: calls the entry and checks the ABI version, reading nothing else.
     private mutating func readManifest() {
         guard case let .entryFound(entry, library, identity) = state else { preconditionFailure("readManifest from \(state)") }
-        guard let manifest = entry(ManifestReader.supportedABIVersion) else {
+        // Marked as loading the file: a crash in the entry is said to be the file's.
+        guard let manifest = PluginCallMarker.loading(path, { entry(ManifestReader.supportedABIVersion) }) else {
             state = .failed(PluginLoadError(.noManifest, at: path))
             return
         }
@@ -108,7 +109,10 @@ struct PluginLoader {
     private mutating func validateManifest() {
         guard case let .manifestRead(pointer, library, identity) = state else { preconditionFailure("validateManifest from \(state)") }
         do {
-            state = .validated(try ManifestReader.read(pointer), pointer, library: library, identity: identity)
+            // The manifest is the plugin's memory, which a bad count makes the host read past:
+            // a crash there is said to be the file's too.
+            let read = PluginCallMarker.loading(path) { Result { () throws(PluginManifestError) in try ManifestReader.read(pointer) } }
+            state = .validated(try read.get(), pointer, library: library, identity: identity)
         } catch {
             state = .failed(PluginLoadError(.manifest(error), at: path))
         }
