@@ -37,7 +37,7 @@ struct GuardedServerChannel: ServerChildChannel {
         return HTTPServerBuilder { responder in
             GuardedServerChannel(
                 inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder,
-                                                    configuration: .init(http1: .init(idleTimeout: nil))),
+                                                    configuration: .init(http1: .init(idleTimeout: nil), ws: .init(validateUTF8: true))),
                 headTimeout: timeout, maxBodySize: maxBodySize)
         }
     }

@@ -107,12 +107,13 @@ struct ServiceRoutes: Sendable {
     /// The close code of a watch refused once upgraded: checked before the upgrade too, it is
     /// refused here when the instance changed meanwhile, or when another watcher took the last
     /// place first — with the code the check before would have given (4000 + the status; it was
-    /// 1008, a slow reader's code, for a limit). 1008 for what only the journal could tell.
-    static func closeCode(ofLateRefusal error: ServiceError) -> WebSocketErrorCode {
+    /// 1008, a slow reader's code, for a limit, and 1000, "done", for the rest). 1008 for what
+    /// only the journal could tell (`journalAsked`), 1001 for a shutdown, as its watchers get.
+    static func closeCode(ofLateRefusal error: ServiceError, journalAsked: Bool) -> WebSocketErrorCode {
         switch error {
-        case .gone: .policyViolation
-        case .overLimit, .badRequest, .notFound, .forbidden, .unauthorized: refusal(error.status)
-        default: .normalClosure
+        case .gone: journalAsked ? .policyViolation : refusal(error.status)
+        case .shuttingDown: .goingAway
+        default: refusal(error.status)
         }
     }
 
@@ -430,7 +431,7 @@ struct ServiceRoutes: Sendable {
                 watcher = try await addBridgedByTheJournal(to: instance, at: address, after: after ?? 0, journal: registry.journal!)
             }
         } catch {
-            try await outbound.close(Self.closeCode(ofLateRefusal: error), line: error.description)
+            try await outbound.close(Self.closeCode(ofLateRefusal: error, journalAsked: registry.journal != nil), line: error.description)
             return
         }
         defer { instance.watchers.remove(watcher) }
@@ -441,8 +442,9 @@ struct ServiceRoutes: Sendable {
         await withTaskGroup(of: WatchPart.self) { group in
             group.addTask {
                 for await message in watcher.messages {
-                    do { try await outbound.write(.text(message)) } catch { return .writer }
+                    // Taken when it leaves the buffer: the one being written does not count.
                     watcher.took(message)
+                    do { try await outbound.write(.text(message)) } catch { return .writer }
                 }
                 if let reason = watcher.endReason {
                     try? await outbound.close(WebSocketErrorCode(codeNumber: Int(reason.closeCode)), line: reason.description)
@@ -460,7 +462,7 @@ struct ServiceRoutes: Sendable {
             }
             // The client's frames are read (and dropped) to notice when it leaves, or answers
             // the service's close.
-            do { for try await _ in inbound {} } catch {}
+            await Self.readClientFrames(inbound, outbound)
             watcher.finish()
             while let part = await group.next(), part != .writer {}
             group.cancelAll()
@@ -473,17 +475,24 @@ struct ServiceRoutes: Sendable {
     /// The journal is read before the watcher is added, so a transition told meanwhile (or, under
     /// `--sync batch`, one acknowledged and not yet committed) can leave the bridge short of
     /// where memory begins: then the rest is read once it is committed, and the watcher added
-    /// again, for as long as each read brings more. A bridge that does not begin at `seq + 1`
-    /// is what the journal no longer keeps: ``ServiceError/gone(_:)``.
+    /// again, for as long as each read brings more, up to ``maxBridgeReads`` reads (an instance
+    /// busier than that with a short history in memory is refused as the history's limit has
+    /// it). A bridge that does not begin at `seq + 1` is what the journal no longer keeps:
+    /// ``ServiceError/gone(_:)``; a journal that cannot be read is 503.
     private func addBridgedByTheJournal(to instance: Instance, at address: InstanceAddress, after seq: UInt64,
                                         journal: PluginJournal) async throws(ServiceError) -> Watcher {
         let name = InstanceRegistry.journalName(of: address)
-        @Sendable func read(after ordinal: Int64, limit: Int) async -> [(ordinal: Int64, message: String)] {
-            (try? await onThreadOfItsOwn { () throws(PluginJournalError) in
-                try journal.journaledMessages(of: name, after: ordinal, limit: limit)
-            }) ?? []
+        @Sendable func read(after ordinal: Int64, limit: Int) async throws(ServiceError) -> [(ordinal: Int64, message: String)] {
+            do {
+                return try await onThreadOfItsOwn { () throws(PluginJournalError) in
+                    try journal.journaledMessages(of: name, after: ordinal, limit: limit)
+                }
+            } catch {
+                throw .unavailable("the journal cannot be read: \(error)")
+            }
         }
-        var journaled = await read(after: Int64(seq), limit: Self.maxJournaledBacklog)
+        var journaled = try await read(after: Int64(seq), limit: Self.maxJournaledBacklog)
+        var reads = 1
         while true {
             do {
                 return try instance.watchers.add(buffer: configuration.watcherBuffer, bufferBytes: configuration.watcherBufferBytes,
@@ -493,14 +502,66 @@ struct ServiceRoutes: Sendable {
                 let end = journaled.last?.ordinal ?? Int64(seq)
                 let contiguous = (journaled.first.map { $0.ordinal == Int64(seq) + 1 } ?? true)
                     && end - Int64(seq) == Int64(journaled.count)
-                guard contiguous, journaled.count < Self.maxJournaledBacklog else { throw error }
+                guard contiguous, journaled.count < Self.maxJournaledBacklog, reads < Self.maxBridgeReads else { throw error }
                 try? await journal.waitUntilCommitted()
-                let more = await read(after: end, limit: Self.maxJournaledBacklog - journaled.count)
+                let more = try await read(after: end, limit: Self.maxJournaledBacklog - journaled.count)
+                reads += 1
                 guard !more.isEmpty else { throw error }
                 journaled += more
             }
         }
     }
+
+    /// Reads a watcher's frames, which the service drops, until the client leaves — or sends
+    /// what RFC 6455 says ends a connection, which is closed then: a continuation with no
+    /// message begun, or a new message before the last one ended (1002), a text message that is
+    /// not UTF-8 (1007), or a message longer than ``maxClientMessageBytes`` (1009). They were
+    /// dropped like any other.
+    static func readClientFrames(_ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter) async {
+        var message: (isText: Bool, bytes: [UInt8])?
+        var violation: (WebSocketErrorCode, String)?
+        do {
+            for try await frame in inbound {
+                switch frame.opcode {
+                case .text, .binary:
+                    guard message == nil else {
+                        violation = (.protocolError, "a new message began before the last one ended")
+                        break
+                    }
+                    message = (frame.opcode == .text, [])
+                case .continuation:
+                    guard message != nil else {
+                        violation = (.protocolError, "a continuation frame came with no message begun")
+                        break
+                    }
+                }
+                if violation != nil { break }
+                guard var current = message else { continue }
+                if current.isText {
+                    guard current.bytes.count + frame.data.readableBytes <= maxClientMessageBytes else {
+                        violation = (.messageTooLarge, "a message is longer than \(maxClientMessageBytes) bytes")
+                        break
+                    }
+                    current.bytes += frame.data.readableBytesView
+                }
+                message = current
+                if frame.fin {
+                    if current.isText, String(validating: current.bytes, as: UTF8.self) == nil {
+                        violation = (.dataInconsistentWithMessage, "a text message is not UTF-8")
+                        break
+                    }
+                    message = nil
+                }
+            }
+        } catch {}
+        if let (code, reason) = violation { try? await outbound.close(code, line: reason) }
+    }
+
+    /// The longest text message a watcher may send (it is dropped), in bytes.
+    static let maxClientMessageBytes = 1 << 16
+
+    /// The most reads of the journal that bridge one resuming watcher.
+    static let maxBridgeReads = 8
 
     /// The tasks of one watcher's connection.
     private enum WatchPart { case writer, deadline }
@@ -597,7 +658,7 @@ struct ServiceRoutes: Sendable {
             }
             // The client's frames are read (and dropped) to notice when it leaves.
             group.addTask {
-                do { for try await _ in inbound {} } catch {}
+                await Self.readClientFrames(inbound, outbound)
             }
             await group.next()
             group.cancelAll()

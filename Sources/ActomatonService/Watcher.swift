@@ -49,8 +49,9 @@ public final class Watcher: Sendable {
     private let reason = Mutex<EndReason?>(nil)
     private let buffer: Int
     private let byteLimit: Int
-    /// The bytes of the messages offered and not yet taken, less the missed ones' not yet offered.
-    private let bufferedBytes: Mutex<Int>
+    /// The bytes of the counted messages offered and not yet taken, and how many of the missed
+    /// ones (offered first, not counted) are still to be taken.
+    private let bufferedBytes: Mutex<(bytes: Int, missedLeft: Int, missedToOffer: Int)>
     /// Finished when the watcher is ended or its client leaves.
     private let endSignal: AsyncStream<Never>
     private let endSignalContinuation: AsyncStream<Never>.Continuation
@@ -60,7 +61,7 @@ public final class Watcher: Sendable {
     public init(buffer: Int, bytes: Int = .max, missed: (count: Int, bytes: Int) = (0, 0)) {
         self.buffer = buffer
         byteLimit = bytes
-        bufferedBytes = Mutex(-missed.bytes)
+        bufferedBytes = Mutex((0, missed.count, missed.count))
         let (messages, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingOldest(buffer + missed.count))
         self.messages = messages
         self.continuation = continuation
@@ -79,9 +80,13 @@ public final class Watcher: Sendable {
     public func offer(_ message: String) {
         let size = message.utf8.count
         let fits = bufferedBytes.withLock { buffered in
+            if buffered.missedToOffer > 0 {
+                buffered.missedToOffer -= 1
+                return true
+            }
             // One message always fits when none waits: a state larger than the limit still reaches a watcher that keeps up.
-            guard buffered <= 0 || buffered <= byteLimit - size else { return false }
-            buffered += size
+            guard buffered.bytes <= 0 || buffered.bytes <= byteLimit - size else { return false }
+            buffered.bytes += size
             return true
         }
         guard fits else {
@@ -91,15 +96,21 @@ public final class Watcher: Sendable {
         if case .dropped = continuation.yield(message) { end(.tooSlow(buffer: buffer)) }
     }
 
-    /// Tells the watcher its connection took `message` from ``messages``: its bytes no longer
-    /// count against the limit.
+    /// Tells the watcher its connection took `message` from ``messages`` (to write it): its
+    /// bytes no longer count against the limit. The missed messages come first, uncounted.
     public func took(_ message: String) {
         let size = message.utf8.count
-        bufferedBytes.withLock { $0 -= size }
+        bufferedBytes.withLock { buffered in
+            if buffered.missedLeft > 0 {
+                buffered.missedLeft -= 1
+            } else {
+                buffered.bytes -= size
+            }
+        }
     }
 
-    /// The bytes of the messages offered and not yet taken.
-    var bytesWaiting: Int { bufferedBytes.withLock { $0 } }
+    /// The bytes of the counted messages offered and not yet taken.
+    var bytesWaiting: Int { bufferedBytes.withLock { $0.bytes } }
 
     /// Ends the watcher for `why`: its connection sends what is buffered, then closes.
     public func end(_ why: EndReason) {

@@ -61,10 +61,16 @@ unsigned long actomaton_plugin_call_describe(char *buffer, unsigned long capacit
     return length;
 }
 
+static volatile sig_atomic_t error_descriptor = 2;
+
+int actomaton_error_descriptor(void) { return error_descriptor; }
+
+void actomaton_set_error_descriptor(int descriptor) { error_descriptor = descriptor; }
+
 static void write_text(const char *text) {
     unsigned long length = strlen(text);
     while (length > 0) {
-        long written = write(2, text, length);
+        long written = write(actomaton_error_descriptor(), text, length);
         if (written <= 0) return;
         text += written;
         length -= (unsigned long)written;

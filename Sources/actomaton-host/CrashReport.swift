@@ -48,13 +48,13 @@ enum CrashReport {
 private func crashed(_ signal: Int32) {
     if let message = CrashReport.message(for: signal) {
         writeStatic("error: actomaton-host crashed (")
-        _ = write(2, message.utf8Start, message.utf8CodeUnitCount)
+        _ = write(actomaton_error_descriptor(), message.utf8Start, message.utf8CodeUnitCount)
         writeStatic(")")
         withUnsafeTemporaryAllocation(of: CChar.self, capacity: 256) { buffer in
             let length = actomaton_plugin_call_describe(buffer.baseAddress, 256)
             if length > 0 {
                 writeStatic(" in ")
-                _ = write(2, buffer.baseAddress, Int(length))
+                _ = write(actomaton_error_descriptor(), buffer.baseAddress, Int(length))
             }
         }
         writeStatic(", and every plugin's machine with it\n")
@@ -63,5 +63,5 @@ private func crashed(_ signal: Int32) {
 }
 
 private func writeStatic(_ text: StaticString) {
-    _ = write(2, text.utf8Start, text.utf8CodeUnitCount)
+    _ = write(actomaton_error_descriptor(), text.utf8Start, text.utf8CodeUnitCount)
 }

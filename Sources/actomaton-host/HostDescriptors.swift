@@ -1,3 +1,4 @@
+import CProcessControl
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -44,5 +45,7 @@ enum HostDescriptors {
             }
         }
         if outputDescriptor != 1 { _ = dup2(2, 1) }
+        // The library's lines, the crash report and an exit() from plugin code write there too.
+        actomaton_set_error_descriptor(errorDescriptor)
     }
 }

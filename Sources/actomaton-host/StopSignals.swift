@@ -1,3 +1,4 @@
+import CProcessControl
 import ActomatonHost
 import Dispatch
 import HostCommandLine
@@ -53,7 +54,9 @@ enum StopSignals {
         _ = secondSignalLines
         let queue = DispatchQueue(label: "stop-signals")
         var made: [SignalSource] = []
-        for number in signals where number == SIGTERM || !SystemCall.ignores(signal: number) {
+        // Those the host was started ignoring stay ignored, also once a stop began.
+        let taken = signals.filter { $0 == SIGTERM || !SystemCall.ignores(signal: $0) }
+        for number in taken {
             // The source, not the default action, takes the signal from now on.
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
@@ -63,7 +66,7 @@ enum StopSignals {
                     return
                 }
                 // A second signal of any of them ends the process without waiting.
-                for other in signals { signal(other, secondSignalHandler) }
+                for other in taken { signal(other, secondSignalHandler) }
                 do {
                     let thread = try BlockingQueue(name: "stop")
                     try thread.enqueue {
@@ -100,7 +103,7 @@ private nonisolated(unsafe) let secondSignalLines: UnsafeMutablePointer<(UnsafeM
 /// A second stop signal's handler: its line, then the exit (both safe in a signal handler);
 /// also what the dispatch source does with a second signal that reaches it first.
 private let secondSignalHandler: @convention(c) (Int32) -> Void = { number in
-    if number >= 0, number < 65, let (bytes, count) = secondSignalLines[Int(number)] { _ = write(2, bytes, count) }
+    if number >= 0, number < 65, let (bytes, count) = secondSignalLines[Int(number)] { _ = write(actomaton_error_descriptor(), bytes, count) }
     _exit(128 + number)
 }
 

@@ -194,7 +194,7 @@ import Testing
 
     /// The transitions a resuming watcher missed are sent whatever their bytes; the limit
     /// counts what comes after them.
-    @Test func theMissedTransitionsDoNotCountAgainstAWatchersBytes() throws {
+    @Test func theMissedTransitionsDoNotCountAgainstAWatchersBytes() async throws {
         let set = WatcherSet(address: InstanceAddress(plugin: "counter", key: try InstanceKey("m")), limit: 2, history: 10) { _ in }
         let transition = { (seq: UInt64) in
             InstanceTransition(seq: seq, action: "increment", actionText: "increment", origin: .input, effectID: nil,
@@ -203,6 +203,14 @@ import Testing
         for seq: UInt64 in 1...3 { set.broadcast(transition(seq)) }
         let watcher = try set.add(buffer: 10, bufferBytes: 10, after: 0)
         #expect(watcher.endReason == nil, "three missed transitions, each over 10 bytes")
+        // Regression (review): taking the missed ones lowered the count below 0, and the limit
+        // let through as many bytes more as they held.
+        var messages = watcher.messages.makeAsyncIterator()
+        for _ in 1...3 {
+            guard let message = await messages.next() else { break }
+            watcher.took(message)
+        }
+        #expect(watcher.bytesWaiting == 0)
         set.broadcast(transition(4))
         #expect(watcher.endReason == nil, "the missed ones taken, one more always fits")
         set.broadcast(transition(5))

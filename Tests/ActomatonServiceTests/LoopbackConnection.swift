@@ -44,6 +44,17 @@ final class LoopbackConnection: @unchecked Sendable {
         try send(bytes: Array(text.utf8))
     }
 
+    /// Sends a WebSocket frame as a client does (masked, here with a key of zeros).
+    func sendWebSocketFrame(opcode: UInt8, fin: Bool = true, payload: [UInt8]) throws {
+        var frame: [UInt8] = [(fin ? 0x80 : 0) | opcode]
+        if payload.count < 126 {
+            frame.append(0x80 | UInt8(payload.count))
+        } else {
+            frame += [0x80 | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
+        }
+        try send(bytes: frame + [0, 0, 0, 0] + payload)
+    }
+
     /// Answers the server's WebSocket close with a close (1000), masked as a client's frames are.
     func answerWebSocketClose() throws {
         try send(bytes: [0x88, 0x82, 0, 0, 0, 0, 0x03, 0xE8])

@@ -150,9 +150,54 @@ import Testing
         }
         // Which check refuses depends on the timing; the one after the upgrade answers as the
         // one before would have.
-        let refusals: [(ServiceError, Int)] = [(.overLimit("x"), 4429), (.badRequest("x"), 4400), (.notFound("x"), 4404),
-                                               (.forbidden("x"), 4403), (.gone("x"), 1008)]
-        for (error, code) in refusals { #expect(ServiceRoutes.closeCode(ofLateRefusal: error) == WebSocketErrorCode(codeNumber: code), "\(error)") }
+        let refusals: [(ServiceError, Bool, Int)] = [(.overLimit("x"), false, 4429), (.badRequest("x"), false, 4400), (.notFound("x"), false, 4404),
+                                                     (.forbidden("x"), false, 4403), (.gone("x"), true, 1008), (.gone("x"), false, 4410),
+                                                     (.shuttingDown, false, 1001)]
+        for (error, journalAsked, code) in refusals {
+            #expect(ServiceRoutes.closeCode(ofLateRefusal: error, journalAsked: journalAsked) == WebSocketErrorCode(codeNumber: code), "\(error)")
+        }
+    }
+
+    /// Regression (audit): what a watcher sends is dropped, but frames that RFC 6455 says end
+    /// the connection were dropped too: a continuation with no message begun, a new message
+    /// before the last one ended (1002), a text message that is not UTF-8 (1007), a message
+    /// past the limit (1009). A fragmented message, and one at the limit, are dropped and the
+    /// watcher goes on.
+    @Test func framesThatBreakTheProtocolCloseTheWatcher() async throws {
+        try await withRunningServer { server, port in
+            let instance = try await server.registry.instance(at: InstanceAddress(plugin: "counter", key: try InstanceKey("f")), creating: true)
+            _ = try await instance.machine.send(try counterType.action("increment", []))
+            let limit = ServiceRoutes.maxClientMessageBytes
+            let chunk = [UInt8](repeating: UInt8(ascii: "a"), count: 16_384)
+            let cases: [(String, [(UInt8, Bool, [UInt8])], Int?)] = [
+                ("a continuation first", [(0, true, Array("x".utf8))], 1002),
+                ("a message inside a message", [(1, false, Array("x".utf8)), (1, true, Array("y".utf8))], 1002),
+                ("text that is not UTF-8", [(1, true, [0xFF, 0xFE])], 1007),
+                ("past the limit", [(1, false, chunk)] + Array(repeating: (0, false, chunk), count: limit / chunk.count - 1) + [(0, true, [0x61])], 1009),
+                ("at the limit, fragmented", [(1, false, chunk)] + Array(repeating: (0, false, chunk), count: limit / chunk.count - 2) + [(0, true, chunk)], nil),
+            ]
+            for (name, frames, code) in cases {
+                let connection = try await offThePool { () throws -> LoopbackConnection in
+                    let connection = try LoopbackConnection(port: port)
+                    _ = try connection.webSocketHandshake("/v1/machines/counter/f/watch", within: .seconds(30))
+                    return connection
+                }
+                #expect(await eventually { instance.watcherCount == 1 }, "\(name)")
+                try await offThePool {
+                    for (opcode, fin, payload) in frames { try connection.sendWebSocketFrame(opcode: opcode, fin: fin, payload: payload) }
+                }
+                // A close, or (when the frames were dropped) the next transition.
+                if code == nil { _ = try await instance.machine.send(try counterType.action("increment", [])) }
+                let first = try await offThePool { try connection.webSocketTextOrClose(within: .seconds(30)) }
+                if let code {
+                    #expect(first?.opcode == 8 && first.map { Int($0.payload[0]) << 8 | Int($0.payload[1]) } == code, "\(name): \(String(describing: first))")
+                } else {
+                    #expect(first?.opcode == 1, "\(name): \(String(describing: first))")
+                }
+                try await offThePool { try connection.answerWebSocketClose() }
+                #expect(await eventually { instance.watcherCount == 0 }, "\(name)")
+            }
+        }
     }
 
     /// Regression (audit): watchers of many instances could take every connection

@@ -94,6 +94,9 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
             throw PluginJournalError(Self.reason(for: error), at: path)
         }
         self.file = file
+        // The write-ahead log as it is now (the receipts' cleanup wrote it): a log deleted
+        // before the first commit is noticed too.
+        _ = file.problem(at: path, log: &writeAheadLogKey)
     }
 
     /// Opens the database at `path` to read what it holds, writing nothing (not even a
@@ -381,14 +384,6 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
             do {
                 for record in records { try apply(record, statements) }
                 try database.execute("COMMIT")
-                // Committed into a file no longer at `path`: as good as lost, so not acknowledged.
-                if let file, let problem = file.problem(at: path, log: &writeAheadLogKey) {
-                    throw PluginJournalError.Reason.writeFailed("the state database is no longer the file the host opened: \(problem); "
-                                                                + "what the host wrote since is not at \(path)")
-                }
-            } catch let reason as PluginJournalError.Reason {
-                statements.resetAll()
-                throw reason
             } catch {
                 try? database.execute("ROLLBACK")
                 statements.resetAll()
@@ -398,7 +393,25 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
                 throw limitReached(error) ?? error
             }
             statements.resetAll()
+            try checkStillTheOpenedFile()
         }
+    }
+
+    /// Throws when the database, or its write-ahead log, is no longer the file this store
+    /// opened (deleted, or another put in its place): a commit there is as good as lost, so it
+    /// is not acknowledged, and nothing after it is. A log deleted while the database is still
+    /// ours is checkpointed into the database first (SQLite still holds it open), which keeps
+    /// what it held.
+    private func checkStillTheOpenedFile() throws {
+        guard let file, let problem = file.problem(at: path, log: &writeAheadLogKey) else { return }
+        var saved = ""
+        if problem.log {
+            let checkpointed = (try? database.execute("PRAGMA wal_checkpoint(TRUNCATE)")) != nil
+            saved = checkpointed ? " (what the log held was checkpointed into the database first)"
+                : " (what the log held since the last checkpoint is lost)"
+        }
+        throw PluginJournalError.Reason.writeFailed("the state database is no longer the file the host opened: \(problem.text)\(saved); "
+                                                    + "nothing after this commit is acknowledged")
     }
 
     /// SQLite's "database or disk is full" when the database is within a commit of its

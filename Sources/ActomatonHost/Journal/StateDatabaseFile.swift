@@ -99,17 +99,17 @@ final class StateDatabaseFile: @unchecked Sendable {
     /// Also checks the write-ahead log: `log` is its key as first seen (set here when `nil` and
     /// the log exists), and a log deleted or replaced since loses what it held at the next
     /// crash.
-    func problem(at path: String, log: inout (device: UInt64, inode: UInt64)?) -> String? {
+    func problem(at path: String, log: inout (device: UInt64, inode: UInt64)?) -> (text: String, log: Bool)? {
         var named = stat()
-        guard stat(path, &named) == 0 else { return "it was deleted while the host ran (\(systemMessage(errno)))" }
+        guard stat(path, &named) == 0 else { return ("it was deleted while the host ran (\(systemMessage(errno)))", false) }
         guard FileKey(device: UInt64(named.st_dev), inode: UInt64(named.st_ino)) == key else {
-            return "another file was put in its place while the host ran"
+            return ("another file was put in its place while the host ran", false)
         }
         var wal = stat()
         let walExists = stat(path + "-wal", &wal) == 0
         if let known = log {
             guard walExists, UInt64(wal.st_dev) == known.device, UInt64(wal.st_ino) == known.inode else {
-                return "its write-ahead log (\(path)-wal) was deleted or replaced while the host ran"
+                return ("its write-ahead log (\(path)-wal) was deleted or replaced while the host ran", true)
             }
         } else if walExists {
             log = (UInt64(wal.st_dev), UInt64(wal.st_ino))

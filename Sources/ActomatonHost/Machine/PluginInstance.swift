@@ -1,3 +1,4 @@
+import CProcessControl
 import ActomatonPluginContract
 import ActomatonPluginABI
 import ActomatonFFI
@@ -255,5 +256,5 @@ extension ActiveNodes {
 /// host library's own lines go when it was given nowhere else to send them.
 public func printToStandardError(_ line: String) {
     var text = TerminalText.escaping(line) + "\n"
-    text.withUTF8 { bytes in _ = try? SystemCall.writeAll(2, UnsafeRawBufferPointer(bytes)) }
+    text.withUTF8 { bytes in _ = try? SystemCall.writeAll(actomaton_error_descriptor(), UnsafeRawBufferPointer(bytes)) }
 }

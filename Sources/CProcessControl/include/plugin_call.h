@@ -23,4 +23,12 @@ unsigned long actomaton_plugin_call_describe(char *buffer, unsigned long capacit
 // with it"), and an exit status that is never 0 (1 for exit(0)). Call once, at start.
 void actomaton_report_plugin_exits(void);
 
+// The descriptor the host writes its error lines to: 2 until set (the host's private copy of
+// standard error, which a plugin in its process that closes descriptor 2 cannot take away).
+// Async-signal-safe to read.
+int actomaton_error_descriptor(void);
+
+// Sets the descriptor ``actomaton_error_descriptor`` returns.
+void actomaton_set_error_descriptor(int descriptor);
+
 #endif
