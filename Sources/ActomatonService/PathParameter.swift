@@ -24,7 +24,7 @@ enum PathParameter {
                 bytes.append(byte)
                 continue
             }
-            guard let high = iterator.next().flatMap(hexadecimalValue), let low = iterator.next().flatMap(hexadecimalValue) else {
+            guard let high = iterator.next()?.hexadecimalDigitValue, let low = iterator.next()?.hexadecimalDigitValue else {
                 throw .badRequest("a path segment has a % not followed by two hexadecimal digits")
             }
             bytes.append(high << 4 | low)
@@ -34,12 +34,15 @@ enum PathParameter {
         }
         return text
     }
+}
 
-    private static func hexadecimalValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+extension UInt8 {
+    /// The value of this byte as a hexadecimal digit (`0`–`9`, `a`–`f`, `A`–`F`), or `nil`.
+    var hexadecimalDigitValue: UInt8? {
+        switch self {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): self - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): self - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): self - UInt8(ascii: "A") + 10
         default: nil
         }
     }

@@ -23,7 +23,7 @@ enum WebSocketToken {
                 var bytes: [UInt8] = []
                 bytes.reserveCapacity(digits.count / 2)
                 for index in stride(from: 0, to: digits.count, by: 2) {
-                    guard let high = value(of: digits[index]), let low = value(of: digits[index + 1]) else {
+                    guard let high = digits[index].hexadecimalDigitValue, let low = digits[index + 1].hexadecimalDigitValue else {
                         throw .unauthorized("the token is not valid")
                     }
                     bytes.append(high << 4 | low)
@@ -41,15 +41,6 @@ enum WebSocketToken {
             field.value.split(separator: ",").contains { $0.trimmingPrefixWhitespace() == watchProtocol }
         }
         return offered ? [protocolHeader: watchProtocol] : [:]
-    }
-
-    private static func value(of digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }
 

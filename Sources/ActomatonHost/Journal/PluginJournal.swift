@@ -335,13 +335,23 @@ public final class PluginJournal: @unchecked Sendable {
             condition.unlock()
             return
         }
+        try await park(ticket, untilCommitted: false)
+    }
+
+    /// Waits, `condition` held on entry and released here, until the writer resumes the
+    /// waiter of `ticket`: at its acknowledgement, or its commit when `untilCommitted`.
+    private func park(_ ticket: UInt64, untilCommitted: Bool) async throws(PluginJournalError) {
         if let error = failure ?? (writerFinished ? PluginJournalError(.closed, at: path) : nil) {
             condition.unlock()
             throw error
         }
         do {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                waiters.append((ticket, continuation))
+                if untilCommitted {
+                    commitWaiters.append((ticket, continuation))
+                } else {
+                    waiters.append((ticket, continuation))
+                }
                 condition.unlock()
             }
         } catch {
@@ -360,18 +370,7 @@ public final class PluginJournal: @unchecked Sendable {
             condition.unlock()
             return
         }
-        if let error = failure ?? (writerFinished ? PluginJournalError(.closed, at: path) : nil) {
-            condition.unlock()
-            throw error
-        }
-        do {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                commitWaiters.append((ticket, continuation))
-                condition.unlock()
-            }
-        } catch {
-            throw error as? PluginJournalError ?? PluginJournalError(.closed, at: path)
-        }
+        try await park(ticket, untilCommitted: true)
     }
 
     /// How many records are acknowledged and not yet committed (``JournalSyncPolicy/batch``).
