@@ -272,6 +272,16 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
         return "the request is not valid HTTP/1.1: \(why)"
     }
 
+    /// Whether `key` is 16 bytes in base64: 22 characters of its alphabet, then `==`.
+    static func isWebSocketKey(_ key: Substring) -> Bool {
+        let bytes = Array(key.utf8)
+        guard bytes.count == 24, bytes[22] == UInt8(ascii: "="), bytes[23] == UInt8(ascii: "=") else { return false }
+        return bytes[..<22].allSatisfy { byte in
+            (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "/")
+        }
+    }
+
     /// Whether a WebSocket route serves `uri`: `/v1/machines/{plugin}/{key}/watch`, with or
     /// without a query.
     static func isWebSocketRoute(_ uri: String) -> Bool {
@@ -291,6 +301,11 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
         let connection = head.headers[canonicalForm: "connection"].map { $0.lowercased() }
         guard connection.contains("upgrade"), head.headers.first(name: "sec-websocket-key")?.isEmpty == false else {
             return (.badRequest, "a WebSocket handshake needs Connection: Upgrade and a Sec-WebSocket-Key")
+        }
+        // RFC 6455, 4.2.1: one key, 16 bytes in base64 (24 characters, the last two `=`).
+        let keys = head.headers[canonicalForm: "sec-websocket-key"]
+        guard keys.count == 1, let key = keys.first, isWebSocketKey(key) else {
+            return (.badRequest, "a WebSocket handshake's Sec-WebSocket-Key is 16 bytes in base64 (24 characters)")
         }
         guard head.headers[canonicalForm: "sec-websocket-version"] == ["13"] else {
             return (.upgradeRequired, "the service speaks WebSocket version 13 only (Sec-WebSocket-Version: 13)")

@@ -223,6 +223,13 @@ static actomaton_status bump(void *state) {
     return ACTOMATON_OK;
 }
 
+// Refuses with an empty message.
+static actomaton_status fail_empty(void *state) {
+    hostile_state *s = state;
+    s->host->fail("");
+    return ACTOMATON_ERROR;
+}
+
 // Changes the state, then returns 7, a status the contract does not have.
 static actomaton_status status_seven(void *state) {
     ((hostile_state *)state)->value += 100;
@@ -549,6 +556,7 @@ static const actomaton_action hostile_actions[] = {
     {"print_to_output", NULL, 0, (actomaton_function)print_to_output},
     {"close_standard", NULL, 0, (actomaton_function)close_standard},
     {"status_seven", NULL, 0, (actomaton_function)status_seven},
+    {"fail_empty", NULL, 0, (actomaton_function)fail_empty},
 };
 
 static const actomaton_manifest hostile = {

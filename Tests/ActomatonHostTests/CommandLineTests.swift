@@ -85,6 +85,15 @@ struct CommandLineTests {
         #expect(run.output.hasSuffix(#"hostile: {"value":101}"# + "\n"), "\(run.output)")
     }
 
+    /// Regression (audit): `fail("")` ended its line at "failed: ", and a repeating action of a
+    /// nanosecond was shown `every 0ms`.
+    @Test func anEmptyMessageAndANanosecondAreSaid() async throws {
+        let run = try await host(["run"] + hostileArguments + ["--print", "summary"], input: "fail_empty\n")
+        #expect(run.errors.contains("'fail_empty' failed: (the plugin's message is empty)"), "\(run.errors)")
+        #expect(seconds(.nanoseconds(1)) == "1ns" && seconds(.nanoseconds(999)) == "999ns")
+        #expect(seconds(.microseconds(1)) == "0.001ms" && seconds(.milliseconds(300)) == "300ms" && seconds(.seconds(2)) == "2s")
+    }
+
     /// Regression (audit): a journal whose snapshots the plugin all refused said "starting from
     /// a new state, 0 journaled actions not replayed" when it kept two: it counted only those
     /// after the newest snapshot. It counts every one the journal keeps.

@@ -227,6 +227,29 @@ import Testing
         }
     }
 
+    /// Regression (audit): a handshake whose Sec-WebSocket-Key is not 16 bytes in base64, or
+    /// that has two, was upgraded (RFC 6455, 4.2.1: 400).
+    @Test func aWebSocketKeyMustBeSixteenBytesInBase64() async throws {
+        try await withRunningServer { server, port in
+            _ = try await server.registry.instance(at: InstanceAddress(plugin: "counter", key: try InstanceKey("k")), creating: true)
+            let cases = [("abc", "400"), ("dGhlIHNhbXBsZSBub25jZQ=", "400"), ("dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "400"),
+                         ("dGhlIHNhbXBsZSBub25jZ!==", "400"), ("dGhlIHNhbXBsZSBub25jZQ==", "101")]
+            for (key, status) in cases {
+                let answer = try await offThePool { () throws -> String? in
+                    let connection = try LoopbackConnection(port: port)
+                    try connection.send("GET /v1/machines/counter/k/watch HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                                        + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n\r\n")
+                    return try connection.response(within: .seconds(20))
+                }
+                #expect(answer?.hasPrefix("HTTP/1.1 \(status)") == true, "\(key): \(answer ?? "no answer")")
+                if status == "400" {
+                    #expect(answer?.hasSuffix(#"{"error":"a WebSocket handshake's Sec-WebSocket-Key is 16 bytes in base64 (24 characters)"}"#) == true,
+                            "\(key): \(answer ?? "no answer")")
+                }
+            }
+        }
+    }
+
     /// Regression: a body that trickled in, a byte at a time within the idle timeout, held its
     /// connection for as long as it took; an HTTP/1.0 request was answered and its connection
     /// left open, so a client reading to the end of the stream waited.

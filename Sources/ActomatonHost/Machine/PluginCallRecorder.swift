@@ -61,9 +61,10 @@ struct PluginCallRecorder {
         return ACTOMATON_OK
     }
 
-    /// Keeps the first `fail` message of the current call.
+    /// Keeps the first `fail` message of the current call; an empty one says so (the error
+    /// line ended at "failed: ").
     mutating func fail(_ message: String) {
-        if failureMessage == nil { failureMessage = message }
+        if failureMessage == nil { failureMessage = message.isEmpty ? "(the plugin's message is empty)" : message }
     }
 
     private mutating func refuse(_ reason: InvalidRequest) -> Int32 {

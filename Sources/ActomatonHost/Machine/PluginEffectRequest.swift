@@ -49,10 +49,12 @@ public enum PluginEffectRequest: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// A duration as the host prints it: `2s`, `300ms`, `1.5s`.
+/// A duration as the host prints it: `2s`, `300ms`, `1.5s`; under a microsecond, `5ns` (a
+/// nanosecond's period was `every 0ms`).
 package func seconds(_ duration: Duration) -> String {
     let (whole, fraction) = duration.components
     if fraction == 0 { return "\(whole)s" }
+    if whole == 0, fraction < 1_000_000_000_000 { return "\(fraction / 1_000_000_000)ns" }
     let milliseconds = Double(whole) * 1000 + Double(fraction) / 1e15
     if milliseconds < 1000 { return "\(formatted(milliseconds))ms" }
     return "\(formatted(milliseconds / 1000))s"
