@@ -129,7 +129,7 @@ final class WatcherSet: Sendable {
                 throw .overLimit("\(address) already has \(limit) watchers, its limit (--max-watchers-per-instance)")
             }
             let missed = try after.map { seq throws(ServiceError) in try backlog(after: seq, in: state, journaled: journaled) } ?? []
-            let watcher = Watcher(buffer: buffer, bytes: bufferBytes, missed: (missed.count, missed.reduce(0) { $0 + $1.utf8.count }))
+            let watcher = Watcher(buffer: buffer, bytes: bufferBytes, missed: missed.count)
             // Offered under the lock: a transition broadcast meanwhile comes after them.
             for message in missed { watcher.offer(message) }
             state.watchers[ObjectIdentifier(watcher)] = watcher

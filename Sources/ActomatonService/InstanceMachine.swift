@@ -40,13 +40,6 @@ public struct InstanceTransition: Sendable, Hashable {
     /// plugin names none, or they could not be had.
     public var active: [String]?
 
-    /// A transition from its parts.
-    init(seq: UInt64, action: String, actionText: String, origin: Origin, effectID: String?, state: String?,
-         started: [String], cancelled: [String], active: [String]?) {
-        (self.seq, self.action, self.actionText, self.origin, self.effectID) = (seq, action, actionText, origin, effectID)
-        (self.state, self.started, self.cancelled, self.active) = (state, started, cancelled, active)
-    }
-
     /// The transition the machine reported, as the service numbers and describes it.
     init(_ transition: PluginTransition, seq: UInt64) {
         let (origin, effectID) = Self.origin(of: transition)

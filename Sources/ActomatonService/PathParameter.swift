@@ -5,17 +5,12 @@
 /// was refused as a character no key holds. Decoded first, then checked as any key or plugin
 /// name: `%2F` becomes a `/`, which neither holds, so it names no other route.
 enum PathParameter {
-    /// The longest segment decoded: a key's or plugin name's longest, each byte written as `%XX`.
-    static let maxEncodedLength = 3 * 1024
-
     /// `raw` with each `%XX` (two hexadecimal digits) replaced by its byte; `raw` itself when it
     /// has no `%`. Throws 400 for a `%` without two hexadecimal digits after it, or bytes that
     /// are not UTF-8.
     static func decoded(_ raw: String) throws(ServiceError) -> String {
+        // Its length is the HTTP parser's to bound; the key's and plugin's checks bound what it decodes to.
         guard raw.utf8.contains(UInt8(ascii: "%")) else { return raw }
-        guard raw.utf8.count <= maxEncodedLength else {
-            throw .badRequest("a path segment is longer than \(maxEncodedLength) bytes")
-        }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(raw.utf8.count)
         var iterator = raw.utf8.makeIterator()

@@ -57,12 +57,12 @@ public final class Watcher: Sendable {
     private let endSignalContinuation: AsyncStream<Never>.Continuation
 
     /// Creates a watcher that buffers at most `buffer` messages, and at most `bytes` bytes of
-    /// them, besides the `missed` ones offered first (a resuming watcher's backlog).
-    public init(buffer: Int, bytes: Int = .max, missed: (count: Int, bytes: Int) = (0, 0)) {
+    /// them, besides the `missed` messages offered first (a resuming watcher's backlog).
+    public init(buffer: Int, bytes: Int = .max, missed: Int = 0) {
         self.buffer = buffer
         byteLimit = bytes
-        bufferedBytes = Mutex((0, missed.count, missed.count))
-        let (messages, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingOldest(buffer + missed.count))
+        bufferedBytes = Mutex((0, missed, missed))
+        let (messages, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingOldest(buffer + missed))
         self.messages = messages
         self.continuation = continuation
         (endSignal, endSignalContinuation) = AsyncStream.makeStream(of: Never.self)
@@ -85,7 +85,7 @@ public final class Watcher: Sendable {
                 return true
             }
             // One message always fits when none waits: a state larger than the limit still reaches a watcher that keeps up.
-            guard buffered.bytes <= 0 || buffered.bytes <= byteLimit - size else { return false }
+            guard buffered.bytes == 0 || buffered.bytes <= byteLimit - size else { return false }
             buffered.bytes += size
             return true
         }

@@ -196,11 +196,8 @@ import Testing
     /// counts what comes after them.
     @Test func theMissedTransitionsDoNotCountAgainstAWatchersBytes() async throws {
         let set = WatcherSet(address: InstanceAddress(plugin: "counter", key: try InstanceKey("m")), limit: 2, history: 10) { _ in }
-        let transition = { (seq: UInt64) in
-            InstanceTransition(seq: seq, action: "increment", actionText: "increment", origin: .input, effectID: nil,
-                               state: #"{"count":\#(seq)}"#, started: [], cancelled: [], active: nil)
-        }
-        for seq: UInt64 in 1...3 { set.broadcast(transition(seq)) }
+        let transition = { (seq: UInt64) in InstanceTransition(try Self.transition(seq, #"{"count":\#(seq)}"#), seq: seq) }
+        for seq: UInt64 in 1...3 { set.broadcast(try transition(seq)) }
         let watcher = try set.add(buffer: 10, bufferBytes: 10, after: 0)
         #expect(watcher.endReason == nil, "three missed transitions, each over 10 bytes")
         // Regression (review): taking the missed ones lowered the count below 0, and the limit
@@ -211,9 +208,9 @@ import Testing
             watcher.took(message)
         }
         #expect(watcher.bytesWaiting == 0)
-        set.broadcast(transition(4))
+        set.broadcast(try transition(4))
         #expect(watcher.endReason == nil, "the missed ones taken, one more always fits")
-        set.broadcast(transition(5))
+        set.broadcast(try transition(5))
         #expect(watcher.endReason == .tooManyBytes(limit: 10))
     }
 
@@ -221,15 +218,18 @@ import Testing
     /// state before it: the state described once the journal was replayed overwrote the one of
     /// a transition the timer had made meanwhile. A later transition keeps its state; a
     /// description newer than the replay is taken with the seq it was read at.
-    @Test func aTransitionBeforeTheRecoveryIsSetKeepsItsState() throws {
+    /// A counter's `increment` a repeating effect sent, numbered `sequence`, leaving `state`.
+    static func transition(_ sequence: UInt64, _ state: String) throws -> PluginTransition {
         let action = try counterType.action("increment", [])
-        let transition = { (sequence: UInt64, state: String) in
-            PluginTransition(plugin: "counter", address: "counter/r", sequence: sequence, action: action, origin: .repeating(id: nil),
-                             outcome: .success([]), cancelled: [], state: .success(state),
-                             acknowledgement: .immediate(action: action, plugin: "counter"))
-        }
+        return PluginTransition(plugin: "counter", address: "counter/r", sequence: sequence, action: action, origin: .repeating(id: nil),
+                                outcome: .success([]), cancelled: [], state: .success(state),
+                                acknowledgement: .immediate(action: action, plugin: "counter"))
+    }
+
+    @Test func aTransitionBeforeTheRecoveryIsSetKeepsItsState() throws {
+        let transition = Self.transition
         let observed = ObservedTransitions(onTransition: { _ in }, seqBase: 0)
-        observed.observe(transition(6, "six"))
+        observed.observe(try transition(6, "six"))
         observed.setRecovered(seq: 5, describedAt: 5, state: "five", active: nil, timers: [])
         #expect(observed.status(running: 0).seq == 6 && observed.status(running: 0).state == "six")
         let later = ObservedTransitions(onTransition: { _ in }, seqBase: 0)

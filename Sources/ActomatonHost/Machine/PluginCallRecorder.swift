@@ -87,11 +87,14 @@ struct PluginCallRecorder {
             // The contract's statuses are OK, ERROR and INVALID_REQUEST; a refusal (ERROR) leaves
             // the state as it was. Another status breaks the contract, and the state may not be.
             let broken = status != ACTOMATON_ERROR && status != ACTOMATON_INVALID_REQUEST
-            let why = failureMessage ?? (broken ? "the plugin returned status \(status), which the contract does not have "
-                                                  + "(0 for done, 1 for refused); its state may have changed"
-                                               : "the plugin returned status \(status) without saying why")
-            return .failure(.refused(action: action.description, message: broken && failureMessage != nil
-                                     ? "\(why) (and status \(status), which the contract does not have; its state may have changed)" : why))
+            let unknown = "status \(status), which the contract does not have (0 for done, 1 for refused); its state may have changed"
+            let message = switch (failureMessage, broken) {
+            case let (said?, true): "\(said) (and \(unknown))"
+            case let (said?, false): said
+            case (nil, true): "the plugin returned \(unknown)"
+            case (nil, false): "the plugin returned status \(status) without saying why"
+            }
+            return .failure(.refused(action: action.description, message: message))
         }
     }
 
