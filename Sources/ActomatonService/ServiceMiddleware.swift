@@ -100,10 +100,22 @@ public struct EmptySegmentMiddleware: RouterMiddleware {
     /// Refuses the request when its path has an empty segment; otherwise runs the rest.
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let path = request.uri.path
-        if path.contains("//") || (path.count > 1 && path.hasSuffix("/")) {
+        if Self.hasEmptySegment(path) {
             throw ServiceError.notFound("no such route: \(path.prefix(utf8Bytes: 256)) has an empty segment")
         }
         return try await next(request, context)
+    }
+
+    /// Whether a path has two slashes in a row, or ends with one after its first byte.
+    static func hasEmptySegment(_ path: String) -> Bool {
+        // Bytes, not `contains("//")`: Foundation's substring search was 1.5% of a request.
+        var previousIsSlash = false
+        for byte in path.utf8 {
+            let isSlash = byte == UInt8(ascii: "/")
+            if isSlash, previousIsSlash { return true }
+            previousIsSlash = isSlash
+        }
+        return previousIsSlash && path.utf8.count > 1
     }
 }
 

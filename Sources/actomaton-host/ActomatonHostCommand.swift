@@ -581,8 +581,10 @@ func printError(_ error: Error) {
     }
 }
 
-/// Says how many repeats of the last error were not printed, if any: at the end of `run` and `serve`.
+/// Says how many repeats of the last error were not printed, if any, and how many of each
+/// plugin's last log lines were left out over its rate: at the end of `run` and `serve`.
 func finishErrors() {
+    PluginLogLines.sayWhatWasLeftOut()
     errorLines.withLock { filter in
         for text in filter.finish() { writeLine(text, to: 2) }
     }

@@ -239,6 +239,7 @@ extension Serve {
         do { try await server.runUntilSignalled() } catch { failure = error }
         // However it ended, what was appended is committed and the file left tidy.
         if let membership { membership.leave() } else { journal?.close() }
+        PluginLogLines.sayWhatWasLeftOut()
         if let failure {
             printError(failure)
             throw ExitCode.failure

@@ -45,10 +45,7 @@ struct CommandLineTests {
         let watchdog = DispatchWorkItem { if process.isRunning { process.terminate(); kill(process.processIdentifier, SIGKILL) } }
         DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(300), execute: watchdog)
         defer { watchdog.cancel() }
-        stdin.fileHandleForWriting.write(Data(input))
-        try stdin.fileHandleForWriting.close()
-        let output = stdout.fileHandleForReading.readDataToEndOfFile()
-        let errors = stderr.fileHandleForReading.readDataToEndOfFile()
+        let (output, errors) = exchange(input: Data(input), with: stdin, output: stdout, errors: stderr)
         process.waitUntilExit()
         return Outcome(status: process.terminationStatus, signalled: process.terminationReason == .uncaughtSignal,
                        output: String(decoding: output, as: UTF8.self), errors: String(decoding: errors, as: UTF8.self),
@@ -329,6 +326,23 @@ struct CommandLineTests {
         let logged = run.errors.split(separator: "\n").filter { $0.hasPrefix("[hostile] line one") }
         #expect(logged.count == 1, "\(run.errors)")
         #expect(run.errors.contains("restarted from its last state"), "\(run.errors)")
+    }
+
+    /// Regression: a run that logged past the rate at its end left the last lines out without
+    /// a word. Every line is printed or counted in a `left out` line, in-process and isolated.
+    @Test(arguments: ["none", "process"])
+    func logLinesLeftOutAtTheEndOfARunAreCounted(isolation: String) async throws {
+        let calls = 3_000
+        let run = try await host(["run", "--print", "none", "--isolation", isolation] + hostileArguments,
+                                 input: String(repeating: "log_with_controls\n", count: calls))
+        #expect(run.status == 0, "\(run.errors.suffix(300))")
+        let lines = run.errors.split(separator: "\n")
+        let printed = lines.filter { $0.hasPrefix("[hostile] line one") }.count
+        let leftOut = lines.compactMap { line -> Int? in
+            guard line.hasPrefix("[hostile] ("), line.contains(" left out: a plugin logs at most ") else { return nil }
+            return Int(line.dropFirst("[hostile] (".count).prefix { $0.isNumber })
+        }.reduce(0, +)
+        #expect(printed + leftOut == calls, "\(printed) printed, \(leftOut) counted as left out; last: \(lines.suffix(2))")
     }
 
     /// Regression: a transition's line echoed the effects it started whole — one line of

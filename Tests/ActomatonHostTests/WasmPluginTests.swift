@@ -494,6 +494,19 @@ struct HostileWasmTests {
         #expect(lines.withLock { Array($0.suffix(4)) } == ["(1 log line left out: a plugin logs at most 3 lines a second)", "line 8", "line 9", "line 10"])
     }
 
+    /// Regression: lines left out with no line let through after them were never said (the
+    /// end of a run that logged past the rate). They are said when the sink is released.
+    @Test func logLinesLeftOutAtTheEndAreSaid() {
+        let now = ContinuousClock.now
+        let lines = Mutex<[String]>([])
+        do {
+            let log = limitingLogLines({ line in lines.withLock { $0.append(line) } }, rate: 3, now: { now })
+            for index in 1...5 { log("line \(index)") }
+            #expect(lines.withLock { $0 } == ["line 1", "line 2", "line 3"])
+        }
+        #expect(lines.withLock { $0 } == ["line 1", "line 2", "line 3", "(2 log lines left out: a plugin logs at most 3 lines a second)"])
+    }
+
     /// Regression: an action that changed the state and then failed (a refusal, against the
     /// contract; a request the host refused, which the contract allows) left its change live,
     /// and the next transitions were acknowledged on top of it; but a rebuild after a trap

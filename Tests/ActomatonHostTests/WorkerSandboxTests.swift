@@ -348,11 +348,8 @@ struct WorkerSandboxTests {
         process.standardOutput = stdout
         process.standardError = stderr
         try process.run()
-        stdin.fileHandleForWriting.write(Data(input.utf8))
-        let output = stdout.fileHandleForReading.readDataToEndOfFile()
-        let errors = stderr.fileHandleForReading.readDataToEndOfFile()
+        let (output, errors) = exchange(input: Data(input.utf8), with: stdin, output: stdout, errors: stderr)
         process.waitUntilExit()
-        try stdin.fileHandleForWriting.close()
         return Outcome(status: process.terminationStatus, output: String(decoding: output, as: UTF8.self),
                        errors: String(decoding: errors, as: UTF8.self))
     }

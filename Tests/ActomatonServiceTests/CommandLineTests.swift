@@ -25,8 +25,7 @@ import Testing
         process.standardOutput = output
         process.standardError = errors
         try process.run()
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = errors.fileHandleForReading.readDataToEndOfFile()
+        let (out, err) = exchange(output: output, errors: errors)
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
     }

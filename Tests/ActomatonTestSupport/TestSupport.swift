@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 // What the host's and the service's test targets share: one copy, and one set of slots for
 // blocking work across both (the two targets run in one test process).
@@ -31,6 +32,27 @@ package func offThePool<Value: Sendable>(_ body: @escaping @Sendable () throws -
             continuation.resume(with: Result(catching: body))
         }.start()
     }
+}
+
+/// Writes `input` to a child's standard input (and closes it) and reads its standard output
+/// and standard error to their ends, all at once: a child that fills one pipe while the test
+/// reads another, or writes `input`, would wait for ever (a run that logged 80 KB hung).
+package func exchange(input: Data? = nil, with stdin: Pipe? = nil, output: Pipe, errors: Pipe) -> (output: Data, errors: Data) {
+    let done = DispatchGroup()
+    let errorBytes = Mutex(Data())
+    DispatchQueue.global().async(group: done) {
+        let data = errors.fileHandleForReading.readDataToEndOfFile()
+        errorBytes.withLock { $0 = data }
+    }
+    if let stdin {
+        DispatchQueue.global().async(group: done) {
+            if let input { stdin.fileHandleForWriting.write(input) }
+            try? stdin.fileHandleForWriting.close()
+        }
+    }
+    let outputBytes = output.fileHandleForReading.readDataToEndOfFile()
+    done.wait()
+    return (outputBytes, errorBytes.withLock { $0 })
 }
 
 /// The slots of ``offThePool(_:)``: one per core, for every test target of the process.

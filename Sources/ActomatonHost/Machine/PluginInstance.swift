@@ -73,7 +73,11 @@ public final class PluginInstance: PluginRuntime, @unchecked Sendable {
     ///   - log: Where `host->log` lines go; standard error by default, escaped.
     ///   - effectBudget: The effect limit of the machine this state runs on; unlimited when
     ///     `nil`.
-    public init(plugin: Plugin, log: (@Sendable (String) -> Void)? = nil, effectBudget: EffectBudget? = nil) throws(PluginLoadError) {
+    ///   - limitsLogLines: Whether `log` takes at most ``PluginLimits/maxLogLinesPerSecond``
+    ///     lines a second; `false` in a worker process, whose host limits the lines it passes
+    ///     on (two limits would lose the count of the lines the first one left out).
+    public init(plugin: Plugin, log: (@Sendable (String) -> Void)? = nil, effectBudget: EffectBudget? = nil,
+                limitsLogLines: Bool = true) throws(PluginLoadError) {
         self.plugin = plugin
         let name = plugin.name
         guard case let .native(actions, functions) = plugin.code else {
@@ -95,7 +99,7 @@ public final class PluginInstance: PluginRuntime, @unchecked Sendable {
         }
         marker = PluginCallMarker(plugin: name, actions: plugin.manifest.actions.map(\.name))
         // `deinit` frees what was allocated if a step throws.
-        binding = HostBinding(log: pluginLogSink(log, name: name))
+        binding = HostBinding(log: pluginLogSink(log, name: name, limited: limitsLogLines))
         guard binding.isBound else {
             throw PluginLoadError(.libffi("cannot allocate a closure for the host function table"), at: plugin.path)
         }

@@ -107,19 +107,60 @@ public enum PluginRuntimes {
 }
 
 /// The sink for a plugin's `host->log` lines: `log`, or standard error with the plugin's name;
-/// at most ``PluginLimits/maxLogLinesPerSecond`` a second (``limitingLogLines(_:now:)``).
-func pluginLogSink(_ log: (@Sendable (String) -> Void)?, name: String) -> @Sendable (String) -> Void {
-    limitingLogLines(log ?? { line in printToStandardError("[\(name)] \(line)") })
+/// at most ``PluginLimits/maxLogLinesPerSecond`` a second (``limitingLogLines(_:now:)``) unless
+/// not `limited`.
+func pluginLogSink(_ log: (@Sendable (String) -> Void)?, name: String, limited: Bool = true) -> @Sendable (String) -> Void {
+    let sink = log ?? { line in printToStandardError("[\(name)] \(line)") }
+    return limited ? limitingLogLines(sink) : sink
 }
 
 /// `sink`, taking at most `rate` lines a second in bursts of as many (a ``TokenBucket``); the
 /// lines past it are left out, and the next line let through is preceded by one saying how
-/// many were.
+/// many were. Lines left out with none let through after them are said when the returned
+/// sink is released (the plugin unloaded), or by ``PluginLogLines/sayWhatWasLeftOut()`` (the
+/// host at its end).
 func limitingLogLines(_ sink: @escaping @Sendable (String) -> Void, rate: Int = PluginLimits.maxLogLinesPerSecond,
                       now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) -> @Sendable (String) -> Void {
-    let start = now()
-    let state = Mutex((bucket: TokenBucket(rate: rate, at: .zero), leftOut: 0))
-    return { line in
+    let limiter = LogLineLimiter(sink, rate: rate, now: now)
+    return { line in limiter.take(line) }
+}
+
+/// Plugins' log lines left out over their rate.
+package enum PluginLogLines {
+    /// The limiters alive, by identity: weak, so that a plugin unloaded takes its own away.
+    fileprivate static let limiters = Mutex<[ObjectIdentifier: WeakLimiter]>([:])
+
+    fileprivate struct WeakLimiter: @unchecked Sendable {
+        weak var limiter: LogLineLimiter?
+    }
+
+    /// Says, for every plugin, how many of its last log lines were left out with no line let
+    /// through after them: at the end of `run` and `serve`, where no later line would say it.
+    package static func sayWhatWasLeftOut() {
+        for entry in limiters.withLock({ Array($0.values) }) { entry.limiter?.sayLeftOut() }
+    }
+}
+
+/// The state of ``limitingLogLines(_:rate:now:)``: a bucket, and the lines left out since the
+/// last one let through, said at the next one, or when the limiter is released.
+private final class LogLineLimiter: Sendable {
+    private let sink: @Sendable (String) -> Void
+    private let rate: Int
+    private let now: @Sendable () -> ContinuousClock.Instant
+    private let start: ContinuousClock.Instant
+    private let state: Mutex<(bucket: TokenBucket, leftOut: Int)>
+
+    init(_ sink: @escaping @Sendable (String) -> Void, rate: Int, now: @escaping @Sendable () -> ContinuousClock.Instant) {
+        self.sink = sink
+        self.rate = rate
+        self.now = now
+        start = now()
+        state = Mutex((bucket: TokenBucket(rate: rate, at: .zero), leftOut: 0))
+        let weak = PluginLogLines.WeakLimiter(limiter: self)
+        PluginLogLines.limiters.withLock { $0[ObjectIdentifier(self)] = weak }
+    }
+
+    func take(_ line: String) {
         let time = now() - start
         let (admitted, leftOut) = state.withLock { state -> (Bool, Int) in
             guard state.bucket.take(at: time) else {
@@ -130,9 +171,25 @@ func limitingLogLines(_ sink: @escaping @Sendable (String) -> Void, rate: Int = 
             return (true, state.leftOut)
         }
         guard admitted else { return }
-        if leftOut > 0 {
-            sink("(\(leftOut) log line\(leftOut == 1 ? "" : "s") left out: a plugin logs at most \(rate) lines a second)")
-        }
+        say(leftOut)
         sink(line)
+    }
+
+    /// Says how many lines were left out since the last one let through, if any.
+    func sayLeftOut() {
+        say(state.withLock { state in
+            defer { state.leftOut = 0 }
+            return state.leftOut
+        })
+    }
+
+    private func say(_ leftOut: Int) {
+        guard leftOut > 0 else { return }
+        sink("(\(leftOut) log line\(leftOut == 1 ? "" : "s") left out: a plugin logs at most \(rate) lines a second)")
+    }
+
+    deinit {
+        PluginLogLines.limiters.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(self)) }
+        sayLeftOut()
     }
 }

@@ -286,9 +286,10 @@ public enum PluginWorker {
         private func load(path: String, options: Plugin.LoadOptions) -> PluginInstance? {
             do {
                 let plugin = try Plugin.load(path: path, options: options)
+                // The host limits the lines it passes on, and counts those it leaves out.
                 let instance = try PluginInstance(plugin: plugin, log: { [self] line in
                     send(.log(Self.cut(line, to: WorkerProtocol.maxLogLineBytes)))
-                })
+                }, limitsLogLines: false)
                 send(.loaded(plugin.manifest))
                 return instance
             } catch {
