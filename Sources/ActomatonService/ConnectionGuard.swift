@@ -45,13 +45,13 @@ struct GuardedServerChannel: ServerChildChannel {
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         // Last so far: after a TLS handler, before the HTTP parser the inner setup adds.
         channel.eventLoop.makeCompletedFuture {
-            try channel.pipeline.syncOperations.addHandler(RequestHeadDeadline(timeout: headTimeout))
+            try channel.pipeline.syncOperations.addHandler(RequestHeadDeadline(timeout: headTimeout, logger: logger))
         }.flatMap {
             inner.setup(channel: channel, logger: logger)
         }.flatMapThrowing { value in
             // Right after the parser, which the inner setup added: its errors come here first.
             let parser = try channel.pipeline.syncOperations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
-            try channel.pipeline.syncOperations.addHandler(RequestGate(requestTimeout: headTimeout, maxBodySize: maxBodySize), position: .after(parser))
+            try channel.pipeline.syncOperations.addHandler(RequestGate(requestTimeout: headTimeout, maxBodySize: maxBodySize, logger: logger), position: .after(parser))
             return value
         }
     }
@@ -118,8 +118,12 @@ final class RequestHeadDeadline: ChannelInboundHandler, RemovableChannelHandler 
     /// Whether any byte came: a close for a head cut short is answered 408 first.
     private var receivedAny = false
 
-    init(timeout: TimeAmount) {
+    /// Where a 408 is logged, at warning.
+    private let logger: Logger
+
+    init(timeout: TimeAmount, logger: Logger = Logger(label: "actomaton-host")) {
         self.timeout = timeout
+        self.logger = logger
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -153,11 +157,13 @@ final class RequestHeadDeadline: ChannelInboundHandler, RemovableChannelHandler 
         let channel = context.channel
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
         let boundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
-        let timeout = timeout
+        let (timeout, logger) = (timeout, logger)
         deadline = context.eventLoop.scheduleTask(in: timeout) {
             guard handler.value.receivedAny else { return channel.close(promise: nil) }
-            let body = ServiceError.jsonLine("the request's head did not arrive whole within \(seconds(.nanoseconds(timeout.nanoseconds))), "
-                                             + "the limit (--connection-idle-timeout)")
+            let line = "the request's head did not arrive whole within \(seconds(.nanoseconds(timeout.nanoseconds))), "
+                + "the limit (--connection-idle-timeout)"
+            logger.warning("a request: 408 \(line)")
+            let body = ServiceError.jsonLine(line)
             let answer = "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: application/json\r\n"
                 + "Content-Length: \(body.utf8.count)\r\n\r\n" + body
             boundContext.value.writeAndFlush(NIOAny(ByteBuffer(string: answer))).whenComplete { _ in channel.close(promise: nil) }

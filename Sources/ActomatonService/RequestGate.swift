@@ -1,4 +1,5 @@
 import ActomatonHost
+import Logging
 import NIOCore
 import NIOHTTP1
 
@@ -6,7 +7,8 @@ import NIOHTTP1
 /// follows, cannot handle — with a status, after the answers to the requests before it, then
 /// closing the connection.
 ///
-/// Every refusal carries `{"error": "one line"}`, as the service's other errors do.
+/// Every refusal carries `{"error": "one line"}`, as the service's other errors do, and is
+/// logged at warning as the routes' errors are (it was not logged at all).
 ///
 /// - A request the parser refuses is answered 400 (431 for a head past its limits). The
 ///   requests pipelined before it are answered first: answering at once cut off the answer
@@ -36,6 +38,12 @@ import NIOHTTP1
 ///   9112, 3.2).
 /// - An HTTP/1.0 request without `Connection: keep-alive` has its connection closed after its
 ///   answer, as HTTP/1.0 has it (the client reads to the end of the stream).
+///
+/// - A request passed on in part whose rest will not come — refused (400 for a body that
+///   broke off, 408 for one that did not arrive in time), or its connection closed — ends with
+///   ``RequestCutShort`` for its body's reader, not with an end: Hummingbird reads a stream
+///   that ends as a body that ends, and the part that came was applied while the client was
+///   told 400 or 408. An answer the route writes after the refusal's is dropped.
 ///
 /// Once a WebSocket handshake is passed on, the connection may become a WebSocket: the gate
 /// then passes everything on untouched.
@@ -67,14 +75,36 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
     /// The largest body a request may have (`--max-body-size`), for `Expect: 100-continue`.
     private let maxBodySize: Int
 
-    init(requestTimeout: TimeAmount, maxBodySize: Int = .max) {
+    /// Where refusals are logged.
+    private let logger: Logger
+    /// The method and path of the request being read, for the log (cut and escaped); between
+    /// requests, "a request": a head the parser refused was not read.
+    private var lastRequestLine = "a request"
+
+    init(requestTimeout: TimeAmount, maxBodySize: Int = .max, logger: Logger = Logger(label: "actomaton-host")) {
         self.requestTimeout = requestTimeout
         self.maxBodySize = maxBodySize
+        self.logger = logger
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         requestDeadline?.cancel()
         idleDeadline?.cancel()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if !passingThrough { cutShortIfInPart(context) }
+        context.fireChannelInactive()
+    }
+
+    /// Whether the request in part was told it is cut short.
+    private var toldCutShort = false
+
+    /// Tells the reader of the request passed on in part, if any, that its rest will not come.
+    private func cutShortIfInPart(_ context: ChannelHandlerContext) {
+        guard !lastRequestComplete, !toldCutShort else { return }
+        toldCutShort = true
+        context.fireErrorCaught(RequestCutShort())
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -89,6 +119,8 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
         case let .head(head):
             lastActivity = .now()
             lastRequestIsHead = head.method == .HEAD
+            let path = head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? ""
+            lastRequestLine = "\(head.method) \(TerminalText.escaping(path.utf8.count > 256 ? path.prefix(utf8Bytes: 256) + "…" : path))"
             if head.version.major == 1, head.version.minor >= 1, head.headers[canonicalForm: "host"].count != 1 {
                 // RFC 9112, 3.2: a server must answer 400 to one without, or with several.
                 refuse(context, status: .badRequest, line: "an HTTP/1.1 request needs one Host header field", toHead: lastRequestIsHead)
@@ -127,6 +159,7 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
             context.fireChannelRead(data)
         case .end:
             lastRequestComplete = true
+            lastRequestLine = "a request"
             requestDeadline?.cancel()
             requestDeadline = nil
             context.fireChannelRead(data)
@@ -163,6 +196,11 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         if passingThrough {
             context.write(data, promise: promise)
+            return
+        }
+        if answered, refusal?.status != nil {
+            // The refused request's route answering its cut-short body: the refusal answered it.
+            promise?.fail(ChannelError.ioOnClosedChannel)
             return
         }
         guard case .end = unwrapOutboundIn(data) else {
@@ -223,7 +261,11 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
         refusalLine = line
         refusalIsToHead = toHead
         extraHeaders = headers
+        if let status = refusal?.status {
+            logger.warning("\(lastRequestLine): \(status.code) \(line)")
+        }
         answerIfDue(context)
+        cutShortIfInPart(context)
     }
 
     private var refusalLine = ""
@@ -312,4 +354,10 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
         }
         return nil
     }
+}
+
+/// What the reader of a request's body gets when the rest of the request will not come: the
+/// request is not applied.
+struct RequestCutShort: Error, CustomStringConvertible {
+    var description: String { "the request was cut short before its end" }
 }

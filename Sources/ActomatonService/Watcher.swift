@@ -62,7 +62,7 @@ public final class Watcher: Sendable {
         self.buffer = buffer
         byteLimit = bytes
         bufferedBytes = Mutex((0, missed, missed))
-        let (messages, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingOldest(buffer + missed))
+        let (messages, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingOldest(buffer.addingReportingOverflow(missed).overflow ? .max : buffer + missed))
         self.messages = messages
         self.continuation = continuation
         (endSignal, endSignalContinuation) = AsyncStream.makeStream(of: Never.self)

@@ -68,16 +68,22 @@ struct IsolationOptions: ParsableArguments {
     /// runtime and the loader), twice that leaves room for the plugin.
     static let minWorkerMemory: Int64 = 256 << 20
 
-    @Option(help: ArgumentHelp("The CPU time each worker may use in all, in seconds (default: no limit).", valueName: "seconds"))
+    @Option(help: ArgumentHelp("The CPU time each worker may use in all, in seconds (1 to 315360000, 10 years; default: no limit).", valueName: "seconds"))
     var workerCPUSeconds: UInt64?
 
-    @Option(help: ArgumentHelp("How many files each worker may have open (at least \(Self.minWorkerOpenFiles); default: 64).",
+    @Option(help: ArgumentHelp("How many files each worker may have open (\(Self.minWorkerOpenFiles) to \(Self.maxWorkerOpenFiles); default: 64).",
                                valueName: "count"))
     var workerOpenFiles: UInt64?
 
     /// The fewest open files a worker loads a plugin with: its standard descriptors, its socket
     /// and lifeline, the plugin file and its private copy, and room for the loader's own.
     static let minWorkerOpenFiles: UInt64 = 16
+
+    /// The most open files a worker may be given: Linux's own ceiling (`fs.nr_open`'s default).
+    static let maxWorkerOpenFiles: UInt64 = 1 << 20
+
+    /// The most CPU seconds a worker may be given: 10 years, well short of RLIM_INFINITY.
+    static let maxWorkerCPUSeconds: UInt64 = 10 * 365 * 24 * 3600
 
     @Flag(help: ArgumentHelp("Let plugins in worker processes start processes (fork, posix_spawn, system), run programs "
                              + "(execve) and signal other processes. By default these fail with EPERM in a worker; threads "
@@ -95,7 +101,7 @@ struct IsolationOptions: ParsableArguments {
     var workerMayUseNetwork = false
 
     @Option(help: ArgumentHelp("After how many actions the host snapshots an isolated plugin's state "
-                                + "(a restarted worker replays the actions since; default: 16).", valueName: "count"))
+                                + "(a restarted worker replays the actions since; 1 to 1000000, default: 16).", valueName: "count"))
     var snapshotEvery: Int?
 
     func validate() throws {
@@ -103,13 +109,17 @@ struct IsolationOptions: ParsableArguments {
         if let actionTimeout, !(actionTimeout >= 0.001 && actionTimeout <= 3600) {
             throw ValidationError("--action-timeout must be from 0.001 to 3600 seconds")
         }
-        if let snapshotEvery, snapshotEvery < 1 { throw ValidationError("--snapshot-every must be at least 1") }
-        // Linux takes a limit of 0 seconds as 1.
-        if let workerCPUSeconds, workerCPUSeconds < 1 { throw ValidationError("--worker-cpu-seconds must be at least 1") }
+        if let snapshotEvery, !(1...1_000_000).contains(snapshotEvery) {
+            throw ValidationError(countRangeMessage("--snapshot-every", 1...1_000_000))
+        }
+        // Linux takes a limit of 0 seconds as 1; at the top, 2^64 - 1 is RLIM_INFINITY, no limit.
+        if let workerCPUSeconds, !(1...Self.maxWorkerCPUSeconds).contains(workerCPUSeconds) {
+            throw ValidationError("--worker-cpu-seconds must be from 1 to \(Self.maxWorkerCPUSeconds) (10 years)")
+        }
         // Below it, a worker crashed while loading, and the error blamed the plugin.
         if let workerMemory, workerMemory < Self.minWorkerMemory { throw ValidationError("--worker-memory must be at least 256M") }
-        if let workerOpenFiles, workerOpenFiles < Self.minWorkerOpenFiles {
-            throw ValidationError("--worker-open-files must be at least \(Self.minWorkerOpenFiles)")
+        if let workerOpenFiles, !(Self.minWorkerOpenFiles...Self.maxWorkerOpenFiles).contains(workerOpenFiles) {
+            throw ValidationError("--worker-open-files must be from \(Self.minWorkerOpenFiles) to \(Self.maxWorkerOpenFiles)")
         }
     }
 
@@ -213,10 +223,16 @@ func parseFuel(_ text: String) throws -> UInt64? {
     return units
 }
 
+/// The one line that refuses a count flag outside its range: `--max-effects must be from 1 to
+/// 1000000`, with what 0 means when it is allowed.
+func countRangeMessage(_ name: String, _ range: ClosedRange<Int>) -> String {
+    "\(name) must be from \(range.lowerBound) to \(range.upperBound)" + (range.lowerBound == 0 ? " (0: no limit)" : "")
+}
+
 /// Options of the commands that run machines.
 struct MachineOptions: ParsableArguments {
     @Option(help: ArgumentHelp("How many delayed and repeating actions one machine may have running or waiting; "
-                                + "an action asking for more fails.", valueName: "count"))
+                                + "an action asking for more fails (1 to 1000000).", valueName: "count"))
     var maxEffects = PluginLimits.defaultMaxEffects
 
     @Option(name: .customLong("print"), help: ArgumentHelp(
@@ -226,7 +242,7 @@ struct MachineOptions: ParsableArguments {
     var printMode: PrintMode = .state
 
     func validate() throws {
-        guard maxEffects >= 1 else { throw ValidationError("--max-effects must be at least 1") }
+        guard (1...1_000_000).contains(maxEffects) else { throw ValidationError(countRangeMessage("--max-effects", 1...1_000_000)) }
     }
 }
 
@@ -253,7 +269,7 @@ struct StateOptions: ParsableArguments {
     static let minStateMaxSize: Int64 = 64 << 10
 
     @Option(help: ArgumentHelp("After how many journaled actions of a plugin its state is snapshotted and the journal "
-                                + "before the previous snapshot pruned.", valueName: "count"))
+                                + "before the previous snapshot pruned (1 to 1000000000).", valueName: "count"))
     var journalSnapshotEvery = 1000
 
     /// The journal's options these flags ask for.
@@ -262,7 +278,9 @@ struct StateOptions: ParsableArguments {
     }
 
     func validate() throws {
-        guard journalSnapshotEvery >= 1 else { throw ValidationError("--journal-snapshot-every must be at least 1") }
+        guard (1...1_000_000_000).contains(journalSnapshotEvery) else {
+            throw ValidationError(countRangeMessage("--journal-snapshot-every", 1...1_000_000_000))
+        }
         if stateMaxSize != nil && state == nil { throw ValidationError("--state-max-size limits the database --state names; give --state too") }
         if let stateMaxSize, try parseSize(stateMaxSize) < Self.minStateMaxSize {
             throw ValidationError("--state-max-size must be at least 64K (an empty state database takes 52K)")

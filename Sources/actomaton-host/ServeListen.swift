@@ -4,6 +4,17 @@ import ActomatonService
 import ArgumentParser
 import HostCommandLine
 import Logging
+#if canImport(Glibc)
+import Glibc
+
+/// `RLIMIT_NOFILE`, as `getrlimit` takes it here.
+private let openFilesResource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+#elseif canImport(Musl)
+import Musl
+
+/// `RLIMIT_NOFILE`, as `getrlimit` takes it here.
+private let openFilesResource = RLIMIT_NOFILE
+#endif
 
 /// `serve --listen` and its limits: the host as a network service (``ActomatonServer``).
 struct NetworkOptions: ParsableArguments {
@@ -30,28 +41,28 @@ struct NetworkOptions: ParsableArguments {
             transform: parseSize)
     var maxHeaderSize: Int64 = Int64(ServiceConfiguration().maxHeaderSize)
 
-    @Option(help: ArgumentHelp("The most connections open at a time; more wait to be accepted.", valueName: "count"))
+    @Option(help: ArgumentHelp("The most connections open at a time (1 to 1000000); more wait to be accepted.", valueName: "count"))
     var maxConnections = ServiceConfiguration().maxConnections
 
     @Option(help: ArgumentHelp("Seconds a connection may wait between requests, or take to send a request (head and body; "
                                 + "408 past it), before it is closed (a WebSocket, once open, is not idle).", valueName: "seconds"))
     var connectionIdleTimeout = 60
 
-    @Option(help: ArgumentHelp("The most instances in memory, all plugins together.", valueName: "count"))
+    @Option(help: ArgumentHelp("The most instances in memory, all plugins together (1 to 100000000).", valueName: "count"))
     var maxInstances = ServiceConfiguration().maxInstances
 
-    @Option(help: ArgumentHelp("The most instances of one plugin (default: 100000 with --listen; 256 when reading lines, where "
+    @Option(help: ArgumentHelp("The most instances of one plugin, 1 to 100000000 (default: 100000 with --listen; 256 when reading lines, where "
                                 + "each instance may be a worker process).", valueName: "count"))
     var maxInstancesPerPlugin: Int?
 
-    @Option(help: ArgumentHelp("The most WebSocket watchers of one instance.", valueName: "count"))
+    @Option(help: ArgumentHelp("The most WebSocket watchers of one instance (1 to 1000000).", valueName: "count"))
     var maxWatchersPerInstance = ServiceConfiguration().maxWatchersPerInstance
 
     @Option(help: ArgumentHelp("The most watchers of the whole service (default: --max-connections less a quarter of them, "
                                 + "at most 64, which stay for requests and health checks).", valueName: "count"))
     var maxWatchers: Int?
 
-    @Option(help: ArgumentHelp("The most transitions buffered for a watcher before it is closed as too slow.", valueName: "count"))
+    @Option(help: ArgumentHelp("The most transitions buffered for a watcher before it is closed as too slow (1 to 1000000).", valueName: "count"))
     var watcherBuffer = ServiceConfiguration().watcherBuffer
 
     @Option(help: ArgumentHelp("The most bytes of transitions buffered for a watcher before it is closed as too slow "
@@ -76,21 +87,21 @@ struct NetworkOptions: ParsableArguments {
                                 valueName: "count"))
     var maxPageSize = ServiceConfiguration().maxPageSize
 
-    @Option(help: ArgumentHelp("Requests per second one token may send (0: no limit).", valueName: "count"))
+    @Option(help: ArgumentHelp("Requests per second one token may send (0: no limit; at most 1000000000).", valueName: "count"))
     var maxRequestsPerSecond = ServiceConfiguration().maxRequestsPerSecond
 
     @Option(help: ArgumentHelp("Failed authentications one client address (an IPv6 address's /64) may make in a minute; "
-                                + "past it, its requests are 429 until time gives them back (0: no limit).", valueName: "count"))
+                                + "past it, its requests are 429 until time gives them back (0: no limit; at most 1000000000).", valueName: "count"))
     var maxFailedAuthenticationsPerMinute = ServiceConfiguration().maxFailedAuthenticationsPerMinute
 
     @Option(help: ArgumentHelp("How long, in seconds, a response to a request with an Idempotency-Key is kept for retries.",
                                 valueName: "seconds"))
     var idempotencyWindow: Int = 24 * 3600
 
-    @Option(help: ArgumentHelp("The most idempotency keys kept at a time.", valueName: "count"))
+    @Option(help: ArgumentHelp("The most idempotency keys kept at a time (1 to 100000000).", valueName: "count"))
     var maxIdempotencyKeys = ServiceConfiguration().maxIdempotencyKeys
 
-    @Option(help: ArgumentHelp("The most idempotency keys one token may have kept (default: an equal share, "
+    @Option(help: ArgumentHelp("The most idempotency keys one token may have kept, 1 to 100000000 (default: an equal share, "
                                 + "--max-idempotency-keys divided by the number of tokens).", valueName: "count"))
     var maxIdempotencyKeysPerToken: Int?
 
@@ -111,19 +122,30 @@ struct NetworkOptions: ParsableArguments {
     /// it closed a watcher).
     static let maxSeconds = 30 * 24 * 3600
 
+    /// The ranges of the count flags. A count past these asks for more than a host has (memory,
+    /// descriptors); with no bound, `--watcher-buffer` near `Int.max` overflowed the sum with a
+    /// resuming watcher's backlog, and the first such watcher crashed the service.
+    static let countRanges: [(name: String, range: ClosedRange<Int>)] = [
+        ("--max-connections", 1...1_000_000), ("--max-instances", 1...100_000_000), ("--max-instances-per-plugin", 1...100_000_000),
+        ("--max-watchers-per-instance", 1...1_000_000), ("--watcher-buffer", 1...1_000_000),
+        ("--max-idempotency-keys", 1...100_000_000), ("--max-idempotency-keys-per-token", 1...100_000_000),
+        ("--max-requests-per-second", 0...1_000_000_000), ("--max-failed-authentications-per-minute", 0...1_000_000_000),
+    ]
+
+    /// The values of the flags of ``countRanges``, in its order (an unset optional one as its lowest).
+    private var counts: [Int] {
+        [maxConnections, maxInstances, maxInstancesPerPlugin ?? 1, maxWatchersPerInstance, watcherBuffer, maxIdempotencyKeys,
+         maxIdempotencyKeysPerToken ?? 1, maxRequestsPerSecond, maxFailedAuthenticationsPerMinute]
+    }
+
     func validate() throws {
-        for (name, value) in [("--max-connections", maxConnections), ("--max-instances", maxInstances),
-                              ("--max-instances-per-plugin", maxInstancesPerPlugin ?? 1), ("--max-watchers-per-instance", maxWatchersPerInstance),
-                              ("--watcher-buffer", watcherBuffer), ("--max-idempotency-keys", maxIdempotencyKeys)] where value < 1 {
-            throw ValidationError("\(name) must be at least 1")
+        for ((name, range), value) in zip(Self.countRanges, counts) where !range.contains(value) {
+            throw ValidationError(countRangeMessage(name, range))
         }
         for (name, value) in [("--idempotency-window", idempotencyWindow), ("--shutdown-timeout", shutdownTimeout),
                               ("--idle-timeout", idleTimeout), ("--watcher-close-timeout", watcherCloseTimeout),
                               ("--connection-idle-timeout", connectionIdleTimeout)] where !(1...Self.maxSeconds).contains(value) {
             throw ValidationError("\(name) must be from 1 to \(Self.maxSeconds) seconds (30 days)")
-        }
-        if let maxIdempotencyKeysPerToken, maxIdempotencyKeysPerToken < 1 {
-            throw ValidationError("--max-idempotency-keys-per-token must be at least 1")
         }
         if let maxWatchers, !(1...1_000_000).contains(maxWatchers) { throw ValidationError("--max-watchers must be from 1 to 1000000") }
         guard (0...1_000_000).contains(watchHistory) else { throw ValidationError("--watch-history must be from 0 to 1000000") }
@@ -132,10 +154,6 @@ struct NetworkOptions: ParsableArguments {
             throw ValidationError("\(name) must be from 1K to 1G (1024 to 1073741824 bytes)")
         }
         guard (1...100_000).contains(maxPageSize) else { throw ValidationError("--max-page-size must be from 1 to 100000") }
-        guard maxRequestsPerSecond >= 0 else { throw ValidationError("--max-requests-per-second must be 0 (no limit) or more") }
-        guard maxFailedAuthenticationsPerMinute >= 0 else {
-            throw ValidationError("--max-failed-authentications-per-minute must be 0 (no limit) or more")
-        }
         guard maxBodySize <= 64 << 20 else { throw ValidationError("--max-body-size must be at most 64M") }
         guard (1...(64 << 10)).contains(maxHeaderSize) else { throw ValidationError("--max-header-size must be from 1 to 64K") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level takes trace, debug, info, notice, warning, error or critical") }
@@ -178,6 +196,7 @@ extension Serve {
         do {
             // The address and the flags' fit are checked by `validateListening()`.
             listen = try ListenAddress(text)
+            try Self.makeRoomForConnections(network.maxConnections)
             if let path = network.tokens { tokens = try TokenTable.load(path: path) }
             if let certificate = network.tlsCertificate, let key = network.tlsKey {
                 tls = try ServiceTLS.load(certificate: certificate, key: key)
@@ -245,6 +264,33 @@ extension Serve {
             throw ExitCode.failure
         }
         emit("stopped")
+    }
+}
+
+extension Serve {
+    /// The descriptors kept, besides one per connection, for the rest: the listening socket,
+    /// the journal and its log, plugin files, pipes and workers' channels.
+    static let descriptorsBesideConnections = 256
+
+    /// Raises the limit on open descriptors to its hard limit, as far as `maxConnections` and
+    /// ``descriptorsBesideConnections`` need; refuses with one line when the hard limit is below
+    /// that. A service out of descriptors could not accept a connection, and spun at 70% of a core
+    /// with nothing logged and `/healthz` unanswered (`ulimit -n 64` and the default 1,024).
+    static func makeRoomForConnections(_ maxConnections: Int) throws(Message) {
+        var limit = rlimit()
+        guard getrlimit(openFilesResource, &limit) == 0 else { return }
+        let needed = rlim_t(maxConnections + descriptorsBesideConnections)
+        guard limit.rlim_cur < needed else { return }
+        guard limit.rlim_max >= needed else {
+            throw Message("--max-connections \(maxConnections) needs \(needed) open files (one per connection and "
+                          + "\(descriptorsBesideConnections) for the rest), but this process may open at most \(limit.rlim_max) "
+                          + "(ulimit -Hn): lower --max-connections, or raise the limit")
+        }
+        limit.rlim_cur = needed
+        guard setrlimit(openFilesResource, &limit) == 0 else {
+            throw Message("--max-connections \(maxConnections) needs \(needed) open files, and the limit (ulimit -n) "
+                          + "cannot be raised to it: \(String(cString: strerror(errno)))")
+        }
     }
 }
 

@@ -378,7 +378,7 @@ struct CommandLineTests {
         #expect(least.output.hasSuffix("counter: add 1\n"), "\(least.output)")
         let fewer = try await host(isolated + ["--worker-open-files", "15"], input: "add 1\n")
         #expect(fewer.status == 64)
-        #expect(fewer.errors.contains("--worker-open-files must be at least 16"), "\(fewer.errors)")
+        #expect(fewer.errors.contains("--worker-open-files must be from 16 to 1048576"), "\(fewer.errors)")
         for timeout in ["0", "0.0004", "3600.5", "nan"] {
             let refused = try await host(isolated + ["--action-timeout", timeout], input: "")
             #expect(refused.status == 64, "--action-timeout \(timeout)")
@@ -407,7 +407,7 @@ struct CommandLineTests {
         #expect(forking.status == 64 && forking.errors.contains("--worker-may-start-processes applies to plugins in worker processes"),
                 "\(forking.errors)")
         let noCPU = try await host(isolated + ["--worker-cpu-seconds", "0"], input: "")
-        #expect(noCPU.status == 64 && noCPU.errors.contains("--worker-cpu-seconds must be at least 1"), "\(noCPU.errors)")
+        #expect(noCPU.status == 64 && noCPU.errors.contains("--worker-cpu-seconds must be from 1 to 315360000 (10 years)"), "\(noCPU.errors)")
         let smaller = try await host(isolated + ["--worker-memory", "262143K"], input: "")
         #expect(smaller.status == 64 && smaller.errors.contains("--worker-memory must be at least 256M"), "\(smaller.errors)")
     }
@@ -554,7 +554,7 @@ struct CommandLineTests {
         #expect(serve.errors == "error: <stdin>:4: plugin counter already has 2 instances, its limit (--max-instances-per-plugin)\n")
         let refused = try await host(["serve", "--plugins", directory, "--max-instances-per-plugin", "0"], input: "")
         #expect(refused.status != 0)
-        #expect(refused.errors.contains("--max-instances-per-plugin must be at least 1"), "\(refused.errors)")
+        #expect(refused.errors.contains("--max-instances-per-plugin must be from 1 to 100000000"), "\(refused.errors)")
     }
 
     @Test func aScriptThatIsADirectoryIsAnError() async throws {

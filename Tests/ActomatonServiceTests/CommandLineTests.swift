@@ -12,14 +12,15 @@ import Testing
         return directory
     }
 
-    func run(_ arguments: [String]) async throws -> (status: Int32, output: String, errors: String) {
-        try await offThePool { try Self.runHost(arguments) }
+    func run(_ arguments: [String], limits: String? = nil) async throws -> (status: Int32, output: String, errors: String) {
+        try await offThePool { try Self.runHost(arguments, limits: limits) }
     }
 
-    static func runHost(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
+    /// Runs the host with `arguments`; with `limits` (`ulimit -n 300`), through a shell that
+    /// sets them first.
+    static func runHost(_ arguments: [String], limits: String? = nil) throws -> (status: Int32, output: String, errors: String) {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "\(pluginDirectory)/actomaton-host")
-        process.arguments = arguments
+        setHost(of: process, arguments, limits: limits)
         let output = Pipe()
         let errors = Pipe()
         process.standardOutput = output
@@ -31,10 +32,9 @@ import Testing
     }
 
     /// Starts `serve --listen` on a port the system picks; returns it with the port, once it listens.
-    func startServe(_ directory: String, _ extra: [String] = []) throws -> (process: Process, port: Int) {
+    func startServe(_ directory: String, _ extra: [String] = [], limits: String? = nil) throws -> (process: Process, port: Int) {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "\(pluginDirectory)/actomaton-host")
-        process.arguments = ["serve", "--plugins", directory, "--listen", "127.0.0.1:0", "--isolation", "none"] + extra
+        Self.setHost(of: process, ["serve", "--plugins", directory, "--listen", "127.0.0.1:0", "--isolation", "none"] + extra, limits: limits)
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -51,6 +51,19 @@ import Testing
         }
         process.terminate()
         throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "the service did not listen: \(text)"])
+    }
+
+    /// Makes `process` the host with `arguments`; with `limits`, a shell that sets them, then
+    /// becomes the host (the same process).
+    static func setHost(of process: Process, _ arguments: [String], limits: String?) {
+        let host = "\(pluginDirectory)/actomaton-host"
+        if let limits {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "\(limits) && exec \"$0\" \"$@\"", host] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: host)
+            process.arguments = arguments
+        }
     }
 
     /// `curl` sending `count` POSTs of `body` to `url` on one connection, printing each status.
@@ -207,13 +220,13 @@ import Testing
         let listening = ["serve", "--plugins", directory, "--listen", "127.0.0.1:0"]
         let cases: [([String], String)] = [
             (listening + ["--idle-timeout", "-1"], "--idle-timeout must be from 1 to 2592000 seconds"),
-            (listening + ["--max-connections", "-1"], "--max-connections must be at least 1"),
+            (listening + ["--max-connections", "-1"], "--max-connections must be from 1 to 1000000"),
             (listening + ["--max-instances", "-.5"], "The value '-.5' is invalid for '--max-instances <count>'"),
             (["serve", "--plugins", directory, "--isolation", "process", "--action-timeout", "-5"],
              "--action-timeout must be from 0.001 to 3600 seconds"),
             (["serve", "--plugins", directory, "--isolation", "process", "--worker-open-files", "-3"],
              "The value '-3' is invalid for '--worker-open-files <count>'"),
-            (["serve", "--plugins", directory, "--max-effects=-1"], "--max-effects must be at least 1"),
+            (["serve", "--plugins", directory, "--max-effects=-1"], "--max-effects must be from 1 to 1000000"),
         ]
         for (arguments, message) in cases {
             let refused = try await run(arguments)
@@ -223,6 +236,76 @@ import Testing
         // What follows a `--` is not joined: a plugin path that looks like a number stays one.
         let terminated = try await run(["serve", "--plugins", directory, "--idle-timeout", "--", "-1"])
         #expect(terminated.status == 64 && terminated.errors.contains("Missing value for '--idle-timeout"), "\(terminated.errors)")
+    }
+
+    /// Regression (audit): the count flags had no upper bound: `--watcher-buffer
+    /// 9223372036854775807` was taken, and the first watcher resuming with `?after=` crashed
+    /// the service (its buffer and its backlog summed past `Int.max`). Each is refused one
+    /// past either end of its range, with the range, and taken at both ends.
+    @Test func countFlagsHaveARange() async throws {
+        let directory = try pluginsDirectory()
+        let listening = ["serve", "--plugins", directory, "--listen", "127.0.0.1:0"]
+        let ranges: [(flag: String, range: ClosedRange<Int>)] = [
+            ("--max-connections", 1...1_000_000), ("--max-instances", 1...100_000_000), ("--max-instances-per-plugin", 1...100_000_000),
+            ("--max-watchers-per-instance", 1...1_000_000), ("--watcher-buffer", 1...1_000_000),
+            ("--max-idempotency-keys", 1...100_000_000), ("--max-idempotency-keys-per-token", 1...100_000_000),
+            ("--max-requests-per-second", 0...1_000_000_000), ("--max-failed-authentications-per-minute", 0...1_000_000_000),
+            ("--max-effects", 1...1_000_000), ("--journal-snapshot-every", 1...1_000_000_000), ("--snapshot-every", 1...1_000_000),
+        ]
+        for (flag, range) in ranges {
+            for value in [range.lowerBound - 1, range.upperBound + 1] {
+                let refused = try await run(listening + ["\(flag)=\(value)"])
+                #expect(refused.status == 64 && refused.errors.contains("\(flag) must be from \(range.lowerBound) to \(range.upperBound)"),
+                        "\(flag)=\(value): \(refused.errors)")
+            }
+        }
+        for (flag, value, message) in [("--worker-open-files", "1048577", "--worker-open-files must be from 16 to 1048576"),
+                                       ("--worker-cpu-seconds", "315360001", "--worker-cpu-seconds must be from 1 to 315360000 (10 years)")] {
+            let refused = try await run(listening + ["--isolation", "process", flag, value])
+            #expect(refused.status == 64 && refused.errors.contains(message), "\(flag) \(value): \(refused.errors)")
+        }
+        // Every flag at either end at once, but --max-connections at its top: that needs a million
+        // descriptors (the next test). The workers' flags need process isolation.
+        for end in [\ClosedRange<Int>.lowerBound, \ClosedRange<Int>.upperBound] {
+            let flags = ranges.filter { $0.flag != "--max-connections" }.flatMap { [$0.flag, String($0.range[keyPath: end])] }
+                + ["--isolation", "process", "--worker-open-files", end == \ClosedRange<Int>.lowerBound ? "16" : "1048576",
+                   "--worker-cpu-seconds", end == \ClosedRange<Int>.lowerBound ? "1" : "315360000"]
+            let status = try await offThePool { () throws -> Int32 in
+                let (process, port) = try self.startServe(directory, flags)
+                let health = try LoopbackConnection(port: port)
+                try health.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                let answer = try health.response(within: .seconds(20))
+                kill(process.processIdentifier, SIGTERM)
+                process.waitUntilExit()
+                return answer?.hasPrefix("HTTP/1.1 200") == true ? process.terminationStatus : -1
+            }
+            #expect(status == 0, "\(flags)")
+        }
+    }
+
+    /// Regression (audit): a service allowed fewer open files than `--max-connections` ran
+    /// out of them under load, and spun at 70% of a core with nothing logged and `/healthz`
+    /// unanswered (`ulimit -n 64` and the default 1,024). It raises its soft limit as far as the
+    /// connections need, and refuses to start, with one line, when the hard limit is lower.
+    @Test func theConnectionsMustFitTheOpenFilesLimit() async throws {
+        let directory = try pluginsDirectory()
+        let refused = try await run(["serve", "--plugins", directory, "--listen", "127.0.0.1:0", "--max-connections", "100"],
+                                    limits: "ulimit -n 300")
+        #expect(refused.status == 1 && refused.errors == "error: --max-connections 100 needs 356 open files (one per connection and 256 "
+                + "for the rest), but this process may open at most 300 (ulimit -Hn): lower --max-connections, or raise the limit\n",
+                "\(refused.errors)")
+        // 44 connections need 300, under the hard limit: the soft limit is raised to it.
+        let softLimit = try await offThePool { () throws -> String? in
+            let (process, _) = try self.startServe(directory, ["--max-connections", "44"], limits: "ulimit -Sn 100 && ulimit -Hn 300")
+            defer {
+                kill(process.processIdentifier, SIGTERM)
+                process.waitUntilExit()
+            }
+            let limits = try String(contentsOfFile: "/proc/\(process.processIdentifier)/limits", encoding: .utf8)
+            return limits.split(separator: "\n").first { $0.hasPrefix("Max open files") }
+                .map { $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst(3).first.map(String.init) ?? "" }
+        }
+        #expect(softLimit == "300")
     }
 
     /// Regression (audit): `--watch-history-bytes` said "1 KiB to 1 GiB" but refused `1G`; it

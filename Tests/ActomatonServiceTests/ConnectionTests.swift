@@ -253,6 +253,66 @@ import Testing
     /// Regression: a body that trickled in, a byte at a time within the idle timeout, held its
     /// connection for as long as it took; an HTTP/1.0 request was answered and its connection
     /// left open, so a client reading to the end of the stream waited.
+    /// Regression (audit): a request whose body broke off — the client stopped sending after
+    /// part of it, or sent a chunk and no last one, or let the rest idle past the timeout — was
+    /// answered 400 or 408, and the part that came was applied: Hummingbird reads a stream that
+    /// ends as a body that ends, and `{"action": "increment"}` is a whole action. A client that
+    /// retried what it was told failed applied it twice.
+    @Test func aRequestCutShortIsRefusedAndNotApplied() async throws {
+        let logged = LogStore()
+        try await withRunningServer(logger: logged.logger(level: .debug)) { $0.connectionIdleTimeout = .milliseconds(500) } _: { server, port in
+            let body = #"{"action": "increment"}"#
+            let head = "HTTP/1.1\r\nHost: x\r\n"
+            let cases: [(key: String, request: String, stopsSending: Bool, status: String)] = [
+                ("length", "POST /v1/machines/counter/length \(head)Content-Length: 60\r\n\r\n\(body)", true, "400"),
+                ("chunked", "POST /v1/machines/counter/chunked \(head)Transfer-Encoding: chunked\r\n\r\n"
+                    + "\(String(body.utf8.count, radix: 16))\r\n\(body)\r\n", true, "400"),
+                ("late", "POST /v1/machines/counter/late \(head)Content-Length: 60\r\n\r\n\(body)", false, "408"),
+            ]
+            for (key, request, stopsSending, status) in cases {
+                let answer = try await offThePool { () throws -> String? in
+                    let connection = try LoopbackConnection(port: port)
+                    try connection.send(request)
+                    if stopsSending { connection.shutdownWrite() }
+                    defer { _ = try? connection.readsUntilClosed(within: .seconds(20)) }
+                    return try connection.response(within: .seconds(20))
+                }
+                #expect(answer?.hasPrefix("HTTP/1.1 \(status)") == true, "\(key): \(answer ?? "no answer")")
+                // The route is done with the request once it logged its answer to it.
+                #expect(await eventually { logged.messages(at: .warning).contains {
+                    $0.hasPrefix("POST /v1/machines/counter/\(key): 400 the request body cannot be read: the request was cut short")
+                } }, "\(key): \(logged.messages(at: .warning))")
+                #expect(await server.registry.hasSlot(for: key) == false, "\(key): nothing applied")
+            }
+        }
+        #expect(logged.messages(at: .error).isEmpty, "\(logged.messages(at: .error))")
+    }
+
+    /// Regression (audit): what the connection's gate refused — a head the parser could not
+    /// read, a request without `Host`, one cut short or too slow — was logged nowhere, where
+    /// the routes' errors are logged at warning. Each is a warning line with its status.
+    @Test func aConnectionsRefusalIsLoggedAtWarning() async throws {
+        let logged = LogStore()
+        try await withRunningServer(logger: logged.logger(level: .info)) { $0.connectionIdleTimeout = .milliseconds(300) } _: { _, port in
+            for request in ["HELLO\r\n\r\n", "GET /healthz HTTP/1.1\r\n\r\n", "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ",
+                            "POST /v1/machines/counter/k?q=1 HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n{"] {
+                _ = try await offThePool { () throws -> String? in
+                    let connection = try LoopbackConnection(port: port)
+                    try connection.send(request)
+                    defer { _ = try? connection.readsUntilClosed(within: .seconds(20)) }
+                    return try connection.response(within: .seconds(20))
+                }
+            }
+        }
+        let warnings = logged.messages(at: .warning)
+        for line in ["a request: 400 the request is not valid HTTP/1.1: its method is not a token",
+                     "GET /healthz: 400 an HTTP/1.1 request needs one Host header field",
+                     "a request: 408 the request's head did not arrive whole within 300ms, the limit (--connection-idle-timeout)",
+                     "POST /v1/machines/counter/k: 408 the request did not arrive whole within 300ms of its head, the limit (--connection-idle-timeout)"] {
+            #expect(warnings.contains(line), "\(line) in \(warnings)")
+        }
+    }
+
     @Test func aRequestMustArriveWholeInTimeAndHTTP10Closes() async throws {
         try await withRunningServer { $0.connectionIdleTimeout = .milliseconds(300) } _: { server, port in
             let (answer, closed) = try await offThePool { () throws -> (String?, Bool) in

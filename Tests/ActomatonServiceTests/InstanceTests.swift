@@ -194,6 +194,13 @@ import Testing
 
     /// The transitions a resuming watcher missed are sent whatever their bytes; the limit
     /// counts what comes after them.
+    /// Regression (audit): a buffer near `Int.max` and a backlog summed past it, and trapped.
+    @Test func aWatchersBufferAndBacklogDoNotOverflow() {
+        let watcher = Watcher(buffer: .max, missed: 2)
+        watcher.offer("one")
+        #expect(watcher.endReason == nil)
+    }
+
     @Test func theMissedTransitionsDoNotCountAgainstAWatchersBytes() async throws {
         let set = WatcherSet(address: InstanceAddress(plugin: "counter", key: try InstanceKey("m")), limit: 2, history: 10) { _ in }
         let transition = { (seq: UInt64) in InstanceTransition(try Self.transition(seq, #"{"count":\#(seq)}"#), seq: seq) }

@@ -44,6 +44,11 @@ final class LoopbackConnection: @unchecked Sendable {
         try send(bytes: Array(text.utf8))
     }
 
+    /// Sends no more: the server reads the end of the stream, and can still answer.
+    func shutdownWrite() {
+        _ = shutdown(descriptor, Int32(SHUT_WR))
+    }
+
     /// Sends a WebSocket frame as a client does (masked, here with a key of zeros).
     func sendWebSocketFrame(opcode: UInt8, fin: Bool = true, payload: [UInt8]) throws {
         var frame: [UInt8] = [(fin ? 0x80 : 0) | opcode]
