@@ -40,6 +40,8 @@ public final class ActomatonServer: Service, Sendable {
     private let tokens: TokenTable?
     private let logger: Logger
     private let idempotency: IdempotencyCache
+    /// The actions and deletions of each instance, in the order they came.
+    let arrivals = ArrivalOrder()
     private let limiter: RateLimiter<Int>
     private let failedAuthentications: RateLimiter<ClientAddress>
     private let onListening: @Sendable (Int) async -> Void
@@ -125,7 +127,7 @@ public final class ActomatonServer: Service, Sendable {
                                                     failedAuthentications: failedAuthentications,
                                                     failureRate: configuration.maxFailedAuthenticationsPerMinute))
         ServiceRoutes(registry: registry, configuration: configuration, metrics: metrics, lifecycle: lifecycle, idempotency: idempotency,
-                      forwarder: forwarder, journalChanges: journalChanges, journalWatchers: journalWatchers, watcherBudget: watcherBudget)
+                      arrivals: arrivals, forwarder: forwarder, journalChanges: journalChanges, journalWatchers: journalWatchers, watcherBudget: watcherBudget)
             .add(to: router)
         InspectorRoutes().add(to: router)
         DiagramRoute(catalog: registry.catalog).add(to: router)

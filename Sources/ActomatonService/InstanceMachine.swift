@@ -278,17 +278,22 @@ public final class InstanceMachine: Sendable {
     }
 
     /// Applies `action` in its turn and returns its transition, or `nil` when the instance was
-    /// passivated before its turn came (nothing applied: send it to the restored instance);
-    /// throws why it failed (the state then is as it was, or as the error says).
+    /// passivated before its turn came (nothing applied: send it to the restored instance), or
+    /// the task was cancelled before it (nothing applied); throws why it failed (the state then
+    /// is as it was, or as the error says).
     ///
     /// - Parameters:
     ///   - action: The action.
     ///   - receipt: With a journal, the answer to keep with the action in the same commit (an
     ///     idempotent request's response); ignored without one.
-    public func send(_ action: PluginAction, receipt: JournalReceiptRequest? = nil) async throws(PluginCallError) -> InstanceTransition? {
-        await turn.acquire()
+    ///   - onTurn: Called once the action has its turn on this instance (not when `nil` is
+    ///     returned): the service then lets the next request to the instance in.
+    public func send(_ action: PluginAction, receipt: JournalReceiptRequest? = nil,
+                     onTurn: (@Sendable () -> Void)? = nil) async throws(PluginCallError) -> InstanceTransition? {
+        guard await turn.acquireUnlessCancelled() else { return nil }
         defer { turn.release() }
         guard !passivated.load(ordering: .acquiring) else { return nil }
+        onTurn?()
         observed.expectInput()
         // The transitions this wait settles are told by this task, once it ends.
         observed.beginSend()

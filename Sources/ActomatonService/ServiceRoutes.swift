@@ -16,6 +16,8 @@ struct ServiceRoutes: Sendable {
     let metrics: ServiceMetrics
     let lifecycle: ServiceLifecycleState
     let idempotency: IdempotencyCache
+    /// The actions and deletions of each instance, in the order they came.
+    let arrivals: ArrivalOrder
     /// In a cluster: sends requests for instances other hosts own on to them.
     let forwarder: (any RequestForwarder)?
     /// In a cluster: wakes this host's watchers of instances other hosts own.
@@ -178,8 +180,13 @@ struct ServiceRoutes: Sendable {
                 return try await forward(request, body: ByteBuffer(), of: name, to: owner)
             }
         }
+        // After the actions that came before it, and before those that come after it (which
+        // make the instance anew): an action sent after the DELETE was applied, then deleted.
+        guard let arrival = await arrivals.enter(address) else { throw ServiceError.shuttingDown }
+        defer { arrival.leave() }
         guard try await registry.remove(address) else { throw ServiceError.notFound("no instance \(address)") }
-        // Its answers go with it, as its journaled receipts do: a retry is a new request.
+        // Its answers go with it, as its journaled receipts do: a retry is a new request. Those
+        // of the actions that came after it are not yet begun: they are kept.
         idempotency.forget(address)
         return .json(JSONText.object([("plugin", ServiceJSON.string(address.plugin)), ("key", ServiceJSON.string(address.key.text)),
                                       ("deleted", "true")]))
@@ -208,8 +215,12 @@ struct ServiceRoutes: Sendable {
                 return try await forward(request, body: body, of: name, to: owner)
             }
         }
+        // In the order it came, among the instance's other actions and deletions: before its
+        // key is looked at, so that a deletion that came first forgets only what came before it.
+        guard let arrival = await arrivals.enter(address) else { throw ServiceError.shuttingDown }
+        defer { arrival.leave() }
         guard let keyText = request.headers[Self.idempotencyKeyHeader] else {
-            return .json(try await apply(body, to: address, of: type))
+            return .json(try await apply(body, to: address, of: type, arrival: arrival))
         }
         try IdempotencyCache.check(keyText)
         let key = IdempotencyCache.Key(token: context.token?.identity ?? IdempotencyCache.noToken, address: address, key: keyText)
@@ -245,7 +256,7 @@ struct ServiceRoutes: Sendable {
                         ServiceJSON.transition(InstanceTransition($0, seq: $0.sequence, origin: .input, effectID: nil), address: address)
                     }
                 }
-                text = try await apply(body, to: address, of: type, receipt: receipt)
+                text = try await apply(body, to: address, of: type, receipt: receipt, arrival: arrival)
             } catch {
                 let serviceError = ServiceErrorMiddleware.serviceError(for: error, request: request, maxBodySize: configuration.maxBodySize)
                 idempotency.finish(key, status: Int(serviceError.status.code), body: serviceError.json)
@@ -328,9 +339,9 @@ struct ServiceRoutes: Sendable {
     }
 
     /// Reads an action from `body`, applies it to the instance at `address`, and returns the
-    /// transition as JSON.
+    /// transition as JSON; leaves `arrival` once the action has its turn on the instance.
     func apply(_ body: ByteBuffer, to address: InstanceAddress, of type: PluginType,
-               receipt: JournalReceiptRequest? = nil) async throws(ServiceError) -> String {
+               receipt: JournalReceiptRequest? = nil, arrival: Arrival? = nil) async throws(ServiceError) -> String {
         let start = ContinuousClock.now
         var outcome = "failed"
         defer { metrics.actionFinished(plugin: address.plugin, outcome: outcome, duration: ContinuousClock.now - start) }
@@ -338,8 +349,12 @@ struct ServiceRoutes: Sendable {
             let action = try Self.action(from: body, for: address, of: type)
             while true {
                 let instance = try await registry.instance(at: address, creating: true)
-                // `nil`: passivated before the action's turn came; sent again to the restored instance.
-                guard let transition = try await instance.machine.send(action, receipt: receipt) else { continue }
+                // `nil`: passivated before the action's turn came (sent again to the restored
+                // instance), or cut off by the end of a shutdown's time (nothing applied).
+                guard let transition = try await instance.machine.send(action, receipt: receipt, onTurn: { arrival?.leave() }) else {
+                    if Task.isCancelled { throw ServiceError.shuttingDown }
+                    continue
+                }
                 outcome = "ok"
                 return ServiceJSON.transition(transition, address: address)
             }

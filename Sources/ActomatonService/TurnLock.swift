@@ -3,54 +3,98 @@ import Synchronization
 /// A lock for async code that hands itself over in the order callers asked for it: the turns
 /// of one instance's actions. Uncontended, taking it neither suspends nor allocates.
 final class TurnLock: Sendable {
+    private struct Waiter {
+        let id: UInt64
+        /// `nil` once it was cancelled: the turn passes over it.
+        var continuation: CheckedContinuation<Bool, Never>?
+    }
+
     private struct State {
         var held = false
-        var waiters: [CheckedContinuation<Void, Never>] = []
+        var waiters: [Waiter] = []
         var head = 0
+        var nextID: UInt64 = 0
     }
 
     private let state = Mutex(State())
 
     /// Waits for the turn.
     func acquire() async {
+        _ = await acquire(cancellable: false)
+    }
+
+    /// Waits for the turn unless the task is cancelled first: then returns `false`, without the
+    /// turn. A request cut off by the end of a shutdown's time waited for its turn, and then
+    /// applied its action, long after its client was told nothing.
+    func acquireUnlessCancelled() async -> Bool {
+        await acquire(cancellable: true)
+    }
+
+    private func acquire(cancellable: Bool) async -> Bool {
+        if cancellable, Task.isCancelled { return false }
         let free = state.withLock { state in
             if state.held { return false }
             state.held = true
             return true
         }
-        if free { return }
-        await withCheckedContinuation { continuation in
-            let now = state.withLock { state in
-                if !state.held {
-                    state.held = true
-                    return true
+        if free { return true }
+        let id = state.withLock { state in
+            defer { state.nextID &+= 1 }
+            return state.nextID
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                let now: Bool? = state.withLock { state in
+                    if cancellable, Task.isCancelled { return false }
+                    if !state.held {
+                        state.held = true
+                        return true
+                    }
+                    state.waiters.append(Waiter(id: id, continuation: continuation))
+                    return nil
                 }
-                state.waiters.append(continuation)
-                return false
+                if let now { continuation.resume(returning: now) }
             }
-            if now { continuation.resume() }
+        } onCancel: {
+            guard cancellable else { return }
+            let cancelled = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+                guard let index = state.waiters[state.head...].firstIndex(where: { $0.id == id }) else { return nil }
+                defer { state.waiters[index].continuation = nil }
+                return state.waiters[index].continuation
+            }
+            cancelled?.resume(returning: false)
         }
     }
 
     /// Hands the turn to the next waiter, or frees it.
     func release() {
-        let next: CheckedContinuation<Void, Never>? = state.withLock { state in
-            guard state.head < state.waiters.count else {
-                state.held = false
-                state.waiters.removeAll(keepingCapacity: true)
-                state.head = 0
-                return nil
-            }
-            defer {
+        let next: CheckedContinuation<Bool, Never>? = state.withLock { state in
+            while state.head < state.waiters.count {
+                let waiter = state.waiters[state.head]
                 state.head += 1
-                if state.head >= 64, state.head * 2 >= state.waiters.count {
-                    state.waiters.removeFirst(state.head)
-                    state.head = 0
+                if let continuation = waiter.continuation {
+                    compact(&state)
+                    return continuation
                 }
             }
-            return state.waiters[state.head]
+            state.held = false
+            state.waiters.removeAll(keepingCapacity: true)
+            state.head = 0
+            return nil
         }
-        next?.resume()
+        next?.resume(returning: true)
+    }
+
+    private func compact(_ state: inout State) {
+        if state.head >= 64, state.head * 2 >= state.waiters.count {
+            state.waiters.removeFirst(state.head)
+            state.head = 0
+        }
+    }
+
+    /// How many callers wait for the turn (tests).
+    var waiting: Int {
+        state.withLock { state in state.waiters[state.head...].count { $0.continuation != nil } }
     }
 
     /// Runs `body` in a turn of its own.

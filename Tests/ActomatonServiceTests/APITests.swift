@@ -448,6 +448,49 @@ extension APITests {
     /// Regression: a DELETE that came while the first request's instance was being made
     /// destroyed it, and answered 404, while the request got a 503. Now the instance is made,
     /// the action applied, then the instance deleted: 200 and 200, and nothing left.
+    /// Regression (audit): requests that came while an instance was being made (its worker
+    /// starting) or restored all waited for it, and were let go in no order — ten POSTs 2 ms
+    /// apart were applied 6, 5, 4, 3, 2, 1, 7, 8, 9, 10 — and POSTs sent after a DELETE were
+    /// applied before it, then deleted with it, though each was answered 200. They are applied
+    /// in the order they came, the DELETE among them.
+    @Test func actionsAndADeleteAreAppliedInTheOrderTheyCame() async throws {
+        let counter = try PluginType.load(path: plugin("CounterPlugin"),
+                                          isolation: .process(WorkerOptions(executable: "\(pluginDirectory)/actomaton-host")),
+                                          options: .init())
+        let server = ActomatonServer(catalog: PluginCatalog([counter]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"))
+        try await server.makeApplication().test(.router) { client in
+            // add 1 … add 5, DELETE, add 6 … add 8: each sent once the one before is in line.
+            let adds = [1, 2, 3, 4, 5, nil, 6, 7, 8]
+            let answers = try await withThrowingTaskGroup(of: (Int, TestResponse).self) { group in
+                for (index, add) in adds.enumerated() {
+                    group.addTask {
+                        let answer = if let add {
+                            try await client.post("ordered", #"{"action": "add", "args": [\#(add)]}"#)
+                        } else {
+                            try await client.execute(uri: "/v1/machines/counter/ordered", method: .delete)
+                        }
+                        return (index, answer)
+                    }
+                    #expect(await eventually { server.arrivals.entered == index + 1 }, "request \(index) never came in")
+                }
+                var answers: [Int: TestResponse] = [:]
+                for try await (index, answer) in group { answers[index] = answer }
+                return answers
+            }
+            let expected = [(1, 1), (2, 3), (3, 6), (4, 10), (5, 15), nil, (1, 6), (2, 13), (3, 21)]
+            for (index, seqAndCount) in expected.enumerated() {
+                let text = answers[index]?.text ?? "no answer"
+                #expect(answers[index]?.status == .ok, "\(index): \(text)")
+                if let (seq, count) = seqAndCount {
+                    #expect(text.contains(#""seq":\#(seq),"#) && text.contains(#""state":{"count":\#(count)}"#), "\(index): \(text)")
+                }
+            }
+            let final = try await client.get("/v1/machines/counter/ordered").text
+            #expect(final.contains(#""seq":3,"#) && final.contains(#"{"count":21}"#), "\(final)")
+            #expect(server.arrivals.addressCount == 0, "every request left its place")
+        }
+    }
+
     @Test func aDeleteWhileTheInstanceIsBeingMadeWaitsForIt() async throws {
         // In a worker, an instance takes a process start to make: a DELETE can come meanwhile.
         let counter = try PluginType.load(path: plugin("CounterPlugin"),

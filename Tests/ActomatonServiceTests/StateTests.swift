@@ -316,7 +316,8 @@ import Testing
             async let deleted = client.execute(uri: "/v1/machines/counter/r", method: .delete)
             #expect(await eventually(within: 30) { store.commitHeld.withLock { $0 } }, "the forgetting is being committed")
             async let sent = client.post("r", #"{"action": "add", "args": [1]}"#)
-            #expect(await eventually(within: 30) { await server.registry.waitingForDeletion == 1 }, "the request waits for the deletion")
+            // Behind the deletion, in the order they came (3 adds, the DELETE, this one).
+            #expect(await eventually(within: 30) { server.arrivals.entered == 5 }, "the request waits for the deletion")
             store.holdsCommits.withLock { $0 = false }
             store.releaseCommits.signal()
             #expect(try await deleted.status == .ok)

@@ -463,6 +463,44 @@ import Testing
         withExtendedLifetime(connection) {}
     }
 
+    /// Regression (audit): actions queued on one instance waited for their turn past the end
+    /// of a shutdown's time, then were applied: the process lingered 24 s after "stopped",
+    /// journaling 381 actions whose clients were told nothing. What still waits for its turn
+    /// when the time is up is not applied, and the service ends.
+    @Test func actionsWaitingForTheirTurnAreNotAppliedPastTheShutdownsTime() async throws {
+        let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
+        let server = ActomatonServer(catalog: PluginCatalog([counterType]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
+                                     onListening: { port in portSink.yield(port) })
+        var group = ServiceGroupConfiguration(services: [server], logger: Logger(label: "test"))
+        group.maximumGracefulShutdownDuration = .milliseconds(200)
+        let serviceGroup = ServiceGroup(configuration: group)
+        let ended = Mutex(false)
+        let running = Task {
+            _ = try? await serviceGroup.run()
+            ended.withLock { $0 = true }
+        }
+        var iterator = ports.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+        let address = InstanceAddress(plugin: "counter", key: try InstanceKey("q"))
+        let instance = try await server.registry.instance(at: address, creating: true)
+        // The instance's line is held: the POSTs wait behind it.
+        let held = try #require(await server.arrivals.enter(address))
+        let connections = try await offThePool { () throws -> [LoopbackConnection] in
+            try (0..<3).map { _ in
+                let connection = try LoopbackConnection(port: port)
+                try connection.send("POST /v1/machines/counter/q HTTP/1.1\r\nHost: x\r\nContent-Length: 22\r\n\r\n{\"action\":\"increment\"}")
+                return connection
+            }
+        }
+        #expect(await eventually { server.arrivals.entered == 4 }, "the three POSTs wait in line")
+        await serviceGroup.triggerGracefulShutdown()
+        #expect(await eventually(within: 30) { ended.withLock { $0 } }, "the service ended at the end of its shutdown's time")
+        held.leave()
+        #expect(await instance.machine.status().seq == 0, "nothing that waited was applied")
+        running.cancel()
+        withExtendedLifetime(connections) {}
+    }
+
     @Test func gracefulShutdownClosesWatchersWith1001AndEnds() async throws {
         let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
         var configuration = ServiceConfiguration()
@@ -545,5 +583,38 @@ final class WokenOnly: JournalChangeSignal, Sendable {
 
     func wakeAll() {
         for waiter in waiters.withLock({ waiters in defer { waiters = [:] }; return Array(waiters.values) }) { waiter.resume() }
+    }
+}
+
+@Suite struct TurnLockTests {
+    /// A waiter cancelled while it waits gets no turn, and the ones after it get theirs in order.
+    @Test func aCancelledWaiterIsPassedOver() async {
+        let lock = TurnLock()
+        await lock.acquire()
+        let first = Task { () -> Bool in
+            guard await lock.acquireUnlessCancelled() else { return false }
+            lock.release()
+            return true
+        }
+        #expect(await eventually { lock.waiting == 1 })
+        let second = Task { () -> Bool in
+            guard await lock.acquireUnlessCancelled() else { return false }
+            lock.release()
+            return true
+        }
+        #expect(await eventually { lock.waiting == 2 })
+        first.cancel()
+        #expect(await first.value == false, "cancelled while waiting: no turn")
+        lock.release()
+        #expect(await second.value == true, "the turn passed over the cancelled one")
+        // Cancelled before it asks: no turn, even when the lock is free.
+        let early = Task { () -> Bool in
+            while !Task.isCancelled { await Task.yield() }
+            return await lock.acquireUnlessCancelled()
+        }
+        early.cancel()
+        #expect(await early.value == false)
+        await lock.acquire()
+        lock.release()
     }
 }
