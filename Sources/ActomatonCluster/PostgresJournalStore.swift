@@ -1,6 +1,11 @@
 import ActomatonHost
 import NIOCore
 import PostgresNIO
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// The journal's records in a PostgreSQL database that several hosts share
 /// (`--state postgres://…`): the same records as `SQLiteJournalStore`, in the tables of
@@ -42,15 +47,19 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
         self.init(host: host, answerTimeout: PostgresLink.defaultAnswerTimeout, maxSnapshotBytes: PluginLimits.maxSnapshotBytes)
     }
 
-    /// A store that writes for `host`, whose queries wait `answerTimeout` for an answer and whose
-    /// recoveries read snapshots of at most `maxSnapshotBytes` (tests lower both).
-    init(host: ClusterHost, answerTimeout: TimeAmount, maxSnapshotBytes: Int) {
+    /// A store that writes for `host`, whose queries wait `answerTimeout` for an answer, whose
+    /// commits wait `lockTimeout` for a row's lock, and whose recoveries read snapshots of at
+    /// most `maxSnapshotBytes` (tests lower them).
+    init(host: ClusterHost, answerTimeout: TimeAmount, maxSnapshotBytes: Int, lockTimeout: Duration = PostgresJournalStore.writerLockTimeout) {
         self.host = host
         self.maxSnapshotBytes = maxSnapshotBytes
         address = host.address
         // A commit left idle (its host paused) holds its rows' locks: the server ends it once
         // the host's lease has lapsed, so that the host taking over is not kept waiting.
-        writer = PostgresLink(host.address, name: "journal", idleInTransactionTimeout: host.leaseTTL, answerTimeout: answerTimeout)
+        // A row locked by another session (an operator's `SELECT … FOR UPDATE`) fails the commit
+        // after `writerLockTimeout`, which is then run again, instead of holding it 15 s.
+        writer = PostgresLink(host.address, name: "journal", idleInTransactionTimeout: host.leaseTTL,
+                              lockTimeout: lockTimeout, answerTimeout: answerTimeout)
         reader = PostgresLink(host.address, name: "reader", answerTimeout: answerTimeout)
     }
 
@@ -115,7 +124,7 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
             }
         }
         do {
-            try committingOnce { try writer.transaction { transaction in
+            try committingAgainIfNotWritten { try writer.transaction { transaction in
                 fenced = []
                 // The receipts are read once the rows are locked: every writer of a name holds
                 // its row's lock, so none is written meanwhile.
@@ -164,20 +173,42 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
         }
     }
 
-    /// Runs `attempt` (a transaction) again once when it failed before its `COMMIT` was sent:
-    /// nothing of it was written, and its ownership check runs again, on a new connection when the
-    /// old one was lost. A host paused in the middle of a commit past its lease, whose transaction
-    /// the server ended, stopped with one line when it resumed; now the names another host took
-    /// are refused by fencing and the others committed. A second failure is thrown (the host
-    /// stops).
-    private func committingOnce(_ attempt: () throws -> Void) throws {
-        do {
-            try attempt()
-        } catch is PostgresLink.NotCommitted {
+    /// How long a commit waits for a row another session has locked before it fails (and is
+    /// run again).
+    static let writerLockTimeout: Duration = .seconds(5)
+
+    /// How long a commit that keeps failing before its `COMMIT` for a passing reason (the
+    /// server restarting or unreachable, a row locked) is run again, backing off from 50 ms to
+    /// 1 s between attempts, before the host stops.
+    static let commitRetryTime: Duration = .seconds(30)
+
+    /// Runs `attempt` (a transaction) again when it failed before its `COMMIT` was sent:
+    /// nothing of it was written, and its ownership check runs again, on a new connection when
+    /// the old one was lost. Once at once for any failure (a host paused in the middle of a
+    /// commit past its lease, whose transaction the server ended: the names another host took
+    /// are refused by fencing, the others committed); for a passing one (``PostgresLink/isTransient(_:)``)
+    /// for up to ``commitRetryTime``: 2 of 3 hosts stopped at a 0.2 s restart of the server.
+    /// The last failure is thrown (the host stops). Runs on the journal's writer thread, which
+    /// waits between attempts, the actions behind it unacknowledged.
+    private func committingAgainIfNotWritten(_ attempt: () throws -> Void) throws {
+        let deadline = ContinuousClock.now + Self.commitRetryTime
+        var pause: Duration = .milliseconds(50)
+        var attempts = 0
+        while true {
             do {
                 try attempt()
-            } catch let lost as PostgresLink.NotCommitted {
-                throw lost.cause
+                return
+            } catch let failure as PostgresLink.NotCommitted {
+                attempts += 1
+                guard attempts == 1 || (PostgresLink.isTransient(failure.cause) && ContinuousClock.now + pause < deadline) else {
+                    throw failure.cause
+                }
+                if attempts > 1 {
+                    var wait = timespec(tv_sec: Int(pause.components.seconds), tv_nsec: Int(pause.components.attoseconds / 1_000_000_000))
+                    var left = timespec()
+                    while nanosleep(&wait, &left) != 0, errno == EINTR { wait = left }
+                    pause = min(pause * 2, .seconds(1))
+                }
             }
         }
     }

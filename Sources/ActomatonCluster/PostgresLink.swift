@@ -26,6 +26,7 @@ final class PostgresLink: @unchecked Sendable {
     private var closed = false
     private let logger: Logger
     private let idleInTransactionTimeout: Duration?
+    private let lockTimeout: Duration?
     /// How long a call waits for the server's answer (``defaultAnswerTimeout``).
     let answerTimeout: TimeAmount
     /// When the last answer came (`lock` held).
@@ -35,11 +36,14 @@ final class PostgresLink: @unchecked Sendable {
     /// links it is, in the server's `application_name`. With `idleInTransactionTimeout`, the
     /// server ends the session of a transaction left idle that long (a host paused in the
     /// middle of a commit), which frees the rows it locked for the host that takes over.
-    init(_ address: PostgresAddress, name: String, idleInTransactionTimeout: Duration? = nil,
+    /// With `lockTimeout`, a statement that waits longer than that for a row's lock fails
+    /// (SQLSTATE 55P03) instead of waiting out the answer timeout.
+    init(_ address: PostgresAddress, name: String, idleInTransactionTimeout: Duration? = nil, lockTimeout: Duration? = nil,
          answerTimeout: TimeAmount = PostgresLink.defaultAnswerTimeout) {
         self.address = address
         self.name = name
         self.idleInTransactionTimeout = idleInTransactionTimeout
+        self.lockTimeout = lockTimeout
         self.answerTimeout = answerTimeout
         var logger = Logger(label: "actomaton-cluster")
         logger.logLevel = .critical
@@ -94,7 +98,13 @@ final class PostgresLink: @unchecked Sendable {
     /// statement); a failed `COMMIT` throws its error: it may have been written.
     func transaction<T>(_ body: (PostgresLink.Transaction) throws -> T) throws -> T {
         try lock.withLock { _ in
-            let connection = try connected()
+            let connection: PostgresConnection
+            do throws(ClusterError) {
+                connection = try connected()
+            } catch {
+                // Nothing was sent: a server restarting, or out of connection slots.
+                throw NotCommitted(cause: error)
+            }
             let transaction = Transaction(link: self, connection: connection, checksIdleTime: true)
             var committing = false
             do {
@@ -246,6 +256,9 @@ final class PostgresLink: @unchecked Sendable {
             let milliseconds = max(idleInTransactionTimeout / .milliseconds(1), 1)
             configuration.options.additionalStartupParameters.append(("idle_in_transaction_session_timeout", "\(Int64(milliseconds))"))
         }
+        if let lockTimeout {
+            configuration.options.additionalStartupParameters.append(("lock_timeout", "\(Int64(max(lockTimeout / .milliseconds(1), 1)))"))
+        }
         let eventLoop = PostgresConnection.defaultEventLoopGroup.any()
         let connecting = PostgresConnection.connect(on: eventLoop, configuration: configuration, id: 1, logger: logger)
         // The connect timeout covers the handshake; this, a server that accepts and never
@@ -268,10 +281,31 @@ final class PostgresLink: @unchecked Sendable {
     static func clusterError(_ error: any Error) -> ClusterError {
         if let error = error as? ClusterError { return error }
         if let error = error as? NotCommitted { return error.cause }
-        if let error = error as? PSQLError, error.code != .server {
+        if let error = error as? PSQLError, error.code != .server || endsTheConnection(error) {
             return .unreachable(message(of: error))
         }
         return .queryFailed(message(of: error))
+    }
+
+    /// Whether the server's error ends the session: its classes 08 (connection exception) and
+    /// 57 (operator intervention: a restart, a shutdown, `pg_terminate_backend`). Read as a
+    /// failed query, the connection was kept, and a commit's retry ran on it and failed again:
+    /// 2 of 3 hosts stopped at a 0.2 s restart of the server.
+    static func endsTheConnection(_ error: PSQLError) -> Bool {
+        guard let state = error.serverInfo?[.sqlState] else { return false }
+        return state.hasPrefix("08") || state.hasPrefix("57")
+    }
+
+    /// Whether a transaction that failed with `error` before its `COMMIT` may succeed if run
+    /// again later: the server out of reach (restarting, out of connection slots), or a row's
+    /// lock held by another session past the lock timeout (55P03), a deadlock (40P01) or a
+    /// serialization failure (40001).
+    static func isTransient(_ error: ClusterError) -> Bool {
+        switch error {
+        case .unreachable: true
+        case let .queryFailed(message): ["55P03", "40P01", "40001"].contains { message.hasSuffix("(SQLSTATE \($0))") }
+        default: false
+        }
     }
 
     /// The server's message (and its SQLSTATE), or the connection's failure, in one line.

@@ -585,6 +585,63 @@ extension ClusterHostTests {
         #expect(try store.transitionCount(of: "counter/again") == 2)
     }
 
+    /// Regression (audit): a commit whose session the server ended while it waited (a restart,
+    /// `pg_terminate_backend`: SQLSTATE 57P01) was read as a refused query; its one retry ran on
+    /// the same dead connection, and the host stopped — 2 of 3 hosts at a 0.2 s restart. One
+    /// that waited for a row another session held locked waited 15 s, twice, then stopped the
+    /// host. Both now run again, on a new connection, backing off, until the lock is let go.
+    @Test func aCommitRunsAgainWhileTheServerEndsItsSessionOrARowIsLocked() async throws {
+        let address = try await PostgresTestServer.start().makeDatabase()
+        let host = try ClusterHost(address: address, advertise: "http://127.0.0.1:9001", leaseTTL: Self.quietLease)
+        defer { host.stop() }
+        _ = try host.claim("counter/locked")
+        let store = PostgresJournalStore(host: host, answerTimeout: .seconds(15), maxSnapshotBytes: PluginLimits.maxSnapshotBytes,
+                                         lockTimeout: .milliseconds(300))
+        defer { store.close(clean: true) }
+        try await onThread {
+            let locker = PostgresLink(address, name: "locker")
+            let observer = PostgresLink(address, name: "observer")
+            defer {
+                locker.close()
+                observer.close()
+            }
+            /// The journal's session waiting for a lock, if one is: its process ID.
+            func waitingJournal() throws -> Int32? {
+                try observer.run("""
+                    SELECT pid FROM pg_stat_activity WHERE application_name = 'actomaton-host journal' AND wait_event_type = 'Lock'
+                    """).rows.first?.decode(Int32.self)
+            }
+            func waitUntil(_ what: String, _ condition: () throws -> Bool) throws {
+                let deadline = ContinuousClock.now + .seconds(30)
+                while try !condition() {
+                    guard ContinuousClock.now < deadline else { throw CancellationError() }
+                }
+            }
+            let committed = Mutex<Result<Void, any Error>?>(nil)
+            try locker.transaction { transaction in
+                try transaction.run("SELECT name FROM actomaton_instances WHERE name = 'counter/locked' FOR UPDATE")
+                Thread.detachNewThread {
+                    let outcome = Result { try store.commit([JournalStoreConformanceTests.action("counter/locked", "increment")]) }
+                    committed.withLock { $0 = outcome }
+                }
+                var ended: Int32 = 0
+                try waitUntil("the commit waits for the lock") { (try waitingJournal()).map { ended = $0 } != nil }
+                try observer.run("SELECT pg_terminate_backend(\(ended))")
+                // On a new connection, it waits again; past the lock timeout it fails (55P03),
+                // and runs again: twice, more than the one retry there was.
+                for _ in 0..<2 {
+                    try waitUntil("waiting again") { (try waitingJournal()).map { $0 != ended } == true }
+                    try waitUntil("failed for the lock") { try waitingJournal() == nil }
+                }
+                try waitUntil("waiting once more") { try waitingJournal() != nil }
+                #expect(committed.withLock { $0 } == nil, "still trying")
+            }
+            try waitUntil("committed") { committed.withLock { $0 } != nil }
+            #expect(throws: Never.self) { try committed.withLock { $0 }?.get() }
+            #expect(try store.transitionCount(of: "counter/locked") == 1)
+        }
+    }
+
     /// Regression (`make test-cluster`: one increment of 4,823 applied twice): a request was
     /// checked for its key's receipt on one host, another host took the instance and applied a
     /// retry of it, and the instance came back before the first request's turn, which was then
