@@ -243,6 +243,8 @@ struct LineSplitter {
     let maxLength: Int
     private var pending: [UInt8] = []
     private var overflowed = false
+    /// Whether the line in progress was reported too long already, as soon as it was.
+    private var reportedOverflow = false
     private var number = 0
     private var hasPendingBytes = false
 
@@ -259,8 +261,15 @@ struct LineSplitter {
             let end = rest.firstIndex(of: UInt8(ascii: "\n")).map { start + $0 }
             let piece = UnsafeRawBufferPointer(rebasing: bytes[start..<(end ?? bytes.count)])
             append(piece)
+            if overflowed, !reportedOverflow {
+                // Said at once, not at the line's end: input with no line break (`--script
+                // /dev/zero`) was read for ever, and nothing said why nothing happened.
+                reportedOverflow = true
+                number += 1
+                emit(.init(number: number, text: .failure(.tooLong(limit: maxLength))))
+            }
             guard let end else { return }
-            emit(takeLine())
+            if let line = takeLine() { emit(line) }
             start = end + 1
         }
     }
@@ -272,8 +281,8 @@ struct LineSplitter {
 
     /// The line a read failed in (its bytes so far dropped): the failure, with `reason`.
     mutating func readFailed(_ reason: String) -> InputLineReader.Line {
-        let line = takeLine()
-        return .init(number: line.number, text: .failure(.unreadable(reason)))
+        _ = takeLine()
+        return .init(number: max(number, 1), text: .failure(.unreadable(reason)))
     }
 
     private mutating func append(_ piece: UnsafeRawBufferPointer) {
@@ -289,13 +298,17 @@ struct LineSplitter {
         }
     }
 
-    private mutating func takeLine() -> InputLineReader.Line {
-        number += 1
+    /// The line whose bytes were appended, its number the next; `nil` when it was reported
+    /// too long already.
+    private mutating func takeLine() -> InputLineReader.Line? {
         defer {
             pending.removeAll(keepingCapacity: pending.capacity <= 64 << 10)
             overflowed = false
+            reportedOverflow = false
             hasPendingBytes = false
         }
+        if reportedOverflow { return nil }
+        number += 1
         if pending.last == UInt8(ascii: "\r") { pending.removeLast() }
         if number == 1, pending.starts(with: [0xEF, 0xBB, 0xBF]) { pending.removeFirst(3) }
         if overflowed || pending.count > maxLength {

@@ -73,6 +73,28 @@ struct InputLineReaderTests {
         #expect(read.map(\.number) == [1, 2, 3, 4, 5])
     }
 
+    /// Regression (audit): a line past the limit was said to be too long only at its end, so
+    /// input with no line break (`run counter.so --script /dev/zero`) was read for ever and
+    /// nothing was said. It is said once the limit is passed, while the line goes on; the rest
+    /// of it is skipped, and the next line has the next number.
+    @Test func aLineIsSaidTooLongBeforeItEnds() async {
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        let reader = InputLineReader(descriptor: ends[0], closesDescriptor: true, maxLength: 16)
+        var iterator = reader.makeAsyncIterator()
+        let past = [UInt8](repeating: UInt8(ascii: "x"), count: 40)
+        #expect(past.withUnsafeBytes { write(ends[1], $0.baseAddress, $0.count) } == 40)
+        // The writer is still open: no line break, no end of input.
+        let first = await iterator.next()
+        #expect(first?.number == 1 && first?.text == .failure(.tooLong(limit: 16)), "\(String(describing: first))")
+        let rest = Array("xxxx\nnext\n".utf8)
+        #expect(rest.withUnsafeBytes { write(ends[1], $0.baseAddress, $0.count) } == rest.count)
+        close(ends[1])
+        let second = await iterator.next()
+        #expect(second?.number == 2 && second?.text == .success("next"), "\(String(describing: second))")
+        #expect(await iterator.next() == nil)
+    }
+
     /// The real limit, 1 MiB: at it a line is read; one byte past it, the line is skipped and
     /// the next line still runs.
     @Test func oneMebibyteLines() async {
