@@ -38,6 +38,31 @@ import Testing
         #expect(none?.description == "t: line 1: the token has no scope")
     }
 
+    /// Regression (audit): a `#` within a token began a comment and cut the token (a valid one
+    /// was refused as too short), and a byte order mark was refused as a character that is not
+    /// visible ASCII, without a word of why. A `#` begins a comment only at the start of a word.
+    @Test func aHashWithinATokenIsPartOfIt() throws {
+        let table = try TokenTable.parse("# the reader\nread#er-token-0123456789 read:counter #all it may do\n", path: "t")
+        #expect(table.tokens.map(\.line) == [2])
+        #expect(table.authenticate("read#er-token-0123456789")?.scopes == [.read(plugin: "counter")])
+        let scope = #expect(throws: TokenFileError.self) { try TokenTable.parse("\(Self.admin) admin#not-a-comment", path: "t") }
+        #expect(scope?.description.hasPrefix("t: line 1: unknown scope 'admin#not-a-comment'") == true, "\(String(describing: scope))")
+        let mark = #expect(throws: TokenFileError.self) { try TokenTable.parse("\u{FEFF}\(Self.admin) admin", path: "t") }
+        #expect(mark?.description == "t: line 1 starts with a UTF-8 byte order mark (EF BB BF), which is not part of a token: save the file without it")
+    }
+
+    /// The 10,000 tokens a file may hold: each is found, and a guess is not.
+    @Test func theMostTokensAreEachFound() throws {
+        let text = (0..<TokenTable.maxTokens).map { "token-\(String(repeating: "0", count: 10))\($0) read:counter" }.joined(separator: "\n")
+        let table = try TokenTable.parse(text, path: "t")
+        for index in [0, 1, 4_999, TokenTable.maxTokens - 1] {
+            #expect(table.authenticate("token-\(String(repeating: "0", count: 10))\(index)")?.line == index + 1)
+        }
+        #expect(table.authenticate("token-\(String(repeating: "0", count: 10))\(TokenTable.maxTokens)") == nil)
+        let past = #expect(throws: TokenFileError.self) { try TokenTable.parse(text + "\nanother-token-0123456 read:counter", path: "t") }
+        #expect(past?.description == "t: more than \(TokenTable.maxTokens) tokens")
+    }
+
     /// Regression (audit): a file with `\r\n` line ends was read as one line (a `Character`
     /// holds `\r\n` whole), so the second token's scopes went to the first: a read-only token
     /// could delete instances. Lines now end at `\n` with an optional `\r`; any other control
