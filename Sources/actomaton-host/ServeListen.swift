@@ -358,6 +358,12 @@ extension Serve {
     /// - Parameter arguments: The command line's arguments.
     func refuseFlagsOfTheOtherMode(in arguments: [String]) throws {
         let listening = network.listen != nil
+        // The cluster's flags, without a cluster: taken and ignored (`--lease-ttl -5` too).
+        if listening, !(persistence.state.map(PostgresAddress.isAddress) ?? false),
+           let given = arguments.first(where: { argument in ["--advertise", "--lease-ttl"].contains { argument == $0 || argument.hasPrefix($0 + "=") } }) {
+            let name = given.split(separator: "=").first.map(String.init) ?? given
+            throw ValidationError("\(name) is for a cluster of hosts: serve --listen with --state postgres://USER@HOST:PORT/DATABASE")
+        }
         let foreign = listening ? Self.linesOnlyFlags : Self.listenOnlyFlags
         guard let given = arguments.first(where: { argument in foreign.contains { argument == $0 || argument.hasPrefix($0 + "=") } })
         else { return }

@@ -283,6 +283,19 @@ import Testing
         }
     }
 
+    /// Regression (audit): the cluster's flags were taken and ignored without a cluster, a bad
+    /// value (`--lease-ttl -5`) included.
+    @Test func theClustersFlagsNeedACluster() async throws {
+        let directory = try pluginsDirectory()
+        let listening = ["serve", "--plugins", directory, "--listen", "127.0.0.1:0"]
+        for (flags, message) in [(["--lease-ttl", "5"], "--lease-ttl is for a cluster of hosts"),
+                                 (["--advertise=http://127.0.0.1:1"], "--advertise is for a cluster of hosts"),
+                                 (["--lease-ttl", "-5"], "--lease-ttl is for a cluster of hosts")] {
+            let refused = try await run(listening + flags)
+            #expect(refused.status == 64 && refused.errors.contains(message), "\(flags): \(refused.errors)")
+        }
+    }
+
     /// Regression (audit): a service allowed fewer open files than `--max-connections` ran
     /// out of them under load, and spun at 70% of a core with nothing logged and `/healthz`
     /// unanswered (`ulimit -n 64` and the default 1,024). It raises its soft limit as far as the
