@@ -455,11 +455,18 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
     /// The receipt kept under `key` for `name`, if any.
     public func receipt(of name: String, key: String) throws(PluginJournalError.Reason) -> JournaledReceipt? {
         try reading {
+            // An answer past the limit is not read: its length says what is wrong.
+            let limit = Int64(JournaledReceipt.maxAnswerBytes)
             let rows = try reader.run("""
-                SELECT fingerprint, answer, expires FROM actomaton_receipts WHERE name = \(name) AND key = \(key)
+                SELECT fingerprint, CASE WHEN octet_length(answer) <= \(limit) THEN answer ELSE '' END, octet_length(answer), expires
+                FROM actomaton_receipts WHERE name = \(name) AND key = \(key)
                 """).rows
             guard let row = rows.first else { return nil }
-            let (fingerprint, answer, expires) = try row.decode((String, String, Int64).self)
+            let (fingerprint, answer, length, expires) = try row.decode((String, String, Int64, Int64).self)
+            guard length <= limit else {
+                throw PluginJournalError.Reason.unreadable("the answer kept for \(name) under its key is \(length) bytes, "
+                                                          + "over the limit of \(limit)")
+            }
             return JournaledReceipt(plugin: name, key: key, fingerprint: fingerprint, answer: answer, expires: expires)
         }
     }

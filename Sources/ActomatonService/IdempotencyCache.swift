@@ -1,4 +1,5 @@
 import ActomatonHost
+import HostCommandLine
 import NIOCore
 import Synchronization
 
@@ -100,11 +101,28 @@ final class IdempotencyCache: Sendable {
                 let expires = time + .milliseconds(receipt.expires - wallNow)
                 state.perToken[key.token, default: 0] += 1
                 state.keptCount += 1
-                state.entries[key] = .done(fingerprint, Stored(status: 200, body: receipt.answer), expires: expires, kept: state.keptCount)
+                // One the journal holds that is not an answer (an edited row) is not replayed as
+                // one, nor is the request applied again: a retry is told so.
+                let stored = Self.problem(ofAnswer: receipt.answer).map { problem in
+                    Stored(status: 503, body: ServiceError.jsonLine("the answer kept for this Idempotency-Key cannot be replayed "
+                                                                    + "(\(problem)); the request is not applied again"))
+                } ?? Stored(status: 200, body: receipt.answer)
+                state.entries[key] = .done(fingerprint, stored, expires: expires, kept: state.keptCount)
                 state.order.append((key, expires))
             }
             state.order.sort { $0.1 < $1.1 }
         }
+    }
+
+    /// What is wrong with `answer`, an answer kept in the journal, or `nil`: it must be a JSON
+    /// object, of at most ``JournaledReceipt/maxAnswerBytes``. An edited receipt (`garbage{`,
+    /// `HTTP/1.1 200`) was replayed as a 200.
+    static func problem(ofAnswer answer: String) -> String? {
+        guard answer.utf8.count <= JournaledReceipt.maxAnswerBytes else {
+            return "it is \(answer.utf8.count) bytes, over the limit of \(JournaledReceipt.maxAnswerBytes)"
+        }
+        guard case .object? = try? JSONParser.parse(answer) else { return "it is not a JSON object" }
+        return nil
     }
 
     /// Where the answers kept so far end: taken before a receipt is read from the journal, and

@@ -681,6 +681,38 @@ extension ClusterHostTests {
         #expect(try store.transitionCount(of: "counter/lost") == 1)
     }
 
+    /// Regression (audit): a receipt's answer of 200 MB edited into the database was read whole
+    /// (the host's resident set rose to 229 MB). One past the limit is not read: its length is
+    /// an error of the journal, which the request answers 503.
+    @Test func aReceiptPastTheLimitIsNotRead() async throws {
+        let address = try await PostgresTestServer.start().makeDatabase()
+        let host = try ClusterHost(address: address, advertise: "http://127.0.0.1:9001", leaseTTL: Self.quietLease)
+        defer { host.stop() }
+        let store = PostgresJournalStore(host: host)
+        defer { store.close(clean: true) }
+        let link = PostgresLink(address, name: "editor")
+        defer { link.close() }
+        let limit = JournaledReceipt.maxAnswerBytes
+        for (key, length) in [("small", 16), ("past", limit + 1)] {
+            // {"s":"xx…"}: 8 bytes around the x's.
+            try link.run("""
+                INSERT INTO actomaton_receipts (name, key, fingerprint, answer, expires)
+                VALUES ('counter/r', \(key), 'f', '{"s":"' || repeat('x', \(length - 8)::int) || '"}', 9223372036854775807)
+                """)
+        }
+        let (small, past) = try await onThread { () throws -> (String?, String) in
+            let small = try store.receipt(of: "counter/r", key: "small")?.answer
+            do {
+                _ = try store.receipt(of: "counter/r", key: "past")
+                return (small, "read")
+            } catch {
+                return (small, "\(error)")
+            }
+        }
+        #expect(small == #"{"s":"xxxxxxxx"}"#)
+        #expect(past.hasSuffix("the answer kept for counter/r under its key is \(limit + 1) bytes, over the limit of \(limit)"), "\(past)")
+    }
+
     /// Regression (`make test-cluster`: one increment of 4,823 applied twice): a request was
     /// checked for its key's receipt on one host, another host took the instance and applied a
     /// retry of it, and the instance came back before the first request's turn, which was then

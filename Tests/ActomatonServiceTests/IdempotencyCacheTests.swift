@@ -61,6 +61,26 @@ import Testing
         }
     }
 
+    /// Regression (audit): a receipt edited in the journal (`garbage{`, `HTTP/1.1 200`) was
+    /// replayed as a 200. One that is not a JSON object is replayed as a 503 saying so: its
+    /// request is not applied again.
+    @Test func aReceiptThatIsNotAnAnswerIsNotReplayedAsOne() async throws {
+        for (index, answer) in ["garbage{", "HTTP/1.1 200 OK", "", "[1]", #"{"seq":1"#].enumerated() {
+            let (cache, _, key, fingerprint) = try Self.increment(instance: "e\(index)", key: "edited", token: IdempotencyCache.noToken)
+            cache.restore([JournaledReceipt(plugin: "counter/e\(index)", key: IdempotencyCache.journalKey(key),
+                                            fingerprint: fingerprint.description, answer: answer, expires: .max)], wallNow: 0)
+            guard case let .replay(stored) = try await cache.begin(key, fingerprint: fingerprint) else {
+                Issue.record("\(answer.debugDescription): the request would be applied again")
+                continue
+            }
+            #expect(stored.status == 503 && stored.body == ServiceError.jsonLine("the answer kept for this Idempotency-Key cannot be "
+                        + "replayed (it is not a JSON object); the request is not applied again"), "\(answer.debugDescription): \(stored)")
+        }
+        let big = "{\"s\":\"" + String(repeating: "x", count: JournaledReceipt.maxAnswerBytes) + "\"}"
+        #expect(IdempotencyCache.problem(ofAnswer: big) == "it is \(big.utf8.count) bytes, over the limit of \(JournaledReceipt.maxAnswerBytes)")
+        #expect(IdempotencyCache.problem(ofAnswer: #"{"seq":1}"#) == nil)
+    }
+
     /// In a cluster, a retry reads the key's receipt from the journal into the cache before it
     /// begins. When the first request was still under way here, that overwrote its pending
     /// entry and lost the retries waiting on it: they never answered, and the host never shut

@@ -278,6 +278,11 @@ public struct JournalReceiptRequest: Sendable {
 
 /// A receipt the journal keeps: the answer to an input action, under the request's key.
 public struct JournaledReceipt: Sendable, Hashable {
+    /// The longest answer a journal reads back, in bytes: a transition's answer carries a state
+    /// description of at most 16 MiB, escaped. A longer one is an error of the journal (a row
+    /// edited by hand was read whole: 200 MB).
+    public static let maxAnswerBytes = 100 << 20
+
     /// The name the machine is journaled under.
     public var plugin: String
     /// The request's key.
