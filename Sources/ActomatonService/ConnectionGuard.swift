@@ -37,7 +37,14 @@ struct GuardedServerChannel: ServerChildChannel {
         return HTTPServerBuilder { responder in
             GuardedServerChannel(
                 inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder,
-                                                    configuration: .init(http1: .init(idleTimeout: nil), ws: .init(validateUTF8: true))),
+                                                    configuration: .init(http1: .init(idleTimeout: nil),
+                                                                         // Twice a message's limit: a frame past the
+                                                                         // message limit is read, and closed with 1009
+                                                                         // and a reason. The decoder's default, 16 KiB,
+                                                                         // cut one of 16 KiB + 1 with no reason, and a
+                                                                         // reset.
+                                                                         ws: .init(maxFrameSize: ServiceRoutes.maxClientFrameBytes,
+                                                                                   validateUTF8: true))),
                 headTimeout: timeout, maxBodySize: maxBodySize)
         }
     }

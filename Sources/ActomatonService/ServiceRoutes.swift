@@ -575,6 +575,11 @@ struct ServiceRoutes: Sendable {
     /// The longest text message a watcher may send (it is dropped), in bytes.
     static let maxClientMessageBytes = 1 << 16
 
+    /// The longest frame the WebSocket decoder reads, in bytes: past it, the connection is cut
+    /// at once. Twice ``maxClientMessageBytes``, so that a message past its limit in one frame is
+    /// read and answered 1009 with a reason.
+    static let maxClientFrameBytes = 2 * maxClientMessageBytes
+
     /// The most reads of the journal that bridge one resuming watcher.
     static let maxBridgeReads = 8
 

@@ -161,8 +161,8 @@ import Testing
     /// Regression (audit): what a watcher sends is dropped, but frames that RFC 6455 says end
     /// the connection were dropped too: a continuation with no message begun, a new message
     /// before the last one ended (1002), a text message that is not UTF-8 (1007), a message
-    /// past the limit (1009), a close whose reason is not UTF-8 (1002, not 1000). A fragmented message, and one at the limit, are dropped and the
-    /// watcher goes on.
+    /// past the limit (1009), a close whose reason is not UTF-8 (1002, not 1000). A fragmented
+    /// message, and one at the limit (in one frame or several), are dropped and the watcher goes on.
     @Test func framesThatBreakTheProtocolCloseTheWatcher() async throws {
         try await withRunningServer { server, port in
             let instance = try await server.registry.instance(at: InstanceAddress(plugin: "counter", key: try InstanceKey("f")), creating: true)
@@ -176,6 +176,10 @@ import Testing
                 ("a close whose reason is not UTF-8", [(8, true, [0x03, 0xE8, 0xFF, 0xFE])], 1002),
                 ("past the limit", [(1, false, chunk)] + Array(repeating: (0, false, chunk), count: limit / chunk.count - 1) + [(0, true, [0x61])], 1009),
                 ("at the limit, fragmented", [(1, false, chunk)] + Array(repeating: (0, false, chunk), count: limit / chunk.count - 2) + [(0, true, chunk)], nil),
+                // Regression (audit): the frame decoder's own limit was 16 KiB: a frame of 16 KiB + 1
+                // was closed 1009 with no reason, where the documented limit is 64 KiB.
+                ("one frame at the limit", [(1, true, [UInt8](repeating: UInt8(ascii: "a"), count: limit))], nil),
+                ("one frame past the limit", [(1, true, [UInt8](repeating: UInt8(ascii: "a"), count: limit + 1))], 1009),
             ]
             for (name, frames, code) in cases {
                 let connection = try await offThePool { () throws -> LoopbackConnection in
