@@ -97,7 +97,7 @@ public final class ActomatonServer: Service, Sendable {
         self.listen = listen
         self.logger = logger
         self.onListening = onListening
-        let metrics = ServiceMetrics()
+        let metrics = ServiceMetrics(journaled: journal != nil, clustered: journal?.placement != nil)
         self.metrics = metrics
         // A plugin's text is escaped: a log line stays one line, and cannot drive a terminal.
         let pluginLog = pluginLog ?? { line in logger.info("\(TerminalText.escaping(line))") }

@@ -7,9 +7,12 @@ import struct Prometheus.PrometheusMetricsFactory
 /// (no global `MetricsSystem.bootstrap`, so several services — and tests — can coexist) and
 /// served at `GET /metrics` in Prometheus' text format.
 ///
-/// - `actomaton_actions_total{plugin, outcome}`: actions sent by clients, by outcome
-///   (`ok`, `bad_request`, `not_found`, `refused`, `over_limit`, `failed`, `replayed`; a replayed answer is
-///   counted but not timed).
+/// - `actomaton_actions_total{plugin, outcome}`: actions sent by clients to a loaded plugin,
+///   by outcome (`ok`, `bad_request`, `not_found`, `refused` — by the plugin, or an
+///   `Idempotency-Key` reused with another body —, `over_limit`, `too_large`, `unavailable`,
+///   `failed`, `replayed`; a replayed answer is counted but not timed). One forwarded to the
+///   host that owns its instance is counted there. A request refused before it names a loaded
+///   plugin (401, 403, 429 for its token, 404 for the plugin) is not an action.
 /// - `actomaton_action_duration_seconds{plugin}`: how long an action took, turn wait included.
 /// - `actomaton_effect_actions_total{plugin, outcome}`: actions no client sent — a delayed or
 ///   repeating action, or one an effect fed back — by outcome (`ok`, `failed`): a timer's
@@ -20,7 +23,9 @@ import struct Prometheus.PrometheusMetricsFactory
 /// - `actomaton_effects_in_flight`: delayed and repeating actions running or waiting, all
 ///   instances in memory together (counted when `/metrics` is read).
 /// - `actomaton_journal_commit_duration_seconds`: how long each journal commit took, its disk
-///   sync included (with `--state`); `actomaton_journal_records_total`: records committed.
+///   sync included; `actomaton_journal_records_total`: records committed (with `--state` only).
+/// - `actomaton_requests_forwarded_total` and `actomaton_fencing_refusals_total`: in a cluster
+///   only.
 public final class ServiceMetrics: Sendable {
     /// The registry `GET /metrics` reads.
     public let registry: PrometheusCollectorRegistry
@@ -30,10 +35,10 @@ public final class ServiceMetrics: Sendable {
     private let passivatedCount = Atomic<Int>(0)
     private let watchers: Gauge
     private let effects: Gauge
-    private let commits: CoreMetrics.Timer
-    private let records: Counter
-    private let forwarded: Counter
-    private let fenced: Counter
+    private let commits: CoreMetrics.Timer?
+    private let records: Counter?
+    private let forwarded: Counter?
+    private let fenced: Counter?
     private let instanceCount = Atomic<Int>(0)
     private let watcherCount = Atomic<Int>(0)
     private let actions = Mutex<[String: Counter]>([:])
@@ -43,8 +48,9 @@ public final class ServiceMetrics: Sendable {
     /// this only guards against a mistake).
     static let maxPlugins = 1024
 
-    /// Creates metrics in a new registry.
-    public init() {
+    /// Creates metrics in a new registry; the journal's with `journaled`, the cluster's with
+    /// `clustered` (they were served at 0 where they cannot count).
+    public init(journaled: Bool = false, clustered: Bool = false) {
         let registry = PrometheusCollectorRegistry()
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.defaultDurationHistogramBuckets = [
@@ -57,10 +63,10 @@ public final class ServiceMetrics: Sendable {
         watchers = Gauge(label: "actomaton_watchers", dimensions: [], factory: factory)
         passivated = Gauge(label: "actomaton_instances_passivated", dimensions: [], factory: factory)
         effects = Gauge(label: "actomaton_effects_in_flight", dimensions: [], factory: factory)
-        commits = CoreMetrics.Timer(label: "actomaton_journal_commit_duration_seconds", dimensions: [], factory: factory)
-        records = Counter(label: "actomaton_journal_records_total", dimensions: [], factory: factory)
-        forwarded = Counter(label: "actomaton_requests_forwarded_total", dimensions: [], factory: factory)
-        fenced = Counter(label: "actomaton_fencing_refusals_total", dimensions: [], factory: factory)
+        commits = journaled ? CoreMetrics.Timer(label: "actomaton_journal_commit_duration_seconds", dimensions: [], factory: factory) : nil
+        records = journaled ? Counter(label: "actomaton_journal_records_total", dimensions: [], factory: factory) : nil
+        forwarded = clustered ? Counter(label: "actomaton_requests_forwarded_total", dimensions: [], factory: factory) : nil
+        fenced = clustered ? Counter(label: "actomaton_fencing_refusals_total", dimensions: [], factory: factory) : nil
         effects.record(0)
         instances.record(0)
         passivated.record(0)
@@ -122,18 +128,18 @@ public final class ServiceMetrics: Sendable {
     /// Records a journal commit: how long it took and how many records it held.
     func journalCommitted(duration: Duration, records count: Int) {
         let (seconds, attoseconds) = duration.components
-        commits.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-        records.increment(by: count)
+        commits?.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        records?.increment(by: count)
     }
 
     /// Counts a request forwarded to the host that owns its instance.
     func requestForwarded() {
-        forwarded.increment()
+        forwarded?.increment()
     }
 
     /// Counts `count` instances whose records were refused because another host took them over.
     public func fencingRefused(_ count: Int) {
-        fenced.increment(by: count)
+        fenced?.increment(by: count)
     }
 
     /// How many watchers are connected.

@@ -196,6 +196,26 @@ struct ServiceRoutes: Sendable {
     func send(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         let address = try address(context)
         let type = try registry.catalog.type(named: address.plugin)
+        // Counted here, whatever ends it: a refusal before the action's turn (its body too long,
+        // its key reused with another body) was not counted at all.
+        let start = ContinuousClock.now
+        do {
+            let (response, outcome) = try await send(request, context, to: address, of: type)
+            if let outcome {
+                metrics.actionFinished(plugin: address.plugin, outcome: outcome, duration: outcome == "replayed" ? nil : ContinuousClock.now - start)
+            }
+            return response
+        } catch {
+            let serviceError = ServiceErrorMiddleware.serviceError(for: error, request: request, maxBodySize: configuration.maxBodySize)
+            metrics.actionFinished(plugin: address.plugin, outcome: Self.outcome(serviceError), duration: ContinuousClock.now - start)
+            throw error
+        }
+    }
+
+    /// `POST /v1/machines/{plugin}/{key}`: the answer, and the outcome to count (`nil` for a
+    /// request forwarded to another host, which counts it).
+    private func send(_ request: Request, _ context: ServiceRequestContext, to address: InstanceAddress,
+                      of type: PluginType) async throws -> (Response, outcome: String?) {
         let body: ByteBuffer
         do {
             body = try await request.body.collect(upTo: configuration.maxBodySize)
@@ -212,7 +232,7 @@ struct ServiceRoutes: Sendable {
             // In a cluster, the instance's owner answers: this host, once it claimed it, or the
             // host the request is forwarded to.
             if let (name, owner) = try await owner(of: address, creating: true) {
-                return try await forward(request, body: body, of: name, to: owner)
+                return (try await forward(request, body: body, of: name, to: owner), nil)
             }
         }
         // In the order it came, among the instance's other actions and deletions: before its
@@ -220,7 +240,7 @@ struct ServiceRoutes: Sendable {
         guard let arrival = await arrivals.enter(address) else { throw ServiceError.shuttingDown }
         defer { arrival.leave() }
         guard let keyText = request.headers[Self.idempotencyKeyHeader] else {
-            return .json(try await apply(body, to: address, of: type, arrival: arrival))
+            return (.json(try await apply(body, to: address, of: type, arrival: arrival)), "ok")
         }
         try IdempotencyCache.check(keyText)
         let key = IdempotencyCache.Key(token: context.token?.identity ?? IdempotencyCache.noToken, address: address, key: keyText)
@@ -244,8 +264,7 @@ struct ServiceRoutes: Sendable {
         }
         switch try await idempotency.begin(key, fingerprint: fingerprint, formerFingerprint: IdempotencyCache.Fingerprint(body.readableBytesView)) {
         case let .replay(stored):
-            metrics.actionFinished(plugin: address.plugin, outcome: "replayed", duration: nil)
-            return .json(stored.body, status: .init(code: stored.status), headers: [Self.replayedHeader: "true"])
+            return (.json(stored.body, status: .init(code: stored.status), headers: [Self.replayedHeader: "true"]), "replayed")
         case .proceed:
             let text: String
             do {
@@ -263,7 +282,7 @@ struct ServiceRoutes: Sendable {
                 throw serviceError
             }
             idempotency.finish(key, status: 200, body: text)
-            return .json(text)
+            return (.json(text), "ok")
         }
     }
 
@@ -342,9 +361,6 @@ struct ServiceRoutes: Sendable {
     /// transition as JSON; leaves `arrival` once the action has its turn on the instance.
     func apply(_ body: ByteBuffer, to address: InstanceAddress, of type: PluginType,
                receipt: JournalReceiptRequest? = nil, arrival: Arrival? = nil) async throws(ServiceError) -> String {
-        let start = ContinuousClock.now
-        var outcome = "failed"
-        defer { metrics.actionFinished(plugin: address.plugin, outcome: outcome, duration: ContinuousClock.now - start) }
         do {
             let action = try Self.action(from: body, for: address, of: type)
             while true {
@@ -355,17 +371,14 @@ struct ServiceRoutes: Sendable {
                     if Task.isCancelled { throw ServiceError.shuttingDown }
                     continue
                 }
-                outcome = "ok"
                 return ServiceJSON.transition(transition, address: address)
             }
         } catch let error as PluginCallError {
             let serviceError = ServiceError(error)
-            outcome = Self.outcome(serviceError)
             // A first action that failed applied nothing: it leaves no instance behind.
             await registry.discardIfUntouched(address)
             throw serviceError
         } catch let error as ServiceError {
-            outcome = Self.outcome(error)
             throw Self.movedMeanwhile(error, forwarding: forwarder != nil)
         } catch {
             throw .pluginFailed("internal error")
@@ -378,6 +391,8 @@ struct ServiceRoutes: Sendable {
         case .unprocessable: "refused"
         case .overLimit: "over_limit"
         case .notFound: "not_found"
+        case .bodyTooLarge: "too_large"
+        case .shuttingDown, .unavailable, .ownedElsewhere, .badGateway, .gatewayTimeout: "unavailable"
         default: "failed"
         }
     }

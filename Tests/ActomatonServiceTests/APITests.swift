@@ -423,11 +423,28 @@ import Testing
             #expect(metrics.contains("actomaton_instances_active 1"))
             #expect(metrics.contains("actomaton_watchers 0"))
             #expect(metrics.contains("actomaton_effects_in_flight 0"))
+            // Regression (audit): the journal's and the cluster's metrics were served, at 0,
+            // where they cannot count.
+            for absent in ["actomaton_journal_", "actomaton_requests_forwarded_total", "actomaton_fencing_refusals_total"] {
+                #expect(!metrics.contains(absent), "\(absent)")
+            }
             // A delayed action an hour away: one effect in flight until it is cancelled.
             #expect(try await client.post("e", #"{"action": "add_later", "args": [2, 3600]}"#).status == .ok)
             #expect(try await client.get("/metrics").text.contains("actomaton_effects_in_flight 1"))
             #expect(try await client.execute(uri: "/v1/machines/counter/e", method: .delete).status == .ok)
             #expect(try await client.get("/metrics").text.contains("actomaton_effects_in_flight 0"))
+            // Regression (audit): refusals before the action's turn were not counted: a body over
+            // the limit, and a key reused with another body (422).
+            _ = try await client.post("m", "{" + String(repeating: " ", count: ServiceConfiguration().maxBodySize) + "}")
+            let keyed: HTTPFields = [HTTPField.Name("Idempotency-Key")!: "k-1"]
+            #expect(try await client.post("m", #"{"action": "increment"}"#, headers: keyed).status == .ok)
+            #expect(try await client.post("m", #"{"action": "increment"}"#, headers: keyed).status == .ok)
+            #expect(try await client.post("m", #"{"action": "add", "args": [2]}"#, headers: keyed).status == .unprocessableContent)
+            let counted = try await client.get("/metrics").text
+            for line in [#"actomaton_actions_total{plugin="counter",outcome="too_large"} 1"#, #"actomaton_actions_total{plugin="counter",outcome="ok"} 3"#,
+                         #"actomaton_actions_total{plugin="counter",outcome="replayed"} 1"#, #"actomaton_actions_total{plugin="counter",outcome="refused"} 1"#] {
+                #expect(counted.contains(line), "\(line) in \(counted)")
+            }
             let document = try await client.get("/v1/openapi.yaml")
             #expect(document.headers[.contentType] == "application/yaml")
             #expect(document.text == OpenAPIDocument.yaml)
