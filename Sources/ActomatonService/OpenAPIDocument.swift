@@ -2,7 +2,15 @@
 ///
 /// The same text is `docs/openapi.yaml` in the repository; a test checks that they match.
 public enum OpenAPIDocument {
-    /// The document, YAML.
+    /// The document of a service whose `--max-page-size` is `maxPageSize`: the page's maximum
+    /// said is that one (it said 1,000 whatever the flag said).
+    public static func yaml(maxPageSize: Int) -> String {
+        let line = "schema: {type: integer, minimum: 1, maximum: 1000}}"
+        return maxPageSize == 1000 ? yaml
+            : yaml.replacing(line, with: "schema: {type: integer, minimum: 1, maximum: \(maxPageSize)}}")
+    }
+
+    /// The document, YAML, with the default limits.
     public static let yaml = #"""
 openapi: 3.1.0
 info:

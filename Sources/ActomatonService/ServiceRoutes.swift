@@ -49,9 +49,11 @@ struct ServiceRoutes: Sendable {
             return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                      body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.prometheusText())))
         }
+        // The limits it gives are this service's.
+        let document = OpenAPIDocument.yaml(maxPageSize: configuration.maxPageSize)
         router.get("/v1/openapi.yaml") { _, _ in
             Response(status: .ok, headers: [.contentType: "application/yaml"],
-                     body: ResponseBody(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
+                     body: ResponseBody(byteBuffer: ByteBuffer(string: document)))
         }
         router.get("/v1/plugins") { _, _ in Response.json(ServiceJSON.plugins(registry.catalog)) }
         router.get("/v1/machines/:plugin") { request, context in try await listKeys(request, context) }

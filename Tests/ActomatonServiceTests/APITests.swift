@@ -451,6 +451,18 @@ import Testing
         }
     }
 
+    /// Regression (audit): the served document gave a page's maximum as 1,000 whatever
+    /// `--max-page-size` said.
+    @Test func theServedDocumentGivesTheServicesPageLimit() async throws {
+        let server = makeServer { $0.maxPageSize = 5000 }
+        try await server.makeApplication().test(.router) { client in
+            let document = try await client.get("/v1/openapi.yaml").text
+            #expect(document.contains("schema: {type: integer, minimum: 1, maximum: 5000}}"))
+            #expect(!document.contains("maximum: 1000}}"))
+            #expect(document.utf8.count == OpenAPIDocument.yaml.utf8.count, "only the maximum differs")
+        }
+    }
+
     @Test func theServedDocumentIsTheRepositorysOpenAPIFile() throws {
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../docs/openapi.yaml").standardized.path
         let file = try String(contentsOfFile: path, encoding: .utf8)
