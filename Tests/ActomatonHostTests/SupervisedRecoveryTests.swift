@@ -35,6 +35,39 @@ import Testing
         }
     }
 
+    /// Regression (audit): a new worker that missed its deadline during the replay (a loaded
+    /// machine, a short `--action-timeout`) stopped the plugin for good, and was left running.
+    /// It is let go, and the rebuild starts again, counted against the restarts; a refusal (the
+    /// plugin's own answer) still stops it.
+    @Test func aRebuildWhoseNewWorkerFailsStartsAgain() {
+        var supervisor = Self.supervisor(snapshotInterval: 10, maxRestarts: 3)
+        _ = supervisor.completed(Self.action("a"))
+        var failuresLeft = 2
+        var discarded = 0
+        func rebuild() -> (state: State?, words: String) {
+            supervisor.recover(rebuiltWords: "restarted from its last state") { () throws(PluginLoadError) -> State in
+                State()
+            } restore: { (_: State, _: [UInt8]) throws(PluginCallError.Reason) in
+            } replay: { (state: State, action: PluginAction) throws(PluginCallError.Reason) in
+                if failuresLeft > 0 {
+                    failuresLeft -= 1
+                    throw .workerFailed(call: "a call", cause: "did not answer within 2s and was killed", recovery: "not retried")
+                }
+                state.replayed.append(action.name)
+            } discard: { _ in
+                discarded += 1
+            }
+        }
+        let (state, words) = rebuild()
+        #expect(words == "restarted from its last state" && state?.replayed == ["a"])
+        #expect(discarded == 2, "each failed new state is let go")
+        // The three rebuilds counted: one more failure is past the limit of 3.
+        failuresLeft = 1
+        let (stopped, stoppedWords) = rebuild()
+        #expect(stopped == nil && stoppedWords == "stopped, it failed 4 times within 3600s", "\(stoppedWords)")
+        #expect(discarded == 2)
+    }
+
     @Test func aRebuildRestoresTheLastSnapshotThenReplaysTheActionsSinceInOrder() {
         var supervisor = Self.supervisor(snapshotInterval: 3)
         let due = ["a", "b", "c"].map { supervisor.completed(Self.action($0)) }

@@ -12,9 +12,12 @@ import ActomatonPluginContract
 ///
 /// The plugin is **stopped** instead — every later call fails with
 /// ``PluginCallError/Reason/pluginStopped(_:)`` — when it failed more than `maxRestarts` times
-/// within `restartWindow`, or when the rebuild itself fails at any step (a new state cannot be
+/// within `restartWindow`, or when the rebuild itself fails at a step (a new state cannot be
 /// made, the snapshot is refused, a replayed action fails): a state that cannot be rebuilt
-/// exactly is not rebuilt approximately.
+/// exactly is not rebuilt approximately. A rebuild whose new worker fails in the middle (it
+/// crashed, or missed its deadline on a loaded machine) is a failure like the first: the
+/// rebuild starts again, counted against `maxRestarts`. One such failure stopped the plugin for
+/// good.
 struct SupervisedRecovery {
     /// Snapshots every this many completed actions (bounds a replay).
     let snapshotInterval: Int
@@ -84,33 +87,43 @@ struct SupervisedRecovery {
     ///   - start: Makes a new state, as `create` makes it.
     ///   - restore: Restores a snapshot into a new state.
     ///   - replay: Performs a journaled action again in a new state, its effects ignored.
+    ///   - discard: Lets go of a new state whose rebuild failed (a worker is killed: it was left
+    ///     running).
     mutating func recover<State>(
         rebuiltWords: String,
         start: () throws(PluginLoadError) -> State,
         restore: (State, [UInt8]) throws(PluginCallError.Reason) -> Void,
-        replay: (State, PluginAction) throws(PluginCallError.Reason) -> Void
+        replay: (State, PluginAction) throws(PluginCallError.Reason) -> Void,
+        discard: (State) -> Void = { _ in }
     ) -> (state: State?, words: String) {
-        let now = ContinuousClock.now
-        restarts.append(now)
-        restarts.removeAll { $0.duration(to: now) > restartWindow }
-        if restarts.count > maxRestarts {
-            let why = "it failed \(restarts.count) times within \(seconds(restartWindow))"
-            stoppedBecause = why
-            return (nil, "stopped, \(why)")
+        while true {
+            let now = ContinuousClock.now
+            restarts.append(now)
+            restarts.removeAll { $0.duration(to: now) > restartWindow }
+            if restarts.count > maxRestarts {
+                let why = "it failed \(restarts.count) times within \(seconds(restartWindow))"
+                stoppedBecause = why
+                return (nil, "stopped, \(why)")
+            }
+            let fresh: State
+            do {
+                fresh = try start()
+            } catch {
+                return (nil, stop("a new state could not be made: \(error.reason)"))
+            }
+            var step = "its last snapshot was refused"
+            do throws(PluginCallError.Reason) {
+                if let lastSnapshot { try restore(fresh, lastSnapshot) }
+                step = "the replay failed"
+                for action in actionsSinceSnapshot { try replay(fresh, action) }
+                return (fresh, rebuiltWords)
+            } catch {
+                discard(fresh)
+                // The new worker failed, not the plugin's answer: rebuilt again.
+                if case .workerFailed = error { continue }
+                return (nil, stop("\(step): \(error)"))
+            }
         }
-        let fresh: State
-        do {
-            fresh = try start()
-        } catch {
-            return (nil, stop("a new state could not be made: \(error.reason)"))
-        }
-        if let lastSnapshot {
-            do { try restore(fresh, lastSnapshot) } catch { return (nil, stop("its last snapshot was refused: \(error)")) }
-        }
-        for action in actionsSinceSnapshot {
-            do { try replay(fresh, action) } catch { return (nil, stop("the replay failed: \(error)")) }
-        }
-        return (fresh, rebuiltWords)
     }
 
     private mutating func stop(_ why: String) -> String {

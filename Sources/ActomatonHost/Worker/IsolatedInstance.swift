@@ -299,7 +299,8 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
                                      options: options, log: { _ in }) {
                     if case .performed = $0 { true } else { false }
                 }
-            }
+            },
+            discard: { (worker: WorkerProcess) in _ = worker.stop() }
         )
         if replacement == nil { _ = worker?.stop() }
         worker = replacement
