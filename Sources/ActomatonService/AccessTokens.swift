@@ -175,7 +175,7 @@ public struct TokenTable: Sendable {
         do {
             (bytes, permissions) = try TrustedFile.read(path, maxSize: maxFileSize)
         } catch {
-            throw TokenFileError(path, Self.message(for: error.reason))
+            throw TokenFileError(path, ServiceFileProblem.describe(error.reason, of: "the tokens file"))
         }
         guard permissions & 0o077 == 0 else {
             throw TokenFileError(path, "group or other users can read or write the tokens file (mode \(String(permissions, radix: 8))); "
@@ -183,21 +183,6 @@ public struct TokenTable: Sendable {
         }
         guard let text = String(validating: bytes, as: UTF8.self) else { throw TokenFileError(path, "the tokens file is not valid UTF-8") }
         return try parse(text, path: path)
-    }
-
-    private static func message(for reason: PluginLoadError.Reason) -> String {
-        switch reason {
-        case .untrustedOwner(let uid):
-            "the tokens file belongs to another user (uid \(uid)); it must belong to root or to the user running the host"
-        case .writableByOthers:
-            "other users can write the tokens file; run `chmod 600` on it"
-        case let .untrustedDirectory(directory, why):
-            "the tokens file is in a directory others can change: \(directory) \(why)"
-        case let .tooLarge(size, limit):
-            "the tokens file is \(size) bytes, more than the limit of \(limit) bytes"
-        default:
-            reason.description
-        }
     }
 
     /// Reads the lines of a tokens file; `path` names it in errors.

@@ -41,7 +41,7 @@ public struct ServiceTLS: Sendable {
             let (bytes, _) = try TrustedFile.read(certificate, maxSize: maxFileSize)
             chain = try NIOSSLCertificate.fromPEMBytes(bytes)
         } catch let error as PluginLoadError {
-            throw ServiceTLSError(certificate, error.reason.description)
+            throw ServiceTLSError(certificate, ServiceFileProblem.describe(error.reason, of: "the certificate file"))
         } catch {
             throw ServiceTLSError(certificate, "it is not a PEM certificate chain")
         }
@@ -67,11 +67,15 @@ public struct ServiceTLS: Sendable {
                 throw ServiceTLSError(key, "group or other users can read or write the private key (mode \(String(permissions, radix: 8))); "
                                       + "run `chmod 600` on it")
             }
+            if bytes.count < 1 << 20, String(decoding: bytes, as: UTF8.self).contains("ENCRYPTED") {
+                throw ServiceTLSError(key, "it is an encrypted private key, and the host asks for no passphrase: decrypt it "
+                                      + "(`openssl pkey -in KEY -out PLAIN`) into a file only you can read")
+            }
             privateKey = try NIOSSLPrivateKey(bytes: bytes, format: .pem)
         } catch let error as ServiceTLSError {
             throw error
         } catch let error as PluginLoadError {
-            throw ServiceTLSError(key, error.reason.description)
+            throw ServiceTLSError(key, ServiceFileProblem.describe(error.reason, of: "the private key"))
         } catch {
             throw ServiceTLSError(key, "it is not a PEM private key")
         }

@@ -80,7 +80,22 @@ import Testing
         try Data(repeating: UInt8(ascii: "a"), count: Int(ServiceTLS.maxFileSize) + 1).write(to: URL(fileURLWithPath: big))
         chmod(big, 0o600)
         let error = #expect(throws: ServiceTLSError.self) { try ServiceTLS.load(certificate: big, key: files.key) }
-        #expect(error?.message.contains("\(ServiceTLS.maxFileSize)") == true, "\(String(describing: error))")
+        #expect(error?.message == "the certificate file is \(ServiceTLS.maxFileSize + 1) bytes, more than the limit of \(ServiceTLS.maxFileSize) bytes",
+                "\(String(describing: error))")
+        // Regression (audit): a key owned by another user was "refusing to load a plugin file"
+        // and an over-long file's line named --max-plugin-size, which does not raise it; an
+        // encrypted key was only "not a PEM private key".
+        chown(files.key, 65534, 65534)
+        let owned = #expect(throws: ServiceTLSError.self) { try ServiceTLS.load(certificate: files.certificate, key: files.key) }
+        #expect(owned?.message == "the private key belongs to another user (uid 65534); it must belong to root or to the user running the host",
+                "\(String(describing: owned))")
+        chown(files.key, getuid(), getgid())
+        let encrypted = "\(directory)/encrypted.pem"
+        try Data("-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIFHDBOBgkqhkiG9w0BBQ0wQTApBgkqhkiG9w0BBQwwHAQI\n-----END ENCRYPTED PRIVATE KEY-----\n".utf8)
+            .write(to: URL(fileURLWithPath: encrypted))
+        chmod(encrypted, 0o600)
+        let locked = #expect(throws: ServiceTLSError.self) { try ServiceTLS.load(certificate: files.certificate, key: encrypted) }
+        #expect(locked?.message.hasPrefix("it is an encrypted private key, and the host asks for no passphrase") == true, "\(String(describing: locked))")
     }
 
     /// Regression: an expired certificate was taken without a word, and every client then
