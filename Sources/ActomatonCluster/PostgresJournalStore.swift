@@ -127,19 +127,20 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
                 receiptKeys.append(receipt.key)
             }
         }
-        // One name the commit counts transitions for, and its count before and after: what tells,
-        // when the `COMMIT` itself fails, whether it was written.
-        var probe: (name: String, before: Int64, after: Int64)?
+        // The server's ID of the last attempt's transaction: what tells, when the answer to its
+        // `COMMIT` is lost, whether it was written.
+        var transactionID: Int64?
         do {
             try committingAgainIfNotWritten { try writer.transaction { transaction in
                 fenced = []
+                transactionID = nil
                 // The receipts are read once the rows are locked: every writer of a name holds
                 // its row's lock, so none is written meanwhile.
                 var locking: [PostgresQuery] = ["""
                     SELECT name, owner, epoch,
                            \(unescaped: Self.transitionCount)
                     FROM actomaton_instances i WHERE name = ANY(\(Array(names))) FOR UPDATE
-                    """]
+                    """, "SELECT txid_current()"]
                 if !receiptKeys.isEmpty {
                     locking.append("""
                         SELECT r.name FROM actomaton_receipts r JOIN unnest(\(receiptNames)::text[], \(receiptKeys)::text[]) AS k(name, key)
@@ -149,12 +150,13 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
                 }
                 let results = try transaction.run(locking)
                 let rows = results[0].rows
+                transactionID = try results[1].rows.first?.decode(Int64.self)
                 // An action whose request's key already has a receipt in its window was applied
                 // once already: its request was checked for one before another host applied it,
                 // and ownership came back here before its turn (`make test-cluster`: one
                 // increment of 4,823 applied twice). Refused like a name taken over: the host drops
                 // the machine, its client is told to retry, and the retry gets the receipt.
-                for row in results.dropFirst().first?.rows ?? [] { fenced.insert(try row.decode(String.self)) }
+                for row in results.dropFirst(2).first?.rows ?? [] { fenced.insert(try row.decode(String.self)) }
                 var counts: [String: Int64] = [:]
                 for row in rows {
                     let (name, owner, epoch, transitions) = try row.decode((String, Int64?, Int64, Int64).self)
@@ -169,7 +171,6 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
                 var queries: [PostgresQuery] = []
                 for record in records { queries += Self.queries(for: record, counts: &counts) }
                 for (name, count) in counts where before[name] != count {
-                    probe = (name, before[name] ?? 0, count)
                     queries.append("UPDATE actomaton_instances SET transitions = \(count) WHERE name = \(name)")
                     // Wakes the watchers other hosts serve, when this commits.
                     queries.append("SELECT pg_notify(\(JournalNotifications.channel), \(name))")
@@ -178,27 +179,52 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
             } }
         } catch let fencing as JournalStoreFencing {
             throw refuse(fencing.names)
-        } catch let failure as ClusterError where PostgresLink.isTransient(failure) {
+        } catch let lost as PostgresLink.CommitOutcomeUnknown {
             // The `COMMIT` was sent and its answer lost with the connection (the server ended the
-            // session, or restarted): whether it was written is read back. A host stopped for
-            // each of these: 8 of 30 when every session was ended once.
-            guard let probe else { throw failure }
-            let count = try readBack(transitionsOf: probe.name)
-            if count == probe.after { return }
-            guard count == probe.before, runsAgainIfNotWritten else { throw failure }
-            try commit(records, epochs: written, runsAgainIfNotWritten: false)
+            // session, restarted, or was slow): the server says whether it was written, once it
+            // knows. A host stopped for each of these: 8 of 30 when every session was ended once.
+            guard let transactionID else { throw lost.cause }
+            switch try outcome(ofTransaction: transactionID) {
+            case .committed: return
+            case .notCommitted where runsAgainIfNotWritten: try commit(records, epochs: written, runsAgainIfNotWritten: false)
+            case .notCommitted, .unknown: throw lost.cause
+            }
         }
     }
 
-    /// The count of transitions of `name`, read on the writer's connection once it can be, as
-    /// a failed commit is run again (for up to ``commitRetryTime``).
-    private func readBack(transitionsOf name: String) throws -> Int64 {
-        var count: Int64 = 0
-        try committingAgainIfNotWritten { try writer.transaction { transaction in
-            let rows = try transaction.run("SELECT \(unescaped: Self.transitionCount) FROM actomaton_instances i WHERE name = \(name)").rows
-            count = try rows.first?.decode(Int64.self) ?? 0
-        } }
-        return count
+    /// What became of a transaction whose `COMMIT` answer was lost.
+    private enum TransactionOutcome { case committed, notCommitted, unknown }
+
+    /// What became of the transaction `id`, asked on a new connection (`txid_status`) until the
+    /// server knows (a slow commit's session may still be finishing it), for up to
+    /// ``commitRetryTime``.
+    private func outcome(ofTransaction id: Int64) throws -> TransactionOutcome {
+        let deadline = ContinuousClock.now + Self.commitRetryTime
+        var pause: Duration = .milliseconds(50)
+        while true {
+            var status: String?
+            try committingAgainIfNotWritten { try writer.transaction { transaction in
+                status = try transaction.run("SELECT txid_status(\(id))").rows.first?.decode(String?.self)
+            } }
+            switch status {
+            case "committed": return .committed
+            case "aborted": return .notCommitted
+            case "in progress":
+                guard ContinuousClock.now + pause < deadline else { return .unknown }
+                Self.wait(pause)
+                pause = min(pause * 2, .seconds(1))
+            default:
+                // Too old for the server to remember: not said either way.
+                return .unknown
+            }
+        }
+    }
+
+    /// Waits `duration` on the writer's thread.
+    private static func wait(_ duration: Duration) {
+        var wait = timespec(tv_sec: Int(duration.components.seconds), tv_nsec: Int(duration.components.attoseconds / 1_000_000_000))
+        var left = timespec()
+        while nanosleep(&wait, &left) != 0, errno == EINTR { wait = left }
     }
 
     /// How long a commit waits for a row another session has locked before it fails (and is
@@ -232,9 +258,7 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
                     throw failure.cause
                 }
                 if attempts > 1 {
-                    var wait = timespec(tv_sec: Int(pause.components.seconds), tv_nsec: Int(pause.components.attoseconds / 1_000_000_000))
-                    var left = timespec()
-                    while nanosleep(&wait, &left) != 0, errno == EINTR { wait = left }
+                    Self.wait(pause)
                     pause = min(pause * 2, .seconds(1))
                 }
             }

@@ -92,10 +92,20 @@ final class PostgresLink: @unchecked Sendable {
         let cause: ClusterError
     }
 
+    /// A transaction whose `COMMIT` was sent and whose answer was lost with the connection (the
+    /// server ended the session, restarted, or did not answer in time): it may have been
+    /// written, or may still be (a slow commit's session lives on). Only the server can say
+    /// which: `txid_status` of the transaction's ID.
+    struct CommitOutcomeUnknown: Error {
+        /// Why the answer was lost.
+        let cause: ClusterError
+    }
+
     /// Runs `body` inside one transaction: `BEGIN`, what `body` runs, `COMMIT`; a `ROLLBACK`
     /// when `body` throws (the error rethrown). A query that fails before the `COMMIT` is sent
     /// throws ``NotCommitted`` (the server ended an idle transaction, or restarted, or refused a
-    /// statement); a failed `COMMIT` throws its error: it may have been written.
+    /// statement); a `COMMIT` whose answer was lost with its connection throws
+    /// ``CommitOutcomeUnknown``; another failed `COMMIT` throws its error.
     func transaction<T>(_ body: (PostgresLink.Transaction) throws -> T) throws -> T {
         try lock.withLock { _ in
             let connection: PostgresConnection
@@ -122,6 +132,7 @@ final class PostgresLink: @unchecked Sendable {
                 }
                 if let error = error as? ClusterError {
                     if !committing { throw NotCommitted(cause: error) }
+                    if case .unreachable = error { throw CommitOutcomeUnknown(cause: error) }
                     throw error
                 }
                 if error is PSQLError { throw Self.clusterError(error) }
@@ -293,7 +304,8 @@ final class PostgresLink: @unchecked Sendable {
     /// 2 of 3 hosts stopped at a 0.2 s restart of the server.
     static func endsTheConnection(_ error: PSQLError) -> Bool {
         guard let state = error.serverInfo?[.sqlState] else { return false }
-        return state.hasPrefix("08") || state.hasPrefix("57")
+        // 57014 is a cancelled statement: the session goes on.
+        return state.hasPrefix("08") || (state.hasPrefix("57") && state != "57014")
     }
 
     /// Whether a transaction that failed with `error` before its `COMMIT` may succeed if run

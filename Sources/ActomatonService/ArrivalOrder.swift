@@ -25,8 +25,7 @@ final class ArrivalOrder: Sendable {
             locks[address] = (lock, 1)
             return lock
         }
-        enteredCount.add(1, ordering: .relaxed)
-        guard await lock.acquireUnlessCancelled() else {
+        guard await lock.acquireUnlessCancelled(inLine: { [enteredCount] in enteredCount.value.add(1, ordering: .relaxed) }) else {
             forget(address)
             return nil
         }
@@ -50,11 +49,16 @@ final class ArrivalOrder: Sendable {
         }
     }
 
-    /// How many requests entered so far, all addresses together (tests).
-    private let enteredCount = Atomic(0)
+    /// How many requests are in line so far (holding their turn, or waiting for it), all
+    /// addresses together (tests).
+    private let enteredCount = EnteredCount()
 
-    /// How many requests entered so far, all addresses together (tests).
-    var entered: Int { enteredCount.load(ordering: .relaxed) }
+    /// How many requests are in line so far, all addresses together (tests).
+    var entered: Int { enteredCount.value.load(ordering: .relaxed) }
+
+    private final class EnteredCount: Sendable {
+        let value = Atomic(0)
+    }
 
     /// How many addresses have a request in (tests).
     var addressCount: Int { locks.withLock { $0.count } }

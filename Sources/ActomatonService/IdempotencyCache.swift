@@ -15,7 +15,8 @@ import Synchronization
 /// another way (its fields in another order, other spaces, named arguments) is the same
 /// request. While the first request
 /// is in flight a retry waits for it. Only answers that say what became of the action are kept
-/// (2xx, 400, 422): after a 5xx or a 429 a retry runs again.
+/// (2xx, 400, 422): after a 5xx or a 429 a retry runs again — but for a journaled receipt that
+/// is not an answer, replayed as a 503 (``restore(_:wallNow:)``): its action was applied.
 ///
 /// Kept in memory; with `--state`, an applied action's answer is also journaled with the action
 /// in the same commit (a receipt), so a key is never kept for an action that was lost, nor lost
@@ -82,7 +83,8 @@ final class IdempotencyCache: Sendable {
     /// The journal's key of a request: its token's identity and its `Idempotency-Key`.
     static func journalKey(_ key: Key) -> String { "\(key.token):\(key.key)" }
 
-    /// Keeps the journal's receipts as answers (200) to their keys, each until it expires;
+    /// Keeps the journal's receipts as answers (200; 503 for one that is not an answer,
+    /// ``problem(ofAnswer:)``) to their keys, each until it expires;
     /// one whose key or fingerprint cannot be read is left out. At most the limit of keys. A key
     /// this cache already has is left as it is: a request with it may be under way here, with
     /// retries waiting for its answer, which is the receipt's.
@@ -114,14 +116,19 @@ final class IdempotencyCache: Sendable {
         }
     }
 
-    /// What is wrong with `answer`, an answer kept in the journal, or `nil`: it must be a JSON
-    /// object, of at most ``JournaledReceipt/maxAnswerBytes``. An edited receipt (`garbage{`,
-    /// `HTTP/1.1 200`) was replayed as a 200.
+    /// What is wrong with `answer`, an answer kept in the journal, or `nil`: it must be of at
+    /// most ``JournaledReceipt/maxAnswerBytes`` and read as a JSON object does, `{` to `}`. An
+    /// edited receipt (`garbage{`, `HTTP/1.1 200`) was replayed as a 200. Only its shape is
+    /// checked: parsing it would refuse an answer whose state is nested as deep as a state may
+    /// be (the transition adds a level), and would read 100 MiB for each retry.
     static func problem(ofAnswer answer: String) -> String? {
-        guard answer.utf8.count <= JournaledReceipt.maxAnswerBytes else {
-            return "it is \(answer.utf8.count) bytes, over the limit of \(JournaledReceipt.maxAnswerBytes)"
+        let bytes = answer.utf8
+        guard bytes.count <= JournaledReceipt.maxAnswerBytes else {
+            return "it is \(bytes.count) bytes, over the limit of \(JournaledReceipt.maxAnswerBytes)"
         }
-        guard case .object? = try? JSONParser.parse(answer) else { return "it is not a JSON object" }
+        let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+        guard bytes.first(where: { !isSpace($0) }) == UInt8(ascii: "{"),
+              bytes.reversed().first(where: { !isSpace($0) }) == UInt8(ascii: "}") else { return "it is not a JSON object" }
         return nil
     }
 

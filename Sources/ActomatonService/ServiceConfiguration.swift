@@ -27,7 +27,7 @@ public struct ServiceConfiguration: Sendable {
     /// connections kept from watchers stay for requests and health checks.
     public var maxWatchers: Int?
     /// ``maxWatchers``, or its default.
-    public var watcherLimit: Int { maxWatchers ?? maxConnections - min(64, maxConnections / 4) }
+    public var watcherLimit: Int { maxWatchers ?? maxConnections - min(64, max(1, maxConnections / 4)) }
     /// The most transitions buffered for one watcher (`--watcher-buffer`, default 256); past
     /// it the watcher is closed (1008) with a reason.
     public var watcherBuffer = 256

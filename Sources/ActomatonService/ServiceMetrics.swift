@@ -13,7 +13,9 @@ import struct Prometheus.PrometheusMetricsFactory
 ///   `failed`, `replayed`; a replayed answer is counted but not timed). One forwarded to the
 ///   host that owns its instance is counted there. A request refused before it names a loaded
 ///   plugin (401, 403, 429 for its token, 404 for the plugin) is not an action.
-/// - `actomaton_action_duration_seconds{plugin}`: how long an action took, turn wait included.
+/// - `actomaton_action_duration_seconds{plugin}`: how long an action's request took, from its
+///   route to its answer — its body's arrival and its turn's wait included, and refusals too
+///   (not a replayed answer).
 /// - `actomaton_effect_actions_total{plugin, outcome}`: actions no client sent — a delayed or
 ///   repeating action, or one an effect fed back — by outcome (`ok`, `failed`): a timer's
 ///   failure, which no request answers, is counted here.

@@ -176,16 +176,17 @@ struct ServiceRoutes: Sendable {
     func delete(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         let address = try address(context)
         _ = try registry.catalog.type(named: address.plugin)
-        if registry.placement != nil {
-            // Claimed first: only its owner deletes an instance.
-            if let (name, owner) = try await owner(of: address, creating: false) {
-                return try await forward(request, body: ByteBuffer(), of: name, to: owner)
-            }
-        }
         // After the actions that came before it, and before those that come after it (which
         // make the instance anew): an action sent after the DELETE was applied, then deleted.
         guard let arrival = await arrivals.enter(address) else { throw ServiceError.shuttingDown }
         defer { arrival.leave() }
+        if registry.placement != nil {
+            // Claimed first: only its owner deletes an instance.
+            if let (name, owner) = try await owner(of: address, creating: false) {
+                arrival.leave()
+                return try await forward(request, body: ByteBuffer(), of: name, to: owner)
+            }
+        }
         guard try await registry.remove(address) else { throw ServiceError.notFound("no instance \(address)") }
         // Its answers go with it, as its journaled receipts do: a retry is a new request. Those
         // of the actions that came after it are not yet begun: they are kept.
@@ -207,11 +208,19 @@ struct ServiceRoutes: Sendable {
                 metrics.actionFinished(plugin: address.plugin, outcome: outcome, duration: outcome == "replayed" ? nil : ContinuousClock.now - start)
             }
             return response
+        } catch let forwarded as NotCountedHere {
+            throw forwarded.error
         } catch {
             let serviceError = ServiceErrorMiddleware.serviceError(for: error, request: request, maxBodySize: configuration.maxBodySize)
             metrics.actionFinished(plugin: address.plugin, outcome: Self.outcome(serviceError), duration: ContinuousClock.now - start)
             throw error
         }
+    }
+
+    /// An error of a request forwarded to the host that owns its instance: that host counts the
+    /// action (a 502 or 504 here may have been applied and counted there).
+    private struct NotCountedHere: Error {
+        let error: any Error
     }
 
     /// `POST /v1/machines/{plugin}/{key}`: the answer, and the outcome to count (`nil` for a
@@ -230,17 +239,23 @@ struct ServiceRoutes: Sendable {
             // Not too long: unreadable (a transfer coding the server does not speak, a cut body).
             throw ServiceError.badRequest("the request body cannot be read: \(error)")
         }
-        if registry.placement != nil {
-            // In a cluster, the instance's owner answers: this host, once it claimed it, or the
-            // host the request is forwarded to.
-            if let (name, owner) = try await owner(of: address, creating: true) {
-                return (try await forward(request, body: body, of: name, to: owner), nil)
-            }
-        }
         // In the order it came, among the instance's other actions and deletions: before its
-        // key is looked at, so that a deletion that came first forgets only what came before it.
+        // key is looked at, so that a deletion that came first forgets only what came before it,
+        // and before its instance is claimed (in a cluster, claims end in no order).
         guard let arrival = await arrivals.enter(address) else { throw ServiceError.shuttingDown }
         defer { arrival.leave() }
+        if registry.placement != nil {
+            // In a cluster, the instance's owner answers: this host, once it claimed it, or the
+            // host the request is forwarded to, which orders it among its own.
+            if let (name, owner) = try await owner(of: address, creating: true) {
+                arrival.leave()
+                do {
+                    return (try await forward(request, body: body, of: name, to: owner), nil)
+                } catch {
+                    throw NotCountedHere(error: error)
+                }
+            }
+        }
         guard let keyText = request.headers[Self.idempotencyKeyHeader] else {
             return (.json(try await apply(body, to: address, of: type, arrival: arrival)), "ok")
         }

@@ -26,18 +26,24 @@ final class TurnLock: Sendable {
     /// Waits for the turn unless the task is cancelled first: then returns `false`, without the
     /// turn. A request cut off by the end of a shutdown's time waited for its turn, and then
     /// applied its action, long after its client was told nothing.
-    func acquireUnlessCancelled() async -> Bool {
-        await acquire(cancellable: true)
+    ///
+    /// `inLine` is called once the caller holds the turn or waits in line for it (not when it
+    /// is cancelled first): a caller after it is behind it.
+    func acquireUnlessCancelled(inLine: (@Sendable () -> Void)? = nil) async -> Bool {
+        await acquire(cancellable: true, inLine: inLine)
     }
 
-    private func acquire(cancellable: Bool) async -> Bool {
+    private func acquire(cancellable: Bool, inLine: (@Sendable () -> Void)? = nil) async -> Bool {
         if cancellable, Task.isCancelled { return false }
         let free = state.withLock { state in
             if state.held { return false }
             state.held = true
             return true
         }
-        if free { return true }
+        if free {
+            inLine?()
+            return true
+        }
         let id = state.withLock { state in
             defer { state.nextID &+= 1 }
             return state.nextID
@@ -48,9 +54,11 @@ final class TurnLock: Sendable {
                     if cancellable, Task.isCancelled { return false }
                     if !state.held {
                         state.held = true
+                        inLine?()
                         return true
                     }
                     state.waiters.append(Waiter(id: id, continuation: continuation))
+                    inLine?()
                     return nil
                 }
                 if let now { continuation.resume(returning: now) }

@@ -193,10 +193,12 @@ extension Serve {
         let listen: ListenAddress
         var tokens: TokenTable?
         var tls: ServiceTLS?
+        var connections: (count: Int, warning: String?)
         do {
             // The address and the flags' fit are checked by `validateListening()`.
             listen = try ListenAddress(text)
-            try Self.makeRoomForConnections(network.maxConnections)
+            let explicit = CommandLine.arguments.contains { $0 == "--max-connections" || $0.hasPrefix("--max-connections=") }
+            connections = try Self.makeRoomForConnections(network.maxConnections, explicit: explicit)
             if let path = network.tokens { tokens = try TokenTable.load(path: path) }
             if let certificate = network.tlsCertificate, let key = network.tlsKey {
                 tls = try ServiceTLS.load(certificate: certificate, key: key)
@@ -213,6 +215,7 @@ extension Serve {
             logger.warning("\(TerminalText.escaping(line.hasPrefix("error: ") ? String(line.dropFirst(7)) : line))")
         }
         for warning in tls?.warnings ?? [] { logger.warning("\(TerminalText.escaping(warning))") }
+        if let warning = connections.warning { logger.warning("\(warning)") }
         let loaded: (catalog: PluginCatalog, problems: [String])
         do {
             loaded = try PluginCatalog.load(directory: plugins, isolation: isolation, options: loading.loadOptions)
@@ -223,6 +226,7 @@ extension Serve {
         for problem in loaded.problems { printError(Message(problem)) }
         for name in loaded.catalog.names { emit("loaded plugin \(name) from \(loaded.catalog.types[name]!.path)") }
         var configuration = network.configuration
+        configuration.maxConnections = connections.count
         configuration.maxEffects = machines.maxEffects
         // With --state: one journal for every instance, each under `plugin/key` (in a cluster's
         // shared database with --state postgres://…).
@@ -272,25 +276,35 @@ extension Serve {
     /// the journal and its log, plugin files, pipes and workers' channels.
     static let descriptorsBesideConnections = 256
 
-    /// Raises the limit on open descriptors to its hard limit, as far as `maxConnections` and
-    /// ``descriptorsBesideConnections`` need; refuses with one line when the hard limit is below
-    /// that. A service out of descriptors could not accept a connection, and spun at 70% of a core
-    /// with nothing logged and `/healthz` unanswered (`ulimit -n 64` and the default 1,024).
-    static func makeRoomForConnections(_ maxConnections: Int) throws(Message) {
+    /// Raises the limit on open descriptors toward its hard limit, as far as `maxConnections`
+    /// and ``descriptorsBesideConnections`` need, and returns the connections served: when the
+    /// hard limit is below that, `--max-connections` given (`explicit`) is refused with one line,
+    /// and the default lowered to fit, with a warning. A service out of descriptors could not
+    /// accept a connection, and spun at 70% of a core with nothing logged and `/healthz`
+    /// unanswered (`ulimit -n 64` and the default 1,024).
+    static func makeRoomForConnections(_ maxConnections: Int, explicit: Bool) throws(Message) -> (count: Int, warning: String?) {
         var limit = rlimit()
-        guard getrlimit(openFilesResource, &limit) == 0 else { return }
-        let needed = rlim_t(maxConnections + descriptorsBesideConnections)
-        guard limit.rlim_cur < needed else { return }
+        guard getrlimit(openFilesResource, &limit) == 0 else { return (maxConnections, nil) }
+        var count = maxConnections
+        var warning: String?
+        if !explicit, limit.rlim_max < rlim_t(maxConnections + descriptorsBesideConnections) {
+            count = max(Int(limit.rlim_max) - descriptorsBesideConnections, 1)
+            warning = "--max-connections is \(count), not \(maxConnections): this process may open at most \(limit.rlim_max) files "
+                + "(ulimit -Hn), \(descriptorsBesideConnections) of them kept for the rest"
+        }
+        let needed = rlim_t(count + descriptorsBesideConnections)
+        guard limit.rlim_cur < needed else { return (count, warning) }
         guard limit.rlim_max >= needed else {
-            throw Message("--max-connections \(maxConnections) needs \(needed) open files (one per connection and "
+            throw Message("--max-connections \(count) needs \(needed) open files (one per connection and "
                           + "\(descriptorsBesideConnections) for the rest), but this process may open at most \(limit.rlim_max) "
                           + "(ulimit -Hn): lower --max-connections, or raise the limit")
         }
         limit.rlim_cur = needed
         guard setrlimit(openFilesResource, &limit) == 0 else {
-            throw Message("--max-connections \(maxConnections) needs \(needed) open files, and the limit (ulimit -n) "
+            throw Message("--max-connections \(count) needs \(needed) open files, and the limit (ulimit -n) "
                           + "cannot be raised to it: \(String(cString: strerror(errno)))")
         }
+        return (count, warning)
     }
 }
 

@@ -319,6 +319,18 @@ import Testing
                 .map { $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst(3).first.map(String.init) ?? "" }
         }
         #expect(softLimit == "300")
+        // Without --max-connections, the default is lowered to fit the hard limit: the service starts.
+        let defaultFits = try await offThePool { () throws -> String? in
+            let (process, port) = try self.startServe(directory, [], limits: "ulimit -n 300")
+            defer {
+                kill(process.processIdentifier, SIGTERM)
+                process.waitUntilExit()
+            }
+            let health = try LoopbackConnection(port: port)
+            try health.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            return try health.response(within: .seconds(20))
+        }
+        #expect(defaultFits?.hasPrefix("HTTP/1.1 200") == true, "\(defaultFits ?? "no answer")")
     }
 
     /// Regression (audit): `--watch-history-bytes` said "1 KiB to 1 GiB" but refused `1G`; it

@@ -79,6 +79,9 @@ import Testing
         let big = "{\"s\":\"" + String(repeating: "x", count: JournaledReceipt.maxAnswerBytes) + "\"}"
         #expect(IdempotencyCache.problem(ofAnswer: big) == "it is \(big.utf8.count) bytes, over the limit of \(JournaledReceipt.maxAnswerBytes)")
         #expect(IdempotencyCache.problem(ofAnswer: #"{"seq":1}"#) == nil)
+        // A state nested as deep as a state may be, one level deeper in its transition (review).
+        let deep = #"{"seq":1,"state":"# + String(repeating: "[", count: 64) + String(repeating: "]", count: 64) + "}"
+        #expect(IdempotencyCache.problem(ofAnswer: deep) == nil)
     }
 
     /// In a cluster, a retry reads the key's receipt from the journal into the cache before it

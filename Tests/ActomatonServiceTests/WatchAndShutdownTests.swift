@@ -214,6 +214,9 @@ import Testing
     @Test func watchersOfTheWholeServiceAreLimited() async throws {
         #expect(ServiceConfiguration().watcherLimit == 960)
         #expect({ var c = ServiceConfiguration(); c.maxConnections = 16; return c.watcherLimit }() == 12)
+        // Regression (audit): below 4 connections none stayed for requests: one watcher of
+        // `--max-connections 1` left `/healthz` unanswered.
+        #expect([1, 2, 3, 4].map { count in var c = ServiceConfiguration(); c.maxConnections = count; return c.watcherLimit } == [0, 1, 2, 3])
         let server = makeServer { $0.maxWatchers = 2 }
         try await server.makeApplication().test(.live) { client in
             _ = try await client.post("a", #"{"action": "increment"}"#)
