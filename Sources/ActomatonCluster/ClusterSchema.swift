@@ -92,6 +92,10 @@ public enum ClusterSchema {
                         throw ClusterError.notAClusterDatabase("actomaton_schema does not hold one version")
                     }
                     guard version <= Self.version else { throw ClusterError.newerSchema(found: version, supported: Self.version) }
+                    // No host writes a version below 1: an edit (0 and -1 were taken silently).
+                    guard version >= 1 else {
+                        throw ClusterError.notAClusterDatabase("actomaton_schema holds version \(version), which no host writes")
+                    }
                     return
                 }
                 let clashing = try transaction.run("""

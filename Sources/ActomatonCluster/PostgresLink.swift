@@ -326,7 +326,9 @@ final class PostgresLink: @unchecked Sendable {
         if let info = error.serverInfo, let message = info[.message] {
             return info[.sqlState].map { "\(message) (SQLSTATE \($0))" } ?? message
         }
-        if let underlying = error.underlying { return "\(error.code): \(underlying)" }
+        // A PSQLError's own description is a generic sentence ("to prevent accidental leakage"):
+        // its code and cause say what happened.
+        if let underlying = error.underlying { return "\(error.code): \(message(of: underlying))" }
         return "\(error.code)"
     }
 

@@ -171,6 +171,15 @@ public final class ActomatonServer: Service, Sendable {
 
     /// Runs the server until graceful shutdown, then shuts it down as the type's summary says.
     public func run() async throws {
+        defer {
+            // Said once every request has ended: those the end of the shutdown's time cut off.
+            let cutOff = lifecycle.cutOff
+            if cutOff > 0 {
+                let line = "--shutdown-timeout (\(seconds(configuration.shutdownTimeout))) ran out: \(cutOff) requests in flight were cut off "
+                    + "(503; an action still waiting for its turn was not applied)"
+                logger.warning("\(line)")
+            }
+        }
         let application = try makeApplication()
         // The application runs in a group of its own, so that it is told to shut down only
         // once this service has drained.

@@ -157,6 +157,7 @@ public final class ServiceLifecycleState: Sendable {
     private struct State {
         var draining = false
         var inFlight = 0
+        var cutOff = 0
         var idleWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
         var nextWaiter = 0
     }
@@ -168,6 +169,14 @@ public final class ServiceLifecycleState: Sendable {
 
     /// Whether shutdown has begun: new requests get 503, `/readyz` says not ready.
     public var isDraining: Bool { state.withLock { $0.draining } }
+
+    /// How many requests the end of the shutdown's time cut off (``noteCutOff()``).
+    public var cutOff: Int { state.withLock { $0.cutOff } }
+
+    /// Counts a request cut off by the end of the shutdown's time (its task cancelled).
+    func noteCutOff() {
+        state.withLock { $0.cutOff += 1 }
+    }
 
     /// Stops taking new requests.
     public func beginDraining() {

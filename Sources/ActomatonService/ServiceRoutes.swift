@@ -172,13 +172,19 @@ struct ServiceRoutes: Sendable {
         return .unavailable("the ownership of \(name) moved to another host while the request waited; nothing was applied: retry")
     }
 
+    /// The error of a request cut off by the end of a shutdown's time, counted.
+    private func cutOff() -> ServiceError {
+        lifecycle.noteCutOff()
+        return .shuttingDown
+    }
+
     /// `DELETE /v1/machines/{plugin}/{key}`.
     func delete(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         let address = try address(context)
         _ = try registry.catalog.type(named: address.plugin)
         // After the actions that came before it, and before those that come after it (which
         // make the instance anew): an action sent after the DELETE was applied, then deleted.
-        guard let arrival = await arrivals.enter(address) else { throw ServiceError.shuttingDown }
+        guard let arrival = await arrivals.enter(address) else { throw cutOff() }
         defer { arrival.leave() }
         if registry.placement != nil {
             // Claimed first: only its owner deletes an instance.
@@ -234,7 +240,7 @@ struct ServiceRoutes: Sendable {
             throw ServiceError.bodyTooLarge(limit: configuration.maxBodySize)
         } catch is CancellationError {
             // Cut off by the end of a shutdown's time (it was logged as a 400).
-            throw ServiceError.shuttingDown
+            throw cutOff()
         } catch {
             // Not too long: unreadable (a transfer coding the server does not speak, a cut body).
             throw ServiceError.badRequest("the request body cannot be read: \(error)")
@@ -242,7 +248,7 @@ struct ServiceRoutes: Sendable {
         // In the order it came, among the instance's other actions and deletions: before its
         // key is looked at, so that a deletion that came first forgets only what came before it,
         // and before its instance is claimed (in a cluster, claims end in no order).
-        guard let arrival = await arrivals.enter(address) else { throw ServiceError.shuttingDown }
+        guard let arrival = await arrivals.enter(address) else { throw cutOff() }
         defer { arrival.leave() }
         if registry.placement != nil {
             // In a cluster, the instance's owner answers: this host, once it claimed it, or the
@@ -385,7 +391,7 @@ struct ServiceRoutes: Sendable {
                 // `nil`: passivated before the action's turn came (sent again to the restored
                 // instance), or cut off by the end of a shutdown's time (nothing applied).
                 guard let transition = try await instance.machine.send(action, receipt: receipt, onTurn: { arrival?.leave() }) else {
-                    if Task.isCancelled { throw ServiceError.shuttingDown }
+                    if Task.isCancelled { throw cutOff() }
                     continue
                 }
                 return ServiceJSON.transition(transition, address: address)

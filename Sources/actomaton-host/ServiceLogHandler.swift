@@ -30,8 +30,17 @@ struct ServiceLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
+    /// What Hummingbird logs as errors when a graceful shutdown's time runs out and its tasks
+    /// are cancelled: the service says that itself, once, at warning (`--shutdown-timeout …
+    /// ran out`). Logged at debug.
+    static let shutdownCancellationLines = ["Waiting on child channel: CancellationError()", "Server shutdown error: Already closed"]
+
     func log(event: LogEvent) {
         var event = event
+        if event.level == .error, Self.shutdownCancellationLines.contains(event.message.description) {
+            guard logLevel <= .debug else { return }
+            event.level = .debug
+        }
         // The line's own metadata wins over the logger's, as in `StreamLogHandler`.
         event.metadata = metadata.merging(event.metadata ?? [:]) { _, line in line }
         stream.log(event: event)

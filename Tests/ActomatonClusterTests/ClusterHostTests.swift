@@ -58,6 +58,17 @@ struct ClusterHostTests {
         }
         let empty = try server.makeDatabase()
         #expect(throws: ClusterError.self) { try PostgresJournalStore(readingAt: empty) }
+        // Regression (audit): versions no host writes, 0 and -1, were taken silently.
+        for version in [0, -1] {
+            let edited = try server.makeDatabase()
+            try ClusterHost(address: edited, advertise: "http://127.0.0.1:1").stop()
+            let editor = PostgresLink(edited, name: "test")
+            try editor.run(PostgresQuery(unsafeSQL: "UPDATE actomaton_schema SET version = \(version)"))
+            editor.close()
+            #expect(throws: ClusterError.notAClusterDatabase("actomaton_schema holds version \(version), which no host writes")) {
+                try ClusterHost(address: edited, advertise: "http://127.0.0.1:1")
+            }
+        }
     }
 
     @Test func badOptionsAreRefusedWithOneLine() async throws {

@@ -758,7 +758,7 @@ struct CommandLineTests {
         let actions = try await host(["journal", state, "--plugin", "counter"], input: "")
         #expect(actions.output == "#1 add 2  (version 1.0.0)\n#2 add_later 5 0.01  (version 1.0.0)\n#3 increment  (version 1.0.0)\n#4 add 5  (version 1.0.0)\n")
         let missing = try await host(["journal", directory + "/none.sqlite"], input: "")
-        #expect(missing.status == 1 && missing.errors == "error: \(directory)/none.sqlite: cannot open the state database: no such file\n")
+        #expect(missing.status == 1 && missing.errors == "error: \(directory)/none.sqlite: cannot open or read the state database: no such file\n")
         // Regression: an empty file was "another application's SQLite file" (run --state takes it as new).
         let empty = directory + "/empty.sqlite"
         #expect(FileManager.default.createFile(atPath: empty, contents: nil, attributes: [.posixPermissions: 0o600]))

@@ -476,7 +476,11 @@ import Testing
     /// when the time is up is not applied, and the service ends.
     @Test func actionsWaitingForTheirTurnAreNotAppliedPastTheShutdownsTime() async throws {
         let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
+        let logged = LogStore()
+        var configuration = ServiceConfiguration()
+        configuration.shutdownTimeout = .milliseconds(200)
         let server = ActomatonServer(catalog: PluginCatalog([counterType]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
+                                     configuration: configuration, logger: logged.logger(level: .info),
                                      onListening: { port in portSink.yield(port) })
         var group = ServiceGroupConfiguration(services: [server], logger: Logger(label: "test"))
         group.maximumGracefulShutdownDuration = .milliseconds(200)
@@ -504,6 +508,8 @@ import Testing
         #expect(await eventually(within: 30) { ended.withLock { $0 } }, "the service ended at the end of its shutdown's time")
         held.leave()
         #expect(await instance.machine.status().seq == 0, "nothing that waited was applied")
+        #expect(logged.messages(at: .warning).contains { $0.hasPrefix("--shutdown-timeout (200ms) ran out: 3 requests in flight were cut off") },
+                "\(logged.messages(at: .warning))")
         running.cancel()
         withExtendedLifetime(connections) {}
     }

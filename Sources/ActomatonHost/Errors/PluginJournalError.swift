@@ -48,7 +48,8 @@ public struct PluginJournalError: Error, Sendable, Hashable, CustomStringConvert
         /// The reason, one line.
         public var description: String {
             switch self {
-            case let .unreadable(message): "cannot open the state database: \(message)"
+            // Said of a read too (a receipt, a recovery), not only of opening the file.
+            case let .unreadable(message): "cannot open or read the state database: \(message)"
             case .notAStateDatabase: "not a state database of actomaton-host (another application's SQLite file); refusing to use it"
             case .emptyFile: "the file is empty: no host has written a state database to it yet"
             case let .newerFormat(found, supported):
