@@ -124,11 +124,19 @@ struct ServiceRoutes: Sendable {
     /// The watch route's `after`: the seq the watcher saw last, a number from 0 (decimal
     /// digits only, at most 19 of them); `nil` without one.
     static func after(_ request: Request) throws(ServiceError) -> UInt64? {
-        guard let text = request.uri.queryParameters["after"] else { return nil }
+        guard let text = try queryValue("after", of: request) else { return nil }
         guard (1...19).contains(text.utf8.count), text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let seq = UInt64(text) else {
             throw .badRequest("after must be a seq, a number from 0 to 9999999999999999999")
         }
         return seq
+    }
+
+    /// The value of the query parameter `name`, or `nil`; 400 when it is given more than once
+    /// (`limit=1&limit=2000` was read as its first, without a word).
+    static func queryValue(_ name: String, of request: Request) throws(ServiceError) -> String? {
+        let values = request.uri.queryParameters.getAll(name)
+        guard values.count <= 1 else { throw .badRequest("the query gives \(name) \(values.count) times; give it once") }
+        return values.first
     }
 
     // MARK: Handlers
@@ -137,10 +145,9 @@ struct ServiceRoutes: Sendable {
     func listKeys(_ request: Request, _ context: ServiceRequestContext) async throws -> Response {
         guard let raw = context.parameters.get("plugin") else { throw ServiceError.notFound("no such route") }
         let plugin = try PathParameter.decoded(raw)
-        let query = request.uri.queryParameters
-        let after = try query["after"].map { text throws(ServiceError) in try InstanceKey(text) }
+        let after = try Self.queryValue("after", of: request).map { text throws(ServiceError) in try InstanceKey(text) }
         var limit = configuration.maxPageSize
-        if let text = query["limit"] {
+        if let text = try Self.queryValue("limit", of: request) {
             guard let value = Int(text), (1...configuration.maxPageSize).contains(value) else {
                 throw ServiceError.badRequest("limit must be a number from 1 to \(configuration.maxPageSize)")
             }

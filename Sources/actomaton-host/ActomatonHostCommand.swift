@@ -24,7 +24,9 @@ enum Entry {
         // process itself, with its own status, once the journal is closed: the command's own
         // end, which the stop hastens, must not exit first.
         do {
-            var command = try ActomatonHostCommand.parseAsRoot(NegativeNumberArguments.joined(Array(CommandLine.arguments.dropFirst())))
+            let arguments = NegativeNumberArguments.joined(Array(CommandLine.arguments.dropFirst()))
+            try RepeatedOptions.refuse(in: arguments)
+            var command = try ActomatonHostCommand.parseAsRoot(arguments)
             if var asynchronous = command as? AsyncParsableCommand {
                 try await asynchronous.run()
             } else {

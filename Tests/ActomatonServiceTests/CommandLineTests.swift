@@ -34,7 +34,9 @@ import Testing
     /// Starts `serve --listen` on a port the system picks; returns it with the port, once it listens.
     func startServe(_ directory: String, _ extra: [String] = [], limits: String? = nil) throws -> (process: Process, port: Int) {
         let process = Process()
-        Self.setHost(of: process, ["serve", "--plugins", directory, "--listen", "127.0.0.1:0", "--isolation", "none"] + extra, limits: limits)
+        // In-process unless `extra` says otherwise: an option is given once.
+        let isolation = extra.contains("--isolation") ? [] : ["--isolation", "none"]
+        Self.setHost(of: process, ["serve", "--plugins", directory, "--listen", "127.0.0.1:0"] + isolation + extra, limits: limits)
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -280,6 +282,27 @@ import Testing
                 return answer?.hasPrefix("HTTP/1.1 200") == true ? process.terminationStatus : -1
             }
             #expect(status == 0, "\(flags)")
+        }
+    }
+
+    /// Regression (audit): an option given twice kept its last value without a word
+    /// (`--listen A --listen B` listened on B); a query parameter given twice kept its first.
+    @Test func anOptionOrAQueryParameterGivenTwiceIsRefused() async throws {
+        let directory = try pluginsDirectory()
+        for arguments in [["--listen", "127.0.0.1:0", "--listen=127.0.0.1:1"], ["--max-effects", "1", "--max-effects", "2"]] {
+            let refused = try await run(["serve", "--plugins", directory] + arguments)
+            let name = arguments[2].split(separator: "=")[0]
+            #expect(refused.status == 64 && refused.errors.hasPrefix("Error: \(name) is given twice; give it once\n"), "\(arguments): \(refused.errors)")
+        }
+        // After `--`, a name is a value.
+        let terminated = try await run(["serve", "--plugins", directory, "--idle-timeout", "--", "--idle-timeout"])
+        #expect(!terminated.errors.contains("given twice"), "\(terminated.errors)")
+        try await makeServer().makeApplication().test(.router) { client in
+            for query in ["limit=1&limit=2", "after=a&after=b"] {
+                let answer = try await client.get("/v1/machines/counter?\(query)")
+                let name = query.prefix { $0 != "=" }
+                #expect(answer.status == .badRequest && answer.text == #"{"error":"the query gives \#(name) 2 times; give it once"}"#, "\(answer.text)")
+            }
         }
     }
 
