@@ -353,7 +353,7 @@ public final class InstanceMachine: Sendable {
 
     /// Passivates the instance if it is idle — no delayed or repeating action running or
     /// waiting — in a turn of its own, after the actions before it: snapshots the state (into
-    /// the journal as well, with one), closes the machine, and turns later sends away (``send(_:receipt:)`` returns `nil`). Returns
+    /// the journal as well, with one), closes the machine, and turns later sends away (``send(_:receipt:onTurn:)`` returns `nil`). Returns
     /// what to restore it from, or `nil` when it has effects pending, cannot be snapshotted,
     /// or was passivated already (then it goes on unchanged).
     public func passivate() async -> PassivatedInstance? {

@@ -20,7 +20,7 @@ info:
   description: |
     A plugin is a machine type; an instance is (plugin, key), created by its first action from
     the plugin's initial state. Actions to one instance are applied one at a time, in the order
-    they arrive; instances run concurrently. Every error is {"error": "one line"}. Every GET
+    they arrive whole (a DELETE among them); instances run concurrently. Every error is {"error": "one line"}. Every GET
     also answers HEAD (the same status and fields, no body); a method a path does not take is
     405, with the methods it takes in `Allow`.
 servers:

@@ -190,7 +190,10 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
         // What follows a request that closes the connection is dropped, not refused: the parser
         // calls it an error.
         if parsing == .closedConnection, closeAfter != nil { return }
-        refuse(context, status: parsing == .headerOverflow ? .requestHeaderFieldsTooLarge : .badRequest, line: Self.line(for: parsing))
+        // The client closed in the middle of a request (or after a 408 for its head): there is
+        // no one to answer, and nothing to log at warning.
+        refuse(context, status: parsing == .headerOverflow ? .requestHeaderFieldsTooLarge : .badRequest, line: Self.line(for: parsing),
+               logged: parsing != .invalidEOFState)
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
@@ -254,15 +257,17 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
     /// whose body broke off is the one refused, unless it was answered already: then only a
     /// close.
     private func refuse(_ context: ChannelHandlerContext, status: HTTPResponseStatus, line: String, toHead: Bool = false,
-                        headers: [(String, String)] = []) {
+                        headers: [(String, String)] = [], logged: Bool = true) {
         guard refusal == nil else { return }
         let whole = lastRequestComplete ? requests : requests - 1
         refusal = (responses > whole ? nil : status, whole)
         refusalLine = line
         refusalIsToHead = toHead
         extraHeaders = headers
-        if let status = refusal?.status {
+        if logged, let status = refusal?.status {
             logger.warning("\(lastRequestLine): \(status.code) \(line)")
+        } else if let status = refusal?.status {
+            logger.debug("\(lastRequestLine): \(status.code) \(line)")
         }
         answerIfDue(context)
         cutShortIfInPart(context)

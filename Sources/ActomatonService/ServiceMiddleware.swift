@@ -30,6 +30,9 @@ public struct ServiceErrorMiddleware: RouterMiddleware {
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
+        } catch is RequestCutShort {
+            // The connection's gate answered it and logged it; this answer is dropped.
+            return Response(status: .badRequest)
         } catch {
             let serviceError = Self.serviceError(for: error, request: request, maxBodySize: maxBodySize)
             // A plugin's refusal is its own text: escaped, it stays one line of the log.
@@ -170,7 +173,7 @@ public final class ServiceLifecycleState: Sendable {
     /// Whether shutdown has begun: new requests get 503, `/readyz` says not ready.
     public var isDraining: Bool { state.withLock { $0.draining } }
 
-    /// How many requests the end of the shutdown's time cut off (``noteCutOff()``).
+    /// How many requests the end of the shutdown's time cut off.
     public var cutOff: Int { state.withLock { $0.cutOff } }
 
     /// Counts a request cut off by the end of the shutdown's time (its task cancelled).

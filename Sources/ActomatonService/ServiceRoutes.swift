@@ -223,6 +223,9 @@ struct ServiceRoutes: Sendable {
             return response
         } catch let forwarded as NotCountedHere {
             throw forwarded.error
+        } catch let cut as RequestCutShort {
+            // Not an action: it never arrived whole.
+            throw cut
         } catch {
             let serviceError = ServiceErrorMiddleware.serviceError(for: error, request: request, maxBodySize: configuration.maxBodySize)
             metrics.actionFinished(plugin: address.plugin, outcome: Self.outcome(serviceError), duration: ContinuousClock.now - start)
@@ -248,6 +251,9 @@ struct ServiceRoutes: Sendable {
         } catch is CancellationError {
             // Cut off by the end of a shutdown's time (it was logged as a 400).
             throw cutOff()
+        } catch let cut as RequestCutShort {
+            // The connection's gate answered it (400 or 408), and logged it.
+            throw cut
         } catch {
             // Not too long: unreadable (a transfer coding the server does not speak, a cut body).
             throw ServiceError.badRequest("the request body cannot be read: \(error)")
@@ -575,8 +581,8 @@ struct ServiceRoutes: Sendable {
     /// Reads a watcher's frames, which the service drops, until the client leaves — or sends
     /// what RFC 6455 says ends a connection, which is closed then: a continuation with no
     /// message begun, or a new message before the last one ended (1002), a text message that is
-    /// not UTF-8 (1007), or a message longer than ``maxClientMessageBytes`` (1009). They were
-    /// dropped like any other.
+    /// not UTF-8 (1007), or a text message longer than ``maxClientMessageBytes`` (1009; a binary
+    /// one is dropped frame by frame, never held). They were dropped like any other.
     static func readClientFrames(_ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter) async {
         var message: (isText: Bool, bytes: [UInt8])?
         var violation: (WebSocketErrorCode, String)?

@@ -58,8 +58,8 @@ struct NetworkOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The most WebSocket watchers of one instance (1 to 1000000).", valueName: "count"))
     var maxWatchersPerInstance = ServiceConfiguration().maxWatchersPerInstance
 
-    @Option(help: ArgumentHelp("The most watchers of the whole service (default: --max-connections less a quarter of them, "
-                                + "at most 64, which stay for requests and health checks).", valueName: "count"))
+    @Option(help: ArgumentHelp("The most watchers of the whole service, 1 to 1000000 (default: --max-connections less a "
+                                + "quarter of them, at least 1 and at most 64, which stay for requests and health checks).", valueName: "count"))
     var maxWatchers: Int?
 
     @Option(help: ArgumentHelp("The most transitions buffered for a watcher before it is closed as too slow (1 to 1000000).", valueName: "count"))
@@ -75,7 +75,7 @@ struct NetworkOptions: ParsableArguments {
     var watcherCloseTimeout: Int = 10
 
     @Option(help: ArgumentHelp("How many of an instance's last transitions are kept for a watcher that reconnects with ?after=SEQ "
-                                + "(0: none; none kept across a passivation or a restart).", valueName: "count"))
+                                + "(0 to 1000000; 0: none; none kept across a passivation or a restart).", valueName: "count"))
     var watchHistory = ServiceConfiguration().watchHistory
 
     @Option(help: ArgumentHelp("The most bytes of an instance's kept transitions, their states counted; the oldest go first "
@@ -287,6 +287,10 @@ extension Serve {
         guard getrlimit(openFilesResource, &limit) == 0 else { return (maxConnections, nil) }
         var count = maxConnections
         var warning: String?
+        if !explicit, limit.rlim_max <= rlim_t(descriptorsBesideConnections) {
+            throw Message("this process may open at most \(limit.rlim_max) files (ulimit -Hn); the service needs more than "
+                          + "\(descriptorsBesideConnections) for itself and one per connection: raise the limit")
+        }
         if !explicit, limit.rlim_max < rlim_t(maxConnections + descriptorsBesideConnections) {
             count = max(Int(limit.rlim_max) - descriptorsBesideConnections, 1)
             warning = "--max-connections is \(count), not \(maxConnections): this process may open at most \(limit.rlim_max) files "
