@@ -170,9 +170,9 @@ public final class InstanceMachine: Sendable {
     public let type: PluginType
     private let machine: PluginMachine
     private let observed: ObservedTransitions
-    private let turn = TurnLock()
+    private let turn: TurnLock
     /// Set in a turn by ``passivate()``: the machine is freed; later sends are turned away.
-    private let passivated = Atomic<Bool>(false)
+    private let passivated: Atomic<Bool>
 
     /// Creates an instance in its initial state.
     ///
@@ -233,6 +233,11 @@ public final class InstanceMachine: Sendable {
                                         describesState: true, observer: observed.observe, observesSends: true, log: log,
                                         maxEffects: maxEffects, journal: journal, journalName: journalName)
         }
+        // Set once nothing can throw: with them set before the machine (as the properties'
+        // default values), the optimizer of Swift 6.3.1 crashed on the path that throws
+        // (`-c release`: "Found outside of lifetime use", an `Atomic`'s deinit).
+        turn = TurnLock()
+        passivated = Atomic(false)
     }
 
     private let restoring: PassivatedInstance?
