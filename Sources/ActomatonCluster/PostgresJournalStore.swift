@@ -199,8 +199,7 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
     /// server knows (a slow commit's session may still be finishing it), for up to
     /// ``commitRetryTime``.
     private func outcome(ofTransaction id: Int64) throws -> TransactionOutcome {
-        let deadline = ContinuousClock.now + Self.commitRetryTime
-        var pause: Duration = .milliseconds(50)
+        var backoff = Backoff(for: Self.commitRetryTime)
         while true {
             var status: String?
             try committingAgainIfNotWritten { try writer.transaction { transaction in
@@ -210,9 +209,7 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
             case "committed": return .committed
             case "aborted": return .notCommitted
             case "in progress":
-                guard ContinuousClock.now + pause < deadline else { return .unknown }
-                Self.wait(pause)
-                pause = min(pause * 2, .seconds(1))
+                guard backoff.waitIfTimeIsLeft() else { return .unknown }
             default:
                 // Too old for the server to remember: not said either way.
                 return .unknown
@@ -220,11 +217,25 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
         }
     }
 
-    /// Waits `duration` on the writer's thread.
-    private static func wait(_ duration: Duration) {
-        var wait = timespec(tv_sec: Int(duration.components.seconds), tv_nsec: Int(duration.components.attoseconds / 1_000_000_000))
-        var left = timespec()
-        while nanosleep(&wait, &left) != 0, errno == EINTR { wait = left }
+    /// Waits between attempts on the writer's thread, from 50 ms doubling up to 1 s, for as
+    /// long as the time it was given lasts.
+    private struct Backoff {
+        private let deadline: ContinuousClock.Instant
+        private var pause: Duration = .milliseconds(50)
+
+        init(for time: Duration) {
+            deadline = .now + time
+        }
+
+        /// Waits the next pause and returns `true`, or returns `false` when it would end past the time.
+        mutating func waitIfTimeIsLeft() -> Bool {
+            guard ContinuousClock.now + pause < deadline else { return false }
+            var wait = timespec(tv_sec: Int(pause.components.seconds), tv_nsec: Int(pause.components.attoseconds / 1_000_000_000))
+            var left = timespec()
+            while nanosleep(&wait, &left) != 0, errno == EINTR { wait = left }
+            pause = min(pause * 2, .seconds(1))
+            return true
+        }
     }
 
     /// How long a commit waits for a row another session has locked before it fails (and is
@@ -245,8 +256,7 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
     /// The last failure is thrown (the host stops). Runs on the journal's writer thread, which
     /// waits between attempts, the actions behind it unacknowledged.
     private func committingAgainIfNotWritten(_ attempt: () throws -> Void) throws {
-        let deadline = ContinuousClock.now + Self.commitRetryTime
-        var pause: Duration = .milliseconds(50)
+        var backoff = Backoff(for: Self.commitRetryTime)
         var attempts = 0
         while true {
             do {
@@ -254,12 +264,9 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
                 return
             } catch let failure as PostgresLink.NotCommitted {
                 attempts += 1
-                guard attempts == 1 || (PostgresLink.isTransient(failure.cause) && ContinuousClock.now + pause < deadline) else {
+                // The first failure runs again at once; a passing one after it, backing off.
+                guard attempts == 1 || (PostgresLink.isTransient(failure.cause) && backoff.waitIfTimeIsLeft()) else {
                     throw failure.cause
-                }
-                if attempts > 1 {
-                    Self.wait(pause)
-                    pause = min(pause * 2, .seconds(1))
                 }
             }
         }

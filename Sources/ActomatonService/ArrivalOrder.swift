@@ -25,13 +25,14 @@ final class ArrivalOrder: Sendable {
             locks[address] = (lock, 1)
             return lock
         }
-        guard await lock.acquireUnlessCancelled(inLine: { [enteredCount] in enteredCount.value.add(1, ordering: .relaxed) }) else {
+        guard await lock.acquireUnlessCancelled(inLine: { [self] in enteredCount.add(1, ordering: .relaxed) }) else {
             forget(address)
             return nil
         }
         return Arrival(order: self, address: address, lock: lock)
     }
 
+    /// Lets the next request to `address` in (`lock`, held by the one leaving, is released).
     fileprivate func leave(_ address: InstanceAddress, _ lock: TurnLock) {
         lock.release()
         forget(address)
@@ -51,14 +52,10 @@ final class ArrivalOrder: Sendable {
 
     /// How many requests are in line so far (holding their turn, or waiting for it), all
     /// addresses together (tests).
-    private let enteredCount = EnteredCount()
+    private let enteredCount = Atomic(0)
 
     /// How many requests are in line so far, all addresses together (tests).
-    var entered: Int { enteredCount.value.load(ordering: .relaxed) }
-
-    private final class EnteredCount: Sendable {
-        let value = Atomic(0)
-    }
+    var entered: Int { enteredCount.load(ordering: .relaxed) }
 
     /// How many addresses have a request in (tests).
     var addressCount: Int { locks.withLock { $0.count } }

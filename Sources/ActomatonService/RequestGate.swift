@@ -264,10 +264,8 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
         refusalLine = line
         refusalIsToHead = toHead
         extraHeaders = headers
-        if logged, let status = refusal?.status {
-            logger.warning("\(lastRequestLine): \(status.code) \(line)")
-        } else if let status = refusal?.status {
-            logger.debug("\(lastRequestLine): \(status.code) \(line)")
+        if let status = refusal?.status {
+            logger.log(level: logged ? .warning : .debug, "\(lastRequestLine): \(status.code) \(line)")
         }
         answerIfDue(context)
         cutShortIfInPart(context)

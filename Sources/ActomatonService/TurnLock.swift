@@ -35,18 +35,18 @@ final class TurnLock: Sendable {
 
     private func acquire(cancellable: Bool, inLine: (@Sendable () -> Void)? = nil) async -> Bool {
         if cancellable, Task.isCancelled { return false }
-        let free = state.withLock { state in
-            if state.held { return false }
-            state.held = true
-            return true
-        }
-        if free {
-            inLine?()
-            return true
-        }
-        let id = state.withLock { state in
+        // The turn, when it is free; else the ID this caller waits under.
+        let waiting: UInt64? = state.withLock { state in
+            guard state.held else {
+                state.held = true
+                return nil
+            }
             defer { state.nextID &+= 1 }
             return state.nextID
+        }
+        guard let id = waiting else {
+            inLine?()
+            return true
         }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in

@@ -122,24 +122,22 @@ struct NetworkOptions: ParsableArguments {
     /// it closed a watcher).
     static let maxSeconds = 30 * 24 * 3600
 
-    /// The ranges of the count flags. A count past these asks for more than a host has (memory,
-    /// descriptors); with no bound, `--watcher-buffer` near `Int.max` overflowed the sum with a
-    /// resuming watcher's backlog, and the first such watcher crashed the service.
-    static let countRanges: [(name: String, range: ClosedRange<Int>)] = [
-        ("--max-connections", 1...1_000_000), ("--max-instances", 1...100_000_000), ("--max-instances-per-plugin", 1...100_000_000),
-        ("--max-watchers-per-instance", 1...1_000_000), ("--watcher-buffer", 1...1_000_000),
-        ("--max-idempotency-keys", 1...100_000_000), ("--max-idempotency-keys-per-token", 1...100_000_000),
-        ("--max-requests-per-second", 0...1_000_000_000), ("--max-failed-authentications-per-minute", 0...1_000_000_000),
-    ]
-
-    /// The values of the flags of ``countRanges``, in its order (an unset optional one as its lowest).
-    private var counts: [Int] {
-        [maxConnections, maxInstances, maxInstancesPerPlugin ?? 1, maxWatchersPerInstance, watcherBuffer, maxIdempotencyKeys,
-         maxIdempotencyKeysPerToken ?? 1, maxRequestsPerSecond, maxFailedAuthenticationsPerMinute]
+    /// The count flags, their values (an unset optional one as its lowest) and their ranges. A
+    /// count past these asks for more than a host has (memory, descriptors); with no bound,
+    /// `--watcher-buffer` near `Int.max` overflowed the sum with a resuming watcher's backlog,
+    /// and the first such watcher crashed the service.
+    private var counts: [(name: String, value: Int, range: ClosedRange<Int>)] {
+        [("--max-connections", maxConnections, 1...1_000_000), ("--max-instances", maxInstances, 1...100_000_000),
+         ("--max-instances-per-plugin", maxInstancesPerPlugin ?? 1, 1...100_000_000),
+         ("--max-watchers-per-instance", maxWatchersPerInstance, 1...1_000_000), ("--watcher-buffer", watcherBuffer, 1...1_000_000),
+         ("--max-idempotency-keys", maxIdempotencyKeys, 1...100_000_000),
+         ("--max-idempotency-keys-per-token", maxIdempotencyKeysPerToken ?? 1, 1...100_000_000),
+         ("--max-requests-per-second", maxRequestsPerSecond, 0...1_000_000_000),
+         ("--max-failed-authentications-per-minute", maxFailedAuthenticationsPerMinute, 0...1_000_000_000)]
     }
 
     func validate() throws {
-        for ((name, range), value) in zip(Self.countRanges, counts) where !range.contains(value) {
+        for (name, value, range) in counts where !range.contains(value) {
             throw ValidationError(countRangeMessage(name, range))
         }
         for (name, value) in [("--idempotency-window", idempotencyWindow), ("--shutdown-timeout", shutdownTimeout),

@@ -653,9 +653,9 @@ extension ClusterHostTests {
 
     /// Regression (audit): a commit whose `COMMIT` was sent, and whose answer was lost with its
     /// session (the server ended it, or restarted), stopped the host, though it may have been
-    /// written: 8 of 30 hosts stopped when every session was ended once. Whether it was written
-    /// is read back; written, the commit succeeded.
-    @Test func aCommitWhoseAnswerIsLostIsReadBack() async throws {
+    /// written: 8 of 30 hosts stopped when every session was ended once. The server says whether
+    /// it was written (`txid_status`); written, the commit succeeded.
+    @Test func aCommitWhoseAnswerIsLostIsSettledByTheServer() async throws {
         let address = try await PostgresTestServer.start().makeDatabase()
         let admin = PostgresLink(address, name: "admin")
         defer { admin.close() }

@@ -270,15 +270,23 @@ import Testing
                 ("late", "POST /v1/machines/counter/late \(head)Content-Length: 60\r\n\r\n\(body)", false, "408"),
             ]
             for (key, request, stopsSending, status) in cases {
-                let answer = try await offThePool { () throws -> String? in
+                let connection = try await offThePool { () throws -> LoopbackConnection in
                     let connection = try LoopbackConnection(port: port)
                     try connection.send(request)
+                    return connection
+                }
+                // The route is reading the body before the rest is refused, and done once the
+                // request is in flight no more: in between, the part that came could be applied.
+                #expect(await eventually { server.lifecycle.inFlight == 1 }, "\(key): the route reads the body")
+                let answer = try await offThePool { () throws -> String? in
                     if stopsSending { connection.shutdownWrite() }
                     defer { _ = try? connection.readsUntilClosed(within: .seconds(20)) }
                     return try connection.response(within: .seconds(20))
                 }
-                #expect(answer?.hasPrefix("HTTP/1.1 \(status)") == true, "\(key): \(answer ?? "no answer")")
-                // The route is done with the request once it counted it as in flight no more.
+                // On a loaded machine the 500 ms may pass before the client stops sending: a 408
+                // then, a refusal too.
+                #expect(answer?.hasPrefix("HTTP/1.1 \(status)") == true || (stopsSending && answer?.hasPrefix("HTTP/1.1 408") == true),
+                        "\(key): \(answer ?? "no answer")")
                 #expect(await eventually { server.lifecycle.inFlight == 0 }, "\(key)")
                 #expect(await server.registry.hasSlot(for: key) == false, "\(key): nothing applied")
             }
