@@ -202,8 +202,10 @@ let package = Package(
         // Plugin host tests:
         .testTarget(name: "ActomatonPluginKitTests", dependencies: ["ActomatonPluginKit", "ActomatonPluginABI"]),
         // What the host's and the service's tests share (not a product).
-        .target(name: "ActomatonTestSupport", dependencies: ["ActomatonHost", .product(name: "Logging", package: "swift-log")],
+        .target(name: "ActomatonTestSupport", dependencies: ["ActomatonHost", "TestProcessSignals", .product(name: "Logging", package: "swift-log")],
                 path: "Tests/ActomatonTestSupport"),
+        // The test process ignores SIGPIPE from its start (a C constructor; not a product).
+        .target(name: "TestProcessSignals", path: "Tests/TestProcessSignals"),
         .testTarget(name: "ActomatonHostTests", dependencies: [
             "ActomatonTestSupport",
             "ActomatonHost",

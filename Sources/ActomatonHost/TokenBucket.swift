@@ -39,6 +39,14 @@ package struct TokenBucket: Sendable {
         return bucket.available >= 1
     }
 
+    /// How long after `time` a token can be taken: zero when one can be now.
+    package func timeUntilToken(at time: Duration) -> Duration {
+        var bucket = self
+        bucket.refill(at: time)
+        guard bucket.available < 1 else { return .zero }
+        return period * ((1 - bucket.available) / Double(rate))
+    }
+
     /// Whether time has filled the bucket by `time`: it is then the same as a new one.
     package func isFull(at time: Duration) -> Bool {
         var bucket = self

@@ -47,6 +47,8 @@ public final class ActomatonServer: Service, Sendable {
     private let onListening: @Sendable (Int) async -> Void
     private let tls: ServiceTLS?
     private let forwarder: (any RequestForwarder)?
+    /// In a cluster, the host name of this host's `--advertise` URL.
+    private let advertisedHost: String?
     private let journalChanges: (any JournalChangeSignal)?
     private let journalWatchers = JournalWatcherCount()
     /// The service's watchers, against `--max-watchers`.
@@ -91,6 +93,7 @@ public final class ActomatonServer: Service, Sendable {
         self.tls = tls
         self.forwarder = forwarder
         self.journalChanges = journalChanges
+        advertisedHost = journal?.placement.flatMap { LocalRequests.host(ofURL: $0.advertisedURL) }
         self.configuration = configuration
         watcherBudget = WatcherBudget(limit: configuration.watcherLimit)
         self.tokens = tokens
@@ -125,7 +128,8 @@ public final class ActomatonServer: Service, Sendable {
         router.add(middleware: DrainMiddleware(lifecycle: lifecycle))
         router.add(middleware: AccessMiddleware(tokens: tokens, limiter: limiter, rate: configuration.maxRequestsPerSecond,
                                                     failedAuthentications: failedAuthentications,
-                                                    failureRate: configuration.maxFailedAuthenticationsPerMinute))
+                                                    failureRate: configuration.maxFailedAuthenticationsPerMinute,
+                                                    advertisedHost: advertisedHost))
         ServiceRoutes(registry: registry, configuration: configuration, metrics: metrics, lifecycle: lifecycle, idempotency: idempotency,
                       arrivals: arrivals, forwarder: forwarder, journalChanges: journalChanges, journalWatchers: journalWatchers, watcherBudget: watcherBudget)
             .add(to: router)

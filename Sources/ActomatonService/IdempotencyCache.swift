@@ -230,7 +230,7 @@ final class IdempotencyCache: Sendable {
     /// equal to `formerFingerprint` matches too: the fingerprint of the request's body bytes,
     /// which receipts journaled by an earlier version hold (a retry across an upgrade was 422).
     func begin(_ key: Key, fingerprint: Fingerprint, formerFingerprint: Fingerprint? = nil) async throws(ServiceError) -> Begin {
-        enum Step { case proceed, replay(Stored), wait, mismatch, full, tokenFull }
+        enum Step { case proceed, replay(Stored), wait, mismatch, full(nextExpiry: Duration?), tokenFull }
         let time = now()
         let step: Step = state.withLock { state in
             evictExpired(&state, at: time)
@@ -240,7 +240,9 @@ final class IdempotencyCache: Sendable {
             case let .pending(kept, _, _)?:
                 return kept == fingerprint || kept == formerFingerprint ? .wait : .mismatch
             case nil:
-                guard state.entries.count < maxKeys else { return .full }
+                guard state.entries.count < maxKeys else {
+                    return .full(nextExpiry: state.head < state.order.count ? state.order[state.head].1 : nil)
+                }
                 guard state.perToken[key.token, default: 0] < maxKeysPerToken else { return .tokenFull }
                 state.entries[key] = .pending(fingerprint, [])
                 state.perToken[key.token, default: 0] += 1
@@ -251,7 +253,10 @@ final class IdempotencyCache: Sendable {
         case .proceed: return .proceed
         case let .replay(stored): return .replay(stored)
         case .mismatch: throw .unprocessable("the Idempotency-Key was used for another request to this instance")
-        case .full: throw .overLimit("the service already keeps \(maxKeys) idempotency keys, its limit (--max-idempotency-keys)")
+        case let .full(nextExpiry):
+            // The next key kept expires then: a key in flight, which has no expiry yet, may come first.
+            throw .overLimit("the service already keeps \(maxKeys) idempotency keys, its limit (--max-idempotency-keys)",
+                             retryAfter: nextExpiry.map { ServiceError.wholeSecondsRoundedUp($0 - time) })
         case .tokenFull:
             throw .overLimit("this token already has \(maxKeysPerToken) idempotency keys kept, its share (--max-idempotency-keys-per-token)")
         case .wait: break

@@ -27,7 +27,10 @@ public struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether only this machine can connect: `localhost`, `127.0.0.0/8` or `::1`.
-    public var isLoopback: Bool {
+    public var isLoopback: Bool { Self.isLoopback(host: host) }
+
+    /// Whether `host` is `localhost`, an address of `127.0.0.0/8`, or `::1`.
+    static func isLoopback(host: String) -> Bool {
         if host == "localhost" { return true }
         var v4 = in_addr()
         if inet_pton(AF_INET, host, &v4) == 1 { return UInt32(bigEndian: v4.s_addr) >> 24 == 127 }

@@ -22,7 +22,9 @@ info:
     the plugin's initial state. Actions to one instance are applied one at a time, in the order
     they arrive whole (a DELETE among them); instances run concurrently. Every error is {"error": "one line"}. Every GET
     also answers HEAD (the same status and fields, no body); a method a path does not take is
-    405, with the methods it takes in `Allow`.
+    405, with the methods it takes in `Allow`. A method HTTP does not define (methods are
+    case-sensitive), or a transfer coding but chunked, is 501; a content coding but identity is
+    415; each closes its connection.
 servers:
   - url: http://127.0.0.1:8080
 security:
@@ -32,7 +34,7 @@ components:
     bearer:
       type: http
       scheme: bearer
-      description: A token of the --tokens file. Without --tokens no token is needed (loopback only).
+      description: "A token of the --tokens file. Without --tokens no token is needed: the service listens on loopback only, and answers only a request addressed to this machine (its Host localhost, 127.0.0.1 or [::1]) and not sent by a page of another site (its Origin, if any, of this machine too): 403 otherwise."
   parameters:
     plugin:
       name: plugin
@@ -58,6 +60,7 @@ components:
       properties:
         action: {type: string}
         args:
+          description: "Positional or named, checked against the action's parameters: an integer parameter takes an integral number in its range (5, 5.0 or 5e0), a floating-point one any number, a string at most 1 MiB without NUL."
           oneOf:
             - type: array
               items: {type: [number, boolean, string]}
@@ -169,12 +172,12 @@ components:
                           type: {type: string}
   responses:
     BadRequest: {description: "Bad JSON, action, arguments, key or query.", content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
-    Unauthorized: {description: No valid token., content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
-    Forbidden: {description: The token's scopes do not cover the request., content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
+    Unauthorized: {description: No valid token., headers: {WWW-Authenticate: {description: "The scheme to authenticate with: Bearer.", schema: {type: string}}}, content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
+    Forbidden: {description: "The token's scopes do not cover the request; or, without --tokens, the request was addressed to another name than this machine's, or sent by a page of another site.", content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
     NotFound: {description: Unknown plugin or instance., content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
     TooLarge: {description: The body is over the limit (--max-body-size, default 64 KiB)., content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
     Unprocessable: {description: The plugin refused the action, or an Idempotency-Key was reused for another request., content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
-    TooMany: {description: "Over a limit (instances, watchers, requests per second, idempotency keys), or too many failed authentications from this address.", content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
+    TooMany: {description: "Over a limit (instances, watchers, requests per second, idempotency keys), or too many failed authentications from this address.", headers: {Retry-After: {description: "Seconds until the limit lets a request through, where the service knows it: a token's requests per second, failed authentications, the idempotency keys kept.", schema: {type: integer, minimum: 1}}}, content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
     Failed: {description: The plugin failed (a crash in its worker, a trap in its sandbox)., content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
     ShuttingDown: {description: "The service is shutting down; or, in a cluster, the instance's owner could not be reached, its ownership is moving, or the journal refused the action: nothing was applied (retry).", content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
     BadGateway: {description: "In a cluster: the instance's owner answered what this API does not give (a status it does not use, a body that is not a JSON object).", content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
@@ -203,6 +206,7 @@ paths:
         "431": {$ref: "#/components/responses/HeadersTooLarge"}
         "200": {description: The metrics., content: {text/plain: {schema: {type: string}}}}
         "401": {$ref: "#/components/responses/Unauthorized"}
+        "403": {$ref: "#/components/responses/Forbidden"}
         "429": {$ref: "#/components/responses/TooMany"}
         "503": {$ref: "#/components/responses/ShuttingDown"}
   /v1/openapi.yaml:
@@ -212,6 +216,7 @@ paths:
         "431": {$ref: "#/components/responses/HeadersTooLarge"}
         "200": {description: The document (YAML)., content: {application/yaml: {}}}
         "401": {$ref: "#/components/responses/Unauthorized"}
+        "403": {$ref: "#/components/responses/Forbidden"}
         "429": {$ref: "#/components/responses/TooMany"}
         "503": {$ref: "#/components/responses/ShuttingDown"}
   /v1/plugins:
@@ -221,6 +226,7 @@ paths:
         "431": {$ref: "#/components/responses/HeadersTooLarge"}
         "200": {description: The manifests., content: {application/json: {schema: {$ref: "#/components/schemas/Plugins"}}}}
         "401": {$ref: "#/components/responses/Unauthorized"}
+        "403": {$ref: "#/components/responses/Forbidden"}
         "429": {$ref: "#/components/responses/TooMany"}
         "503": {$ref: "#/components/responses/ShuttingDown"}
   /v1/plugins/{plugin}/diagram:
@@ -323,15 +329,17 @@ paths:
         --watcher-buffer-bytes (default 1 MiB) of them, is closed with 1008 and a reason; a deleted instance closes its watchers with 1000; shutdown with 1001. A
         watcher the service closes has --watcher-close-timeout (default 10 s) to take what was
         buffered and the close frame; then its connection is cut.
-        The statuses below answer a request that is not a WebSocket handshake; a handshake that
-        is refused (no instance, a bad or expired `after`, a token, a limit) is accepted and closed
+        The statuses below answer a request that is not a WebSocket handshake (400, once its
+        token and path are checked); a handshake that is refused (no instance, a bad or expired `after`, a token, a limit) is accepted and closed
         at once with code 4000 + that status (4404, 4410, 4429, 4401, 4403, ...) and the error's
         line as the reason, cut to 123 bytes.
         With `after`, the kept transitions after that seq come first (the last --watch-history,
         default 1,000, at most --watch-history-bytes of them, in memory; with --state also those the journal keeps, across passivations
-        and restarts), then the new ones: no gap and no duplicate. An `after` older than what is
-        kept is 410 (or, when only the journal could tell, a close with code 1008 and the reason);
-        one past the instance's last transition is 400.
+        and restarts), then the new ones: no gap and no duplicate, within one life of the
+        instance (a DELETE ends it, and a key made again starts at seq 1: a client that may have
+        missed a deletion reads the instance before it resumes). An `after` older than what is
+        kept is closed with 4410 (or, when only the journal could tell, with 1008), and one past
+        the instance's last transition with 4400, each with the reason.
       parameters:
         - name: after
           in: query
@@ -345,7 +353,6 @@ paths:
         "401": {$ref: "#/components/responses/Unauthorized"}
         "403": {$ref: "#/components/responses/Forbidden"}
         "404": {$ref: "#/components/responses/NotFound"}
-        "410": {description: "The transitions after `after` are no longer kept.", content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}
         "429": {$ref: "#/components/responses/TooMany"}
         "503": {$ref: "#/components/responses/ShuttingDown"}
 

@@ -44,6 +44,14 @@ final class RateLimiter<Key: Hashable & Sendable>: Sendable {
         return buckets.withLock { buckets in buckets[key].map { !$0.hasToken(at: time) } ?? false }
     }
 
+    /// How long until `key`'s bucket has a token again, in whole seconds rounded up (at least
+    /// one): the `Retry-After` of a refusal.
+    func secondsUntilAdmitted(_ key: Key) -> Int {
+        let time = now()
+        let wait = buckets.withLock { buckets in buckets[key]?.timeUntilToken(at: time) } ?? .zero
+        return ServiceError.wholeSecondsRoundedUp(wait)
+    }
+
     /// How many keys are tracked.
     var trackedKeys: Int {
         buckets.withLock { $0.count }

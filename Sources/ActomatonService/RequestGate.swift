@@ -126,6 +126,10 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
                 refuse(context, status: .badRequest, line: "an HTTP/1.1 request needs one Host header field", toHead: lastRequestIsHead)
                 return
             }
+            if let (status, line) = Self.codingRefusal(head.headers) {
+                refuse(context, status: status, line: line, toHead: lastRequestIsHead)
+                return
+            }
             var head = head
             let protocols = head.headers[canonicalForm: "upgrade"].map { $0.lowercased() }
             if !protocols.isEmpty {
@@ -192,8 +196,13 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
         if parsing == .closedConnection, closeAfter != nil { return }
         // The client closed in the middle of a request (or after a 408 for its head): there is
         // no one to answer, and nothing to log at warning.
-        refuse(context, status: parsing == .headerOverflow ? .requestHeaderFieldsTooLarge : .badRequest, line: Self.line(for: parsing),
-               logged: parsing != .invalidEOFState)
+        // RFC 9110, 9.1: a method the server does not know is 501.
+        let status: HTTPResponseStatus = switch parsing {
+        case .headerOverflow: .requestHeaderFieldsTooLarge
+        case .invalidMethod: .notImplemented
+        default: .badRequest
+        }
+        refuse(context, status: status, line: Self.line(for: parsing), logged: parsing != .invalidEOFState)
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
@@ -306,7 +315,7 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
         let why = switch error {
         case .headerOverflow: "its head is longer than 80 KiB or has more than 1,000 fields, the HTTP parser's limits"
         case .invalidContentLength, .unexpectedContentLength: "its Content-Length is not one decimal number"
-        case .invalidMethod: "its method is not a token"
+        case .invalidMethod: "its method is not one HTTP defines (methods are case-sensitive: GET, not get)"
         case .invalidVersion: "its version is not HTTP/1.0 or HTTP/1.1"
         case .invalidURL, .invalidPath, .invalidQueryString, .invalidFragment, .invalidHost, .invalidPort: "its target is not a valid URI"
         case .invalidHeaderToken, .invalidCharactersUsed: "a header field holds a character HTTP does not allow"
@@ -315,6 +324,28 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
         default: "the HTTP parser refused it (\(error))"
         }
         return "the request is not valid HTTP/1.1: \(why)"
+    }
+
+    /// The status and line for a request whose body has a coding the service does not undo, or
+    /// `nil`: a transfer coding but `chunked` (501, RFC 9112, 6.1), or a content coding but
+    /// `identity` (415, RFC 9110, 15.5.16). Both were ignored: `Transfer-Encoding: gzip, chunked`
+    /// was read as chunked and its body applied as it came, and a gzipped body was refused as
+    /// text that is not UTF-8.
+    static func codingRefusal(_ headers: HTTPHeaders) -> (HTTPResponseStatus, String)? {
+        func codings(_ name: String) -> [String] {
+            headers[canonicalForm: name].map { $0.lowercased() }.filter { !$0.isEmpty }
+        }
+        let transfer = codings("transfer-encoding")
+        if !transfer.isEmpty, transfer != ["chunked"] {
+            return (.notImplemented, "the service takes no transfer coding but chunked; this request's is '"
+                        + TerminalText.escaping(String(transfer.joined(separator: ", ").prefix(utf8Bytes: 100))) + "'")
+        }
+        let content = codings("content-encoding")
+        if !content.isEmpty, content != ["identity"] {
+            return (.unsupportedMediaType, "the service takes bodies with no content coding; this request's is '"
+                        + TerminalText.escaping(String(content.joined(separator: ", ").prefix(utf8Bytes: 100))) + "'")
+        }
+        return nil
     }
 
     /// Whether `key` is 16 bytes in base64: 22 characters of its alphabet, then `==`.

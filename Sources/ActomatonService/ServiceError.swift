@@ -30,8 +30,10 @@ public enum ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
     /// 422: the plugin refused the action (its message), or an idempotency key was reused
     /// with another request.
     case unprocessable(String)
-    /// 429: over a limit (instances, watchers, requests per second, idempotency keys).
-    case overLimit(String)
+    /// 429: over a limit (instances, watchers, requests per second, idempotency keys);
+    /// `retryAfter`, where the service knows it, is how many seconds until the limit lets the
+    /// request through (the `Retry-After` field).
+    case overLimit(String, retryAfter: Int? = nil)
     /// 500: the plugin failed (a crash in its worker, a trap in its sandbox, a broken
     /// contract); the instance was restored or stopped as the message says.
     case pluginFailed(String)
@@ -76,7 +78,7 @@ public enum ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case let .badRequest(message), let .unauthorized(message), let .forbidden(message), let .notFound(message),
-             let .unprocessable(message), let .overLimit(message), let .pluginFailed(message), let .gone(message),
+             let .unprocessable(message), let .overLimit(message, _), let .pluginFailed(message), let .gone(message),
              let .unavailable(message), let .badGateway(message), let .gatewayTimeout(message):
             TerminalText.escaping(message)
         case let .bodyTooLarge(limit):
@@ -98,10 +100,24 @@ public enum ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
     /// `{"error": line}`.
     static func jsonLine(_ line: String) -> String { JSONText.object([("error", ServiceJSON.string(line))]) }
 
-    /// The fields the response carries besides its content type: `Allow` for a 405.
+    /// The fields the response carries besides its content type: `Allow` for a 405, the
+    /// scheme to authenticate with for a 401 (`WWW-Authenticate: Bearer`, as RFC 9110 requires),
+    /// and `Retry-After` for a 429 whose wait is known.
     public var headers: HTTPFields {
-        guard case let .methodNotAllowed(_, _, allowed) = self else { return [:] }
-        return [.allow: RouteMethods.allowField(allowed)]
+        switch self {
+        case let .methodNotAllowed(_, _, allowed): [.allow: RouteMethods.allowField(allowed)]
+        case .unauthorized: [.wwwAuthenticate: #"Bearer realm="actomaton-host""#]
+        case let .overLimit(_, seconds?): [.retryAfter: String(seconds)]
+        default: [:]
+        }
+    }
+
+    /// `duration` in whole seconds, rounded up, at least one: a `Retry-After`. Read to the
+    /// millisecond first: a wait a rate computed as 1 s and some attoseconds is 1.
+    static func wholeSecondsRoundedUp(_ duration: Duration) -> Int {
+        let milliseconds = (duration / .milliseconds(1)).rounded()
+        guard milliseconds < 1e15 else { return Int(1e12) }
+        return max(1, Int((milliseconds / 1000).rounded(.up)))
     }
 
     /// The response: its status, its ``headers`` and `{"error": "…"}`.

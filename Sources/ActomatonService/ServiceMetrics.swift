@@ -147,8 +147,42 @@ public final class ServiceMetrics: Sendable {
     /// How many watchers are connected.
     public var watcherTotal: Int { watcherCount.load(ordering: .relaxed) }
 
-    /// Every metric in Prometheus' text format.
+    /// What each metric counts: its `# HELP` line. swift-metrics has no place for it, and the
+    /// registry stops the process when one name is made with two texts, so the lines are
+    /// added to the text the registry writes.
+    static let help: [String: String] = [
+        "actomaton_actions_total": "Actions sent by clients to a loaded plugin, by outcome.",
+        "actomaton_action_duration_seconds": "How long an action's request took, from its route to its answer (replayed answers aside).",
+        "actomaton_effect_actions_total": "Actions no client sent (a timer's, or one an effect fed back), by outcome.",
+        "actomaton_instances_active": "Instances in memory.",
+        "actomaton_instances_passivated": "Instances passivated: their state kept, their machine freed.",
+        "actomaton_watchers": "WebSocket watchers connected.",
+        "actomaton_effects_in_flight": "Delayed and repeating actions running or waiting, all instances in memory together.",
+        "actomaton_journal_commit_duration_seconds": "How long each journal commit took, its disk sync included.",
+        "actomaton_journal_records_total": "Records committed to the journal.",
+        "actomaton_requests_forwarded_total": "Requests forwarded to the host that owns their instance.",
+        "actomaton_fencing_refusals_total": "Instances whose records were refused because another host had taken them over.",
+    ]
+
+    /// Every metric in Prometheus' text format, each with its `# HELP` line.
     public func prometheusText() -> String {
-        registry.emitToString()
+        Self.withHelp(registry.emitToString())
+    }
+
+    /// `text` with a `# HELP` line before each `# TYPE` line of a metric ``help`` describes.
+    static func withHelp(_ text: String) -> String {
+        var result = ""
+        result.reserveCapacity(text.utf8.count + 1024)
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("# TYPE "), let name = line.dropFirst("# TYPE ".count).split(separator: " ").first,
+               let help = help[String(name)] {
+                result += "# HELP \(name) \(help)\n"
+            }
+            result += line
+            result += "\n"
+        }
+        // The split gave one empty piece after the last newline: no line of its own.
+        if text.hasSuffix("\n") || text.isEmpty { result.removeLast() }
+        return result
     }
 }

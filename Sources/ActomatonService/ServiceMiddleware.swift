@@ -255,7 +255,8 @@ public struct DrainMiddleware: RouterMiddleware {
 /// Checks the `Authorization: Bearer TOKEN` header against the tokens file, and the token's
 /// scopes against what the request needs (``AccessRequirement/of(method:path:)``): 401 without
 /// a valid token, 403 outside its scopes, 429 past its requests per second. Without a tokens
-/// file every request passes (the listen address is then loopback only).
+/// file the listen address is loopback only, and a request passes when it is addressed to this
+/// machine and was not sent by a page of another site (``LocalRequests``): else 403.
 ///
 /// Guessing is slowed down: a client address (an IPv4 address, or an IPv6 address's /64
 /// network) whose failed authentications used up its budget
@@ -273,8 +274,12 @@ public struct AccessMiddleware: RouterMiddleware {
     let rate: Int
     let failedAuthentications: RateLimiter<ClientAddress>
     let failureRate: Int
+    /// The host name of this host's `--advertise` URL, in a cluster: forwarded requests name it.
+    let advertisedHost: String?
 
-    init(tokens: TokenTable?, limiter: RateLimiter<Int>, rate: Int, failedAuthentications: RateLimiter<ClientAddress>, failureRate: Int) {
+    init(tokens: TokenTable?, limiter: RateLimiter<Int>, rate: Int, failedAuthentications: RateLimiter<ClientAddress>, failureRate: Int,
+         advertisedHost: String? = nil) {
+        self.advertisedHost = advertisedHost
         self.tokens = tokens
         self.limiter = limiter
         self.rate = rate
@@ -284,7 +289,14 @@ public struct AccessMiddleware: RouterMiddleware {
 
     /// Authenticates and authorizes the request.
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard let tokens else { return try await next(request, context) }
+        guard let tokens else {
+            let path = request.uri.path
+            if path != "/healthz", path != "/readyz",
+               let refusal = LocalRequests.refusal(authority: request.head.authority, origin: request.headers[.origin], alsoAllowed: advertisedHost) {
+                throw ServiceError.forbidden(refusal)
+            }
+            return try await next(request, context)
+        }
         // The plugin the router matched, where it matched one: the check reads the path as it does.
         // Decoded as the route decodes it (one it cannot decode is refused there, 400, and read
         // here as written).
@@ -296,7 +308,8 @@ public struct AccessMiddleware: RouterMiddleware {
         let client = ClientAddress(context.channel.remoteAddress)
         guard !failedAuthentications.isExhausted(client) else {
             throw ServiceError.overLimit("more than \(failureRate) failed authentications from this address in a minute, its limit "
-                                         + "(--max-failed-authentications-per-minute): wait, then retry with a valid token")
+                                         + "(--max-failed-authentications-per-minute): wait, then retry with a valid token",
+                                         retryAfter: failedAuthentications.secondsUntilAdmitted(client))
         }
         let token: AccessToken
         do {
@@ -315,7 +328,8 @@ public struct AccessMiddleware: RouterMiddleware {
             throw ServiceError.forbidden("the token's scopes do not allow this request (it needs \(need))")
         }
         guard limiter.admit(token.line) else {
-            throw ServiceError.overLimit("the token sent more than \(rate) requests in a second, its limit (--max-requests-per-second)")
+            throw ServiceError.overLimit("the token sent more than \(rate) requests in a second, its limit (--max-requests-per-second)",
+                                         retryAfter: limiter.secondsUntilAdmitted(token.line))
         }
         var context = context
         context.token = token

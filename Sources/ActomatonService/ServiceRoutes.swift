@@ -445,7 +445,9 @@ struct ServiceRoutes: Sendable {
         }
         let line: InputLine
         do {
-            line = try InputLine.parse(text, namesPlugin: false)
+            // The body's own limit (--max-body-size, up to 64M) bounds it, not an input line's (1 MiB):
+            // a body past 1 MiB was refused as a line "skipped".
+            line = try InputLine.parse(text, namesPlugin: false, limit: .max)
         } catch {
             throw ServiceError.badRequest(error.description)
         }

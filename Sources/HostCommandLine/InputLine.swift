@@ -46,9 +46,11 @@ public enum InputLine: Sendable, Hashable {
     public static let maxLength = 1 << 20
 
     /// Parses `line`; `namesPlugin` when the text form starts with a plugin name (`serve`).
-    /// Throws an ``InputLineError`` saying what cannot be read.
-    public static func parse(_ line: String, namesPlugin: Bool) throws(InputLineError) -> InputLine {
-        guard line.utf8.count <= maxLength else { throw .tooLong(limit: maxLength) }
+    /// `limit` is the most bytes it may have: ``maxLength`` for a line of input; a request's
+    /// body, which its own limit bounds (`--max-body-size`), passes `Int.max`. Throws an
+    /// ``InputLineError`` saying what cannot be read.
+    public static func parse(_ line: String, namesPlugin: Bool, limit: Int = maxLength) throws(InputLineError) -> InputLine {
+        guard line.utf8.count <= limit else { throw .tooLong(limit: limit) }
         if let offset = line.utf8.firstIndex(of: 0) {
             throw .nulCharacter(offset: line.utf8.distance(from: line.utf8.startIndex, to: offset))
         }

@@ -20,18 +20,34 @@ enum Entry {
             PluginWorker.restrictBeforeThreads()
             PluginWorker.main(CommandLine.arguments, program: "actomaton-host worker")
         }
+        // A reader that closed the output (`| head -2`) is a write that fails, said in one line
+        // with status 1 (``writeLine(_:to:)``), not a death by SIGPIPE without a word.
+        signal(SIGPIPE, SIG_IGN)
         // ActomatonHostCommand.main(), but a stop by signal under way (StopSignals) exits the
         // process itself, with its own status, once the journal is closed: the command's own
         // end, which the stop hastens, must not exit first.
+        var command: any ParsableCommand
         do {
             let arguments = NegativeNumberArguments.joined(Array(CommandLine.arguments.dropFirst()))
             try RepeatedOptions.refuse(in: arguments)
-            var command = try ActomatonHostCommand.parseAsRoot(arguments)
+            command = try ActomatonHostCommand.parseAsRoot(arguments)
+        } catch {
+            ActomatonHostCommand.exit(withError: error)
+        }
+        do {
             if var asynchronous = command as? AsyncParsableCommand {
                 try await asynchronous.run()
             } else {
                 try command.run()
             }
+        } catch let error as ValidationError {
+            // An option refused once the command runs: its own usage follows, as for one
+            // refused while parsing (ArgumentParser gave the root's, `actomaton-host <subcommand>`).
+            let usage = ActomatonHostCommand.usageString(for: type(of: command))
+            let name = usage.split(separator: " ").prefix(2).joined(separator: " ")
+            var text = "Error: \(error.message)\nUsage: \(usage)\n  See '\(name) --help' for more information.\n"
+            text.withUTF8 { bytes in _ = try? SystemCall.writeAll(HostDescriptors.errorDescriptor, UnsafeRawBufferPointer(bytes)) }
+            exit(ExitCode.validationFailure.rawValue)
         } catch {
             await StopSignals.waitIfStopping()
             ActomatonHostCommand.exit(withError: error)
@@ -308,7 +324,7 @@ struct StateOptions: ParsableArguments {
         if PostgresAddress.isAddress(state) {
             printError(Message("--state postgres://… is for serve --listen, where hosts share the database; run and serve "
                                + "take a SQLite file"))
-            throw ExitCode.failure
+            throw ExitCode.validationFailure
         }
         do {
             let options = try journalOptions()

@@ -53,6 +53,8 @@ struct ClusterMembership {
                                      notifications: JournalNotifications(address: address))
         } catch {
             printError(error)
+            // An option the cluster cannot take is a bad command line, as everywhere else (64).
+            if case .badOption? = error as? ClusterError { throw ExitCode.validationFailure }
             throw ExitCode.failure
         }
     }

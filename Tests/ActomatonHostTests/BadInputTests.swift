@@ -255,6 +255,27 @@ struct BadInputTests {
         try await expectUnharmed(host, counter)
     }
 
+    /// Regression (audit): JSON has one kind of number, and some encoders write every number
+    /// with a fraction: `1.0` and `1e2` were refused for an int64 parameter. An integral one is
+    /// that integer, in its parameter's range; one with a fraction, or not finite, is refused.
+    @Test func anIntegralNumberIsAnInteger() async throws {
+        let (host, counter) = try await hostWithCounter()
+        let before = try #require(Int(try await counter.describe().filter(\.isNumber)))
+        try await counter.send("add", [.float(1.0)])
+        try await counter.send("add", [.float(1e2)])
+        try await counter.send("add", [.float(-0.0)])
+        #expect(try await counter.describe() == #"{"count":\#(before + 101)}"#)
+        let past = await #expect(throws: PluginCallError.self) { try await counter.send("add", [.float(1e19)]) }
+        #expect(past?.description.hasSuffix("out of range for int64 (-9223372036854775808...9223372036854775807)") == true, "\(past?.description ?? "")")
+        let unsigned = await #expect(throws: PluginCallError.self) { try await counter.send("start", [.float(4_294_967_296)]) }
+        #expect(unsigned?.description.hasSuffix("out of range for uint32 (0...4294967295)") == true, "\(unsigned?.description ?? "")")
+        for bad in [Double.infinity, .nan, 2.5] {
+            let refused = await #expect(throws: PluginCallError.self) { try await counter.send("add", [.float(bad)]) }
+            #expect(refused?.description.contains("must be an int64, got the number") == true, "\(bad): \(refused?.description ?? "")")
+        }
+        #expect(await host.names.contains("counter"))
+    }
+
     @Test func integerOutOfRange() async throws {
         let (host, counter) = try await hostWithCounter()
         let negative = await #expect(throws: PluginCallError.self) { try await counter.send("start", [.int(-1)]) }

@@ -128,6 +128,33 @@ struct CommandLineTests {
         #expect(full.1 == "error: the output cannot be written (No space left on device); stopping\n", "\(full.1)")
     }
 
+    /// Regression (audit): an output pipe whose reader closed it (`| head -2`) ended the host by
+    /// SIGPIPE, status 141 and no line, where the documentation promises one line and status 1.
+    /// The host runs with SIGPIPE's default action, as from a shell (the test process ignores
+    /// it, and a child inherits that).
+    @Test func anOutputPipeClosedByItsReaderStopsTheHostWithALine() async throws {
+        #expect(brokenPipesAreIgnored, "the test process ignores SIGPIPE from its start")
+        let closed = try await offThePool { () throws -> (Int32, String) in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["--default-signal=PIPE", "\(pluginDirectory)/actomaton-host", "run", "\(pluginDirectory)/libCounterPlugin.so"]
+            let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
+            process.standardInput = stdin
+            process.standardOutput = stdout
+            process.standardError = stderr
+            try process.run()
+            try stdout.fileHandleForReading.close()
+            stdin.fileHandleForWriting.write(Data("add 1\nadd 2\n".utf8))
+            try stdin.fileHandleForWriting.close()
+            let errors = stderr.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (process.terminationReason == .exit ? process.terminationStatus : 128 + process.terminationStatus,
+                    String(decoding: errors, as: UTF8.self))
+        }
+        #expect(closed.0 == 1, "\(closed.0)")
+        #expect(closed.1 == "error: the output cannot be written (Broken pipe); stopping\n", "\(closed.1)")
+    }
+
     /// Regression (audit): a crash in the plugin's entry function, or while the host read a
     /// manifest whose counts run past its arrays, was "actomaton-host crashed" with no plugin
     /// named, in `inspect` and `run`: both are marked as loading the file.
@@ -400,6 +427,9 @@ struct CommandLineTests {
         #expect(inHost.status == 64 && inHost.output.isEmpty, "\(inHost.output)")
         #expect(inHost.errors.contains("--worker-memory applies to plugins in worker processes (--isolation process); "
                                        + "here plugins run in the host (--isolation none, the default)"), "\(inHost.errors)")
+        // Regression (audit): an option refused once the command ran was followed by the root's usage.
+        #expect(inHost.errors.hasSuffix("\nUsage: actomaton-host run [<options>] <plugin>\n  See 'actomaton-host run --help' for more information.\n"),
+                "\(inHost.errors)")
         let chosen = try await host(counterArguments + ["--isolation", "none", "--snapshot-every", "4"], input: "")
         #expect(chosen.status == 64 && chosen.errors.contains("--snapshot-every applies to plugins in worker processes (--isolation process); "
                                                              + "here plugins run in the host (--isolation none)"), "\(chosen.errors)")

@@ -155,9 +155,12 @@ import Testing
             let missing = try await client.post("k", body)
             #expect(missing.status == .unauthorized)
             #expect(missing.text == #"{"error":"no token: send the header Authorization: Bearer TOKEN"}"#)
+            // Regression (audit): a 401 said no scheme to authenticate with (RFC 9110 requires it).
+            #expect(missing.headers[.wwwAuthenticate] == #"Bearer realm="actomaton-host""#)
             let wrong = try await client.post("k", body, headers: bearer("not-a-token-0123456789"))
             #expect(wrong.status == .unauthorized)
             #expect(wrong.text == #"{"error":"the token is not valid"}"#)
+            #expect(wrong.headers[.wwwAuthenticate] == #"Bearer realm="actomaton-host""#)
             let basic = try await client.post("k", body, headers: [.authorization: "Basic \(Self.sender)"])
             #expect(basic.status == .unauthorized)
 
@@ -240,6 +243,8 @@ import Testing
             let past = try await client.get("/v1/plugins", headers: bearer(Self.sender))
             #expect(past.status == .tooManyRequests)
             #expect(past.text == #"{"error":"the token sent more than 3 requests in a second, its limit (--max-requests-per-second)"}"#)
+            // Regression (audit): a 429 said nothing of when to retry; a third of a second, rounded up.
+            #expect(past.headers[.retryAfter] == "1")
             // Another token has its own bucket; time refills this one.
             #expect(try await client.get("/v1/plugins", headers: bearer(Self.reader)).status == .ok)
             time.advance(by: .milliseconds(334))
@@ -269,11 +274,12 @@ import Testing
             #expect(past.status == .tooManyRequests)
             #expect(past.text == #"{"error":"more than 3 failed authentications from this address in a minute, its limit "#
                 + #"(--max-failed-authentications-per-minute): wait, then retry with a valid token"}"#)
+            // 3 a minute: one comes back every 20 s.
+            #expect(past.headers[.retryAfter] == "20")
             #expect(try await client.get("/v1/plugins", headers: bearer(Self.sender)).status == .tooManyRequests)
             #expect(try await client.get("/healthz").status == .ok)
-            // 3 a minute: one comes back every 20 s.
             time.advance(by: .seconds(19))
-            #expect(try await client.get("/v1/plugins", headers: bearer(Self.sender)).status == .tooManyRequests)
+            #expect(try await client.get("/v1/plugins", headers: bearer(Self.sender)).headers[.retryAfter] == "1")
             time.advance(by: .seconds(1))
             #expect(try await client.get("/v1/plugins", headers: bearer(Self.sender)).status == .ok)
             #expect(try await client.get("/v1/plugins", headers: bearer("guess-0123456789abcdeh")).status == .unauthorized)
@@ -342,5 +348,79 @@ import Testing
         #expect(throws: ListenAddressError.self) { try ListenAddress("8080") }
         #expect(throws: ListenAddressError.self) { try ListenAddress("127.0.0.1:65536") }
         #expect(throws: ListenAddressError.self) { try ListenAddress("example.com:80") }
+    }
+
+    /// Which `Host` and `Origin` values name this machine, for a service without tokens.
+    @Test func aRequestWithoutTokensMustComeFromThisMachine() {
+        for authority in ["localhost", "LOCALHOST:8080", "localhost.:80", "127.0.0.1:1", "127.5.6.7", "[::1]:8080", "[::1]",
+                          "app.localhost:3000"] {
+            #expect(LocalRequests.refusal(authority: authority, origin: nil) == nil, "\(authority)")
+        }
+        for authority in ["evil.example:19100", "127.0.0.1.evil.example", "localhost.evil.example:1", "[::2]:1", "0.0.0.0:80", "x",
+                          "10.0.0.5:8080", "", "[::1"] {
+            #expect(LocalRequests.refusal(authority: authority, origin: nil) != nil, "\(authority)")
+        }
+        for origin in ["http://localhost:3000", "https://127.0.0.1", "http://[::1]:8080", "http://app.localhost"] {
+            #expect(LocalRequests.refusal(authority: "127.0.0.1:8080", origin: origin) == nil, "\(origin)")
+        }
+        for origin in ["null", "https://evil.example", "http://127.0.0.1.nip.io", "http://localhost:1/path", "file://", "localhost", ""] {
+            #expect(LocalRequests.refusal(authority: "127.0.0.1:8080", origin: origin) != nil, "\(origin)")
+        }
+        // A cluster's host is also reached by its --advertise URL's host.
+        let advertised = LocalRequests.host(ofURL: "http://Node-1.internal:8080")
+        #expect(advertised == "Node-1.internal")
+        #expect(LocalRequests.refusal(authority: "node-1.internal:8080", origin: nil, alsoAllowed: advertised) == nil)
+        #expect(LocalRequests.refusal(authority: "node-2.internal:8080", origin: nil, alsoAllowed: advertised) != nil)
+        #expect(LocalRequests.host(ofURL: "http://[::1]:8080") == "::1")
+        // One line, the value cut and escaped.
+        let long = LocalRequests.refusal(authority: "evil\n" + String(repeating: "e", count: 500), origin: nil) ?? ""
+        #expect(!long.contains("\n") && long.utf8.count < 400, "\(long)")
+    }
+
+    /// Regression (audit): without tokens, a page of any site could drive the service from the
+    /// user's browser — a cross-site `text/plain` POST was applied, and a page of a name the
+    /// attacker pointed at 127.0.0.1 (DNS rebinding) could read and delete instances, and watch
+    /// them. A request addressed to another name, or sent by a page of another site, is refused
+    /// (403) and applies nothing; one from this machine is answered as before.
+    @Test func aPageOfAnotherSiteCannotUseAServiceWithoutTokens() async throws {
+        try await withRunningServer { server, port in
+            func exchange(_ request: String) async throws -> String {
+                try await offThePool { () throws -> String in
+                    let connection = try LoopbackConnection(port: port)
+                    try connection.send(request)
+                    return try connection.response(within: .seconds(20)) ?? "no answer"
+                }
+            }
+            let body = #"{"action":"add","args":[666]}"#
+            func post(_ fields: String) -> String {
+                "POST /v1/machines/counter/csrf HTTP/1.1\r\n\(fields)Content-Type: text/plain;charset=UTF-8\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+            }
+            let crossSite = try await exchange(post("Host: 127.0.0.1:\(port)\r\nOrigin: https://evil.example\r\n"))
+            #expect(crossSite.hasPrefix("HTTP/1.1 403"), "\(crossSite)")
+            #expect(crossSite.hasSuffix(#"{"error":"the service has no tokens (--tokens), so pages of other sites may not use it; "#
+                + #"this request came from a page of 'https://evil.example'"}"#), "\(crossSite)")
+            let rebound = try await exchange(post("Host: rebind.evil.example:\(port)\r\n"))
+            #expect(rebound.hasPrefix("HTTP/1.1 403"), "\(rebound)")
+            #expect(rebound.contains("this one was addressed to 'rebind.evil.example:\(port)'"), "\(rebound)")
+            for request in ["GET /v1/machines/counter HTTP/1.1\r\nHost: rebind.evil.example\r\n\r\n",
+                            "DELETE /v1/machines/counter/csrf HTTP/1.1\r\nHost: rebind.evil.example\r\n\r\n"] {
+                let answer = try await exchange(request)
+                #expect(answer.hasPrefix("HTTP/1.1 403"), "\(request): \(answer)")
+            }
+            // A refused watch is, as every refused watch, a WebSocket closed at once with 4000 + the status.
+            let watch = try await offThePool { () throws -> (code: Int, reason: String, framesBefore: Int)? in
+                let connection = try LoopbackConnection(port: port)
+                _ = try connection.webSocketHandshake("/v1/machines/counter/csrf/watch", headers: ["Origin: http://evil.example"],
+                                                      within: .seconds(20))
+                return try connection.webSocketClose(within: .seconds(20))
+            }
+            #expect(watch?.code == 4403 && watch?.reason.hasPrefix("the service has no tokens (--tokens), so pages of other sites") == true,
+                    "\(String(describing: watch))")
+            #expect(await server.registry.hasSlot(for: "csrf") == false, "nothing applied")
+            // Health stays open to any name; this machine's own pages are answered.
+            #expect(try await exchange("GET /healthz HTTP/1.1\r\nHost: rebind.evil.example\r\n\r\n").hasPrefix("HTTP/1.1 200"))
+            let local = try await exchange(post("Host: localhost:\(port)\r\nOrigin: http://127.0.0.1:\(port)\r\n"))
+            #expect(local.hasPrefix("HTTP/1.1 200") && local.contains(#""count":666"#), "\(local)")
+        }
     }
 }

@@ -275,7 +275,7 @@ import Testing
             let status = try await offThePool { () throws -> Int32 in
                 let (process, port) = try self.startServe(directory, flags)
                 let health = try LoopbackConnection(port: port)
-                try health.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                try health.send("GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
                 let answer = try health.response(within: .seconds(20))
                 kill(process.processIdentifier, SIGTERM)
                 process.waitUntilExit()
@@ -319,6 +319,24 @@ import Testing
         }
     }
 
+    /// Regression (audit): a bad command line exits 64, as documented; a cluster's option it
+    /// cannot take (`--lease-ttl 0`, `--sync batch`, no `--advertise`), and `run` given a
+    /// cluster's database, exited 1, as a failure to start does. No database is reached.
+    @Test func aClustersBadOptionIsABadCommandLine() async throws {
+        let directory = try pluginsDirectory()
+        let database = "postgres://actomaton@127.0.0.1:1/actomaton"
+        let serve = ["serve", "--plugins", directory, "--listen", "127.0.0.1:0", "--state", database]
+        for (arguments, message) in [
+            (serve + ["--advertise", "http://127.0.0.1:1", "--lease-ttl", "0"], "--lease-ttl must be from 1 to 3600 seconds"),
+            (serve + ["--advertise", "http://127.0.0.1:1", "--sync", "batch"], "--sync batch acknowledges an action before its commit"),
+            (serve, "needs --advertise URL"),
+            (["run", plugin("CounterPlugin"), "--state", database], "--state postgres://… is for serve --listen"),
+        ] {
+            let refused = try await run(arguments)
+            #expect(refused.status == 64 && refused.errors.contains(message), "\(arguments): \(refused.status) \(refused.errors)")
+        }
+    }
+
     /// Regression (audit): a service allowed fewer open files than `--max-connections` ran
     /// out of them under load, and spun at 70% of a core with nothing logged and `/healthz`
     /// unanswered (`ulimit -n 64` and the default 1,024). It raises its soft limit as far as the
@@ -350,7 +368,7 @@ import Testing
                 process.waitUntilExit()
             }
             let health = try LoopbackConnection(port: port)
-            try health.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            try health.send("GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
             return try health.response(within: .seconds(20))
         }
         #expect(defaultFits?.hasPrefix("HTTP/1.1 200") == true, "\(defaultFits ?? "no answer")")
@@ -391,17 +409,17 @@ import Testing
             let close = try { () throws -> (code: Int, reason: String, framesBefore: Int)? in
                 let body = #"{"action": "increment"}"#
                 let post = try LoopbackConnection(port: port)
-                try post.send("POST /v1/machines/counter/w HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body)
+                try post.send("POST /v1/machines/counter/w HTTP/1.1\r\nHost: localhost\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body)
                 _ = try post.response(within: .seconds(30))
                 let watcher = try LoopbackConnection(port: port)
                 _ = try watcher.webSocketHandshake("/v1/machines/counter/w/watch?after=1", within: .seconds(30))
                 // The watcher joined once it gets the next transition (from the history, if it
                 // joins after it): a DELETE before would find it refused (4404, no instance),
                 // not closed with its instance (1000).
-                try post.send("POST /v1/machines/counter/w HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body)
+                try post.send("POST /v1/machines/counter/w HTTP/1.1\r\nHost: localhost\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body)
                 _ = try post.response(within: .seconds(30))
                 _ = try watcher.webSocketTextFrame(within: .seconds(30))
-                try post.send("DELETE /v1/machines/counter/w HTTP/1.1\r\nHost: x\r\n\r\n")
+                try post.send("DELETE /v1/machines/counter/w HTTP/1.1\r\nHost: localhost\r\n\r\n")
                 _ = try post.response(within: .seconds(30))
                 return try watcher.webSocketClose(within: .seconds(30))
             }()

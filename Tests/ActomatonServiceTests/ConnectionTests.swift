@@ -11,7 +11,7 @@ import Testing
     /// Half a head was then closed with no answer: it is 408, with the limit's flag.
     @Test func aConnectionThatIdlesOrSendsHalfAHeadIsClosed() async throws {
         try await withRunningServer { $0.connectionIdleTimeout = .milliseconds(300) } _: { _, port in
-            for opening in ["", "GET /healthz HTTP/1.1\r\n", "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: "] {
+            for opening in ["", "GET /healthz HTTP/1.1\r\n", "GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Slow: "] {
                 let (answer, closed) = try await offThePool { () throws -> (String?, Bool) in
                     let connection = try LoopbackConnection(port: port)
                     if !opening.isEmpty { try connection.send(opening) }
@@ -30,7 +30,7 @@ import Testing
             // Between requests: served, then closed once idle.
             let (answer, closed) = try await offThePool { () throws -> (String?, Bool) in
                 let connection = try LoopbackConnection(port: port)
-                try connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                try connection.send("GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
                 let answer = try connection.response(within: .seconds(30))
                 return (answer, try connection.readsUntilClosed(within: .seconds(30)))
             }
@@ -45,9 +45,12 @@ import Testing
     @Test func aRequestTheParserRefusesEndsItsConnectionAndFreesItsSlot() async throws {
         try await withRunningServer { $0.maxConnections = 1 } _: { _, port in
             // The last: a body in a transfer coding the server does not speak was "longer than the limit" (413).
-            for request in ["GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n", "HELLO\r\n\r\n",
-                            "GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
-                            "POST /v1/machines/counter/t HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n{\"action\": \"increment\"}"] {
+            // RFC 9110, 9.1: an unknown method is 501.
+            for (request, status) in [("GET /healthz HTTP/1.1\r\nHost: localhost\r\nContent-Length: abc\r\n\r\n", "400 Bad Request"),
+                                      ("HELLO\r\n\r\n", "501 Not Implemented"), ("get /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n", "501 Not Implemented"),
+                                      ("GET /healthz HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", "400 Bad Request"),
+                                      ("POST /v1/machines/counter/t HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: gzip\r\n\r\n{\"action\": \"increment\"}",
+                                       "501 Not Implemented")] {
                 let (answer, closed) = try await offThePool { () throws -> (String?, Bool) in
                     let connection = try LoopbackConnection(port: port)
                     try connection.send(request)
@@ -55,17 +58,57 @@ import Testing
                     let answer = try connection.response(within: .seconds(20))
                     return (answer, try connection.readsUntilClosed(within: .seconds(20)))
                 }
-                #expect(answer?.hasPrefix("HTTP/1.1 400 Bad Request") == true, "\(request.debugDescription): \(answer ?? "no answer")")
+                #expect(answer?.hasPrefix("HTTP/1.1 \(status)") == true, "\(request.debugDescription): \(answer ?? "no answer")")
                 #expect(answer?.contains("Content-Type: application/json\r\n") == true
-                        && answer?.contains(#"{"error":"the request is not valid HTTP/1.1: "#) == true,
+                        && (answer?.contains(#"{"error":"the request is not valid HTTP/1.1: "#) == true
+                            || answer?.contains(#"{"error":"the service takes no transfer coding but chunked; this request's is 'gzip'"}"#) == true),
                         "one JSON line, as every other error: \(answer ?? "no answer")")
                 #expect(closed, "\(request.debugDescription)")
                 let next = try await offThePool { () throws -> String? in
                     let connection = try LoopbackConnection(port: port)
-                    try connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                    try connection.send("GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
                     return try connection.response(within: .seconds(20))
                 }
                 #expect(next?.hasPrefix("HTTP/1.1 200") == true, "after \(request.debugDescription): \(next ?? "no answer")")
+            }
+        }
+    }
+
+    /// Regression (audit): a transfer coding the service does not undo, before `chunked`, was
+    /// ignored (`Transfer-Encoding: gzip, chunked` read as chunked, its body applied as it
+    /// came), and so was a content coding (a body said to be gzipped was applied as it came;
+    /// one really gzipped was refused as text that is not UTF-8). Each is refused, 501 and 415,
+    /// nothing applied; `chunked` alone and `identity` are taken.
+    @Test func aCodingTheServiceDoesNotUndoIsRefused() async throws {
+        try await withRunningServer { server, port in
+            let body = #"{"action": "increment"}"#
+            let chunked = "\(String(body.utf8.count, radix: 16))\r\n\(body)\r\n0\r\n\r\n"
+            for (fields, payload, status, line) in [
+                ("Transfer-Encoding: gzip, chunked\r\n", chunked, "501 Not Implemented",
+                 "the service takes no transfer coding but chunked; this request's is 'gzip, chunked'"),
+                ("Transfer-Encoding: Deflate\r\nTransfer-Encoding: chunked\r\n", chunked, "501 Not Implemented",
+                 "the service takes no transfer coding but chunked; this request's is 'deflate, chunked'"),
+                ("Content-Encoding: gzip\r\nContent-Length: \(body.utf8.count)\r\n", body, "415 Unsupported Media Type",
+                 "the service takes bodies with no content coding; this request's is 'gzip'"),
+                ("Content-Encoding: identity, br\r\nTransfer-Encoding: chunked\r\n", chunked, "415 Unsupported Media Type",
+                 "the service takes bodies with no content coding; this request's is 'identity, br'"),
+            ] {
+                let answer = try await offThePool { () throws -> String? in
+                    let connection = try LoopbackConnection(port: port)
+                    try connection.send("POST /v1/machines/counter/coded HTTP/1.1\r\nHost: localhost\r\n\(fields)\r\n\(payload)")
+                    return try connection.response(within: .seconds(20))
+                }
+                #expect(answer?.hasPrefix("HTTP/1.1 \(status)") == true, "\(fields.debugDescription): \(answer ?? "no answer")")
+                #expect(answer?.hasSuffix(ServiceError.jsonLine(line)) == true, "\(answer ?? "no answer")")
+            }
+            #expect(await server.registry.hasSlot(for: "coded") == false, "nothing applied")
+            for fields in ["Transfer-Encoding: chunked\r\n", "Transfer-Encoding: Chunked\r\nContent-Encoding: identity\r\n"] {
+                let answer = try await offThePool { () throws -> String? in
+                    let connection = try LoopbackConnection(port: port)
+                    try connection.send("POST /v1/machines/counter/plain HTTP/1.1\r\nHost: localhost\r\n\(fields)\r\n\(chunked)")
+                    return try connection.response(within: .seconds(20))
+                }
+                #expect(answer?.hasPrefix("HTTP/1.1 200") == true, "\(fields.debugDescription): \(answer ?? "no answer")")
             }
         }
     }
@@ -76,15 +119,17 @@ import Testing
     @Test func aRefusedRequestLogsNoError() async throws {
         let logged = LogStore()
         try await withRunningServer(logger: logged.logger(level: .debug)) { _, port in
-            for request in ["HELLO\r\n\r\n", "GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n",
-                            "GET /v1/machines/counter/k/watch HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"] {
+            for request in ["HELLO\r\n\r\n", "GET /healthz HTTP/1.1\r\nHost: localhost\r\nContent-Length: abc\r\n\r\n",
+                            "GET /v1/machines/counter/k/watch HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"] {
                 let answer = try await offThePool { () throws -> String? in
                     let connection = try LoopbackConnection(port: port)
                     try connection.send(request)
                     defer { _ = try? connection.readsUntilClosed(within: .seconds(20)) }
                     return try connection.response(within: .seconds(20))
                 }
-                #expect(answer?.hasPrefix("HTTP/1.1 400 Bad Request") == true, "\(request.debugDescription): \(answer ?? "no answer")")
+                // An unknown method is 501 (RFC 9110, 9.1).
+                let status = request.hasPrefix("HELLO") ? "501 Not Implemented" : "400 Bad Request"
+                #expect(answer?.hasPrefix("HTTP/1.1 \(status)") == true, "\(request.debugDescription): \(answer ?? "no answer")")
             }
             // The channel's line comes once each connection is done: wait for all three.
             #expect(await eventually { logged.messages(at: .debug).count { $0 == ClientConnectionErrorsAtDebug.upgradeFailure } == 3 },
@@ -123,7 +168,7 @@ import Testing
     @Test func requestsBeforeARefusedOneAreAnsweredFirst() async throws {
         try await withRunningServer { _, port in
             let body = #"{"action": "add", "args": [1]}"#
-            let post = "POST /v1/machines/counter/p HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
+            let post = "POST /v1/machines/counter/p HTTP/1.1\r\nHost: localhost\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
             let (answers, closed) = try await offThePool { () throws -> ([String?], Bool) in
                 let connection = try LoopbackConnection(port: port)
                 try connection.send(String(repeating: post, count: 3) + "GARBAGE\r\n\r\n")
@@ -133,7 +178,7 @@ import Testing
             for (index, answer) in answers.prefix(3).enumerated() {
                 #expect(answer?.hasPrefix("HTTP/1.1 200") == true && answer?.contains(#""seq":\#(index + 1)"#) == true, "\(answer ?? "no answer")")
             }
-            #expect(answers[3]?.hasPrefix("HTTP/1.1 400 Bad Request") == true, "\(answers[3] ?? "no answer")")
+            #expect(answers[3]?.hasPrefix("HTTP/1.1 501 Not Implemented") == true, "\(answers[3] ?? "no answer")")
             #expect(closed)
         }
     }
@@ -160,7 +205,7 @@ import Testing
                     // A handshake is one only on the watch route; elsewhere its Upgrade is ignored.
                     let (method, fields) = headers.hasPrefix("HEAD ") ? ("HEAD /v1/machines/counter/k/watch", headers.dropFirst(5))
                         : status.contains("200") ? ("GET /healthz", Substring(headers)) : ("GET /v1/machines/counter/k/watch", Substring(headers))
-                    try connection.send("\(method) HTTP/1.1\r\nHost: x\r\n" + fields + "\r\n")
+                    try connection.send("\(method) HTTP/1.1\r\nHost: localhost\r\n" + fields + "\r\n")
                     // The answer to a HEAD has no body, whatever its Content-Length says.
                     return method.hasPrefix("HEAD") ? try connection.textUntilClosed(within: .seconds(20)) : try connection.response(within: .seconds(20))
                 }
@@ -188,16 +233,16 @@ import Testing
             let handshake = "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
             let answers = try await offThePool { () throws -> [String?] in
                 let elsewhere = try LoopbackConnection(port: port)
-                try elsewhere.send("GET /healthz HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n\(handshake)\r\n")
+                try elsewhere.send("GET /healthz HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\n\(handshake)\r\n")
                 let listed = try LoopbackConnection(port: port)
-                try listed.send("GET /v1/machines/counter/k/watch HTTP/1.1\r\nHost: x\r\nUpgrade: websocket, h2c\r\n\(handshake)\r\n")
+                try listed.send("GET /v1/machines/counter/k/watch HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket, h2c\r\n\(handshake)\r\n")
                 return [try elsewhere.response(within: .seconds(20)), try listed.response(within: .seconds(20))]
             }
             #expect(answers[0]?.hasPrefix("HTTP/1.1 200 OK") == true, "\(answers[0] ?? "no answer")")
             #expect(answers[1]?.hasPrefix("HTTP/1.1 101 Switching Protocols") == true, "\(answers[1] ?? "no answer")")
             let (first, rest) = try await offThePool { () throws -> (String?, String) in
                 let connection = try LoopbackConnection(port: port)
-                try connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                try connection.send("GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\nGET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
                 return (try connection.response(within: .seconds(20)), try connection.textUntilClosed(within: .seconds(20)))
             }
             #expect(first?.hasPrefix("HTTP/1.1 200 OK") == true, "\(first ?? "no answer")")
@@ -205,7 +250,7 @@ import Testing
             let body = #"{"action": "increment"}"#
             let (interim, final) = try await offThePool { () throws -> (String?, String?) in
                 let connection = try LoopbackConnection(port: port)
-                try connection.send("POST /v1/machines/counter/e HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+                try connection.send("POST /v1/machines/counter/e HTTP/1.1\r\nHost: localhost\r\nExpect: 100-continue\r\n"
                                     + "Content-Length: \(body.utf8.count)\r\n\r\n")
                 let interim = try connection.response(within: .seconds(20))
                 try connection.send(body)
@@ -215,9 +260,9 @@ import Testing
             #expect(final?.hasPrefix("HTTP/1.1 200 OK") == true && final?.contains(#""seq":1"#) == true, "\(final ?? "no answer")")
             let (atTheLimit, past) = try await offThePool { () throws -> (String?, String?) in
                 let fits = try LoopbackConnection(port: port)
-                try fits.send("POST /v1/machines/counter/e HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 1024\r\n\r\n")
+                try fits.send("POST /v1/machines/counter/e HTTP/1.1\r\nHost: localhost\r\nExpect: 100-continue\r\nContent-Length: 1024\r\n\r\n")
                 let tooLong = try LoopbackConnection(port: port)
-                try tooLong.send("POST /v1/machines/counter/e HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 1025\r\n\r\n")
+                try tooLong.send("POST /v1/machines/counter/e HTTP/1.1\r\nHost: localhost\r\nExpect: 100-continue\r\nContent-Length: 1025\r\n\r\n")
                 return (try fits.response(within: .seconds(20)), try tooLong.response(within: .seconds(20)))
             }
             #expect(atTheLimit == "HTTP/1.1 100 Continue\r\n\r\n", "\(atTheLimit ?? "no answer")")
@@ -237,7 +282,7 @@ import Testing
             for (key, status) in cases {
                 let answer = try await offThePool { () throws -> String? in
                     let connection = try LoopbackConnection(port: port)
-                    try connection.send("GET /v1/machines/counter/k/watch HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                    try connection.send("GET /v1/machines/counter/k/watch HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                                         + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n\r\n")
                     return try connection.response(within: .seconds(20))
                 }
@@ -262,7 +307,7 @@ import Testing
         let logged = LogStore()
         try await withRunningServer(logger: logged.logger(level: .debug)) { $0.connectionIdleTimeout = .milliseconds(500) } _: { server, port in
             let body = #"{"action": "increment"}"#
-            let head = "HTTP/1.1\r\nHost: x\r\n"
+            let head = "HTTP/1.1\r\nHost: localhost\r\n"
             let cases: [(key: String, request: String, stopsSending: Bool, status: String)] = [
                 ("length", "POST /v1/machines/counter/length \(head)Content-Length: 60\r\n\r\n\(body)", true, "400"),
                 ("chunked", "POST /v1/machines/counter/chunked \(head)Transfer-Encoding: chunked\r\n\r\n"
@@ -305,8 +350,8 @@ import Testing
     @Test func aConnectionsRefusalIsLoggedAtWarning() async throws {
         let logged = LogStore()
         try await withRunningServer(logger: logged.logger(level: .info)) { $0.connectionIdleTimeout = .milliseconds(300) } _: { _, port in
-            for request in ["HELLO\r\n\r\n", "GET /healthz HTTP/1.1\r\n\r\n", "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ",
-                            "POST /v1/machines/counter/k?q=1 HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n{"] {
+            for request in ["HELLO\r\n\r\n", "GET /healthz HTTP/1.1\r\n\r\n", "GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Slow: ",
+                            "POST /v1/machines/counter/k?q=1 HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\n\r\n{"] {
                 _ = try await offThePool { () throws -> String? in
                     let connection = try LoopbackConnection(port: port)
                     try connection.send(request)
@@ -316,7 +361,7 @@ import Testing
             }
         }
         let warnings = logged.messages(at: .warning)
-        for line in ["a request: 400 the request is not valid HTTP/1.1: its method is not a token",
+        for line in ["a request: 501 the request is not valid HTTP/1.1: its method is not one HTTP defines (methods are case-sensitive: GET, not get)",
                      "GET /healthz: 400 an HTTP/1.1 request needs one Host header field",
                      "a request: 408 the request's head did not arrive whole within 300ms, the limit (--connection-idle-timeout)",
                      "POST /v1/machines/counter/k: 408 the request did not arrive whole within 300ms of its head, the limit (--connection-idle-timeout)"] {
@@ -328,7 +373,7 @@ import Testing
         try await withRunningServer { $0.connectionIdleTimeout = .milliseconds(300) } _: { server, port in
             let (answer, closed) = try await offThePool { () throws -> (String?, Bool) in
                 let connection = try LoopbackConnection(port: port)
-                try connection.send("POST /v1/machines/counter/slow HTTP/1.1\r\nHost: x\r\nContent-Length: 30\r\n\r\n{\"acti")
+                try connection.send("POST /v1/machines/counter/slow HTTP/1.1\r\nHost: localhost\r\nContent-Length: 30\r\n\r\n{\"acti")
                 let answer = try connection.response(within: .seconds(20))
                 return (answer, try connection.readsUntilClosed(within: .seconds(20)))
             }

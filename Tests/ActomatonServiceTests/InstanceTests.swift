@@ -135,6 +135,8 @@ import Testing
             let past = try await client.post("i", body, headers: [HTTPField.Name("Idempotency-Key")!: "two"])
             #expect(past.status == .tooManyRequests)
             #expect(past.text == #"{"error":"the service already keeps 1 idempotency keys, its limit (--max-idempotency-keys)"}"#)
+            // Regression (audit): no Retry-After; the key kept expires at the end of its window (a day).
+            #expect(past.headers[.retryAfter] == String(Int(ServiceConfiguration().idempotencyWindow / .seconds(1))), "\(past.headers)")
         }
     }
 

@@ -458,7 +458,7 @@ import Testing
         let port = try #require(await iterator.next())
         let connection = try await offThePool { () throws -> LoopbackConnection in
             let connection = try LoopbackConnection(port: port)
-            try connection.send("POST /v1/machines/counter/c HTTP/1.1\r\nHost: x\r\nContent-Length: 30\r\n\r\n{\"acti")
+            try connection.send("POST /v1/machines/counter/c HTTP/1.1\r\nHost: localhost\r\nContent-Length: 30\r\n\r\n{\"acti")
             return connection
         }
         #expect(await eventually { server.lifecycle.inFlight == 1 }, "the request is in, its body still coming")
@@ -499,7 +499,7 @@ import Testing
         let connections = try await offThePool { () throws -> [LoopbackConnection] in
             try (0..<3).map { _ in
                 let connection = try LoopbackConnection(port: port)
-                try connection.send("POST /v1/machines/counter/q HTTP/1.1\r\nHost: x\r\nContent-Length: 22\r\n\r\n{\"action\":\"increment\"}")
+                try connection.send("POST /v1/machines/counter/q HTTP/1.1\r\nHost: localhost\r\nContent-Length: 22\r\n\r\n{\"action\":\"increment\"}")
                 return connection
             }
         }

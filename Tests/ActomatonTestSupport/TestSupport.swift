@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestProcessSignals
 
 // What the host's and the service's test targets share: one copy, and one set of slots for
 // blocking work across both (the two targets run in one test process).
@@ -10,6 +11,9 @@ package let pluginDirectory: String = {
     if let directory = ProcessInfo.processInfo.environment["ACTOMATON_PLUGIN_DIR"] { return directory }
     return URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().path
 }()
+
+/// Whether the test process ignores SIGPIPE (from its start: `TestProcessSignals`).
+package var brokenPipesAreIgnored: Bool { actomaton_test_sigpipe_ignored() != 0 }
 
 /// The path of a built plugin product, e.g. `plugin("CounterPlugin")`.
 package func plugin(_ product: String) -> String {

@@ -177,6 +177,13 @@ public final class Plugin: Sendable {
                 return .uint(n)
             }
             throw .wrongKind
+        case let (_, .float(x)) where type.signedRange != nil || type.unsignedMax != nil:
+            // JSON has one kind of number: an integer written `1.0` or `1e2` (as some encoders
+            // write every number) is that integer; one with a fraction is not.
+            guard x.isFinite, x.rounded(.towardZero) == x else { throw .wrongKind }
+            if let n = Int64(exactly: x) { return try check(.int(n), against: type) }
+            if let n = UInt64(exactly: x) { return try check(.uint(n), against: type) }
+            throw .outOfRange
         default:
             throw .wrongKind
         }

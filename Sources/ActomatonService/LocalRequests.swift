@@ -1,0 +1,73 @@
+import ActomatonHost
+
+/// Without tokens, the service takes requests from this machine only: its listen address is
+/// loopback (``ListenAddress/checkExposure(hasTokens:)``), and — since a browser on this machine
+/// is on loopback too — no request made by a web page of another site.
+///
+/// A page of any site could otherwise drive every instance: a cross-site `fetch` sends a
+/// `text/plain` POST without asking first (its action applied, its answer unread), and a page
+/// whose domain name the attacker points at 127.0.0.1 (DNS rebinding) is, to the browser, of
+/// the same origin as the service, and reads its answers too. So a request must name this
+/// machine in its `Host` — `localhost` (or a name under `.localhost`, which browsers keep on
+/// loopback), an address of `127.0.0.0/8`, or `::1`; in a cluster, also the host of this
+/// host's `--advertise` URL — and a request a page sent (one with an `Origin` field) must come
+/// from a page of this machine. Refused: 403, one line. `/healthz` and `/readyz` are not
+/// checked: they say nothing a page could use.
+enum LocalRequests {
+    /// Why a request is refused, or `nil`: its `Host` (`authority`, as in `127.0.0.1:8080` or
+    /// `[::1]:8080`) and `Origin` (`http://localhost:3000`), either absent; `alsoAllowed`, a
+    /// host name this host is also reached by (in a cluster, its advertised URL's).
+    static func refusal(authority: String?, origin: String?, alsoAllowed: String? = nil) -> String? {
+        if let authority, !isLocal(host: host(ofAuthority: authority[...]), alsoAllowed: alsoAllowed) {
+            return "the service has no tokens (--tokens), so it answers only requests addressed to this machine (a Host of localhost, "
+                + "127.0.0.1 or [::1]); this one was addressed to \(quoted(authority))"
+        }
+        if let origin, !isLocal(origin: origin, alsoAllowed: alsoAllowed) {
+            return "the service has no tokens (--tokens), so pages of other sites may not use it; this request came from a page of "
+                + quoted(origin)
+        }
+        return nil
+    }
+
+    /// The host of `HOST`, `HOST:PORT` or `[IPV6]:PORT`.
+    static func host(ofAuthority authority: Substring) -> Substring {
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return authority }
+            return authority[authority.index(after: authority.startIndex)..<close]
+        }
+        guard let colon = authority.lastIndex(of: ":") else { return authority }
+        return authority[..<colon]
+    }
+
+    /// Whether `origin` (`SCHEME://HOST[:PORT]`, as browsers send it) is a page of this machine;
+    /// `null` (a sandboxed page, a file) is not.
+    private static func isLocal(origin: String, alsoAllowed: String?) -> Bool {
+        guard let separator = origin.range(of: "://") else { return false }
+        let authority = origin[separator.upperBound...]
+        guard !authority.isEmpty, !authority.contains("/") else { return false }
+        return isLocal(host: host(ofAuthority: authority), alsoAllowed: alsoAllowed)
+    }
+
+    /// Whether `host` names this machine.
+    static func isLocal(host: Substring, alsoAllowed: String? = nil) -> Bool {
+        var name = host.lowercased()
+        if name.hasSuffix(".") { name.removeLast() }
+        if let alsoAllowed, !alsoAllowed.isEmpty, name == alsoAllowed.lowercased() { return true }
+        return name == "localhost" || name.hasSuffix(".localhost") || ListenAddress.isLoopback(host: name)
+    }
+
+    /// The host of an `http://HOST[:PORT]` URL (a cluster's `--advertise`), or `nil`.
+    static func host(ofURL url: String) -> String? {
+        guard let separator = url.range(of: "://") else { return nil }
+        let authority = url[separator.upperBound...].prefix { $0 != "/" }
+        let host = self.host(ofAuthority: authority)
+        return host.isEmpty ? nil : String(host)
+    }
+
+    /// `value` in quotes, at most 100 bytes of it, its control characters escaped: a refusal
+    /// is one line, whatever the request sent.
+    private static func quoted(_ value: String) -> String {
+        let cut = value.utf8.count > 100 ? String(decoding: value.utf8.prefix(100), as: UTF8.self) + "…" : value
+        return "'" + TerminalText.escaping(cut) + "'"
+    }
+}
