@@ -118,7 +118,7 @@ struct CommandLineTests {
             process.standardOutput = FileHandle(forWritingAtPath: "/dev/full")
             process.standardError = stderr
             try process.run()
-            stdin.fileHandleForWriting.write(Data("add 1\nadd 2\n".utf8))
+            try stdin.fileHandleForWriting.write(contentsOf: Data("add 1\nadd 2\n".utf8))
             try stdin.fileHandleForWriting.close()
             let errors = stderr.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
@@ -144,7 +144,7 @@ struct CommandLineTests {
             process.standardError = stderr
             try process.run()
             try stdout.fileHandleForReading.close()
-            stdin.fileHandleForWriting.write(Data("add 1\nadd 2\n".utf8))
+            try stdin.fileHandleForWriting.write(contentsOf: Data("add 1\nadd 2\n".utf8))
             try stdin.fileHandleForWriting.close()
             let errors = stderr.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
@@ -622,7 +622,7 @@ struct CommandLineTests {
             try process.run()
             // Distinct amounts: every prefix has its own sum.
             let amounts = (1...400).map { Int64(round * 1000 + $0) }
-            stdin.fileHandleForWriting.write(Data(amounts.map { "add \($0)\n" }.joined().utf8))
+            try stdin.fileHandleForWriting.write(contentsOf: Data(amounts.map { "add \($0)\n" }.joined().utf8))
             let stopAfter = [5, 37, 120][round % 3] + (round * 7919) % 97
             var acknowledged: [Int64] = []
             var buffer = ""
@@ -839,7 +839,7 @@ struct StopSignalTests {
                 errors.withLock { $0 = data }
                 errorsRead.signal()
             }.start()
-            stdin.fileHandleForWriting.write(Data(input.utf8))
+            try stdin.fileHandleForWriting.write(contentsOf: Data(input.utf8))
             var output = Data()
             var signalled = false
             while true {
@@ -877,7 +877,7 @@ struct StopSignalTests {
         process.standardOutput = stdout
         try process.run()
         // `stop`: a ticker journaled as pending would keep the host waiting at the end of input.
-        stdin.fileHandleForWriting.write(Data(":state\nstop\n".utf8))
+        try stdin.fileHandleForWriting.write(contentsOf: Data(":state\nstop\n".utf8))
         try stdin.fileHandleForWriting.close()
         let output = try await offThePool { stdout.fileHandleForReading.readDataToEndOfFile() }
         process.waitUntilExit()
@@ -904,7 +904,7 @@ struct StopSignalTests {
             let watchdog = DispatchWorkItem { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
             DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(300), execute: watchdog)
             defer { watchdog.cancel() }
-            stdin.fileHandleForWriting.write(Data("add 1\n".utf8))
+            try stdin.fileHandleForWriting.write(contentsOf: Data("add 1\n".utf8))
             var output = Data()
             while !String(decoding: output, as: UTF8.self).contains("counter: add 1\n") {
                 let chunk = stdout.fileHandleForReading.availableData
@@ -915,7 +915,7 @@ struct StopSignalTests {
             #expect(sqlite3_open(database, &connection) == SQLITE_OK)
             defer { sqlite3_close(connection) }
             #expect(sqlite3_exec(connection, "BEGIN IMMEDIATE", nil, nil, nil) == SQLITE_OK)
-            stdin.fileHandleForWriting.write(Data("add 2\n".utf8))
+            try stdin.fileHandleForWriting.write(contentsOf: Data("add 2\n".utf8))
             kill(process.processIdentifier, SIGHUP)
             var errors = Data()
             var buffer = [UInt8](repeating: 0, count: 4096)
@@ -988,11 +988,11 @@ struct StopSignalTests {
                     output += String(decoding: chunk, as: UTF8.self)
                 }
             }
-            stdin.fileHandleForWriting.write(Data("add 1\n".utf8))
+            try stdin.fileHandleForWriting.write(contentsOf: Data("add 1\n".utf8))
             waitFor(1)
             kill(process.processIdentifier, SIGHUP)
             // Delivered while the host waits for input: it answers the next line only if it lived.
-            stdin.fileHandleForWriting.write(Data("add 1\n".utf8))
+            try stdin.fileHandleForWriting.write(contentsOf: Data("add 1\n".utf8))
             waitFor(2)
             kill(process.processIdentifier, SIGTERM)
             output += String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)

@@ -50,7 +50,9 @@ package func exchange(input: Data? = nil, with stdin: Pipe? = nil, output: Pipe,
     }
     if let stdin {
         DispatchQueue.global().async(group: done) {
-            if let input { stdin.fileHandleForWriting.write(input) }
+            // A child that ended without reading all of it (a refused command line) leaves EPIPE
+            // (SIGPIPE is ignored): its status and output say what happened. `write(_:)` traps on it.
+            if let input { try? stdin.fileHandleForWriting.write(contentsOf: input) }
             try? stdin.fileHandleForWriting.close()
         }
     }
