@@ -84,6 +84,8 @@ for _ in 1 2; do
 done
 request GET /v1/machines/counter/room-2
 request POST /v1/machines/counter/room-2 '{"action": "add", "args": ["ten"]}'
+echo "(without --tokens, no page of another site may use the service: a browser says where a request came from)"
+request POST /v1/machines/counter/room-2 '{"action": "reset"}' 'Origin: https://evil.example'
 echo
 
 stop

@@ -256,7 +256,8 @@ public struct DrainMiddleware: RouterMiddleware {
 /// scopes against what the request needs (``AccessRequirement/of(method:path:)``): 401 without
 /// a valid token, 403 outside its scopes, 429 past its requests per second. Without a tokens
 /// file the listen address is loopback only, and a request passes when it is addressed to this
-/// machine and was not sent by a page of another site (``LocalRequests``): else 403.
+/// machine (its `Host` localhost, an address of 127.0.0.0/8 or ::1) and was not sent by a page
+/// of another site (its `Origin`, when it has one, names this machine too): else 403.
 ///
 /// Guessing is slowed down: a client address (an IPv4 address, or an IPv6 address's /64
 /// network) whose failed authentications used up its budget
