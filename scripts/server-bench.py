@@ -131,7 +131,7 @@ async def make_instances(port, count):
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         body = b'{"action": "increment"}'
         for key in keys:
-            writer.write(f"POST /v1/machines/counter/m{key} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            writer.write(f"POST /v1/machines/counter/m{key} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                          f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
             await writer.drain()
             status = await reader.readline()

@@ -54,7 +54,10 @@ enum LocalRequests {
         if host == "127.0.0.1" || host == "localhost" { return true }
         var name = host.lowercased()
         if name.hasSuffix(".") { name.removeLast() }
-        if let alsoAllowed, !alsoAllowed.isEmpty, name == alsoAllowed.lowercased() { return true }
+        if var allowed = alsoAllowed?.lowercased(), !allowed.isEmpty {
+            if allowed.hasSuffix(".") { allowed.removeLast() }
+            if name == allowed { return true }
+        }
         return name == "localhost" || name.hasSuffix(".localhost") || ListenAddress.isLoopback(host: name)
     }
 

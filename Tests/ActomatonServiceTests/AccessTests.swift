@@ -371,6 +371,7 @@ import Testing
         #expect(advertised == "Node-1.internal")
         #expect(LocalRequests.refusal(authority: "node-1.internal:8080", origin: nil, alsoAllowed: advertised) == nil)
         #expect(LocalRequests.refusal(authority: "node-2.internal:8080", origin: nil, alsoAllowed: advertised) != nil)
+        #expect(LocalRequests.refusal(authority: "node-1.internal.:8080", origin: nil, alsoAllowed: "node-1.internal.") == nil)
         #expect(LocalRequests.host(ofURL: "http://[::1]:8080") == "::1")
         // One line, the value cut and escaped.
         let long = LocalRequests.refusal(authority: "evil\n" + String(repeating: "e", count: 500), origin: nil) ?? ""
