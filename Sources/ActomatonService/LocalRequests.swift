@@ -11,20 +11,22 @@ import ActomatonHost
 /// machine in its `Host` — `localhost` (or a name under `.localhost`, which browsers keep on
 /// loopback), an address of `127.0.0.0/8`, or `::1`; in a cluster, also the host of this
 /// host's `--advertise` URL — and a request a page sent (one with an `Origin` field) must come
-/// from a page of this machine. Refused: 403, one line. `/healthz` and `/readyz` are not
-/// checked: they say nothing a page could use.
+/// from a page of this machine. Refused: 403, one line. What needs no token where tokens are
+/// used (`/healthz`, `/readyz`, the inspector's pages) is not checked: it says nothing a page
+/// could use.
 enum LocalRequests {
     /// Why a request is refused, or `nil`: its `Host` (`authority`, as in `127.0.0.1:8080` or
     /// `[::1]:8080`) and `Origin` (`http://localhost:3000`), either absent; `alsoAllowed`, a
-    /// host name this host is also reached by (in a cluster, its advertised URL's).
+    /// host name this host is also reached by (in a cluster, its advertised URL's, as
+    /// ``host(ofURL:)`` gives it: in lowercase, without a final dot).
     static func refusal(authority: String?, origin: String?, alsoAllowed: String? = nil) -> String? {
         if let authority, !isLocal(host: host(ofAuthority: authority[...]), alsoAllowed: alsoAllowed) {
             return "the service has no tokens (--tokens), so it answers only requests addressed to this machine (a Host of localhost, "
-                + "127.0.0.1 or [::1]); this one was addressed to \(quoted(authority))"
+                + "127.0.0.1 or [::1]); this one was addressed to \(ServiceError.quoted(authority))"
         }
         if let origin, !isLocal(origin: origin, alsoAllowed: alsoAllowed) {
             return "the service has no tokens (--tokens), so pages of other sites may not use it; this request came from a page of "
-                + quoted(origin)
+                + ServiceError.quoted(origin)
         }
         return nil
     }
@@ -52,27 +54,24 @@ enum LocalRequests {
     static func isLocal(host: Substring, alsoAllowed: String? = nil) -> Bool {
         // What nearly every request names, without a copy.
         if host == "127.0.0.1" || host == "localhost" { return true }
-        var name = host.lowercased()
-        if name.hasSuffix(".") { name.removeLast() }
-        if var allowed = alsoAllowed?.lowercased(), !allowed.isEmpty {
-            if allowed.hasSuffix(".") { allowed.removeLast() }
-            if name == allowed { return true }
-        }
+        let name = normalized(host)
+        if let alsoAllowed, name == alsoAllowed { return true }
         return name == "localhost" || name.hasSuffix(".localhost") || ListenAddress.isLoopback(host: name)
     }
 
-    /// The host of an `http://HOST[:PORT]` URL (a cluster's `--advertise`), or `nil`.
+    /// The host of an `http://HOST[:PORT]` URL (a cluster's `--advertise`), in lowercase and
+    /// without a final dot, as a request's host is compared; or `nil`.
     static func host(ofURL url: String) -> String? {
         guard let separator = url.range(of: "://") else { return nil }
         let authority = url[separator.upperBound...].prefix { $0 != "/" }
         let host = self.host(ofAuthority: authority)
-        return host.isEmpty ? nil : String(host)
+        return host.isEmpty ? nil : normalized(host)
     }
 
-    /// `value` in quotes, at most 100 bytes of it, its control characters escaped: a refusal
-    /// is one line, whatever the request sent.
-    private static func quoted(_ value: String) -> String {
-        let cut = value.utf8.count > 100 ? String(decoding: value.utf8.prefix(100), as: UTF8.self) + "…" : value
-        return "'" + TerminalText.escaping(cut) + "'"
+    /// `host` in lowercase, without a final dot (`LocalHost.` is `localhost`).
+    private static func normalized(_ host: Substring) -> String {
+        var name = host.lowercased()
+        if name.hasSuffix(".") { name.removeLast() }
+        return name
     }
 }

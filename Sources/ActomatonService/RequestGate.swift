@@ -337,13 +337,13 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
         }
         let transfer = codings("transfer-encoding")
         if !transfer.isEmpty, transfer != ["chunked"] {
-            return (.notImplemented, "the service takes no transfer coding but chunked; this request's is '"
-                        + TerminalText.escaping(String(transfer.joined(separator: ", ").prefix(utf8Bytes: 100))) + "'")
+            return (.notImplemented, "the service takes no transfer coding but chunked; this request's is "
+                        + ServiceError.quoted(transfer.joined(separator: ", ")))
         }
         let content = codings("content-encoding")
         if !content.isEmpty, content != ["identity"] {
-            return (.unsupportedMediaType, "the service takes bodies with no content coding; this request's is '"
-                        + TerminalText.escaping(String(content.joined(separator: ", ").prefix(utf8Bytes: 100))) + "'")
+            return (.unsupportedMediaType, "the service takes bodies with no content coding; this request's is "
+                        + ServiceError.quoted(content.joined(separator: ", ")))
         }
         return nil
     }

@@ -112,12 +112,17 @@ public enum ServiceError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// `duration` in whole seconds, rounded up, at least one: a `Retry-After`. Read to the
+    /// `duration` in whole seconds, rounded up, from 1 to 10^12: a `Retry-After`. Read to the
     /// millisecond first: a wait a rate computed as 1 s and some attoseconds is 1.
     static func wholeSecondsRoundedUp(_ duration: Duration) -> Int {
-        let milliseconds = (duration / .milliseconds(1)).rounded()
-        guard milliseconds < 1e15 else { return Int(1e12) }
-        return max(1, Int((milliseconds / 1000).rounded(.up)))
+        let seconds = (duration / .milliseconds(1)).rounded() / 1000
+        return Int(min(max(seconds, 1), 1e12).rounded(.up))
+    }
+
+    /// `value` as a refusal quotes what a request sent: in quotes, at most 100 bytes of it
+    /// (whole characters), its control characters escaped, so that the refusal stays one line.
+    static func quoted(_ value: some StringProtocol) -> String {
+        "'" + TerminalText.escaping(value.cut(utf8Bytes: 100)) + "'"
     }
 
     /// The response: its status, its ``headers`` and `{"error": "…"}`.

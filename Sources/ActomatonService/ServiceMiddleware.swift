@@ -291,9 +291,10 @@ public struct AccessMiddleware: RouterMiddleware {
     /// Authenticates and authorizes the request.
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard let tokens else {
-            let path = request.uri.path
-            if path != "/healthz", path != "/readyz",
-               let refusal = LocalRequests.refusal(authority: request.head.authority, origin: request.headers[.origin], alsoAllowed: advertisedHost) {
+            // What would need no token needs no local address either (the path read only when
+            // the request is refused: nearly every request is local).
+            if let refusal = LocalRequests.refusal(authority: request.head.authority, origin: request.headers[.origin], alsoAllowed: advertisedHost),
+               AccessRequirement.of(method: request.method.rawValue, path: request.uri.path) != .none {
                 throw ServiceError.forbidden(refusal)
             }
             return try await next(request, context)

@@ -44,7 +44,9 @@ enum Entry {
             // An option refused once the command runs: its own usage follows, as for one
             // refused while parsing (ArgumentParser gave the root's, `actomaton-host <subcommand>`).
             let usage = ActomatonHostCommand.usageString(for: type(of: command))
-            let name = usage.split(separator: " ").prefix(2).joined(separator: " ")
+            // The command's path, `actomaton-host cluster status`: the usage's words before its options.
+            let name = usage.split(separator: " ").prefix { !$0.hasPrefix("[") && !$0.hasPrefix("<") && !$0.hasPrefix("-") }
+                .joined(separator: " ")
             var text = "Error: \(error.message)\nUsage: \(usage)\n  See '\(name) --help' for more information.\n"
             text.withUTF8 { bytes in _ = try? SystemCall.writeAll(HostDescriptors.errorDescriptor, UnsafeRawBufferPointer(bytes)) }
             exit(ExitCode.validationFailure.rawValue)

@@ -182,9 +182,7 @@ public final class Plugin: Sendable {
             // write every number) is that integer; one with a fraction is not, nor one past 2^53,
             // which a double may hold as another integer than the one written (…993.0 is …992).
             guard x.isFinite, x.rounded(.towardZero) == x, x.magnitude <= 9_007_199_254_740_992 else { throw .wrongKind }
-            if let n = Int64(exactly: x) { return try check(.int(n), against: type) }
-            if let n = UInt64(exactly: x) { return try check(.uint(n), against: type) }
-            throw .outOfRange
+            return try check(.int(Int64(x)), against: type)
         default:
             throw .wrongKind
         }
