@@ -226,6 +226,7 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "NIOEmbedded", package: "swift-nio"),
         ]),
         .testTarget(name: "ActomatonClusterTests", dependencies: [
             "ActomatonCluster", "ActomatonHost", "ActomatonPluginContract", "ActomatonTestSupport",

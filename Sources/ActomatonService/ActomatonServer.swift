@@ -147,7 +147,8 @@ public final class ActomatonServer: Service, Sendable {
         let router = makeRouter()
         let onListening = self.onListening
         let http = GuardedServerChannel.builder(router: router, idleTimeout: configuration.connectionIdleTimeout,
-                                                maxBodySize: configuration.maxBodySize)
+                                                maxBodySize: configuration.maxBodySize,
+                                                webSocketPingInterval: configuration.webSocketPingInterval)
         return Application(
             router: router,
             server: try tls.map { try .tls(http, tlsConfiguration: $0.configuration) } ?? http,

@@ -30,10 +30,10 @@ struct GuardedServerChannel: ServerChildChannel {
 
     /// The builder `makeApplication` serves with: `router` answers the requests and the
     /// WebSocket upgrades, each connection guarded with `idleTimeout` and `maxBodySize`.
-    static func builder(router: Router<ServiceRequestContext>, idleTimeout: Duration, maxBodySize: Int = .max) -> HTTPServerBuilder {
+    static func builder(router: Router<ServiceRequestContext>, idleTimeout: Duration, maxBodySize: Int = .max,
+                        webSocketPingInterval: Duration = .seconds(30)) -> HTTPServerBuilder {
         let webSocketResponder = router.buildResponder()
-        let timeout = TimeAmount.nanoseconds(Int64(idleTimeout.components.seconds) * 1_000_000_000
-                                             + idleTimeout.components.attoseconds / 1_000_000_000)
+        let timeout = TimeAmount(idleTimeout)
         return HTTPServerBuilder { responder in
             GuardedServerChannel(
                 inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder,
@@ -44,6 +44,7 @@ struct GuardedServerChannel: ServerChildChannel {
                                                                          // cut one of 16 KiB + 1 with no reason, and a
                                                                          // reset.
                                                                          ws: .init(maxFrameSize: ServiceRoutes.maxClientFrameBytes,
+                                                                                   autoPing: .enabled(timePeriod: webSocketPingInterval),
                                                                                    validateUTF8: true))),
                 headTimeout: timeout, maxBodySize: maxBodySize)
         }

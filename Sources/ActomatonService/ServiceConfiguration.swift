@@ -40,7 +40,9 @@ public struct ServiceConfiguration: Sendable {
     /// take the messages buffered for it and the close, before its connection is cut
     /// (`--watcher-close-timeout`, default 10 s): a client that reads nothing cannot hold a
     /// connection and a place among the watchers for ever. In a cluster, also how long a
-    /// watcher fed from the journal (an instance another host owns) has to take each message.
+    /// watcher fed from the journal (an instance another host owns) may take nothing of what is
+    /// written to it. (Any watcher that answers no ping of the service's, every 30 s, is closed
+    /// at the next.)
     public var watcherCloseTimeout: Duration = .seconds(10)
     /// How many of an instance's last transitions are kept for a watcher that reconnects with
     /// `?after=SEQ` (`--watch-history`, default 1,000; 0 keeps none). Not kept across a
@@ -88,6 +90,14 @@ public struct ServiceConfiguration: Sendable {
     public var idleTimeout: Duration = .seconds(300)
     /// How long a graceful shutdown may take before what is left is cancelled (`--shutdown-timeout`, default 10 s).
     public var shutdownTimeout: Duration = .seconds(10)
+
+    /// How often a WebSocket's peer is pinged; one that has not answered by the next ping is
+    /// closed (Hummingbird's default, 30 s). Not a flag: tests lengthen it, so that only the
+    /// mechanism they test can end a connection.
+    var webSocketPingInterval: Duration = .seconds(30)
+    /// The socket send buffer (`SO_SNDBUF`) of a watch's connection; the system's, which grows
+    /// to megabytes, when `nil`. Not a flag: tests make it small, so that a few kilobytes fill it.
+    var watchSendBufferBytes: Int?
 
     /// The defaults.
     public init() {}

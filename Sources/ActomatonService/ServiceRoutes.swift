@@ -473,6 +473,9 @@ struct ServiceRoutes: Sendable {
             return
         }
         defer { watcherBudget.giveBack() }
+        if let bytes = configuration.watchSendBufferBytes {
+            try? await context.channel.setOption(ChannelOptions.socketOption(.so_sndbuf), value: SocketOptionValue(bytes)).get()
+        }
         let address = try address(context)
         if registry.placement != nil, let changes = journalChanges, let journal = registry.journal {
             let elsewhere: (name: String, owner: String)?
@@ -645,9 +648,10 @@ struct ServiceRoutes: Sendable {
     /// the instance's last transition, or before what the journal still keeps; with 1001 when
     /// the service shuts down (within a poll interval).
     ///
-    /// It goes at the client's pace and buffers nothing; a client that has not taken a message
-    /// (or the close) within ``ServiceConfiguration/watcherCloseTimeout`` of its writing has its
-    /// connection cut, so that it does not hold its place among the watchers for ever.
+    /// It goes at the client's pace, a read of the journal at a time; a connection on which
+    /// nothing written reaches the client for ``ServiceConfiguration/watcherCloseTimeout`` (its
+    /// socket full) is cut (``WriteStallDeadline``), so that a client that reads nothing does not
+    /// hold its place among the watchers for ever.
     func watchFromJournal(_ name: String, request: Request, journal: PluginJournal, changes: any JournalChangeSignal,
                           _ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter, channel: any Channel) async throws {
         let limit = configuration.maxWatchersPerInstance
@@ -679,10 +683,16 @@ struct ServiceRoutes: Sendable {
         }
         let start = after.map(Int64.init) ?? count
         let readLimit = Self.journalReadLimit
-        let timeout = configuration.watcherCloseTimeout
-        // A write, or a close, the client must take within the timeout.
-        @Sendable func taken(_ write: @escaping @Sendable () async throws -> Void) async -> Bool {
-            await Self.withinDeadline(timeout, cutting: channel, write)
+        let stallTimeout = configuration.watcherCloseTimeout
+        do {
+            try await channel.eventLoop.submit {
+                try channel.pipeline.syncOperations.addHandler(WriteStallDeadline(timeout: stallTimeout), position: .first)
+            }.get()
+        } catch {
+            return  // Closed already.
+        }
+        @Sendable func close(_ code: WebSocketErrorCode, _ line: String) async {
+            try? await outbound.close(code, line: line)
         }
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -696,19 +706,19 @@ struct ServiceRoutes: Sendable {
                             try journal.journaledMessages(of: name, after: seen, limit: readLimit)
                         }
                     } catch {
-                        _ = await taken { try await outbound.close(.unexpectedServerError, line: "the journal cannot be read: \(error)") }
+                        await close(.unexpectedServerError, "the journal cannot be read: \(error)")
                         return
                     }
                     if first, let head = messages.first, head.ordinal > last + 1 {
                         let line = "the transitions of \(name) after seq \(last) are no longer kept (the journal keeps those since its "
                             + "older snapshot); read its state (GET) and watch from its seq"
                         // Only the journal could tell: 1008, as documented for the owner too.
-                        _ = await taken { try await outbound.close(.policyViolation, line: line) }
+                        await close(.policyViolation, line)
                         return
                     }
                     first = false
                     for message in messages {
-                        guard await taken({ try await outbound.write(.text(message.message)) }) else { return }
+                        do { try await outbound.write(.text(message.message)) } catch { return }
                         last = message.ordinal
                     }
                     if messages.count == readLimit { continue }
@@ -718,12 +728,12 @@ struct ServiceRoutes: Sendable {
                         try journal.transitionCount(of: name)
                     }), count < last {
                         let reason = Watcher.EndReason.instanceDeleted
-                        _ = await taken { try await outbound.close(WebSocketErrorCode(codeNumber: Int(reason.closeCode)), line: reason.description) }
+                        await close(WebSocketErrorCode(codeNumber: Int(reason.closeCode)), reason.description)
                         return
                     }
                     if lifecycle.isDraining {
                         let reason = Watcher.EndReason.shuttingDown
-                        _ = await taken { try await outbound.close(WebSocketErrorCode(codeNumber: Int(reason.closeCode)), line: reason.description) }
+                        await close(WebSocketErrorCode(codeNumber: Int(reason.closeCode)), reason.description)
                         return
                     }
                     await changes.waitForChange(of: name, timeout: Self.journalPollInterval)
@@ -735,30 +745,6 @@ struct ServiceRoutes: Sendable {
             }
             await group.next()
             group.cancelAll()
-        }
-    }
-}
-
-extension ServiceRoutes {
-    /// Runs `write`; when it has not finished within `timeout` (a client that reads nothing,
-    /// its socket full), closes `channel`, which ends the write. Whether it finished in time
-    /// without an error.
-    static func withinDeadline(_ timeout: Duration, cutting channel: any Channel,
-                               _ write: @escaping @Sendable () async throws -> Void) async -> Bool {
-        await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                do { try await write() } catch { return false }
-                return true
-            }
-            group.addTask {
-                // Cancelled once the write is done: true, and the write's result is the one taken.
-                do { try await Task.sleep(for: timeout) } catch { return true }
-                channel.close(promise: nil)
-                return false
-            }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first
         }
     }
 }

@@ -71,7 +71,8 @@ struct NetworkOptions: ParsableArguments {
     var watcherBufferBytes = Int64(ServiceConfiguration().watcherBufferBytes)
 
     @Option(help: ArgumentHelp("Seconds a watcher closed by the service (too slow, its instance deleted, a shutdown) has to take "
-                                + "what is buffered and the close before its connection is cut.", valueName: "seconds"))
+                                + "what is buffered and the close before its connection is cut; in a cluster, also how long a "
+                                + "watcher fed from the journal may take nothing of what is written to it.", valueName: "seconds"))
     var watcherCloseTimeout: Int = 10
 
     @Option(help: ArgumentHelp("How many of an instance's last transitions are kept for a watcher that reconnects with ?after=SEQ "

@@ -371,17 +371,25 @@ import Testing
 
     /// Regression: a watcher fed from the journal (an instance another host owns) that reads
     /// nothing held its connection and its place for ever, the write waiting on its full socket.
+    ///
+    /// Its socket's send buffer is made small and the WebSocket pings rare, so that a few hundred
+    /// kilobytes fill the buffers and only the close timeout can cut the connection. Before,
+    /// with the system's buffers (which grow to megabytes) it pushed 20 MB of messages, and
+    /// beside the whole suite on 2 cores took minutes; a lighter version was cut by the
+    /// pings' timeout (60 s) instead, its buffers holding all of it.
     @Test func aJournalWatcherThatReadsNothingHasItsConnectionCut() async throws {
         let sheet = try PluginType.load(path: plugin("CSVTokenizerPlugin"), isolation: .none, options: .init())
         let path = try temporaryDirectory() + "/state.sqlite"
         do {
-            // Transitions whose messages grow with every record: more than any socket's buffers hold.
+            // Transitions whose messages grow with every record.
             let journal = try PluginJournal(path: path, options: JournalOptions(sync: .off))
             let server = ActomatonServer(catalog: PluginCatalog([sheet]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
                                          journal: try ServiceJournal(journal))
             let body = #"{"action": "feed", "args": [""# + String(repeating: "x", count: 1000) + #"\n"]}"#
             try await server.makeApplication().test(.router) { client in
-                for _ in 0..<200 {
+                // About 1 MB of messages in all: past the watch's buffers (NIO's 64 KiB, a few
+                // KiB of sockets), and little beside the suite.
+                for _ in 0..<45 {
                     let response = try await client.post("s", body, plugin: "csv")
                     #expect(response.status == .ok)
                 }
@@ -393,6 +401,8 @@ import Testing
         try await withRunningServer(plugins: [sheet], journal: try ServiceJournal(journal, placement: ElsewherePlacement()),
                                     journalChanges: WokenOnly()) { configuration in
             configuration.watcherCloseTimeout = .seconds(2)
+            configuration.watchSendBufferBytes = 4096
+            configuration.webSocketPingInterval = .seconds(3600)
         } _: { server, port in
             let (watcher, head) = try await offThePool { () throws -> (LoopbackConnection, String?) in
                 let connection = try LoopbackConnection(port: port, receiveBuffer: 4096)
@@ -400,8 +410,7 @@ import Testing
             }
             #expect(head?.hasPrefix("HTTP/1.1 101") == true, "\(head ?? "no answer")")
             // The close timeout is long enough for its start to be seen. The deadlines are a
-            // safety net: alone, this takes a few seconds; beside the whole suite on 2 cores, the
-            // watcher's reads of megabytes of messages once took more than 30 s.
+            // safety net: alone, this takes a few seconds.
             #expect(await eventually(within: 180) { server.metrics.watcherTotal == 1 }, "the watcher started")
             #expect(await eventually(within: 180) { server.metrics.watcherTotal == 0 }, "the watcher's place is free")
             #expect(try await offThePool { try watcher.readsUntilClosed(within: .seconds(180)) }, "its connection was cut")
