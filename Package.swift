@@ -209,6 +209,7 @@ let package = Package(
         .testTarget(name: "ActomatonHostTests", dependencies: [
             "ActomatonTestSupport",
             "ActomatonHost",
+            "CProcessControl",
             "ActomatonEffect",
             "ActomatonPluginContract",
             "HostCommandLine",

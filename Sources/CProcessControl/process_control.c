@@ -361,8 +361,8 @@ static pid_t spawn_with(const char *path, char *const argv[], char *const envp[]
     return status == 0 ? pid : -status;
 }
 
-pid_t actomaton_spawn_worker(const char *path, char *const argv[], int channel, int lifeline) {
-    const int sources[] = {-1, -1, -1, channel, lifeline};
+pid_t actomaton_spawn_worker(const char *path, char *const argv[], int channel, int lifeline, int rings) {
+    const int sources[] = {-1, -1, -1, channel, lifeline, rings};
     // The host's environment but its secrets: a cluster's database password.
     size_t count = 0;
     while (environ[count]) count++;
@@ -372,7 +372,7 @@ pid_t actomaton_spawn_worker(const char *path, char *const argv[], int channel, 
     for (size_t i = 0; i < count; i++) {
         if (strncmp(environ[i], "PGPASSWORD=", 11) != 0) kept[used++] = environ[i];
     }
-    pid_t pid = spawn_with(path, argv, kept, false, sources, 5);
+    pid_t pid = spawn_with(path, argv, kept, false, sources, 6);
     free(kept);
     return pid;
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define EXPORT __attribute__((visibility("default")))
@@ -326,11 +327,26 @@ static actomaton_status spin(void *state) {
     return ACTOMATON_OK;
 }
 
-// Writes garbage to every descriptor from 3 up: in a worker, that is the host's socket.
+// In a worker: puts garbage where the host reads the worker's frames (the ring of replies in
+// the memory shared with the host, descriptor 5; layout in CProcessControl's shared_ring.h),
+// tries to shrink that memory under the host (which would make the host's reads fault), and
+// writes garbage to every other descriptor from 3 up (the socket among them).
 static actomaton_status corrupt(void *state) {
     (void)state;
     static const char garbage[] = "\xff\xff\xff\x7f garbage that is not a frame";
-    for (int fd = 3; fd < 16; fd++) (void)!write(fd, garbage, sizeof garbage);
+    enum { headers = 4096, capacity = 256 * 1024 };
+    unsigned char *region = mmap(NULL, headers + 2 * capacity, PROT_READ | PROT_WRITE, MAP_SHARED, 5, 0);
+    if (region != MAP_FAILED) {
+        _Atomic uint64_t *head = (_Atomic uint64_t *)(region + 256);
+        uint64_t at = atomic_load(head);
+        for (size_t i = 0; i < sizeof garbage; i++) region[headers + capacity + (at + i) % capacity] = (unsigned char)garbage[i];
+        atomic_store(head, at + sizeof garbage);
+        munmap(region, headers + 2 * capacity);
+    }
+    (void)!ftruncate(5, 0);
+    for (int fd = 3; fd < 16; fd++) {
+        if (fd != 5) (void)!write(fd, garbage, sizeof garbage);
+    }
     return ACTOMATON_OK;
 }
 

@@ -26,22 +26,21 @@ struct WorkerProtocolTests {
     /// Part of one is not pending work (the thread then sleeps on the socket until the rest
     /// comes): taken for pending, a frame cut in two made the idle thread spin a core.
     @Test func betweenCallsAFrameIsReadOnlyOnceItIsWhole() throws {
-        var ends: [Int32] = [0, 0]
-        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
-        defer { close(ends[0]); close(ends[1]) }
-        let channel = WorkerChannel(descriptor: ends[0])
+        let pair = try ChannelPair()
+        let channel = pair.host
         let frame = WorkerReply.log("between two calls").frame
         #expect(try channel.receiveReplyIfReady(vocabulary: nil) == nil)
-        frame.prefix(7).withUnsafeBytes { _ = send(ends[1], $0.baseAddress, $0.count, 0) }
+        #expect(!channel.ringHoldsBytes)
+        try pair.worker.send(bytes: Array(frame.prefix(7)))
+        #expect(channel.ringHoldsBytes, "the idle thread is told to look")
         #expect(try channel.receiveReplyIfReady(vocabulary: nil) == nil)
-        #expect(!channel.holdsWholeFrame, "part of a frame is not pending work")
-        (frame.dropFirst(7) + frame).withUnsafeBytes { _ = send(ends[1], $0.baseAddress, $0.count, 0) }
+        #expect(!channel.holdsWholeFrame && !channel.ringHoldsBytes, "part of a frame is not pending work")
+        try pair.worker.send(bytes: Array(frame.dropFirst(7) + frame))
         #expect(try channel.receiveReplyIfReady(vocabulary: nil) == .log("between two calls"))
         #expect(channel.holdsWholeFrame, "the second frame came with the first")
         #expect(try channel.receiveReplyIfReady(vocabulary: nil) == .log("between two calls"))
         #expect(!channel.holdsWholeFrame)
-        close(ends[1])
-        ends[1] = -1
+        pair.closeWorkerSocket()
         #expect(throws: WorkerChannel.Failure.self) { try channel.receiveReplyIfReady(vocabulary: nil) }
     }
 

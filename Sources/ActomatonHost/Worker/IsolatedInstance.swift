@@ -246,7 +246,8 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
         let channel = worker.channel
         idleWatcher(BlockingQueue.IdleWatch(
             descriptor: channel.descriptor,
-            isPending: { channel.holdsWholeFrame },
+            // A frame put while the host still said it spun rang no doorbell: the ring is looked at.
+            isPending: { channel.holdsWholeFrame || channel.ringHoldsBytes },
             handle: { [weak self] in self?.readWhileIdle(from: worker) ?? false }
         ))
     }

@@ -119,14 +119,18 @@ public struct WorkerArgumentError: Error, Sendable, Hashable {
 }
 
 /// The worker side of process isolation: what `actomaton-host worker` runs. It loads one
-/// plugin, as the host would in-process, and serves the host's requests over descriptor 3
-/// until the host closes it (see `WorkerProtocol`). Descriptors 0, 1 and 2 are /dev/null;
-/// descriptor 4 is the lifeline (see `WorkerProcess`).
+/// plugin, as the host would in-process, and serves the host's requests until the host closes
+/// the socket on descriptor 3 (see `WorkerProtocol`): the frames travel through the rings in the
+/// memory of descriptor 5, the socket wakes a side that sleeps. Descriptors 0, 1 and 2 are
+/// /dev/null; descriptor 4 is the lifeline (see `WorkerProcess`).
 public enum PluginWorker {
     /// The descriptor of the worker's end of the socket pair.
     public static let channelDescriptor: Int32 = 3
     /// The descriptor of the lifeline pipe: it hangs up when the host process ends.
     public static let lifelineDescriptor: Int32 = 4
+    /// The descriptor of the memory the worker shares with the host: the rings its frames
+    /// travel through (see `WorkerChannel`).
+    public static let ringsDescriptor: Int32 = 5
 
     /// Sets `PR_SET_NO_NEW_PRIVS`, which only the calling thread and the threads it starts
     /// afterwards get: the executable calls this first thing in worker mode, before anything
@@ -168,6 +172,10 @@ public enum PluginWorker {
         if !limits.mayUseFiles {
             guard actomaton_confine_files(pluginPath) == 0 else { exit(WorkerLimits.cannotConfineFilesStatus) }
         }
+        // The memory shared with the host, mapped before the limits are set. Its descriptor
+        // stays open: it gives a plugin nothing it could not find in its own address space,
+        // and the host sealed its size.
+        guard case let .success(rings) = SharedRings.map(ringsDescriptor, as: .worker) else { exit(3) }
         // A worker's private copy of the plugin is a memory file: it may write no file.
         PluginFile.copiesInMemory.store(true, ordering: .relaxed)
         // No worker outlives the host: the lifeline hangs up when the host process ends.
@@ -186,7 +194,7 @@ public enum PluginWorker {
             exit(WorkerLimits.cannotRestrictStatus)
         }
 
-        let server = Server(channel: WorkerChannel(descriptor: channelDescriptor, yieldsWhileSpinning: true), pluginPath: pluginPath)
+        let server = Server(channel: WorkerChannel(descriptor: channelDescriptor, yieldsWhileSpinning: true, rings: rings), pluginPath: pluginPath)
         exit(server.serve())
     }
 

@@ -4,17 +4,27 @@ import Glibc
 import Musl
 #endif
 
-/// One end of the socket between the host and a worker: whole frames out, whole frames in,
-/// within a deadline (see `WorkerProtocol`).
+/// One end of the conversation between the host and a worker: whole frames out, whole frames
+/// in, within a deadline (see `WorkerProtocol`).
+///
+/// Frames travel through two rings in shared memory (``SharedRings``); the socket between the
+/// two processes only wakes a side that sleeps, and tells it when the other end is gone. A side
+/// that waits for a frame first spins on its ring for ``spinWindow``, saying so in the region,
+/// and the other side does not ring while it spins: a quick action's round trip makes no
+/// system call at all. Then it says it sleeps, looks once more, and sleeps in `poll` on the
+/// socket (and, on the host's side, the worker's pidfd); the other side rings with one byte.
 struct WorkerChannel: @unchecked Sendable {
+    /// The socket: a doorbell, and the other end's hang-up.
     let descriptor: Int32
     /// The host's side only: a pidfd of the worker (or -1). A read ends as `closed` once the
-    /// worker ended and the socket is drained, even if a process it forked holds the socket open.
+    /// worker ended and its ring is drained, even if a process it forked holds the socket open.
     var processDescriptor: Int32 = -1
     /// Whether a read yields the core between polls while it spins: the worker's side, which
     /// waits for the host's next request while the host may be running on this very core
     /// (spinning it out there made one round trip in three cost 40 µs instead of 7).
     var yieldsWhileSpinning = false
+    /// The rings the frames travel through.
+    let rings: SharedRings
     /// What was received and not yet read as a frame. One thread reads a channel: the host's
     /// machine thread, or the worker's main thread.
     private let received = ReceiveBuffer()
@@ -33,16 +43,19 @@ struct WorkerChannel: @unchecked Sendable {
         case system(String)
     }
 
+    /// The violation of a ring whose other side wrote a position it cannot have.
+    private static let corruptRing = Failure.violation(.init("the shared ring's positions are corrupt"))
+
     // MARK: Typed frames
 
     /// Sends a request to the worker.
     func send(_ request: WorkerRequest) throws(Failure) {
-        try send(request.frame)
+        try send(bytes: request.frame)
     }
 
     /// Sends a reply to the host.
     func send(_ reply: WorkerReply) throws(Failure) {
-        try send(reply.frame)
+        try send(bytes: reply.frame)
     }
 
     /// Reads the host's next request (`nil` deadline: wait as long as it takes).
@@ -58,7 +71,7 @@ struct WorkerChannel: @unchecked Sendable {
         do { return try WorkerReply(tag: tag, payload: payload, vocabulary: plugin) } catch { throw .violation(error) }
     }
 
-    /// The worker's next reply if a whole one is here or the socket holds the rest of it now;
+    /// The worker's next reply if a whole one is here or the ring holds the rest of it now;
     /// `nil` otherwise. Never waits: for reading what a worker sends between two requests.
     func receiveReplyIfReady(vocabulary plugin: Plugin?) throws(Failure) -> WorkerReply? {
         if !holdsWholeFrame { try receiveWithoutWaiting() }
@@ -78,44 +91,68 @@ struct WorkerChannel: @unchecked Sendable {
         return received.count >= 4 + length
     }
 
-    /// Takes what the socket holds now, if anything.
+    /// Whether the inbound ring holds bytes not yet taken (or is corrupt): work for
+    /// ``receiveReplyIfReady(vocabulary:)`` without the socket becoming readable.
+    var ringHoldsBytes: Bool { rings.inboundHoldsBytes }
+
+    /// Takes what the ring holds now, if anything, and the doorbells the socket holds.
     private func receiveWithoutWaiting() throws(Failure) {
-        // Room for one byte at least: a receive of 0 bytes means the other end closed.
-        let result = received.appending(atLeast: received.count + 1) { space in
-            Result { () throws(Errno) in
-                try SystemCall.receive(descriptor, into: space, flags: Int32(MSG_DONTWAIT))
-            }
-        }
-        switch result {
-        case .success(0), .failure(.connectionReset): throw .closed
-        case .success, .failure(.wouldBlock): return
-        case let .failure(error): throw .system(error.description)
-        }
+        let hungUp = try drainDoorbells()
+        // Room for one byte at least.
+        if try takeFromRing(atLeast: received.count + 1) == 0, hungUp { throw .closed }
     }
 
     // MARK: Frames
 
-    /// Writes a whole frame.
-    private func send(_ frame: [UInt8]) throws(Failure) {
+    /// Writes a whole frame (or, for tests, any bytes) into the outbound ring, waiting for room
+    /// when the other side has not taken enough yet.
+    func send(bytes frame: [UInt8]) throws(Failure) {
         var offset = 0
-        while offset < frame.count {
-            do throws(Errno) {
-                offset += try frame.withUnsafeBytes { bytes in
-                    Result { () throws(Errno) in
-                        try SystemCall.send(descriptor, UnsafeRawBufferPointer(rebasing: bytes[offset...]), flags: Int32(MSG_NOSIGNAL))
-                    }
-                }.get()
-            } catch where error == .brokenPipe || error == .connectionReset {
-                throw .closed
-            } catch {
-                throw .system(error.description)
+        var spinUntil: ContinuousClock.Instant?
+        while true {
+            let count = try put(frame, from: offset)
+            offset += count
+            if count > 0 {
+                spinUntil = nil
+                if !rings.readerSpins { try ringDoorbell() }
             }
+            if offset == frame.count { return }
+            // Full: the other side takes what is there, then there is room.
+            let now = ContinuousClock.now
+            if spinUntil == nil { spinUntil = now + Self.spinWindow }
+            if now < spinUntil! {
+                if yieldsWhileSpinning { sched_yield() }
+                continue
+            }
+            rings.setWaitingForRoom(true)
+            defer { rings.setWaitingForRoom(false) }
+            // Once more after saying so: room made meanwhile rang no doorbell.
+            if try roomWasMade(putting: frame, from: &offset) { continue }
+            if try sleep(until: nil) { throw .closed }
         }
     }
 
+    /// Puts what fits of `frame` after `offset`; whether anything did.
+    private func roomWasMade(putting frame: [UInt8], from offset: inout Int) throws(Failure) -> Bool {
+        let count = try put(frame, from: offset)
+        offset += count
+        if count > 0, !rings.readerSpins { try ringDoorbell() }
+        return count > 0
+    }
+
+    /// Puts what fits of `frame` after `offset` into the outbound ring; how much.
+    private func put(_ frame: [UInt8], from offset: Int) throws(Failure) -> Int {
+        let rings = self.rings
+        let result = frame.withUnsafeBytes { bytes in
+            Result { () throws(SharedRings.Corrupt) in try rings.put(UnsafeRawBufferPointer(rebasing: bytes[offset...])) }
+        }
+        guard case let .success(count) = result else { throw Self.corruptRing }
+        return count
+    }
+
     /// Reads one whole frame before `deadline` (`nil`: wait as long as it takes): its tag, not
-    /// yet checked, and its payload. One `recv` usually brings a whole frame, and often the
-    /// next ones too (log lines before a reply): they wait in ``received``.
+    /// yet checked, and its payload. One take from the ring usually brings a whole frame, and
+    /// often the next ones too (log lines before a reply): they wait in ``received``.
     private func receive(deadline: ContinuousClock.Instant?) throws(Failure) -> (tag: UInt8, payload: [UInt8]) {
         try fill(atLeast: 5, deadline: deadline)
         let length = received.withFrame { bytes in
@@ -129,69 +166,130 @@ struct WorkerChannel: @unchecked Sendable {
         return received.take(4 + length) { frame in (frame[4], Array(frame[5...])) }
     }
 
-    /// How long a read polls the socket without blocking before it sleeps in `poll`.
+    /// How long a side waiting for a frame (or for room) spins on its ring before it sleeps in
+    /// `poll`.
     ///
     /// Waking a blocked process costs tens of microseconds on some machines (a socket pair
-    /// round trip measured 53 µs blocking against 4 µs polling on the 2-core VM the README's
-    /// figures come from): the answer to a quick action usually arrives within this window.
-    /// Between bursts of actions, both ends sleep.
+    /// round trip measured 53 µs blocking against 4 µs polling, and a shared-memory one 1–2 µs,
+    /// on the 2-core VM the README's figures come from): the answer to a quick action usually
+    /// arrives within this window. Between bursts of actions, both ends sleep.
     static let spinWindow: Duration = .microseconds(50)
 
-    /// Receives until ``received`` holds at least `count` bytes.
+    /// Takes from the ring until ``received`` holds at least `count` bytes.
     private func fill(atLeast count: Int, deadline: ContinuousClock.Instant?) throws(Failure) {
         guard received.count < count else { return }
         var spinUntil = ContinuousClock.now + Self.spinWindow
-        var processEnded = false
+        var spinning = false
+        var hungUp = false
+        defer { if spinning { rings.setSpinning(false) } }
         while received.count < count {
-            let result = received.appending(atLeast: count) { space in
-                Result { () throws(Errno) in
-                    try SystemCall.receive(descriptor, into: space, flags: Int32(MSG_DONTWAIT))
-                }
-            }
-            switch result {
-            case .success(0):
-                throw .closed
-            case .success:
+            if try takeFromRing(atLeast: count) > 0 {
                 spinUntil = ContinuousClock.now + Self.spinWindow
                 continue
-            case .failure(.wouldBlock):
-                break // nothing to read yet: spin, then sleep in `poll`
-            case .failure(.connectionReset):
-                throw .closed
-            case let .failure(error):
-                throw .system(error.description)
             }
-            if processEnded { throw .closed }
-            let now = ContinuousClock.now
-            if now < spinUntil {
+            // What the other side wrote before it ended has been taken.
+            if hungUp { throw .closed }
+            if ContinuousClock.now < spinUntil {
+                if !spinning {
+                    rings.setSpinning(true)
+                    spinning = true
+                }
                 if yieldsWhileSpinning { sched_yield() }
                 continue
             }
-            var milliseconds: Int32 = -1
-            if let deadline {
-                let left = now.duration(to: deadline)
-                guard left > .zero else { throw .timedOut }
-                milliseconds = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
+            if spinning {
+                // Once more after saying so: a put meanwhile rang no doorbell.
+                rings.setSpinning(false)
+                spinning = false
+                continue
             }
-            // poll skips a negative descriptor.
-            // On the stack: no allocation per wait on the round trip's path.
-            var pollers = (pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
-                           pollfd(fd: processDescriptor, events: Int16(POLLIN), revents: 0))
-            let ready: Int
+            hungUp = try sleep(until: deadline)
+        }
+    }
+
+    /// Takes what the inbound ring holds into ``received``, making room for `count` bytes in
+    /// all; rings the doorbell when the other side waits for the room this made. How much.
+    private func takeFromRing(atLeast count: Int) throws(Failure) -> Int {
+        let rings = self.rings
+        var wakesProducer = false
+        let result = received.appending(atLeast: count) { space in
+            Result { () throws(SharedRings.Corrupt) in
+                let (taken, wakes) = try rings.take(into: space)
+                wakesProducer = wakes
+                return taken
+            }
+        }
+        guard case let .success(taken) = result else { throw Self.corruptRing }
+        if wakesProducer { try ringDoorbell() }
+        return taken
+    }
+
+    /// Wakes the other side: one byte on the socket. A full socket holds doorbells the other
+    /// side has yet to drain, which wake it all the same.
+    private func ringDoorbell() throws(Failure) {
+        var bell: UInt8 = 1
+        let descriptor = self.descriptor
+        do throws(Errno) {
+            _ = try withUnsafeBytes(of: &bell) { bytes in
+                Result { () throws(Errno) in try SystemCall.send(descriptor, bytes, flags: Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL)) }
+            }.get()
+        } catch where error == .wouldBlock {
+            return
+        } catch where error == .brokenPipe || error == .connectionReset {
+            throw .closed
+        } catch {
+            throw .system(error.description)
+        }
+    }
+
+    /// Reads the doorbells the socket holds; whether the other end hung up.
+    private func drainDoorbells() throws(Failure) -> Bool {
+        var bells = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+        let descriptor = self.descriptor
+        while true {
             do throws(Errno) {
-                ready = try withUnsafeMutableBytes(of: &pollers) { bytes in
-                    Result { () throws(Errno) in
-                        try SystemCall.poll(UnsafeMutableBufferPointer(start: bytes.baseAddress!.assumingMemoryBound(to: pollfd.self), count: 2),
-                                            milliseconds: milliseconds)
-                    }
+                let count = try withUnsafeMutableBytes(of: &bells) { space in
+                    Result { () throws(Errno) in try SystemCall.receive(descriptor, into: space, flags: Int32(MSG_DONTWAIT)) }
                 }.get()
+                if count == 0 { return true }
+            } catch where error == .wouldBlock {
+                return false
+            } catch where error == .connectionReset {
+                return true
             } catch {
                 throw .system(error.description)
             }
-            if ready == 0 { throw .timedOut }
-            // Whatever the worker wrote before it ended is read first.
-            if pollers.1.revents != 0 { processEnded = true }
         }
+    }
+
+    /// Sleeps until the other side rings or ends, or `deadline` passes (`nil`: no deadline);
+    /// reads the doorbells. Whether the other side is gone (its ring may still hold its last
+    /// frames).
+    private func sleep(until deadline: ContinuousClock.Instant?) throws(Failure) -> Bool {
+        var milliseconds: Int32 = -1
+        if let deadline {
+            let left = ContinuousClock.now.duration(to: deadline)
+            guard left > .zero else { throw .timedOut }
+            milliseconds = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
+        }
+        // poll skips a negative descriptor.
+        // On the stack: no allocation per wait.
+        var pollers = (pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: processDescriptor, events: Int16(POLLIN), revents: 0))
+        let ready: Int
+        do throws(Errno) {
+            ready = try withUnsafeMutableBytes(of: &pollers) { bytes in
+                Result { () throws(Errno) in
+                    try SystemCall.poll(UnsafeMutableBufferPointer(start: bytes.baseAddress!.assumingMemoryBound(to: pollfd.self), count: 2),
+                                        milliseconds: milliseconds)
+                }
+            }.get()
+        } catch {
+            throw .system(error.description)
+        }
+        if ready == 0 { throw .timedOut }
+        let hungUp = pollers.0.revents != 0 ? try drainDoorbells() : false
+        return hungUp || pollers.1.revents != 0
     }
 }
 

@@ -100,17 +100,28 @@ final class WorkerProcess: @unchecked Sendable {
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &descriptors) == 0 else {
             throw .system(systemMessage(errno))
         }
+        let rings: SharedRings
+        let ringsDescriptor: Int32
+        switch SharedRings.makeForWorker() {
+        case let .success(made): (ringsDescriptor, rings) = made
+        case let .failure(error):
+            close(descriptors[0])
+            close(descriptors[1])
+            throw .system("cannot make the memory shared with a worker: \(error)")
+        }
         let arguments = ["actomaton-host"] + WorkerArguments.make(parent: getpid(), pluginPath: pluginPath, limits: options.limits)
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
-        let pid = actomaton_spawn_worker(options.executable, &argv, descriptors[1], lifeline)
+        let pid = actomaton_spawn_worker(options.executable, &argv, descriptors[1], lifeline, ringsDescriptor)
         close(descriptors[1])
+        close(ringsDescriptor)
         guard pid > 0 else {
             close(descriptors[0])
             throw .system("cannot start \(options.executable): \(systemMessage(-pid))")
         }
         let process = actomaton_open_process(pid)
-        let worker = WorkerProcess(pid: pid, channel: WorkerChannel(descriptor: descriptors[0], processDescriptor: process >= 0 ? process : -1))
+        let worker = WorkerProcess(pid: pid, channel: WorkerChannel(descriptor: descriptors[0], processDescriptor: process >= 0 ? process : -1,
+                                                                    rings: rings))
         let greeting: WorkerReply
         do {
             greeting = try worker.channel.receiveReply(deadline: .now + options.loadTimeout, vocabulary: nil)

@@ -1,9 +1,11 @@
 import ActomatonPluginContract
 
-/// The protocol between `actomaton-host` and a plugin's worker process, version 2.
+/// The protocol between `actomaton-host` and a plugin's worker process, version 3.
 ///
-/// A worker is the same executable started in worker mode, connected to the host by a Unix
-/// stream socket pair (its end is descriptor 3). Each side writes frames and reads the other's:
+/// A worker is the same executable started in worker mode, sharing two byte rings with the
+/// host (a memory file, its descriptor 5) and connected to it by a Unix stream socket pair
+/// (its end is descriptor 3) that only wakes a side and says when the other is gone (see
+/// `WorkerChannel`). Each side writes frames and reads the other's:
 ///
 ///     frame   = length:u32le  tag:u8  payload          (length counts tag + payload)
 ///     string  = length:u32le  UTF-8 bytes              (capped per field, see below)
@@ -40,8 +42,8 @@ import ActomatonPluginContract
 /// host treats a protocol error like a crash (kills the worker and restarts it).
 enum WorkerProtocol {
     /// The version both sides speak; the worker says it first. Version 2 added the diagram to
-    /// the manifest and the `active` request.
-    static let version: UInt32 = 2
+    /// the manifest and the `active` request; version 3 moved the frames into shared rings.
+    static let version: UInt32 = 3
     /// The largest frame: a snapshot at the contract's limit, plus room for the header.
     static let maxFrameBytes = PluginLimits.maxSnapshotBytes + 4096
     /// The most effect requests one action may return through a worker: as many as it may make.

@@ -15,10 +15,11 @@ int actomaton_set_no_new_privileges(void);
 int actomaton_worker_lifeline(void);
 
 // Starts `path` with `argv` (NULL-terminated) in a process group of its own, with /dev/null as
-// descriptors 0, 1 and 2, `channel` as 3, `lifeline` as 4, every other descriptor closed, no
-// signal blocked, and this process's environment without PGPASSWORD (a cluster's database
-// password). Returns the process ID (also the group's ID), or -errno.
-pid_t actomaton_spawn_worker(const char *path, char *const argv[], int channel, int lifeline);
+// descriptors 0, 1 and 2, `channel` as 3, `lifeline` as 4, `rings` (the shared region, see
+// shared_ring.h) as 5, every other descriptor closed, no signal blocked, and this process's
+// environment without PGPASSWORD (a cluster's database password). Returns the process ID (also
+// the group's ID), or -errno.
+pid_t actomaton_spawn_worker(const char *path, char *const argv[], int channel, int lifeline, int rings);
 
 // Starts `path` (looked up on PATH when it has no slash) with `argv` (NULL-terminated) as a
 // filter: `input` as its descriptor 0, `output` as 1, /dev/null as 2, every other descriptor

@@ -1,0 +1,150 @@
+@testable import ActomatonHost
+import CProcessControl
+import Foundation
+import Synchronization
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A host's and a worker's channel in this process, over one socket pair and one shared region,
+/// as `WorkerProcess` connects them across two.
+final class ChannelPair: @unchecked Sendable {
+    let host: WorkerChannel
+    let worker: WorkerChannel
+    /// The region again, mapped as a worker that scribbles on it would.
+    let region: UnsafeMutableRawPointer
+    private var sockets: [Int32] = [-1, -1]
+
+    init() throws {
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &sockets) == 0 else {
+            throw Errno.current
+        }
+        let (descriptor, hostRings) = try SharedRings.makeForWorker().get()
+        defer { close(descriptor) }
+        host = WorkerChannel(descriptor: sockets[0], rings: hostRings)
+        worker = WorkerChannel(descriptor: sockets[1], yieldsWhileSpinning: true, rings: try SharedRings.map(descriptor, as: .worker).get())
+        region = try #require(actomaton_shared_region_map(descriptor))
+    }
+
+    /// Closes the worker's end of the socket, as its process's end does.
+    func closeWorkerSocket() {
+        if sockets[1] >= 0 { close(sockets[1]) }
+        sockets[1] = -1
+    }
+
+    deinit {
+        for socket in sockets where socket >= 0 { close(socket) }
+        actomaton_shared_region_unmap(region)
+    }
+}
+
+/// The channel's transport: frames through two rings in shared memory, the socket a doorbell.
+@Suite("Worker channel")
+struct WorkerChannelTests {
+    /// Runs `body` on a thread of its own (it blocks), and waits for it.
+    private static func onAnotherThread(_ body: @escaping @Sendable () -> Void) -> DispatchSemaphore {
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread { body(); done.signal() }
+        thread.start()
+        return done
+    }
+
+    /// Frames past the ring's capacity (a snapshot at the contract's limit is 16 MiB; a ring
+    /// holds 256 KiB) go through in pieces, each side waiting for the other to make room, in
+    /// both directions at once and in order; a round trip at a time, as the host asks.
+    @Test func framesOfAnySizeGoThroughInOrder() throws {
+        let pair = try ChannelPair()
+        let capacity = Int(ACTOMATON_RING_CAPACITY)
+        let sizes = [0, 1, 4091, capacity - 9, capacity - 8, capacity,
+                     3 * capacity + 17, 1 << 20, 5 << 20]
+        let worker = pair.worker
+        let echoed = Mutex<[Int]>([])
+        let done = Self.onAnotherThread {
+            for _ in sizes {
+                guard case let .restore(bytes) = try? worker.receiveRequest(deadline: .now + .seconds(60)),
+                      (try? worker.send(WorkerReply.snapshotTaken(bytes))) != nil else { return }
+                echoed.withLock { $0.append(bytes.count) }
+            }
+        }
+        for (index, size) in sizes.enumerated() {
+            let bytes = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) }
+            try pair.host.send(WorkerRequest.restore(bytes))
+            let reply = try pair.host.receiveReply(deadline: .now + .seconds(60), vocabulary: nil)
+            #expect(reply == .snapshotTaken(bytes), "the frame of \(size) bytes")
+        }
+        #expect(done.wait(timeout: .now() + 60) == .success)
+        #expect(echoed.withLock { $0 } == sizes)
+    }
+
+    /// Many small round trips, the pattern of a burst of actions: none lost, none twice, none
+    /// waiting for a doorbell that was not rung (which would take the deadline).
+    @Test func manyRoundTripsNeverWaitForTheirDeadline() throws {
+        let pair = try ChannelPair()
+        let worker = pair.worker
+        let count = 20_000
+        let done = Self.onAnotherThread {
+            for _ in 0..<count {
+                guard case let .perform(name, _) = try? worker.receiveRequest(deadline: .now + .seconds(60)),
+                      (try? worker.send(WorkerReply.log(name))) != nil else { return }
+            }
+        }
+        for index in 0..<count {
+            try pair.host.send(WorkerRequest.perform(name: "n\(index)", arguments: []))
+            #expect(try pair.host.receiveReply(deadline: .now + .seconds(60), vocabulary: nil) == .log("n\(index)"))
+        }
+        #expect(done.wait(timeout: .now() + 60) == .success)
+    }
+
+    /// A frame put while the other side does not spin on its ring rings the doorbell (one
+    /// byte on the socket), which wakes a side asleep in `poll`. A frame taken without sleeping
+    /// leaves its doorbell; the next look between calls reads it (else the idle thread's `poll`
+    /// would wake for ever).
+    @Test func aFramePutWhileTheOtherSideDoesNotSpinRingsItsDoorbell() throws {
+        let pair = try ChannelPair()
+        func doorbellRung() -> Bool {
+            var poller = pollfd(fd: pair.host.descriptor, events: Int16(POLLIN), revents: 0)
+            return poll(&poller, 1, 0) == 1
+        }
+        #expect(!doorbellRung())
+        try pair.worker.send(WorkerReply.log("while the host sleeps"))
+        #expect(doorbellRung())
+        #expect(try pair.host.receiveReply(deadline: .now + .seconds(30), vocabulary: nil) == .log("while the host sleeps"))
+        #expect(try pair.host.receiveReplyIfReady(vocabulary: nil) == nil)
+        #expect(!doorbellRung(), "the doorbell was read")
+    }
+
+    /// A worker that writes positions its ring cannot have is a protocol violation, one line,
+    /// never a read outside the ring: its head more than a ring ahead of the host's place, or
+    /// behind it, or its tail (for the host's ring) ahead of what the host wrote.
+    @Test func aRingWithPositionsItCannotHaveIsAViolation() throws {
+        let capacity = UInt64(ACTOMATON_RING_CAPACITY)
+        for (head, tail): (UInt64, UInt64) in [(capacity + 1, 1), (UInt64.max, capacity + 1), (1 << 62, 1 << 62)] {
+            let pair = try ChannelPair()
+            // Ring 1 (the worker's replies): its head, the first field of its header (64 bytes each).
+            pair.region.storeBytes(of: head, toByteOffset: 256, as: UInt64.self)
+            #expect(throws: WorkerChannel.Failure.self) { try pair.host.receiveReply(deadline: .now + .seconds(5), vocabulary: nil) }
+            #expect(pair.host.ringHoldsBytes, "the idle thread is sent to read it, and finds the violation")
+            // Ring 0 (the host's requests): its tail, the second field of its header, ahead of
+            // what the host wrote.
+            pair.region.storeBytes(of: tail, toByteOffset: 64, as: UInt64.self)
+            do {
+                try pair.host.send(WorkerRequest.snapshot)
+                Issue.record("a send into a ring whose tail is \(tail) went through")
+            } catch let .violation(violation) {
+                #expect(violation.description == "the shared ring's positions are corrupt")
+            } catch {
+                Issue.record("\(error)")
+            }
+        }
+    }
+
+    /// A worker that ends is seen as gone, once what it wrote before it ended is taken.
+    @Test func whatAWorkerWroteBeforeItEndedIsReadThenItIsGone() throws {
+        let pair = try ChannelPair()
+        try pair.worker.send(WorkerReply.log("last words"))
+        pair.closeWorkerSocket()
+        #expect(try pair.host.receiveReply(deadline: .now + .seconds(30), vocabulary: nil) == .log("last words"))
+        #expect(throws: WorkerChannel.Failure.self) { try pair.host.receiveReply(deadline: .now + .seconds(30), vocabulary: nil) }
+    }
+}
