@@ -47,8 +47,10 @@ public final class ActomatonServer: Service, Sendable {
     private let onListening: @Sendable (Int) async -> Void
     private let tls: ServiceTLS?
     private let forwarder: (any RequestForwarder)?
-    /// In a cluster, the host name of this host's `--advertise` URL.
-    private let advertisedHost: String?
+    /// The host names a request without tokens may address besides this machine's
+    /// (``ServiceConfiguration/allowedHosts``; in a cluster, the host of this host's
+    /// `--advertise` URL).
+    private let allowedHosts: Set<String>
     private let journalChanges: (any JournalChangeSignal)?
     private let journalWatchers = JournalWatcherCount()
     /// The service's watchers, against `--max-watchers`.
@@ -93,7 +95,8 @@ public final class ActomatonServer: Service, Sendable {
         self.tls = tls
         self.forwarder = forwarder
         self.journalChanges = journalChanges
-        advertisedHost = journal?.placement.flatMap { LocalRequests.host(ofURL: $0.advertisedURL) }
+        allowedHosts = Set(configuration.allowedHosts.compactMap(LocalRequests.allowedHostName))
+            .union(journal?.placement.flatMap { LocalRequests.host(ofURL: $0.advertisedURL) }.map { [$0] } ?? [])
         self.configuration = configuration
         watcherBudget = WatcherBudget(limit: configuration.watcherLimit)
         self.tokens = tokens
@@ -129,7 +132,7 @@ public final class ActomatonServer: Service, Sendable {
         router.add(middleware: AccessMiddleware(tokens: tokens, limiter: limiter, rate: configuration.maxRequestsPerSecond,
                                                     failedAuthentications: failedAuthentications,
                                                     failureRate: configuration.maxFailedAuthenticationsPerMinute,
-                                                    advertisedHost: advertisedHost))
+                                                    allowedHosts: allowedHosts))
         ServiceRoutes(registry: registry, configuration: configuration, metrics: metrics, lifecycle: lifecycle, idempotency: idempotency,
                       arrivals: arrivals, forwarder: forwarder, journalChanges: journalChanges, journalWatchers: journalWatchers, watcherBudget: watcherBudget)
             .add(to: router)

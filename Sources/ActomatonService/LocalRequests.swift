@@ -1,4 +1,9 @@
 import ActomatonHost
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// Without tokens, the service takes requests from this machine only: its listen address is
 /// loopback (``ListenAddress/checkExposure(hasTokens:)``), and — since a browser on this machine
@@ -10,19 +15,21 @@ import ActomatonHost
 /// the same origin as the service, and reads its answers too. So a request must name this
 /// machine in its `Host` — `localhost` (or a name under `.localhost`, which browsers keep on
 /// loopback), an address of `127.0.0.0/8`, or `::1`; in a cluster, also the host of this
-/// host's `--advertise` URL — and a request a page sent (one with an `Origin` field) must come
+/// host's `--advertise` URL; and any name `--allow-host` gives (a reverse proxy's on this
+/// machine, an alias in `/etc/hosts`) — and a request a page sent (one with an `Origin` field) must come
 /// from a page of this machine. Refused: 403, one line. What needs no token where tokens are
 /// used (`/healthz`, `/readyz`, the inspector's pages) is not checked: it says nothing a page
 /// could use.
 enum LocalRequests {
     /// Why a request is refused, or `nil`: its `Host` (`authority`, as in `127.0.0.1:8080` or
-    /// `[::1]:8080`) and `Origin` (`http://localhost:3000`), either absent; `alsoAllowed`, a
-    /// host name this host is also reached by (in a cluster, its advertised URL's, as
-    /// ``host(ofURL:)`` gives it: in lowercase, without a final dot).
-    static func refusal(authority: String?, origin: String?, alsoAllowed: String? = nil) -> String? {
+    /// `[::1]:8080`) and `Origin` (`http://localhost:3000`), either absent; `alsoAllowed`, the
+    /// host names this host is also reached by (`--allow-host`'s, as ``allowedHostName(_:)``
+    /// gives them; in a cluster, its advertised URL's, as ``host(ofURL:)`` gives it: in
+    /// lowercase, without a final dot).
+    static func refusal(authority: String?, origin: String?, alsoAllowed: Set<String> = []) -> String? {
         if let authority, !isLocal(host: host(ofAuthority: authority[...]), alsoAllowed: alsoAllowed) {
             return "the service has no tokens (--tokens), so it answers only requests addressed to this machine (a Host of localhost, "
-                + "127.0.0.1 or [::1]); this one was addressed to \(ServiceError.quoted(authority))"
+                + "127.0.0.1, [::1] or a name --allow-host gives); this one was addressed to \(ServiceError.quoted(authority))"
         }
         if let origin, !isLocal(origin: origin, alsoAllowed: alsoAllowed) {
             return "the service has no tokens (--tokens), so pages of other sites may not use it; this request came from a page of "
@@ -43,7 +50,7 @@ enum LocalRequests {
 
     /// Whether `origin` (`SCHEME://HOST[:PORT]`, as browsers send it) is a page of this machine;
     /// `null` (a sandboxed page, a file) is not.
-    private static func isLocal(origin: String, alsoAllowed: String?) -> Bool {
+    private static func isLocal(origin: String, alsoAllowed: Set<String>) -> Bool {
         guard let separator = origin.range(of: "://") else { return false }
         let authority = origin[separator.upperBound...]
         guard !authority.isEmpty, !authority.contains("/") else { return false }
@@ -51,11 +58,11 @@ enum LocalRequests {
     }
 
     /// Whether `host` names this machine.
-    static func isLocal(host: Substring, alsoAllowed: String? = nil) -> Bool {
+    static func isLocal(host: Substring, alsoAllowed: Set<String> = []) -> Bool {
         // What nearly every request names, without a copy.
         if host == "127.0.0.1" || host == "localhost" { return true }
         let name = normalized(host)
-        if let alsoAllowed, name == alsoAllowed { return true }
+        if alsoAllowed.contains(name) { return true }
         return name == "localhost" || name.hasSuffix(".localhost") || ListenAddress.isLoopback(host: name)
     }
 
@@ -66,6 +73,24 @@ enum LocalRequests {
         let authority = url[separator.upperBound...].prefix { $0 != "/" }
         let host = self.host(ofAuthority: authority)
         return host.isEmpty ? nil : normalized(host)
+    }
+
+    /// See ``ServiceConfiguration/allowedHostName(_:)``.
+    static func allowedHostName(_ text: String) -> String? {
+        var name = text
+        if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
+        if name.contains(":") {
+            var address = in6_addr()
+            return inet_pton(AF_INET6, name, &address) == 1 ? name.lowercased() : nil
+        }
+        name = normalized(name[...])
+        let labels = name.split(separator: ".", omittingEmptySubsequences: false)
+        guard !name.isEmpty, name.utf8.count <= 253,
+              labels.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 63 }),
+              name.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0)
+                  || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+        else { return nil }
+        return name
     }
 
     /// `host` in lowercase, without a final dot (`LocalHost.` is `localhost`).

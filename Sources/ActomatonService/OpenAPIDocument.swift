@@ -34,7 +34,7 @@ components:
     bearer:
       type: http
       scheme: bearer
-      description: "A token of the --tokens file. Without --tokens no token is needed: the service listens on loopback only, and answers only a request addressed to this machine (its Host localhost, 127.0.0.1 or [::1]) and not sent by a page of another site (its Origin, if any, of this machine too): 403 otherwise."
+      description: "A token of the --tokens file. Without --tokens no token is needed: the service listens on loopback only, and answers only a request addressed to this machine (its Host localhost, 127.0.0.1, [::1] or a name --allow-host gives) and not sent by a page of another site (its Origin, if any, of this machine too): 403 otherwise."
   parameters:
     plugin:
       name: plugin

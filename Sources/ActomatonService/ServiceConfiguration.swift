@@ -88,6 +88,25 @@ public struct ServiceConfiguration: Sendable {
     /// pending — before it is passivated: its state kept as bytes, its machine freed
     /// (`--idle-timeout`, default 5 minutes). The next request restores it.
     public var idleTimeout: Duration = .seconds(300)
+    /// Host names a request may address without tokens besides this machine's own
+    /// (`--allow-host`, repeatable, at most 64; none by default): the name a reverse proxy on
+    /// this machine forwards requests with, or an alias of 127.0.0.1 in `/etc/hosts`. Without
+    /// `--tokens`, a request must name this machine in its `Host` (and a page's request come
+    /// from a page of it), or 403; with tokens, the token decides and these are not read. Each
+    /// a DNS name, an IPv4 or an IPv6 address, compared in lowercase; a name that is none of
+    /// these is left out.
+    public var allowedHosts: [String] = []
+
+    /// The most names ``allowedHosts`` may hold.
+    public static let maxAllowedHosts = 64
+
+    /// `text` as ``allowedHosts`` compares it — in lowercase, without a final dot, an IPv6
+    /// address without brackets — or `nil` when it is no host: a DNS name (letters, digits, `-`
+    /// and `.`, at most 253 bytes, labels of at most 63), an IPv4 or an IPv6 address; a port or
+    /// a path is not part of it.
+    public static func allowedHostName(_ text: String) -> String? {
+        LocalRequests.allowedHostName(text)
+    }
     /// How long a graceful shutdown may take before what is left is cancelled (`--shutdown-timeout`, default 10 s).
     public var shutdownTimeout: Duration = .seconds(10)
 

@@ -275,12 +275,14 @@ public struct AccessMiddleware: RouterMiddleware {
     let rate: Int
     let failedAuthentications: RateLimiter<ClientAddress>
     let failureRate: Int
-    /// The host name of this host's `--advertise` URL, in a cluster: forwarded requests name it.
-    let advertisedHost: String?
+    /// The host names a request without tokens may address besides this machine's:
+    /// `--allow-host`'s, and in a cluster the host of this host's `--advertise` URL (forwarded
+    /// requests name it).
+    let allowedHosts: Set<String>
 
     init(tokens: TokenTable?, limiter: RateLimiter<Int>, rate: Int, failedAuthentications: RateLimiter<ClientAddress>, failureRate: Int,
-         advertisedHost: String? = nil) {
-        self.advertisedHost = advertisedHost
+         allowedHosts: Set<String> = []) {
+        self.allowedHosts = allowedHosts
         self.tokens = tokens
         self.limiter = limiter
         self.rate = rate
@@ -293,7 +295,7 @@ public struct AccessMiddleware: RouterMiddleware {
         guard let tokens else {
             // What would need no token needs no local address either (the path read only when
             // the request is refused: nearly every request is local).
-            if let refusal = LocalRequests.refusal(authority: request.head.authority, origin: request.headers[.origin], alsoAllowed: advertisedHost),
+            if let refusal = LocalRequests.refusal(authority: request.head.authority, origin: request.headers[.origin], alsoAllowed: allowedHosts),
                AccessRequirement.of(method: request.method.rawValue, path: request.uri.path) != .none {
                 throw ServiceError.forbidden(refusal)
             }

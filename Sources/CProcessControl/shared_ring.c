@@ -34,7 +34,13 @@ size_t actomaton_shared_region_size(void) {
 }
 
 int actomaton_shared_region_create(void) {
-    int fd = (int)syscall(SYS_memfd_create, "actomaton-worker-rings", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+#ifndef MFD_NOEXEC_SEAL
+#define MFD_NOEXEC_SEAL 0x0008U
+#endif
+    // Not executable, as a system with vm.memfd_noexec=2 requires (Linux 6.3 on); a kernel
+    // before it does not know the flag.
+    int fd = (int)syscall(SYS_memfd_create, "actomaton-worker-rings", MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_NOEXEC_SEAL);
+    if (fd < 0 && errno == EINVAL) fd = (int)syscall(SYS_memfd_create, "actomaton-worker-rings", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0) return -errno;
     // Sealed at its size: a worker that shrank it would make the host's reads of it fault.
     if (ftruncate(fd, (off_t)actomaton_shared_region_size()) != 0

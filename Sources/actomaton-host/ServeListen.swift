@@ -26,6 +26,12 @@ struct NetworkOptions: ParsableArguments {
                                 + "it must belong to you or root and be readable by no one else (chmod 600).", valueName: "file"))
     var tokens: String?
 
+    @Option(name: .customLong("allow-host"),
+            help: ArgumentHelp("A host name (or address) requests may address without --tokens besides this machine's: a reverse "
+                                + "proxy's on this machine, an alias of 127.0.0.1. Repeatable, at most \(ServiceConfiguration.maxAllowedHosts).",
+                               valueName: "name"))
+    var allowHost: [String] = []
+
     @Option(help: ArgumentHelp("Serve HTTPS and WSS with this PEM certificate chain (with --tls-key).", valueName: "file"))
     var tlsCertificate: String?
 
@@ -156,6 +162,16 @@ struct NetworkOptions: ParsableArguments {
         guard maxBodySize <= 64 << 20 else { throw ValidationError("--max-body-size must be at most 64M") }
         guard (1...(64 << 10)).contains(maxHeaderSize) else { throw ValidationError("--max-header-size must be from 1 to 64K") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level takes trace, debug, info, notice, warning, error or critical") }
+        if !allowHost.isEmpty, tokens != nil {
+            throw ValidationError("--allow-host is for a service without --tokens: with tokens, a request's token decides, whatever it addresses")
+        }
+        guard allowHost.count <= ServiceConfiguration.maxAllowedHosts else {
+            throw ValidationError("--allow-host is given \(allowHost.count) times; at most \(ServiceConfiguration.maxAllowedHosts)")
+        }
+        for name in allowHost where ServiceConfiguration.allowedHostName(name) == nil {
+            throw ValidationError("--allow-host '\(TerminalText.escaping(String(name.prefix(80))))' is not a host name or address (letters, digits, '-' and '.', "
+                                  + "or an IP address; no port, no path)")
+        }
     }
 
     var configuration: ServiceConfiguration {
@@ -181,6 +197,7 @@ struct NetworkOptions: ParsableArguments {
         configuration.maxIdempotencyKeysPerToken = maxIdempotencyKeysPerToken
         configuration.shutdownTimeout = .seconds(shutdownTimeout)
         configuration.idleTimeout = .seconds(idleTimeout)
+        configuration.allowedHosts = allowHost
         return configuration
     }
 }

@@ -69,7 +69,7 @@ struct WorkerChannelTests {
         }
         for (index, size) in sizes.enumerated() {
             let bytes = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) }
-            try pair.host.send(WorkerRequest.restore(bytes))
+            try pair.host.send(WorkerRequest.restore(bytes), deadline: .now + .seconds(60))
             let reply = try pair.host.receiveReply(deadline: .now + .seconds(60), vocabulary: nil)
             #expect(reply == .snapshotTaken(bytes), "the frame of \(size) bytes")
         }
@@ -90,7 +90,7 @@ struct WorkerChannelTests {
             }
         }
         for index in 0..<count {
-            try pair.host.send(WorkerRequest.perform(name: "n\(index)", arguments: []))
+            try pair.host.send(WorkerRequest.perform(name: "n\(index)", arguments: []), deadline: .now + .seconds(60))
             #expect(try pair.host.receiveReply(deadline: .now + .seconds(60), vocabulary: nil) == .log("n\(index)"))
         }
         #expect(done.wait(timeout: .now() + 60) == .success)
@@ -129,7 +129,7 @@ struct WorkerChannelTests {
             // what the host wrote.
             pair.region.storeBytes(of: tail, toByteOffset: 64, as: UInt64.self)
             do {
-                try pair.host.send(WorkerRequest.snapshot)
+                try pair.host.send(WorkerRequest.snapshot, deadline: .now + .seconds(5))
                 Issue.record("a send into a ring whose tail is \(tail) went through")
             } catch let .violation(violation) {
                 #expect(violation.description == "the shared ring's positions are corrupt")
@@ -146,5 +146,67 @@ struct WorkerChannelTests {
         pair.closeWorkerSocket()
         #expect(try pair.host.receiveReply(deadline: .now + .seconds(30), vocabulary: nil) == .log("last words"))
         #expect(throws: WorkerChannel.Failure.self) { try pair.host.receiveReply(deadline: .now + .seconds(30), vocabulary: nil) }
+    }
+
+    /// Regression (review): a worker that floods the socket with doorbells held the host in
+    /// its loop reading them (15 s and more, past a 1-s deadline); a read takes at most 4 KiB
+    /// now, and the wait's deadline stands.
+    @Test func aWorkerFloodingTheSocketCannotHoldTheHostPastItsDeadline() throws {
+        let pair = try ChannelPair()
+        let descriptor = pair.worker.descriptor
+        let flooding = Atomic<Bool>(true)
+        let done = Self.onAnotherThread {
+            let bytes = [UInt8](repeating: 1, count: 65536)
+            while flooding.load(ordering: .relaxed) {
+                _ = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            }
+        }
+        let start = ContinuousClock.now
+        #expect(throws: WorkerChannel.Failure.self) { try pair.host.receiveReply(deadline: .now + .milliseconds(300), vocabulary: nil) }
+        let waited = ContinuousClock.now - start
+        flooding.store(false, ordering: .relaxed)
+        #expect(done.wait(timeout: .now() + 60) == .success)
+        #expect(waited < .seconds(10), "\(waited)")
+    }
+
+    /// Regression (review): a worker that makes the host's ring look full for good (its
+    /// position a whole ring behind what the host wrote: a position it can have) held the
+    /// host's send for ever; the send has the action's deadline.
+    @Test func aSendIntoARingThatStaysFullTimesOut() throws {
+        let pair = try ChannelPair()
+        // Ring 0's tail, a ring behind the host's head (0).
+        pair.region.storeBytes(of: 0 &- UInt64(ACTOMATON_RING_CAPACITY), toByteOffset: 64, as: UInt64.self)
+        do {
+            try pair.host.send(WorkerRequest.snapshot, deadline: .now + .milliseconds(200))
+            Issue.record("a send into a full ring went through")
+        } catch .timedOut {
+        } catch {
+            Issue.record("\(error)")
+        }
+    }
+
+    /// Regression (review): a worker that sends a frame a byte at a time, each within the spin
+    /// window, kept the host spinning past its deadline (only a sleep checked it).
+    @Test func aFrameTrickledAByteAtATimeTimesOut() throws {
+        let pair = try ChannelPair()
+        let worker = pair.worker
+        let trickling = Atomic<Bool>(true)
+        // A header for 1 MiB, then its bytes one at a time.
+        let done = Self.onAnotherThread {
+            try? worker.send(bytes: [0, 0, 16, 0], deadline: nil)
+            while trickling.load(ordering: .relaxed) { try? worker.send(bytes: [72], deadline: .now + .seconds(1)) }
+        }
+        let start = ContinuousClock.now
+        do {
+            _ = try pair.host.receiveReply(deadline: .now + .milliseconds(300), vocabulary: nil)
+            Issue.record("a frame that never ended was read")
+        } catch .timedOut {
+        } catch {
+            Issue.record("\(error)")
+        }
+        let waited = ContinuousClock.now - start
+        trickling.store(false, ordering: .relaxed)
+        #expect(done.wait(timeout: .now() + 60) == .success)
+        #expect(waited < .seconds(10), "\(waited)")
     }
 }

@@ -31,11 +31,11 @@ struct WorkerProtocolTests {
         let frame = WorkerReply.log("between two calls").frame
         #expect(try channel.receiveReplyIfReady(vocabulary: nil) == nil)
         #expect(!channel.ringHoldsBytes)
-        try pair.worker.send(bytes: Array(frame.prefix(7)))
+        try pair.worker.send(bytes: Array(frame.prefix(7)), deadline: nil)
         #expect(channel.ringHoldsBytes, "the idle thread is told to look")
         #expect(try channel.receiveReplyIfReady(vocabulary: nil) == nil)
         #expect(!channel.holdsWholeFrame && !channel.ringHoldsBytes, "part of a frame is not pending work")
-        try pair.worker.send(bytes: Array(frame.dropFirst(7) + frame))
+        try pair.worker.send(bytes: Array(frame.dropFirst(7) + frame), deadline: nil)
         #expect(try channel.receiveReplyIfReady(vocabulary: nil) == .log("between two calls"))
         #expect(channel.holdsWholeFrame, "the second frame came with the first")
         #expect(try channel.receiveReplyIfReady(vocabulary: nil) == .log("between two calls"))
@@ -162,7 +162,7 @@ struct WorkerProtocolTests {
     @Test func aWorkerAskedOutOfTurnSaysWhyAndExits() throws {
         let worker = try WorkerProcess.start(WorkerOptions(executable: "\(pluginDirectory)/actomaton-host", loadTimeout: .seconds(20)),
                                              pluginPath: plugin("ActomatonHostTestFixtures"))
-        try worker.channel.send(WorkerRequest.describe)
+        try worker.channel.send(WorkerRequest.describe, deadline: .now + .seconds(20))
         let line = try worker.channel.receiveReply(deadline: .now + .seconds(20), vocabulary: nil)
         #expect(line == .log("worker: the host broke the worker protocol: a describe frame came before a plugin was loaded"))
         #expect(throws: WorkerChannel.Failure.self) { try worker.channel.receiveReply(deadline: .now + .seconds(20), vocabulary: nil) }
@@ -174,7 +174,7 @@ struct WorkerProtocolTests {
     @Test func aWorkerLoadsOnlyThePluginItWasStartedFor() throws {
         let worker = try WorkerProcess.start(WorkerOptions(executable: "\(pluginDirectory)/actomaton-host", loadTimeout: .seconds(20)),
                                              pluginPath: plugin("ActomatonHostTestFixtures"))
-        try worker.channel.send(WorkerRequest.load(path: "/etc/passwd", entrySymbol: "entry", maxFileSize: 1 << 20, allowWritableByOthers: false))
+        try worker.channel.send(WorkerRequest.load(path: "/etc/passwd", entrySymbol: "entry", maxFileSize: 1 << 20, allowWritableByOthers: false), deadline: .now + .seconds(20))
         let line = try worker.channel.receiveReply(deadline: .now + .seconds(20), vocabulary: nil)
         #expect(line == .log("worker: the host broke the worker protocol: it asked for /etc/passwd, the worker was started for \(plugin("ActomatonHostTestFixtures"))"))
         #expect(worker.stopAfterClosing() == "exited with status 2")

@@ -369,10 +369,10 @@ import Testing
         // A cluster's host is also reached by its --advertise URL's host.
         let advertised = LocalRequests.host(ofURL: "http://Node-1.internal:8080")
         #expect(advertised == "node-1.internal")
-        #expect(LocalRequests.refusal(authority: "node-1.internal:8080", origin: nil, alsoAllowed: advertised) == nil)
-        #expect(LocalRequests.refusal(authority: "node-2.internal:8080", origin: nil, alsoAllowed: advertised) != nil)
+        #expect(LocalRequests.refusal(authority: "node-1.internal:8080", origin: nil, alsoAllowed: [advertised!]) == nil)
+        #expect(LocalRequests.refusal(authority: "node-2.internal:8080", origin: nil, alsoAllowed: [advertised!]) != nil)
         #expect(LocalRequests.refusal(authority: "node-1.internal.:8080", origin: nil,
-                                      alsoAllowed: LocalRequests.host(ofURL: "http://node-1.INTERNAL.:8080")) == nil)
+                                      alsoAllowed: [LocalRequests.host(ofURL: "http://node-1.INTERNAL.:8080")!]) == nil)
         #expect(LocalRequests.host(ofURL: "http://[::1]:8080") == "::1")
         // One line, the value cut and escaped.
         let long = LocalRequests.refusal(authority: "evil\n" + String(repeating: "e", count: 500), origin: nil) ?? ""
@@ -425,6 +425,48 @@ import Testing
             #expect(try await exchange("GET / HTTP/1.1\r\nHost: rebind.evil.example\r\n\r\n").hasPrefix("HTTP/1.1 200"))
             let local = try await exchange(post("Host: localhost:\(port)\r\nOrigin: http://127.0.0.1:\(port)\r\n"))
             #expect(local.hasPrefix("HTTP/1.1 200") && local.contains(#""count":666"#), "\(local)")
+        }
+    }
+
+    /// Regression (audit): a reverse proxy on this machine that forwards its own name as the
+    /// `Host` (nginx's `proxy_set_header Host $host`) had every request refused (403) by a
+    /// service without tokens, with no way to say the name is this machine's. `--allow-host`
+    /// names it: requests addressed to it, and pages of it, are answered; other names are still
+    /// refused.
+    @Test func aNameAllowedByAllowHostIsThisMachines() async throws {
+        try await withRunningServer { configuration in
+            configuration.allowedHosts = ["Proxy.Example.", "[fd00::1]"]
+        } _: { (_: ActomatonServer, port: Int) async throws in
+            func status(_ fields: String) async throws -> String {
+                try await offThePool { () throws -> String in
+                    let connection = try LoopbackConnection(port: port)
+                    try connection.send("GET /v1/plugins HTTP/1.1\r\n\(fields)\r\n")
+                    return String(try connection.response(within: .seconds(20))?.prefix(12) ?? "no answer")
+                }
+            }
+            #expect(try await status("Host: proxy.example\r\n") == "HTTP/1.1 200")
+            #expect(try await status("Host: PROXY.example.:443\r\nOrigin: https://proxy.example\r\n") == "HTTP/1.1 200")
+            #expect(try await status("Host: [fd00::1]:8080\r\n") == "HTTP/1.1 200")
+            #expect(try await status("Host: localhost\r\n") == "HTTP/1.1 200")
+            #expect(try await status("Host: other.example\r\n") == "HTTP/1.1 403")
+            #expect(try await status("Host: proxy.example.evil\r\n") == "HTTP/1.1 403")
+            #expect(try await status("Host: localhost\r\nOrigin: https://evil.example\r\n") == "HTTP/1.1 403")
+        }
+    }
+
+    /// What `--allow-host` takes: a DNS name, an IPv4 or an IPv6 address, normalized as a
+    /// request's host is; not a port, a path, a scheme, an empty label or a label past 63 bytes.
+    @Test func allowHostTakesHostNamesOnly() {
+        let label = String(repeating: "a", count: 63)
+        let longest = [label, label, label, String(repeating: "b", count: 61)].joined(separator: ".")
+        #expect(longest.utf8.count == 253)
+        for (text, name) in [("Proxy.Example.", "proxy.example"), ("10.0.0.5", "10.0.0.5"), ("[FD00::1]", "fd00::1"), ("::1", "::1"),
+                             ("x", "x"), (label + ".example", label + ".example"), (longest, longest)] {
+            #expect(ServiceConfiguration.allowedHostName(text) == name, "\(text)")
+        }
+        for text in ["", ".", "a..b", "proxy.example:8080", "http://proxy.example", "proxy.example/x", "pro xy", "prox_y", "é.example",
+                     label + "a.example", longest + "b", "[fd00::1", "fd00::zz", "*.example"] {
+            #expect(ServiceConfiguration.allowedHostName(text) == nil, "\(text)")
         }
     }
 }

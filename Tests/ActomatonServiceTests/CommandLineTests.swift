@@ -285,6 +285,37 @@ import Testing
         }
     }
 
+    /// `--allow-host`, repeatable, at most 64 times; a name that is not a host, the flag with
+    /// `--tokens` (which decide instead) or without `--listen`: a bad command line, one line.
+    /// At the limit, the service starts and answers a request addressed to the last name.
+    @Test func allowHostIsCheckedAndRepeatable() async throws {
+        let directory = try pluginsDirectory()
+        let listening = ["serve", "--plugins", directory, "--listen", "127.0.0.1:0"]
+        let names = (1...65).map { "proxy-\($0).example" }
+        let tooMany = try await run(listening + names.flatMap { ["--allow-host", $0] })
+        #expect(tooMany.status == 64 && tooMany.errors.hasPrefix("Error: --allow-host is given 65 times; at most 64\n"), "\(tooMany.errors)")
+        let port = try await run(listening + ["--allow-host", "proxy.example:8080"])
+        #expect(port.status == 64 && port.errors.hasPrefix("Error: --allow-host 'proxy.example:8080' is not a host name or address"), "\(port.errors)")
+        let tokens = directory + "/tokens"
+        try "token-0123456789abcdef send:counter\n".write(toFile: tokens, atomically: false, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: tokens)
+        let withTokens = try await run(listening + ["--tokens", tokens, "--allow-host", "proxy.example"])
+        #expect(withTokens.status == 64 && withTokens.errors.hasPrefix("Error: --allow-host is for a service without --tokens"), "\(withTokens.errors)")
+        let lines = try await run(["serve", "--plugins", directory, "--allow-host", "proxy.example"])
+        #expect(lines.status == 64 && lines.errors.hasPrefix("Error: --allow-host is for serve --listen only\n"), "\(lines.errors)")
+        let answer = try await offThePool { () throws -> String? in
+            let (process, port) = try self.startServe(directory, names.prefix(64).flatMap { ["--allow-host", $0] })
+            defer {
+                kill(process.processIdentifier, SIGTERM)
+                process.waitUntilExit()
+            }
+            let connection = try LoopbackConnection(port: port)
+            try connection.send("GET /v1/plugins HTTP/1.1\r\nHost: proxy-64.example\r\n\r\n")
+            return try connection.response(within: .seconds(20))
+        }
+        #expect(answer?.hasPrefix("HTTP/1.1 200") == true, "\(answer ?? "no answer")")
+    }
+
     /// Regression (audit): an option given twice kept its last value without a word
     /// (`--listen A --listen B` listened on B); a query parameter given twice kept its first.
     @Test func anOptionOrAQueryParameterGivenTwiceIsRefused() async throws {

@@ -328,7 +328,7 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
     /// lines go to `log` on the way.
     private static func roundTrip(_ request: WorkerRequest, on worker: WorkerProcess, vocabulary plugin: Plugin?,
                                   deadline: ContinuousClock.Instant, log: @Sendable (String) -> Void) throws(WorkerChannel.Failure) -> WorkerReply {
-        try worker.channel.send(request)
+        try worker.channel.send(request, deadline: deadline)
         while true {
             let reply = try worker.channel.receiveReply(deadline: deadline, vocabulary: plugin)
             guard case let .log(line) = reply else { return reply }

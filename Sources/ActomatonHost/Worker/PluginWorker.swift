@@ -59,6 +59,9 @@ public struct WorkerLimits: Sendable, Hashable {
     /// The exit status of a worker that could not confine itself to its files (a kernel without
     /// Landlock): it loads no plugin rather than let one use every file the host's user can.
     public static let cannotConfineFilesStatus: Int32 = 5
+    /// The exit status of a worker that could not map the memory it shares with the host
+    /// (descriptor 5 missing: a worker started by something else than this host).
+    public static let cannotMapRingsStatus: Int32 = 6
 }
 
 /// What a worker is started with: `worker --parent PID --plugin PATH --memory BYTES
@@ -175,7 +178,7 @@ public enum PluginWorker {
         // The memory shared with the host, mapped before the limits are set. Its descriptor
         // stays open: it gives a plugin nothing it could not find in its own address space,
         // and the host sealed its size.
-        guard case let .success(rings) = SharedRings.map(ringsDescriptor, as: .worker) else { exit(3) }
+        guard case let .success(rings) = SharedRings.map(ringsDescriptor, as: .worker) else { exit(WorkerLimits.cannotMapRingsStatus) }
         // A worker's private copy of the plugin is a memory file: it may write no file.
         PluginFile.copiesInMemory.store(true, ordering: .relaxed)
         // No worker outlives the host: the lifeline hangs up when the host process ends.

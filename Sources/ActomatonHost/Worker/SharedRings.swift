@@ -13,6 +13,8 @@ final class SharedRings: @unchecked Sendable {
     enum Side { case host, worker }
 
     private let region: UnsafeMutableRawPointer
+    /// Which end this is.
+    let side: Side
     /// The ring this side writes: 0 for the host (requests), 1 for the worker (replies).
     private let outbound: Int32
     private var inbound: Int32 { 1 - outbound }
@@ -44,6 +46,7 @@ final class SharedRings: @unchecked Sendable {
 
     private init(region: UnsafeMutableRawPointer, side: Side) {
         self.region = region
+        self.side = side
         outbound = side == .host ? 0 : 1
         readsBackItsPosition = side == .worker
     }

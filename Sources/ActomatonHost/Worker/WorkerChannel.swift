@@ -48,14 +48,15 @@ struct WorkerChannel: @unchecked Sendable {
 
     // MARK: Typed frames
 
-    /// Sends a request to the worker.
-    func send(_ request: WorkerRequest) throws(Failure) {
-        try send(bytes: request.frame)
+    /// Sends a request to the worker; throws `timedOut` when the worker has not made room for
+    /// it by `deadline`.
+    func send(_ request: WorkerRequest, deadline: ContinuousClock.Instant) throws(Failure) {
+        try send(bytes: request.frame, deadline: deadline)
     }
 
-    /// Sends a reply to the host.
+    /// Sends a reply to the host, from any thread of the worker.
     func send(_ reply: WorkerReply) throws(Failure) {
-        try send(bytes: reply.frame)
+        try send(bytes: reply.frame, deadline: nil)
     }
 
     /// Reads the host's next request (`nil` deadline: wait as long as it takes).
@@ -95,9 +96,10 @@ struct WorkerChannel: @unchecked Sendable {
     /// ``receiveReplyIfReady(vocabulary:)`` without the socket becoming readable.
     var ringHoldsBytes: Bool { rings.inboundHoldsBytes }
 
-    /// Takes what the ring holds now, if anything, and the doorbells the socket holds.
+    /// Takes what the ring holds now, if anything, and the doorbells the socket holds (a
+    /// bounded read: a worker that floods the socket gets one read per look).
     private func receiveWithoutWaiting() throws(Failure) {
-        let hungUp = try drainDoorbells()
+        let hungUp = try readDoorbells()
         // Room for one byte at least.
         if try takeFromRing(atLeast: received.count + 1) == 0, hungUp { throw .closed }
     }
@@ -105,8 +107,14 @@ struct WorkerChannel: @unchecked Sendable {
     // MARK: Frames
 
     /// Writes a whole frame (or, for tests, any bytes) into the outbound ring, waiting for room
-    /// when the other side has not taken enough yet.
-    func send(bytes frame: [UInt8]) throws(Failure) {
+    /// when the other side has not taken enough yet, until `deadline` (`nil`: as long as it
+    /// takes).
+    ///
+    /// The host waits for room asleep on the socket, rung when the worker takes. A worker
+    /// waits for room in naps of a millisecond instead: its plugin's threads may send log
+    /// lines while its main thread sleeps on the socket for the next request, and two threads
+    /// asleep on one socket take each other's doorbells.
+    func send(bytes frame: [UInt8], deadline: ContinuousClock.Instant?) throws(Failure) {
         var offset = 0
         var spinUntil: ContinuousClock.Instant?
         while true {
@@ -124,11 +132,17 @@ struct WorkerChannel: @unchecked Sendable {
                 if yieldsWhileSpinning { sched_yield() }
                 continue
             }
+            if let deadline, now >= deadline { throw .timedOut }
+            if rings.side == .worker {
+                var nap = timespec(tv_sec: 0, tv_nsec: 1_000_000)
+                nanosleep(&nap, nil)
+                continue
+            }
             rings.setWaitingForRoom(true)
             defer { rings.setWaitingForRoom(false) }
             // Once more after saying so: room made meanwhile rang no doorbell.
             if try roomWasMade(putting: frame, from: &offset) { continue }
-            if try sleep(until: nil) { throw .closed }
+            if try sleep(until: deadline) { throw .closed }
         }
     }
 
@@ -184,7 +198,10 @@ struct WorkerChannel: @unchecked Sendable {
         defer { if spinning { rings.setSpinning(false) } }
         while received.count < count {
             if try takeFromRing(atLeast: count) > 0 {
-                spinUntil = ContinuousClock.now + Self.spinWindow
+                let now = ContinuousClock.now
+                // A worker that sends a byte at a time keeps the host within its deadline.
+                if let deadline, now >= deadline, received.count < count { throw .timedOut }
+                spinUntil = now + Self.spinWindow
                 continue
             }
             // What the other side wrote before it ended has been taken.
@@ -242,25 +259,27 @@ struct WorkerChannel: @unchecked Sendable {
         }
     }
 
-    /// Reads the doorbells the socket holds; whether the other end hung up.
-    private func drainDoorbells() throws(Failure) -> Bool {
-        var bells = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+    /// Reads doorbells the socket holds, in one read of at most ``doorbellReadBytes``: a
+    /// worker that floods the socket cannot hold the host in a loop (what is left wakes the
+    /// next `poll` at once, and each wait checks its deadline). Whether the other end hung up.
+    private func readDoorbells() throws(Failure) -> Bool {
         let descriptor = self.descriptor
-        while true {
-            do throws(Errno) {
-                let count = try withUnsafeMutableBytes(of: &bells) { space in
-                    Result { () throws(Errno) in try SystemCall.receive(descriptor, into: space, flags: Int32(MSG_DONTWAIT)) }
-                }.get()
-                if count == 0 { return true }
-            } catch where error == .wouldBlock {
-                return false
-            } catch where error == .connectionReset {
-                return true
-            } catch {
-                throw .system(error.description)
-            }
+        do throws(Errno) {
+            let count = try received.withScratch { space in
+                Result { () throws(Errno) in try SystemCall.receive(descriptor, into: space, flags: Int32(MSG_DONTWAIT)) }
+            }.get()
+            return count == 0
+        } catch where error == .wouldBlock {
+            return false
+        } catch where error == .connectionReset {
+            return true
+        } catch {
+            throw .system(error.description)
         }
     }
+
+    /// The most doorbell bytes one read takes.
+    static let doorbellReadBytes = 4096
 
     /// Sleeps until the other side rings or ends, or `deadline` passes (`nil`: no deadline);
     /// reads the doorbells. Whether the other side is gone (its ring may still hold its last
@@ -288,7 +307,7 @@ struct WorkerChannel: @unchecked Sendable {
             throw .system(error.description)
         }
         if ready == 0 { throw .timedOut }
-        let hungUp = pollers.0.revents != 0 ? try drainDoorbells() : false
+        let hungUp = pollers.0.revents != 0 ? try readDoorbells() : false
         return hungUp || pollers.1.revents != 0
     }
 }
@@ -302,8 +321,18 @@ private final class ReceiveBuffer: @unchecked Sendable {
     private var storage = UnsafeMutableRawBufferPointer.allocate(byteCount: usualCapacity, alignment: 8)
     private var start = 0
     private var end = 0
+    /// Where doorbells are read into (and dropped).
+    private let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: WorkerChannel.doorbellReadBytes, alignment: 8)
 
-    deinit { storage.deallocate() }
+    deinit {
+        storage.deallocate()
+        scratch.deallocate()
+    }
+
+    /// Calls `body` with room whose contents do not matter.
+    func withScratch<T>(_ body: (UnsafeMutableRawBufferPointer) -> T) -> T {
+        body(scratch)
+    }
 
     /// The bytes received and not yet taken.
     var count: Int { end - start }
@@ -333,7 +362,10 @@ private final class ReceiveBuffer: @unchecked Sendable {
     /// free space; keeps what it says it wrote.
     func appending<E>(atLeast needed: Int, _ receive: (UnsafeMutableRawBufferPointer) -> Result<Int, E>) -> Result<Int, E> {
         if start + needed > storage.count {
-            let larger = UnsafeMutableRawBufferPointer.allocate(byteCount: max(storage.count, needed), alignment: 8)
+            // Twice the room when it grows: a frame taken a byte at a time (between two calls,
+            // as it comes) copies its bytes a logarithmic number of times, not once per byte.
+            let larger = UnsafeMutableRawBufferPointer.allocate(byteCount: needed > storage.count ? max(2 * storage.count, needed) : storage.count,
+                                                                alignment: 8)
             larger.copyMemory(from: UnsafeRawBufferPointer(rebasing: storage[start..<end]))
             storage.deallocate()
             storage = larger

@@ -127,6 +127,11 @@ final class WorkerProcess: @unchecked Sendable {
             greeting = try worker.channel.receiveReply(deadline: .now + options.loadTimeout, vocabulary: nil)
         } catch .closed {
             throw .ended(worker.stopAfterClosing())
+        } catch .timedOut {
+            // A worker of protocol 2 says hello on the socket, which is only a doorbell now.
+            _ = worker.stop()
+            throw .ended("did not say hello within \(seconds(options.loadTimeout)) and was killed (an actomaton-worker of another version "
+                         + "than this host?)")
         }
         guard case let .hello(version) = greeting else { throw .violation(.init("the worker did not say hello")) }
         guard version == WorkerProtocol.version else {
@@ -150,6 +155,8 @@ final class WorkerProcess: @unchecked Sendable {
             switch code {
             case WorkerLimits.cannotRestrictStatus:
                 cause = "exited with status \(code): it could not restrict itself (no seccomp filters in this kernel?), and runs no plugin unconfined"
+            case WorkerLimits.cannotMapRingsStatus:
+                cause = "exited with status \(code): it could not map the memory it shares with the host (an actomaton-worker of another version?)"
             case WorkerLimits.cannotConfineFilesStatus:
                 cause = "exited with status \(code): it could not confine its plugin to its files (no Landlock in this kernel?); "
                     + "--worker-may-use-files runs plugins in workers without that rule"
