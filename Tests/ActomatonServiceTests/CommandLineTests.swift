@@ -55,6 +55,24 @@ import Testing
         throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "the service did not listen: \(text)"])
     }
 
+    /// Starts `serve --listen` with `extra` (and `limits`), sends `request` on one connection,
+    /// then stops the service with SIGTERM: the answer (`nil` when none came within 20 s) and
+    /// the service's exit status.
+    func answer(ofServe directory: String, _ extra: [String], limits: String? = nil,
+                to request: String) async throws -> (answer: String?, status: Int32) {
+        try await offThePool { () throws -> (answer: String?, status: Int32) in
+            let (process, port) = try self.startServe(directory, extra, limits: limits)
+            let answer = Result { () throws -> String? in
+                let connection = try LoopbackConnection(port: port)
+                try connection.send(request)
+                return try connection.response(within: .seconds(20))
+            }
+            kill(process.processIdentifier, SIGTERM)
+            process.waitUntilExit()
+            return (try answer.get(), process.terminationStatus)
+        }
+    }
+
     /// Makes `process` the host with `arguments`; with `limits`, a shell that sets them, then
     /// becomes the host (the same process).
     static func setHost(of process: Process, _ arguments: [String], limits: String?) {
@@ -272,16 +290,8 @@ import Testing
             let flags = ranges.filter { $0.flag != "--max-connections" }.flatMap { [$0.flag, String($0.range[keyPath: end])] }
                 + ["--isolation", "process", "--worker-open-files", end == \ClosedRange<Int>.lowerBound ? "16" : "1048576",
                    "--worker-cpu-seconds", end == \ClosedRange<Int>.lowerBound ? "1" : "315360000"]
-            let status = try await offThePool { () throws -> Int32 in
-                let (process, port) = try self.startServe(directory, flags)
-                let health = try LoopbackConnection(port: port)
-                try health.send("GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
-                let answer = try health.response(within: .seconds(20))
-                kill(process.processIdentifier, SIGTERM)
-                process.waitUntilExit()
-                return answer?.hasPrefix("HTTP/1.1 200") == true ? process.terminationStatus : -1
-            }
-            #expect(status == 0, "\(flags)")
+            let health = try await answer(ofServe: directory, flags, to: "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            #expect(health.answer?.hasPrefix("HTTP/1.1 200") == true && health.status == 0, "\(flags): \(health)")
         }
     }
 
@@ -303,17 +313,9 @@ import Testing
         #expect(withTokens.status == 64 && withTokens.errors.hasPrefix("Error: --allow-host is for a service without --tokens"), "\(withTokens.errors)")
         let lines = try await run(["serve", "--plugins", directory, "--allow-host", "proxy.example"])
         #expect(lines.status == 64 && lines.errors.hasPrefix("Error: --allow-host is for serve --listen only\n"), "\(lines.errors)")
-        let answer = try await offThePool { () throws -> String? in
-            let (process, port) = try self.startServe(directory, names.prefix(64).flatMap { ["--allow-host", $0] })
-            defer {
-                kill(process.processIdentifier, SIGTERM)
-                process.waitUntilExit()
-            }
-            let connection = try LoopbackConnection(port: port)
-            try connection.send("GET /v1/plugins HTTP/1.1\r\nHost: proxy-64.example\r\n\r\n")
-            return try connection.response(within: .seconds(20))
-        }
-        #expect(answer?.hasPrefix("HTTP/1.1 200") == true, "\(answer ?? "no answer")")
+        let atTheLimit = try await answer(ofServe: directory, names.prefix(64).flatMap { ["--allow-host", $0] },
+                                          to: "GET /v1/plugins HTTP/1.1\r\nHost: proxy-64.example\r\n\r\n")
+        #expect(atTheLimit.answer?.hasPrefix("HTTP/1.1 200") == true, "\(atTheLimit.answer ?? "no answer")")
     }
 
     /// Regression (audit): an option given twice kept its last value without a word
@@ -392,17 +394,8 @@ import Testing
         }
         #expect(softLimit == "300")
         // Without --max-connections, the default is lowered to fit the hard limit: the service starts.
-        let defaultFits = try await offThePool { () throws -> String? in
-            let (process, port) = try self.startServe(directory, [], limits: "ulimit -n 300")
-            defer {
-                kill(process.processIdentifier, SIGTERM)
-                process.waitUntilExit()
-            }
-            let health = try LoopbackConnection(port: port)
-            try health.send("GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
-            return try health.response(within: .seconds(20))
-        }
-        #expect(defaultFits?.hasPrefix("HTTP/1.1 200") == true, "\(defaultFits ?? "no answer")")
+        let defaultFits = try await answer(ofServe: directory, [], limits: "ulimit -n 300", to: "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        #expect(defaultFits.answer?.hasPrefix("HTTP/1.1 200") == true, "\(defaultFits.answer ?? "no answer")")
     }
 
     /// Regression (audit): `--watch-history-bytes` said "1 KiB to 1 GiB" but refused `1G`; it
