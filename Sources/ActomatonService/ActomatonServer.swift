@@ -95,6 +95,9 @@ public final class ActomatonServer: Service, Sendable {
         self.tls = tls
         self.forwarder = forwarder
         self.journalChanges = journalChanges
+        for name in configuration.allowedHosts where LocalRequests.allowedHostName(name) == nil {
+            logger.warning("allowedHosts: \(ServiceError.quoted(name)) is not a host name or address; left out")
+        }
         allowedHosts = Set(configuration.allowedHosts.compactMap(LocalRequests.allowedHostName))
             .union(journal?.placement.flatMap { LocalRequests.host(ofURL: $0.advertisedURL) }.map { [$0] } ?? [])
         self.configuration = configuration

@@ -62,7 +62,7 @@ enum LocalRequests {
         // What nearly every request names, without a copy.
         if host == "127.0.0.1" || host == "localhost" { return true }
         let name = normalized(host)
-        if alsoAllowed.contains(name) { return true }
+        if !alsoAllowed.isEmpty, alsoAllowed.contains(name.contains(":") ? canonicalIPv6(name) ?? name : name) { return true }
         return name == "localhost" || name.hasSuffix(".localhost") || ListenAddress.isLoopback(host: name)
     }
 
@@ -78,11 +78,11 @@ enum LocalRequests {
     /// See ``ServiceConfiguration/allowedHostName(_:)``.
     static func allowedHostName(_ text: String) -> String? {
         var name = text
-        if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
-        if name.contains(":") {
-            var address = in6_addr()
-            return inet_pton(AF_INET6, name, &address) == 1 ? name.lowercased() : nil
+        if name.hasPrefix("["), name.hasSuffix("]") {
+            name = String(name.dropFirst().dropLast())
+            guard name.contains(":") else { return nil }
         }
+        if name.contains(":") { return canonicalIPv6(name) }
         name = normalized(name[...])
         let labels = name.split(separator: ".", omittingEmptySubsequences: false)
         guard !name.isEmpty, name.utf8.count <= 253,
@@ -91,6 +91,16 @@ enum LocalRequests {
                   || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
         else { return nil }
         return name
+    }
+
+    /// The IPv6 address `text` in its canonical text (RFC 5952: lowercase, the longest run of
+    /// zeros compressed, as browsers write it), or `nil` when it is none.
+    private static func canonicalIPv6(_ text: String) -> String? {
+        var address = in6_addr()
+        guard inet_pton(AF_INET6, text, &address) == 1 else { return nil }
+        var characters = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        guard inet_ntop(AF_INET6, &address, &characters, socklen_t(characters.count)) != nil else { return nil }
+        return String(decoding: characters.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// `host` in lowercase, without a final dot (`LocalHost.` is `localhost`).

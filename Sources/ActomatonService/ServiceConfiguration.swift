@@ -94,16 +94,16 @@ public struct ServiceConfiguration: Sendable {
     /// `--tokens`, a request must name this machine in its `Host` (and a page's request come
     /// from a page of it), or 403; with tokens, the token decides and these are not read. Each
     /// a DNS name, an IPv4 or an IPv6 address, compared in lowercase; a name that is none of
-    /// these is left out.
+    /// these is left out, with a warning in the service's log.
     public var allowedHosts: [String] = []
 
     /// The most names ``allowedHosts`` may hold.
     public static let maxAllowedHosts = 64
 
     /// `text` as ``allowedHosts`` compares it — in lowercase, without a final dot, an IPv6
-    /// address without brackets — or `nil` when it is no host: a DNS name (letters, digits, `-`
-    /// and `.`, at most 253 bytes, labels of at most 63), an IPv4 or an IPv6 address; a port or
-    /// a path is not part of it.
+    /// address in its canonical text (RFC 5952) without brackets — or `nil` when it is no host:
+    /// a DNS name (letters, digits, `-` and `.`, at most 253 bytes, labels of at most 63), an
+    /// IPv4 or an IPv6 address; a port or a path is not part of it.
     public static func allowedHostName(_ text: String) -> String? {
         LocalRequests.allowedHostName(text)
     }

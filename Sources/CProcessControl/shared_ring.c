@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -53,6 +54,13 @@ int actomaton_shared_region_create(void) {
 }
 
 void *actomaton_shared_region_map(int descriptor) {
+    // A region of another size (a host of another build) would be read past its end.
+    struct stat status;
+    if (fstat(descriptor, &status) != 0) return NULL;
+    if ((size_t)status.st_size != actomaton_shared_region_size()) {
+        errno = EINVAL;
+        return NULL;
+    }
     void *region = mmap(NULL, actomaton_shared_region_size(), PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, 0);
     return region == MAP_FAILED ? NULL : region;
 }

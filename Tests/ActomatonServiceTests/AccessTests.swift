@@ -435,7 +435,7 @@ import Testing
     /// refused.
     @Test func aNameAllowedByAllowHostIsThisMachines() async throws {
         try await withRunningServer { configuration in
-            configuration.allowedHosts = ["Proxy.Example.", "[fd00::1]"]
+            configuration.allowedHosts = ["Proxy.Example.", "fd00:0:0:0:0:0:0:1"]
         } _: { (_: ActomatonServer, port: Int) async throws in
             func status(_ fields: String) async throws -> String {
                 try await offThePool { () throws -> String in
@@ -447,6 +447,7 @@ import Testing
             #expect(try await status("Host: proxy.example\r\n") == "HTTP/1.1 200")
             #expect(try await status("Host: PROXY.example.:443\r\nOrigin: https://proxy.example\r\n") == "HTTP/1.1 200")
             #expect(try await status("Host: [fd00::1]:8080\r\n") == "HTTP/1.1 200")
+            #expect(try await status("Host: [FD00:0::1]\r\n") == "HTTP/1.1 200")
             #expect(try await status("Host: localhost\r\n") == "HTTP/1.1 200")
             #expect(try await status("Host: other.example\r\n") == "HTTP/1.1 403")
             #expect(try await status("Host: proxy.example.evil\r\n") == "HTTP/1.1 403")
@@ -461,11 +462,12 @@ import Testing
         let longest = [label, label, label, String(repeating: "b", count: 61)].joined(separator: ".")
         #expect(longest.utf8.count == 253)
         for (text, name) in [("Proxy.Example.", "proxy.example"), ("10.0.0.5", "10.0.0.5"), ("[FD00::1]", "fd00::1"), ("::1", "::1"),
+                             ("fd00:0:0:0:0:0:0:1", "fd00::1"), ("::ffff:7f00:2", "::ffff:127.0.0.2"),
                              ("x", "x"), (label + ".example", label + ".example"), (longest, longest)] {
             #expect(ServiceConfiguration.allowedHostName(text) == name, "\(text)")
         }
         for text in ["", ".", "a..b", "proxy.example:8080", "http://proxy.example", "proxy.example/x", "pro xy", "prox_y", "é.example",
-                     label + "a.example", longest + "b", "[fd00::1", "fd00::zz", "*.example"] {
+                     label + "a.example", longest + "b", "[fd00::1", "fd00::zz", "*.example", "[proxy.example]"] {
             #expect(ServiceConfiguration.allowedHostName(text) == nil, "\(text)")
         }
     }

@@ -125,14 +125,15 @@ struct WorkerChannel: @unchecked Sendable {
                 if !rings.readerSpins { try ringDoorbell() }
             }
             if offset == frame.count { return }
-            // Full: the other side takes what is there, then there is room.
+            // Full: the other side takes what is there, then there is room. Checked on every
+            // pass: a worker that takes a byte at a time keeps the host within its deadline.
             let now = ContinuousClock.now
+            if let deadline, now >= deadline { throw .timedOut }
             if spinUntil == nil { spinUntil = now + Self.spinWindow }
             if now < spinUntil! {
                 if yieldsWhileSpinning { sched_yield() }
                 continue
             }
-            if let deadline, now >= deadline { throw .timedOut }
             if rings.side == .worker {
                 var nap = timespec(tv_sec: 0, tv_nsec: 1_000_000)
                 nanosleep(&nap, nil)
@@ -364,8 +365,9 @@ private final class ReceiveBuffer: @unchecked Sendable {
         if start + needed > storage.count {
             // Twice the room when it grows: a frame taken a byte at a time (between two calls,
             // as it comes) copies its bytes a logarithmic number of times, not once per byte.
-            let larger = UnsafeMutableRawBufferPointer.allocate(byteCount: needed > storage.count ? max(2 * storage.count, needed) : storage.count,
-                                                                alignment: 8)
+            // No more than the largest frame holds, though: a worker's header is what asks.
+            let grown = max(needed, min(2 * storage.count, 4 + WorkerProtocol.maxFrameBytes))
+            let larger = UnsafeMutableRawBufferPointer.allocate(byteCount: needed > storage.count ? grown : storage.count, alignment: 8)
             larger.copyMemory(from: UnsafeRawBufferPointer(rebasing: storage[start..<end]))
             storage.deallocate()
             storage = larger

@@ -21,7 +21,8 @@ size_t actomaton_shared_region_size(void);
 // its size, or -errno.
 int actomaton_shared_region_create(void);
 
-// Maps `descriptor`'s region, shared, read and write; NULL (errno set) when it cannot.
+// Maps `descriptor`'s region, shared, read and write; NULL (errno set) when it cannot, or
+// when the file is not of the region's size (EINVAL).
 void *actomaton_shared_region_map(int descriptor);
 
 // Unmaps a region mapped by actomaton_shared_region_map.
