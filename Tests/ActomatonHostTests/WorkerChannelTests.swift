@@ -161,31 +161,38 @@ struct WorkerChannelTests {
         }
     }
 
+    /// Runs `hostile` on a thread of its own, over and over, while `body` — a wait with a short
+    /// deadline — runs here; expects `body` to end with `.timedOut`, well within 10 s.
+    private static func expectTimedOut(while hostile: @escaping @Sendable () -> Void,
+                                       _ body: () throws(WorkerChannel.Failure) -> Void) {
+        let running = Mutex(true)
+        let done = onAnotherThread {
+            while running.withLock({ $0 }) { hostile() }
+        }
+        let start = ContinuousClock.now
+        do {
+            try body()
+            Issue.record("the wait ended without timing out")
+        } catch .timedOut {
+        } catch {
+            Issue.record("\(error)")
+        }
+        let waited = ContinuousClock.now - start
+        running.withLock { $0 = false }
+        #expect(done.wait(timeout: .now() + 60) == .success)
+        #expect(waited < .seconds(10), "\(waited)")
+    }
+
     /// Regression (review): a worker that floods the socket with doorbells held the host in
     /// its loop reading them (15 s and more, past a 1-s deadline); a read takes at most 4 KiB
     /// now, and the wait's deadline stands.
     @Test func aWorkerFloodingTheSocketCannotHoldTheHostPastItsDeadline() throws {
         let pair = try ChannelPair()
         let descriptor = pair.worker.descriptor
-        let flooding = Atomic<Bool>(true)
-        let done = Self.onAnotherThread {
-            let bytes = [UInt8](repeating: 1, count: 65536)
-            while flooding.load(ordering: .relaxed) {
-                _ = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-            }
-        }
-        let start = ContinuousClock.now
-        do {
+        let bytes = [UInt8](repeating: 1, count: 65536)
+        Self.expectTimedOut(while: { _ = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) } }) { () throws(WorkerChannel.Failure) in
             _ = try pair.host.receiveReply(deadline: .now + .milliseconds(300), vocabulary: nil)
-            Issue.record("a reply came from doorbells")
-        } catch .timedOut {
-        } catch {
-            Issue.record("\(error)")
         }
-        let waited = ContinuousClock.now - start
-        flooding.store(false, ordering: .relaxed)
-        #expect(done.wait(timeout: .now() + 60) == .success)
-        #expect(waited < .seconds(10), "\(waited)")
     }
 
     /// Regression (review): a worker that makes the host's ring look full for good (its
@@ -195,12 +202,8 @@ struct WorkerChannelTests {
         let pair = try ChannelPair()
         // Ring 0's tail, a ring behind the host's head (0).
         pair.region.storeBytes(of: 0 &- UInt64(ACTOMATON_RING_CAPACITY), toByteOffset: 64, as: UInt64.self)
-        do {
+        Self.expectTimedOut(while: {}) { () throws(WorkerChannel.Failure) in
             try pair.host.send(WorkerRequest.snapshot, deadline: .now + .milliseconds(200))
-            Issue.record("a send into a full ring went through")
-        } catch .timedOut {
-        } catch {
-            Issue.record("\(error)")
         }
     }
 
@@ -209,25 +212,12 @@ struct WorkerChannelTests {
     @Test func aFrameTrickledAByteAtATimeTimesOut() throws {
         let pair = try ChannelPair()
         let worker = pair.worker
-        let trickling = Atomic<Bool>(true)
         // A header for 60 MiB (near the largest frame), then its bytes one at a time: more
         // than any machine sends that way within the deadline.
-        let done = Self.onAnotherThread {
-            try? worker.send(bytes: [0, 0, 0xC0, 0x03], deadline: nil)
-            while trickling.load(ordering: .relaxed) { try? worker.send(bytes: [72], deadline: .now + .seconds(1)) }
-        }
-        let start = ContinuousClock.now
-        do {
+        try worker.send(bytes: [0, 0, 0xC0, 0x03], deadline: nil)
+        Self.expectTimedOut(while: { try? worker.send(bytes: [72], deadline: .now + .seconds(1)) }) { () throws(WorkerChannel.Failure) in
             _ = try pair.host.receiveReply(deadline: .now + .milliseconds(300), vocabulary: nil)
-            Issue.record("a frame that never ended was read")
-        } catch .timedOut {
-        } catch {
-            Issue.record("\(error)")
         }
-        let waited = ContinuousClock.now - start
-        trickling.store(false, ordering: .relaxed)
-        #expect(done.wait(timeout: .now() + 60) == .success)
-        #expect(waited < .seconds(10), "\(waited)")
     }
 
     /// Regression (review): a worker that takes the host's request a byte at a time, each
@@ -235,27 +225,13 @@ struct WorkerChannelTests {
     @Test func aRequestTakenAByteAtATimeTimesOut() throws {
         let pair = try ChannelPair()
         let region = UInt(bitPattern: pair.region)
-        let taking = Atomic<Bool>(true)
-        let done = Self.onAnotherThread {
-            // Ring 0's tail, moved a byte at a time (what the worker's take would store).
-            let tail = UnsafeMutableRawPointer(bitPattern: region)!.advanced(by: 64)
-            while taking.load(ordering: .relaxed) {
-                let head = UnsafeMutableRawPointer(bitPattern: region)!.load(as: UInt64.self)
-                let position = tail.load(as: UInt64.self)
-                if position < head { tail.storeBytes(of: position + 1, as: UInt64.self) }
-            }
-        }
-        let start = ContinuousClock.now
-        do {
+        // Ring 0's tail, moved a byte at a time (what the worker's take would store).
+        Self.expectTimedOut(while: {
+            let base = UnsafeMutableRawPointer(bitPattern: region)!
+            let (head, position) = (base.load(as: UInt64.self), base.load(fromByteOffset: 64, as: UInt64.self))
+            if position < head { base.storeBytes(of: position + 1, toByteOffset: 64, as: UInt64.self) }
+        }) { () throws(WorkerChannel.Failure) in
             try pair.host.send(WorkerRequest.restore([UInt8](repeating: 7, count: 60 << 20)), deadline: .now + .milliseconds(300))
-            Issue.record("60 MiB went through a byte at a time")
-        } catch .timedOut {
-        } catch {
-            Issue.record("\(error)")
         }
-        let waited = ContinuousClock.now - start
-        taking.store(false, ordering: .relaxed)
-        #expect(done.wait(timeout: .now() + 60) == .success)
-        #expect(waited < .seconds(10), "\(waited)")
     }
 }
