@@ -10,8 +10,17 @@ import NIOCore
 /// then waited for the next transition with its connection held), and a write accepted is not a
 /// write taken. Only writes still waiting count: a connection with nothing to write is not
 /// stalled, however long it is quiet.
+///
+/// Progress is counted in pieces of at most ``pieceBytes``: a write larger than that is passed
+/// on as slices of the same bytes (no copy), each of which reaching the socket starts the clock
+/// over. So a client that reads a large message slowly but steadily is not cut for taking
+/// longer than `timeout` over all of it; one that reads nothing for `timeout` is.
 final class WriteStallDeadline: ChannelOutboundHandler, RemovableChannelHandler {
-    typealias OutboundIn = Any
+    typealias OutboundIn = IOData
+    typealias OutboundOut = IOData
+
+    /// The most bytes one write passed on holds: the unit of progress.
+    static let pieceBytes = 16 * 1024
 
     private let timeout: TimeAmount
     /// Writes passed on whose promise has not completed.
@@ -23,6 +32,29 @@ final class WriteStallDeadline: ChannelOutboundHandler, RemovableChannelHandler 
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        guard case .byteBuffer(var buffer) = unwrapOutboundIn(data), buffer.readableBytes > Self.pieceBytes else {
+            pass(data, promise: promise, context: context)
+            return
+        }
+        var pieces: [EventLoopFuture<Void>] = []
+        pieces.reserveCapacity(buffer.readableBytes / Self.pieceBytes + 1)
+        while let piece = buffer.readSlice(length: min(Self.pieceBytes, buffer.readableBytes)), piece.readableBytes > 0 {
+            let written = context.eventLoop.makePromise(of: Void.self)
+            pieces.append(written.futureResult)
+            pass(wrapOutboundOut(.byteBuffer(piece)), promise: written, context: context)
+        }
+        if let promise {
+            EventLoopFuture.andAllSucceed(pieces, on: context.eventLoop).cascade(to: promise)
+        }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        deadline?.cancel()
+        deadline = nil
+    }
+
+    /// Passes `data` on, counted among the writes waiting until its promise completes.
+    private func pass(_ data: NIOAny, promise: EventLoopPromise<Void>?, context: ChannelHandlerContext) {
         let promise = promise ?? context.eventLoop.makePromise()
         waiting += 1
         if deadline == nil { arm(context) }
@@ -30,11 +62,6 @@ final class WriteStallDeadline: ChannelOutboundHandler, RemovableChannelHandler 
         let boundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
         promise.futureResult.whenComplete { _ in handler.value.progressed(boundContext.value) }
         context.write(data, promise: promise)
-    }
-
-    func handlerRemoved(context: ChannelHandlerContext) {
-        deadline?.cancel()
-        deadline = nil
     }
 
     /// A write reached the socket (or failed): the clock starts over for those still waiting.

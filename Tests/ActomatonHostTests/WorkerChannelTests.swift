@@ -40,7 +40,13 @@ final class ChannelPair: @unchecked Sendable {
 }
 
 /// The channel's transport: frames through two rings in shared memory, the socket a doorbell.
-@Suite("Worker channel")
+///
+/// Both sides of a test spin on their rings, as a host's machine thread and a worker do, and
+/// wait in `poll`: each runs on a thread of its own (`onThreadOfItsOwn`), never on the
+/// concurrency pool, whose two threads every other test's tasks need, and not among
+/// `offThePool`'s slots, which tests waiting on the network hold for seconds (in them, the
+/// 5 MiB frames took 146 s of a full run). One test at a time, so that at most two threads spin.
+@Suite("Worker channel", .serialized)
 struct WorkerChannelTests {
     /// Runs `body` on a thread of its own (it blocks), and waits for it.
     private static func onAnotherThread(_ body: @escaping @Sendable () -> Void) -> DispatchSemaphore {
@@ -53,7 +59,7 @@ struct WorkerChannelTests {
     /// Frames past the ring's capacity (a snapshot at the contract's limit is 16 MiB; a ring
     /// holds 256 KiB) go through in pieces, each side waiting for the other to make room, in
     /// order; a round trip at a time, as the host asks.
-    @Test func framesOfAnySizeGoThroughInOrder() throws {
+    @Test func framesOfAnySizeGoThroughInOrder() async throws {
         let pair = try ChannelPair()
         let capacity = Int(ACTOMATON_RING_CAPACITY)
         let sizes = [0, 1, 4091, capacity - 9, capacity - 8, capacity,
@@ -67,19 +73,24 @@ struct WorkerChannelTests {
                 echoed.withLock { $0.append(bytes.count) }
             }
         }
-        for (index, size) in sizes.enumerated() {
-            let bytes = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) }
-            try pair.host.send(WorkerRequest.restore(bytes), deadline: .now + .seconds(60))
-            let reply = try pair.host.receiveReply(deadline: .now + .seconds(60), vocabulary: nil)
-            #expect(reply == .snapshotTaken(bytes), "the frame of \(size) bytes")
+        let (wrong, ended) = try await onThreadOfItsOwn {
+            var wrong: [Int] = []
+            for (index, size) in sizes.enumerated() {
+                let bytes = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) }
+                try pair.host.send(WorkerRequest.restore(bytes), deadline: .now + .seconds(60))
+                let reply = try pair.host.receiveReply(deadline: .now + .seconds(60), vocabulary: nil)
+                if reply != .snapshotTaken(bytes) { wrong.append(size) }
+            }
+            return (wrong, done.wait(timeout: .now() + 60) == .success)
         }
-        #expect(done.wait(timeout: .now() + 60) == .success)
+        #expect(wrong.isEmpty, "the frames of these sizes came back otherwise: \(wrong)")
+        #expect(ended)
         #expect(echoed.withLock { $0 } == sizes)
     }
 
     /// Many small round trips, the pattern of a burst of actions: none lost, none twice, none
     /// waiting for a doorbell that was not rung (which would take the deadline).
-    @Test func manyRoundTripsNeverWaitForTheirDeadline() throws {
+    @Test func manyRoundTripsNeverWaitForTheirDeadline() async throws {
         let pair = try ChannelPair()
         let worker = pair.worker
         let count = 20_000
@@ -89,11 +100,17 @@ struct WorkerChannelTests {
                       (try? worker.send(WorkerReply.log(name))) != nil else { return }
             }
         }
-        for index in 0..<count {
-            try pair.host.send(WorkerRequest.perform(name: "n\(index)", arguments: []), deadline: .now + .seconds(60))
-            #expect(try pair.host.receiveReply(deadline: .now + .seconds(60), vocabulary: nil) == .log("n\(index)"))
+        let (firstWrong, ended) = try await onThreadOfItsOwn {
+            for index in 0..<count {
+                try pair.host.send(WorkerRequest.perform(name: "n\(index)", arguments: []), deadline: .now + .seconds(60))
+                guard try pair.host.receiveReply(deadline: .now + .seconds(60), vocabulary: nil) == .log("n\(index)") else {
+                    return (Optional(index), done.wait(timeout: .now() + 60) == .success)
+                }
+            }
+            return (nil, done.wait(timeout: .now() + 60) == .success)
         }
-        #expect(done.wait(timeout: .now() + 60) == .success)
+        #expect(firstWrong == nil, "round trip \(firstWrong ?? 0) came back otherwise")
+        #expect(ended)
     }
 
     /// A frame put while the other side does not spin on its ring rings the doorbell (one
@@ -162,35 +179,39 @@ struct WorkerChannelTests {
     }
 
     /// Runs `hostile` on a thread of its own, over and over, while `body` — a wait with a short
-    /// deadline — runs here; expects `body` to end with `.timedOut`, well within 10 s.
+    /// deadline — runs on another; expects `body` to end with `.timedOut`, well within 10 s.
     private static func expectTimedOut(while hostile: @escaping @Sendable () -> Void,
-                                       _ body: () throws(WorkerChannel.Failure) -> Void) {
+                                       _ body: @escaping @Sendable () throws(WorkerChannel.Failure) -> Void) async throws {
         let running = Mutex(true)
         let done = onAnotherThread {
             while running.withLock({ $0 }) { hostile() }
         }
-        let start = ContinuousClock.now
-        do {
-            try body()
-            Issue.record("the wait ended without timing out")
-        } catch .timedOut {
-        } catch {
-            Issue.record("\(error)")
+        let (failure, waited) = try await onThreadOfItsOwn { () -> (String?, Duration) in
+            let start = ContinuousClock.now
+            var failure: String?
+            do throws(WorkerChannel.Failure) {
+                try body()
+                failure = "the wait ended without timing out"
+            } catch .timedOut {
+            } catch {
+                failure = "\(error)"
+            }
+            return (failure, ContinuousClock.now - start)
         }
-        let waited = ContinuousClock.now - start
         running.withLock { $0 = false }
-        #expect(done.wait(timeout: .now() + 60) == .success)
+        if let failure { Issue.record(Comment(rawValue: failure)) }
+        #expect(await onThreadOfItsOwn { done.wait(timeout: .now() + 60) == .success })
         #expect(waited < .seconds(10), "\(waited)")
     }
 
     /// Regression (review): a worker that floods the socket with doorbells held the host in
     /// its loop reading them (15 s and more, past a 1-s deadline); a read takes at most 4 KiB
     /// now, and the wait's deadline stands.
-    @Test func aWorkerFloodingTheSocketCannotHoldTheHostPastItsDeadline() throws {
+    @Test func aWorkerFloodingTheSocketCannotHoldTheHostPastItsDeadline() async throws {
         let pair = try ChannelPair()
         let descriptor = pair.worker.descriptor
         let bytes = [UInt8](repeating: 1, count: 65536)
-        Self.expectTimedOut(while: { _ = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) } }) { () throws(WorkerChannel.Failure) in
+        try await Self.expectTimedOut(while: { _ = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) } }) { () throws(WorkerChannel.Failure) in
             _ = try pair.host.receiveReply(deadline: .now + .milliseconds(300), vocabulary: nil)
         }
     }
@@ -198,35 +219,35 @@ struct WorkerChannelTests {
     /// Regression (review): a worker that makes the host's ring look full for good (its
     /// position a whole ring behind what the host wrote: a position it can have) held the
     /// host's send for ever; the send has the action's deadline.
-    @Test func aSendIntoARingThatStaysFullTimesOut() throws {
+    @Test func aSendIntoARingThatStaysFullTimesOut() async throws {
         let pair = try ChannelPair()
         // Ring 0's tail, a ring behind the host's head (0).
         pair.region.storeBytes(of: 0 &- UInt64(ACTOMATON_RING_CAPACITY), toByteOffset: 64, as: UInt64.self)
-        Self.expectTimedOut(while: {}) { () throws(WorkerChannel.Failure) in
+        try await Self.expectTimedOut(while: {}) { () throws(WorkerChannel.Failure) in
             try pair.host.send(WorkerRequest.snapshot, deadline: .now + .milliseconds(200))
         }
     }
 
     /// Regression (review): a worker that sends a frame a byte at a time, each within the spin
     /// window, kept the host spinning past its deadline (only a sleep checked it).
-    @Test func aFrameTrickledAByteAtATimeTimesOut() throws {
+    @Test func aFrameTrickledAByteAtATimeTimesOut() async throws {
         let pair = try ChannelPair()
         let worker = pair.worker
         // A header for 60 MiB (near the largest frame), then its bytes one at a time: more
         // than any machine sends that way within the deadline.
         try worker.send(bytes: [0, 0, 0xC0, 0x03], deadline: nil)
-        Self.expectTimedOut(while: { try? worker.send(bytes: [72], deadline: .now + .seconds(1)) }) { () throws(WorkerChannel.Failure) in
+        try await Self.expectTimedOut(while: { try? worker.send(bytes: [72], deadline: .now + .seconds(1)) }) { () throws(WorkerChannel.Failure) in
             _ = try pair.host.receiveReply(deadline: .now + .milliseconds(300), vocabulary: nil)
         }
     }
 
     /// Regression (review): a worker that takes the host's request a byte at a time, each
     /// within the spin window, kept the host's send spinning past its deadline.
-    @Test func aRequestTakenAByteAtATimeTimesOut() throws {
+    @Test func aRequestTakenAByteAtATimeTimesOut() async throws {
         let pair = try ChannelPair()
         let region = UInt(bitPattern: pair.region)
         // Ring 0's tail, moved a byte at a time (what the worker's take would store).
-        Self.expectTimedOut(while: {
+        try await Self.expectTimedOut(while: {
             let base = UnsafeMutableRawPointer(bitPattern: region)!
             let (head, position) = (base.load(as: UInt64.self), base.load(fromByteOffset: 64, as: UInt64.self))
             if position < head { base.storeBytes(of: position + 1, toByteOffset: 64, as: UInt64.self) }

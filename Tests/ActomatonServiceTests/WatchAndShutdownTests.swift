@@ -409,12 +409,16 @@ import Testing
                 return (connection, try connection.webSocketHandshake("/v1/machines/csv/s/watch?after=0", within: .seconds(30)))
             }
             #expect(head?.hasPrefix("HTTP/1.1 101") == true, "\(head ?? "no answer")")
-            // With pings an hour apart, only the close timeout can cut the connection: its cut
-            // shows the watcher ran (its place counted only while it runs: a count of 1 lasts
-            // about 2 s, which a loaded machine can miss). The deadlines are a safety net:
-            // alone, this takes a few seconds.
-            #expect(try await offThePool { try watcher.readsUntilClosed(within: .seconds(180)) }, "its connection was cut")
+            // Its first message shows the watcher runs (its place is counted only while it
+            // runs: a count of 1 lasts about 2 s, which a loaded machine can miss). Then it
+            // reads nothing: the rest fills the buffers, and with pings an hour apart only the
+            // stall deadline can end the watcher. The deadlines are a safety net: alone, this
+            // takes a few seconds.
+            let first = try await offThePool { try watcher.webSocketTextOrClose(within: .seconds(180)) }
+            #expect(first?.opcode == 1, "\(String(describing: first))")
             #expect(await eventually(within: 180) { server.metrics.watcherTotal == 0 }, "the watcher's place is free")
+            // Cut, not closed with a reason: what was buffered, then the end of the stream.
+            #expect(try await offThePool { try watcher.readsUntilClosed(within: .seconds(180)) }, "its connection was cut")
         }
     }
 

@@ -1,6 +1,7 @@
 @testable import ActomatonService
 import NIOCore
 import NIOEmbedded
+import Synchronization
 import Testing
 
 /// ``WriteStallDeadline`` on an embedded channel whose "socket" (``HeldWrites``) takes a write
@@ -47,6 +48,45 @@ import Testing
         _ = try channel.finish()
     }
 
+    /// A write past ``WriteStallDeadline/pieceBytes`` goes on as pieces of its bytes, in order;
+    /// its promise completes once the last is taken.
+    @Test func aLargeWriteGoesOnInPieces() throws {
+        let (channel, held) = try makeChannel()
+        let piece = WriteStallDeadline.pieceBytes
+        let bytes = (0..<(3 * piece + 1)).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        let promise = channel.eventLoop.makePromise(of: Void.self)
+        let written = Mutex(false)
+        promise.futureResult.whenSuccess { written.withLock { $0 = true } }
+        channel.writeAndFlush(ByteBuffer(bytes: bytes), promise: promise)
+        #expect(held.waiting.map(\.readableBytes) == [piece, piece, piece, 1])
+        #expect(held.waiting.flatMap { Array($0.readableBytesView) } == bytes)
+        held.take(3)
+        #expect(!written.withLock { $0 })
+        held.take(1)
+        #expect(written.withLock { $0 })
+        // At the limit, one write as it came.
+        channel.writeAndFlush(ByteBuffer(bytes: bytes.prefix(piece)), promise: nil)
+        #expect(held.waiting.map(\.readableBytes) == [piece])
+        _ = try channel.finish()
+    }
+
+    /// A client that takes a large message slowly, a piece within each timeout, is not cut,
+    /// however long all of it takes; once it stops taking, it is.
+    @Test func aSlowButSteadyReaderIsNotCut() throws {
+        let (channel, held) = try makeChannel()
+        let pieces = 20
+        channel.writeAndFlush(ByteBuffer(repeating: 1, count: pieces * WriteStallDeadline.pieceBytes), promise: nil)
+        for _ in 0..<(pieces - 1) {
+            channel.embeddedEventLoop.advanceTime(by: .milliseconds(1900))
+            #expect(channel.isActive)
+            held.take(1)
+        }
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1999))
+        #expect(channel.isActive, "38 s in all, never 2 s without progress")
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
+        #expect(!channel.isActive)
+    }
+
     @Test func aFailedWriteIsNoLongerWaitedOn() throws {
         let (channel, held) = try makeChannel()
         let promise = channel.eventLoop.makePromise(of: Void.self)
@@ -63,18 +103,23 @@ import Testing
 private final class HeldWrites: ChannelOutboundHandler {
     typealias OutboundIn = ByteBuffer
     private var promises: [EventLoopPromise<Void>] = []
+    /// The writes not taken yet, in order.
+    private(set) var waiting: [ByteBuffer] = []
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         promises.append(promise ?? context.eventLoop.makePromise())
+        waiting.append(unwrapOutboundIn(data))
     }
 
     func take(_ count: Int) {
         for promise in promises.prefix(count) { promise.succeed() }
         promises.removeFirst(count)
+        waiting.removeFirst(count)
     }
 
     func fail(_ count: Int) {
         for promise in promises.prefix(count) { promise.fail(ChannelError.ioOnClosedChannel) }
         promises.removeFirst(count)
+        waiting.removeFirst(count)
     }
 }
