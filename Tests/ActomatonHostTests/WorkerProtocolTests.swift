@@ -1,5 +1,6 @@
 @testable import ActomatonHost
 import ActomatonPluginContract
+import Foundation
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -167,6 +168,39 @@ struct WorkerProtocolTests {
         #expect(line == .log("worker: the host broke the worker protocol: a describe frame came before a plugin was loaded"))
         #expect(throws: WorkerChannel.Failure.self) { try worker.channel.receiveReply(deadline: .now + .seconds(20), vocabulary: nil) }
         #expect(worker.stopAfterClosing() == "exited with status 2")
+    }
+
+    /// A worker that never says hello is killed at the load timeout, and the line says what it
+    /// did: nothing (too slow to start), or frames written on the socket, as workers of
+    /// protocol 2 did (another version). Both were "of another version?" before.
+    @Test func aWorkerThatNeverSaysHelloIsReportedByWhatItDid() async throws {
+        let directory = try temporaryDirectory()
+        let (silent, older) = (directory + "/silent-worker", directory + "/older-worker")
+        try "#!/bin/sh\nexec sleep 120\n".write(toFile: silent, atomically: true, encoding: .utf8)
+        // Protocol 2's hello on the socket (descriptor 3): its length (5), its tag, version 2.
+        try "#!/bin/sh\nprintf '\\005\\000\\000\\000\\001\\002\\000\\000\\000' >&3\nexec sleep 120\n"
+            .write(toFile: older, atomically: true, encoding: .utf8)
+        for path in [silent, older] { chmod(path, 0o755) }
+        @Sendable func failure(of executable: String, loadTimeout: Duration) async -> String {
+            await onThreadOfItsOwn { () -> String in
+                do throws(WorkerChannel.Failure) {
+                    _ = try WorkerProcess.start(WorkerOptions(executable: executable, loadTimeout: loadTimeout),
+                                                pluginPath: plugin("ActomatonHostTestFixtures"))
+                    return "it started"
+                } catch let .ended(line) {
+                    return line
+                } catch {
+                    return "\(error)"
+                }
+            }
+        }
+        // The older one has seconds to write its frame, even on a loaded machine.
+        async let silentFailure = failure(of: silent, loadTimeout: .seconds(1))
+        async let olderFailure = failure(of: older, loadTimeout: .seconds(5))
+        #expect(await silentFailure == "did not say hello within 1s and was killed: it said nothing (too slow to start: a loaded "
+            + "machine, or a plugin whose loading takes that long)")
+        #expect(await olderFailure == "did not say hello within 5s and was killed: it wrote its frames on the socket, as workers "
+            + "before protocol \(WorkerProtocol.version) did (an actomaton-worker of another version than this host)")
     }
 
     /// A worker loads only the plugin it was started for (the one file its Landlock domain lets

@@ -242,10 +242,20 @@ struct WorkerChannel: @unchecked Sendable {
         return taken
     }
 
+    /// The byte a doorbell is.
+    static let doorbell: UInt8 = 1
+
+    /// Whether the other side wrote anything but doorbells on the socket (reading what it
+    /// holds now): a worker of protocol 2, which sent its frames there, hello included.
+    func sawBytesOtherThanDoorbells() -> Bool {
+        _ = try? readDoorbells()
+        return received.sawBytesOtherThanDoorbells
+    }
+
     /// Wakes the other side: one byte on the socket. A full socket holds doorbells the other
     /// side has yet to drain, which wake it all the same.
     private func ringDoorbell() throws(Failure) {
-        var bell: UInt8 = 1
+        var bell = Self.doorbell
         let descriptor = self.descriptor
         do throws(Errno) {
             _ = try withUnsafeBytes(of: &bell) { bytes in
@@ -266,9 +276,13 @@ struct WorkerChannel: @unchecked Sendable {
     private func readDoorbells() throws(Failure) -> Bool {
         let descriptor = self.descriptor
         do throws(Errno) {
-            let count = try received.withScratch { space in
-                Result { () throws(Errno) in try SystemCall.receive(descriptor, into: space, flags: Int32(MSG_DONTWAIT)) }
+            let (count, foreign) = try received.withScratch { space in
+                Result { () throws(Errno) in
+                    let count = try SystemCall.receive(descriptor, into: space, flags: Int32(MSG_DONTWAIT))
+                    return (count, space.prefix(count).contains { $0 != Self.doorbell })
+                }
             }.get()
+            if foreign { received.sawBytesOtherThanDoorbells = true }
             return count == 0
         } catch where error == .wouldBlock {
             return false
@@ -322,6 +336,9 @@ private final class ReceiveBuffer: @unchecked Sendable {
     private var storage = UnsafeMutableRawBufferPointer.allocate(byteCount: usualCapacity, alignment: 8)
     private var start = 0
     private var end = 0
+    /// Whether a byte other than a doorbell came on the socket (see
+    /// ``WorkerChannel/sawBytesOtherThanDoorbells()``).
+    var sawBytesOtherThanDoorbells = false
     /// Where doorbells are read into (and dropped).
     private let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: WorkerChannel.doorbellReadBytes, alignment: 8)
 

@@ -128,10 +128,15 @@ final class WorkerProcess: @unchecked Sendable {
         } catch .closed {
             throw .ended(worker.stopAfterClosing())
         } catch .timedOut {
-            // A worker of protocol 2 says hello on the socket, which is only a doorbell now.
+            // A worker of protocol 2 says hello on the socket, which is only a doorbell now; one
+            // that says nothing was too slow to start (a loaded machine, a large plugin).
+            let otherVersion = worker.channel.sawBytesOtherThanDoorbells()
             _ = worker.stop()
-            throw .ended("did not say hello within \(seconds(options.loadTimeout)) and was killed (an actomaton-worker of another version "
-                         + "than this host?)")
+            throw .ended(otherVersion
+                ? "did not say hello within \(seconds(options.loadTimeout)) and was killed: it wrote its frames on the socket, as "
+                    + "workers before protocol \(WorkerProtocol.version) did (an actomaton-worker of another version than this host)"
+                : "did not say hello within \(seconds(options.loadTimeout)) and was killed: it said nothing (too slow to start: a "
+                    + "loaded machine, or a plugin whose loading takes that long)")
         }
         guard case let .hello(version) = greeting else { throw .violation(.init("the worker did not say hello")) }
         guard version == WorkerProtocol.version else {
