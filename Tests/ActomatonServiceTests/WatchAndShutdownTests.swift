@@ -417,8 +417,13 @@ import Testing
             let first = try await offThePool { try watcher.webSocketTextOrClose(within: .seconds(180)) }
             #expect(first?.opcode == 1, "\(String(describing: first))")
             #expect(await eventually(within: 180) { server.metrics.watcherTotal == 0 }, "the watcher's place is free")
-            // Cut, not closed with a reason: what was buffered, then the end of the stream.
-            #expect(try await offThePool { try watcher.readsUntilClosed(within: .seconds(180)) }, "its connection was cut")
+            // Cut, not closed with a reason: what was buffered, then the end of the stream with
+            // no close frame before it.
+            let (close, ended) = try await offThePool {
+                (try watcher.webSocketClose(within: .seconds(180)), try watcher.readsUntilClosed(within: .seconds(1)))
+            }
+            #expect(close == nil, "closed with \(String(describing: close)), not cut")
+            #expect(ended, "its connection was cut")
         }
     }
 
