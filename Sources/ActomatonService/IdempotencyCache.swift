@@ -283,7 +283,9 @@ final class IdempotencyCache: Sendable {
     /// Ends a request begun with `.proceed`: keeps its response when `status` says what became
     /// of the action, or forgets the key.
     func finish(_ key: Key, status: Int, body: String) {
-        let keep = (200..<300).contains(status) || status == 400 || status == 422
+        // A 400 is not kept: the request was not read as an action, so nothing was decided, and
+        // the client may send it again mended under the same key (it was 422 for good).
+        let keep = (200..<300).contains(status) || status == 422
         let stored = Stored(status: status, body: body)
         let expires = now() + window
         let (waiters, kept): ([CheckedContinuation<Stored?, Never>], Bool) = state.withLock { state in

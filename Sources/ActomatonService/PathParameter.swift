@@ -31,6 +31,25 @@ enum PathParameter {
     }
 }
 
+extension PathParameter {
+    /// Whether `raw` (a path segment or a query, as it came) has a `%` not followed by two
+    /// hexadecimal digits.
+    static func hasBrokenEscape(_ raw: some StringProtocol) -> Bool {
+        let bytes = Array(raw.utf8)
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: "%") {
+                guard index + 2 < bytes.count, bytes[index + 1].hexadecimalDigitValue != nil,
+                      bytes[index + 2].hexadecimalDigitValue != nil else { return true }
+                index += 3
+            } else {
+                index += 1
+            }
+        }
+        return false
+    }
+}
+
 extension UInt8 {
     /// The value of this byte as a hexadecimal digit (`0`–`9`, `a`–`f`, `A`–`F`), or `nil`.
     var hexadecimalDigitValue: UInt8? {

@@ -332,7 +332,7 @@ public struct AccessMiddleware: RouterMiddleware {
             throw ServiceError.forbidden("the token's scopes do not allow this request (it needs \(need))")
         }
         guard limiter.admit(token.line) else {
-            throw ServiceError.overLimit("the token sent more than \(rate) requests in a second, its limit (--max-requests-per-second)",
+            throw ServiceError.overLimit("the token used up its \(rate) requests per second (bursts of up to \(rate)), its limit (--max-requests-per-second)",
                                          retryAfter: limiter.secondsUntilAdmitted(token.line))
         }
         var context = context

@@ -134,6 +134,10 @@ struct ServiceRoutes: Sendable {
     /// The value of the query parameter `name`, or `nil`; 400 when it is given more than once
     /// (`limit=1&limit=2000` was read as its first, without a word).
     static func queryValue(_ name: String, of request: Request) throws(ServiceError) -> String? {
+        // A broken escape is left as it came, and its `%` was then told to be no key character.
+        if let query = request.uri.query, PathParameter.hasBrokenEscape(query) {
+            throw .badRequest("the query has a % not followed by two hexadecimal digits")
+        }
         let values = request.uri.queryParameters.getAll(name)
         guard values.count <= 1 else { throw .badRequest("the query gives \(name) \(values.count) times; give it once") }
         return values.first
@@ -148,7 +152,8 @@ struct ServiceRoutes: Sendable {
         let after = try Self.queryValue("after", of: request).map { text throws(ServiceError) in try InstanceKey(text) }
         var limit = configuration.maxPageSize
         if let text = try Self.queryValue("limit", of: request) {
-            guard let value = Int(text), (1...configuration.maxPageSize).contains(value) else {
+            // Digits only: `+1` is no page size, though `Int` reads it.
+            guard text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let value = Int(text), (1...configuration.maxPageSize).contains(value) else {
                 throw ServiceError.badRequest("limit must be a number from 1 to \(configuration.maxPageSize)")
             }
             limit = value
@@ -439,6 +444,12 @@ struct ServiceRoutes: Sendable {
     static func action(from body: ByteBuffer, for address: InstanceAddress, of type: PluginType) throws -> PluginAction {
         guard let text = String(validating: body.readableBytesView, as: UTF8.self) else {
             throw ServiceError.badRequest("the request body is not valid UTF-8")
+        }
+        // RFC 8259, 8.1: JSON sent over a network has none; it is not whitespace, and the body
+        // was told to be no JSON object at all.
+        if text.unicodeScalars.first == "\u{FEFF}" {
+            throw ServiceError.badRequest("the request body starts with a UTF-8 byte order mark (EF BB BF), which JSON over HTTP does not have "
+                                          + "(RFC 8259, 8.1): send the object without it")
         }
         guard text.first(where: { !$0.isWhitespace }) == "{" else {
             throw ServiceError.badRequest(#"the request body must be a JSON object, as in {"action": "add", "args": [5]}"#)

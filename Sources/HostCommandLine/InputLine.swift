@@ -1,3 +1,4 @@
+import ActomatonHost
 import ActomatonPluginContract
 
 /// One line of input to `actomaton-host run` or `serve`, parsed.
@@ -77,7 +78,7 @@ public enum InputLine: Sendable, Hashable {
             } else {
                 plugin = first
                 guard let name = scanner.word() else {
-                    throw .syntax("expected an action name after the plugin name '\(first)'")
+                    throw .syntax("expected an action name after the plugin name '\(echo(first))'")
                 }
                 first = name
             }
@@ -217,15 +218,20 @@ private struct Scanner {
         let isInteger = word.unicodeScalars.count - digits.count <= 1 && !digits.isEmpty
             && digits.allSatisfy { "0123456789".unicodeScalars.contains($0) }
         if isInteger {
-            throw .syntax("argument \(position), \(word), is out of range of every integer type")
+            throw .syntax("argument \(position), \(echo(word)), is out of range of every integer type")
         }
         if isNumber, let x = Double(word) {
             guard x.isFinite else {
-                throw .syntax("argument \(position), \(word), is out of range: decimals are within ±1.8e308")
+                throw .syntax("argument \(position), \(echo(word)), is out of range: decimals are within ±1.8e308")
             }
-            return .float(x)
+            // `5.0` and `5e0` are the integer they write, exactly (a double past 2^53 may not be).
+            switch DecimalInteger.exact(word.utf8) {
+            case let .int(integer)?: return .int(integer)
+            case let .uint(integer)?: return .uint(integer)
+            case nil: return .float(x)
+            }
         }
-        throw .syntax("cannot read argument \(position), \(word): write strings in double quotes, as in \"\(word)\"")
+        throw .syntax("cannot read argument \(position), \(echo(word)): write strings in double quotes, as in \(quoted(word))")
     }
 
     /// A double-quoted string, with escapes.
@@ -299,7 +305,16 @@ extension Scanner {
     }
 }
 
-/// `text` in double quotes, escaped as an input line writes a string.
+/// `text` in double quotes, escaped as an input line writes a string: at most
+/// ``PluginLimits/maxEchoedActionBytes`` of it (whole characters), then how many bytes more
+/// there were, so that a message quoting what came stays short.
 func quoted(_ text: String) -> String {
-    PluginValue.string(text).description
+    let kept = text.prefix(utf8Bytes: PluginLimits.maxEchoedActionBytes)
+    guard kept.endIndex < text.endIndex else { return PluginValue.string(text).description }
+    return PluginValue.string(String(kept)).description + " … (\(text.utf8.count - kept.utf8.count) more bytes)"
+}
+
+/// A word of a line as a message quotes it: at most ``PluginLimits/maxEchoedActionBytes``.
+private func echo(_ word: String) -> String {
+    PluginLimits.echo(word)
 }

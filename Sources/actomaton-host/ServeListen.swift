@@ -94,7 +94,7 @@ struct NetworkOptions: ParsableArguments {
                                 valueName: "count"))
     var maxPageSize = ServiceConfiguration().maxPageSize
 
-    @Option(help: ArgumentHelp("Requests per second one token may send (0: no limit; at most 1000000000).", valueName: "count"))
+    @Option(help: ArgumentHelp("Requests per second one token may send, in bursts of up to as many (a token bucket; 0: no limit; at most 1000000000).", valueName: "count"))
     var maxRequestsPerSecond = ServiceConfiguration().maxRequestsPerSecond
 
     @Option(help: ArgumentHelp("Failed authentications one client address (an IPv6 address's /64) may make in a minute; "

@@ -380,6 +380,78 @@ import Testing
             #expect(try await client.get("/v1/machines/counter?limit=1000").status == .ok)
             #expect(try await client.get("/v1/machines/counter?limit=1001").status == .badRequest)
             #expect(try await client.get("/v1/machines/nope").status == .notFound)
+            // Regression (audit): `+1` was a page size (`Int` reads it); digits only now.
+            for limit in ["%2B1", "+1", "1.0", "-1", "1e2", "%201"] {
+                let odd = try await client.get("/v1/machines/counter?limit=\(limit)")
+                #expect(odd.status == .badRequest, "\(limit): \(odd.text)")
+                #expect(odd.text == #"{"error":"limit must be a number from 1 to 1000"}"#, "\(limit): \(odd.text)")
+            }
+            // Regression (audit): a broken escape in the query was told to be no key character.
+            for query in ["after=%ZZ", "after=a%2", "limit=%", "after=a&x=%G1"] {
+                let broken = try await client.get("/v1/machines/counter?\(query)")
+                #expect(broken.status == .badRequest, "\(query): \(broken.text)")
+                #expect(broken.text == #"{"error":"the query has a % not followed by two hexadecimal digits"}"#, "\(query): \(broken.text)")
+            }
+            #expect(try await client.get("/v1/machines/counter?after=%61&limit=%31").text == #"{"plugin":"counter","keys":["b"],"next":"b"}"#)
+        }
+    }
+
+    /// Regression (audit): an integer written with a fraction or an exponent was read as a
+    /// double, and past 2^53 the action applied another integer than the one sent
+    /// (`9007199254740993.0` added 9007199254740992). It is read from its digits now.
+    @Test func anIntegerWrittenAsADecimalIsAppliedExactly() async throws {
+        let server = makeServer()
+        try await server.makeApplication().test(.router) { client in
+            let exact = try await client.post("big", #"{"action": "add", "args": [9007199254740993.0]}"#)
+            #expect(exact.text.contains(#""state":{"count":9007199254740993}"#), "\(exact.text)")
+            let exponent = try await client.post("big", #"{"action": "add", "args": [-9.007199254740992e15]}"#)
+            #expect(exponent.text.contains(#""state":{"count":1}"#), "\(exponent.text)")
+            let large = try await client.post("big", #"{"action": "add", "args": [9.223372036854775806e18]}"#)
+            #expect(large.text.contains(#""state":{"count":9223372036854775807}"#), "\(large.text)")
+            let past = try await client.post("other", #"{"action": "add", "args": [9.223372036854775808e18]}"#)
+            #expect(past.status == .badRequest)
+            #expect(past.text == #"{"error":"plugin counter: argument 1 (amount) of 'add' is 9223372036854775808, out of range for int64 (-9223372036854775808...9223372036854775807)"}"#,
+                    "\(past.text)")
+            let fraction = try await client.post("other", #"{"action": "add", "args": [2.5]}"#)
+            #expect(fraction.text == #"{"error":"plugin counter: argument 1 (amount) of 'add' must be an int64, got the number 2.5"}"#, "\(fraction.text)")
+        }
+    }
+
+    /// Regression (audit): a refusal quoted all of what it refused: a 60,000-digit number made
+    /// a 60,155-byte error line. What a message quotes is cut at 1 KiB (whole characters) and
+    /// says how much more there was.
+    @Test func anErrorQuotesAtMostAKibibyteOfWhatCame() async throws {
+        let server = makeServer()
+        try await server.makeApplication().test(.router) { client in
+            // Two keys of this many bytes stay under the body's 64 KiB.
+            let count = 30_000
+            let digits = String(repeating: "1", count: count)
+            let bodies = [#"{"action": "add", "args": [\#(digits)]}"#, #"{"action": "add", "args": [-\#(digits)x]}"#,
+                          #"{"action": "add", "args": {"a\#(digits)": 1, "a\#(digits)": 2}}"#]
+            for body in bodies {
+                let refused = try await client.post("k", body)
+                #expect(refused.status == .badRequest)
+                #expect(refused.text.utf8.count < 1_400, "\(refused.text.prefix(200))")
+                #expect(refused.text.contains("… (\(count - 1024) more bytes)") || refused.text.contains("… (\(count + 1 - 1024) more bytes)"),
+                        "\(refused.text.suffix(300))")
+            }
+            // At the limit, all of it.
+            let kibibyte = String(repeating: "1", count: 1024)
+            let whole = try await client.post("k", #"{"action": "add", "args": [\#(kibibyte)]}"#)
+            #expect(whole.text.contains("the number \(kibibyte) is out of range"), "\(whole.text.prefix(200))")
+            #expect(!whole.text.contains("more bytes"))
+        }
+    }
+
+    /// Regression (audit): a body behind a UTF-8 byte order mark was told to be no JSON object.
+    @Test func aByteOrderMarkBeforeTheBodyIsNamed() async throws {
+        let server = makeServer()
+        try await server.makeApplication().test(.router) { client in
+            let marked = try await client.post("k", "\u{FEFF}{\"action\": \"increment\"}")
+            #expect(marked.status == .badRequest)
+            #expect(marked.text == #"{"error":"the request body starts with a UTF-8 byte order mark (EF BB BF), which JSON over HTTP does not have (RFC 8259, 8.1): send the object without it"}"#,
+                    "\(marked.text)")
+            #expect(try await client.get("/v1/machines/counter/k").status == .notFound)
         }
     }
 

@@ -242,7 +242,7 @@ import Testing
             for _ in 0..<3 { #expect(try await client.get("/v1/plugins", headers: bearer(Self.sender)).status == .ok) }
             let past = try await client.get("/v1/plugins", headers: bearer(Self.sender))
             #expect(past.status == .tooManyRequests)
-            #expect(past.text == #"{"error":"the token sent more than 3 requests in a second, its limit (--max-requests-per-second)"}"#)
+            #expect(past.text == #"{"error":"the token used up its 3 requests per second (bursts of up to 3), its limit (--max-requests-per-second)"}"#)
             // Regression (audit): a 429 said nothing of when to retry; a third of a second, rounded up.
             #expect(past.headers[.retryAfter] == "1")
             // Another token has its own bucket; time refills this one.

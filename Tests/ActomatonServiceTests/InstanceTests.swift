@@ -107,17 +107,34 @@ import Testing
             // The same key on another instance is another request.
             #expect(try await client.post("j", body, headers: key).headers[HTTPField.Name("Idempotent-Replayed")!] == nil)
 
-            // A refusal is kept too: it says what became of the action.
+            // Regression (audit): a 400 was kept, so a client that mended its request and sent it
+            // again under the same key was refused 422. A request not read as an action decided
+            // nothing: its key stays free, as after a 5xx or a 429.
             let badKey: HTTPFields = [HTTPField.Name("Idempotency-Key")!: "bad"]
-            let bad = try await client.post("i", #"{"action": "fly"}"#, headers: badKey)
-            #expect(bad.status == .badRequest)
-            #expect(try await client.post("i", #"{"action": "fly"}"#, headers: badKey).headers[HTTPField.Name("Idempotent-Replayed")!] == "true")
+            for broken in [#"{"action": "fly"}"#, #"{"action": "add", "args": ["ten"]}"#, "{bad", "\u{FEFF}{\"action\": \"add\", \"args\": [10]}"] {
+                let bad = try await client.post("i", broken, headers: badKey)
+                #expect(bad.status == .badRequest, "\(broken): \(bad.text)")
+                #expect(bad.headers[HTTPField.Name("Idempotent-Replayed")!] == nil, "\(broken)")
+            }
+            let mended = try await client.post("i", #"{"action": "add", "args": [1]}"#, headers: badKey)
+            #expect(mended.status == .ok, "\(mended.text)")
+            #expect(mended.headers[HTTPField.Name("Idempotent-Replayed")!] == nil)
+            #expect(mended.text.contains(#""seq":2,"action":"add","state":{"count":11}"#), "\(mended.text)")
+            #expect(try await client.post("i", #"{"action": "add", "args": [1]}"#, headers: badKey).headers[HTTPField.Name("Idempotent-Replayed")!] == "true")
+            // The plugin's refusal (422) is kept: the action was run, and said no.
+            let refusedKey: HTTPFields = [HTTPField.Name("Idempotency-Key")!: "refused"]
+            #expect(try await client.post("max", #"{"action": "add", "args": [9223372036854775807]}"#).status == .ok)
+            let refused = try await client.post("max", #"{"action": "increment"}"#, headers: refusedKey)
+            #expect(refused.status == .unprocessableContent, "\(refused.text)")
+            let refusedAgain = try await client.post("max", #"{"action": "increment"}"#, headers: refusedKey)
+            #expect(refusedAgain.status == .unprocessableContent && refusedAgain.text == refused.text)
+            #expect(refusedAgain.headers[HTTPField.Name("Idempotent-Replayed")!] == "true")
 
             // After the window the key is forgotten.
             time.advance(by: .seconds(61))
             let later = try await client.post("i", body, headers: key)
             #expect(later.headers[HTTPField.Name("Idempotent-Replayed")!] == nil)
-            #expect(later.text.contains(#""seq":2,"action":"add","state":{"count":20}"#))
+            #expect(later.text.contains(#""seq":3,"action":"add","state":{"count":21}"#), "\(later.text)")
 
             let tooLong = try await client.post("i", body, headers: [HTTPField.Name("Idempotency-Key")!: String(repeating: "x", count: 129)])
             #expect(tooLong.status == .badRequest)

@@ -126,6 +126,21 @@ struct InputLineTests {
         #expect(throws: InputLineError.syntax("argument 2, -1e309, is out of range: decimals are within ±1.8e308")) {
             try InputLine.parse("add_later 1 -1e309", namesPlugin: false)
         }
+        // Regression (audit): a message quoted all of a word, a megabyte of digits included.
+        let digits = String(repeating: "9", count: 5_000)
+        #expect(throws: InputLineError.syntax("argument 1, \(digits.prefix(1024)) … (3976 more bytes), is out of range of every integer type")) {
+            try InputLine.parse("add \(digits)", namesPlugin: false)
+        }
+        #expect(throws: InputLineError.syntax("argument 1, \(digits.prefix(1024)), is out of range of every integer type")) {
+            try InputLine.parse("add \(digits.prefix(1024))", namesPlugin: false)
+        }
+        // Regression (audit): an integral decimal past 2^53 was read as the double nearest to it,
+        // another integer (…993.0 was …992); it is the integer its digits write.
+        #expect(try InputLine.parse("add 9007199254740993.0 -9.007199254740993e15 +1.5e3 2.5 -0.0", namesPlugin: false)
+            == .action(plugin: nil, name: "add", arguments: .positional([.int(9_007_199_254_740_993), .int(-9_007_199_254_740_993),
+                                                                        .int(1500), .float(2.5), .float(-0.0)])))
+        #expect(try InputLine.parse(#"{"action": "add", "args": [9007199254740993.0, 1e19]}"#, namesPlugin: false)
+            == .action(plugin: nil, name: "add", arguments: .positional([.int(9_007_199_254_740_993), .uint(10_000_000_000_000_000_000)])))
     }
 
     @Test func jsonTrailingComma() {

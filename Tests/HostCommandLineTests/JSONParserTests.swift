@@ -15,7 +15,7 @@ struct JSONParserTests {
     @Test func values() throws {
         #expect(try JSONParser.parse(#" {"a": [1, -2, 3.5, 1e2, -0, true, false, null, "x\"\\\/\b\f\n\r\t\u0041"], "b": {}} "#)
             == .object([
-                ("a", .array([.int(1), .int(-2), .float(3.5), .float(100), .int(0), .bool(true), .bool(false), .null, .string("x\"\\/\u{8}\u{c}\n\r\tA")])),
+                ("a", .array([.int(1), .int(-2), .float(3.5), .int(100), .int(0), .bool(true), .bool(false), .null, .string("x\"\\/\u{8}\u{c}\n\r\tA")])),
                 ("b", .object([])),
             ]))
         #expect(try JSONParser.parse("[]") == .array([]))
@@ -24,6 +24,33 @@ struct JSONParserTests {
         #expect(try JSONParser.parse("9223372036854775808") == .uint(9_223_372_036_854_775_808))
         #expect(try JSONParser.parse("18446744073709551615") == .uint(.max))
         #expect(try JSONParser.parse("-9223372036854775808") == .int(.min))
+    }
+
+    /// Regression (audit): a number with a fraction or an exponent was read as a double, and an
+    /// integral one past 2^53 became another integer: `9007199254740993.0` was 9007199254740992,
+    /// which an int64 parameter took. An integral number is now read from its digits.
+    @Test func anIntegralNumberIsTheIntegerItsDigitsWrite() throws {
+        let exact: [(String, JSONValue)] = [
+            ("9007199254740993.0", .int(9_007_199_254_740_993)), ("9.007199254740993e15", .int(9_007_199_254_740_993)),
+            ("-9007199254740993.000", .int(-9_007_199_254_740_993)), ("5e0", .int(5)), ("1.5e3", .int(1500)), ("1500e-3", .float(1.5)), ("1000e-3", .int(1)),
+            ("15000E-4", .float(1.5)), ("0.5e1", .int(5)), ("9.223372036854775807e18", .int(.max)),
+            ("-9.223372036854775808e18", .int(.min)), ("9.223372036854775808e18", .uint(9_223_372_036_854_775_808)),
+            ("1.8446744073709551615e19", .uint(.max)), ("1e19", .uint(10_000_000_000_000_000_000)),
+            // Past the integers: a double, as before.
+            ("1.8446744073709551616e19", .float(18_446_744_073_709_551_616)), ("-9.223372036854775809e18", .float(-9_223_372_036_854_775_809)),
+            ("1e20", .float(1e20)), ("1e308", .float(1e308)), ("2.5", .float(2.5)), ("1e-3", .float(0.001)),
+            ("1.00000000000000000000000000001e0", .float(1)),
+        ]
+        for (text, value) in exact {
+            #expect(try JSONParser.parse(text) == value, "\(text)")
+        }
+        // Zero written with a fraction keeps its sign, as a double.
+        guard case let .float(negativeZero) = try JSONParser.parse("-0.0") else { Issue.record("-0.0"); return }
+        #expect(negativeZero == 0 && negativeZero.sign == .minus)
+        #expect(try JSONParser.parse("0e7") == .float(0))
+        // A huge exponent is read without overflow: out of range of every integer, a double.
+        #expect(try JSONParser.parse("1e-99999999999999999999999") == .float(0))
+        #expect(reason("1e99999999999999999999999") == .numberOutOfRange("1e99999999999999999999999"))
     }
 
     @Test func numbersRFC8259DoesNotAllow() {

@@ -56,13 +56,13 @@ public struct JSONParser {
             case .unexpectedEnd: "the text ends inside a value"
             case let .unexpected(scalar, expected): "expected \(expected), found \(Self.show(scalar))"
             case let .tooDeep(limit): "arrays and objects are nested deeper than \(limit) levels"
-            case let .invalidNumber(text): "\(text) is not a JSON number"
-            case let .numberOutOfRange(text): "the number \(text) is out of range (integers from -9223372036854775808 to 18446744073709551615, decimals within ±1.8e308)"
+            case let .invalidNumber(text): "\(PluginLimits.echo(text)) is not a JSON number"
+            case let .numberOutOfRange(text): "the number \(PluginLimits.echo(text)) is out of range (integers from -9223372036854775808 to 18446744073709551615, decimals within ±1.8e308)"
             case let .invalidEscape(text): "unknown escape \(text) in a string"
             case let .loneSurrogate(text): "\(text) is half of a UTF-16 surrogate pair"
             case let .controlCharacterInString(byte): "a control character (\(TerminalText.hexByte(byte))) in a string must be escaped"
             case .trailingComma: "a comma before the closing bracket"
-            case let .duplicateKey(key): "the key \"\(key)\" appears twice"
+            case let .duplicateKey(key): "the key \(quoted(key)) appears twice"
             case .trailingText: "more text after the JSON value"
             }
             return "\(what) (column \(offset + 1))"
@@ -250,7 +250,12 @@ public struct JSONParser {
             throw fail(.numberOutOfRange(text), at: start)
         }
         guard let value = Double(text), value.isFinite else { throw fail(.numberOutOfRange(text), at: start) }
-        return .float(value)
+        // `5.0` and `5e0` are the integer they write, exactly (a double past 2^53 may not be).
+        switch DecimalInteger.exact(bytes[start..<index]) {
+        case let .int(integer)?: return .int(integer)
+        case let .uint(integer)?: return .uint(integer)
+        case nil: return .float(value)
+        }
     }
 
     private mutating func string() throws(Error) -> String {

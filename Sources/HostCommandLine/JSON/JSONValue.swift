@@ -1,18 +1,19 @@
 /// A JSON value (RFC 8259), as ``JSONParser`` reads it.
 ///
-/// Numbers keep their kind: an integer literal (no fraction, no exponent) is ``int(_:)`` or, when
-/// it does not fit an `Int64`, ``uint(_:)``; any other number is ``float(_:)``. Object members
-/// keep their order.
+/// Numbers keep their kind: a number whose text writes a nonzero integer — `5`, but also `5.0`,
+/// `5e0` or `1.5e3`, read from its digits — is ``int(_:)`` or, when it does not fit an `Int64`,
+/// ``uint(_:)``; any other number (with a fraction, zero written with a fraction or an exponent,
+/// or past `UInt64.max`) is ``float(_:)``. Object members keep their order.
 public enum JSONValue: Sendable, Hashable {
     /// `null`.
     case null
     /// `true` or `false`.
     case bool(Bool)
-    /// An integer literal that fits an `Int64`.
+    /// An integer that fits an `Int64`.
     case int(Int64)
-    /// An integer literal above `Int64.max` that fits a `UInt64`.
+    /// An integer above `Int64.max` that fits a `UInt64`.
     case uint(UInt64)
-    /// A number with a fraction or an exponent.
+    /// Any other number: one with a fraction, past `UInt64.max`, or zero written with a fraction or an exponent.
     case float(Double)
     /// A string.
     case string(String)
