@@ -60,7 +60,7 @@ components:
       properties:
         action: {type: string}
         args:
-          description: "Positional or named, checked against the action's parameters: an integer parameter takes an integral number in its range (5, or 5.0 and 5e0 up to 2^53), a floating-point one any number, a string at most 1 MiB without NUL."
+          description: "Positional or named, checked against the action's parameters: an integer parameter takes an integral number in its range (5, 5.0, 5e0 or 1.5e3: the integer its digits write, exactly), a floating-point one any number, a string at most 1 MiB without NUL."
           oneOf:
             - type: array
               items: {type: [number, boolean, string]}
