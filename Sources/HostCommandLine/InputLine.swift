@@ -108,7 +108,7 @@ public enum InputLine: Sendable, Hashable {
     private static func json(_ text: String, namesPlugin: Bool) throws(InputLineError) -> InputLine {
         let members: [(key: String, value: JSONValue)]
         do {
-            guard case let .object(object) = try JSONParser.parse(text) else {
+            guard case let .object(object) = try JSONParser.parse(text, keepingFractions: true) else {
                 throw InputLineError.jsonShape("a JSON line must be an object, as in {\"action\": \"add\", \"args\": [5]}")
             }
             members = object
@@ -225,10 +225,16 @@ private struct Scanner {
                 throw .syntax("argument \(position), \(echo(word)), is out of range: decimals are within ±1.8e308")
             }
             // `5.0` and `5e0` are the integer they write, exactly (a double past 2^53 may not be).
-            switch DecimalInteger.exact(word.utf8) {
-            case let .int(integer)?: return .int(integer)
-            case let .uint(integer)?: return .uint(integer)
-            case nil: return .float(x)
+            switch DecimalText.read(word.utf8) {
+            case let .int(integer): return .int(integer)
+            case let .uint(integer): return .uint(integer)
+            case .zero, .beyondIntegers: return .float(x)
+            case .fraction:
+                // `2.0000000000000001` and `1e-400`: an integer parameter would take 2 and 0.
+                guard !DecimalText.losesTheFraction(x) else {
+                    throw .syntax("argument \(position), \(echo(word)), has a fraction that a double cannot keep: it would be read as \(x)")
+                }
+                return .float(x)
             }
         }
         throw .syntax("cannot read argument \(position), \(echo(word)): write strings in double quotes, as in \(quoted(word))")

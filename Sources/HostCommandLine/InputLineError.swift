@@ -26,7 +26,9 @@ public enum InputLineError: Error, Sendable, Hashable, CustomStringConvertible {
         case let .invalidUTF8(offset): "the line is not valid UTF-8 (a bad byte at column \(offset + 1))"
         case let .nulCharacter(offset): "the line holds a NUL character (column \(offset + 1)); NUL cannot be sent"
         case let .syntax(message): message
-        case let .json(error): "not valid JSON: \(error)"
+        case let .json(error):
+            // Valid JSON, whose number an argument cannot be.
+            if case .fractionLost = error.reason { error.description } else { "not valid JSON: \(error)" }
         case let .jsonShape(message): message
         case let .unreadable(reason): "cannot read the input: \(reason); nothing from here on was read"
         }

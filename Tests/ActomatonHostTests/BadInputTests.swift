@@ -272,7 +272,10 @@ struct BadInputTests {
         #expect(past?.description.contains("must be an int64, got the number") == true, "\(past?.description ?? "")")
         let unsigned = await #expect(throws: PluginCallError.self) { try await counter.send("start", [.float(4_294_967_296)]) }
         #expect(unsigned?.description.hasSuffix("out of range for uint32 (0...4294967295)") == true, "\(unsigned?.description ?? "")")
-        for bad in [Double.infinity, .nan, 2.5, 1e19] {
+        let pastInt64 = await #expect(throws: PluginCallError.self) { try await counter.send("add", [.float(1e19)]) }
+        #expect(pastInt64?.description.hasSuffix("is 1e+19, out of range for int64 (-9223372036854775808...9223372036854775807)") == true,
+                "\(pastInt64?.description ?? "")")
+        for bad in [Double.infinity, .nan, 2.5, 1e17] {
             let refused = await #expect(throws: PluginCallError.self) { try await counter.send("add", [.float(bad)]) }
             #expect(refused?.description.contains("must be an int64, got the number") == true, "\(bad): \(refused?.description ?? "")")
         }

@@ -412,6 +412,10 @@ import Testing
             #expect(past.status == .badRequest)
             #expect(past.text == #"{"error":"plugin counter: argument 1 (amount) of 'add' is 9223372036854775808, out of range for int64 (-9223372036854775808...9223372036854775807)"}"#,
                     "\(past.text)")
+            // A fraction the double loses is refused, not applied as the whole number left.
+            let lost = try await client.post("other", #"{"action": "add", "args": [2.0000000000000001]}"#)
+            #expect(lost.text == #"{"error":"the number 2.0000000000000001 has a fraction that a double cannot keep: it would be read as 2.0 (column 28)"}"#,
+                    "\(lost.text)")
             let fraction = try await client.post("other", #"{"action": "add", "args": [2.5]}"#)
             #expect(fraction.text == #"{"error":"plugin counter: argument 1 (amount) of 'add' must be an int64, got the number 2.5"}"#, "\(fraction.text)")
         }

@@ -139,6 +139,19 @@ struct InputLineTests {
         #expect(try InputLine.parse("add 9007199254740993.0 -9.007199254740993e15 +1.5e3 2.5 -0.0", namesPlugin: false)
             == .action(plugin: nil, name: "add", arguments: .positional([.int(9_007_199_254_740_993), .int(-9_007_199_254_740_993),
                                                                         .int(1500), .float(2.5), .float(-0.0)])))
+        // Regression (audit): a fraction the nearest double loses was applied as the whole
+        // number left (`2.0000000000000001` as 2, `1e-400` as 0); it is refused, in both forms.
+        #expect(throws: InputLineError.syntax("argument 2, 2.0000000000000001, has a fraction that a double cannot keep: it would be read as 2.0")) {
+            try InputLine.parse("add_later 1 2.0000000000000001", namesPlugin: false)
+        }
+        #expect(throws: InputLineError.syntax("argument 1, 1e-400, has a fraction that a double cannot keep: it would be read as 0.0")) {
+            try InputLine.parse("add 1e-400", namesPlugin: false)
+        }
+        #expect(throws: InputLineError.json(JSONParser.Error(reason: .fractionLost("1e-400", readAs: 0), offset: 27))) {
+            try InputLine.parse(#"{"action": "add", "args": [1e-400]}"#, namesPlugin: false)
+        }
+        #expect(try InputLine.parse("add_later 1 1e-320", namesPlugin: false)
+            == .action(plugin: nil, name: "add_later", arguments: .positional([.int(1), .float(1e-320)])))
         #expect(try InputLine.parse(#"{"action": "add", "args": [9007199254740993.0, 1e19]}"#, namesPlugin: false)
             == .action(plugin: nil, name: "add", arguments: .positional([.int(9_007_199_254_740_993), .uint(10_000_000_000_000_000_000)])))
     }

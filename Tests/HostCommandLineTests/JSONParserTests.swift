@@ -51,6 +51,18 @@ struct JSONParserTests {
         // A huge exponent is read without overflow: out of range of every integer, a double.
         #expect(try JSONParser.parse("1e-99999999999999999999999") == .float(0))
         #expect(reason("1e99999999999999999999999") == .numberOutOfRange("1e99999999999999999999999"))
+        // Keeping fractions, a fraction the double loses entirely is refused; a double's own
+        // text, whose fraction the double keeps, never is.
+        for (text, double) in [("2.0000000000000001", 2.0), ("1e-400", 0), ("-0.1e-999", -0.0), ("12345678901234567.5", 12_345_678_901_234_568)] {
+            #expect(throws: JSONParser.Error(reason: .fractionLost(text, readAs: double), offset: 1)) {
+                try JSONParser.parse("[\(text)]", keepingFractions: true)
+            }
+        }
+        for text in ["0.1", "2.0000000000000004", "1e-320", "4.9e-324", "0.30000000000000004", "1.7976931348623157e308", "-0.0", "5.0"] {
+            #expect((try? JSONParser.parse(text, keepingFractions: true)) != nil, "\(text)")
+        }
+        #expect(JSONParser.Error(reason: .fractionLost("1e-400", readAs: 0), offset: 0).description
+            == "the number 1e-400 has a fraction that a double cannot keep: it would be read as 0.0 (column 1)")
     }
 
     @Test func numbersRFC8259DoesNotAllow() {

@@ -181,7 +181,10 @@ public final class Plugin: Sendable {
             // JSON has one kind of number: an integer written `1.0` or `1e2` (as some encoders
             // write every number) is that integer; one with a fraction is not, nor one past 2^53,
             // which a double may hold as another integer than the one written (…993.0 is …992).
-            guard x.isFinite, x.rounded(.towardZero) == x, x.magnitude <= 9_007_199_254_740_992 else { throw .wrongKind }
+            guard x.isFinite, x.rounded(.towardZero) == x else { throw .wrongKind }
+            // Past every int64 (lines and JSON give the integers below it as `.int` or `.uint`).
+            guard x.magnitude < 0x1p63 else { throw .outOfRange }
+            guard x.magnitude <= 9_007_199_254_740_992 else { throw .wrongKind }
             return try check(.int(Int64(x)), against: type)
         default:
             throw .wrongKind

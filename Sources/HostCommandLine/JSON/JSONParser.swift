@@ -36,6 +36,9 @@ public struct JSONParser {
             case invalidNumber(String)
             /// An integer beyond `UInt64` or below `Int64.min`, or a number beyond `Double`'s range.
             case numberOutOfRange(String)
+            /// A number with a fraction that the nearest double loses (`2.0000000000000001` is
+            /// 2, `1e-400` is 0), when the parser keeps fractions (``JSONParser/parse(_:keepingFractions:)``).
+            case fractionLost(String, readAs: Double)
             /// A `\` escape that is not one of RFC 8259's.
             case invalidEscape(String)
             /// A `\u` escape of half a surrogate pair.
@@ -58,6 +61,7 @@ public struct JSONParser {
             case let .tooDeep(limit): "arrays and objects are nested deeper than \(limit) levels"
             case let .invalidNumber(text): "\(PluginLimits.echo(text)) is not a JSON number"
             case let .numberOutOfRange(text): "the number \(PluginLimits.echo(text)) is out of range (integers from -9223372036854775808 to 18446744073709551615, decimals within ±1.8e308)"
+            case let .fractionLost(text, double): "the number \(PluginLimits.echo(text)) has a fraction that a double cannot keep: it would be read as \(double)"
             case let .invalidEscape(text): "unknown escape \(text) in a string"
             case let .loneSurrogate(text): "\(text) is half of a UTF-16 surrogate pair"
             case let .controlCharacterInString(byte): "a control character (\(TerminalText.hexByte(byte))) in a string must be escaped"
@@ -77,13 +81,22 @@ public struct JSONParser {
     private var index = 0
     private var depth = 0
 
-    private init(_ bytes: [UInt8]) {
+    private let keepsFractions: Bool
+
+    private init(_ bytes: [UInt8], keepingFractions: Bool) {
         self.bytes = bytes
+        keepsFractions = keepingFractions
     }
 
     /// Parses `text`, which must hold exactly one JSON value (with whitespace around it).
-    public static func parse(_ text: String) throws(Error) -> JSONValue {
-        var parser = JSONParser(Array(text.utf8))
+    ///
+    /// A number whose text writes an integer is one, read from its digits (`5.0` and `1.5e3`
+    /// are ``JSONValue/int(_:)``). With `keepingFractions`, a number with a fraction that the
+    /// nearest double would lose entirely (`2.0000000000000001`, `1e-400`: the double is a whole
+    /// number) is refused (``Error/Reason/fractionLost(_:readAs:)``): an integer parameter would
+    /// take it as another number than the one sent. No double's own text is one of those.
+    public static func parse(_ text: String, keepingFractions: Bool = false) throws(Error) -> JSONValue {
+        var parser = JSONParser(Array(text.utf8), keepingFractions: keepingFractions)
         let value = try parser.value()
         parser.skipWhitespace()
         guard parser.index == parser.bytes.count else { throw Error(reason: .trailingText, offset: parser.index) }
@@ -251,10 +264,13 @@ public struct JSONParser {
         }
         guard let value = Double(text), value.isFinite else { throw fail(.numberOutOfRange(text), at: start) }
         // `5.0` and `5e0` are the integer they write, exactly (a double past 2^53 may not be).
-        switch DecimalInteger.exact(bytes[start..<index]) {
-        case let .int(integer)?: return .int(integer)
-        case let .uint(integer)?: return .uint(integer)
-        case nil: return .float(value)
+        switch DecimalText.read(bytes[start..<index]) {
+        case let .int(integer): return .int(integer)
+        case let .uint(integer): return .uint(integer)
+        case .zero, .beyondIntegers: return .float(value)
+        case .fraction:
+            if keepsFractions, DecimalText.losesTheFraction(value) { throw fail(.fractionLost(text, readAs: value), at: start) }
+            return .float(value)
         }
     }
 
