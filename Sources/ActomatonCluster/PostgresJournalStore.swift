@@ -432,12 +432,13 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
             for row in results[2].rows {
                 let (key, action, args, due, interval, id, queue, policy, maxCount)
                     = try row.decode((Int64, String, ByteBuffer, Int64, Int64?, String?, String?, Int64?, Int64?).self)
-                guard let arguments = ArgumentCoding.decode(Self.array(args)) else {
-                    throw PluginJournalError.Reason.badRecord("the arguments of timer \(key)")
-                }
-                recovery.timers.append(JournaledTimer(
-                    key: key, plugin: name, action: action, arguments: arguments, due: due, interval: interval,
-                    options: JournaledTimer.options(id: id, queue: queue, policy: policy ?? 0, maxCount: maxCount ?? 0)))
+                // Unreadable, it is reported and ended, as a timer whose interval is impossible is.
+                let arguments = ArgumentCoding.decode(Self.array(args))
+                var timer = JournaledTimer(
+                    key: key, plugin: name, action: action, arguments: arguments ?? [], due: due, interval: interval,
+                    options: JournaledTimer.options(id: id, queue: queue, policy: policy ?? 0, maxCount: maxCount ?? 0))
+                timer.unreadableArguments = arguments == nil
+                recovery.timers.append(timer)
             }
             try recovery.check(name: name)
             recovery.actions = try actionsReading(of: name, after: recovery.snapshots.first?.sequence ?? 0)
@@ -451,10 +452,9 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
             """).rows
         return try rows.map { row in
             let (seq, version, action, args) = try row.decode((Int64, String, String, ByteBuffer).self)
-            guard let arguments = ArgumentCoding.decode(Self.array(args)) else {
-                throw PluginJournalError.Reason.badRecord("the arguments of action #\(seq)")
-            }
-            return JournaledAction(sequence: seq, version: version, action: action, arguments: arguments)
+            // Unreadable, it is reported as an action that cannot be replayed; the others replay.
+            let arguments = ArgumentCoding.decode(Self.array(args))
+            return JournaledAction(sequence: seq, version: version, action: action, arguments: arguments ?? [], unreadableArguments: arguments == nil)
         }
     }
 

@@ -278,6 +278,35 @@ struct JournalTests {
         #expect(try await counter.describe() == #"{"count":4}"#)
     }
 
+    /// Regression (audit): an action whose arguments are not the host's coding (`x'ff'`, an
+    /// edited database) stopped the whole plugin from loading — "its state cannot be brought
+    /// back", then "no plugin named 'counter'" — while an unknown action cost only itself. It
+    /// is reported as one that cannot be replayed, and the rest replays.
+    @Test func anActionWhoseArgumentsCannotBeReadIsReportedAndTheRestReplays() async throws {
+        let (directory, path) = try databasePath()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let journal = try PluginJournal(path: path)
+            let counter = try await PluginHost(journal: journal).load(path: plugin("CounterPlugin"))
+            for amount in 1...3 { try await counter.send("add", [.int(Int64(amount))]) }
+            journal.close()
+        }
+        for blob in ["x'ff'", "x'0205'"] {
+            tamper(path, "UPDATE actions SET args = \(blob) WHERE seq = 2")
+            let journal = try PluginJournal(path: path)
+            let host = PluginHost(journal: journal)
+            let counter = try await host.load(path: plugin("CounterPlugin"))
+            let reports = await host.takeJournalReports()
+            #expect(reports == [
+                "counter: journaled action #2 'add (arguments unreadable)' (version 1.0.0) cannot be replayed: \(JournaledAction.unreadableReason)",
+            ], "\(blob): \(reports)")
+            #expect(try await counter.describe() == #"{"count":4}"#, "\(blob)")
+            #expect(try journal.journaledActions(of: "counter").map(\.text) == ["add 1", "add (arguments unreadable)", "add 3"], "\(blob)")
+            journal.close()
+            withExtendedLifetime(counter) {}
+        }
+    }
+
     /// Many actions that no longer match: the first three get a line each, one line counts
     /// the rest.
     @Test func manyActionsThatNoLongerMatchAreSummarised() async throws {
@@ -361,6 +390,8 @@ struct JournalTests {
             ("interval = 9223372036854775000", "its interval, 9223372036854775000 ms, is not from 1 to \(limit) ms"),
             ("due = -1", "its due time, -1 ms after 1970, is not from 0 to \(limit) ms from now"),
             ("due = 9223372036854775807", "its due time, 9223372036854775807 ms after 1970, is not from 0 to \(limit) ms from now"),
+            // Regression (audit): unreadable arguments stopped the whole plugin from loading.
+            ("args = x'ff'", JournaledAction.unreadableReason),
         ]
         for (sql, why) in cases {
             try? FileManager.default.removeItem(atPath: path)

@@ -61,6 +61,9 @@ public struct JournaledTimer: Sendable, Hashable {
     public var action: String
     /// The action's arguments, in order.
     public var arguments: [PluginValue]
+    /// Whether the row's arguments were bytes that are not the host's coding (a database
+    /// edited or damaged): ``arguments`` is then empty, and the timer is not armed again.
+    public var unreadableArguments = false
     /// When it fires next, in milliseconds since 1970 (wall clock).
     public var due: Int64
     /// Its interval in milliseconds for a repeating action; `nil` for a delayed one.
@@ -105,19 +108,31 @@ public struct JournaledAction: Sendable, Hashable {
     public var action: String
     /// The action's arguments, in order.
     public var arguments: [PluginValue]
+    /// Whether the row's arguments were bytes that are not the host's coding (a database
+    /// edited or damaged): ``arguments`` is then empty, and the action is reported as one that
+    /// cannot be replayed, as an unknown action is, while the others replay.
+    public var unreadableArguments: Bool
 
     /// Creates an action as a store read it.
-    public init(sequence: Int64, version: String, action: String, arguments: [PluginValue]) {
+    public init(sequence: Int64, version: String, action: String, arguments: [PluginValue], unreadableArguments: Bool = false) {
         self.sequence = sequence
         self.version = version
         self.action = action
         self.arguments = arguments
+        self.unreadableArguments = unreadableArguments
     }
 
-    /// The action as an input line writes it: `add 5`.
+    /// The action as an input line writes it: `add 5` (`add (arguments unreadable)`).
     public var text: String {
-        ([action] + arguments.map(\.description)).joined(separator: " ")
+        if unreadableArguments { return "\(action) \(Self.unreadableNote)" }
+        return ([action] + arguments.map(\.description)).joined(separator: " ")
     }
+
+    /// What stands for arguments that cannot be read, in ``text``.
+    public static let unreadableNote = "(arguments unreadable)"
+
+    /// Why an action or a timer whose arguments cannot be read is not run.
+    public static let unreadableReason = "its arguments are bytes that are not the host's coding of arguments (the database was edited or damaged)"
 }
 
 /// A snapshot of a plugin's state in the journal.

@@ -257,14 +257,14 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
                 """)
             timers.bind(.text(name))
             while try timers.step() {
-                guard let arguments = ArgumentCoding.decode(timers.blob(2)) else {
-                    throw PluginJournalError.Reason.badRecord("the arguments of timer \(timers.integer(0))")
-                }
+                // Unreadable, it is reported and ended, as a timer whose interval is impossible is.
+                let arguments = ArgumentCoding.decode(timers.blob(2))
                 recovery.timers.append(JournaledTimer(
-                    key: timers.integer(0), plugin: name, action: timers.text(1), arguments: arguments, due: timers.integer(3),
+                    key: timers.integer(0), plugin: name, action: timers.text(1), arguments: arguments ?? [], due: timers.integer(3),
                     interval: timers.isNull(4) ? nil : timers.integer(4),
                     options: JournaledTimer.options(id: timers.isNull(5) ? nil : timers.text(5), queue: timers.isNull(6) ? nil : timers.text(6),
                                                     policy: timers.integer(7), maxCount: timers.integer(8))))
+                recovery.timers[recovery.timers.count - 1].unreadableArguments = arguments == nil
             }
             try recovery.check(name: name)
             return recovery
@@ -277,10 +277,10 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
         statement.bind(.text(name), .integer(sequence))
         var actions: [JournaledAction] = []
         while try statement.step() {
-            guard let arguments = ArgumentCoding.decode(statement.blob(3)) else {
-                throw PluginJournalError.Reason.badRecord("the arguments of action #\(statement.integer(0))")
-            }
-            actions.append(JournaledAction(sequence: statement.integer(0), version: statement.text(1), action: statement.text(2), arguments: arguments))
+            // Unreadable, it is reported as an action that cannot be replayed; the others replay.
+            let arguments = ArgumentCoding.decode(statement.blob(3))
+            actions.append(JournaledAction(sequence: statement.integer(0), version: statement.text(1), action: statement.text(2),
+                                           arguments: arguments ?? [], unreadableArguments: arguments == nil))
         }
         return actions
     }

@@ -45,18 +45,25 @@ extension PluginMachine {
         var unreplayed = 0
         var lastUnreplayed: Int64 = 0
         for journaled in actions {
-            do throws(PluginCallError) {
-                let action = try plugin.action(journaled.action, journaled.arguments)
-                if case let .failure(reason) = runtime.perform(action) { throw PluginCallError(reason, plugin: name) }
-            } catch {
-                // The first few each get a line; the rest, one line in all.
-                if unreplayed < Self.replayProblemsShown {
-                    problems.append("\(name): journaled action #\(journaled.sequence) '\(journaled.text.cut(utf8Bytes: Self.maxReportedBytes))' "
-                                    + "(version \(journaled.version)) cannot be replayed: \(error.reason.description.cut(utf8Bytes: Self.maxReportedBytes))")
+            let why: String
+            if journaled.unreadableArguments {
+                why = JournaledAction.unreadableReason
+            } else {
+                do throws(PluginCallError) {
+                    let action = try plugin.action(journaled.action, journaled.arguments)
+                    if case let .failure(reason) = runtime.perform(action) { throw PluginCallError(reason, plugin: name) }
+                    continue
+                } catch {
+                    why = error.reason.description
                 }
-                unreplayed += 1
-                lastUnreplayed = journaled.sequence
             }
+            // The first few each get a line; the rest, one line in all.
+            if unreplayed < Self.replayProblemsShown {
+                problems.append("\(name): journaled action #\(journaled.sequence) '\(journaled.text.cut(utf8Bytes: Self.maxReportedBytes))' "
+                                + "(version \(journaled.version)) cannot be replayed: \(why.cut(utf8Bytes: Self.maxReportedBytes))")
+            }
+            unreplayed += 1
+            lastUnreplayed = journaled.sequence
         }
         if unreplayed > Self.replayProblemsShown {
             problems.append("\(name): \(unreplayed - Self.replayProblemsShown) more journaled actions, up to #\(lastUnreplayed), cannot be "
@@ -76,6 +83,12 @@ extension PluginMachine {
         for timer in recovery.timers {
             let action: PluginAction
             do throws(PluginCallError) {
+                guard !timer.unreadableArguments else {
+                    problems.append("\(name): a journaled timer for '\(timer.action.cut(utf8Bytes: Self.maxReportedBytes))' cannot be armed again: "
+                                    + JournaledAction.unreadableReason)
+                    journal.append(epoch: journalEpoch, .timerEnded(key: timer.key, plugin: timer.plugin))
+                    continue
+                }
                 action = try plugin.action(timer.action, timer.arguments)
                 if let why = Self.unusableTiming(of: timer, now: now) {
                     problems.append("\(name): a journaled timer for '\(timer.action.cut(utf8Bytes: Self.maxReportedBytes))' cannot be armed again: \(why)")
