@@ -438,6 +438,7 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
                     key: key, plugin: name, action: action, arguments: arguments ?? [], due: due, interval: interval,
                     options: JournaledTimer.options(id: id, queue: queue, policy: policy ?? 0, maxCount: maxCount ?? 0))
                 timer.unreadableArguments = arguments == nil
+                timer.unreadableQueue = queue != nil && timer.options.queue == nil
                 recovery.timers.append(timer)
             }
             try recovery.check(name: name)

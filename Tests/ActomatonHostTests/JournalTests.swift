@@ -392,6 +392,10 @@ struct JournalTests {
             ("due = 9223372036854775807", "its due time, 9223372036854775807 ms after 1970, is not from 0 to \(limit) ms from now"),
             // Regression (audit): unreadable arguments stopped the whole plugin from loading.
             ("args = x'ff'", JournaledAction.unreadableReason),
+            // Regression (audit): a queue policy no host writes was dropped, and the timer armed without its queue.
+            ("queue = 'q', policy = 99, max_count = 1", JournaledTimer.unreadableQueueReason),
+            ("queue = 'q', policy = 1, max_count = -1", JournaledTimer.unreadableQueueReason),
+            ("queue = 'q', policy = 1, max_count = 0", JournaledTimer.unreadableQueueReason),
         ]
         for (sql, why) in cases {
             try? FileManager.default.removeItem(atPath: path)

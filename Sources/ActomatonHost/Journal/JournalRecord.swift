@@ -64,6 +64,9 @@ public struct JournaledTimer: Sendable, Hashable {
     /// Whether the row's arguments were bytes that are not the host's coding (a database
     /// edited or damaged): ``arguments`` is then empty, and the timer is not armed again.
     public var unreadableArguments = false
+    /// Whether the row names a queue whose policy or count no host writes (a database edited
+    /// or damaged): the timer is not armed again, rather than armed without its queue.
+    public var unreadableQueue = false
     /// When it fires next, in milliseconds since 1970 (wall clock).
     public var due: Int64
     /// Its interval in milliseconds for a repeating action; `nil` for a delayed one.
@@ -85,13 +88,18 @@ public struct JournaledTimer: Sendable, Hashable {
 }
 
 extension JournaledTimer {
+    /// Why a timer whose queue cannot be read is not armed again.
+    public static let unreadableQueueReason = "its queue's policy or count is not one a host writes (the database was edited or damaged)"
+
     /// A timer's effect options as a store keeps them: its effect ID, and its queue's name,
     /// policy (the contract's number) and capacity; no queue when the name is `nil` or the
-    /// policy is not one of the contract's.
+    /// policy is not one of the contract's (``unreadableQueue`` then says so).
     public static func options(id: String?, queue: String?, policy: Int64, maxCount: Int64) -> PluginEffectOptions {
         var options = PluginEffectOptions()
         options.id = id
-        if let queue, let policy = PluginQueuePolicy(abiPolicy: UInt32(clamping: policy), maxCount: Int(clamping: maxCount)) {
+        // A plugin asks for a count from 1 to UInt32.max (`max_count`); no host writes another.
+        if let queue, (1...Int64(UInt32.max)).contains(maxCount),
+           let policy = PluginQueuePolicy(abiPolicy: UInt32(clamping: policy), maxCount: Int(maxCount)) {
             options.queue = .init(name: queue, policy: policy)
         }
         return options

@@ -265,6 +265,7 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
                     options: JournaledTimer.options(id: timers.isNull(5) ? nil : timers.text(5), queue: timers.isNull(6) ? nil : timers.text(6),
                                                     policy: timers.integer(7), maxCount: timers.integer(8))))
                 recovery.timers[recovery.timers.count - 1].unreadableArguments = arguments == nil
+                recovery.timers[recovery.timers.count - 1].unreadableQueue = !timers.isNull(6) && recovery.timers.last?.options.queue == nil
             }
             try recovery.check(name: name)
             return recovery

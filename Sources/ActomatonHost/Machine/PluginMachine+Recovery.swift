@@ -83,9 +83,9 @@ extension PluginMachine {
         for timer in recovery.timers {
             let action: PluginAction
             do throws(PluginCallError) {
-                guard !timer.unreadableArguments else {
+                guard !timer.unreadableArguments, !timer.unreadableQueue else {
                     problems.append("\(name): a journaled timer for '\(timer.action.cut(utf8Bytes: Self.maxReportedBytes))' cannot be armed again: "
-                                    + JournaledAction.unreadableReason)
+                                    + (timer.unreadableArguments ? JournaledAction.unreadableReason : JournaledTimer.unreadableQueueReason))
                     journal.append(epoch: journalEpoch, .timerEnded(key: timer.key, plugin: timer.plugin))
                     continue
                 }
