@@ -484,6 +484,14 @@ struct Run: AsyncParsableCommand {
                     printError(error)
                     failed = true
                     if !keepGoing {
+                        // Said, not dropped without a word: the delayed and repeating actions a
+                        // run at its end would wait for.
+                        let pending = await machine.runningEffectCount
+                        if pending > 0 {
+                            let kept = journal == nil ? "" : "; their timers stay in the journal, armed again at the next start"
+                            printError(Message("stopped at this line (--keep-going goes on past a bad line): \(pending) effect\(pending == 1 ? "" : "s") "
+                                               + "still running or waiting \(pending == 1 ? "is" : "are") not run\(kept)"))
+                        }
                         finishErrors()
                         throw ExitCode.failure
                     }

@@ -522,6 +522,22 @@ struct CommandLineTests {
 
     private var counterArguments: [String] { ["run", "\(pluginDirectory)/libCounterPlugin.so", "--print", "summary"] }
 
+    /// Regression (audit): `run` stopping at a bad line dropped the delayed actions it would
+    /// have waited for at the end of its input, without a word.
+    @Test func stoppingAtABadLineSaysWhatIsNotRun() async throws {
+        let run = try await host(counterArguments, input: "add_later 1 60\nstart 60000\nbogus\nadd 5\n")
+        #expect(run.status == 1)
+        let lines = run.errors.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2, "\(run.errors)")
+        #expect(lines.first?.hasPrefix("error: <stdin>:3: unknown action 'bogus'") == true, "\(run.errors)")
+        #expect(lines.last == "error: stopped at this line (--keep-going goes on past a bad line): 2 effects still running or waiting are not run",
+                "\(run.errors)")
+        #expect(!run.output.contains("add 5"))
+        // Nothing pending: only the bad line.
+        let plain = try await host(counterArguments, input: "add 1\nbogus\n")
+        #expect(plain.status == 1 && plain.errors.split(separator: "\n").count == 1, "\(plain.errors)")
+    }
+
     /// A CRLF script with a byte order mark runs like its LF twin: every line, every directive.
     @Test func crlfScriptsWithAByteOrderMarkRun() async throws {
         let script = "\u{FEFF}add 2\r\n# a comment\r\n:state\r\n{\"action\": \"add\", \"args\": [3]}\r\n:idle\r\n:state\r\n"
