@@ -1,6 +1,7 @@
 @testable import ActomatonHost
 import HostCommandLine
 import Clocks
+import CSQLite
 import Foundation
 import Synchronization
 import Testing
@@ -200,6 +201,37 @@ struct KeyedInstanceTests {
         #expect(await a.runningEffectCount == 1, "the ticker armed again")
         #expect(try await host.machine(at: "counter/b").describe() == #"{"count":3}"#)
         try await a.send("stop")
+    }
+
+    /// Regression (audit): a journaled instance that could not be brought back was reported as
+    /// if a line had named it (`'counter/…' is not an instance of a plugin: …`), with no word
+    /// of the journal it came from.
+    @Test func anInstanceTheJournalCannotBringBackIsSaidToComeFromIt() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/state.sqlite"
+        do {
+            let journal = try PluginJournal(path: path)
+            let host = PluginHost(clock: TestClock(), journal: journal)
+            try await host.load(path: plugin("CounterPlugin"))
+            let session = HostSession(host: host, defaultPlugin: nil, clock: ContinuousClock(), output: { _ in })
+            for line in ["counter/a add 40", "counter/b add 2"] { try await session.handle(line, at: "x") }
+            try await session.waitUntilAcknowledged(at: "x")
+            journal.close()
+        }
+        var handle: OpaquePointer?
+        #expect(sqlite3_open(path, &handle) == SQLITE_OK)
+        #expect(sqlite3_exec(handle, "UPDATE actions SET plugin = 'counter/b%' WHERE plugin = 'counter/b'", nil, nil, nil) == SQLITE_OK)
+        sqlite3_close(handle)
+        let journal = try PluginJournal(path: path)
+        defer { journal.close() }
+        let host = PluginHost(clock: TestClock(), journal: journal)
+        try await host.load(path: plugin("CounterPlugin"))
+        #expect(await host.takeJournalReports() == [
+            "counter: an instance the journal holds records of is not brought back: 'counter/b%' is not an instance of a plugin: "
+                + "an instance key may hold only letters, digits and . _ : - (byte 2 is not one)",
+        ])
+        #expect(await host.addresses == ["counter", "counter/a"])
     }
 
     /// A replaced plugin file reloads the plugin's machine and every instance of it, each with

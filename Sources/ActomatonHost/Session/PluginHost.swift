@@ -166,7 +166,8 @@ public actor PluginHost {
             do throws(PluginHostError) {
                 _ = try await machine(at: prefix + key)
             } catch {
-                journalReports.append("\(error)")
+                // Said to come from the journal: the line is about no input of the user's.
+                journalReports.append("\(plugin): an instance the journal holds records of is not brought back: \(error)")
             }
         }
     }
