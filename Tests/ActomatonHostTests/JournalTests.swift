@@ -29,6 +29,15 @@ struct JournalTests {
         journal.close()
     }
 
+    /// Journals `add 1`, `add 2`, … of the counter plugin, one per amount, in the file at
+    /// `path`, and closes it.
+    private func journalAdds(_ amounts: ClosedRange<Int64>, at path: String) async throws {
+        let journal = try PluginJournal(path: path)
+        let counter = try await PluginHost(journal: journal).load(path: plugin("CounterPlugin"))
+        for amount in amounts { try await counter.send("add", [.int(amount)]) }
+        journal.close()
+    }
+
     /// The first column of the first row `sql` returns in the file at `path`, as an integer.
     private func integer(_ path: String, _ sql: String) -> Int64? {
         var handle: OpaquePointer?
@@ -260,12 +269,7 @@ struct JournalTests {
     @Test func actionsThatNoLongerMatchAreReported() async throws {
         let (directory, path) = try databasePath()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        do {
-            let journal = try PluginJournal(path: path)
-            let counter = try await PluginHost(journal: journal).load(path: plugin("CounterPlugin"))
-            for amount in 1...3 { try await counter.send("add", [.int(Int64(amount))]) }
-            journal.close()
-        }
+        try await journalAdds(1...3, at: path)
         tamper(path, "UPDATE actions SET action = 'jump' WHERE seq = 2")
         let journal = try PluginJournal(path: path)
         defer { journal.close() }
@@ -285,12 +289,7 @@ struct JournalTests {
     @Test func anActionWhoseArgumentsCannotBeReadIsReportedAndTheRestReplays() async throws {
         let (directory, path) = try databasePath()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        do {
-            let journal = try PluginJournal(path: path)
-            let counter = try await PluginHost(journal: journal).load(path: plugin("CounterPlugin"))
-            for amount in 1...3 { try await counter.send("add", [.int(Int64(amount))]) }
-            journal.close()
-        }
+        try await journalAdds(1...3, at: path)
         for blob in ["x'ff'", "x'0205'"] {
             tamper(path, "UPDATE actions SET args = \(blob) WHERE seq = 2")
             let journal = try PluginJournal(path: path)

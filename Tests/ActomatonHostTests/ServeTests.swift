@@ -170,6 +170,18 @@ struct KeyedInstanceTests {
         #expect(await host.addresses.count == 4, "nothing started by a refused line")
     }
 
+    /// Runs `lines` on the counter plugin with a journal in the file at `path`, waits until
+    /// each is journaled, and closes it.
+    private func journalLines(_ lines: [String], at path: String) async throws {
+        let journal = try PluginJournal(path: path)
+        let host = PluginHost(clock: TestClock(), journal: journal)
+        try await host.load(path: plugin("CounterPlugin"))
+        let session = HostSession(host: host, defaultPlugin: nil, clock: ContinuousClock(), output: { _ in })
+        for line in lines { try await session.handle(line, at: "x") }
+        try await session.waitUntilAcknowledged(at: "x")
+        journal.close()
+    }
+
     /// With a journal, an instance's records are kept under its address (as the network
     /// service keeps them), and a restarted host brings every instance back when its plugin
     /// loads: its state, its count of transitions, and its repeating action, armed again.
@@ -177,18 +189,8 @@ struct KeyedInstanceTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/state.sqlite"
-        do {
-            let journal = try PluginJournal(path: path)
-            let host = PluginHost(clock: TestClock(), journal: journal)
-            try await host.load(path: plugin("CounterPlugin"))
-            let session = HostSession(host: host, defaultPlugin: nil, clock: ContinuousClock(), output: { _ in })
-            for line in ["counter/a add 40", "counter/a start 60000", "counter/b add 2", "counter/b increment"] {
-                try await session.handle(line, at: "x")
-            }
-            try await session.waitUntilAcknowledged(at: "x")
-            journal.close()
-            #expect(try PluginJournal(readingAt: path).summaries().map(\.plugin) == ["counter/a", "counter/b"])
-        }
+        try await journalLines(["counter/a add 40", "counter/a start 60000", "counter/b add 2", "counter/b increment"], at: path)
+        #expect(try PluginJournal(readingAt: path).summaries().map(\.plugin) == ["counter/a", "counter/b"])
         let journal = try PluginJournal(path: path)
         defer { journal.close() }
         let clock = TestClock()
@@ -210,15 +212,7 @@ struct KeyedInstanceTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/state.sqlite"
-        do {
-            let journal = try PluginJournal(path: path)
-            let host = PluginHost(clock: TestClock(), journal: journal)
-            try await host.load(path: plugin("CounterPlugin"))
-            let session = HostSession(host: host, defaultPlugin: nil, clock: ContinuousClock(), output: { _ in })
-            for line in ["counter/a add 40", "counter/b add 2"] { try await session.handle(line, at: "x") }
-            try await session.waitUntilAcknowledged(at: "x")
-            journal.close()
-        }
+        try await journalLines(["counter/a add 40", "counter/b add 2"], at: path)
         var handle: OpaquePointer?
         #expect(sqlite3_open(path, &handle) == SQLITE_OK)
         #expect(sqlite3_exec(handle, "UPDATE actions SET plugin = 'counter/b%' WHERE plugin = 'counter/b'", nil, nil, nil) == SQLITE_OK)
