@@ -171,7 +171,8 @@ public final class InstanceMachine: Sendable {
     private let machine: PluginMachine
     private let observed: ObservedTransitions
     private let turn: TurnLock
-    /// Set in a turn by ``passivate()``: the machine is freed; later sends are turned away.
+    /// Set in a turn by ``passivate()`` or ``close()``: the machine is freed (or forgotten);
+    /// later sends are turned away.
     private let passivated: Atomic<Bool>
 
     /// Creates an instance in its initial state.
@@ -375,9 +376,18 @@ public final class InstanceMachine: Sendable {
     }
 
     /// Stops telling `onTransition` about transitions and closes the machine, cancelling its
-    /// effects: the instance is being forgotten. Actions already waiting for their turn are
-    /// still applied (and answered), without effects.
+    /// effects: the instance is being forgotten (deleted, or owned by another host now). It
+    /// waits for the action that has its turn, if any, and its commit; actions waiting for
+    /// their turn after it are not applied here: ``send(_:receipt:onTurn:)`` returns `nil`,
+    /// and the service sends them to the instance it holds at that address then.
+    ///
+    /// An action applied after the close was journaled after the deletion's forgetting, under
+    /// the same name: the instance made again at the address began with it (its seq 1 the
+    /// deleted instance's last action, its state the deleted one's).
     public func close() async {
+        await turn.acquire()
+        defer { turn.release() }
+        passivated.store(true, ordering: .releasing)
         observed.detach()
         await machine.close()
     }

@@ -505,17 +505,26 @@ public actor InstanceRegistry {
         return passivated
     }
 
-    /// Passivates up to `count` idle instances — no watcher, no delayed or repeating action
-    /// pending — the least recently used first; returns how many. In a cluster each is given up
-    /// (any host takes it at its next request): a host past its share sheds instances this way.
+    /// Passivates up to `count` idle instances — unused for ``minimumIdleToShed`` at least, no
+    /// watcher, no delayed or repeating action pending — the least recently used first; returns
+    /// how many. In a cluster each is given up (any host takes it at its next request): a host
+    /// past its share sheds instances this way.
     @discardableResult
     public func shed(_ count: Int) async -> Int {
         var shed = 0
-        for (address, _) in lastUsed.sorted(by: { $0.value < $1.value }) where shed < count {
+        let usedBefore = now() - Self.minimumIdleToShed
+        for (address, used) in lastUsed.sorted(by: { $0.value < $1.value }) where shed < count {
+            // Sorted: the rest were used later.
+            guard used <= usedBefore else { break }
             if case let .ready(instance)? = slots[address], instance.watcherCount == 0, await passivate(address, instance) { shed += 1 }
         }
         return shed
     }
+
+    /// How long an instance must have gone unused before ``shed(_:)`` gives it up: one in use
+    /// is not moved. Busy instances were shed at every renewal, and the host their clients
+    /// asked took them back at once: nothing was balanced, and requests meanwhile were 503.
+    public static let minimumIdleToShed: Duration = .seconds(1)
 
     /// Passivates the least recently used idle instance; `false` when none could be.
     private func passivateLeastRecentlyUsed() async -> Bool {
@@ -556,7 +565,11 @@ public actor InstanceRegistry {
         // With a journal, the instance is brought back from it.
         if journal != nil { passivated.snapshot = [] }
         if placement != nil {
-            // In a cluster, any host may take it from the journal next.
+            // In a cluster, any host may take it from the journal next — once the passivation's
+            // snapshot is committed: given up first, its commit was fenced, and the fencing
+            // dropped the instance this host had meanwhile claimed again for its next request
+            // (a 503 "another host owns it now", and a fencing counted on a host never paused).
+            if let journal { try? await journal.waitUntilCommitted() }
             forget(address)
             await giveUp(address)
             return true

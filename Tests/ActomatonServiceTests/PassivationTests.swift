@@ -101,6 +101,14 @@ import Testing
                 #expect(await server.registry.isPassivated(InstanceAddress(plugin: "counter", key: try InstanceKey(key))) == passivated, "\(key)")
             }
             #expect(await server.registry.shed(5) == 1, "only d is left idle")
+            // Regression (audit, a cluster under load): instances in use were shed at every
+            // renewal (and taken back at once by the host their clients asked). One used within
+            // the last second is not.
+            #expect(try await client.post("e", #"{"action": "increment"}"#).status == .ok)
+            time.advance(by: .milliseconds(999))
+            #expect(await server.registry.shed(5) == 0, "e was used less than a second ago")
+            time.advance(by: .milliseconds(1))
+            #expect(await server.registry.shed(5) == 1, "e has gone unused for a second")
             _ = try await client.post("a", #"{"action": "stop"}"#)
         }
     }

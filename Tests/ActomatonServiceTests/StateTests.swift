@@ -432,6 +432,39 @@ import Testing
         await machine.close()
     }
 
+    /// Regression (audit, a cluster under load): a closed instance (deleted, or owned by
+    /// another host now) still applied the actions waiting for their turn, and journaled them
+    /// after the deletion's forgetting, under the same name: the instance made again at the
+    /// address began with the deleted one's last action and state. Closing waits for the
+    /// action that has its turn; the ones waiting after it are turned away (`nil`, nothing
+    /// applied), so nothing more is journaled once `close()` returns.
+    @Test func aClosedInstanceAppliesNothingMore() async throws {
+        let path = try temporaryDirectory() + "/state.sqlite"
+        let journal = try PluginJournal(path: path)
+        defer { journal.close() }
+        let machine = try InstanceMachine(type: counterType, journal: journal, journalName: "counter/c") { _ in }
+        try await machine.start()
+        let add = try counterType.action("add", [.int(1)])
+        let outcomes = try await withThrowingTaskGroup(of: Bool?.self) { group in
+            for _ in 0..<64 {
+                group.addTask { try await machine.send(add).map { _ in true } }
+            }
+            // Some have their turn or wait for it, some are not sent yet.
+            for _ in 0..<8 { await Task.yield() }
+            await machine.close()
+            try await journal.waitUntilCommitted()
+            let countAtClose = try journal.transitionCount(of: "counter/c")
+            var outcomes: [Bool?] = []
+            for try await outcome in group { outcomes.append(outcome) }
+            try await journal.waitUntilCommitted()
+            #expect(try journal.transitionCount(of: "counter/c") == countAtClose, "nothing journaled after the close")
+            return (applied: outcomes.count { $0 == true }, countAtClose: countAtClose, all: outcomes.count)
+        }
+        #expect(outcomes.all == 64)
+        #expect(Int64(outcomes.applied) == outcomes.countAtClose, "each applied action answered, none after")
+        #expect(try await machine.send(add) == nil, "a send after the close is turned away")
+    }
+
     /// A request that found its instance being passivated waited for the passivation's task,
     /// then looked again, in a loop on the registry's actor: awaiting a finished task does not
     /// give the actor up, so the passivation never got to change the slot, and the host spun
@@ -476,10 +509,13 @@ import Testing
         let journal = try PluginJournal(path: path)
         defer { journal.close() }
         let placement = SlowReleasePlacement()
+        let time = TestTime()
         let server = ActomatonServer(catalog: PluginCatalog([counterType]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
-                                     configuration: ServiceConfiguration(), journal: try ServiceJournal(journal, placement: placement))
+                                     configuration: ServiceConfiguration(), now: time.read, journal: try ServiceJournal(journal, placement: placement))
         let address = InstanceAddress(plugin: "counter", key: try InstanceKey("given"))
         _ = try await server.registry.instance(at: address, creating: true).machine.send(try counterType.action("increment", []))
+        // Shed only once unused for a while.
+        time.advance(by: InstanceRegistry.minimumIdleToShed)
         placement.holdsReleases.withLock { $0 = true }
         let shed = Task { await server.registry.shed(1) }
         #expect(await eventually { placement.releasing.withLock { $0 } })
