@@ -13,6 +13,12 @@ extension ClusterHost: InstancePlacement {
     /// This host's `--advertise` URL.
     public var advertisedURL: String { advertise }
 
+    /// Why this host cannot serve now: the last renewal of its lease (or the sweep after it)
+    /// failed, the database unreachable; `nil` once one succeeds.
+    public var unavailability: String? {
+        lastKeeperError.map { "this host could not renew its lease in the shared database: \($0)" }
+    }
+
     /// Whether the instance has a row: some host claimed it to make it (``ClusterHost/holds(_:)``).
     public func knows(_ name: String) throws -> Bool {
         try holds(name)

@@ -320,6 +320,9 @@ public final class ClusterHost: @unchecked Sendable {
     /// How many times the lease was renewed (for tests).
     public var renewals: Int { keeperState.withLock { $0.renewals } }
 
+    /// What failed in the lease keeper's last round (a renewal, or the sweep after it), or `nil`.
+    public var lastKeeperError: ClusterError? { keeperState.withLock { $0.lastError } }
+
     /// Renews the lease now; returns whether it was still alive (when not, every owned name is
     /// forgotten and ``onLeaseLost(_:)``'s handler is told).
     @discardableResult

@@ -17,11 +17,18 @@ public protocol InstancePlacement: AnyObject, Sendable {
     /// request that does not make one (GET, DELETE, a watch) asks first, so that it claims —
     /// and writes — nothing for a name nobody made.
     func knows(_ name: String) throws -> Bool
+    /// Why this host cannot serve now — the shared database did not answer the last renewal of
+    /// its lease — or `nil`: `/readyz` answers 503 with it, so that a load balancer sends
+    /// requests to the other hosts meanwhile. Read without blocking.
+    var unavailability: String? { get }
 }
 
 extension InstancePlacement {
     /// Every name is taken as known: the request claims it, and finds whether it exists.
     public func knows(_ name: String) throws -> Bool { true }
+
+    /// Always available.
+    public var unavailability: String? { nil }
 }
 
 /// Where an instance runs.

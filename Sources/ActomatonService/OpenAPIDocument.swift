@@ -198,7 +198,7 @@ paths:
       responses:
         "431": {$ref: "#/components/responses/HeadersTooLarge"}
         "200": {description: Ready., content: {application/json: {schema: {type: object}}}}
-        "503": {description: "Shutting down; or, in a cluster, the instance's owner could not be reached or ownership is moving (retry).", content: {application/json: {schema: {type: object}}}}
+        "503": {description: "Shutting down; or, in a cluster, this host could not renew its lease in the shared database (why, in reason): send requests to the other hosts meanwhile.", content: {application/json: {schema: {type: object}}}}
   /metrics:
     get:
       summary: Metrics in Prometheus' text format.

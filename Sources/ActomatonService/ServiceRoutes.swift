@@ -41,8 +41,14 @@ struct ServiceRoutes: Sendable {
 
     func add(to router: Router<ServiceRequestContext>) {
         router.get("/healthz") { _, _ in Response.json(#"{"status":"ok"}"#) }
-        router.get("/readyz") { _, _ in
-            lifecycle.isDraining ? Response.json(#"{"status":"shutting down"}"#, status: .serviceUnavailable) : Response.json(#"{"status":"ready"}"#)
+        router.get("/readyz") { [placement = registry.placement] _, _ in
+            if lifecycle.isDraining { return Response.json(#"{"status":"shutting down"}"#, status: .serviceUnavailable) }
+            // In a cluster: its database out of reach, this host would answer only 503s, or wait.
+            if let why = placement?.unavailability {
+                return Response.json(JSONText.object([("status", ServiceJSON.string("unavailable")), ("reason", ServiceJSON.string(why))]),
+                                     status: .serviceUnavailable)
+            }
+            return Response.json(#"{"status":"ready"}"#)
         }
         router.get("/metrics") { _, _ in
             metrics.effectsInFlight(await registry.effectsInFlight())

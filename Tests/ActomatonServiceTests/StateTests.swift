@@ -465,6 +465,28 @@ import Testing
         #expect(try await machine.send(add) == nil, "a send after the close is turned away")
     }
 
+    /// Regression (audit, a cluster with its database stopped): `/readyz` said ready on every
+    /// host, and a load balancer kept sending requests that could only wait, or be 503. A host
+    /// whose lease could not be renewed says it is unavailable, and why, until it is renewed.
+    @Test func readinessFollowsTheClustersLease() async throws {
+        let path = try temporaryDirectory() + "/state.sqlite"
+        let journal = try PluginJournal(path: path)
+        defer { journal.close() }
+        let placement = UnavailablePlacement()
+        let server = ActomatonServer(catalog: PluginCatalog([counterType]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
+                                     configuration: ServiceConfiguration(), journal: try ServiceJournal(journal, placement: placement))
+        try await server.makeApplication().test(.router) { client in
+            #expect(try await client.get("/readyz").text == #"{"status":"ready"}"#)
+            placement.why.withLock { $0 = "this host could not renew its lease in the shared database: connection refused" }
+            let unavailable = try await client.get("/readyz")
+            #expect(unavailable.status == .serviceUnavailable)
+            #expect(unavailable.text == #"{"status":"unavailable","reason":"this host could not renew its lease in the shared database: connection refused"}"#)
+            #expect(try await client.get("/healthz").status == .ok, "alive all the same")
+            placement.why.withLock { $0 = nil }
+            #expect(try await client.get("/readyz").status == .ok)
+        }
+    }
+
     /// A request that found its instance being passivated waited for the passivation's task,
     /// then looked again, in a loop on the registry's actor: awaiting a finished task does not
     /// give the actor up, so the passivation never got to change the slot, and the host spun
@@ -589,6 +611,16 @@ final class FencingStore: ForwardingJournalStore, @unchecked Sendable {
         if !refused.isEmpty { throw JournalStoreFencing(names: refused) }
         try base.commit(records)
     }
+}
+
+/// A placement that makes every instance here, and is unavailable while told so.
+final class UnavailablePlacement: InstancePlacement, @unchecked Sendable {
+    let why = Mutex<String?>(nil)
+
+    func place(_ name: String) throws -> InstancePlace { .here(epoch: 1) }
+    func release(_ name: String) {}
+    var advertisedURL: String { "http://127.0.0.1:1" }
+    var unavailability: String? { why.withLock { $0 } }
 }
 
 /// A placement that knows no name: every instance is made here, and counted.
