@@ -123,6 +123,8 @@ import Testing
                                       plugin: "counter")
         let error = ServiceError(refused)
         #expect(error.status == .serviceUnavailable && error.description.hasSuffix("; retry"), "\(error)")
+        // Regression (audit): it said "ran but is not acknowledged", as if it had taken effect.
+        #expect(error.description.hasPrefix("plugin counter: 'increment' was not applied: postgres://h/db: another host owns counter/k now"), "\(error)")
     }
 
     private func withForwardingServer(_ forwarder: ScriptedForwarder, _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {

@@ -465,6 +465,34 @@ import Testing
         #expect(try await machine.send(add) == nil, "a send after the close is turned away")
     }
 
+    /// Regression (audit, a cluster under load): a host gave a passivated instance up before
+    /// the passivation's snapshot was committed. The snapshot's commit, made after the release,
+    /// was fenced, and the fencing dropped the instance the host had claimed again meanwhile for
+    /// its next request (503 "another host owns it now"; a fencing counted on a host never
+    /// paused). The instance is given up once the snapshot is committed.
+    @Test func aPassivatedClusterInstanceIsGivenUpOnceItsSnapshotIsCommitted() async throws {
+        let path = try temporaryDirectory() + "/state.sqlite"
+        let store = try FencingStore(SQLiteJournalStore(path: path))
+        let journal = try PluginJournal(store: store)
+        defer { journal.close() }
+        let placement = SlowReleasePlacement()
+        let time = TestTime()
+        let server = ActomatonServer(catalog: PluginCatalog([counterType]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
+                                     configuration: ServiceConfiguration(), now: time.read, journal: try ServiceJournal(journal, placement: placement))
+        let address = InstanceAddress(plugin: "counter", key: try InstanceKey("g"))
+        _ = try await server.registry.instance(at: address, creating: true).machine.send(try counterType.action("increment", []))
+        time.advance(by: InstanceRegistry.minimumIdleToShed)
+        store.holdsCommits.withLock { $0 = true }
+        let shed = Task { await server.registry.shed(1) }
+        #expect(await eventually { store.commitHeld.withLock { $0 } }, "the snapshot's commit is under way")
+        #expect(placement.released.withLock { $0 }.isEmpty, "not given up before the snapshot is committed")
+        store.holdsCommits.withLock { $0 = false }
+        store.releaseCommits.signal()
+        #expect(await shed.value == 1)
+        #expect(placement.released.withLock { $0 } == ["counter/g"])
+        #expect(try journal.recovery(for: "counter/g").snapshots.count == 1, "the snapshot was committed, not fenced")
+    }
+
     /// Regression (audit, a cluster with its database stopped): `/readyz` said ready on every
     /// host, and a load balancer kept sending requests that could only wait, or be 503. A host
     /// whose lease could not be renewed says it is unavailable, and why, until it is renewed.

@@ -120,6 +120,9 @@ public struct PluginCallError: Error, Sendable, Hashable, CustomStringConvertibl
             case let .sandboxTrapped(call, cause, recovery):
                 return "\(echo(call)) failed: \(cause); \(recovery)"
             case let .notAcknowledged(action, journal):
+                // Fenced, the machine that ran it is dropped, and the host that owns the
+                // instance now brings it back without it: it was not applied anywhere.
+                if case .fenced = journal.reason { return "'\(echo(action))' was not applied: \(journal)" }
                 return "'\(echo(action))' ran but is not acknowledged (it will not be there after a restart): \(journal)"
             }
         }
