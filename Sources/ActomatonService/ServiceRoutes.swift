@@ -190,6 +190,15 @@ struct ServiceRoutes: Sendable {
         return .unavailable("the ownership of \(name) moved to another host while the request waited; nothing was applied: retry")
     }
 
+    /// In a cluster whose database did not answer this host's last renewal of its lease: a 503
+    /// at once, nothing applied. The action's commit would have waited up to 30 s, and the host
+    /// then stopped, the request unanswered (and every other one with it).
+    private func refuseWhileTheClusterIsOutOfReach() throws(ServiceError) {
+        if let why = registry.placement?.unavailability {
+            throw .unavailable("\(why); nothing was applied: retry, or send it to another host")
+        }
+    }
+
     /// The error of a request cut off by the end of a shutdown's time, counted.
     private func cutOff() -> ServiceError {
         lifecycle.noteCutOff()
@@ -204,6 +213,7 @@ struct ServiceRoutes: Sendable {
         // make the instance anew): an action sent after the DELETE was applied, then deleted.
         guard let arrival = await arrivals.enter(address) else { throw cutOff() }
         defer { arrival.leave() }
+        try refuseWhileTheClusterIsOutOfReach()
         if registry.placement != nil {
             // Claimed first: only its owner deletes an instance.
             if let (name, owner) = try await owner(of: address, creating: false) {
@@ -274,6 +284,7 @@ struct ServiceRoutes: Sendable {
         // and before its instance is claimed (in a cluster, claims end in no order).
         guard let arrival = await arrivals.enter(address) else { throw cutOff() }
         defer { arrival.leave() }
+        try refuseWhileTheClusterIsOutOfReach()
         if registry.placement != nil {
             // In a cluster, the instance's owner answers: this host, once it claimed it, or the
             // host the request is forwarded to, which orders it among its own.

@@ -510,8 +510,16 @@ import Testing
             #expect(unavailable.status == .serviceUnavailable)
             #expect(unavailable.text == #"{"status":"unavailable","reason":"this host could not renew its lease in the shared database: connection refused"}"#)
             #expect(try await client.get("/healthz").status == .ok, "alive all the same")
+            // Actions and deletions are refused at once, nothing applied: their commits would
+            // have waited up to 30 s, then stopped the host with them unanswered.
+            let refused = try await client.post("r", #"{"action": "increment"}"#)
+            #expect(refused.status == .serviceUnavailable)
+            #expect(refused.text == #"{"error":"this host could not renew its lease in the shared database: connection refused; "#
+                    + #"nothing was applied: retry, or send it to another host"}"#, "\(refused.text)")
+            #expect(try await client.execute(uri: "/v1/machines/counter/r", method: .delete).status == .serviceUnavailable)
             placement.why.withLock { $0 = nil }
             #expect(try await client.get("/readyz").status == .ok)
+            #expect(try await client.post("r", #"{"action": "increment"}"#).text.contains(#""seq":1,"action":"increment","state":{"count":1}"#))
         }
     }
 
