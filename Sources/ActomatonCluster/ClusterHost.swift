@@ -79,8 +79,6 @@ public final class ClusterHost: @unchecked Sendable {
         /// When the lease lapses at the latest, on this host's clock: a lease asked for at a
         /// moment runs from the database's later moment, so this errs early.
         var leaseRunsUntil = ContinuousClock.now
-        /// Whether a renewal's query is under way (not the sweeps after it).
-        var renewing = false
     }
 
     /// What ``claim(_:)`` found.
@@ -330,19 +328,16 @@ public final class ClusterHost: @unchecked Sendable {
     /// What failed in the lease keeper's last round (a renewal, or the sweep after it), or `nil`.
     public var lastKeeperError: ClusterError? { keeperState.withLock { $0.lastError } }
 
-    /// Whether this host's lease has lapsed on its own clock while a renewal waits for the
-    /// database: none came back within ``leaseTTL`` (a database that stops answering, without
-    /// refusing: the renewal waits up to the 15-s answer timeout before it fails). A keeper
-    /// merely late to renew (busy with a sweep) does not count.
-    public var leaseLapsed: Bool { keeperState.withLock { $0.renewing && ContinuousClock.now > $0.leaseRunsUntil } }
+    /// Whether this host's lease has lapsed on its own clock: no renewal came back within
+    /// ``leaseTTL`` (a database that stops answering, without refusing: its renewal waits up
+    /// to the 15-s answer timeout before it fails).
+    public var leaseLapsed: Bool { keeperState.withLock { ContinuousClock.now > $0.leaseRunsUntil } }
 
     /// Renews the lease now; returns whether it was still alive (when not, every owned name is
     /// forgotten and ``onLeaseLost(_:)``'s handler is told).
     @discardableResult
     public func renew() throws(ClusterError) -> Bool {
         let asked = ContinuousClock.now
-        keeperState.withLock { $0.renewing = true }
-        defer { keeperState.withLock { $0.renewing = false } }
         let rows = try link.run("""
             UPDATE actomaton_hosts h SET lease_expires = clock_timestamp() + make_interval(secs => \(Self.seconds(leaseTTL))), stopped = false
             FROM (SELECT lease_expires > clock_timestamp() AND NOT stopped AS alive FROM actomaton_hosts WHERE id = \(id) FOR UPDATE) old
