@@ -16,13 +16,7 @@ extension ClusterHost: InstancePlacement {
     /// Why this host cannot serve now: the last renewal of its lease (or the sweep after it)
     /// failed, the database unreachable; `nil` once one succeeds.
     public var unavailability: String? {
-        if let error = lastKeeperError { return "this host could not renew its lease in the shared database: \(error)" }
-        if leaseLapsed {
-            let ttl = Self.seconds(leaseTTL)
-            return "this host's lease lapsed: the shared database did not answer its renewal within --lease-ttl "
-                + "(\(ttl.rounded() == ttl ? String(Int(ttl)) : String(ttl)) s)"
-        }
-        return nil
+        lastKeeperError.map { "this host could not renew its lease in the shared database: \($0)" }
     }
 
     /// Whether the instance has a row: some host claimed it to make it (``ClusterHost/holds(_:)``).

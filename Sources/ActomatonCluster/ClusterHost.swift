@@ -76,9 +76,6 @@ public final class ClusterHost: @unchecked Sendable {
         var stopping = false
         var renewals = 0
         var lastError: ClusterError?
-        /// When the lease lapses at the latest, on this host's clock: a lease asked for at a
-        /// moment runs from the database's later moment, so this errs early.
-        var leaseRunsUntil = ContinuousClock.now
     }
 
     /// What ``claim(_:)`` found.
@@ -118,7 +115,6 @@ public final class ClusterHost: @unchecked Sendable {
         self.address = address
         self.advertise = advertise
         self.leaseTTL = leaseTTL
-        let registering = ContinuousClock.now
         link = PostgresLink(address, name: "lease")
         claimLink = PostgresLink(address, name: "claim", idleInTransactionTimeout: leaseTTL)
         try ClusterSchema.prepare(link)
@@ -129,7 +125,6 @@ public final class ClusterHost: @unchecked Sendable {
             """).rows
         guard let id = try? rows.first?.decode(Int64.self) else { throw .queryFailed("registering the host returned no number") }
         self.id = id
-        keeperState.withLock { $0.leaseRunsUntil = registering + leaseTTL }
         // Hosts that stopped or lapsed a day ago and own nothing are forgotten.
         _ = try? link.run("""
             DELETE FROM actomaton_hosts h WHERE h.lease_expires < clock_timestamp() - interval '1 day'
@@ -328,16 +323,10 @@ public final class ClusterHost: @unchecked Sendable {
     /// What failed in the lease keeper's last round (a renewal, or the sweep after it), or `nil`.
     public var lastKeeperError: ClusterError? { keeperState.withLock { $0.lastError } }
 
-    /// Whether this host's lease has lapsed on its own clock: no renewal came back within
-    /// ``leaseTTL`` (a database that stops answering, without refusing: its renewal waits up
-    /// to the 15-s answer timeout before it fails).
-    public var leaseLapsed: Bool { keeperState.withLock { ContinuousClock.now > $0.leaseRunsUntil } }
-
     /// Renews the lease now; returns whether it was still alive (when not, every owned name is
     /// forgotten and ``onLeaseLost(_:)``'s handler is told).
     @discardableResult
     public func renew() throws(ClusterError) -> Bool {
-        let asked = ContinuousClock.now
         let rows = try link.run("""
             UPDATE actomaton_hosts h SET lease_expires = clock_timestamp() + make_interval(secs => \(Self.seconds(leaseTTL))), stopped = false
             FROM (SELECT lease_expires > clock_timestamp() AND NOT stopped AS alive FROM actomaton_hosts WHERE id = \(id) FOR UPDATE) old
@@ -354,10 +343,7 @@ public final class ClusterHost: @unchecked Sendable {
                 ON CONFLICT (id) DO NOTHING
                 """)
         }
-        keeperState.withLock {
-            $0.renewals += 1
-            $0.leaseRunsUntil = asked + leaseTTL
-        }
+        keeperState.withLock { $0.renewals += 1 }
         if !alive {
             let lost = owned.withLock { owned in
                 defer { owned = [:] }
