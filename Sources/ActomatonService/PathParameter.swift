@@ -11,6 +11,24 @@ enum PathParameter {
     static func decoded(_ raw: String) throws(ServiceError) -> String {
         // Its length is the HTTP parser's to bound; the key's and plugin's checks bound what it decodes to.
         guard raw.utf8.contains(UInt8(ascii: "%")) else { return raw }
+        guard let bytes = decodedBytes(raw) else {
+            throw .badRequest("a path segment has a % not followed by two hexadecimal digits")
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw .badRequest("a path segment is not UTF-8 once its percent-encoding is decoded")
+        }
+        return text
+    }
+
+    /// Whether `raw` (a path segment or a query, as it came) has a `%` not followed by two
+    /// hexadecimal digits.
+    static func hasBrokenEscape(_ raw: some StringProtocol) -> Bool {
+        raw.utf8.contains(UInt8(ascii: "%")) && decodedBytes(raw) == nil
+    }
+
+    /// The bytes of `raw` with each `%XX` decoded; `nil` for a `%` without two hexadecimal
+    /// digits after it.
+    private static func decodedBytes(_ raw: some StringProtocol) -> [UInt8]? {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(raw.utf8.count)
         var iterator = raw.utf8.makeIterator()
@@ -19,34 +37,10 @@ enum PathParameter {
                 bytes.append(byte)
                 continue
             }
-            guard let high = iterator.next()?.hexadecimalDigitValue, let low = iterator.next()?.hexadecimalDigitValue else {
-                throw .badRequest("a path segment has a % not followed by two hexadecimal digits")
-            }
+            guard let high = iterator.next()?.hexadecimalDigitValue, let low = iterator.next()?.hexadecimalDigitValue else { return nil }
             bytes.append(high << 4 | low)
         }
-        guard let text = String(validating: bytes, as: UTF8.self) else {
-            throw .badRequest("a path segment is not UTF-8 once its percent-encoding is decoded")
-        }
-        return text
-    }
-}
-
-extension PathParameter {
-    /// Whether `raw` (a path segment or a query, as it came) has a `%` not followed by two
-    /// hexadecimal digits.
-    static func hasBrokenEscape(_ raw: some StringProtocol) -> Bool {
-        let bytes = Array(raw.utf8)
-        var index = 0
-        while index < bytes.count {
-            if bytes[index] == UInt8(ascii: "%") {
-                guard index + 2 < bytes.count, bytes[index + 1].hexadecimalDigitValue != nil,
-                      bytes[index + 2].hexadecimalDigitValue != nil else { return true }
-                index += 3
-            } else {
-                index += 1
-            }
-        }
-        return false
+        return bytes
     }
 }
 

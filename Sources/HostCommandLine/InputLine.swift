@@ -78,7 +78,7 @@ public enum InputLine: Sendable, Hashable {
             } else {
                 plugin = first
                 guard let name = scanner.word() else {
-                    throw .syntax("expected an action name after the plugin name '\(echo(first))'")
+                    throw .syntax("expected an action name after the plugin name '\(PluginLimits.echo(first))'")
                 }
                 first = name
             }
@@ -218,11 +218,11 @@ private struct Scanner {
         let isInteger = word.unicodeScalars.count - digits.count <= 1 && !digits.isEmpty
             && digits.allSatisfy { "0123456789".unicodeScalars.contains($0) }
         if isInteger {
-            throw .syntax("argument \(position), \(echo(word)), is out of range of every integer type")
+            throw .syntax("argument \(position), \(PluginLimits.echo(word)), is out of range of every integer type")
         }
         if isNumber, let x = Double(word) {
             guard x.isFinite else {
-                throw .syntax("argument \(position), \(echo(word)), is out of range: decimals are within ±1.8e308")
+                throw .syntax("argument \(position), \(PluginLimits.echo(word)), is out of range: decimals are within ±1.8e308")
             }
             // `5.0` and `5e0` are the integer they write, exactly (a double past 2^53 may not be).
             switch DecimalText.read(word.utf8) {
@@ -232,12 +232,12 @@ private struct Scanner {
             case .fraction:
                 // `2.0000000000000001` and `1e-400`: an integer parameter would take 2 and 0.
                 guard !DecimalText.losesTheFraction(x) else {
-                    throw .syntax("argument \(position), \(echo(word)), has a fraction that a double cannot keep: it would be read as \(x)")
+                    throw .syntax("argument \(position), \(PluginLimits.echo(word)), has a fraction that a double cannot keep: it would be read as \(x)")
                 }
                 return .float(x)
             }
         }
-        throw .syntax("cannot read argument \(position), \(echo(word)): write strings in double quotes, as in \(quoted(word))")
+        throw .syntax("cannot read argument \(position), \(PluginLimits.echo(word)): write strings in double quotes, as in \(quoted(word))")
     }
 
     /// A double-quoted string, with escapes.
@@ -320,7 +320,3 @@ func quoted(_ text: String) -> String {
     return PluginValue.string(String(kept)).description + " … (\(text.utf8.count - kept.utf8.count) more bytes)"
 }
 
-/// A word of a line as a message quotes it: at most ``PluginLimits/maxEchoedActionBytes``.
-private func echo(_ word: String) -> String {
-    PluginLimits.echo(word)
-}

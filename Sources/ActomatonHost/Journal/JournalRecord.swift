@@ -88,6 +88,12 @@ public struct JournaledTimer: Sendable, Hashable {
 }
 
 extension JournaledTimer {
+    /// Why the timer is not armed again (``unreadableArguments``, ``unreadableQueue``), or `nil`.
+    public var unreadable: String? {
+        if unreadableArguments { return JournaledAction.unreadableReason }
+        return unreadableQueue ? Self.unreadableQueueReason : nil
+    }
+
     /// Why a timer whose queue cannot be read is not armed again.
     public static let unreadableQueueReason = "its queue's policy or count is not one a host writes (the database was edited or damaged)"
 

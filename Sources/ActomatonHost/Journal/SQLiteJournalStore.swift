@@ -259,13 +259,14 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
             while try timers.step() {
                 // Unreadable, it is reported and ended, as a timer whose interval is impossible is.
                 let arguments = ArgumentCoding.decode(timers.blob(2))
-                recovery.timers.append(JournaledTimer(
+                var timer = JournaledTimer(
                     key: timers.integer(0), plugin: name, action: timers.text(1), arguments: arguments ?? [], due: timers.integer(3),
                     interval: timers.isNull(4) ? nil : timers.integer(4),
                     options: JournaledTimer.options(id: timers.isNull(5) ? nil : timers.text(5), queue: timers.isNull(6) ? nil : timers.text(6),
-                                                    policy: timers.integer(7), maxCount: timers.integer(8))))
-                recovery.timers[recovery.timers.count - 1].unreadableArguments = arguments == nil
-                recovery.timers[recovery.timers.count - 1].unreadableQueue = !timers.isNull(6) && recovery.timers.last?.options.queue == nil
+                                                    policy: timers.integer(7), maxCount: timers.integer(8)))
+                timer.unreadableArguments = arguments == nil
+                timer.unreadableQueue = !timers.isNull(6) && timer.options.queue == nil
+                recovery.timers.append(timer)
             }
             try recovery.check(name: name)
             return recovery

@@ -81,22 +81,19 @@ extension PluginMachine {
         let now = wallClockMilliseconds()
         var effects: [Effect<PluginMachineAction>] = []
         for timer in recovery.timers {
-            let action: PluginAction
-            do throws(PluginCallError) {
-                guard !timer.unreadableArguments, !timer.unreadableQueue else {
-                    problems.append("\(name): a journaled timer for '\(timer.action.cut(utf8Bytes: Self.maxReportedBytes))' cannot be armed again: "
-                                    + (timer.unreadableArguments ? JournaledAction.unreadableReason : JournaledTimer.unreadableQueueReason))
-                    journal.append(epoch: journalEpoch, .timerEnded(key: timer.key, plugin: timer.plugin))
-                    continue
+            // What cannot be armed is reported and ended, whichever check refused it.
+            var action: PluginAction?
+            var why = timer.unreadable
+            if why == nil {
+                do throws(PluginCallError) {
+                    action = try plugin.action(timer.action, timer.arguments)
+                    why = Self.unusableTiming(of: timer, now: now)
+                } catch {
+                    why = "\(error.reason)"
                 }
-                action = try plugin.action(timer.action, timer.arguments)
-                if let why = Self.unusableTiming(of: timer, now: now) {
-                    problems.append("\(name): a journaled timer for '\(timer.action.cut(utf8Bytes: Self.maxReportedBytes))' cannot be armed again: \(why)")
-                    journal.append(epoch: journalEpoch, .timerEnded(key: timer.key, plugin: timer.plugin))
-                    continue
-                }
-            } catch {
-                problems.append("\(name): a journaled timer for '\(timer.action.cut(utf8Bytes: Self.maxReportedBytes))' cannot be armed again: \(error.reason)")
+            }
+            guard why == nil, let action else {
+                problems.append("\(name): a journaled timer for '\(timer.action.cut(utf8Bytes: Self.maxReportedBytes))' cannot be armed again: \(why ?? "")")
                 journal.append(epoch: journalEpoch, .timerEnded(key: timer.key, plugin: timer.plugin))
                 continue
             }
