@@ -32,6 +32,7 @@ and it prints the failover times (from the last acknowledgement before an attack
 after it, per instance, the worst of the round).
 
 Usage: cluster-test.py HOST_BINARY COUNTER_PLUGIN [--rounds N] [--lease-ttl S]
+(CLUSTER_KEEP_LOGS=1 keeps the hosts' logs of a run that passed.)
 """
 
 import argparse
@@ -349,12 +350,20 @@ def main():
                     time.sleep(arguments.lease_ttl * 1.5 + DELAY_SECONDS)
                     victim.signal(signal.SIGCONT)
                 else:
+                    terminated = time.monotonic()
                     for host in hosts:
                         host.signal(signal.SIGTERM)
                     for host in hosts:
                         host.wait()
+                    exited = time.monotonic() - terminated
+                    # The outage begins once every host has exited: requests in flight at the
+                    # SIGTERM are still answered while the hosts drain.
+                    before = client.last_acknowledgement()
+                    attacked = time.monotonic()
                     for host in hosts:
                         host.start()
+                    print(f"round {round_number + 1}, restart: the last host exited {exited:.2f}s after SIGTERM; "
+                          f"all were ready {time.monotonic() - attacked:.2f}s later")
                 # Every instance acknowledged something again.
                 deadline = time.monotonic() + 60
                 while True:
@@ -369,8 +378,17 @@ def main():
                             host.dump_stacks(f"acknowledged nothing for {', '.join(stuck)} for 60 s after the {attack}")
                         break
                     time.sleep(0.05)
-                worst = max((after[key] or time.monotonic()) - before[key] for key in KEYS)
+                gaps = {key: (after[key] or time.monotonic()) - before[key] for key in KEYS}
+                worst = max(gaps.values())
                 failovers[attack].append(worst)
+                if worst > 2 * arguments.lease_ttl + 1.5:
+                    # A slow failover: what the client was answered meanwhile, on its slowest instance.
+                    key = max(gaps, key=gaps.get)
+                    print(f"round {round_number + 1}, {attack} of port {victim.port}: {key} waited {worst:.2f}s; its attempts "
+                          f"(seconds after the last acknowledgement before):")
+                    for (started, ended, port, outcome, _) in client.attempts[key]:
+                        if before[key] <= started <= before[key] + worst:
+                            print(f"  {started - before[key]:6.2f}..{ended - before[key]:6.2f} port {port}: {outcome[:120]}")
             print(f"round {round_number + 1}: worst gap kill {failovers['kill'][-1]:.2f}s, stop {failovers['stop'][-1]:.2f}s, "
                   f"restart {failovers['restart'][-1]:.2f}s; {client.retries} retries so far")
         # Let the last delayed actions fire, then stop the client.
@@ -506,7 +524,7 @@ def main():
             host.signal(signal.SIGCONT)
             host.signal(signal.SIGKILL)
         database.stop()
-        if failed:
+        if failed or os.environ.get("CLUSTER_KEEP_LOGS"):
             print(f"the hosts' logs are kept in {work}")
         else:
             shutil.rmtree(work, ignore_errors=True)

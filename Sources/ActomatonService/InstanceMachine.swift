@@ -260,6 +260,7 @@ public final class InstanceMachine: Sendable {
             do {
                 for problem in try await machine.recover() { onRecoveryProblem(problem) }
             } catch {
+                if case .stateLost = error.reason { throw PluginCallError(.restoreRefused(error.description), plugin: type.name) }
                 throw PluginCallError(.restoreRefused("its journal cannot be read: \(error)"), plugin: type.name)
             }
             // Told from `recoveredSequence`, not `sequence`: a timer due at once may have fired by

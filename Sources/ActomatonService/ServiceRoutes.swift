@@ -28,6 +28,10 @@ struct ServiceRoutes: Sendable {
     let watcherBudget: WatcherBudget
     /// How often a watcher fed from the journal reads it when no change was signalled.
     static let journalPollInterval: Duration = .seconds(1)
+    /// How long a watcher has to answer the service's close frame once it is written (or
+    /// ``ServiceConfiguration/watcherCloseTimeout``, if shorter) before its connection is cut: a
+    /// client that never answers held a shutdown for the whole close timeout.
+    static let closeReplyTimeout: Duration = .seconds(1)
     /// The most messages a watcher fed from the journal reads at a time.
     static let journalReadLimit = 1000
 
@@ -538,6 +542,7 @@ struct ServiceRoutes: Sendable {
         // flight brought its instance back) is ended here, or it would keep the host running.
         if lifecycle.isDraining { watcher.end(.shuttingDown) }
         let (channel, closeTimeout) = (context.channel, configuration.watcherCloseTimeout)
+        let (closeWritten, closeWrittenSink) = AsyncStream.makeStream(of: Never.self)
         await withTaskGroup(of: WatchPart.self) { group in
             group.addTask {
                 for await message in watcher.messages {
@@ -545,10 +550,19 @@ struct ServiceRoutes: Sendable {
                     watcher.took(message)
                     do { try await outbound.write(.text(message)) } catch { return .writer }
                 }
-                if let reason = watcher.endReason {
-                    try? await outbound.close(WebSocketErrorCode(codeNumber: Int(reason.closeCode)), line: reason.description)
+                if let reason = watcher.endReason,
+                   (try? await outbound.close(WebSocketErrorCode(codeNumber: Int(reason.closeCode)), line: reason.description)) != nil {
+                    closeWrittenSink.finish()
                 }
                 return .writer
+            }
+            group.addTask {
+                // Everything is written, the close included: the client has a moment to answer it.
+                for await _ in closeWritten {}
+                guard !Task.isCancelled else { return .deadline }
+                do { try await Task.sleep(for: min(Self.closeReplyTimeout, closeTimeout)) } catch { return .deadline }
+                channel.close(promise: nil)
+                return .deadline
             }
             group.addTask {
                 // A client that reads nothing would hold its connection and its place among

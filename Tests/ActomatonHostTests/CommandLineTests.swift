@@ -91,19 +91,27 @@ struct CommandLineTests {
         #expect(seconds(.microseconds(1)) == "0.001ms" && seconds(.milliseconds(300)) == "300ms" && seconds(.seconds(2)) == "2s")
     }
 
-    /// Regression (audit): a journal whose snapshots the plugin all refused said "starting from
-    /// a new state, 0 journaled actions not replayed" when it kept two: it counted only those
-    /// after the newest snapshot. It counts every one the journal keeps.
-    @Test func aRecoveryWithoutASnapshotCountsEveryActionNotReplayed() async throws {
+    /// Regression (audits): a journal whose snapshots the plugin all refused, its actions
+    /// before them pruned, started the plugin over a new state, said in one line, and went on
+    /// journaling: the next action was acknowledged from the new state and journaled after the
+    /// two never replayed (a later host with a plugin that restores replayed it onto the old
+    /// state, another answer than the one acknowledged). The plugin is not started, nothing
+    /// is written, and the line counts every action the journal keeps.
+    @Test func aStateThatCannotBeBroughtBackIsNotStartedOver() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let state = ["--state", directory + "/state.sqlite", "--journal-snapshot-every", "2", "--print", "summary"]
         _ = try await host(["run"] + hostileArguments + state, input: "bump\nbump\nsnapshot_mode 5\nbump\nbump\nbump\n")
-        let again = try await host(["run"] + hostileArguments + state, input: ":state\n")
-        #expect(again.errors.contains("hostile: no snapshot could be restored and the journal before it was pruned: starting from a "
-                                      + "new state, 2 journaled actions not replayed (`actomaton-host journal` lists them)"), "\(again.errors)")
-        let listed = try await host(["journal", directory + "/state.sqlite"], input: "")
-        #expect(listed.output.contains("hostile: 2 journaled actions"), "\(listed.output)")
+        let before = try await host(["journal", directory + "/state.sqlite"], input: "")
+        let again = try await host(["run"] + hostileArguments + state, input: "bump\n:state\n")
+        #expect(again.status != 0)
+        #expect(again.errors.contains("hostile cannot be brought back: the plugin refused every snapshot the journal keeps (the newest, "
+                                      + "after action #"), "\(again.errors)")
+        #expect(again.errors.contains("refusing to start it over a new state, which would lose its 2 journaled actions"), "\(again.errors)")
+        #expect(!again.output.contains("bump"), "\(again.output)")
+        let after = try await host(["journal", directory + "/state.sqlite"], input: "")
+        #expect(after.output.contains("hostile: 2 journaled actions"), "\(after.output)")
+        #expect(after.output == before.output, "nothing was written")
     }
 
     /// Regression: a host whose output could not take a line (a full disk) went on printing

@@ -144,8 +144,6 @@ final class LoopbackConnection: @unchecked Sendable {
         }
     }
 
-    /// Reads and drops everything until the server closes the connection; `false` when it is
-    /// still open after `timeout`.
     /// Everything the server sends until it closes the connection, or until `timeout`.
     func textUntilClosed(within timeout: Duration) throws -> String {
         let deadline = ContinuousClock.now + timeout
@@ -154,6 +152,8 @@ final class LoopbackConnection: @unchecked Sendable {
         return String(decoding: received, as: UTF8.self)
     }
 
+    /// Reads and drops everything until the server closes the connection; `false` when it is
+    /// still open after `timeout`.
     func readsUntilClosed(within timeout: Duration) throws -> Bool {
         let deadline = ContinuousClock.now + timeout
         while try readMore(before: deadline) { received.removeAll() }

@@ -562,6 +562,45 @@ import Testing
         try await running.value
         #expect(server.lifecycle.isDraining)
     }
+
+    /// A watcher that takes the close but never answers it held the shutdown for the whole
+    /// `--watcher-close-timeout` (a cluster's every restart took its `--shutdown-timeout`).
+    @Test func aWatcherThatNeverAnswersTheCloseHoldsTheShutdownOnlyAMoment() async throws {
+        let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
+        var configuration = ServiceConfiguration()
+        configuration.shutdownTimeout = .seconds(300)
+        configuration.watcherCloseTimeout = .seconds(300)
+        let server = ActomatonServer(catalog: PluginCatalog([counterType]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
+                                     configuration: configuration, onListening: { port in portSink.yield(port) })
+        var groupConfiguration = ServiceGroupConfiguration(services: [server], logger: Logger(label: "test"))
+        groupConfiguration.maximumGracefulShutdownDuration = .seconds(300)
+        let group = ServiceGroup(configuration: groupConfiguration)
+        let ended = Mutex(false)
+        let running = Task {
+            try await group.run()
+            ended.withLock { $0 = true }
+        }
+        var iterator = ports.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+        let address = InstanceAddress(plugin: "counter", key: try InstanceKey("silent"))
+        let instance = try await server.registry.instance(at: address, creating: true)
+        let watcher = try await offThePool { () throws -> LoopbackConnection in
+            let connection = try LoopbackConnection(port: port)
+            _ = try connection.webSocketHandshake("/v1/machines/counter/silent/watch", within: .seconds(30))
+            return connection
+        }
+        #expect(await eventually { instance.watcherCount == 1 })
+        await group.triggerGracefulShutdown()
+        let (close, cut) = try await offThePool { () throws -> ((code: Int, reason: String, framesBefore: Int)?, Bool) in
+            let close = try watcher.webSocketClose(within: .seconds(60))
+            // No answer: the connection is cut a moment later, not after 300 s.
+            return (close, try watcher.readsUntilClosed(within: .seconds(60)))
+        }
+        #expect(close?.code == 1001)
+        #expect(cut, "the service waited for the answer to its close for more than 60 s")
+        #expect(await eventually(within: 60) { ended.withLock { $0 } }, "the shutdown waited for the watcher")
+        running.cancel()
+    }
 }
 
 @Suite struct LifecycleStateTests {

@@ -44,6 +44,11 @@ public struct PluginJournalError: Error, Sendable, Hashable, CustomStringConvert
         /// Another host owns the name now (its lease was taken over): this host's record for
         /// it was not written.
         case fenced(String)
+        /// The plugin refused every snapshot the journal keeps of the name (the newest
+        /// refusal), and the actions before them were pruned: its state cannot be brought
+        /// back, and the host does not start it over a new one, which would lose its
+        /// `unreplayed` journaled actions and journal the next ones after them.
+        case stateLost(String, refusal: String, unreplayed: Int)
 
         /// The reason, one line.
         public var description: String {
@@ -67,6 +72,10 @@ public struct PluginJournalError: Error, Sendable, Hashable, CustomStringConvert
                     + "over it — move it away to start empty"
             case .closed: "the state database is closed"
             case let .fenced(name): "another host owns \(name) now (this host's lease on it was taken over); the record was not written"
+            case let .stateLost(name, refusal, unreplayed):
+                "\(name) cannot be brought back: the plugin refused every snapshot the journal keeps (the newest, \(refusal)) and the "
+                    + "actions before them were pruned; refusing to start it over a new state, which would lose its \(unreplayed) "
+                    + "journaled actions — load the plugin's version that wrote the snapshots, or fix its restore"
             }
         }
     }

@@ -10,6 +10,12 @@ extension PluginMachine {
     /// that could not be brought back — past the first three journaled actions that cannot be
     /// replayed, one line counts the rest; nothing is skipped silently.
     ///
+    /// Throws ``PluginJournalError/Reason/stateLost(_:refusal:unreplayed:)`` when the plugin
+    /// refuses every snapshot the journal keeps and the actions before them were pruned: the
+    /// state cannot be brought back, and the machine is not started over a new one (its next
+    /// actions would be journaled after actions never replayed, and acknowledged again from
+    /// another state).
+    ///
     /// The journal is read on a thread of its own, never on the concurrency pool's (a read
     /// waits while a commit syncs). Call it before the machine's first action: one sent
     /// meanwhile runs between the reads and the replay.
@@ -21,12 +27,14 @@ extension PluginMachine {
         var problems: [String] = []
         let runtime = self.runtime
         var base: Int64?
+        var newestRefusal: String?
         for snapshot in recovery.snapshots {
             do throws(PluginCallError.Reason) {
                 try runtime.restore(snapshot.bytes)
                 base = snapshot.sequence
                 break
             } catch {
+                newestRefusal = newestRefusal ?? "after action #\(snapshot.sequence), version \(snapshot.version): \(error)"
                 problems.append("\(name): the journal's snapshot after action #\(snapshot.sequence) (version \(snapshot.version)) was refused: \(error)")
             }
         }
@@ -38,9 +46,8 @@ extension PluginMachine {
         } else if base == nil, !recovery.startsAtTheBeginning {
             // Every action the journal keeps goes unreplayed, not only those after the newest snapshot.
             let kept = (try? await onThreadOfItsOwn { () throws(PluginJournalError) in try journal.journaledActions(of: name) })?.count
-            problems.append("\(name): no snapshot could be restored and the journal before it was pruned: starting from a new state, "
-                            + "\(kept ?? actions.count) journaled actions not replayed (`actomaton-host journal` lists them)")
-            actions = []
+            throw PluginJournalError(.stateLost(name, refusal: newestRefusal ?? "the journal keeps none", unreplayed: kept ?? actions.count),
+                                     at: journal.path)
         }
         var unreplayed = 0
         var lastUnreplayed: Int64 = 0

@@ -273,8 +273,10 @@ typedef struct actomaton_manifest {
     /* Writes a snapshot of the state into `buffer` (which the host owns) and returns its size
      * in bytes. When the size is more than `capacity`, it writes nothing, and the host calls
      * again, once, with a buffer of at least that size (the snprintf convention); a size past
-     * ACTOMATON_MAX_SNAPSHOT_SIZE, a second "too small", or a write past `capacity` fails the
-     * snapshot. `buffer` may be NULL when `capacity` is 0. The bytes are the plugin's own format; `restore` of a later
+     * ACTOMATON_MAX_SNAPSHOT_SIZE, a second "too small", or a write of at most 64 bytes past
+     * `capacity` (guard bytes follow the buffer) fails the snapshot. A longer wild write is a
+     * crash: caught in a worker process (the plugin restarts from its last state), the host's
+     * own end under `--isolation none`. `buffer` may be NULL when `capacity` is 0. The bytes are the plugin's own format; `restore` of a later
      * version of the plugin should accept them, which is how state survives a reload. */
     size_t (*snapshot)(const void *state, uint8_t *buffer, size_t capacity);
 
