@@ -39,7 +39,8 @@ public struct ServiceConfiguration: Sendable {
     /// How long a watcher the service ended (too slow, its instance deleted, a shutdown) has to
     /// take the messages buffered for it and the close, before its connection is cut
     /// (`--watcher-close-timeout`, default 10 s): a client that reads nothing cannot hold a
-    /// connection and a place among the watchers for ever. In a cluster, also how long a
+    /// connection and a place among the watchers for ever; once the close is written, the
+    /// client has 1 s (or this, if shorter) to answer it. In a cluster, also how long a
     /// watcher fed from the journal (an instance another host owns) may take nothing of what is
     /// written to it. (Any watcher that answers no ping of the service's, every 30 s, is closed
     /// at the next.)
