@@ -4,6 +4,21 @@
 
 const Actomaton = (() => {
   const TOKEN_KEY = "actomaton.token";
+  /// A token as the host takes one (TokenTable): 16 to 256 visible ASCII characters.
+  const TOKEN_FORMAT = /^[\x21-\x7e]{16,256}$/;
+  const TOKEN_FORMAT_PROBLEM = "a token is 16 to 256 visible ASCII characters (no spaces)";
+  /// The longest instance key, in bytes (InstanceKeyRule.maxLength).
+  const MAX_KEY_BYTES = 128;
+  // Watching again after a connection ends: the wait doubles from RETRY_FIRST_MS up to
+  // RETRY_MAX_MS while connections bring nothing, less up to half of it at random (so that pages
+  // do not come back in step), and starts over once one brings a message or stays open
+  // RETRY_STEADY_MS. A limit (4429) waits RETRY_OVER_LIMIT_MS at least; an instance not made
+  // yet is looked for every RETRY_ABSENT_MAX_MS at most.
+  const RETRY_FIRST_MS = 250;
+  const RETRY_MAX_MS = 30000;
+  const RETRY_OVER_LIMIT_MS = 5000;
+  const RETRY_ABSENT_MAX_MS = 5000;
+  const RETRY_STEADY_MS = 5000;
   let tokenPrompt = null; // the page's way to ask for a token: (message) => Promise
   let pendingPrompt = null; // one prompt at a time, shared by every request that needs it
 
@@ -15,7 +30,9 @@ const Actomaton = (() => {
   }
 
   function token() {
-    return sessionStorage.getItem(TOKEN_KEY);
+    // One kept before the page checked tokens may not fit a header: fetch would throw on it.
+    const kept = sessionStorage.getItem(TOKEN_KEY);
+    return kept && TOKEN_FORMAT.test(kept) ? kept : null;
   }
 
   function setToken(value) {
@@ -66,54 +83,19 @@ const Actomaton = (() => {
     return Array.from(new TextEncoder().encode(text), (byte) => byte.toString(16).padStart(2, "0")).join("");
   }
 
-  function path(plugin, key) {
-    return "/v1/machines/" + encodeURIComponent(plugin) + (key === undefined ? "" : "/" + encodeURIComponent(key));
+  /// What is wrong with an instance key, in the host's words (InstanceKeyRule); null when nothing.
+  function keyProblem(key) {
+    const bytes = new TextEncoder().encode(key);
+    if (!bytes.length) return "an instance key must not be empty";
+    if (bytes.length > MAX_KEY_BYTES) return `an instance key is at most ${MAX_KEY_BYTES} bytes, got ${bytes.length}`;
+    if (key === "." || key === "..") return "an instance key cannot be . or .. (a URL takes them as its path's dot-segments)";
+    const offset = bytes.findIndex((byte) => !/[A-Za-z0-9._:-]/.test(String.fromCharCode(byte)));
+    if (offset >= 0) return `an instance key may hold only letters, digits and . _ : - (byte ${offset + 1} is not one)`;
+    return null;
   }
 
-  /// Watches an instance's transitions from `after`, reconnecting with ?after=SEQ when the
-  /// connection ends, so nothing is missed or seen twice. `handlers.transition(message)` gets
-  /// each one in order; `handlers.status(text)` how the connection is.
-  function watch(plugin, key, after, handlers) {
-    let last = after;
-    let socket = null;
-    let closed = false;
-    let delay = 250;
-    let timer = null;
-    function connect() {
-      if (closed) return;
-      const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-      const url = `${scheme}//${location.host}${path(plugin, key)}/watch?after=${last}`;
-      // A browser cannot set Authorization on a WebSocket: the token rides as a subprotocol.
-      const current = token();
-      const protocols = current ? ["actomaton.v1", "actomaton.token." + hex(current)] : ["actomaton.v1"];
-      socket = new WebSocket(url, protocols);
-      socket.onopen = () => {
-        delay = 250;
-        handlers.status("live");
-      };
-      socket.onmessage = (event) => {
-        const message = JSON.parse(event.data);
-        if (message.seq <= last) return;
-        last = message.seq;
-        handlers.transition(message);
-      };
-      socket.onclose = (event) => {
-        socket = null;
-        if (closed) return;
-        handlers.status(event.reason ? "reconnecting (" + event.reason + ")" : "reconnecting");
-        timer = setTimeout(connect, delay);
-        delay = Math.min(delay * 2, 2000);
-      };
-    }
-    connect();
-    return {
-      get last() { return last; },
-      close() {
-        closed = true;
-        clearTimeout(timer);
-        if (socket) socket.close();
-      },
-    };
+  function path(plugin, key) {
+    return "/v1/machines/" + encodeURIComponent(plugin) + (key === undefined ? "" : "/" + encodeURIComponent(key));
   }
 
   function element(tag, attributes, ...children) {
@@ -154,7 +136,13 @@ const Actomaton = (() => {
       input.focus();
       form.onsubmit = (event) => {
         event.preventDefault();
-        setToken(input.value.trim());
+        const value = input.value.trim();
+        input.classList.toggle("invalid", !TOKEN_FORMAT.test(value));
+        if (!TOKEN_FORMAT.test(value)) {
+          problem.textContent = TOKEN_FORMAT_PROBLEM;
+          return;
+        }
+        setToken(value);
         panel.hidden = true;
         forget.hidden = false;
         resolve();
@@ -162,23 +150,131 @@ const Actomaton = (() => {
     }));
   }
 
-  /// Reads an instance's status and follows its transitions from there: `handlers.initial`
-  /// gets the status (null when the instance does not exist yet: its first action makes it,
-  /// and it is watched from seq 0), `handlers.transition` each transition after it, in order,
-  /// `handlers.status` how the connection is, `handlers.problem` why it cannot be followed.
-  async function followInstance(plugin, key, handlers) {
-    let status = null;
-    try {
-      status = await api("GET", path(plugin, key));
-    } catch (error) {
-      if (error.status !== 404) {
-        handlers.problem(error.message);
-        return null;
-      }
+  /// Reads an instance's status and follows its transitions from there, through the watch
+  /// WebSocket, reconnecting with ?after=SEQ so that nothing is missed or seen twice.
+  ///
+  /// `handlers.initial(status)` gets the status (null when the instance does not exist yet: its
+  /// first action makes it, and it is watched from seq 0) — first, and again whenever the
+  /// instance must be read afresh: deleted, or the host restarted without it (4404, 1000), or
+  /// `after` is past its last transition or older than what is kept (4400, 4410, 1008).
+  /// `handlers.transition` gets each transition after it, in order; `handlers.status` how the
+  /// connection is; `handlers.problem` why the instance cannot be followed. A refused token
+  /// (4401, 4403) asks for another before it watches again.
+  ///
+  /// Returns {close(), wake()}: wake() looks for an instance not made yet at once (the page's
+  /// own action just made it).
+  function followInstance(plugin, key, handlers) {
+    let last = 0; // the last seq shown
+    let absent = false; // the instance did not exist when last read
+    let socket = null;
+    let timer = null;
+    let closed = false;
+    let delay = RETRY_FIRST_MS;
+
+    /// Runs `next` after the wait, at least `atLeast` ms, and doubles the wait.
+    function later(next, atLeast = 0) {
+      const limit = absent ? RETRY_ABSENT_MAX_MS : RETRY_MAX_MS;
+      delay = Math.min(delay, limit);
+      const wait = Math.max(atLeast, delay / 2 + Math.random() * delay / 2);
+      delay = Math.min(delay * 2, limit);
+      timer = setTimeout(() => {
+        timer = null;
+        next();
+      }, wait);
     }
-    handlers.initial(status);
-    return watch(plugin, key, status ? status.seq : 0, handlers);
+
+    /// Reads the instance and watches it from its seq (from 0 when it does not exist yet).
+    async function read(first) {
+      let status = null;
+      try {
+        status = await api("GET", path(plugin, key));
+      } catch (error) {
+        if (closed) return;
+        if (error.status !== 404) {
+          // No answer, or the service busy: read again later; any other refusal stands.
+          if (first || !(error.status === 0 || error.status === 429 || error.status >= 500)) {
+            handlers.problem(error.message);
+            return;
+          }
+          handlers.status("reconnecting (" + error.message + ")");
+          later(() => read(false), error.status === 429 ? RETRY_OVER_LIMIT_MS : 0);
+          return;
+        }
+      }
+      if (closed) return;
+      absent = !status;
+      last = status ? status.seq : 0;
+      handlers.initial(status);
+      connect();
+    }
+
+    function connect() {
+      if (closed) return;
+      const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+      const url = `${scheme}//${location.host}${path(plugin, key)}/watch?after=${last}`;
+      // A browser cannot set Authorization on a WebSocket: the token rides as a subprotocol.
+      const current = token();
+      const protocols = current ? ["actomaton.v1", "actomaton.token." + hex(current)] : ["actomaton.v1"];
+      let openedAt = null;
+      let heard = false;
+      socket = new WebSocket(url, protocols);
+      socket.onopen = () => {
+        openedAt = performance.now();
+        if (!absent) handlers.status("live");
+      };
+      socket.onmessage = (event) => {
+        heard = true;
+        delay = RETRY_FIRST_MS;
+        if (absent) {
+          absent = false;
+          handlers.status("live");
+        }
+        const message = JSON.parse(event.data);
+        if (message.seq <= last) return;
+        last = message.seq;
+        handlers.transition(message);
+      };
+      socket.onclose = (event) => {
+        socket = null;
+        if (closed) return;
+        if (heard || (openedAt !== null && performance.now() - openedAt >= RETRY_STEADY_MS)) delay = RETRY_FIRST_MS;
+        const reason = event.reason ? " (" + event.reason + ")" : "";
+        if ((event.code === 4401 || event.code === 4403) && tokenPrompt) {
+          handlers.status("waiting for a token" + reason);
+          askForToken(event.reason || "the host refused the token").then(() => {
+            delay = RETRY_FIRST_MS;
+            connect();
+          });
+        } else if (event.code === 4404 && absent) {
+          handlers.status("no such instance yet");
+          later(connect);
+        } else if ([4404, 4400, 4410, 1000].includes(event.code) || (event.code === 1008 && !heard)) {
+          // Another life of the instance, or none: what was shown is read again, not resumed.
+          handlers.status("reading it again" + reason);
+          later(() => read(false));
+        } else {
+          handlers.status("reconnecting" + reason);
+          later(connect, event.code === 4429 ? RETRY_OVER_LIMIT_MS : 0);
+        }
+      };
+    }
+
+    read(true);
+    return {
+      close() {
+        closed = true;
+        clearTimeout(timer);
+        if (socket) socket.close();
+      },
+      wake() {
+        delay = RETRY_FIRST_MS;
+        if (closed || !absent || !timer) return;
+        clearTimeout(timer);
+        timer = null;
+        connect();
+      },
+    };
   }
 
-  return {APIError, api, watch, path, token, setToken, onTokenNeeded, element, installTokenPanel, followInstance};
+  return {APIError, api, path, keyProblem, token, setToken, onTokenNeeded, element, installTokenPanel, followInstance};
 })();

@@ -22,9 +22,16 @@ Actomaton.installTokenPanel();
 function route() {
   if (view) view.close();
   view = null;
-  const parts = location.hash.replace(/^#\/?/, "").split("/").filter((part) => part).map(decodeURIComponent);
   const main = document.getElementById("main");
   main.replaceChildren();
+  let parts;
+  try {
+    parts = location.hash.replace(/^#\/?/, "").split("/").filter((part) => part).map(decodeURIComponent);
+  } catch (error) {
+    // A malformed percent-escape (URIError).
+    main.append(el("p", {className: "error", id: "route-error"}, `${location.hash} is not an address of the inspector: ${error.message}`));
+    return;
+  }
   for (const item of document.querySelectorAll("#plugin-list a")) {
     item.classList.toggle("current", item.dataset.plugin === parts[0]);
   }
@@ -63,12 +70,16 @@ function showPlugin(main, name) {
   const keys = el("ul", {id: "instances", className: "keys"});
   const more = el("button", {id: "more-instances", hidden: true}, "More");
   const problem = el("p", {className: "error", id: "instances-error"});
+  const keyError = el("span", {className: "error", id: "open-instance-error"});
   const open = el("form", {id: "open-instance", className: "inline"},
-    el("label", {}, "Key ", el("input", {name: "key", required: true, pattern: "[A-Za-z0-9._:\\-]{1,128}", placeholder: "room-1"})),
-    el("button", {}, "Open"));
+    el("label", {}, "Key ", el("input", {name: "key", required: true, placeholder: "room-1"})),
+    " ", el("button", {}, "Open"), " ", keyError);
   open.addEventListener("submit", (event) => {
     event.preventDefault();
-    location.hash = "#/" + encodeURIComponent(name) + "/" + encodeURIComponent(open.elements.key.value);
+    const key = open.elements.key.value;
+    keyError.textContent = Actomaton.keyProblem(key) || "";
+    open.elements.key.classList.toggle("invalid", Boolean(keyError.textContent));
+    if (!keyError.textContent) location.hash = "#/" + encodeURIComponent(name) + "/" + encodeURIComponent(key);
   });
   main.append(
     el("h1", {}, plugin.name, el("span", {className: "version"}, " " + plugin.version)),
@@ -106,6 +117,12 @@ function showInstance(main, name, key) {
     main.append(el("p", {className: "error"}, `no plugin named ${name}`));
     return null;
   }
+  // A browser would take . and .. in the API's path as dot-segments, and ask for another path.
+  const keyProblem = Actomaton.keyProblem(key);
+  if (keyProblem) {
+    main.append(el("p", {className: "error", id: "key-error"}, keyProblem));
+    return null;
+  }
   const seq = el("span", {id: "seq"}, "0");
   const connection = el("span", {id: "connection", className: "connection"}, "loading");
   const state = el("pre", {id: "state"}, "…");
@@ -124,12 +141,11 @@ function showInstance(main, name, key) {
           el("thead", {}, el("tr", {}, el("th", {}, "kind"), el("th", {}, "id"), el("th", {}, "action"), el("th", {}, "effect"), el("th", {}, "due in"))),
           timers),
         el("h2", {}, "Actions"),
-        el("div", {id: "actions"}, plugin.actions.map((action) => actionForm(plugin, key, action)))),
+        el("div", {id: "actions"}, plugin.actions.map((action) => actionForm(plugin, key, action, () => watcher.wake())))),
       el("section", {},
         el("h2", {}, "Diagram"), diagram,
         el("h2", {}, "Transitions"), log)));
 
-  let watcher = null;
   let pending = []; // the timers shown: [{row, cell, due, interval, kind}]
   let refreshing = null;
   let closed = false;
@@ -198,17 +214,22 @@ function showInstance(main, name, key) {
   }
 
   let exists = true;
-  Actomaton.followInstance(name, key, {
+  // First, and again when the instance is read afresh (deleted, or the host restarted without it).
+  const watcher = Actomaton.followInstance(name, key, {
     initial: (status) => {
+      log.replaceChildren();
+      exists = Boolean(status);
+      seq.textContent = status ? status.seq : 0;
+      lit(status ? status.active : []);
       if (!status) {
-        exists = false;
         connection.textContent = "no such instance yet: an action creates it";
         state.textContent = "";
+        pending = [];
+        effects.textContent = "0";
+        timers.replaceChildren();
         return;
       }
-      seq.textContent = status.seq;
       showState(status.state);
-      lit(status.active);
       refresh();
     },
     transition: (message) => {
@@ -219,23 +240,21 @@ function showInstance(main, name, key) {
     // Until its first transition, a new instance's page says so rather than "reconnecting".
     status: (text) => { if (exists) connection.textContent = text; },
     problem: (message) => { connection.textContent = message; },
-  }).then((following) => {
-    watcher = following;
-    if (closed && watcher) watcher.close();
   });
 
   return {
     close() {
       closed = true;
       clearInterval(ticker);
-      if (watcher) watcher.close();
+      watcher.close();
     },
   };
 }
 
 // ---- A form per action, from the manifest's typed parameters ---------------------------------
 
-function actionForm(plugin, key, action) {
+/// `applied()` is called after the host applied the action.
+function actionForm(plugin, key, action, applied) {
   const inputs = action.parameters.map((parameter) => {
     let input;
     if (parameter.type === "bool") {
@@ -264,11 +283,12 @@ function actionForm(plugin, key, action) {
     for (const [index, {parameter, input}] of inputs.entries()) {
       const value = input.value.trim();
       if (parameter.type in INTEGER_RANGES || parameter.type === "float" || parameter.type === "double") {
-        const pattern = parameter.type in INTEGER_RANGES ? /^-?\d+$/ : /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/;
-        if (!pattern.test(value)) {
+        const problem = numberProblem(value, parameter.type);
+        if (problem) {
           input.classList.add("invalid");
           result.className = "result error";
-          result.textContent = `argument ${index + 1} (${parameter.name}) must be a number (${parameter.type})`;
+          result.textContent = `argument ${index + 1} (${parameter.name}) ` + (problem === "not a number"
+            ? `must be a number (${parameter.type})` : `of '${action.name}' is ${value}, ${problem}`);
           return;
         }
         args.push(value);
@@ -282,6 +302,7 @@ function actionForm(plugin, key, action) {
     try {
       const answer = await api("POST", path(plugin.name, key), body);
       result.textContent = `seq ${answer.seq}: ${JSON.stringify(answer.state)}`;
+      applied();
     } catch (error) {
       result.className = "result error";
       result.textContent = error.message;
@@ -290,6 +311,19 @@ function actionForm(plugin, key, action) {
     }
   });
   return form;
+}
+
+/// What keeps `text` from being an argument of `type`: "not a number" when it is not a JSON
+/// number (of an integer type: with no fraction or exponent), the range it is out of, or null.
+function numberProblem(text, type) {
+  if (type in INTEGER_RANGES) {
+    if (!/^-?(0|[1-9]\d*)$/.test(text)) return "not a number";
+    const [low, high] = INTEGER_RANGES[type];
+    const value = BigInt(text);
+    return value < low || value > high ? `out of range for ${type} (${low}...${high})` : null;
+  }
+  if (!/^-?(0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?$/.test(text)) return "not a number";
+  return Number.isFinite(Number(text)) ? null : `out of range for ${type}`;
 }
 
 // ---- The diagram ---------------------------------------------------------------------------
@@ -342,22 +376,52 @@ function diagramView(plugin, box) {
   return light;
 }
 
-/// The host's rendering of a plugin's diagram, without what a hostile plugin could slip into
-/// it: links, scripts, foreign content, event handlers (the page's policy forbids them too).
+const SVG_NAMESPACE = "http://www.w3.org/2000/svg";
+/// The elements of Graphviz's drawings the page shows: any other is dropped, its text kept for
+/// the few that wrap a drawing's parts (a link, a switch), dropped with it for the rest.
+const DRAWING_ELEMENTS = new Set(["svg", "g", "title", "path", "polygon", "polyline", "ellipse", "circle", "rect",
+  "line", "text", "tspan", "defs", "linearGradient", "radialGradient", "stop"]);
+const UNWRAPPED_ELEMENTS = new Set(["a", "switch"]);
+/// The attributes of those elements the page keeps (no event handler, link or style); an ID
+/// is kept prefixed with DRAWING_ID_PREFIX, so that it names none of the page's elements.
+const DRAWING_ATTRIBUTES = new Set(["class", "width", "height", "viewBox", "preserveAspectRatio", "transform",
+  "points", "d", "cx", "cy", "r", "rx", "ry", "x", "y", "x1", "y1", "x2", "y2", "dx", "dy", "fill", "fill-opacity",
+  "stroke", "stroke-width", "stroke-opacity", "stroke-dasharray", "stroke-linecap", "stroke-linejoin",
+  "text-anchor", "font-family", "font-size", "font-weight", "font-style", "text-decoration", "baseline-shift",
+  "offset", "stop-color", "stop-opacity", "gradientUnits", "gradientTransform", "fx", "fy", "id"]);
+const DRAWING_ID_PREFIX = "diagram-";
+
+/// The host's rendering of a plugin's diagram, keeping only the SVG drawing elements and
+/// attributes listed above: nothing a hostile plugin's DOT text slips into it (a script, a
+/// link, an XHTML <meta http-equiv="refresh"> or <form>, a handler, a style) reaches the page.
 function sanitizedSVG(text) {
-  const document = new DOMParser().parseFromString(text, "image/svg+xml");
-  const svg = document.documentElement;
-  if (svg.nodeName !== "svg") return el("p", {className: "error"}, "the host sent a diagram that is not SVG");
-  for (const node of svg.querySelectorAll("script, foreignObject, a, style, image, use, iframe")) {
-    node.replaceWith(...node.childNodes);
+  const parsed = new DOMParser().parseFromString(text, "image/svg+xml").documentElement;
+  if (parsed.namespaceURI !== SVG_NAMESPACE || parsed.localName !== "svg") {
+    return el("p", {className: "error"}, "the host sent a diagram that is not SVG");
   }
-  for (const node of [svg, ...svg.querySelectorAll("*")]) {
-    for (const attribute of [...node.attributes]) {
-      const name = attribute.name.toLowerCase();
-      if (name.startsWith("on") || name.endsWith("href") || name === "style") node.removeAttribute(attribute.name);
+  function copy(node) {
+    if (node.nodeType === Node.TEXT_NODE) return [window.document.createTextNode(node.data)];
+    if (node.nodeType !== Node.ELEMENT_NODE || node.namespaceURI !== SVG_NAMESPACE) return [];
+    const children = () => [...node.childNodes].flatMap(copy);
+    if (UNWRAPPED_ELEMENTS.has(node.localName)) return children();
+    if (!DRAWING_ELEMENTS.has(node.localName)) return [];
+    const clean = window.document.createElementNS(SVG_NAMESPACE, node.localName);
+    for (const {namespaceURI, name, value} of node.attributes) {
+      if (namespaceURI !== null || !DRAWING_ATTRIBUTES.has(name)) continue;
+      if (name === "id") {
+        clean.setAttribute(name, DRAWING_ID_PREFIX + value);
+      } else if (/url\s*\(/i.test(value)) {
+        // A gradient's fill, by its ID: kept pointing into the drawing; any other reference dropped.
+        const reference = /^url\(#([\w.:-]+)\)$/.exec(value);
+        if (reference) clean.setAttribute(name, `url(#${DRAWING_ID_PREFIX}${reference[1]})`);
+      } else {
+        clean.setAttribute(name, value);
+      }
     }
+    clean.append(...children());
+    return [clean];
   }
-  return window.document.importNode(svg, true);
+  return copy(parsed)[0];
 }
 
 start();

@@ -50,13 +50,18 @@ document.addEventListener("keydown", async (event) => {
   try {
     const answer = await api("POST", path(PLUGIN, key), JSON.stringify(binding[2]));
     show(answer.state, answer.seq);
+    following.wake();
   } catch (error) {
     document.getElementById("reason").textContent = error.message;
   }
 });
 
-Actomaton.followInstance(PLUGIN, key, {
-  initial: (status) => show(status ? status.state : null, status ? status.seq : 0),
+// Read afresh (a deleted character, a host restarted without it), it starts over from the host's.
+const following = Actomaton.followInstance(PLUGIN, key, {
+  initial: (status) => {
+    seq = 0;
+    show(status ? status.state : null, status ? status.seq : 0);
+  },
   transition: (message) => show(message.state, message.seq),
   status: (text) => { document.getElementById("connection").textContent = text; },
   problem: (message) => { document.getElementById("reason").textContent = message; },

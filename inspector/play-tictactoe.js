@@ -49,6 +49,7 @@ async function send(body) {
   try {
     const answer = await api("POST", path(PLUGIN, key), body);
     if (answer.seq > Number(board.dataset.seq)) show(answer.state, answer.seq);
+    following.wake();
   } catch (error) {
     reason.textContent = error.message; // the machine's reason, as the host gave it
   }
@@ -68,8 +69,9 @@ function place(row, column) {
 
 document.getElementById("restart").addEventListener("click", () => send(JSON.stringify({action: "restart", args: []})));
 
-// No game yet (null): the first move makes it; until then the page keeps trying to watch it.
-Actomaton.followInstance(PLUGIN, key, {
+// No game yet (null): the first move makes it; until then the page keeps looking for it. Read
+// afresh (a deleted game, a host restarted without it), the board starts over from the host's.
+const following = Actomaton.followInstance(PLUGIN, key, {
   initial: (status) => show(status ? status.state : null, status ? status.seq : 0),
   transition: (message) => {
     if (message.seq > Number(board.dataset.seq)) show(message.state, message.seq);

@@ -17,7 +17,15 @@ chromium through chromium-driver (Selenium), and, as people would, with clicks a
 - when the plugin carries a diagram, the inspector's diagram of a tic-tac-toe game lights the
   node of the game's phase after every move;
 - a host started with --tokens: the inspector asks for a token, refuses a bad one with the
-  host's message, and with a good one lists the plugins; the play page watches with it.
+  host's message (one not of a token's format before sending it), and with a good one lists the
+  plugins; the play page watches with it; a token the host stops taking while a page watches
+  asks for another, and the page watches again only once one is entered;
+- what a hostile diagram, address, key or number could do: an SVG with XHTML elements in it is
+  cleaned to SVG drawing elements; a malformed address, the keys . and .., and numbers that are
+  not JSON or out of their type's range show an error instead; a watch refused again and again
+  is tried less and less often;
+- a deleted instance: the inspector and the play page read it afresh (no such instance yet)
+  and follow the instance made again under its key, from its seq 1.
 
 It fails on any JavaScript error in a page's console (network errors of refused requests
 aside) and prints one line per check, then `N passed, N failed`.
@@ -131,7 +139,19 @@ def start_browser(width=1280, height=900):
     if os.geteuid() == 0:
         options.add_argument("--no-sandbox")
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": COUNT_WEBSOCKETS})
+    return driver
+
+
+# Each page notes when it opens a WebSocket (performance.now(), in ms): how often it reconnects.
+COUNT_WEBSOCKETS = """
+window.webSocketsOpened = [];
+const PageWebSocket = window.WebSocket;
+window.WebSocket = class extends PageWebSocket {
+  constructor(...parameters) { super(...parameters); window.webSocketsOpened.push(performance.now()); }
+};
+"""
 
 
 def screenshot(driver, directory, name):
@@ -378,25 +398,96 @@ def test_inspector(host, base, checks, screenshots):
         for forbidden in ("<script", "<a ", "javascript:", "onclick", "style=", "foreignObject", "<image", "elsewhere"):
             expect(forbidden not in cleaned, f"the cleaned diagram still holds {forbidden!r}: {cleaned}")
         expect("<text>x</text>" in cleaned, f"the cleaned diagram lost its text: {cleaned}")
+        # Regression (audit): Graphviz writes a fontname unescaped, so DOT text could slip XHTML in:
+        # a refresh that took the tab elsewhere, a form asking for a password, a dialog.
+        cleaned = driver.execute_script("""
+            const svg = sanitizedSVG('<svg xmlns="http://www.w3.org/2000/svg"><g class="node"><title>a</title>'
+              + '<text font-family="Helvetica"/><h:meta xmlns:h="http://www.w3.org/1999/xhtml" http-equiv="refresh" content="0;url=about:blank"/>'
+              + '<h:form xmlns:h="http://www.w3.org/1999/xhtml"><h:input type="password"/></h:form>'
+              + '<h:dialog xmlns:h="http://www.w3.org/1999/xhtml" open="">log in</h:dialog>'
+              + '<g xmlns="http://www.w3.org/1999/xhtml"><meta http-equiv="refresh" content="0"/></g>'
+              + '<set attributeName="fill" to="red"/><ellipse cx="1" rx="2" id="main" fill="url(https://elsewhere/p)"/></g></svg>');
+            return {html: svg.outerHTML, foreign: [svg, ...svg.querySelectorAll('*')].filter((node) =>
+              node.namespaceURI !== 'http://www.w3.org/2000/svg').map((node) => node.nodeName)};""")
+        expect(not cleaned["foreign"], f"the cleaned diagram holds elements outside SVG: {cleaned['foreign']}")
+        for forbidden in ("meta", "form", "input", "dialog", "<set", "log in", "elsewhere", 'id="main"'):
+            expect(forbidden not in cleaned["html"], f"the cleaned diagram still holds {forbidden!r}: {cleaned['html']}")
+        expect('<ellipse cx="1" rx="2" id="diagram-main">' in cleaned["html"] and "<title>a</title>" in cleaned["html"],
+               f"the cleaned diagram lost its drawing: {cleaned['html']}")
         # Parsing it, the browser reports the page's policy blocking the handler and the style:
         # read here, so that only those are let through.
         unexpected = script_errors(driver, also_expected=("Content Security Policy",))
         expect(not unexpected, f"the console, cleaning a hostile diagram: {unexpected}")
-        checks.append("a diagram's SVG is cleaned of scripts, links, handlers and foreign content before it is shown")
+        checks.append("a diagram's SVG is cleaned of scripts, links, handlers and foreign content before it is shown; "
+                      "only SVG drawing elements are kept, XHTML ones dropped")
+
+        # Regression (audit): the hash's percent-escapes were decoded unchecked: "%" threw, the
+        # page stayed on "Loading…", or on a view saying "live" that no longer followed anything.
+        driver.get(f"{base}/?fresh#/counter/%")
+        wait_for(driver, lambda: driver.find_elements(By.ID, "route-error"), "the error for a malformed address")
+        expect("is not an address of the inspector" in driver.find_element(By.ID, "route-error").text,
+               driver.find_element(By.ID, "route-error").text)
+        driver.get(f"{base}/#/counter/ticker-1")
+        wait_for(driver, lambda: "no such instance yet" in driver.execute_script(READ_INSTANCE)["connection"], "the instance's page")
+        driver.execute_script("location.hash = '#/counter/%E0%A4%A'")
+        wait_for(driver, lambda: driver.find_elements(By.ID, "route-error") and not driver.find_elements(By.ID, "connection"),
+                 "the open view to give way to the error")
+        # Regression (audit): the keys . and .. passed the page's check; the browser then took them
+        # as dot-segments and asked for another path.
+        driver.get(f"{base}/#/counter")
+        wait_for(driver, lambda: driver.find_elements(By.ID, "open-instance"), "the counter's page")
+        for key in (".", ".."):
+            field = driver.find_element(By.CSS_SELECTOR, "#open-instance input")
+            field.clear()
+            field.send_keys(key)
+            field.send_keys(Keys.ENTER)
+            wait_for(driver, lambda: driver.find_element(By.ID, "open-instance-error").text
+                     == "an instance key cannot be . or .. (a URL takes them as its path's dot-segments)", f"the key {key!r} refused")
+            expect(driver.execute_script("return location.hash") == "#/counter", f"the key {key!r} was opened")
+            expect("invalid" in field.get_attribute("class"), f"the key {key!r}'s field is not marked")
+        driver.get(f"{base}/#/counter/..")
+        wait_for(driver, lambda: driver.find_elements(By.ID, "key-error"), "the error for the key .. in the address")
+        checks.append("a malformed address, and the keys . and .., show an error instead of a page that follows nothing")
+
+        # Regression (audit): a watch refused again and again (4404 here) was tried 4 times a second for ever.
+        driver.execute_script("window.webSocketsOpened = []; location.hash = '#/counter/absent-1'")
+        wait_for(driver, lambda: len(driver.execute_script("return window.webSocketsOpened")) >= 5, "five watches of a missing instance")
+        opened = driver.execute_script("return window.webSocketsOpened")
+        gaps = [later - earlier for earlier, later in zip(opened, opened[1:])]
+        expect(gaps[3] >= 900 and gaps[3] > gaps[0], f"the watch is tried again without backing off: {[round(gap) for gap in gaps]} ms apart")
+        checks.append(f"a refused watch is tried less and less often ({', '.join(str(round(gap)) for gap in gaps[:4])} ms apart)")
+
+        driver.get(f"{base}/#/counter/ticker-1")
+        wait_for(driver, lambda: driver.find_elements(By.CSS_SELECTOR, 'form.action[data-action="add"]'), "the instance's page")
 
         form = send_form(driver, "add", "abc")
         expect(form.find_element(By.CSS_SELECTOR, ".result").text == "argument 1 (amount) must be a number (int64)",
                f"a bad number: {form.find_element(By.CSS_SELECTOR, '.result').text!r}")
-        form = send_form(driver, "start", "-5")
-        wait_for(driver, lambda: "out of range" in form.find_element(By.CSS_SELECTOR, ".result").text, "the host's error beside the form")
-        expect(form.find_element(By.CSS_SELECTOR, ".result").text
-               == "plugin counter: argument 1 (interval_ms) of 'start' is -5, out of range for uint32 (0...4294967295)",
-               f"the host's error: {form.find_element(By.CSS_SELECTOR, '.result').text!r}")
-        expect("invalid" in form.find_element(By.CSS_SELECTOR, "input").get_attribute("class"), "the field is not marked")
-        checks.append("a bad argument shows the host's one-line error beside the form, the field marked")
+        # Regression (audit): numbers that are not JSON (leading zeros) went to the host, which
+        # refused the body with no field marked; ranges were not checked.
+        for action, value, error in [
+                ("add", "007", "argument 1 (amount) must be a number (int64)"),
+                ("add", "-00", "argument 1 (amount) must be a number (int64)"),
+                ("add", "9223372036854775808",
+                 "argument 1 (amount) of 'add' is 9223372036854775808, out of range for int64 (-9223372036854775808...9223372036854775807)"),
+                ("start", "-5", "argument 1 (interval_ms) of 'start' is -5, out of range for uint32 (0...4294967295)")]:
+            form = send_form(driver, action, value)
+            shown = form.find_element(By.CSS_SELECTOR, ".result").text
+            expect(shown == error, f"{action} {value}: {shown!r}")
+            expect("invalid" in form.find_element(By.CSS_SELECTOR, "input").get_attribute("class"), f"{action} {value}: the field is not marked")
+        status, _ = host.request("GET", "/v1/machines/counter/ticker-1")
+        expect(status == 404, f"an action the page refused reached the host ({status})")
+        checks.append("numbers that are not JSON, or out of their type's range, are refused beside the form, the field marked")
 
         send_form(driver, "add", "40")
         wait_for(driver, lambda: '"count": 40' in driver.execute_script(READ_INSTANCE)["state"], "the state after add 40")
+        form = send_form(driver, "add", "9223372036854775807")
+        wait_for(driver, lambda: "failed" in form.find_element(By.CSS_SELECTOR, ".result").text, "the host's error beside the form")
+        expect(form.find_element(By.CSS_SELECTOR, ".result").text.startswith("plugin counter: 'add 9223372036854775807' failed: "),
+               f"the host's error: {form.find_element(By.CSS_SELECTOR, '.result').text!r}")
+        expect("error" in form.find_element(By.CSS_SELECTOR, ".result").get_attribute("class"), "the host's error is not marked")
+        checks.append("an action the host refuses shows its one-line error beside the form")
+
         send_form(driver, "start", "300")
         wait_for(driver, lambda: len(driver.execute_script(READ_INSTANCE)["transitions"]) >= 5, "timer transitions without a reload")
         shown = driver.execute_script(READ_INSTANCE)
@@ -449,6 +540,44 @@ def test_inspector(host, base, checks, screenshots):
         driver.quit()
 
 
+def test_deletion(host, base, checks):
+    """Regression (audit): after a deletion the pages resumed with their stale ?after=SEQ: they
+    froze on the old state, and later took the next instance's transitions as the old one's."""
+    inspector, player = start_browser(), start_browser(900, 700)
+    try:
+        for _ in range(3):
+            host.request("POST", "/v1/machines/counter/doomed-1", {"action": "increment"})
+        host.request("POST", "/v1/machines/tictactoe/doomed-2", {"action": "place", "args": [0, 0]})
+        host.request("POST", "/v1/machines/tictactoe/doomed-2", {"action": "place", "args": [1, 1]})
+        inspector.get(f"{base}/#/counter/doomed-1")
+        player.get(f"{base}/play/tictactoe/doomed-2?as=X")
+        wait_for(inspector, lambda: inspector.execute_script(READ_INSTANCE)["seq"] == 3
+                 and inspector.execute_script(READ_INSTANCE)["connection"] == "live", "the counter at seq 3, live")
+        wait_for(player, lambda: player.execute_script(READ_BOARD)["board"] == "X...O....", "the game at seq 2")
+        for name in ("counter/doomed-1", "tictactoe/doomed-2"):
+            status, _ = host.request("DELETE", f"/v1/machines/{name}")
+            expect(status == 200, f"DELETE {name} answered {status}")
+        wait_for(inspector, lambda: "no such instance yet" in inspector.execute_script(READ_INSTANCE)["connection"]
+                 and inspector.execute_script(READ_INSTANCE)["seq"] == 0, "the inspector to read the deleted counter afresh")
+        expect(not inspector.execute_script(READ_INSTANCE)["transitions"], "the deleted counter's transitions are still shown")
+        wait_for(player, lambda: player.execute_script(READ_BOARD)["board"] == "." * 9
+                 and player.execute_script(READ_BOARD)["status"].startswith("A new game"), "the play page to read the deleted game afresh")
+        # Made again under the same keys: followed from seq 1, not from the old life's seq.
+        host.request("POST", "/v1/machines/counter/doomed-1", {"action": "add", "args": [5]})
+        host.request("POST", "/v1/machines/tictactoe/doomed-2", {"action": "place", "args": [2, 2]})
+        wait_for(inspector, lambda: inspector.execute_script(READ_INSTANCE)["seq"] == 1
+                 and '"count": 5' in inspector.execute_script(READ_INSTANCE)["state"], "the counter made again, at seq 1")
+        wait_for(player, lambda: player.execute_script(READ_BOARD)["board"] == "........X"
+                 and player.execute_script(READ_BOARD)["seq"] == 1, "the game made again, at seq 1")
+        checks.append("after a DELETE the inspector and the play page read the instance afresh and follow the one made again")
+        for page in (inspector, player):
+            errors = script_errors(page)
+            expect(not errors, f"the console: {errors}")
+    finally:
+        inspector.quit()
+        player.quit()
+
+
 def test_tokens(binary, plugins, work, base_checks):
     tokens = os.path.join(work, "tokens")
     with open(tokens, "w") as file:
@@ -462,6 +591,14 @@ def test_tokens(binary, plugins, work, base_checks):
         wait_for(driver, lambda: driver.find_element(By.ID, "token-panel").is_displayed(), "the page to ask for a token")
         expect("no token" in driver.find_element(By.ID, "token-error").text, driver.find_element(By.ID, "token-error").text)
         field = driver.find_element(By.ID, "token")
+        # Regression (audit): a token with a character a header cannot carry was kept, and then
+        # every request threw before it left, without asking again.
+        field.send_keys("inspector-tökén-0123456789")
+        field.send_keys(Keys.ENTER)
+        wait_for(driver, lambda: driver.find_element(By.ID, "token-error").text
+                 == "a token is 16 to 256 visible ASCII characters (no spaces)", "a token not of the format to be refused")
+        expect(driver.execute_script("return sessionStorage.getItem('actomaton.token')") is None, "the malformed token was kept")
+        field.clear()
         field.send_keys("wrong-token-0123456789")
         field.send_keys(Keys.ENTER)
         wait_for(driver, lambda: driver.find_element(By.ID, "token-error").text == "the token is not valid"
@@ -469,7 +606,18 @@ def test_tokens(binary, plugins, work, base_checks):
         field.send_keys("inspector-token-0123456789")
         field.send_keys(Keys.ENTER)
         wait_for(driver, lambda: len(driver.find_elements(By.CSS_SELECTOR, "#plugin-list a")) == 3, "the plugins, with the token")
-        base_checks.append("with --tokens the inspector asks for a token, refuses a bad one with the host's message, takes a good one")
+        base_checks.append("with --tokens the inspector asks for a token, refuses one not of a token's format and a bad one "
+                           "with the host's message, takes a good one")
+        # One kept before the page checked the format is not sent: the page asks for another.
+        driver.execute_script("sessionStorage.setItem('actomaton.token', 'inspector-tökén-0123456789')")
+        driver.refresh()
+        wait_for(driver, lambda: driver.find_element(By.ID, "token-panel").is_displayed()
+                 and "no token" in driver.find_element(By.ID, "token-error").text, "a kept malformed token to be asked again")
+        field = driver.find_element(By.ID, "token")
+        field.send_keys("inspector-token-0123456789")
+        field.send_keys(Keys.ENTER)
+        wait_for(driver, lambda: len(driver.find_elements(By.CSS_SELECTOR, "#plugin-list a")) == 3, "the plugins, with the token again")
+        base_checks.append("a kept token that is not of a token's format is not sent: the page asks for another")
         # The play page watches with the token (a WebSocket subprotocol): a move made over HTTP shows.
         driver.get(f"{host.url}/play/tictactoe/guarded?as=X")
         click(driver, 1, 1)
@@ -479,6 +627,25 @@ def test_tokens(binary, plugins, work, base_checks):
         expect(status == 200, f"O's move answered {status}")
         wait_for(driver, lambda: driver.execute_script(READ_BOARD)["board"] == "O...X....", "the watched move, with the token")
         base_checks.append("the play page watches with the token as a WebSocket subprotocol")
+
+        # Regression (audit): a watch refused for its token (4401) was tried again 4 times a
+        # second for ever, and the failed authentications had every client of the address refused.
+        driver.get(f"{host.url}/#/tictactoe/guarded")
+        wait_for(driver, lambda: driver.execute_script(READ_INSTANCE)["connection"] == "live", "the inspector watching, with the token")
+        host.stop()
+        with open(tokens, "w") as file:
+            file.write("rotated-token-0123456789 *\n")
+        host.start()
+        wait_for(driver, lambda: driver.find_element(By.ID, "token-panel").is_displayed(), "the page to ask for a new token")
+        expect(driver.find_element(By.ID, "token-error").text == "the token is not valid", driver.find_element(By.ID, "token-error").text)
+        attempts = len(driver.execute_script("return window.webSocketsOpened"))
+        field = driver.find_element(By.ID, "token")
+        field.send_keys("rotated-token-0123456789")
+        field.send_keys(Keys.ENTER)
+        wait_for(driver, lambda: driver.execute_script(READ_INSTANCE)["connection"] == "live", "the inspector watching with the new token")
+        expect(len(driver.execute_script("return window.webSocketsOpened")) == attempts + 1,
+               "the page watched again before a new token was entered")
+        base_checks.append("a token the host no longer takes stops the watch and asks for another; the page watches again with it")
         errors = script_errors(driver)
         expect(not errors, f"the console: {errors}")
     finally:
@@ -506,6 +673,7 @@ def main():
         for test in (lambda: test_two_players(host, host.url, checks, arguments.screenshots),
                      lambda: test_platformer(host, host.url, checks, arguments.screenshots),
                      lambda: test_inspector(host, host.url, checks, arguments.screenshots),
+                     lambda: test_deletion(host, host.url, checks),
                      lambda: test_tokens(arguments.host, plugins, work, checks)):
             before = len(checks)
             try:

@@ -127,6 +127,7 @@ public final class ActomatonServer: Service, Sendable {
     public func makeRouter() -> Router<ServiceRequestContext> {
         // Every GET route answers HEAD too: the same status and fields, no body.
         let router = Router(context: ServiceRequestContext.self, options: .autoGenerateHeadEndpoints)
+        router.add(middleware: NoSniffMiddleware())
         router.add(middleware: ServiceErrorMiddleware(maxBodySize: configuration.maxBodySize))
         router.add(middleware: HeaderLimitMiddleware(maxHeaderSize: configuration.maxHeaderSize))
         router.add(middleware: EmptySegmentMiddleware())

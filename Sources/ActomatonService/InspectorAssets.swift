@@ -12,6 +12,21 @@ enum InspectorAssets {
 
 const Actomaton = (() => {
   const TOKEN_KEY = "actomaton.token";
+  /// A token as the host takes one (TokenTable): 16 to 256 visible ASCII characters.
+  const TOKEN_FORMAT = /^[\x21-\x7e]{16,256}$/;
+  const TOKEN_FORMAT_PROBLEM = "a token is 16 to 256 visible ASCII characters (no spaces)";
+  /// The longest instance key, in bytes (InstanceKeyRule.maxLength).
+  const MAX_KEY_BYTES = 128;
+  // Watching again after a connection ends: the wait doubles from RETRY_FIRST_MS up to
+  // RETRY_MAX_MS while connections bring nothing, less up to half of it at random (so that pages
+  // do not come back in step), and starts over once one brings a message or stays open
+  // RETRY_STEADY_MS. A limit (4429) waits RETRY_OVER_LIMIT_MS at least; an instance not made
+  // yet is looked for every RETRY_ABSENT_MAX_MS at most.
+  const RETRY_FIRST_MS = 250;
+  const RETRY_MAX_MS = 30000;
+  const RETRY_OVER_LIMIT_MS = 5000;
+  const RETRY_ABSENT_MAX_MS = 5000;
+  const RETRY_STEADY_MS = 5000;
   let tokenPrompt = null; // the page's way to ask for a token: (message) => Promise
   let pendingPrompt = null; // one prompt at a time, shared by every request that needs it
 
@@ -23,7 +38,9 @@ const Actomaton = (() => {
   }
 
   function token() {
-    return sessionStorage.getItem(TOKEN_KEY);
+    // One kept before the page checked tokens may not fit a header: fetch would throw on it.
+    const kept = sessionStorage.getItem(TOKEN_KEY);
+    return kept && TOKEN_FORMAT.test(kept) ? kept : null;
   }
 
   function setToken(value) {
@@ -74,54 +91,19 @@ const Actomaton = (() => {
     return Array.from(new TextEncoder().encode(text), (byte) => byte.toString(16).padStart(2, "0")).join("");
   }
 
-  function path(plugin, key) {
-    return "/v1/machines/" + encodeURIComponent(plugin) + (key === undefined ? "" : "/" + encodeURIComponent(key));
+  /// What is wrong with an instance key, in the host's words (InstanceKeyRule); null when nothing.
+  function keyProblem(key) {
+    const bytes = new TextEncoder().encode(key);
+    if (!bytes.length) return "an instance key must not be empty";
+    if (bytes.length > MAX_KEY_BYTES) return `an instance key is at most ${MAX_KEY_BYTES} bytes, got ${bytes.length}`;
+    if (key === "." || key === "..") return "an instance key cannot be . or .. (a URL takes them as its path's dot-segments)";
+    const offset = bytes.findIndex((byte) => !/[A-Za-z0-9._:-]/.test(String.fromCharCode(byte)));
+    if (offset >= 0) return `an instance key may hold only letters, digits and . _ : - (byte ${offset + 1} is not one)`;
+    return null;
   }
 
-  /// Watches an instance's transitions from `after`, reconnecting with ?after=SEQ when the
-  /// connection ends, so nothing is missed or seen twice. `handlers.transition(message)` gets
-  /// each one in order; `handlers.status(text)` how the connection is.
-  function watch(plugin, key, after, handlers) {
-    let last = after;
-    let socket = null;
-    let closed = false;
-    let delay = 250;
-    let timer = null;
-    function connect() {
-      if (closed) return;
-      const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-      const url = `${scheme}//${location.host}${path(plugin, key)}/watch?after=${last}`;
-      // A browser cannot set Authorization on a WebSocket: the token rides as a subprotocol.
-      const current = token();
-      const protocols = current ? ["actomaton.v1", "actomaton.token." + hex(current)] : ["actomaton.v1"];
-      socket = new WebSocket(url, protocols);
-      socket.onopen = () => {
-        delay = 250;
-        handlers.status("live");
-      };
-      socket.onmessage = (event) => {
-        const message = JSON.parse(event.data);
-        if (message.seq <= last) return;
-        last = message.seq;
-        handlers.transition(message);
-      };
-      socket.onclose = (event) => {
-        socket = null;
-        if (closed) return;
-        handlers.status(event.reason ? "reconnecting (" + event.reason + ")" : "reconnecting");
-        timer = setTimeout(connect, delay);
-        delay = Math.min(delay * 2, 2000);
-      };
-    }
-    connect();
-    return {
-      get last() { return last; },
-      close() {
-        closed = true;
-        clearTimeout(timer);
-        if (socket) socket.close();
-      },
-    };
+  function path(plugin, key) {
+    return "/v1/machines/" + encodeURIComponent(plugin) + (key === undefined ? "" : "/" + encodeURIComponent(key));
   }
 
   function element(tag, attributes, ...children) {
@@ -162,7 +144,13 @@ const Actomaton = (() => {
       input.focus();
       form.onsubmit = (event) => {
         event.preventDefault();
-        setToken(input.value.trim());
+        const value = input.value.trim();
+        input.classList.toggle("invalid", !TOKEN_FORMAT.test(value));
+        if (!TOKEN_FORMAT.test(value)) {
+          problem.textContent = TOKEN_FORMAT_PROBLEM;
+          return;
+        }
+        setToken(value);
         panel.hidden = true;
         forget.hidden = false;
         resolve();
@@ -170,25 +158,133 @@ const Actomaton = (() => {
     }));
   }
 
-  /// Reads an instance's status and follows its transitions from there: `handlers.initial`
-  /// gets the status (null when the instance does not exist yet: its first action makes it,
-  /// and it is watched from seq 0), `handlers.transition` each transition after it, in order,
-  /// `handlers.status` how the connection is, `handlers.problem` why it cannot be followed.
-  async function followInstance(plugin, key, handlers) {
-    let status = null;
-    try {
-      status = await api("GET", path(plugin, key));
-    } catch (error) {
-      if (error.status !== 404) {
-        handlers.problem(error.message);
-        return null;
-      }
+  /// Reads an instance's status and follows its transitions from there, through the watch
+  /// WebSocket, reconnecting with ?after=SEQ so that nothing is missed or seen twice.
+  ///
+  /// `handlers.initial(status)` gets the status (null when the instance does not exist yet: its
+  /// first action makes it, and it is watched from seq 0) — first, and again whenever the
+  /// instance must be read afresh: deleted, or the host restarted without it (4404, 1000), or
+  /// `after` is past its last transition or older than what is kept (4400, 4410, 1008).
+  /// `handlers.transition` gets each transition after it, in order; `handlers.status` how the
+  /// connection is; `handlers.problem` why the instance cannot be followed. A refused token
+  /// (4401, 4403) asks for another before it watches again.
+  ///
+  /// Returns {close(), wake()}: wake() looks for an instance not made yet at once (the page's
+  /// own action just made it).
+  function followInstance(plugin, key, handlers) {
+    let last = 0; // the last seq shown
+    let absent = false; // the instance did not exist when last read
+    let socket = null;
+    let timer = null;
+    let closed = false;
+    let delay = RETRY_FIRST_MS;
+
+    /// Runs `next` after the wait, at least `atLeast` ms, and doubles the wait.
+    function later(next, atLeast = 0) {
+      const limit = absent ? RETRY_ABSENT_MAX_MS : RETRY_MAX_MS;
+      delay = Math.min(delay, limit);
+      const wait = Math.max(atLeast, delay / 2 + Math.random() * delay / 2);
+      delay = Math.min(delay * 2, limit);
+      timer = setTimeout(() => {
+        timer = null;
+        next();
+      }, wait);
     }
-    handlers.initial(status);
-    return watch(plugin, key, status ? status.seq : 0, handlers);
+
+    /// Reads the instance and watches it from its seq (from 0 when it does not exist yet).
+    async function read(first) {
+      let status = null;
+      try {
+        status = await api("GET", path(plugin, key));
+      } catch (error) {
+        if (closed) return;
+        if (error.status !== 404) {
+          // No answer, or the service busy: read again later; any other refusal stands.
+          if (first || !(error.status === 0 || error.status === 429 || error.status >= 500)) {
+            handlers.problem(error.message);
+            return;
+          }
+          handlers.status("reconnecting (" + error.message + ")");
+          later(() => read(false), error.status === 429 ? RETRY_OVER_LIMIT_MS : 0);
+          return;
+        }
+      }
+      if (closed) return;
+      absent = !status;
+      last = status ? status.seq : 0;
+      handlers.initial(status);
+      connect();
+    }
+
+    function connect() {
+      if (closed) return;
+      const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+      const url = `${scheme}//${location.host}${path(plugin, key)}/watch?after=${last}`;
+      // A browser cannot set Authorization on a WebSocket: the token rides as a subprotocol.
+      const current = token();
+      const protocols = current ? ["actomaton.v1", "actomaton.token." + hex(current)] : ["actomaton.v1"];
+      let openedAt = null;
+      let heard = false;
+      socket = new WebSocket(url, protocols);
+      socket.onopen = () => {
+        openedAt = performance.now();
+        if (!absent) handlers.status("live");
+      };
+      socket.onmessage = (event) => {
+        heard = true;
+        delay = RETRY_FIRST_MS;
+        if (absent) {
+          absent = false;
+          handlers.status("live");
+        }
+        const message = JSON.parse(event.data);
+        if (message.seq <= last) return;
+        last = message.seq;
+        handlers.transition(message);
+      };
+      socket.onclose = (event) => {
+        socket = null;
+        if (closed) return;
+        if (heard || (openedAt !== null && performance.now() - openedAt >= RETRY_STEADY_MS)) delay = RETRY_FIRST_MS;
+        const reason = event.reason ? " (" + event.reason + ")" : "";
+        if ((event.code === 4401 || event.code === 4403) && tokenPrompt) {
+          handlers.status("waiting for a token" + reason);
+          askForToken(event.reason || "the host refused the token").then(() => {
+            delay = RETRY_FIRST_MS;
+            connect();
+          });
+        } else if (event.code === 4404 && absent) {
+          handlers.status("no such instance yet");
+          later(connect);
+        } else if ([4404, 4400, 4410, 1000].includes(event.code) || (event.code === 1008 && !heard)) {
+          // Another life of the instance, or none: what was shown is read again, not resumed.
+          handlers.status("reading it again" + reason);
+          later(() => read(false));
+        } else {
+          handlers.status("reconnecting" + reason);
+          later(connect, event.code === 4429 ? RETRY_OVER_LIMIT_MS : 0);
+        }
+      };
+    }
+
+    read(true);
+    return {
+      close() {
+        closed = true;
+        clearTimeout(timer);
+        if (socket) socket.close();
+      },
+      wake() {
+        delay = RETRY_FIRST_MS;
+        if (closed || !absent || !timer) return;
+        clearTimeout(timer);
+        timer = null;
+        connect();
+      },
+    };
   }
 
-  return {APIError, api, watch, path, token, setToken, onTokenNeeded, element, installTokenPanel, followInstance};
+  return {APIError, api, path, keyProblem, token, setToken, onTokenNeeded, element, installTokenPanel, followInstance};
 })();
 
 """##),
@@ -292,9 +388,16 @@ Actomaton.installTokenPanel();
 function route() {
   if (view) view.close();
   view = null;
-  const parts = location.hash.replace(/^#\/?/, "").split("/").filter((part) => part).map(decodeURIComponent);
   const main = document.getElementById("main");
   main.replaceChildren();
+  let parts;
+  try {
+    parts = location.hash.replace(/^#\/?/, "").split("/").filter((part) => part).map(decodeURIComponent);
+  } catch (error) {
+    // A malformed percent-escape (URIError).
+    main.append(el("p", {className: "error", id: "route-error"}, `${location.hash} is not an address of the inspector: ${error.message}`));
+    return;
+  }
   for (const item of document.querySelectorAll("#plugin-list a")) {
     item.classList.toggle("current", item.dataset.plugin === parts[0]);
   }
@@ -333,12 +436,16 @@ function showPlugin(main, name) {
   const keys = el("ul", {id: "instances", className: "keys"});
   const more = el("button", {id: "more-instances", hidden: true}, "More");
   const problem = el("p", {className: "error", id: "instances-error"});
+  const keyError = el("span", {className: "error", id: "open-instance-error"});
   const open = el("form", {id: "open-instance", className: "inline"},
-    el("label", {}, "Key ", el("input", {name: "key", required: true, pattern: "[A-Za-z0-9._:\\-]{1,128}", placeholder: "room-1"})),
-    el("button", {}, "Open"));
+    el("label", {}, "Key ", el("input", {name: "key", required: true, placeholder: "room-1"})),
+    " ", el("button", {}, "Open"), " ", keyError);
   open.addEventListener("submit", (event) => {
     event.preventDefault();
-    location.hash = "#/" + encodeURIComponent(name) + "/" + encodeURIComponent(open.elements.key.value);
+    const key = open.elements.key.value;
+    keyError.textContent = Actomaton.keyProblem(key) || "";
+    open.elements.key.classList.toggle("invalid", Boolean(keyError.textContent));
+    if (!keyError.textContent) location.hash = "#/" + encodeURIComponent(name) + "/" + encodeURIComponent(key);
   });
   main.append(
     el("h1", {}, plugin.name, el("span", {className: "version"}, " " + plugin.version)),
@@ -376,6 +483,12 @@ function showInstance(main, name, key) {
     main.append(el("p", {className: "error"}, `no plugin named ${name}`));
     return null;
   }
+  // A browser would take . and .. in the API's path as dot-segments, and ask for another path.
+  const keyProblem = Actomaton.keyProblem(key);
+  if (keyProblem) {
+    main.append(el("p", {className: "error", id: "key-error"}, keyProblem));
+    return null;
+  }
   const seq = el("span", {id: "seq"}, "0");
   const connection = el("span", {id: "connection", className: "connection"}, "loading");
   const state = el("pre", {id: "state"}, "…");
@@ -394,12 +507,11 @@ function showInstance(main, name, key) {
           el("thead", {}, el("tr", {}, el("th", {}, "kind"), el("th", {}, "id"), el("th", {}, "action"), el("th", {}, "effect"), el("th", {}, "due in"))),
           timers),
         el("h2", {}, "Actions"),
-        el("div", {id: "actions"}, plugin.actions.map((action) => actionForm(plugin, key, action)))),
+        el("div", {id: "actions"}, plugin.actions.map((action) => actionForm(plugin, key, action, () => watcher.wake())))),
       el("section", {},
         el("h2", {}, "Diagram"), diagram,
         el("h2", {}, "Transitions"), log)));
 
-  let watcher = null;
   let pending = []; // the timers shown: [{row, cell, due, interval, kind}]
   let refreshing = null;
   let closed = false;
@@ -468,17 +580,22 @@ function showInstance(main, name, key) {
   }
 
   let exists = true;
-  Actomaton.followInstance(name, key, {
+  // First, and again when the instance is read afresh (deleted, or the host restarted without it).
+  const watcher = Actomaton.followInstance(name, key, {
     initial: (status) => {
+      log.replaceChildren();
+      exists = Boolean(status);
+      seq.textContent = status ? status.seq : 0;
+      lit(status ? status.active : []);
       if (!status) {
-        exists = false;
         connection.textContent = "no such instance yet: an action creates it";
         state.textContent = "";
+        pending = [];
+        effects.textContent = "0";
+        timers.replaceChildren();
         return;
       }
-      seq.textContent = status.seq;
       showState(status.state);
-      lit(status.active);
       refresh();
     },
     transition: (message) => {
@@ -489,23 +606,21 @@ function showInstance(main, name, key) {
     // Until its first transition, a new instance's page says so rather than "reconnecting".
     status: (text) => { if (exists) connection.textContent = text; },
     problem: (message) => { connection.textContent = message; },
-  }).then((following) => {
-    watcher = following;
-    if (closed && watcher) watcher.close();
   });
 
   return {
     close() {
       closed = true;
       clearInterval(ticker);
-      if (watcher) watcher.close();
+      watcher.close();
     },
   };
 }
 
 // ---- A form per action, from the manifest's typed parameters ---------------------------------
 
-function actionForm(plugin, key, action) {
+/// `applied()` is called after the host applied the action.
+function actionForm(plugin, key, action, applied) {
   const inputs = action.parameters.map((parameter) => {
     let input;
     if (parameter.type === "bool") {
@@ -534,11 +649,12 @@ function actionForm(plugin, key, action) {
     for (const [index, {parameter, input}] of inputs.entries()) {
       const value = input.value.trim();
       if (parameter.type in INTEGER_RANGES || parameter.type === "float" || parameter.type === "double") {
-        const pattern = parameter.type in INTEGER_RANGES ? /^-?\d+$/ : /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/;
-        if (!pattern.test(value)) {
+        const problem = numberProblem(value, parameter.type);
+        if (problem) {
           input.classList.add("invalid");
           result.className = "result error";
-          result.textContent = `argument ${index + 1} (${parameter.name}) must be a number (${parameter.type})`;
+          result.textContent = `argument ${index + 1} (${parameter.name}) ` + (problem === "not a number"
+            ? `must be a number (${parameter.type})` : `of '${action.name}' is ${value}, ${problem}`);
           return;
         }
         args.push(value);
@@ -552,6 +668,7 @@ function actionForm(plugin, key, action) {
     try {
       const answer = await api("POST", path(plugin.name, key), body);
       result.textContent = `seq ${answer.seq}: ${JSON.stringify(answer.state)}`;
+      applied();
     } catch (error) {
       result.className = "result error";
       result.textContent = error.message;
@@ -560,6 +677,19 @@ function actionForm(plugin, key, action) {
     }
   });
   return form;
+}
+
+/// What keeps `text` from being an argument of `type`: "not a number" when it is not a JSON
+/// number (of an integer type: with no fraction or exponent), the range it is out of, or null.
+function numberProblem(text, type) {
+  if (type in INTEGER_RANGES) {
+    if (!/^-?(0|[1-9]\d*)$/.test(text)) return "not a number";
+    const [low, high] = INTEGER_RANGES[type];
+    const value = BigInt(text);
+    return value < low || value > high ? `out of range for ${type} (${low}...${high})` : null;
+  }
+  if (!/^-?(0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?$/.test(text)) return "not a number";
+  return Number.isFinite(Number(text)) ? null : `out of range for ${type}`;
 }
 
 // ---- The diagram ---------------------------------------------------------------------------
@@ -612,22 +742,52 @@ function diagramView(plugin, box) {
   return light;
 }
 
-/// The host's rendering of a plugin's diagram, without what a hostile plugin could slip into
-/// it: links, scripts, foreign content, event handlers (the page's policy forbids them too).
+const SVG_NAMESPACE = "http://www.w3.org/2000/svg";
+/// The elements of Graphviz's drawings the page shows: any other is dropped, its text kept for
+/// the few that wrap a drawing's parts (a link, a switch), dropped with it for the rest.
+const DRAWING_ELEMENTS = new Set(["svg", "g", "title", "path", "polygon", "polyline", "ellipse", "circle", "rect",
+  "line", "text", "tspan", "defs", "linearGradient", "radialGradient", "stop"]);
+const UNWRAPPED_ELEMENTS = new Set(["a", "switch"]);
+/// The attributes of those elements the page keeps (no event handler, link or style); an ID
+/// is kept prefixed with DRAWING_ID_PREFIX, so that it names none of the page's elements.
+const DRAWING_ATTRIBUTES = new Set(["class", "width", "height", "viewBox", "preserveAspectRatio", "transform",
+  "points", "d", "cx", "cy", "r", "rx", "ry", "x", "y", "x1", "y1", "x2", "y2", "dx", "dy", "fill", "fill-opacity",
+  "stroke", "stroke-width", "stroke-opacity", "stroke-dasharray", "stroke-linecap", "stroke-linejoin",
+  "text-anchor", "font-family", "font-size", "font-weight", "font-style", "text-decoration", "baseline-shift",
+  "offset", "stop-color", "stop-opacity", "gradientUnits", "gradientTransform", "fx", "fy", "id"]);
+const DRAWING_ID_PREFIX = "diagram-";
+
+/// The host's rendering of a plugin's diagram, keeping only the SVG drawing elements and
+/// attributes listed above: nothing a hostile plugin's DOT text slips into it (a script, a
+/// link, an XHTML <meta http-equiv="refresh"> or <form>, a handler, a style) reaches the page.
 function sanitizedSVG(text) {
-  const document = new DOMParser().parseFromString(text, "image/svg+xml");
-  const svg = document.documentElement;
-  if (svg.nodeName !== "svg") return el("p", {className: "error"}, "the host sent a diagram that is not SVG");
-  for (const node of svg.querySelectorAll("script, foreignObject, a, style, image, use, iframe")) {
-    node.replaceWith(...node.childNodes);
+  const parsed = new DOMParser().parseFromString(text, "image/svg+xml").documentElement;
+  if (parsed.namespaceURI !== SVG_NAMESPACE || parsed.localName !== "svg") {
+    return el("p", {className: "error"}, "the host sent a diagram that is not SVG");
   }
-  for (const node of [svg, ...svg.querySelectorAll("*")]) {
-    for (const attribute of [...node.attributes]) {
-      const name = attribute.name.toLowerCase();
-      if (name.startsWith("on") || name.endsWith("href") || name === "style") node.removeAttribute(attribute.name);
+  function copy(node) {
+    if (node.nodeType === Node.TEXT_NODE) return [window.document.createTextNode(node.data)];
+    if (node.nodeType !== Node.ELEMENT_NODE || node.namespaceURI !== SVG_NAMESPACE) return [];
+    const children = () => [...node.childNodes].flatMap(copy);
+    if (UNWRAPPED_ELEMENTS.has(node.localName)) return children();
+    if (!DRAWING_ELEMENTS.has(node.localName)) return [];
+    const clean = window.document.createElementNS(SVG_NAMESPACE, node.localName);
+    for (const {namespaceURI, name, value} of node.attributes) {
+      if (namespaceURI !== null || !DRAWING_ATTRIBUTES.has(name)) continue;
+      if (name === "id") {
+        clean.setAttribute(name, DRAWING_ID_PREFIX + value);
+      } else if (/url\s*\(/i.test(value)) {
+        // A gradient's fill, by its ID: kept pointing into the drawing; any other reference dropped.
+        const reference = /^url\(#([\w.:-]+)\)$/.exec(value);
+        if (reference) clean.setAttribute(name, `url(#${DRAWING_ID_PREFIX}${reference[1]})`);
+      } else {
+        clean.setAttribute(name, value);
+      }
     }
+    clean.append(...children());
+    return [clean];
   }
-  return window.document.importNode(svg, true);
+  return copy(parsed)[0];
 }
 
 start();
@@ -715,13 +875,18 @@ document.addEventListener("keydown", async (event) => {
   try {
     const answer = await api("POST", path(PLUGIN, key), JSON.stringify(binding[2]));
     show(answer.state, answer.seq);
+    following.wake();
   } catch (error) {
     document.getElementById("reason").textContent = error.message;
   }
 });
 
-Actomaton.followInstance(PLUGIN, key, {
-  initial: (status) => show(status ? status.state : null, status ? status.seq : 0),
+// Read afresh (a deleted character, a host restarted without it), it starts over from the host's.
+const following = Actomaton.followInstance(PLUGIN, key, {
+  initial: (status) => {
+    seq = 0;
+    show(status ? status.state : null, status ? status.seq : 0);
+  },
   transition: (message) => show(message.state, message.seq),
   status: (text) => { document.getElementById("connection").textContent = text; },
   problem: (message) => { document.getElementById("reason").textContent = message; },
@@ -809,6 +974,7 @@ async function send(body) {
   try {
     const answer = await api("POST", path(PLUGIN, key), body);
     if (answer.seq > Number(board.dataset.seq)) show(answer.state, answer.seq);
+    following.wake();
   } catch (error) {
     reason.textContent = error.message; // the machine's reason, as the host gave it
   }
@@ -828,8 +994,9 @@ function place(row, column) {
 
 document.getElementById("restart").addEventListener("click", () => send(JSON.stringify({action: "restart", args: []})));
 
-// No game yet (null): the first move makes it; until then the page keeps trying to watch it.
-Actomaton.followInstance(PLUGIN, key, {
+// No game yet (null): the first move makes it; until then the page keeps looking for it. Read
+// afresh (a deleted game, a host restarted without it), the board starts over from the host's.
+const following = Actomaton.followInstance(PLUGIN, key, {
   initial: (status) => show(status ? status.state : null, status ? status.seq : 0),
   transition: (message) => {
     if (message.seq > Number(board.dataset.seq)) show(message.state, message.seq);

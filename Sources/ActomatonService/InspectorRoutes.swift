@@ -13,9 +13,10 @@ struct InspectorAsset: Sendable {
 /// themselves (``AccessRequirement/of(method:path:)``).
 struct InspectorRoutes: Sendable {
     /// What the pages may do: load only their own files, talk only to this host, run no
-    /// inline script (a diagram or a state cannot smuggle one in).
+    /// inline script (a diagram or a state cannot smuggle one in), submit no form (each is
+    /// handled by the page's script).
     static let contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-        + "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+        + "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
     /// The games with a page of their own, by plugin name.
     static let games = ["tictactoe", "platformer"]

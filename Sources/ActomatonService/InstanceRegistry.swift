@@ -421,18 +421,20 @@ public actor InstanceRegistry {
                                                 historyBytes: limits.watchHistoryBytes) {
                 metrics.watchersChanged(by: $0)
             }
-            var onFailure: (@Sendable (String) -> Void)?
-            if let errorLog = self.errorLog {
-                onFailure = { @Sendable line in errorLog("\(address): \(line)") }
-            }
-            var instanceLog: (@Sendable (String) -> Void)?
-            if let log { instanceLog = { @Sendable line in log("\(address): \(line)") } }
+            let onFailure = self.errorLog.map { errorLog in { @Sendable (line: String) in errorLog("\(address): \(line)") } }
+            let instanceLog = log.map { log in { @Sendable (line: String) in log("\(address): \(line)") } }
             // A recovery's lines already begin with the instance's journal name, its address.
-            let machine = try InstanceMachine(type: type, maxEffects: limits.maxEffects, log: instanceLog, restoring: restoring,
-                                              journal: journal, journalName: Self.journalName(of: address), journalEpoch: epoch,
-                                              onFailure: onFailure,
-                                              onEffectAction: { [metrics] applied in metrics.effectActionFinished(plugin: address.plugin, applied: applied) },
-                                              onRecoveryProblem: self.errorLog) { watchers.broadcast($0) }
+            let (errorLog, journalName) = (self.errorLog, Self.journalName(of: address))
+            @Sendable func makeMachine() throws(PluginLoadError) -> InstanceMachine {
+                try InstanceMachine(type: type, maxEffects: limits.maxEffects, log: instanceLog, restoring: restoring,
+                                    journal: journal, journalName: journalName, journalEpoch: epoch, onFailure: onFailure,
+                                    onEffectAction: { [metrics] applied in metrics.effectActionFinished(plugin: address.plugin, applied: applied) },
+                                    onRecoveryProblem: errorLog) { watchers.broadcast($0) }
+            }
+            // A worker's start waits for its hello, and a module's start function runs until
+            // its fuel runs out: not on a thread of the pool.
+            let machine = type.plugin.isWebAssembly || type.isolation != .none
+                ? try await onThreadOfItsOwn(makeMachine) : try makeMachine()
             try await machine.start()
             // Not the machine's count: a transition made by now (a timer due at once) may not
             // have reached the watchers yet, and would come twice.

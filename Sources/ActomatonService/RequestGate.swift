@@ -302,7 +302,7 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
         }
         let body = ByteBuffer(string: ServiceError.jsonLine(refusalLine))
         var headers = HTTPHeaders([("Connection", "close"), ("Content-Type", "application/json"),
-                                   ("Content-Length", String(body.readableBytes))])
+                                   ("X-Content-Type-Options", "nosniff"), ("Content-Length", String(body.readableBytes))])
         headers.add(contentsOf: extraHeaders)
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
         // RFC 9110, 9.3.2: the answer to a HEAD has the fields of the answer to a GET, no body.

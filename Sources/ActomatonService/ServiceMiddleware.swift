@@ -1,5 +1,6 @@
 import ActomatonHost
 import Hummingbird
+import HTTPTypes
 import HummingbirdWebSocket
 import Logging
 import NIOWebSocket
@@ -87,6 +88,25 @@ extension WebSocketOutboundWriter {
         let limit = ServiceErrorMiddleware.maxCloseReasonBytes
         let reason = line.utf8.count > limit ? line.prefix(utf8Bytes: limit - "…".utf8.count) + "…" : line
         try await close(code, reason: reason)
+    }
+}
+
+/// Adds `X-Content-Type-Options: nosniff` to every answer, so that a browser takes each as the
+/// media type it names (an instance's state, a plugin's text, read as JSON, never as a page).
+public struct NoSniffMiddleware: RouterMiddleware {
+    /// The context of the service's routes.
+    public typealias Context = ServiceRequestContext
+
+    static let field = HTTPField.Name("X-Content-Type-Options")!
+
+    /// Creates the middleware.
+    public init() {}
+
+    /// Runs the rest of the chain and marks its answer.
+    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var response = try await next(request, context)
+        response.headers[Self.field] = "nosniff"
+        return response
     }
 }
 

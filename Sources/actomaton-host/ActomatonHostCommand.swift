@@ -473,8 +473,8 @@ struct Run: AsyncParsableCommand {
         emit("loaded plugin \(machine.name) \(machine.plugin.manifest.version) from \(plugin)")
         for line in await host.takeJournalReports() { printError(Message(line)) }
         let session = HostSession(host: host, defaultPlugin: machine.name, clock: ContinuousClock(), output: { emit($0) }, printer: printer)
-        // One machine in a worker: the loop runs on the machine's thread, so a line's send and
-        // its answer wake no other thread (the input is read on a thread of its own).
+        // One machine in a worker or in the sandbox: the loop runs on the machine's thread, so a
+        // line's send and its answer wake no other thread (the input is read on a thread of its own).
         let failed = try await withTaskExecutorPreference(machine.taskExecutor) {
             var failed = false
             for await line in input {

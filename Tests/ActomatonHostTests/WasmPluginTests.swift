@@ -251,6 +251,25 @@ struct WasmTranscriptTests {
         #expect(counter.plugin.isWebAssembly == false)
     }
 
+    /// The other way, a module would run on the concurrency pool (a shared library's machine
+    /// runs there): refused with one line, and the library goes on with its state.
+    @Test func aModuleDoesNotReplaceASharedLibraryOnAReload() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/counter.so"
+        try install(plugin("CounterPlugin"), at: path)
+        let host = PluginHost()
+        _ = await host.scan(directory: directory)
+        let counter = try await host.machine(named: "counter")
+        _ = try await counter.send("add", [.int(5)])
+        try install(wasmPlugin("counter"), at: path)
+        let lines = await host.reloadChangedPlugins().map(\.description)
+        #expect(lines.contains { $0.contains("a .wasm module cannot replace a shared library loaded in this process on a reload") }, "\(lines)")
+        _ = try await counter.send("increment")
+        #expect(await counter.describedState() == #"{"count":6}"#)
+        #expect(counter.plugin.isWebAssembly == false)
+    }
+
     /// A snapshot taken by one runs in the other only when the formats agree; they do, so a
     /// state moves between a .so and a .wasm of the same plugin.
     @Test func snapshotsMoveBetweenTheTwo() async throws {
@@ -334,6 +353,40 @@ struct HostileWasmTests {
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         let error = #expect(throws: PluginLoadError.self) { try Plugin.load(path: path) }
         #expect(error?.reason.description.hasPrefix("not a valid WebAssembly module: ") == true)
+    }
+
+    /// Regression (audit): a module's calls ran on the concurrency pool's threads: on two
+    /// cores, two calls that spun until their fuel ran out held up every other task of the
+    /// process — a service's requests and health checks, timers, other plugins — meanwhile.
+    /// They run on their plugin's sandbox threads, and the pool carries on.
+    @Test func aSpinningModuleHoldsUpNoThreadOfThePool() async throws {
+        // About a second of spinning each in a debug build; as many as the pool has threads here.
+        let hostile = try load("hostile", .init(wasmLimits: WasmLimits(fuel: 10_000_000)))
+        let spinners = try (0..<2).map { _ in try PluginMachine(plugin: hostile) }
+        #expect(spinners.allSatisfy { $0.taskExecutor != nil }, "a sandboxed machine runs on a thread of its plugin's")
+        final class Count: Sendable { let value = Atomic(0) }
+        let finished = Count()
+        let spins = spinners.map { machine in
+            Task.detached { () -> PluginCallError? in
+                defer { finished.value.add(1, ordering: .relaxed) }
+                do throws(PluginCallError) {
+                    _ = try await machine.send(hostile.action("spin", []))
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+        }
+        // Work for the pool, and a plugin in this process, while the modules spin.
+        let counter = try PluginMachine(plugin: Plugin.load(path: plugin("CounterPlugin")))
+        let poolAnswered = await Task.detached { 42 }.value
+        let transition = try await counter.send("add", [.int(5)])
+        #expect(poolAnswered == 42 && transition.sequence == 1)
+        #expect(finished.value.load(ordering: .relaxed) == 0, "the pool's work waited for a spinning module")
+        for spin in spins {
+            let error = await spin.value
+            #expect(error?.reason.description.hasPrefix("'spin' failed: it ran out of fuel") == true, "\(String(describing: error))")
+        }
     }
 
     @Test func aTrapFailsOneActionAndTheStateIsAsBefore() async throws {

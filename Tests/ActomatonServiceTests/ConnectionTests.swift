@@ -59,6 +59,7 @@ import Testing
                     return (answer, try connection.readsUntilClosed(within: .seconds(20)))
                 }
                 #expect(answer?.hasPrefix("HTTP/1.1 \(status)") == true, "\(request.debugDescription): \(answer ?? "no answer")")
+                #expect(answer?.contains("X-Content-Type-Options: nosniff\r\n") == true, "\(answer ?? "no answer")")
                 #expect(answer?.contains("Content-Type: application/json\r\n") == true
                         && (answer?.contains(#"{"error":"the request is not valid HTTP/1.1: "#) == true
                             || answer?.contains(#"{"error":"the service takes no transfer coding but chunked; this request's is 'gzip'"}"#) == true),

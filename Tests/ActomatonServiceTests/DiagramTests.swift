@@ -1,5 +1,6 @@
 @testable import ActomatonService
 import ActomatonHost
+import ActomatonTestSupport
 import Foundation
 import HummingbirdTesting
 import Glibc
@@ -25,6 +26,33 @@ import Testing
         }
         #expect(svg.contains("<svg") && svg.contains("<title>X to move</title>"))
         #expect(GraphvizRenderer().svg(of: "digraph {") == .failure(.failed("dot could not read the diagram (exit status 1)")))
+    }
+
+    /// Regression (audit): Graphviz 2.43 writes a `fontname` (and a `URL`) into the SVG
+    /// unescaped, so a plugin's DOT text slipped an XHTML `<meta http-equiv="refresh">` into the
+    /// drawing the inspector shows (it took the tab elsewhere), or a form asking for a password.
+    @Test func aDrawingWithMarkupOutsideSVGIsRefused() {
+        func problem(_ svg: String) -> String? { GraphvizRenderer.markupOutsideTheDrawing(in: Array(svg.utf8)) }
+        let root = #"<?xml version="1.0"?><!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" "x.dtd"><!-- a -->"#
+            + #"<svg width="62pt" xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink">"#
+        #expect(problem(root + #"<g class="node"><title>a&#45;&gt;b</title><text x="1" font-family="Helvetica">a</text></g></svg>"#) == nil)
+        #expect(problem(root + #"<text font-family="H"/><h:meta xmlns:h="http://www.w3.org/1999/xhtml" http-equiv="refresh"/></svg>"#)
+                == "an element <h:meta>")
+        #expect(problem(root + #"<g xmlns="http://www.w3.org/1999/xhtml"><title>t</title></g></svg>"#) == "a namespace declared on <g>")
+        #expect(problem(root + "<foreignObject/></svg>") == "an element <foreignObject>")
+        #expect(problem(root + "<text a=b>x</text></svg>") == "markup that does not parse")
+        #expect(problem(root + "<!-- unterminated") == "markup that does not parse")
+        #expect(problem(#"<svg xmlns="http://www.w3.org/1999/xhtml"></svg>"#) == "a root <svg> outside the SVG namespace")
+        #expect(problem(#"<g xmlns="http://www.w3.org/2000/svg"></g>"#) == "a root element <g>")
+        #expect(problem("not markup") == "no <svg> element")
+        // A comment or a CDATA section may hold anything.
+        #expect(problem(root + "<![CDATA[<h:meta>]]><!-- <h:form> --></svg>") == nil)
+        guard access("/usr/bin/dot", X_OK) == 0 else { return }
+        let smuggled = #"digraph { node [fontname="Helvetica\"/><h:meta xmlns:h=\"http://www.w3.org/1999/xhtml\" "#
+            + #"http-equiv=\"refresh\" content=\"0;url=https://example.com/\"/><x a=\""]; a -> b }"#
+        #expect(GraphvizRenderer().svg(of: smuggled) == .failure(.failed("dot wrote an element <h:meta>, not a drawing")))
+        let linked = #"digraph { a [URL="x\"/><h:form xmlns:h=\"http://www.w3.org/1999/xhtml\"/><y z=\""] }"#
+        #expect(GraphvizRenderer().svg(of: linked) == .failure(.failed("dot wrote an element <h:form>, not a drawing")))
     }
 }
 
@@ -73,5 +101,59 @@ import Testing
             #expect(none.text == #"{"error":"plugin counter carries no diagram"}"#)
             #expect(try await client.get("/v1/plugins/chess/diagram").status == .notFound)
         }
+    }
+
+    /// A directory of its own for a test's files; removed by the caller.
+    static func temporaryDirectory() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("actomaton-diagram-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    /// How many lines the file at `url` has (0 when there is none).
+    static func lines(of url: URL) -> Int {
+        ((try? String(contentsOf: url, encoding: .utf8)) ?? "").split(separator: "\n").count
+    }
+
+    /// Regression (audit): a drawing that failed (no `dot`, a timeout, a failed fork) was kept
+    /// like a drawing until the host restarted.
+    @Test func aFailedDrawingIsNotKept() async throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let runs = directory.appendingPathComponent("runs")
+        var route = DiagramRoute(catalog: PluginCatalog([counterType]))
+        route.renderer = GraphvizRenderer(program: "sh", arguments: ["-c", "echo run >> '\(runs.path)'; exit 3"])
+        let failed = await route.answer(for: "game", dot: "digraph { a -> b }")
+        #expect(failed.contains(#""svg":null,"problem":"dot could not read the diagram (exit status 3)""#), "\(failed)")
+        _ = await route.answer(for: "game", dot: "digraph { a -> b }")
+        #expect(Self.lines(of: runs) == 2, "drawn again")
+        // The cache is the route's: once drawing works, the drawing is kept.
+        route.renderer = GraphvizRenderer(program: "sh", arguments: ["-c", #"cat > /dev/null; echo run >> '\#(runs.path)'; "#
+            + #"printf '<svg xmlns="http://www.w3.org/2000/svg"><g/></svg>'"#])
+        let drawn = await route.answer(for: "game", dot: "digraph { a -> b }")
+        #expect(drawn.contains(#""svg":"<svg xmlns=\"http://www.w3.org/2000/svg\"><g/></svg>","problem":null"#), "\(drawn)")
+        #expect(await route.answer(for: "game", dot: "digraph { a -> b }") == drawn)
+        #expect(Self.lines(of: runs) == 3, "kept")
+    }
+
+    /// Regression (audit): requests for a diagram not drawn yet each started their own `dot`.
+    @Test func requestsDuringADrawingWaitForIt() async throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (runs, go) = (directory.appendingPathComponent("runs"), directory.appendingPathComponent("go"))
+        // The drawing lasts until the test lets it end.
+        let route = DiagramRoute(catalog: PluginCatalog([counterType]), renderer: GraphvizRenderer(program: "sh", arguments: [
+            "-c", #"cat > /dev/null; echo run >> '\#(runs.path)'; "#
+                + #"while [ ! -e '\#(go.path)' ]; do sleep 0.01; done; printf '<svg xmlns="http://www.w3.org/2000/svg"><g/></svg>'"#,
+        ]))
+        let dot = "digraph { a -> b }"
+        let answers = await withTaskGroup(of: String.self) { group in
+            for _ in 0..<6 { group.addTask { await route.answer(for: "game", dot: dot) } }
+            #expect(await eventually { route.cache.waitingCount(for: "game", dot: dot) == 5 })
+            FileManager.default.createFile(atPath: go.path, contents: nil)
+            return await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        #expect(answers.count == 6 && Set(answers).count == 1 && answers[0].contains("<g/>"), "\(answers)")
+        #expect(Self.lines(of: runs) == 1, "one drawing for all")
     }
 }

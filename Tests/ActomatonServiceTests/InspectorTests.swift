@@ -42,6 +42,8 @@ import Testing
             #expect(page.text.contains("<title>Actomaton inspector</title>"))
             let policy = try #require(page.headers[HTTPField.Name("Content-Security-Policy")!])
             #expect(policy.contains("script-src 'self'") && policy.contains("connect-src 'self'") && !policy.contains("unsafe"))
+            // Every form is the page's script's: none is submitted (a form a diagram smuggled in neither).
+            #expect(policy.contains("form-action 'none'"))
             #expect(try await client.get("/inspector/inspector.js").headers[.contentType] == "text/javascript; charset=utf-8")
             #expect(try await client.get("/play/tictactoe/room-1").text.contains("<title>Tic-tac-toe"))
             #expect(try await client.get("/play/platformer/room-1").status == .ok)
@@ -55,6 +57,28 @@ import Testing
             #expect(unknownGame.text == #"{"error":"no game named chess; there are tictactoe, platformer"}"#)
             #expect(try await client.get("/play/tictactoe/\(String(repeating: "k", count: 129))").status == .badRequest)
             #expect(try await client.execute(uri: "/", method: .post).status == .unauthorized, "only GET is free")
+        }
+    }
+
+    /// Regression (audit): the API's answers had no `X-Content-Type-Options: nosniff`, so a
+    /// browser could read a plugin's text in an instance's state as a page of another type.
+    @Test func everyAnswerSaysNoSniff() async throws {
+        let server = makeServer(tokens: Self.table)
+        try await server.makeApplication().test(.router) { client in
+            let reader: HTTPFields = [.authorization: "Bearer \(Self.reader)"]
+            let sender: HTTPFields = [.authorization: "Bearer \(Self.sender)"]
+            let answers = [
+                try await client.get("/"), try await client.get("/healthz"), try await client.get("/v1/openapi.yaml", headers: reader),
+                try await client.get("/metrics", headers: reader), try await client.get("/v1/plugins", headers: reader),
+                try await client.post("n", #"{"action": "increment"}"#, headers: sender),
+                try await client.get("/v1/machines/counter/n", headers: reader),
+                try await client.get("/v1/plugins"), try await client.get("/v1/machines/counter/none", headers: reader),
+                try await client.get("/v1/nothing-here", headers: reader),
+            ]
+            #expect(answers.map(\.status.code) == [200, 200, 200, 200, 200, 200, 200, 401, 404, 404])
+            for answer in answers {
+                #expect(answer.headers[HTTPField.Name("X-Content-Type-Options")!] == "nosniff", "\(answer.status): \(answer.headers)")
+            }
         }
     }
 

@@ -196,9 +196,7 @@ public actor PluginMachine: EffectQueueHost {
         self.observer = observer
         self.observesSends = observesSends
         effectBudget = budget
-        // Without a thread to be had, the machine runs on the pool: slower to recover from a
-        // hang, never wrong.
-        executor = runtime.callsBlock ? ((try? ThreadExecutor()).map(MachineExecutor.thread) ?? .pool(PoolExecutorDonor())) : .pool(PoolExecutorDonor())
+        executor = MachineExecutor(for: runtime)
         decisions = PluginMachineStateMachine(snapshotInterval: journal?.options.snapshotInterval)
         let effects = EffectQueueManager<PluginMachineAction>(clock: clock, onFailure: Self.reportEffectFailure)
         self.effects = effects
@@ -224,10 +222,10 @@ public actor PluginMachine: EffectQueueHost {
     /// See ``writeJournal(atEpoch:)``.
     var journalEpoch: Int64?
 
-    /// The thread an isolated machine runs on, as a task executor; `nil` for a machine on the
-    /// concurrency pool (in process, or in the sandbox).
+    /// The thread an isolated or sandboxed machine runs on, as a task executor; `nil` for a
+    /// machine on the concurrency pool (a shared library in this process).
     ///
-    /// A task that sends many actions in a row to one isolated machine can run beside it:
+    /// A task that sends many actions in a row to one such machine can run beside it:
     ///
     /// ```swift
     /// if let executor = machine.taskExecutor {
@@ -237,16 +235,19 @@ public actor PluginMachine: EffectQueueHost {
     ///
     /// Each send then hops between the task and the machine on one thread, without waking
     /// another: the README's host benchmark gives both round trips. The task shares the thread
-    /// with the machine, so it must not block (read standard input, wait on a lock) meanwhile:
-    /// that would hold the machine up too.
+    /// with the machine (and a sandboxed machine's with others of its plugin), so it must not
+    /// block (read standard input, wait on a lock) meanwhile: that would hold the machine up too.
     public nonisolated var taskExecutor: (any TaskExecutor)? {
-        if case let .thread(thread) = executor { thread } else { nil }
+        switch executor {
+        case let .thread(thread), let .sandbox(thread): thread
+        case .pool: nil
+        }
     }
 
     /// The executor the actor's jobs run on.
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
         switch executor {
-        case let .thread(thread): thread.asUnownedSerialExecutor()
+        case let .thread(thread), let .sandbox(thread): thread.asUnownedSerialExecutor()
         case let .pool(donor): donor.unownedExecutor
         }
     }
@@ -510,9 +511,14 @@ public actor PluginMachine: EffectQueueHost {
         guard replacement.plugin.name == name else {
             throw PluginLoadError(.renamed(from: name, to: replacement.plugin.name), at: path)
         }
+        // The actor's executor was chosen for the first runtime. A shared library may replace a
+        // module on its sandbox thread; a module may not run on the pool.
         guard replacement.callsBlock == runtime.callsBlock else {
-            // The actor's executor was chosen for the first runtime.
             throw PluginLoadError(.manifest(.invalid("the plugin cannot move between a worker process and this process on a reload")), at: path)
+        }
+        if replacement.callsRunLong, case .pool = executor {
+            throw PluginLoadError(.manifest(.invalid("a .wasm module cannot replace a shared library loaded in this process on a reload "
+                                                     + "(its calls must not run on the concurrency pool); restart the host to load it")), at: path)
         }
         do throws(PluginCallError.Reason) { try replacement.restore(snapshot) } catch { throw PluginLoadError(.stateNotCarriedOver(error), at: path) }
         runtime = replacement
@@ -626,9 +632,24 @@ struct Transitions {
 enum MachineExecutor: Sendable {
     /// On a thread of its own: the runtime's calls block.
     case thread(ThreadExecutor)
+    /// On one of its plugin's ``SandboxThreads``, shared with other machines of the plugin:
+    /// the runtime's calls can run long.
+    case sandbox(ThreadExecutor)
     /// On the concurrency pool, serialised like any actor's: the executor of an actor that
     /// does nothing else.
     case pool(PoolExecutorDonor)
+
+    /// Where a machine over `runtime` runs. Without a thread to be had, on the pool: slower to
+    /// recover from a hang, never wrong.
+    init(for runtime: any PluginRuntime) {
+        if runtime.callsBlock, let thread = try? ThreadExecutor() {
+            self = .thread(thread)
+        } else if runtime.callsRunLong, let thread = SandboxThreads.executor(for: runtime.plugin.name) {
+            self = .sandbox(thread)
+        } else {
+            self = .pool(PoolExecutorDonor())
+        }
+    }
 }
 
 /// An actor whose only use is its default executor, which a ``PluginMachine`` on the

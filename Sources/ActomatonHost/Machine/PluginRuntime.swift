@@ -20,6 +20,11 @@ public protocol PluginRuntime: AnyObject, Sendable {
     /// pool's threads.
     var callsBlock: Bool { get }
 
+    /// Whether a call can keep its thread busy for long — a sandboxed module computes until
+    /// its fuel runs out. A machine over such a runtime runs on one of its plugin's
+    /// ``SandboxThreads``, never on the concurrency pool's threads.
+    var callsRunLong: Bool { get }
+
     /// Runs `action` and returns the effects it requested, or why it failed (the effects of
     /// a failed action are discarded). An action checked against another load of the plugin
     /// is checked again, by name, first.
@@ -56,6 +61,9 @@ public protocol PluginRuntime: AnyObject, Sendable {
 extension PluginRuntime {
     /// In this process: calls return as fast as the plugin's code does.
     public var callsBlock: Bool { false }
+
+    /// In this process: calls return as fast as the plugin's code does.
+    public var callsRunLong: Bool { false }
 
     /// No worker process.
     public var workerProcessID: Int32? { nil }

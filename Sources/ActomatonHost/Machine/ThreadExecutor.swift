@@ -1,9 +1,10 @@
 
-/// A serial executor with a thread of its own (a ``BlockingQueue``): the jobs of an actor that
-/// uses it run there, one at a time, in order, never on the concurrency pool's threads. A
+/// A serial executor with a thread of its own (a ``BlockingQueue``): the jobs of the actors
+/// that use it run there, one at a time, in order, never on the concurrency pool's threads. A
 /// ``PluginMachine`` whose runtime blocks (a worker process: each call waits on a socket, up
-/// to the action deadline) runs on one, so a hung plugin holds its own thread only, and every
-/// other machine, timer and input loop keeps the pool.
+/// to the action deadline) runs on one of its own, so a hung plugin holds its own thread only,
+/// and every other machine, timer and input loop keeps the pool; the machines of a sandboxed
+/// plugin share a few (``SandboxThreads``).
 ///
 /// The thread sleeps as soon as it has no job: polling for the next one, as the worker channel
 /// does, was measured slower on 2 cores (a third spinning thread beside the caller and the
@@ -14,9 +15,9 @@
 final class ThreadExecutor: SerialExecutor, TaskExecutor, @unchecked Sendable {
     private let queue: BlockingQueue
 
-    /// Starts the thread; throws when the system cannot start one.
-    init() throws(Errno) {
-        queue = try BlockingQueue(name: "plugin machine")
+    /// Starts the thread, named `name`; throws when the system cannot start one.
+    init(name: String = "plugin machine") throws(Errno) {
+        queue = try BlockingQueue(name: name)
     }
 
     func enqueue(_ job: consuming ExecutorJob) {

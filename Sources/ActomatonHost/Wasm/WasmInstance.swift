@@ -17,6 +17,8 @@ final class WasmInstance: PluginRuntime, @unchecked Sendable {
     let plugin: Plugin
     /// A trapped instance's state is rebuilt from the last snapshot.
     var rebuildsFromSnapshots: Bool { true }
+    /// A call runs until the module returns or its fuel runs out.
+    var callsRunLong: Bool { true }
     private let module: WasmPluginModule
     private let log: @Sendable (String) -> Void
     private let effectBudget: EffectBudget
