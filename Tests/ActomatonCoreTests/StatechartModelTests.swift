@@ -230,6 +230,19 @@ private final class ReferenceStatechart {
         return .transitioned
     }
 
+    /// Queues a done event, or marks the step as overflowed when two per final state below the
+    /// top are waiting (the implementation's bound).
+    private func queueDone(_ state: Int) {
+        let finals = byID.values.count { $0.kind == .final && $0.parent !== root }
+        let waiting = internalQueue.count(where: { if case .done = $0 { true } else { false } })
+        if waiting >= 2 * finals {
+            overflowed = true
+            exercised.overflows += 1
+        } else {
+            internalQueue.append(.done(state))
+        }
+    }
+
     /// `<raise>`: queues `events`, or marks the step as overflowed when the limit is reached.
     private func raise(_ events: [ME]) {
         for event in events {
@@ -358,10 +371,10 @@ private final class ReferenceStatechart {
             if parent === root {
                 running = false
             } else {
-                internalQueue.append(.done(parent.id))
+                queueDone(parent.id)
                 if let grandparent = parent.parent, grandparent.kind == .parallel,
                    grandparent.childStates.allSatisfy(isInFinalState) {
-                    internalQueue.append(.done(grandparent.id))
+                    queueDone(grandparent.id)
                 }
             }
         }
@@ -1060,6 +1073,71 @@ struct StatechartModelFindingTests {
     /// states, then `n0`'s own. The queue used to hold `2 × microstepLimit + 2` (here 6), on the
     /// belief that a microstep raises at most two, and silently dropped `n0`'s done event, so
     /// `onDone(n0)` was never taken.
+    /// Regression (review): the done events' room was sized for every microstep of a step
+    /// (two per final state × the microstep limit): three final states made 601 entries, past
+    /// the 1 KiB the standard library keeps on the stack, so every event allocated. The room is
+    /// two per final state.
+    @Test func aChartWithFinalStatesKeepsItsScratchSpaceOnTheStack() throws {
+        let states: [ModelNode] = [
+            .compound(.n0, transitions: [.on(.a, to: .n3)], children: [.atomic(.n1), .final(.n2)]),
+            .compound(.n3, transitions: [.on(.a, to: .n6)], children: [.atomic(.n4), .final(.n5)]),
+            .compound(.n6, transitions: [.on(.a, to: .n0, raise: [.b])], children: [.atomic(.n7), .final(.n8)]),
+        ]
+        #expect(!(try ModelChart(states: states)).allocatesPerEvent)
+        #expect(!(try ModelChart(microstepLimit: 10_000, states: states)).allocatesPerEvent)
+        // Room for 1,000 raised events: 2 KB of queue order, on the heap.
+        #expect(try ModelChart(raisedEventLimit: 1_000, states: states).allocatesPerEvent)
+    }
+
+    /// Eventless transitions that keep entering a final state pile its done events up faster
+    /// than the queue is taken: the step stops at two per final state, as at the raised-event
+    /// limit, in a legal state.
+    @Test func doneEventsPilingUpStopTheStep() throws {
+        let states: [ModelNode] = [
+            .compound(.n0, transitions: [.always(to: .n0, outputs: ["again"])], children: [.final(.n1)]),
+        ]
+        let chart = try ModelChart(states: states)
+        #expect(chart.initialStatus == .stoppedAtRaisedEventLimit)
+        #expect(chart.initialOutputs == ["again", "again"])
+        #expect(chart.initialState.active == StatechartState<MN>([.n0, .n1]).active)
+        let reference = ReferenceStatechart(initial: nil, microstepLimit: 100, states: states)
+        #expect(reference.start() == .stoppedAtRaisedEventLimit && reference.outputs == ["again", "again"])
+    }
+
+    /// Regression (review): a final state right inside a parallel state was taken, and made its
+    /// parallel state done at once, whatever its other regions (SCXML has no such final state).
+    @Test func aFinalStateIsNotARegion() {
+        #expect(throws: StatechartError<MN>.finalInParallel(.n1)) {
+            try ModelChart(states: [.parallel(.n0, children: [.final(.n1), .compound(.n2, children: [.atomic(.n3), .final(.n4)])])])
+        }
+        #expect(StatechartError<MN>.finalInParallel(.n1).description
+                == "final state n1 is a child of a parallel state; put it in a compound state (a region) of its own")
+    }
+
+    /// Regression (review): transitions are numbered in 16 bits: the 32,768th trapped, and the
+    /// 65,537th was taken as the first. At the limit the chart is built; one past it, refused.
+    @Test func aChartHoldsAtMostTheTransitionLimit() throws {
+        let limit = ModelChart.transitionLimit
+        #expect(limit == 32_767)
+        var atLimit = try ModelChart(states: [
+            .atomic(.n0, transitions: Array(repeating: .on(.b), count: limit - 1) + [.on(.a, to: .n1)]), .atomic(.n1),
+        ])
+        var state = atLimit.initialState
+        #expect(atLimit.send(.a, to: &state).status == .transitioned)
+        #expect(state.isIn(.n1))
+        #expect(throws: StatechartError<MN>.tooManyTransitions(limit + 1)) {
+            atLimit = try ModelChart(states: [.atomic(.n0, transitions: Array(repeating: .on(.b), count: limit) + [.on(.a, to: .n1)]), .atomic(.n1)])
+        }
+        #expect(StatechartError<MN>.tooManyTransitions(limit + 1).description == "the chart has 32768 transitions; a chart holds at most 32767")
+    }
+
+    /// A state set holds the indices 0..<128: `contains` is false past them, as `isIn` is.
+    @Test func aStateSetContainsNothingOutsideItsRange() {
+        var set = StatechartStateSet()
+        set.insert(64)
+        #expect(set.contains(64) && !set.contains(128) && !set.contains(-1) && !set.contains(Int.max))
+    }
+
     @Test func oneMicrostepCanRaiseADoneEventForEveryRegion() throws {
         let states: [ModelNode] = [
             .parallel(.n0, transitions: [.onDone(.n0, to: .n20, outputs: ["n0 done"])], children: (0..<6).map { region in

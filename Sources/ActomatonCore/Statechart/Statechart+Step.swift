@@ -33,6 +33,7 @@ extension Statechart {
         // Read here, not in the closures below: the fewer of the chart's fields they read, the
         // less of it the optimizer copies into them.
         let raisedLimit = raisedEventLimit
+        let doneLimit = doneQueueCapacity
         let eventCapacity = eventQueueCapacity
         return withUnsafeTemporaryAllocation(of: Int16.self, capacity: enabledCapacity) { enabled in
             let occurrence = Occurrence.event(event)
@@ -43,7 +44,7 @@ extension Statechart {
             // (a retain and release per table) on every event.
             return withUnsafeTemporaryAllocation(of: Int16.self, capacity: queueCapacity) { order in
                 withUnsafeTemporaryAllocation(of: Event.self, capacity: eventCapacity) { events in
-                    var queue = InternalQueue(order: order, events: events, raisedLimit: raisedLimit)
+                    var queue = InternalQueue(order: order, events: events, raisedLimit: raisedLimit, doneLimit: doneLimit)
                     microstep(enabled, count, occurrence, &state, &queue, &outputs, &trace, &evaluation)
                     let status = settle(after: 1, &state, enabled, &queue, &outputs, &trace, &evaluation)
                     queue.removeAll()
@@ -88,7 +89,7 @@ extension Statechart {
         return withUnsafeTemporaryAllocation(of: Int16.self, capacity: enabledCapacity) { enabled in
             withUnsafeTemporaryAllocation(of: Int16.self, capacity: queueCapacity) { order in
                 withUnsafeTemporaryAllocation(of: Event.self, capacity: eventQueueCapacity) { events in
-                    var queue = InternalQueue(order: order, events: events, raisedLimit: raisedEventLimit)
+                    var queue = InternalQueue(order: order, events: events, raisedLimit: raisedEventLimit, doneLimit: doneQueueCapacity)
                     var entering = StatechartStateSet()
                     var defaults = StatechartStateSet()
                     for initial in content.rootInitials {
@@ -123,14 +124,18 @@ extension Statechart {
     @inlinable
     var enabledCapacity: Int { Swift.max(atomicStates.count, 1) }
 
-    /// Entering a final state raises at most two done events (its parent's, and its parallel
-    /// grandparent's), a microstep enters each final state at most once, and a step takes at
-    /// most ``microstepLimit`` microsteps; so the done events waiting never pass this. (A bound
-    /// per microstep alone would not do: entering a parallel state whose regions start in final
-    /// states raises a done event for every region in that one microstep.)
+    /// The most done events that may wait at once: two per final state below the top. Entering
+    /// a final state raises at most two (its parent's, and its parallel grandparent's), and a
+    /// microstep enters each final state at most once, so one microstep's done events always
+    /// fit (entering a parallel state whose regions start in final states raises one for every
+    /// region). More can pile up only when microsteps keep entering final states faster than
+    /// the queue is taken (eventless transitions that loop through them); the step then stops
+    /// with ``StatechartStatus/stoppedAtRaisedEventLimit``. Not a bound for the whole step
+    /// (``microstepLimit`` times this): a queue that large was past the 1 KiB the standard
+    /// library keeps on the stack, so a chart of three final states allocated on every event.
     @inlinable
     var doneQueueCapacity: Int {
-        Swift.max(2 &* finalStates.subtracting(topLevelFinalStates).count &* microstepLimit, 1)
+        Swift.max(2 &* finalStates.subtracting(topLevelFinalStates).count, 1)
     }
 
     /// Room for the raised events waiting: ``raisedEventLimit``, or one (unused) when the chart
@@ -146,6 +151,19 @@ extension Statechart {
     /// chart's type (``StatechartNode/doneEvent``) when it has any.
     @inlinable
     var eventQueueCapacity: Int { hasDoneEvents ? raisedQueueCapacity &+ doneQueueCapacity : raisedQueueCapacity }
+
+    /// Whether each ``send(_:to:outputs:trace:)`` and ``start(into:outputs:trace:)`` allocates
+    /// its scratch space on the heap, and frees it: when one of its buffers — the transitions
+    /// one selection enables (2 bytes per atomic state), the internal queue's order (2 bytes per
+    /// raised or done event that may wait) and its events (``raisedEventLimit`` times the
+    /// event's size, more with done events of the chart's type) — is past the 1 KiB that
+    /// `withUnsafeTemporaryAllocation` keeps on the stack. Lower ``raisedEventLimit``, or make
+    /// the event smaller, to keep a step from allocating.
+    public var allocatesPerEvent: Bool {
+        let stackBytes = 1024
+        return enabledCapacity &* MemoryLayout<Int16>.stride > stackBytes || queueCapacity &* MemoryLayout<Int16>.stride > stackBytes
+            || eventQueueCapacity &* MemoryLayout<Event>.stride > stackBytes
+    }
 
     /// What a selection looks for.
     @usableFromInline
@@ -180,6 +198,9 @@ extension Statechart {
         @usableFromInline let events: UnsafeMutableBufferPointer<Event>
         /// The most raised events (done events not counted) that may wait at once.
         @usableFromInline let raisedLimit: Int
+        /// The most done events that may wait at once (``Statechart/doneQueueCapacity``).
+        @usableFromInline let doneLimit: Int
+        @usableFromInline var doneCount = 0
         @usableFromInline var head = 0
         @usableFromInline var count = 0
         @usableFromInline var eventHead = 0
@@ -190,10 +211,11 @@ extension Statechart {
         @usableFromInline var overflowed = false
 
         @inlinable
-        init(order: UnsafeMutableBufferPointer<Int16>, events: UnsafeMutableBufferPointer<Event>, raisedLimit: Int) {
+        init(order: UnsafeMutableBufferPointer<Int16>, events: UnsafeMutableBufferPointer<Event>, raisedLimit: Int, doneLimit: Int) {
             self.order = order
             self.events = events
             self.raisedLimit = raisedLimit
+            self.doneLimit = doneLimit
         }
 
         /// The slot `offset` places after `start` in a ring of `capacity` slots.
@@ -203,11 +225,15 @@ extension Statechart {
             return slot >= capacity ? slot &- capacity : slot
         }
 
-        /// Queues the done event of the state `state`. There is always room: see
-        /// ``Statechart/doneQueueCapacity``.
+        /// Queues the done event of the state `state`, or marks the queue as overflowed when
+        /// `doneLimit` are waiting.
         @inlinable
         mutating func pushDone(_ state: Int) {
-            guard count < order.count else { return }
+            guard doneCount < doneLimit, count < order.count else {
+                overflowed = true
+                return
+            }
+            doneCount &+= 1
             order[Self.slot(head, count, order.count)] = Int16(truncatingIfNeeded: state)
             count &+= 1
         }
@@ -224,11 +250,15 @@ extension Statechart {
             push(event, entry: -1)
         }
 
-        /// Queues the done event of the state `state` as `event`. There is always room: see
-        /// ``Statechart/doneQueueCapacity`` and ``Statechart/eventQueueCapacity``.
+        /// Queues the done event of the state `state` as `event`, or marks the queue as
+        /// overflowed when `doneLimit` are waiting.
         @inlinable
         mutating func pushDone(_ state: Int, as event: Event) {
-            guard eventCount < events.count, count < order.count else { return }
+            guard doneCount < doneLimit, eventCount < events.count, count < order.count else {
+                overflowed = true
+                return
+            }
+            doneCount &+= 1
             push(event, entry: Int16(truncatingIfNeeded: -2 &- state))
         }
 
@@ -247,7 +277,10 @@ extension Statechart {
             let entry = order[head]
             head = Self.slot(head, 1, order.count)
             count &-= 1
-            if entry >= 0 { return .done(Int(entry)) }
+            if entry >= 0 {
+                doneCount &-= 1
+                return .done(Int(entry))
+            }
             let event = events.moveElement(from: eventHead)
             eventHead = Self.slot(eventHead, 1, events.count)
             eventCount &-= 1
@@ -255,6 +288,7 @@ extension Statechart {
                 raisedCount &-= 1
                 return .raised(event)
             }
+            doneCount &-= 1
             return .doneEvent(Int(-2 &- entry), event)
         }
 
@@ -268,6 +302,7 @@ extension Statechart {
             }
             count = 0
             raisedCount = 0
+            doneCount = 0
         }
     }
 

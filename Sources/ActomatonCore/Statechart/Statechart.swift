@@ -67,8 +67,9 @@
 ///   nothing), one microstep at a time, until both are exhausted: SCXML's macrostep. A step
 ///   that needs more than ``microstepLimit`` microsteps stops there, in a legal configuration,
 ///   and says so with ``StatechartStatus/stoppedAtMicrostepLimit``; one that raises an event
-///   while ``raisedEventLimit`` raised events are already waiting finishes that microstep and
-///   stops with ``StatechartStatus/stoppedAtRaisedEventLimit``.
+///   while ``raisedEventLimit`` raised events are already waiting, or a done event while two
+///   per final state are (eventless transitions looping through final states), finishes that
+///   microstep and stops with ``StatechartStatus/stoppedAtRaisedEventLimit``.
 /// - **History.** When a compound or parallel state exits, it remembers its active children. A
 ///   transition to its shallow history state re-enters the remembered child (which then enters
 ///   its own initial states); a deep history state re-enters every remembered descendant. With
@@ -88,10 +89,13 @@
 ///
 /// ## Cost
 ///
-/// Building a chart allocates its tables. Sending an event allocates nothing in the chart:
-/// the state is two 128-bit sets, and the step's scratch space (the internal queue included:
-/// room for ``raisedEventLimit`` events, fixed when the chart is built) is on the stack. Outputs go to
-/// a sink the caller chooses (``send(_:to:outputs:trace:)``).
+/// Building a chart allocates its tables. Sending an event allocates nothing in the chart
+/// unless ``allocatesPerEvent`` says so: the state is two 128-bit sets, and the step's scratch
+/// space (the internal queue included: room for ``raisedEventLimit`` raised events and two
+/// done events per final state, fixed when the chart is built) is on the stack as long as each
+/// of its three buffers fits in the 1 KiB that the standard library keeps there — which the
+/// default limits do for events of up to 32 bytes. Outputs go to a sink the caller chooses
+/// (``send(_:to:outputs:trace:)``).
 public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
     /// The state the chart starts in: its initial states entered, and the eventless
     /// transitions and internal events they lead to taken. ``start(into:outputs:trace:)``
@@ -111,8 +115,11 @@ public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
     /// The most microsteps one event may cause, its own included.
     public let microstepLimit: Int
     /// The most raised events that may wait in the internal queue at once, done events not
-    /// counted: the size of the queue a step keeps on the stack.
+    /// counted (those are bounded by two per final state): the size of the queue a step keeps.
     public let raisedEventLimit: Int
+    /// The most transitions a chart may have (its tables number them in 16 bits); past it,
+    /// building throws ``StatechartError/tooManyTransitions(_:)``.
+    public static var transitionLimit: Int { Int(Int16.max) }
     /// Every transition, with its source, in document order; ``StatechartTrace`` reports
     /// transitions by their index here.
     public var transitions: [StatechartEdge<StateID, Event, Output>] { content.edges }
@@ -384,8 +391,9 @@ public enum StatechartStatus: UInt8, Sendable, Equatable {
     /// answers this.
     case rejected
     /// An event was raised while ``Statechart/raisedEventLimit`` raised events were already
-    /// waiting in the internal queue: the step finished that microstep and stopped there, in a
-    /// legal state, dropping that event and those still queued.
+    /// waiting in the internal queue, or a done event while two per final state were: the step
+    /// finished that microstep and stopped there, in a legal state, dropping that event and
+    /// those still queued.
     case stoppedAtRaisedEventLimit
 }
 

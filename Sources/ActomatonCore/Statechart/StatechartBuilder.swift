@@ -135,6 +135,7 @@ struct StatechartBuilder<StateID: StatechartStateID, Event: Sendable, Output> {
                 atomicStates.insert(index)
                 if node.kind == .final {
                     guard node.transitions.isEmpty else { throw .misplacedContent(node.id) }
+                    guard parent < 0 || nodes[parent].kind != .parallel else { throw .finalInParallel(node.id) }
                     finalStates.insert(index)
                     if parent < 0 { topLevelFinalStates.insert(index) }
                 }
@@ -258,6 +259,7 @@ struct StatechartBuilder<StateID: StatechartStateID, Event: Sendable, Output> {
             rootInitial = rootInitials.count == 1 ? rootInitials.first! : -1
         }
 
+        guard pending.count <= Statechart<StateID, Event, Output>.transitionLimit else { throw .tooManyTransitions(pending.count) }
         // Transitions in document order of their sources, each state's in its own order.
         let bySource = pending.enumerated().sorted {
             (documentRank[$0.element.source], $0.offset) < (documentRank[$1.element.source], $1.offset)

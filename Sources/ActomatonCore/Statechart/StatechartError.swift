@@ -39,6 +39,12 @@ public enum StatechartError<StateID: StatechartStateID>: Error, Equatable {
     case raisedEventLimitOutOfRange(Int)
     /// The chart has no state.
     case empty
+    /// A final state is a child of a parallel state (SCXML allows one only at the top or in
+    /// a compound state): a region that is one final state would make its parallel state
+    /// done at once, whatever its other regions.
+    case finalInParallel(StateID)
+    /// The chart has more transitions than ``Statechart/transitionLimit``.
+    case tooManyTransitions(Int)
 }
 
 extension StatechartError: CustomStringConvertible {
@@ -75,6 +81,10 @@ extension StatechartError: CustomStringConvertible {
             "raised-event limit \(limit) is outside 1...1000"
         case .empty:
             "the chart has no state"
+        case let .finalInParallel(state):
+            "final state \(Self.name(state)) is a child of a parallel state; put it in a compound state (a region) of its own"
+        case let .tooManyTransitions(count):
+            "the chart has \(count) transitions; a chart holds at most \(Statechart<StateID, Never, Never>.transitionLimit)"
         }
     }
 

@@ -53,21 +53,25 @@ public struct StatechartStateSet: Hashable, Sendable {
     @inlinable
     public var count: Int { low.nonzeroBitCount + high.nonzeroBitCount }
 
-    /// Whether `index` is a member.
+    /// Whether `index` is a member; `false` for an index outside `0..<capacity`.
     @inlinable
     public func contains(_ index: Int) -> Bool {
-        index < 64 ? low & (1 &<< UInt64(index)) != 0 : high & (1 &<< UInt64(index &- 64)) != 0
+        guard UInt(bitPattern: index) < UInt(Self.capacity) else { return false }
+        return index < 64 ? low & (1 &<< UInt64(index)) != 0 : high & (1 &<< UInt64(index &- 64)) != 0
     }
 
-    /// Adds `index`.
+    /// Adds `index`, which must be in `0..<capacity` (an index past it was folded onto
+    /// another: 128 added 64).
     @inlinable
     public mutating func insert(_ index: Int) {
+        precondition(UInt(bitPattern: index) < UInt(Self.capacity), "a state set holds the indices 0..<128")
         if index < 64 { low |= 1 &<< UInt64(index) } else { high |= 1 &<< UInt64(index &- 64) }
     }
 
-    /// Removes `index`.
+    /// Removes `index`, which must be in `0..<capacity`.
     @inlinable
     public mutating func remove(_ index: Int) {
+        precondition(UInt(bitPattern: index) < UInt(Self.capacity), "a state set holds the indices 0..<128")
         if index < 64 { low &= ~(1 &<< UInt64(index)) } else { high &= ~(1 &<< UInt64(index &- 64)) }
     }
 
