@@ -256,7 +256,9 @@ public final class ActomatonServer: Service, Sendable {
         }
     }
 
-    /// Stops taking requests, closes every watcher with 1001 and waits for the requests in flight.
+    /// Stops taking requests, closes every watcher with 1001 and waits for the requests in
+    /// flight, and for the watchers fed from the journal to end (each closes with 1001 once it
+    /// has read the journal; the application's own shutdown would close it with 1000).
     public func drain() async {
         lifecycle.beginDraining()
         logger.info("shutting down: \(lifecycle.inFlight) requests in flight")
@@ -264,6 +266,7 @@ public final class ActomatonServer: Service, Sendable {
         // The watchers fed from the journal look at the lifecycle when woken.
         journalChanges?.wakeAll()
         await lifecycle.waitUntilIdle()
+        await journalWatchers.waitUntilNone()
     }
 }
 

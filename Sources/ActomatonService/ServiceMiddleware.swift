@@ -182,6 +182,7 @@ public final class ServiceLifecycleState: Sendable {
         var inFlight = 0
         var cutOff = 0
         var idleWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        var drainingWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
         var nextWaiter = 0
     }
 
@@ -203,7 +204,32 @@ public final class ServiceLifecycleState: Sendable {
 
     /// Stops taking new requests.
     public func beginDraining() {
-        state.withLock { $0.draining = true }
+        let waiters: [CheckedContinuation<Void, Never>] = state.withLock { state in
+            state.draining = true
+            defer { state.drainingWaiters = [:] }
+            return Array(state.drainingWaiters.values)
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once shutdown has begun, or when the task is cancelled.
+    func waitUntilDraining() async {
+        let id = state.withLock { state in
+            defer { state.nextWaiter += 1 }
+            return state.nextWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let resumeNow = state.withLock { state in
+                    if state.draining || Task.isCancelled { return true }
+                    state.drainingWaiters[id] = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.drainingWaiters.removeValue(forKey: id) }?.resume()
+        }
     }
 
     /// Counts a request in; `false` when draining (it is then answered 503).

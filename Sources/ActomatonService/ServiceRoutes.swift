@@ -682,7 +682,7 @@ struct ServiceRoutes: Sendable {
     static let maxBridgeReads = 8
 
     /// The tasks of one watcher's connection.
-    private enum WatchPart { case writer, deadline }
+    private enum WatchPart { case writer, reader, deadline }
 
     /// In a cluster: sends a watcher the transitions of an instance another host owns, read
     /// from the journal after each change signal (and at least every
@@ -736,7 +736,7 @@ struct ServiceRoutes: Sendable {
         @Sendable func close(_ code: WebSocketErrorCode, _ line: String) async {
             try? await outbound.close(code, line: line)
         }
-        await withTaskGroup(of: Void.self) { group in
+        await withTaskGroup(of: WatchPart.self) { group in
             group.addTask {
                 var last = start
                 var first = after != nil
@@ -749,18 +749,18 @@ struct ServiceRoutes: Sendable {
                         }
                     } catch {
                         await close(.unexpectedServerError, "the journal cannot be read: \(error)")
-                        return
+                        return .writer
                     }
                     if first, let head = messages.first, head.ordinal > last + 1 {
                         let line = "the transitions of \(name) after seq \(last) are no longer kept (the journal keeps those since its "
                             + "older snapshot); read its state (GET) and watch from its seq"
                         // Only the journal could tell: 1008, as documented for the owner too.
                         await close(.policyViolation, line)
-                        return
+                        return .writer
                     }
                     first = false
                     for message in messages {
-                        do { try await outbound.write(.text(message.message)) } catch { return }
+                        do { try await outbound.write(.text(message.message)) } catch { return .writer }
                         last = message.ordinal
                     }
                     if messages.count == readLimit { continue }
@@ -771,21 +771,37 @@ struct ServiceRoutes: Sendable {
                     }), count < last {
                         let reason = Watcher.EndReason.instanceDeleted
                         await close(WebSocketErrorCode(codeNumber: Int(reason.closeCode)), reason.description)
-                        return
+                        return .writer
                     }
                     if lifecycle.isDraining {
                         let reason = Watcher.EndReason.shuttingDown
                         await close(WebSocketErrorCode(codeNumber: Int(reason.closeCode)), reason.description)
-                        return
+                        return .writer
                     }
-                    await changes.waitForChange(of: name, timeout: Self.journalPollInterval)
+                    // A shutdown that begins while the journal is read wakes it too.
+                    await withTaskGroup(of: Void.self) { wait in
+                        wait.addTask { await changes.waitForChange(of: name, timeout: Self.journalPollInterval) }
+                        wait.addTask { await lifecycle.waitUntilDraining() }
+                        await wait.next()
+                        wait.cancelAll()
+                    }
                 }
+                return .writer
             }
             // The client's frames are read (and dropped) to notice when it leaves.
             group.addTask {
                 await Self.readClientFrames(inbound, outbound)
+                return .reader
             }
-            await group.next()
+            if await group.next() == .writer {
+                // Closed by the service, or cut: the client has a moment to answer the close.
+                group.addTask {
+                    do { try await Task.sleep(for: min(Self.closeReplyTimeout, stallTimeout)) } catch { return .deadline }
+                    channel.close(promise: nil)
+                    return .deadline
+                }
+                _ = await group.next()
+            }
             group.cancelAll()
         }
     }
@@ -793,22 +809,53 @@ struct ServiceRoutes: Sendable {
 
 /// How many watchers a host serves from the journal, per instance (in a cluster).
 final class JournalWatcherCount: Sendable {
-    private let counts = Mutex<[String: Int]>([:])
+    private struct State {
+        var counts: [String: Int] = [:]
+        var noneWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        var nextWaiter = 0
+    }
+
+    private let state = Mutex(State())
 
     /// Counts one more watcher of `name`; `false` when it has `limit` already.
     func add(_ name: String, limit: Int) -> Bool {
-        counts.withLock { counts in
-            guard counts[name, default: 0] < limit else { return false }
-            counts[name, default: 0] += 1
+        state.withLock { state in
+            guard state.counts[name, default: 0] < limit else { return false }
+            state.counts[name, default: 0] += 1
             return true
         }
     }
 
     /// Counts one watcher of `name` less.
     func remove(_ name: String) {
-        counts.withLock { counts in
-            counts[name, default: 1] -= 1
-            if counts[name] == 0 { counts[name] = nil }
+        let waiters: [CheckedContinuation<Void, Never>] = state.withLock { state in
+            state.counts[name, default: 1] -= 1
+            if state.counts[name] == 0 { state.counts[name] = nil }
+            guard state.counts.isEmpty else { return [] }
+            defer { state.noneWaiters = [:] }
+            return Array(state.noneWaiters.values)
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once no watcher is counted, or when the task is cancelled (a shutdown past its
+    /// timeout).
+    func waitUntilNone() async {
+        let id = state.withLock { state in
+            defer { state.nextWaiter += 1 }
+            return state.nextWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let resumeNow = state.withLock { state in
+                    if state.counts.isEmpty || Task.isCancelled { return true }
+                    state.noneWaiters[id] = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.noneWaiters.removeValue(forKey: id) }?.resume()
         }
     }
 }

@@ -601,6 +601,54 @@ import Testing
         #expect(await eventually(within: 60) { ended.withLock { $0 } }, "the shutdown waited for the watcher")
         running.cancel()
     }
+
+    /// The same for a watcher fed from the journal (in a cluster, of an instance another host
+    /// owns): one that never answered the close held a shutdown until its end (2 of 10 restarts
+    /// of `make test-cluster`'s hosts took their whole --shutdown-timeout).
+    @Test func aJournalWatcherThatNeverAnswersTheCloseHoldsTheShutdownOnlyAMoment() async throws {
+        let directory = try temporaryDirectory()
+        let journal = try PluginJournal(path: directory + "/state.sqlite")
+        defer { journal.close() }
+        let owner = ActomatonServer(catalog: PluginCatalog([counterType]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
+                                    journal: try ServiceJournal(journal))
+        try await owner.makeApplication().test(.router) { client in
+            let response = try await client.post("j", #"{"action": "increment"}"#)
+            #expect(response.status == .ok)
+        }
+        let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
+        var configuration = ServiceConfiguration()
+        configuration.shutdownTimeout = .seconds(300)
+        configuration.watcherCloseTimeout = .seconds(300)
+        let server = ActomatonServer(catalog: PluginCatalog([counterType]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
+                                     configuration: configuration, journal: try ServiceJournal(journal, placement: ElsewherePlacement()),
+                                     journalChanges: WokenOnly(), onListening: { port in portSink.yield(port) })
+        var groupConfiguration = ServiceGroupConfiguration(services: [server], logger: Logger(label: "test"))
+        groupConfiguration.maximumGracefulShutdownDuration = .seconds(300)
+        let group = ServiceGroup(configuration: groupConfiguration)
+        let ended = Mutex(false)
+        let running = Task {
+            try await group.run()
+            ended.withLock { $0 = true }
+        }
+        var iterator = ports.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+        let watcher = try await offThePool { () throws -> LoopbackConnection in
+            let connection = try LoopbackConnection(port: port)
+            _ = try connection.webSocketHandshake("/v1/machines/counter/j/watch?after=0", within: .seconds(30))
+            // Its first message shows that it runs.
+            _ = try connection.webSocketTextFrame(within: .seconds(60))
+            return connection
+        }
+        await group.triggerGracefulShutdown()
+        let (close, cut) = try await offThePool { () throws -> ((code: Int, reason: String, framesBefore: Int)?, Bool) in
+            let close = try watcher.webSocketClose(within: .seconds(60))
+            return (close, try watcher.readsUntilClosed(within: .seconds(60)))
+        }
+        #expect(close?.code == 1001 && close?.reason == "the service is shutting down", "\(String(describing: close))")
+        #expect(cut, "the service waited for the answer to its close for more than 60 s")
+        #expect(await eventually(within: 60) { ended.withLock { $0 } }, "the shutdown waited for the watcher")
+        running.cancel()
+    }
 }
 
 @Suite struct LifecycleStateTests {
