@@ -266,6 +266,10 @@ public final class ActomatonServer: Service, Sendable {
         // The watchers fed from the journal look at the lifecycle when woken.
         journalChanges?.wakeAll()
         await lifecycle.waitUntilIdle()
+        let fedFromTheJournal = journalWatchers.total
+        if fedFromTheJournal > 0 {
+            logger.info("shutting down: waiting for \(fedFromTheJournal) watchers fed from the journal to take their close")
+        }
         await journalWatchers.waitUntilNone()
     }
 }

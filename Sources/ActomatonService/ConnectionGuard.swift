@@ -43,8 +43,13 @@ struct GuardedServerChannel: ServerChildChannel {
                                                                          // and a reason. The decoder's default, 16 KiB,
                                                                          // cut one of 16 KiB + 1 with no reason, and a
                                                                          // reset.
+                                                                         // Once a handler has ended, the client has as
+                                                                         // long to answer the close as a watcher has:
+                                                                         // Hummingbird's 15 s held every shutdown that
+                                                                         // a client which never answers was part of.
                                                                          ws: .init(maxFrameSize: ServiceRoutes.maxClientFrameBytes,
                                                                                    autoPing: .enabled(timePeriod: webSocketPingInterval),
+                                                                                   closeTimeout: ServiceRoutes.closeReplyTimeout,
                                                                                    validateUTF8: true))),
                 headTimeout: timeout, maxBodySize: maxBodySize)
         }

@@ -838,6 +838,9 @@ final class JournalWatcherCount: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
+    /// How many watchers are counted, of every instance.
+    var total: Int { state.withLock { $0.counts.values.reduce(0, +) } }
+
     /// Returns once no watcher is counted, or when the task is cancelled (a shutdown past its
     /// timeout).
     func waitUntilNone() async {

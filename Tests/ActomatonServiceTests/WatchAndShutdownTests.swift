@@ -602,6 +602,21 @@ import Testing
         running.cancel()
     }
 
+    /// Regression: once a watch's handler had ended (here: refused, no such instance),
+    /// Hummingbird waited 15 s for the client to answer its close, and a shutdown with it.
+    @Test func aRefusedWatchWhoseClientNeverAnswersIsCutAfterASecond() async throws {
+        try await withRunningServer { _, port in
+            let (close, cut) = try await offThePool { () throws -> ((code: Int, reason: String, framesBefore: Int)?, Bool) in
+                let connection = try LoopbackConnection(port: port)
+                _ = try connection.webSocketHandshake("/v1/machines/counter/nobody/watch", within: .seconds(30))
+                let close = try connection.webSocketClose(within: .seconds(30))
+                return (close, try connection.readsUntilClosed(within: .seconds(10)))
+            }
+            #expect(close?.code == 4404)
+            #expect(cut, "the connection was still open 10 s after the close, unanswered")
+        }
+    }
+
     /// The same for a watcher fed from the journal (in a cluster, of an instance another host
     /// owns): one that never answered the close held a shutdown until its end (2 of 10 restarts
     /// of `make test-cluster`'s hosts took their whole --shutdown-timeout).
