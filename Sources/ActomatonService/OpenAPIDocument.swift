@@ -265,7 +265,7 @@ paths:
     post:
       summary: Send an action; the instance is created by its first.
       parameters:
-        - {name: Idempotency-Key, in: header, schema: {type: string, minLength: 1, maxLength: 128}, description: "A retry with the same key and body returns the first response (with Idempotent-Replayed: true), not applied again. After a 400 (a request not read as an action), a 5xx or a 429, which decided nothing, a retry runs again, and may change its body."}
+        - {name: Idempotency-Key, in: header, schema: {type: string, minLength: 1, maxLength: 128}, description: "A retry with the same key and the same action (its name and arguments, however the body writes them) returns the first response (with Idempotent-Replayed: true), not applied again. After a 400 (a request not read as an action), a 5xx or a 429, which decided nothing, a retry runs again, and may change its body."}
       requestBody:
         required: true
         content:

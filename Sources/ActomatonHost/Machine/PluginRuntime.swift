@@ -21,8 +21,8 @@ public protocol PluginRuntime: AnyObject, Sendable {
     var callsBlock: Bool { get }
 
     /// Whether a call can keep its thread busy for long — a sandboxed module computes until
-    /// its fuel runs out. A machine over such a runtime runs on one of its plugin's
-    /// ``SandboxThreads``, never on the concurrency pool's threads.
+    /// its fuel runs out. A machine over such a runtime runs on one of a few threads of its
+    /// plugin's own, never on the concurrency pool's threads.
     var callsRunLong: Bool { get }
 
     /// Runs `action` and returns the effects it requested, or why it failed (the effects of
