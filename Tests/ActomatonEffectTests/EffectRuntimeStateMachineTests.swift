@@ -404,6 +404,28 @@ struct EffectRuntimeStateMachineTests {
         #expect(starts == [.at(.seconds(0)), .at(.seconds(2)), .at(.seconds(10))])
     }
 
+    /// Regression (review): an effect cancelled before its start came still counted as a start,
+    /// so each effect of a throttle's burst (`.runNewest(maxCount: 1)` with a delay, each
+    /// cancelling the last before it started) pushed the survivor one more delay away: the
+    /// sixth of a burst started at 5 s instead of 1 s.
+    @Test func anEffectCancelledBeforeItsStartDoesNotDelayTheNext() {
+        struct Throttle: EffectQueue {
+            var effectQueuePolicy: EffectQueuePolicy { .runNewest(maxCount: 1) }
+            var effectQueueDelay: EffectQueueDelay { .constant(1) }
+        }
+        var machine = Machine(randomSeed: 0)
+        let throttle = AnyEffectQueue(Throttle())
+        guard case let (.run(first), _) = machine.start(id: nil, queue: throttle, now: { .zero }) else { Issue.record("not run"); return }
+        #expect(machine.taskBegan(first) == .at(.zero))
+        _ = machine.finish(first, now: { .milliseconds(10) })
+        var starts: [EffectRuntimeStateMachine<Int, Int>.TaskStart] = []
+        for _ in 2...6 {
+            guard case let (.run(instance), _) = machine.start(id: nil, queue: throttle, now: { .milliseconds(20) }) else { return }
+            starts.append(machine.taskBegan(instance))
+        }
+        #expect(starts == Array(repeating: .at(.seconds(1)), count: 5), "\(starts)")
+    }
+
     /// An effect cancelled while parked is resumed with nil; cancelling it again, or finishing
     /// it, does nothing; attaching a task to it hands the task back.
     @Test func aCancelledEffectIsGoneForGood() {

@@ -25,9 +25,13 @@ struct EffectInstanceID: Hashable, Sendable {
 ///     │  parked  │
 ///     └──────────┘
 ///
-/// and from any phase, cancellation (by ID, by its queue's policy, by the send's task, or when
-/// the host goes away) removes it at once, freeing its slot. An effect removed before its work
-/// started still runs its work once, in its (cancelled) task, and delivers nothing.
+/// and from any phase, cancellation (by ID, by its queue's policy, or when the host goes away)
+/// removes it at once, freeing its slot. The send's task, cancelled, removes it at once while
+/// it waits for its slot or its start; once its work runs, the work's task is cancelled and
+/// the slot is freed when the work returns (work that ignores cancellation keeps it until
+/// then). An effect removed before its work started still runs its work once, in its
+/// (cancelled) task, and delivers nothing; removed before its start time came, it does not
+/// count as its queue's last start.
 ///
 /// Times are durations since the manager started; transitions that may admit a waiting effect
 /// take `now`, read only when one is admitted.
@@ -61,6 +65,10 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
         var active: [EffectInstanceID] = []
         var waiting: [EffectInstanceID] = []
         var lastStart: Duration?
+        /// The effect given `lastStart`, and the start before it: an effect removed before its
+        /// start came never started, so the next one's delay counts from the one before.
+        var lastStartOwner: EffectInstanceID?
+        var startBeforeLast: Duration?
 
         init(_ queue: AnyEffectQueue) {
             policy = queue.base.effectQueuePolicy
@@ -177,7 +185,7 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
                 break
             }
             if case .admitted = phase {
-                phase = .admitted(start: nextStart(in: &lane, now: now))
+                phase = .admitted(start: nextStart(in: &lane, for: instance, now: now))
                 lane.active.append(instance)
             }
             lanes[queue] = lane
@@ -288,14 +296,17 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
         lanes[queue] = lane.isForgettable ? nil : lane
     }
 
-    /// The start time of the next effect of `lane`: now, or the queue's delay after the last start.
-    private mutating func nextStart(in lane: inout Lane, now: () -> Duration) -> Duration {
+    /// The start time of the next effect of `lane`, `instance`: now, or the queue's delay after
+    /// the last start.
+    private mutating func nextStart(in lane: inout Lane, for instance: EffectInstanceID, now: () -> Duration) -> Duration {
         let now = now()
         var start = now
         if let last = lane.lastStart {
             start = max(now, last + lane.delay.duration(using: &random))
         }
+        lane.startBeforeLast = lane.lastStart
         lane.lastStart = start
+        lane.lastStartOwner = instance
         return start
     }
 
@@ -319,6 +330,12 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
             if instancesByID[id]?.isEmpty == true { instancesByID[id] = nil }
         }
         guard let queue = record.queue, var lane = lanes[queue] else { return }
+        // Removed before its start came (a throttle's burst, each cancelling the last): it never
+        // started, and the next effect waits its delay after the one before, not after it.
+        if lane.lastStartOwner == instance, cancelling, let last = lane.lastStart, last > now() {
+            lane.lastStart = lane.startBeforeLast
+            lane.lastStartOwner = nil
+        }
         if let index = lane.active.firstIndex(of: instance) {
             lane.active.remove(at: index)
             admitWaiting(in: &lane, now: now, aftermath: &aftermath)
@@ -333,7 +350,7 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
         while lane.active.count < lane.maxCount, !lane.waiting.isEmpty {
             let next = lane.waiting.removeFirst()
             guard var record = records[next] else { continue }
-            let start = nextStart(in: &lane, now: now)
+            let start = nextStart(in: &lane, for: next, now: now)
             lane.active.append(next)
             if case let .parked(continuation) = record.phase {
                 record.phase = .started
