@@ -426,6 +426,33 @@ struct EffectRuntimeStateMachineTests {
         #expect(starts == Array(repeating: .at(.seconds(1)), count: 5), "\(starts)")
     }
 
+    /// Regression (review): a lane whose queue has a delay was kept for good once its last
+    /// effect ended (to space the next start): a queue per user kept a lane per user. Lanes
+    /// whose delay has passed are dropped as new ones are made.
+    @Test func lanesWhoseDelayHasPassedAreDropped() {
+        struct PerUser: EffectQueue, Hashable {
+            let user: Int
+            var effectQueuePolicy: EffectQueuePolicy { .runOldest(maxCount: 1, .discardNew) }
+            var effectQueueDelay: EffectQueueDelay { .constant(0.5) }
+        }
+        var machine = Machine(randomSeed: 0)
+        for user in 0..<10_000 {
+            // One a second: each earlier lane's delay has passed.
+            let now = Duration.seconds(user)
+            guard case let (.run(instance), _) = machine.start(id: nil, queue: AnyEffectQueue(PerUser(user: user)), now: { now }) else {
+                Issue.record("not run")
+                return
+            }
+            #expect(machine.taskBegan(instance) == .at(now))
+            _ = machine.finish(instance, now: { now })
+        }
+        #expect(machine.laneCount <= 128, "\(machine.laneCount) lanes kept")
+        // A lane still within its delay is kept: the next effect waits for it.
+        guard case let (.run(again), _) = machine.start(id: nil, queue: AnyEffectQueue(PerUser(user: 9_999)), now: { .seconds(9_999) })
+        else { Issue.record("not run"); return }
+        #expect(machine.taskBegan(again) == .at(.milliseconds(9_999_500)))
+    }
+
     /// An effect cancelled while parked is resumed with nil; cancelling it again, or finishing
     /// it, does nothing; attaching a task to it hands the task back.
     @Test func aCancelledEffectIsGoneForGood() {

@@ -11,6 +11,15 @@ public enum EffectQueueDelay: Hashable, Sendable {
     /// No delay.
     public static let none = EffectQueueDelay.constant(0)
 
+    /// The longest delay it can draw: once that long has passed since a queue's last start,
+    /// the queue's next effect starts at once, as its first did.
+    var longest: Duration {
+        switch self {
+        case let .constant(seconds): .seconds(max(seconds, 0))
+        case let .random(range): .seconds(max(range.upperBound, 0))
+        }
+    }
+
     /// The delay before the next start, drawn with `generator` for ``random(_:)``.
     public func duration(using generator: inout some RandomNumberGenerator) -> Duration {
         switch self {

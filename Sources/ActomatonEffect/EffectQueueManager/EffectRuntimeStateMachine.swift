@@ -76,8 +76,13 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
         }
 
         var maxCount: Int { max(policy.maxCount, 1) }
-        /// A lane with nothing in it and no delay to remember can be dropped.
-        var isForgettable: Bool { active.isEmpty && waiting.isEmpty && delay == .none }
+        /// A lane with nothing in it and no delay to remember — none, or its longest past since
+        /// the last start — can be dropped.
+        func isForgettable(now: () -> Duration) -> Bool {
+            guard active.isEmpty, waiting.isEmpty else { return false }
+            guard delay != .none, let lastStart else { return true }
+            return lastStart + delay.longest <= now()
+        }
     }
 
     /// What to do once the lock is released: cancel these tasks, then resume these waiting
@@ -125,6 +130,10 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
     var recordCapacity: Int { records.capacity }
     private var instancesByID: [AnyEffectID: [EffectInstanceID]] = [:]
     private var lanes: [AnyEffectQueue: Lane] = [:]
+    /// How many lanes there may be before the next sweep drops those whose delay has passed: a
+    /// lane with a delay is kept after its last effect ends, until its delay has passed, and a
+    /// queue per user made one a user for good.
+    private var laneSweepThreshold = 64
     private var random: SplitMix64
     /// Whether ``shutDown(now:)`` ran: no effect starts any more.
     private(set) var isShutDown = false
@@ -169,6 +178,7 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
         var phase = Phase.admitted(start: now())
         if let queue {
             update(queue, now: now, aftermath: &aftermath)
+            if lanes[queue] == nil, lanes.count >= laneSweepThreshold { sweepLanes(now: now) }
             var lane = lanes[queue] ?? Lane(queue)
             switch lane.policy {
             case .runNewest:
@@ -293,7 +303,7 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
         lane.policy = queue.base.effectQueuePolicy
         lane.delay = queue.base.effectQueueDelay
         admitWaiting(in: &lane, now: now, aftermath: &aftermath)
-        lanes[queue] = lane.isForgettable ? nil : lane
+        lanes[queue] = lane.isForgettable(now: now) ? nil : lane
     }
 
     /// The start time of the next effect of `lane`, `instance`: now, or the queue's delay after
@@ -342,8 +352,19 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
         } else {
             lane.waiting.removeAll { $0 == instance }
         }
-        lanes[queue] = lane.isForgettable ? nil : lane
+        lanes[queue] = lane.isForgettable(now: now) ? nil : lane
     }
+
+    /// Drops the lanes with nothing in them whose delay has passed; the next sweep comes when
+    /// there are twice as many lanes left (amortized: a constant cost per lane made).
+    private mutating func sweepLanes(now: () -> Duration) {
+        let time = now()
+        lanes = lanes.filter { !$0.value.isForgettable(now: { time }) }
+        laneSweepThreshold = max(64, 2 * lanes.count)
+    }
+
+    /// How many queues' lanes are kept (for tests of the footprint).
+    var laneCount: Int { lanes.count }
 
     /// Gives free slots to waiting effects, oldest first.
     private mutating func admitWaiting(in lane: inout Lane, now: () -> Duration, aftermath: inout Aftermath) {
