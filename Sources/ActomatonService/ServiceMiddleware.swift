@@ -181,12 +181,11 @@ public final class ServiceLifecycleState: Sendable {
         var draining = false
         var inFlight = 0
         var cutOff = 0
-        var idleWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
-        var drainingWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
-        var nextWaiter = 0
     }
 
     private let state = Mutex(State())
+    private let idleWaiters = ConditionWaiters()
+    private let drainingWaiters = ConditionWaiters()
 
     /// Creates the state of a running service.
     public init() {}
@@ -204,32 +203,13 @@ public final class ServiceLifecycleState: Sendable {
 
     /// Stops taking new requests.
     public func beginDraining() {
-        let waiters: [CheckedContinuation<Void, Never>] = state.withLock { state in
-            state.draining = true
-            defer { state.drainingWaiters = [:] }
-            return Array(state.drainingWaiters.values)
-        }
-        for waiter in waiters { waiter.resume() }
+        state.withLock { $0.draining = true }
+        drainingWaiters.wakeAll()
     }
 
     /// Returns once shutdown has begun, or when the task is cancelled.
     func waitUntilDraining() async {
-        let id = state.withLock { state in
-            defer { state.nextWaiter += 1 }
-            return state.nextWaiter
-        }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let resumeNow = state.withLock { state in
-                    if state.draining || Task.isCancelled { return true }
-                    state.drainingWaiters[id] = continuation
-                    return false
-                }
-                if resumeNow { continuation.resume() }
-            }
-        } onCancel: {
-            state.withLock { $0.drainingWaiters.removeValue(forKey: id) }?.resume()
-        }
+        await drainingWaiters.wait { isDraining }
     }
 
     /// Counts a request in; `false` when draining (it is then answered 503).
@@ -243,13 +223,11 @@ public final class ServiceLifecycleState: Sendable {
 
     /// Counts a request out.
     func leave() {
-        let waiters: [CheckedContinuation<Void, Never>] = state.withLock { state in
+        let idle = state.withLock { state in
             state.inFlight -= 1
-            guard state.inFlight == 0 else { return [] }
-            defer { state.idleWaiters = [:] }
-            return Array(state.idleWaiters.values)
+            return state.inFlight == 0
         }
-        for waiter in waiters { waiter.resume() }
+        if idle { idleWaiters.wakeAll() }
     }
 
     /// How many requests are in flight.
@@ -258,23 +236,7 @@ public final class ServiceLifecycleState: Sendable {
     /// Returns once no request is in flight, or when the task is cancelled (a shutdown past
     /// its timeout).
     public func waitUntilIdle() async {
-        let id = state.withLock { state in
-            defer { state.nextWaiter += 1 }
-            return state.nextWaiter
-        }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let resumeNow = state.withLock { state in
-                    if state.inFlight == 0 || Task.isCancelled { return true }
-                    state.idleWaiters[id] = continuation
-                    return false
-                }
-                if resumeNow { continuation.resume() }
-            }
-        } onCancel: {
-            let waiter = state.withLock { $0.idleWaiters.removeValue(forKey: id) }
-            waiter?.resume()
-        }
+        await idleWaiters.wait { inFlight == 0 }
     }
 }
 

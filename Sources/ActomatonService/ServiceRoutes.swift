@@ -809,56 +809,34 @@ struct ServiceRoutes: Sendable {
 
 /// How many watchers a host serves from the journal, per instance (in a cluster).
 final class JournalWatcherCount: Sendable {
-    private struct State {
-        var counts: [String: Int] = [:]
-        var noneWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
-        var nextWaiter = 0
-    }
-
-    private let state = Mutex(State())
+    private let counts = Mutex<[String: Int]>([:])
+    private let noneWaiters = ConditionWaiters()
 
     /// Counts one more watcher of `name`; `false` when it has `limit` already.
     func add(_ name: String, limit: Int) -> Bool {
-        state.withLock { state in
-            guard state.counts[name, default: 0] < limit else { return false }
-            state.counts[name, default: 0] += 1
+        counts.withLock { counts in
+            guard counts[name, default: 0] < limit else { return false }
+            counts[name, default: 0] += 1
             return true
         }
     }
 
     /// Counts one watcher of `name` less.
     func remove(_ name: String) {
-        let waiters: [CheckedContinuation<Void, Never>] = state.withLock { state in
-            state.counts[name, default: 1] -= 1
-            if state.counts[name] == 0 { state.counts[name] = nil }
-            guard state.counts.isEmpty else { return [] }
-            defer { state.noneWaiters = [:] }
-            return Array(state.noneWaiters.values)
+        let none = counts.withLock { counts in
+            counts[name, default: 1] -= 1
+            if counts[name] == 0 { counts[name] = nil }
+            return counts.isEmpty
         }
-        for waiter in waiters { waiter.resume() }
+        if none { noneWaiters.wakeAll() }
     }
 
     /// How many watchers are counted, of every instance.
-    var total: Int { state.withLock { $0.counts.values.reduce(0, +) } }
+    var total: Int { counts.withLock { $0.values.reduce(0, +) } }
 
     /// Returns once no watcher is counted, or when the task is cancelled (a shutdown past its
     /// timeout).
     func waitUntilNone() async {
-        let id = state.withLock { state in
-            defer { state.nextWaiter += 1 }
-            return state.nextWaiter
-        }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let resumeNow = state.withLock { state in
-                    if state.counts.isEmpty || Task.isCancelled { return true }
-                    state.noneWaiters[id] = continuation
-                    return false
-                }
-                if resumeNow { continuation.resume() }
-            }
-        } onCancel: {
-            state.withLock { $0.noneWaiters.removeValue(forKey: id) }?.resume()
-        }
+        await noneWaiters.wait { total == 0 }
     }
 }

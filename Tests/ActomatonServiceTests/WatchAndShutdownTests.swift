@@ -566,12 +566,33 @@ import Testing
     /// A watcher that takes the close but never answers it held the shutdown for the whole
     /// `--watcher-close-timeout` (a cluster's every restart took its `--shutdown-timeout`).
     @Test func aWatcherThatNeverAnswersTheCloseHoldsTheShutdownOnlyAMoment() async throws {
+        let address = InstanceAddress(plugin: "counter", key: try InstanceKey("silent"))
+        let ending = try await shutDownWithASilentWatcher(of: "/v1/machines/counter/silent/watch") { server in
+            let instance = try await server.registry.instance(at: address, creating: true)
+            return { await eventually { instance.watcherCount == 1 } }
+        } watching: { _ in }
+        #expect(ending.close?.code == 1001)
+        #expect(ending.cut, "the service waited for the answer to its close for more than 60 s")
+        #expect(ending.ended, "the shutdown waited for the watcher")
+    }
+
+    /// Starts a server whose shutdown and watcher close timeouts are 300 s, watches `path` with a
+    /// client that takes the close and never answers it, and shuts the server down: the close,
+    /// whether the connection was cut within 60 s, and whether the shutdown ended within 60 s.
+    /// `prepare` runs once the server listens and returns what tells that the watcher runs;
+    /// `watching` reads from the client before the shutdown.
+    private func shutDownWithASilentWatcher(
+        of path: String, journal: ServiceJournal? = nil, journalChanges: (any JournalChangeSignal)? = nil,
+        prepare: (ActomatonServer) async throws -> @Sendable () async -> Bool,
+        watching: @escaping @Sendable (LoopbackConnection) throws -> Void
+    ) async throws -> (close: (code: Int, reason: String, framesBefore: Int)?, cut: Bool, ended: Bool) {
         let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
         var configuration = ServiceConfiguration()
         configuration.shutdownTimeout = .seconds(300)
         configuration.watcherCloseTimeout = .seconds(300)
         let server = ActomatonServer(catalog: PluginCatalog([counterType]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
-                                     configuration: configuration, onListening: { port in portSink.yield(port) })
+                                     configuration: configuration, journal: journal, journalChanges: journalChanges,
+                                     onListening: { port in portSink.yield(port) })
         var groupConfiguration = ServiceGroupConfiguration(services: [server], logger: Logger(label: "test"))
         groupConfiguration.maximumGracefulShutdownDuration = .seconds(300)
         let group = ServiceGroup(configuration: groupConfiguration)
@@ -580,26 +601,23 @@ import Testing
             try await group.run()
             ended.withLock { $0 = true }
         }
+        defer { running.cancel() }
         var iterator = ports.makeAsyncIterator()
         let port = try #require(await iterator.next())
-        let address = InstanceAddress(plugin: "counter", key: try InstanceKey("silent"))
-        let instance = try await server.registry.instance(at: address, creating: true)
+        let runs = try await prepare(server)
         let watcher = try await offThePool { () throws -> LoopbackConnection in
             let connection = try LoopbackConnection(port: port)
-            _ = try connection.webSocketHandshake("/v1/machines/counter/silent/watch", within: .seconds(30))
+            _ = try connection.webSocketHandshake(path, within: .seconds(30))
+            try watching(connection)
             return connection
         }
-        #expect(await eventually { instance.watcherCount == 1 })
+        #expect(await runs(), "the watcher runs")
         await group.triggerGracefulShutdown()
         let (close, cut) = try await offThePool { () throws -> ((code: Int, reason: String, framesBefore: Int)?, Bool) in
             let close = try watcher.webSocketClose(within: .seconds(60))
-            // No answer: the connection is cut a moment later, not after 300 s.
             return (close, try watcher.readsUntilClosed(within: .seconds(60)))
         }
-        #expect(close?.code == 1001)
-        #expect(cut, "the service waited for the answer to its close for more than 60 s")
-        #expect(await eventually(within: 60) { ended.withLock { $0 } }, "the shutdown waited for the watcher")
-        running.cancel()
+        return (close, cut, await eventually(within: 60) { ended.withLock { $0 } })
     }
 
     /// Regression: once a watch's handler had ended (here: refused, no such instance),
@@ -630,39 +648,17 @@ import Testing
             let response = try await client.post("j", #"{"action": "increment"}"#)
             #expect(response.status == .ok)
         }
-        let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
-        var configuration = ServiceConfiguration()
-        configuration.shutdownTimeout = .seconds(300)
-        configuration.watcherCloseTimeout = .seconds(300)
-        let server = ActomatonServer(catalog: PluginCatalog([counterType]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
-                                     configuration: configuration, journal: try ServiceJournal(journal, placement: ElsewherePlacement()),
-                                     journalChanges: WokenOnly(), onListening: { port in portSink.yield(port) })
-        var groupConfiguration = ServiceGroupConfiguration(services: [server], logger: Logger(label: "test"))
-        groupConfiguration.maximumGracefulShutdownDuration = .seconds(300)
-        let group = ServiceGroup(configuration: groupConfiguration)
-        let ended = Mutex(false)
-        let running = Task {
-            try await group.run()
-            ended.withLock { $0 = true }
-        }
-        var iterator = ports.makeAsyncIterator()
-        let port = try #require(await iterator.next())
-        let watcher = try await offThePool { () throws -> LoopbackConnection in
-            let connection = try LoopbackConnection(port: port)
-            _ = try connection.webSocketHandshake("/v1/machines/counter/j/watch?after=0", within: .seconds(30))
+        let ending = try await shutDownWithASilentWatcher(of: "/v1/machines/counter/j/watch?after=0",
+                                                          journal: try ServiceJournal(journal, placement: ElsewherePlacement()),
+                                                          journalChanges: WokenOnly()) { _ in
+            { true }
+        } watching: { connection in
             // Its first message shows that it runs.
             _ = try connection.webSocketTextFrame(within: .seconds(60))
-            return connection
         }
-        await group.triggerGracefulShutdown()
-        let (close, cut) = try await offThePool { () throws -> ((code: Int, reason: String, framesBefore: Int)?, Bool) in
-            let close = try watcher.webSocketClose(within: .seconds(60))
-            return (close, try watcher.readsUntilClosed(within: .seconds(60)))
-        }
-        #expect(close?.code == 1001 && close?.reason == "the service is shutting down", "\(String(describing: close))")
-        #expect(cut, "the service waited for the answer to its close for more than 60 s")
-        #expect(await eventually(within: 60) { ended.withLock { $0 } }, "the shutdown waited for the watcher")
-        running.cancel()
+        #expect(ending.close?.code == 1001 && ending.close?.reason == "the service is shutting down", "\(String(describing: ending.close))")
+        #expect(ending.cut, "the service waited for the answer to its close for more than 60 s")
+        #expect(ending.ended, "the shutdown waited for the watcher")
     }
 }
 
