@@ -141,15 +141,16 @@ import Testing
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let (runs, go) = (directory.appendingPathComponent("runs"), directory.appendingPathComponent("go"))
-        // The drawing lasts until the test lets it end.
+        // The drawing lasts until the test lets it end: its time limit only a safety net (the
+        // default 10 s ran out once beside the whole suite on 2 cores, before six requests waited).
         let route = DiagramRoute(catalog: PluginCatalog([counterType]), renderer: GraphvizRenderer(program: "sh", arguments: [
             "-c", #"cat > /dev/null; echo run >> '\#(runs.path)'; "#
                 + #"while [ ! -e '\#(go.path)' ]; do sleep 0.01; done; printf '<svg xmlns="http://www.w3.org/2000/svg"><g/></svg>'"#,
-        ]))
+        ], timeLimit: .seconds(600)))
         let dot = "digraph { a -> b }"
         let answers = await withTaskGroup(of: String.self) { group in
             for _ in 0..<6 { group.addTask { await route.answer(for: "game", dot: dot) } }
-            #expect(await eventually { route.cache.waitingCount(for: "game", dot: dot) == 5 })
+            #expect(await eventually(within: 300) { route.cache.waitingCount(for: "game", dot: dot) == 5 })
             FileManager.default.createFile(atPath: go.path, contents: nil)
             return await group.reduce(into: [String]()) { $0.append($1) }
         }
