@@ -198,9 +198,9 @@ extension Statechart {
         @usableFromInline let events: UnsafeMutableBufferPointer<Event>
         /// The most raised events (done events not counted) that may wait at once.
         @usableFromInline let raisedLimit: Int
-        /// The most done events that may wait at once (``Statechart/doneQueueCapacity``).
+        /// The most done events that may wait at once (``Statechart/doneQueueCapacity``): the
+        /// entries that are not raised events.
         @usableFromInline let doneLimit: Int
-        @usableFromInline var doneCount = 0
         @usableFromInline var head = 0
         @usableFromInline var count = 0
         @usableFromInline var eventHead = 0
@@ -229,11 +229,10 @@ extension Statechart {
         /// `doneLimit` are waiting.
         @inlinable
         mutating func pushDone(_ state: Int) {
-            guard doneCount < doneLimit, count < order.count else {
+            guard count &- raisedCount < doneLimit, count < order.count else {
                 overflowed = true
                 return
             }
-            doneCount &+= 1
             order[Self.slot(head, count, order.count)] = Int16(truncatingIfNeeded: state)
             count &+= 1
         }
@@ -254,11 +253,10 @@ extension Statechart {
         /// overflowed when `doneLimit` are waiting.
         @inlinable
         mutating func pushDone(_ state: Int, as event: Event) {
-            guard doneCount < doneLimit, eventCount < events.count, count < order.count else {
+            guard count &- raisedCount < doneLimit, eventCount < events.count, count < order.count else {
                 overflowed = true
                 return
             }
-            doneCount &+= 1
             push(event, entry: Int16(truncatingIfNeeded: -2 &- state))
         }
 
@@ -277,10 +275,7 @@ extension Statechart {
             let entry = order[head]
             head = Self.slot(head, 1, order.count)
             count &-= 1
-            if entry >= 0 {
-                doneCount &-= 1
-                return .done(Int(entry))
-            }
+            if entry >= 0 { return .done(Int(entry)) }
             let event = events.moveElement(from: eventHead)
             eventHead = Self.slot(eventHead, 1, events.count)
             eventCount &-= 1
@@ -288,7 +283,6 @@ extension Statechart {
                 raisedCount &-= 1
                 return .raised(event)
             }
-            doneCount &-= 1
             return .doneEvent(Int(-2 &- entry), event)
         }
 
@@ -302,7 +296,6 @@ extension Statechart {
             }
             count = 0
             raisedCount = 0
-            doneCount = 0
         }
     }
 

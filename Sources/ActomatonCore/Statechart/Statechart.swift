@@ -93,9 +93,8 @@
 /// unless ``allocatesPerEvent`` says so: the state is two 128-bit sets, and the step's scratch
 /// space (the internal queue included: room for ``raisedEventLimit`` raised events and two
 /// done events per final state, fixed when the chart is built) is on the stack as long as each
-/// of its three buffers fits in the 1 KiB that the standard library keeps there — which the
-/// default limits do for events of up to 32 bytes. Outputs go to a sink the caller chooses
-/// (``send(_:to:outputs:trace:)``).
+/// of its three buffers fits in the 1 KiB that the standard library keeps there. Outputs go to
+/// a sink the caller chooses (``send(_:to:outputs:trace:)``).
 public struct Statechart<StateID: StatechartStateID, Event: Sendable, Output> {
     /// The state the chart starts in: its initial states entered, and the eventless
     /// transitions and internal events they lead to taken. ``start(into:outputs:trace:)``

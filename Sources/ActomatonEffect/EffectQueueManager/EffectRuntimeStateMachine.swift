@@ -34,7 +34,8 @@ struct EffectInstanceID: Hashable, Sendable {
 /// count as its queue's last start.
 ///
 /// Times are durations since the manager started; transitions that may admit a waiting effect
-/// take `now`, read only when one is admitted.
+/// take `now`, read only when needed: an effect admitted, or the bookkeeping of a lane with a
+/// delay (a start to take back, a lane whose delay may have passed).
 struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
     private enum Phase {
         /// Suspended by its queue's `.suspendNew` policy; its task has not asked to start yet.
