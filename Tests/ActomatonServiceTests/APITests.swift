@@ -235,7 +235,7 @@ import Testing
         try await withRunningServer { $0.maxHeaderSize = 100 } _: { _, port in
             // "Host: " + value + CRLF: 8 + 92 = 100 bytes.
             for (length, status) in [(92, "200"), (93, "431")] {
-                let answer = try await offThePool { () throws -> String? in
+                let answer = try await overLoopback { () throws -> String? in
                     let connection = try LoopbackConnection(port: port)
                     try connection.send("GET /healthz HTTP/1.1\r\nHost: \(String(repeating: "h", count: length))\r\n\r\n")
                     return try connection.response(within: .seconds(30))
@@ -254,7 +254,7 @@ import Testing
                          (String(repeating: "X-F: 1\r\n", count: 999), "200 OK"),
                          (String(repeating: "X-F: 1\r\n", count: 1000), "431 Request Header Fields Too Large")]
             for (fields, status) in cases {
-                let answer = try await offThePool { () throws -> String? in
+                let answer = try await overLoopback { () throws -> String? in
                     let connection = try LoopbackConnection(port: port)
                     try connection.send("GET /healthz HTTP/1.1\r\nHost: localhost\r\n" + fields + "\r\n")
                     return try connection.response(within: .seconds(30))
@@ -275,7 +275,7 @@ import Testing
     /// application's connection limit.
     @Test func connectionsAtTheLimitAreServedAndOnePastWaitsForOneToClose() async throws {
         let request = "POST /v1/machines/counter/c HTTP/1.1\r\nHost: localhost\r\nContent-Length: 23\r\n\r\n{\"action\": \"increment\"}"
-        let served = try await withRunningServer({ $0.maxConnections = 2 }) { _, port in try await offThePool { () throws -> [String?] in
+        let served = try await withRunningServer({ $0.maxConnections = 2 }) { _, port in try await overLoopback { () throws -> [String?] in
             var held: [LoopbackConnection] = []
             var answers: [String?] = []
             for _ in 0..<2 {

@@ -387,7 +387,7 @@ import Testing
     @Test func aPageOfAnotherSiteCannotUseAServiceWithoutTokens() async throws {
         try await withRunningServer { server, port in
             func exchange(_ request: String) async throws -> String {
-                try await offThePool { () throws -> String in
+                try await overLoopback { () throws -> String in
                     let connection = try LoopbackConnection(port: port)
                     try connection.send(request)
                     return try connection.response(within: .seconds(20)) ?? "no answer"
@@ -410,7 +410,7 @@ import Testing
                 #expect(answer.hasPrefix("HTTP/1.1 403"), "\(request): \(answer)")
             }
             // A refused watch is, as every refused watch, a WebSocket closed at once with 4000 + the status.
-            let watch = try await offThePool { () throws -> (code: Int, reason: String, framesBefore: Int)? in
+            let watch = try await overLoopback { () throws -> (code: Int, reason: String, framesBefore: Int)? in
                 let connection = try LoopbackConnection(port: port)
                 _ = try connection.webSocketHandshake("/v1/machines/counter/csrf/watch", headers: ["Origin: http://evil.example"],
                                                       within: .seconds(20))
@@ -438,7 +438,7 @@ import Testing
             configuration.allowedHosts = ["Proxy.Example.", "fd00:0:0:0:0:0:0:1"]
         } _: { (_: ActomatonServer, port: Int) async throws in
             func status(_ fields: String) async throws -> String {
-                try await offThePool { () throws -> String in
+                try await overLoopback { () throws -> String in
                     let connection = try LoopbackConnection(port: port)
                     try connection.send("GET /v1/plugins HTTP/1.1\r\n\(fields)\r\n")
                     return String(try connection.response(within: .seconds(20))?.prefix(12) ?? "no answer")

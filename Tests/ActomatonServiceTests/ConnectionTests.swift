@@ -12,7 +12,7 @@ import Testing
     @Test func aConnectionThatIdlesOrSendsHalfAHeadIsClosed() async throws {
         try await withRunningServer { $0.connectionIdleTimeout = .milliseconds(300) } _: { _, port in
             for opening in ["", "GET /healthz HTTP/1.1\r\n", "GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Slow: "] {
-                let (answer, closed) = try await offThePool { () throws -> (String?, Bool) in
+                let (answer, closed) = try await overLoopback { () throws -> (String?, Bool) in
                     let connection = try LoopbackConnection(port: port)
                     if !opening.isEmpty { try connection.send(opening) }
                     let answer = try connection.response(within: .seconds(30))
@@ -28,7 +28,7 @@ import Testing
                 }
             }
             // Between requests: served, then closed once idle.
-            let (answer, closed) = try await offThePool { () throws -> (String?, Bool) in
+            let (answer, closed) = try await overLoopback { () throws -> (String?, Bool) in
                 let connection = try LoopbackConnection(port: port)
                 try connection.send("GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
                 let answer = try connection.response(within: .seconds(30))
@@ -51,7 +51,7 @@ import Testing
                                       ("GET /healthz HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", "400 Bad Request"),
                                       ("POST /v1/machines/counter/t HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: gzip\r\n\r\n{\"action\": \"increment\"}",
                                        "501 Not Implemented")] {
-                let (answer, closed) = try await offThePool { () throws -> (String?, Bool) in
+                let (answer, closed) = try await overLoopback { () throws -> (String?, Bool) in
                     let connection = try LoopbackConnection(port: port)
                     try connection.send(request)
                     // Well within the idle timeout (60 s): closed for the refusal, not for idling.
@@ -65,7 +65,7 @@ import Testing
                             || answer?.contains(#"{"error":"the service takes no transfer coding but chunked; this request's is 'gzip'"}"#) == true),
                         "one JSON line, as every other error: \(answer ?? "no answer")")
                 #expect(closed, "\(request.debugDescription)")
-                let next = try await offThePool { () throws -> String? in
+                let next = try await overLoopback { () throws -> String? in
                     let connection = try LoopbackConnection(port: port)
                     try connection.send("GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
                     return try connection.response(within: .seconds(20))
@@ -94,7 +94,7 @@ import Testing
                 ("Content-Encoding: identity, br\r\nTransfer-Encoding: chunked\r\n", chunked, "415 Unsupported Media Type",
                  "the service takes bodies with no content coding; this request's is 'identity, br'"),
             ] {
-                let answer = try await offThePool { () throws -> String? in
+                let answer = try await overLoopback { () throws -> String? in
                     let connection = try LoopbackConnection(port: port)
                     try connection.send("POST /v1/machines/counter/coded HTTP/1.1\r\nHost: localhost\r\n\(fields)\r\n\(payload)")
                     return try connection.response(within: .seconds(20))
@@ -104,7 +104,7 @@ import Testing
             }
             #expect(await server.registry.hasSlot(for: "coded") == false, "nothing applied")
             for fields in ["Transfer-Encoding: chunked\r\n", "Transfer-Encoding: Chunked\r\nContent-Encoding: identity\r\n"] {
-                let answer = try await offThePool { () throws -> String? in
+                let answer = try await overLoopback { () throws -> String? in
                     let connection = try LoopbackConnection(port: port)
                     try connection.send("POST /v1/machines/counter/plain HTTP/1.1\r\nHost: localhost\r\n\(fields)\r\n\(chunked)")
                     return try connection.response(within: .seconds(20))
@@ -122,7 +122,7 @@ import Testing
         try await withRunningServer(logger: logged.logger(level: .debug)) { _, port in
             for request in ["HELLO\r\n\r\n", "GET /healthz HTTP/1.1\r\nHost: localhost\r\nContent-Length: abc\r\n\r\n",
                             "GET /v1/machines/counter/k/watch HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"] {
-                let answer = try await offThePool { () throws -> String? in
+                let answer = try await overLoopback { () throws -> String? in
                     let connection = try LoopbackConnection(port: port)
                     try connection.send(request)
                     defer { _ = try? connection.readsUntilClosed(within: .seconds(20)) }
@@ -146,20 +146,20 @@ import Testing
         try await withRunningServer { $0.connectionIdleTimeout = .milliseconds(200) } _: { server, port in
             let address = InstanceAddress(plugin: "counter", key: try InstanceKey("q"))
             let instance = try await server.registry.instance(at: address, creating: true)
-            let watcher = try await offThePool { () throws -> LoopbackConnection in
+            let watcher = try await overLoopback { () throws -> LoopbackConnection in
                 let connection = try LoopbackConnection(port: port)
                 _ = try connection.webSocketHandshake("/v1/machines/counter/q/watch", within: .seconds(30))
                 return connection
             }
             #expect(await eventually { instance.watcherCount == 1 })
             // The idle timeout passes: a connection opened after the watcher's, sending nothing, is closed.
-            let idle = try await offThePool { () throws -> Bool in
+            let idle = try await overLoopback { () throws -> Bool in
                 try LoopbackConnection(port: port).readsUntilClosed(within: .seconds(30))
             }
             #expect(idle)
             #expect(instance.watcherCount == 1)
             _ = try await instance.machine.send(try counterType.action("increment", []))
-            let frame = try await offThePool { try watcher.webSocketTextFrame(within: .seconds(30)) }
+            let frame = try await overLoopback { try watcher.webSocketTextFrame(within: .seconds(30)) }
             #expect(frame?.contains(#""seq":1"#) == true, "\(frame ?? "no frame")")
         }
     }
@@ -170,7 +170,7 @@ import Testing
         try await withRunningServer { _, port in
             let body = #"{"action": "add", "args": [1]}"#
             let post = "POST /v1/machines/counter/p HTTP/1.1\r\nHost: localhost\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
-            let (answers, closed) = try await offThePool { () throws -> ([String?], Bool) in
+            let (answers, closed) = try await overLoopback { () throws -> ([String?], Bool) in
                 let connection = try LoopbackConnection(port: port)
                 try connection.send(String(repeating: post, count: 3) + "GARBAGE\r\n\r\n")
                 let answers = try (0..<4).map { _ in try connection.response(within: .seconds(20)) }
@@ -201,7 +201,7 @@ import Testing
                  "HTTP/1.1 400 Bad Request"),
             ]
             for (headers, status) in cases {
-                let answer = try await offThePool { () throws -> String? in
+                let answer = try await overLoopback { () throws -> String? in
                     let connection = try LoopbackConnection(port: port)
                     // A handshake is one only on the watch route; elsewhere its Upgrade is ignored.
                     let (method, fields) = headers.hasPrefix("HEAD ") ? ("HEAD /v1/machines/counter/k/watch", headers.dropFirst(5))
@@ -232,7 +232,7 @@ import Testing
         try await withRunningServer { $0.maxBodySize = 1024 } _: { server, port in
             _ = try await server.registry.instance(at: InstanceAddress(plugin: "counter", key: try InstanceKey("k")), creating: true)
             let handshake = "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
-            let answers = try await offThePool { () throws -> [String?] in
+            let answers = try await overLoopback { () throws -> [String?] in
                 let elsewhere = try LoopbackConnection(port: port)
                 try elsewhere.send("GET /healthz HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\n\(handshake)\r\n")
                 let listed = try LoopbackConnection(port: port)
@@ -241,7 +241,7 @@ import Testing
             }
             #expect(answers[0]?.hasPrefix("HTTP/1.1 200 OK") == true, "\(answers[0] ?? "no answer")")
             #expect(answers[1]?.hasPrefix("HTTP/1.1 101 Switching Protocols") == true, "\(answers[1] ?? "no answer")")
-            let (first, rest) = try await offThePool { () throws -> (String?, String) in
+            let (first, rest) = try await overLoopback { () throws -> (String?, String) in
                 let connection = try LoopbackConnection(port: port)
                 try connection.send("GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\nGET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
                 return (try connection.response(within: .seconds(20)), try connection.textUntilClosed(within: .seconds(20)))
@@ -249,7 +249,7 @@ import Testing
             #expect(first?.hasPrefix("HTTP/1.1 200 OK") == true, "\(first ?? "no answer")")
             #expect(rest.isEmpty, "nothing after the close: \(rest)")
             let body = #"{"action": "increment"}"#
-            let (interim, final) = try await offThePool { () throws -> (String?, String?) in
+            let (interim, final) = try await overLoopback { () throws -> (String?, String?) in
                 let connection = try LoopbackConnection(port: port)
                 try connection.send("POST /v1/machines/counter/e HTTP/1.1\r\nHost: localhost\r\nExpect: 100-continue\r\n"
                                     + "Content-Length: \(body.utf8.count)\r\n\r\n")
@@ -259,7 +259,7 @@ import Testing
             }
             #expect(interim == "HTTP/1.1 100 Continue\r\n\r\n", "\(interim ?? "no answer")")
             #expect(final?.hasPrefix("HTTP/1.1 200 OK") == true && final?.contains(#""seq":1"#) == true, "\(final ?? "no answer")")
-            let (atTheLimit, past) = try await offThePool { () throws -> (String?, String?) in
+            let (atTheLimit, past) = try await overLoopback { () throws -> (String?, String?) in
                 let fits = try LoopbackConnection(port: port)
                 try fits.send("POST /v1/machines/counter/e HTTP/1.1\r\nHost: localhost\r\nExpect: 100-continue\r\nContent-Length: 1024\r\n\r\n")
                 let tooLong = try LoopbackConnection(port: port)
@@ -281,7 +281,7 @@ import Testing
             let cases = [("abc", "400"), ("dGhlIHNhbXBsZSBub25jZQ=", "400"), ("dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "400"),
                          ("dGhlIHNhbXBsZSBub25jZ!==", "400"), ("dGhlIHNhbXBsZSBub25jZQ==", "101")]
             for (key, status) in cases {
-                let answer = try await offThePool { () throws -> String? in
+                let answer = try await overLoopback { () throws -> String? in
                     let connection = try LoopbackConnection(port: port)
                     try connection.send("GET /v1/machines/counter/k/watch HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                                         + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n\r\n")
@@ -316,7 +316,7 @@ import Testing
                 ("late", "POST /v1/machines/counter/late \(head)Content-Length: 60\r\n\r\n\(body)", false, "408"),
             ]
             for (key, request, stopsSending, status) in cases {
-                let connection = try await offThePool { () throws -> LoopbackConnection in
+                let connection = try await overLoopback { () throws -> LoopbackConnection in
                     let connection = try LoopbackConnection(port: port)
                     try connection.send(request)
                     return connection
@@ -326,7 +326,7 @@ import Testing
                 // On a loaded machine this task may not run again before the 2 s pass (it failed
                 // one run with 500 ms): the request was then refused 408 before it was seen.
                 let seenReading = await eventually(within: 2) { server.lifecycle.inFlight == 1 }
-                let answer = try await offThePool { () throws -> String? in
+                let answer = try await overLoopback { () throws -> String? in
                     if stopsSending { connection.shutdownWrite() }
                     defer { _ = try? connection.readsUntilClosed(within: .seconds(20)) }
                     return try connection.response(within: .seconds(20))
@@ -356,7 +356,7 @@ import Testing
         try await withRunningServer(logger: logged.logger(level: .info)) { $0.connectionIdleTimeout = .milliseconds(300) } _: { _, port in
             for request in ["HELLO\r\n\r\n", "GET /healthz HTTP/1.1\r\n\r\n", "GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Slow: ",
                             "POST /v1/machines/counter/k?q=1 HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\n\r\n{"] {
-                _ = try await offThePool { () throws -> String? in
+                _ = try await overLoopback { () throws -> String? in
                     let connection = try LoopbackConnection(port: port)
                     try connection.send(request)
                     defer { _ = try? connection.readsUntilClosed(within: .seconds(20)) }
@@ -375,7 +375,7 @@ import Testing
 
     @Test func aRequestMustArriveWholeInTimeAndHTTP10Closes() async throws {
         try await withRunningServer { $0.connectionIdleTimeout = .milliseconds(300) } _: { server, port in
-            let (answer, closed) = try await offThePool { () throws -> (String?, Bool) in
+            let (answer, closed) = try await overLoopback { () throws -> (String?, Bool) in
                 let connection = try LoopbackConnection(port: port)
                 try connection.send("POST /v1/machines/counter/slow HTTP/1.1\r\nHost: localhost\r\nContent-Length: 30\r\n\r\n{\"acti")
                 let answer = try connection.response(within: .seconds(20))
@@ -390,7 +390,7 @@ import Testing
         try await withRunningServer { _, port in
             // Regression (audit): an HTTP/1.1 request without Host, or with two, was answered.
             for hosts in ["", "Host: a\r\nHost: b\r\n", "Host: a, b\r\n"] {
-                let answer = try await offThePool { () throws -> String? in
+                let answer = try await overLoopback { () throws -> String? in
                     let connection = try LoopbackConnection(port: port)
                     try connection.send("GET /healthz HTTP/1.1\r\n\(hosts)\r\n")
                     return try connection.response(within: .seconds(20))
@@ -398,7 +398,7 @@ import Testing
                 #expect(answer?.hasPrefix("HTTP/1.1 400 Bad Request") == true, "\(hosts.debugDescription): \(answer ?? "no answer")")
                 #expect(answer?.hasSuffix(#"{"error":"an HTTP/1.1 request needs one Host header field"}"#) == true, "\(answer ?? "no answer")")
             }
-            let (answer, closed) = try await offThePool { () throws -> (String?, Bool) in
+            let (answer, closed) = try await overLoopback { () throws -> (String?, Bool) in
                 let connection = try LoopbackConnection(port: port)
                 try connection.send("GET /healthz HTTP/1.0\r\n\r\n")
                 let answer = try connection.response(within: .seconds(20))

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A raw TCP connection to a loopback port, blocking: for tests that hold connections open
-/// and look at what the server sends, byte for byte. Call it through `offThePool`.
+/// and look at what the server sends, byte for byte. Call it through ``overLoopback(_:)``.
 ///
 /// Also the tests' WebSocket client where the server closes a WebSocket at once:
 /// HummingbirdWSClient sometimes misses a close frame that arrives with the handshake's
@@ -30,14 +30,13 @@ final class LoopbackConnection: @unchecked Sendable {
         let connected = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard connected == 0 else {
-            let error = errno
-            Foundation.close(descriptor)
-            throw POSIXError(.init(rawValue: error) ?? .EIO)
-        }
+        // A class's `deinit` runs when its initializer throws once every property is set: it
+        // closes the socket (closing it here as well closed it twice, and the second close could
+        // hit a descriptor another test had opened meanwhile).
+        guard connected == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
     }
 
-    deinit { Foundation.close(descriptor) }
+    deinit { if descriptor >= 0 { Foundation.close(descriptor) } }
 
     /// Writes all of `text`.
     func send(_ text: String) throws {
@@ -210,4 +209,11 @@ final class LoopbackConnection: @unchecked Sendable {
         guard bytes.count >= offset + length else { return nil }
         return (bytes[0] & 0x0f, Array(bytes[offset..<offset + length]), offset + length)
     }
+}
+
+/// Runs `body`, which waits on loopback sockets to a server of this test process (a
+/// ``LoopbackConnection``), on a thread of its own, taking none of the slots child processes
+/// share (``offThePool(takingASlot:_:)``): the server's clocks run while the body waits.
+func overLoopback<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
+    try await offThePool(takingASlot: false, body)
 }

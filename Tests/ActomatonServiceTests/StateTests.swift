@@ -11,7 +11,7 @@ import Testing
 /// second server on the same database brings every instance back.
 @Suite struct StateTests {
     func journaledServer(_ journal: PluginJournal, time: TestTime = TestTime(), _ configure: (inout ServiceConfiguration) -> Void = { _ in }) throws -> ActomatonServer {
-        var configuration = ServiceConfiguration()
+        var configuration = testConfiguration { _ in }
         configure(&configuration)
         return ActomatonServer(catalog: PluginCatalog([counterType]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
                                configuration: configuration, now: time.read, journal: try ServiceJournal(journal))
@@ -254,7 +254,7 @@ import Testing
             let sender = Task {
                 for _ in 1..<total { _ = try await instance.machine.send(try counterType.action("increment", [])) }
             }
-            let (seqs, closes) = try await offThePool { () throws -> ([UInt64], [String]) in
+            let (seqs, closes) = try await overLoopback { () throws -> ([UInt64], [String]) in
                 var seqs: [UInt64] = [], closes: [String] = []
                 while (seqs.last ?? 0) < total, closes.isEmpty {
                     let connection = try LoopbackConnection(port: port)
@@ -337,7 +337,7 @@ import Testing
         let journal = try PluginJournal(path: path)
         defer { journal.close() }
         let placement = SlowReleasePlacement()
-        var configuration = ServiceConfiguration()
+        var configuration = testConfiguration { _ in }
         configuration.maxInstances = 1
         let server = ActomatonServer(catalog: PluginCatalog([counterType]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
                                      configuration: configuration, journal: try ServiceJournal(journal, placement: placement))
@@ -478,7 +478,7 @@ import Testing
         let placement = SlowReleasePlacement()
         let time = TestTime()
         let server = ActomatonServer(catalog: PluginCatalog([counterType]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
-                                     configuration: ServiceConfiguration(), now: time.read, journal: try ServiceJournal(journal, placement: placement))
+                                     configuration: testConfiguration { _ in }, now: time.read, journal: try ServiceJournal(journal, placement: placement))
         let address = InstanceAddress(plugin: "counter", key: try InstanceKey("g"))
         _ = try await server.registry.instance(at: address, creating: true).machine.send(try counterType.action("increment", []))
         time.advance(by: InstanceRegistry.minimumIdleToShed)
@@ -502,7 +502,7 @@ import Testing
         defer { journal.close() }
         let placement = UnavailablePlacement()
         let server = ActomatonServer(catalog: PluginCatalog([counterType]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
-                                     configuration: ServiceConfiguration(), journal: try ServiceJournal(journal, placement: placement))
+                                     configuration: testConfiguration { _ in }, journal: try ServiceJournal(journal, placement: placement))
         try await server.makeApplication().test(.router) { client in
             #expect(try await client.get("/readyz").text == #"{"status":"ready"}"#)
             placement.why.withLock { $0 = "this host could not renew its lease in the shared database: connection refused" }
@@ -569,7 +569,7 @@ import Testing
         let placement = SlowReleasePlacement()
         let time = TestTime()
         let server = ActomatonServer(catalog: PluginCatalog([counterType]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
-                                     configuration: ServiceConfiguration(), now: time.read, journal: try ServiceJournal(journal, placement: placement))
+                                     configuration: testConfiguration { _ in }, now: time.read, journal: try ServiceJournal(journal, placement: placement))
         let address = InstanceAddress(plugin: "counter", key: try InstanceKey("given"))
         _ = try await server.registry.instance(at: address, creating: true).machine.send(try counterType.action("increment", []))
         // Shed only once unused for a while.

@@ -22,10 +22,23 @@ final class TestTime: Sendable {
     func advance(by duration: Duration) { now.withLock { $0 += duration } }
 }
 
+/// The service's configuration for a test, before the test's own changes: the defaults, but
+/// for two clocks that a loaded machine (the whole suite on two cores) lets run out while a
+/// test waits — a connection idle for a minute is cut (HummingbirdTesting's client connects
+/// once, at the start, and never again), and a WebSocket client that answers no ping is cut
+/// after two intervals (HummingbirdWSClient answers them only while its handler reads; a
+/// ``LoopbackConnection`` never does). Tests of these clocks set them.
+func testConfiguration(_ configure: (inout ServiceConfiguration) -> Void) -> ServiceConfiguration {
+    var configuration = ServiceConfiguration()
+    configuration.connectionIdleTimeout = .seconds(3600)
+    configuration.webSocketPingInterval = .seconds(3600)
+    configure(&configuration)
+    return configuration
+}
+
 /// A server over the counter with `configure`d limits, on a loopback address.
 func makeServer(tokens: TokenTable? = nil, time: TestTime = TestTime(), _ configure: (inout ServiceConfiguration) -> Void = { _ in }) -> ActomatonServer {
-    var configuration = ServiceConfiguration()
-    configure(&configuration)
+    let configuration = testConfiguration(configure)
     return ActomatonServer(catalog: PluginCatalog([counterType]), tokens: tokens, listen: try! ListenAddress("127.0.0.1:0"),
                            configuration: configuration, now: time.read)
 }
@@ -39,8 +52,7 @@ func withRunningServer<Value: Sendable>(plugins: [PluginType] = [counterType], j
                                         _ configure: (inout ServiceConfiguration) -> Void = { _ in },
                                         _ body: (ActomatonServer, Int) async throws -> Value) async throws -> Value {
     let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
-    var configuration = ServiceConfiguration()
-    configure(&configuration)
+    let configuration = testConfiguration(configure)
     let server = ActomatonServer(catalog: PluginCatalog(plugins), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
                                  configuration: configuration, logger: logger, journal: journal, journalChanges: journalChanges,
                                  onListening: { port in portSink.yield(port) })
@@ -66,7 +78,7 @@ func withRunningServer<Value: Sendable>(plugins: [PluginType] = [counterType], j
 /// raw client (``LoopbackConnection``): HummingbirdWSClient sometimes misses a close frame
 /// sent right after the handshake and waits for ever.
 func webSocketClose(port: Int, _ path: String, headers: [String] = []) async throws -> (status: String, code: Int, reason: String, framesBefore: Int)? {
-    try await offThePool { () throws -> (status: String, code: Int, reason: String, framesBefore: Int)? in
+    try await overLoopback { () throws -> (status: String, code: Int, reason: String, framesBefore: Int)? in
         let connection = try LoopbackConnection(port: port)
         guard let head = try connection.webSocketHandshake(path, headers: headers, within: .seconds(30)),
               let close = try connection.webSocketClose(within: .seconds(30)) else { return nil }

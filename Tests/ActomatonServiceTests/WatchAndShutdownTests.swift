@@ -126,7 +126,7 @@ import Testing
             let instance = try await server.registry.instance(at: InstanceAddress(plugin: "counter", key: try InstanceKey("c")), creating: true)
             _ = try await instance.machine.send(try counterType.action("increment", []))
             // Every handshake is sent before any answer is read: the server takes them at once.
-            let connections = try await offThePool { () throws -> [LoopbackConnection] in
+            let connections = try await overLoopback { () throws -> [LoopbackConnection] in
                 let connections = try (0..<12).map { _ in try LoopbackConnection(port: port) }
                 for connection in connections {
                     try connection.send("GET /v1/machines/counter/c/watch HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\n"
@@ -140,7 +140,7 @@ import Testing
             _ = try await instance.machine.send(try counterType.action("increment", []))
             let firsts = try await withThrowingTaskGroup(of: (opcode: UInt8, payload: [UInt8])?.self) { group in
                 for connection in connections {
-                    group.addTask { try await offThePool { try connection.webSocketTextOrClose(within: .seconds(30)) } }
+                    group.addTask { try await overLoopback { try connection.webSocketTextOrClose(within: .seconds(30)) } }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
@@ -182,25 +182,25 @@ import Testing
                 ("one frame past the limit", [(1, true, [UInt8](repeating: UInt8(ascii: "a"), count: limit + 1))], 1009),
             ]
             for (name, frames, code) in cases {
-                let connection = try await offThePool { () throws -> LoopbackConnection in
+                let connection = try await overLoopback { () throws -> LoopbackConnection in
                     let connection = try LoopbackConnection(port: port)
                     _ = try connection.webSocketHandshake("/v1/machines/counter/f/watch", within: .seconds(30))
                     return connection
                 }
                 #expect(await eventually { instance.watcherCount == 1 }, "\(name)")
-                try await offThePool {
+                try await overLoopback {
                     for (opcode, fin, payload) in frames { try connection.sendWebSocketFrame(opcode: opcode, fin: fin, payload: payload) }
                 }
                 // A close, or (when the frames were dropped) the next transition.
                 if code == nil { _ = try await instance.machine.send(try counterType.action("increment", [])) }
-                let first = try await offThePool { try connection.webSocketTextOrClose(within: .seconds(30)) }
+                let first = try await overLoopback { try connection.webSocketTextOrClose(within: .seconds(30)) }
                 if let code {
                     #expect(first?.opcode == 8 && first.map { Int($0.payload[0]) << 8 | Int($0.payload[1]) } == code, "\(name): \(String(describing: first))")
                 } else {
                     #expect(first?.opcode == 1, "\(name): \(String(describing: first))")
                 }
                 // A close the client began needs no answer.
-                if frames.first?.0 != 8 { try await offThePool { try connection.answerWebSocketClose() } }
+                if frames.first?.0 != 8 { try await overLoopback { try connection.answerWebSocketClose() } }
                 #expect(await eventually { instance.watcherCount == 0 }, "\(name)")
             }
         }
@@ -272,7 +272,7 @@ import Testing
         } _: { server, port in
             let address = InstanceAddress(plugin: "csv", key: try InstanceKey("s"))
             let instance = try await server.registry.instance(at: address, creating: true)
-            let watcher = try await offThePool { () throws -> LoopbackConnection in
+            let watcher = try await overLoopback { () throws -> LoopbackConnection in
                 let connection = try LoopbackConnection(port: port, receiveBuffer: 4096)
                 _ = try connection.webSocketHandshake("/v1/machines/csv/s/watch", within: .seconds(30))
                 return connection
@@ -282,10 +282,10 @@ import Testing
             // large the socket buffers are.
             let body = #"{"action": "feed", "args": [""# + String(repeating: "x", count: 1000) + #"\n"]}"#
             let request = "POST /v1/machines/csv/s HTTP/1.1\r\nHost: localhost\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
-            let sender = try await offThePool { try LoopbackConnection(port: port) }
+            let sender = try await overLoopback { try LoopbackConnection(port: port) }
             var sent = 0
             while instance.watcherCount == 1 && sent < 2_000 {
-                let answer = try await offThePool {
+                let answer = try await overLoopback {
                     try sender.send(request)
                     return try sender.response(within: .seconds(30))
                 }
@@ -293,8 +293,8 @@ import Testing
                 sent += 1
             }
             #expect(await eventually { instance.watcherCount == 0 }, "the watcher's place is free after \(sent) transitions")
-            #expect(try await offThePool { try watcher.readsUntilClosed(within: .seconds(30)) }, "its connection was cut")
-            let metrics = try await offThePool { () throws -> String? in
+            #expect(try await overLoopback { try watcher.readsUntilClosed(within: .seconds(30)) }, "its connection was cut")
+            let metrics = try await overLoopback { () throws -> String? in
                 try sender.send("GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n")
                 return try sender.response(within: .seconds(30))
             }
@@ -315,7 +315,7 @@ import Testing
         try await withRunningServer(journal: try ServiceJournal(journal, placement: ElsewherePlacement()), journalChanges: changes) { _, port in
             try await owner.makeApplication().test(.router) { client in
                 for _ in 0..<3 { #expect(try await client.post("w", #"{"action": "increment"}"#).status == .ok) }
-                let watcher = try await offThePool { () throws -> LoopbackConnection in
+                let watcher = try await overLoopback { () throws -> LoopbackConnection in
                     let connection = try LoopbackConnection(port: port)
                     let head = try connection.webSocketHandshake("/v1/machines/counter/w/watch?after=0", within: .seconds(30))
                     #expect(head?.hasPrefix("HTTP/1.1 101") == true, "\(head ?? "no answer")")
@@ -331,7 +331,7 @@ import Testing
                 var close: (code: Int, reason: String, framesBefore: Int)?
                 for _ in 0..<300 where close == nil {
                     changes.wakeAll()
-                    close = try await offThePool { try watcher.webSocketClose(within: .milliseconds(100)) }
+                    close = try await overLoopback { try watcher.webSocketClose(within: .milliseconds(100)) }
                 }
                 #expect(close?.code == 1000 && close?.reason == "the instance was deleted" && close?.framesBefore == 0, "\(String(describing: close))")
             }
@@ -354,7 +354,7 @@ import Testing
                 for _ in 0..<3 { #expect(try await client.post("w", #"{"action": "increment"}"#).status == .ok) }
                 let past = try await webSocketClose(port: port, "/v1/machines/counter/w/watch?after=4")
                 #expect(past?.code == 4400 && past?.reason == "after=4 is past counter/w's last transition, seq 3", "\(String(describing: past))")
-                let first = try await offThePool { () throws -> LoopbackConnection in
+                let first = try await overLoopback { () throws -> LoopbackConnection in
                     let connection = try LoopbackConnection(port: port)
                     let head = try connection.webSocketHandshake("/v1/machines/counter/w/watch", within: .seconds(30))
                     #expect(head?.hasPrefix("HTTP/1.1 101") == true)
@@ -404,7 +404,7 @@ import Testing
             configuration.watchSendBufferBytes = 4096
             configuration.webSocketPingInterval = .seconds(3600)
         } _: { server, port in
-            let (watcher, head) = try await offThePool { () throws -> (LoopbackConnection, String?) in
+            let (watcher, head) = try await overLoopback { () throws -> (LoopbackConnection, String?) in
                 let connection = try LoopbackConnection(port: port, receiveBuffer: 4096)
                 return (connection, try connection.webSocketHandshake("/v1/machines/csv/s/watch?after=0", within: .seconds(30)))
             }
@@ -414,12 +414,12 @@ import Testing
             // reads nothing: the rest fills the buffers, and with pings an hour apart only the
             // stall deadline can end the watcher. The deadlines are a safety net: alone, this
             // takes a few seconds.
-            let first = try await offThePool { try watcher.webSocketTextOrClose(within: .seconds(180)) }
+            let first = try await overLoopback { try watcher.webSocketTextOrClose(within: .seconds(180)) }
             #expect(first?.opcode == 1, "\(String(describing: first))")
             #expect(await eventually(within: 180) { server.metrics.watcherTotal == 0 }, "the watcher's place is free")
             // Cut, not closed with a reason: what was buffered, then the end of the stream with
             // no close frame before it.
-            let (close, ended) = try await offThePool {
+            let (close, ended) = try await overLoopback {
                 (try watcher.webSocketClose(within: .seconds(180)), try watcher.readsUntilClosed(within: .seconds(1)))
             }
             #expect(close == nil, "closed with \(String(describing: close)), not cut")
@@ -475,7 +475,7 @@ import Testing
         let running = Task { try await serviceGroup.run() }
         var iterator = ports.makeAsyncIterator()
         let port = try #require(await iterator.next())
-        let connection = try await offThePool { () throws -> LoopbackConnection in
+        let connection = try await overLoopback { () throws -> LoopbackConnection in
             let connection = try LoopbackConnection(port: port)
             try connection.send("POST /v1/machines/counter/c HTTP/1.1\r\nHost: localhost\r\nContent-Length: 30\r\n\r\n{\"acti")
             return connection
@@ -496,7 +496,7 @@ import Testing
     @Test func actionsWaitingForTheirTurnAreNotAppliedPastTheShutdownsTime() async throws {
         let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
         let logged = LogStore()
-        var configuration = ServiceConfiguration()
+        var configuration = testConfiguration { _ in }
         configuration.shutdownTimeout = .milliseconds(200)
         let server = ActomatonServer(catalog: PluginCatalog([counterType]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
                                      configuration: configuration, logger: logged.logger(level: .info),
@@ -515,7 +515,7 @@ import Testing
         let instance = try await server.registry.instance(at: address, creating: true)
         // The instance's line is held: the POSTs wait behind it.
         let held = try #require(await server.arrivals.enter(address))
-        let connections = try await offThePool { () throws -> [LoopbackConnection] in
+        let connections = try await overLoopback { () throws -> [LoopbackConnection] in
             try (0..<3).map { _ in
                 let connection = try LoopbackConnection(port: port)
                 try connection.send("POST /v1/machines/counter/q HTTP/1.1\r\nHost: localhost\r\nContent-Length: 22\r\n\r\n{\"action\":\"increment\"}")
@@ -535,7 +535,7 @@ import Testing
 
     @Test func gracefulShutdownClosesWatchersWith1001AndEnds() async throws {
         let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
-        var configuration = ServiceConfiguration()
+        var configuration = testConfiguration { _ in }
         configuration.shutdownTimeout = .seconds(30)
         let server = ActomatonServer(catalog: PluginCatalog([counterType]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
                                      configuration: configuration, onListening: { port in portSink.yield(port) })
@@ -545,14 +545,14 @@ import Testing
         let port = try #require(await iterator.next())
         let address = InstanceAddress(plugin: "counter", key: try InstanceKey("g"))
         let instance = try await server.registry.instance(at: address, creating: true)
-        let watcher = try await offThePool { () throws -> LoopbackConnection in
+        let watcher = try await overLoopback { () throws -> LoopbackConnection in
             let connection = try LoopbackConnection(port: port)
             _ = try connection.webSocketHandshake("/v1/machines/counter/g/watch", within: .seconds(30))
             return connection
         }
         #expect(await eventually { instance.watcherCount == 1 })
         await group.triggerGracefulShutdown()
-        let close = try await offThePool { () throws -> (code: Int, reason: String, framesBefore: Int)? in
+        let close = try await overLoopback { () throws -> (code: Int, reason: String, framesBefore: Int)? in
             let close = try watcher.webSocketClose(within: .seconds(30))
             try watcher.answerWebSocketClose()
             return close
@@ -587,7 +587,7 @@ import Testing
         watching: @escaping @Sendable (LoopbackConnection) throws -> Void
     ) async throws -> (close: (code: Int, reason: String, framesBefore: Int)?, cut: Bool, ended: Bool) {
         let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
-        var configuration = ServiceConfiguration()
+        var configuration = testConfiguration { _ in }
         configuration.shutdownTimeout = .seconds(300)
         configuration.watcherCloseTimeout = .seconds(300)
         let server = ActomatonServer(catalog: PluginCatalog([counterType]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
@@ -605,7 +605,7 @@ import Testing
         var iterator = ports.makeAsyncIterator()
         let port = try #require(await iterator.next())
         let runs = try await prepare(server)
-        let watcher = try await offThePool { () throws -> LoopbackConnection in
+        let watcher = try await overLoopback { () throws -> LoopbackConnection in
             let connection = try LoopbackConnection(port: port)
             _ = try connection.webSocketHandshake(path, within: .seconds(30))
             try watching(connection)
@@ -613,7 +613,7 @@ import Testing
         }
         #expect(await runs(), "the watcher runs")
         await group.triggerGracefulShutdown()
-        let (close, cut) = try await offThePool { () throws -> ((code: Int, reason: String, framesBefore: Int)?, Bool) in
+        let (close, cut) = try await overLoopback { () throws -> ((code: Int, reason: String, framesBefore: Int)?, Bool) in
             let close = try watcher.webSocketClose(within: .seconds(60))
             return (close, try watcher.readsUntilClosed(within: .seconds(60)))
         }
@@ -624,7 +624,7 @@ import Testing
     /// Hummingbird waited 15 s for the client to answer its close, and a shutdown with it.
     @Test func aRefusedWatchWhoseClientNeverAnswersIsCutAfterASecond() async throws {
         try await withRunningServer { _, port in
-            let (close, cut) = try await offThePool { () throws -> ((code: Int, reason: String, framesBefore: Int)?, Bool) in
+            let (close, cut) = try await overLoopback { () throws -> ((code: Int, reason: String, framesBefore: Int)?, Bool) in
                 let connection = try LoopbackConnection(port: port)
                 _ = try connection.webSocketHandshake("/v1/machines/counter/nobody/watch", within: .seconds(30))
                 let close = try connection.webSocketClose(within: .seconds(30))

@@ -28,11 +28,16 @@ package func plugin(_ product: String) -> String {
 /// a loaded machine) stalled every other test's tasks, and tests with a real-time deadline
 /// failed. At most one body per core runs at a time (``blockingWorkSlots``), as when they held
 /// pool threads: dozens of child processes at once made each one too slow.
-package func offThePool<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
+///
+/// - Parameter takingASlot: `false` for a body that only waits on sockets to a server of this
+///   process (``blockingWorkSlots`` are for work that computes): behind a build's slot such a
+///   body waited minutes while the server's own clocks ran — its idle timeout cut a test
+///   client's connection, its pings went unanswered and cut the test's watchers.
+package func offThePool<Value: Sendable>(takingASlot: Bool = true, _ body: @escaping @Sendable () throws -> Value) async throws -> Value {
     try await withCheckedThrowingContinuation { continuation in
         Thread {
-            blockingWorkSlots.wait()
-            defer { blockingWorkSlots.signal() }
+            if takingASlot { blockingWorkSlots.wait() }
+            defer { if takingASlot { blockingWorkSlots.signal() } }
             continuation.resume(with: Result(catching: body))
         }.start()
     }

@@ -236,7 +236,9 @@ struct PassingTests {
         let machine = TestMachine(state: State(), reducer: reducer)
 
         await machine.send(.incrementLater) { $0.isLoading = true }
-        await machine.run()
+        // The default's 30 s of real time ran out beside the whole suite on one core and a
+        // build (every yield waits behind hundreds of other tests' jobs); only a failure waits.
+        await machine.run(timeout: .seconds(600))
         await machine.receive(.incremented) {
             $0.count = 1
             $0.isLoading = false
