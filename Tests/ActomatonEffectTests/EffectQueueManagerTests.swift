@@ -9,6 +9,8 @@ private enum Action: Sendable, Equatable {
     case done(Int)
     case chain(Int)
     case feedback([Action])
+    /// An effect that sends each of the actions in turn, as a sequence.
+    case sequence([Action], queue: Queue? = nil)
 }
 
 private struct ID: EffectID { var value: Int }
@@ -56,6 +58,18 @@ private func reducer(gates: Gates) -> MealyReducer<Action, [Int], Void, Effect<A
             return key > 0 ? Effect { .chain(key - 1) } : .empty
         case let .feedback(actions):
             return .combine(actions.map(Effect.nextAction))
+        case let .sequence(actions, queue):
+            return Effect(queue: queue, sequence: { actions.async })
+        }
+    }
+}
+
+extension Array where Element: Sendable {
+    /// The elements as an `AsyncSequence`.
+    fileprivate var async: AsyncStream<Element> {
+        AsyncStream { continuation in
+            for element in self { continuation.yield(element) }
+            continuation.finish()
         }
     }
 }
@@ -233,6 +247,39 @@ struct EffectQueueManagerTests {
         let task = await host.send(.chain(3), tracksFeedbacks: true)
         try await task?.value
         #expect(await host.state == [3, 2, 1, 0])
+    }
+
+    /// Regression: a sequence holding the only slot of a `.suspendNew` queue sent an action that
+    /// started an effect in that queue; with `tracksFeedbacks`, it waited for that effect, which
+    /// waited for the sequence's slot, for ever. The time limit is only a safety net.
+    @Test(.timeLimit(.minutes(2)))
+    func aQueuedSequenceDoesNotWaitForItsFeedbacksEffectsWhileHoldingTheirSlot() async throws {
+        let host = host()
+        await gates.release(1)
+        await gates.release(2)
+        let task = try #require(await host.send(
+            .sequence([.start(1, queue: .suspend1), .start(2, queue: .suspend1)], queue: .suspend1),
+            tracksFeedbacks: true
+        ))
+        try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+        // The send's task still waited for the effects the sequence's actions started.
+        #expect(await host.state == [1, 2])
+        #expect(await host.runningEffectCount == 0)
+    }
+
+    /// The same cycle through a second queue: the sequence in `suspend1` starts one in
+    /// `suspend2`, whose action starts an effect in `suspend1`.
+    @Test(.timeLimit(.minutes(2)))
+    func aQueuedSequenceDoesNotWaitForItsFeedbacksEffectsThroughAnotherQueue() async throws {
+        let host = host()
+        await gates.release(1)
+        let task = try #require(await host.send(
+            .sequence([.sequence([.start(1, queue: .suspend1)], queue: .suspend2), .done(2)], queue: .suspend1),
+            tracksFeedbacks: true
+        ))
+        try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+        #expect(await host.state.sorted() == [1, 2])
+        #expect(await host.runningEffectCount == 0)
     }
 
     @Test func twoMachinesWithTheSameIDDoNotCancelEachOther() async throws {

@@ -24,6 +24,10 @@ public struct EffectQueueManager<Action: Sendable>: EffectManager, Sendable {
         public var priority: TaskPriority?
         /// Whether the task `send` returns also awaits the effects of actions fed back by these
         /// effects, transitively.
+        ///
+        /// An effect in a queue that sends several actions (a sequence) awaits them only once its
+        /// work has ended and its slot is free, since they may be waiting for that slot; other
+        /// effects await the effects of each action before sending the next.
         public var tracksFeedbacks: Bool
 
         /// Creates options.

@@ -218,11 +218,19 @@ final class EffectRuntimeStorage<Action: Sendable>: Sendable {
     }
 
     /// Runs an effect's work, which may now start; frees its slot when it ends.
+    ///
+    /// With `tracksFeedbacks`, an effect that sends several actions from a queue slot waits for
+    /// the effects its actions start only once its work has ended and its slot is free: one of
+    /// them may be waiting for that slot (a full `.suspendNew` queue), directly or through
+    /// another queue, and would wait for ever.
     @inline(__always)
     private func perform(_ work: Effect<Action>.Work, as instance: EffectInstanceID, tracksFeedbacks: Bool) async {
+        let feedbackTasks = tracksFeedbacks && work.queue != nil && !work.endsWithItsAction
+            ? Locked<[Task<Void, Error>]>([]) : nil
         do {
             try await work.run(context) { [self] action in
-                await deliver(action, from: instance, endsTheEffect: work.endsWithItsAction, tracksFeedbacks: tracksFeedbacks)
+                await deliver(action, from: instance, endsTheEffect: work.endsWithItsAction, tracksFeedbacks: tracksFeedbacks,
+                              deferringTo: feedbackTasks)
             }
         } catch {
             // Cancellation is how a cancelled effect ends; anything else is a failure no caller sees.
@@ -231,6 +239,16 @@ final class EffectRuntimeStorage<Action: Sendable>: Sendable {
             }
         }
         finish(instance)
+        if let feedbackTasks { await awaitFeedbacks(feedbackTasks.withLock { $0 }) }
+    }
+
+    /// Waits for the tasks of an effect's feedbacks; cancelling the effect's task cancels them.
+    private func awaitFeedbacks(_ tasks: [Task<Void, Error>]) async {
+        await withTaskCancellationHandler {
+            for task in tasks { _ = try? await task.value }
+        } onCancel: {
+            for task in tasks { task.cancel() }
+        }
     }
 
     /// Runs the work of an effect cancelled (or dropped) before it started: once, in a task
@@ -243,12 +261,20 @@ final class EffectRuntimeStorage<Action: Sendable>: Sendable {
     }
 
     /// Sends an effect's next action to the host, unless the effect was cancelled meanwhile;
-    /// with `tracksFeedbacks`, waits for the effects that action starts.
-    private func deliver(_ action: Action, from instance: EffectInstanceID, endsTheEffect: Bool, tracksFeedbacks: Bool) async {
+    /// with `tracksFeedbacks`, waits for the effects that action starts, or adds their task to
+    /// `deferredTasks` when there is one, to be awaited once the effect's work has ended.
+    private func deliver(
+        _ action: Action, from instance: EffectInstanceID, endsTheEffect: Bool, tracksFeedbacks: Bool,
+        deferringTo deferredTasks: Locked<[Task<Void, Error>]>?
+    ) async {
         guard !Task.isCancelled, let host = state.withLock({ $0.host }) else { return }
         guard let task = await send(action, from: instance, endsTheEffect: endsTheEffect, tracksFeedbacks: tracksFeedbacks, to: host),
               tracksFeedbacks
         else { return }
+        if let deferredTasks {
+            deferredTasks.withLock { $0.append(task) }
+            return
+        }
         await withTaskCancellationHandler {
             _ = try? await task.value
         } onCancel: {
