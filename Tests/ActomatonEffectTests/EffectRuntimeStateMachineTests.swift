@@ -358,6 +358,58 @@ struct EffectRuntimeStateMachineTests {
         #expect(machine.recordCapacity < 64)
     }
 
+    /// Regression: a `.suspendNew` backlog of n effects cost O(n²) under the lock, twice: each
+    /// new effect copied the lane's whole waiting list to append to it (the lane, read out of
+    /// its table, shared its storage with it), and each slot freed took the next effect with
+    /// `Array.removeFirst()`, which shifts the rest. A backlog 200 times larger now takes about
+    /// 200 times as long to fill and to drain (the bound leaves a factor of 5 for a loaded
+    /// machine); before, thousands of times as long.
+    @Test func aLargeSuspendedBacklogFillsAndDrainsInLinearTime() {
+        func fillAndDrainTimes(_ count: Int) -> (fill: Duration, drain: Duration) {
+            var machine = Machine(randomSeed: 0)
+            let one = AnyEffectQueue(ResizableLane(maxCount: 1))
+            var instances: [EffectInstanceID] = []
+            instances.reserveCapacity(count)
+            let clock = ContinuousClock()
+            let fill = clock.measure {
+                for _ in 0..<count {
+                    guard case let (.run(instance), _) = machine.start(id: nil, queue: one, now: { .zero }) else { break }
+                    instances.append(instance)
+                }
+            }
+            // Each finish admits the next waiting effect.
+            let drain = clock.measure {
+                for instance in instances { _ = machine.finish(instance, now: { .zero }) }
+            }
+            #expect(machine.count == 0)
+            return (fill, drain)
+        }
+        let baseline = (0..<5).map { _ in fillAndDrainTimes(1_000) }
+        let large = (0..<2).map { _ in fillAndDrainTimes(200_000) }
+        let fillRatio = large.map(\.fill).min()! / baseline.map(\.fill).min()!
+        let drainRatio = large.map(\.drain).min()! / baseline.map(\.drain).min()!
+        print("EffectRuntimeStateMachine: a backlog of 200,000 took \(fillRatio)x the time of 1,000 to fill, \(drainRatio)x to drain")
+        #expect(fillRatio < 1_000, "filling 200,000 took \(fillRatio)x the time of 1,000")
+        #expect(drainRatio < 1_000, "draining 200,000 took \(drainRatio)x the time of 1,000")
+    }
+
+    /// The lanes' queue of waiting effects keeps its order and moves each element at most about
+    /// once, where `Array.removeFirst()` moved n²/2 elements to take n.
+    @Test func aFIFOQueueKeepsOrderAndMovesFewElements() {
+        var queue = FIFOQueue<Int>()
+        var taken: [Int] = []
+        // Two in, one out, then drained: a backlog that grows while it is served.
+        for value in 0..<100_000 {
+            queue.append(value)
+            if value % 2 == 1, let first = queue.popFirst() { taken.append(first) }
+        }
+        #expect(queue.count == 50_000)
+        while let first = queue.popFirst() { taken.append(first) }
+        #expect(taken == Array(0..<100_000))
+        #expect(queue.isEmpty)
+        #expect(queue.moveCount <= 100_000, "\(queue.moveCount) moves")
+    }
+
     /// A raised limit resumes parked tasks at once, and starts admitted ones; a lowered one
     /// starts nothing new until the lane is below it.
     @Test func aRaisedLimitAdmitsWaitingEffects() throws {

@@ -64,7 +64,7 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
         var policy: EffectQueuePolicy
         var delay: EffectQueueDelay
         var active: [EffectInstanceID] = []
-        var waiting: [EffectInstanceID] = []
+        var waiting = FIFOQueue<EffectInstanceID>()
         var lastStart: Duration?
         /// The effect given `lastStart`, and the start before it: an effect removed before its
         /// start came never started, so the next one's delay counts from the one before.
@@ -191,6 +191,9 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
                 return (.discard, aftermath)
             case .runOldest(_, .suspendNew) where lane.active.count >= lane.maxCount:
                 phase = .waiting
+                // Out of the table until put back below: shared with it, the lane would copy its
+                // whole backlog to append to it.
+                lanes[queue] = nil
                 lane.waiting.append(instance)
             case .runOldest:
                 break
@@ -369,8 +372,7 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
 
     /// Gives free slots to waiting effects, oldest first.
     private mutating func admitWaiting(in lane: inout Lane, now: () -> Duration, aftermath: inout Aftermath) {
-        while lane.active.count < lane.maxCount, !lane.waiting.isEmpty {
-            let next = lane.waiting.removeFirst()
+        while lane.active.count < lane.maxCount, let next = lane.waiting.popFirst() {
             guard var record = records[next] else { continue }
             let start = nextStart(in: &lane, for: next, now: now)
             lane.active.append(next)
@@ -391,7 +393,7 @@ extension EffectRuntimeStateMachine {
     /// The effects of `queue`'s lane that hold a slot and those waiting for one, oldest first;
     /// `nil` when the lane is forgotten.
     func lane(of queue: AnyEffectQueue) -> (active: [EffectInstanceID], waiting: [EffectInstanceID])? {
-        lanes[queue].map { ($0.active, $0.waiting) }
+        lanes[queue].map { ($0.active, Array($0.waiting.elements)) }
     }
 
     /// Whether the effect's task is parked, waiting for a slot.

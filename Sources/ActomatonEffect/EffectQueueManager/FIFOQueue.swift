@@ -1,0 +1,53 @@
+/// A first-in, first-out queue: an array and the index of its first element.
+///
+/// ``popFirst()`` is O(1), where `Array.removeFirst()` shifts every element left (draining
+/// a lane's backlog of n waiting effects cost O(n²) under the runtime's lock). The elements
+/// taken are dropped once they are half the storage, so each element is moved at most once
+/// per halving: O(1) amortized.
+struct FIFOQueue<Element> {
+    private var storage: [Element] = []
+    private var head = 0
+    /// How many elements compaction has moved, in all (for tests of the amortized cost).
+    private(set) var moveCount = 0
+
+    /// An empty queue.
+    init() {}
+
+    /// Whether the queue has no element.
+    var isEmpty: Bool { head == storage.count }
+
+    /// How many elements the queue holds.
+    var count: Int { storage.count - head }
+
+    /// The elements, first first.
+    var elements: ArraySlice<Element> { storage[head...] }
+
+    /// Adds `element` at the end.
+    mutating func append(_ element: Element) {
+        storage.append(element)
+    }
+
+    /// Removes and returns the first element; `nil` when empty.
+    mutating func popFirst() -> Element? {
+        guard head < storage.count else { return nil }
+        let first = storage[head]
+        head += 1
+        if head == storage.count {
+            storage.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head >= 16, head * 2 >= storage.count {
+            moveCount += storage.count - head
+            storage.removeFirst(head)
+            head = 0
+        }
+        return first
+    }
+
+    /// Removes the elements that satisfy `shouldBeRemoved`.
+    mutating func removeAll(where shouldBeRemoved: (Element) throws -> Bool) rethrows {
+        moveCount += storage.count - head
+        storage.removeFirst(head)
+        head = 0
+        try storage.removeAll(where: shouldBeRemoved)
+    }
+}
