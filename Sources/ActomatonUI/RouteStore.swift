@@ -1,4 +1,5 @@
 import Actomaton
+import Synchronization
 
 /// A ``Store`` whose reducer can also send **routes**: outputs for its owner, such as "show the
 /// next screen with this count", handled outside the machine.
@@ -80,6 +81,11 @@ public final class RouteStore<Action: Sendable, State: Sendable, Environment: Se
 
     deinit {
         routeInput.finish()
+        // Drop the routes still waiting, so that their `sendRouteAsync` callers resume. With a
+        // handler, its task drops them; without, nothing reads the stream.
+        if !isDeliveringRoutes {
+            Task { [routes] in for await _ in routes {} }
+        }
     }
 
     /// Installs the handler of the routes the reducer's effects send, for as long as the store
@@ -96,7 +102,8 @@ public final class RouteStore<Action: Sendable, State: Sendable, Environment: Se
         let routes = routes
         Task { [weak self] in
             for await route in routes {
-                guard let self else { return }
+                // Once the store is gone, the routes left are dropped (the stream is finished).
+                guard let self else { continue }
                 self.routeHandler?(route)
             }
         }
@@ -129,15 +136,39 @@ public struct SendRouteEnvironment<Environment: Sendable, Route>: Sendable {
     /// Sends the route `makeRoute` makes with a callback, and waits for the callback's value:
     /// for a route that opens a screen whose result the machine needs.
     ///
+    /// The wait ends with `nil` when the route is dropped: its handler releases the callback
+    /// without calling it, or the store goes away before the route is handled.
+    ///
     /// - Parameter makeRoute: Makes the route, given the callback its handler calls once with
     ///   the value.
-    /// - Returns: The value the route's handler passed to the callback.
+    /// - Returns: The value the route's handler passed to the callback; `nil` if the route was
+    ///   dropped.
     nonisolated(nonsending)
     public func sendRouteAsync<Value>(
         _ makeRoute: (@escaping @Sendable (sending Value) -> Void) -> Route
-    ) async -> Value {
+    ) async -> Value? {
         await withCheckedContinuation { continuation in
-            sendRoute(makeRoute { continuation.resume(returning: $0) })
+            let reply = RouteReply(continuation)
+            sendRoute(makeRoute { reply.resume(returning: $0) })
         }
+    }
+}
+
+/// The continuation of one ``SendRouteEnvironment/sendRouteAsync(_:)``: resumed with the value
+/// the route's callback is called with, or with `nil` once the callback is released uncalled.
+private final class RouteReply<Value>: Sendable {
+    private let continuation: Mutex<CheckedContinuation<Value?, Never>?>
+
+    init(_ continuation: CheckedContinuation<Value?, Never>) {
+        self.continuation = Mutex(continuation)
+    }
+
+    deinit {
+        continuation.withLock { $0.take() }?.resume(returning: nil)
+    }
+
+    /// Resumes the caller with `value`; later calls do nothing.
+    func resume(returning value: sending Value) {
+        continuation.withLock { $0.take() }?.resume(returning: value)
     }
 }

@@ -33,6 +33,19 @@ private let burstReducer = Reducer<BurstAction, Sent, SendRouteEnvironment<Void,
     }
 }
 
+/// A route that asks its handler for a number.
+private enum NumberRoute: Sendable {
+    case ask(@Sendable (sending Int) -> Void)
+}
+
+/// An effect that asks with `sendRouteAsync` and puts what it got in the environment's stream.
+private let askReducer = Reducer<Void, Int, SendRouteEnvironment<AsyncStream<Int?>.Continuation, NumberRoute>> { _, _, environment in
+    .fireAndForget {
+        let answer: Int? = await environment.sendRouteAsync { NumberRoute.ask($0) }
+        environment.environment.yield(answer)
+    }
+}
+
 /// Collects the routes a handler gets, and wakes a waiter when enough have come.
 @MainActor
 @Observable
@@ -97,6 +110,43 @@ struct RouteStoreTests {
         try await plain.send(.burst(source: 0, count: 0)).value
         #expect(store.bursts == 1)
         #expect(plain.bursts == 1)
+    }
+
+    /// Regression: a route whose handler dropped its callback left `sendRouteAsync` waiting for
+    /// ever (its continuation leaked). The time limit is only a safety net: when it cancels the
+    /// test, the wait for the answer ends with no answer.
+    @Test(.timeLimit(.minutes(2))) func sendRouteAsyncReturnsNilWhenTheHandlerDropsTheRoute() async throws {
+        let (answers, answerInput) = AsyncStream.makeStream(of: Int?.self)
+        let store = RouteStore(state: 0, reducer: askReducer, environment: answerInput, routeType: NumberRoute.self)
+        store.subscribeRoutes { _ in }
+        store.send(())
+        var iterator = answers.makeAsyncIterator()
+        let answer = try #require(await iterator.next(), "sendRouteAsync never returned")
+        #expect(answer == nil)
+    }
+
+    /// Regression: a route still waiting for a handler when its store went away left
+    /// `sendRouteAsync` waiting for ever.
+    @Test(.timeLimit(.minutes(2))) func sendRouteAsyncReturnsNilWhenTheStoreGoesAway() async throws {
+        let (answers, answerInput) = AsyncStream.makeStream(of: Int?.self)
+        let (asked, askedInput) = AsyncStream.makeStream(of: Void.self)
+        let reducer = Reducer<Void, Int, SendRouteEnvironment<AsyncStream<Int?>.Continuation, NumberRoute>> { _, _, environment in
+            .fireAndForget {
+                let answer: Int? = await environment.sendRouteAsync { answer in
+                    askedInput.yield()
+                    return NumberRoute.ask(answer)
+                }
+                environment.environment.yield(answer)
+            }
+        }
+        var store: RouteStore? = RouteStore(state: 0, reducer: reducer, environment: answerInput, routeType: NumberRoute.self)
+        store?.send(())
+        var askedIterator = asked.makeAsyncIterator()
+        try #require(await askedIterator.next() != nil, "the effect never asked")
+        store = nil
+        var iterator = answers.makeAsyncIterator()
+        let answer = try #require(await iterator.next(), "sendRouteAsync never returned")
+        #expect(answer == nil)
     }
 
     @Test func sendRouteAsyncWaitsForTheHandlersAnswer() async {
