@@ -49,8 +49,9 @@ public final class ManualClock: Clock, Sendable {
         var now = Instant()
         var sleepers: [Sleeper] = []
         var nextID: UInt64 = 0
-        /// Sleeps cancelled before they were registered.
-        var cancelled: Set<UInt64> = []
+        /// Sleeps given an ID but not registered yet. A cancellation before registration removes
+        /// the ID, and the registration then finds it gone.
+        var registering: Set<UInt64> = []
     }
 
     private let state = Locked(State())
@@ -67,17 +68,22 @@ public final class ManualClock: Clock, Sendable {
     /// How many tasks sleep on the clock now.
     public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
 
+    /// How many sleeps have an ID but are not registered yet (for tests: none once every sleep
+    /// has registered, ended or been cancelled).
+    var unregisteredSleepCount: Int { state.withLock { $0.registering.count } }
+
     /// Suspends until the clock reaches `deadline`; returns at once if it already has.
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         try Task.checkCancellation()
         let id = state.withLock { state in
             defer { state.nextID += 1 }
+            state.registering.insert(state.nextID)
             return state.nextID
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let outcome: Result<Void, any Error>? = state.withLock { state in
-                    if state.cancelled.remove(id) != nil { return .failure(CancellationError()) }
+                    if state.registering.remove(id) == nil { return .failure(CancellationError()) }
                     if deadline <= state.now { return .success(()) }
                     state.sleepers.append(Sleeper(id: id, deadline: deadline, continuation: continuation))
                     return nil
@@ -85,9 +91,10 @@ public final class ManualClock: Clock, Sendable {
                 if let outcome { continuation.resume(with: outcome) }
             }
         } onCancel: {
+            // Not registered yet, registered, or already woken (then nothing is left to do).
             let sleeper: Sleeper? = state.withLock { state in
                 guard let index = state.sleepers.firstIndex(where: { $0.id == id }) else {
-                    state.cancelled.insert(id)
+                    state.registering.remove(id)
                     return nil
                 }
                 return state.sleepers.remove(at: index)
