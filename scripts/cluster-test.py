@@ -32,7 +32,8 @@ and it prints the failover times (from the last acknowledgement before an attack
 after it, per instance, the worst of the round).
 
 Usage: cluster-test.py HOST_BINARY COUNTER_PLUGIN [--rounds N] [--lease-ttl S]
-(CLUSTER_KEEP_LOGS=1 keeps the hosts' logs of a run that passed.)
+(CLUSTER_KEEP_LOGS=1 keeps the hosts' logs of a run that passed; CLUSTER_LOG_LEVEL=debug makes
+them log a line per request.)
 """
 
 import argparse
@@ -107,6 +108,11 @@ class PostgresServer:
             shutil.rmtree(self.directory, ignore_errors=True)
 
 
+# CLUSTER_LOG_LEVEL=debug: the hosts log a line per request (their logs are kept when a run fails,
+# or with CLUSTER_KEEP_LOGS=1).
+LOG_LEVEL = os.environ.get("CLUSTER_LOG_LEVEL")
+
+
 class Host:
     def __init__(self, binary, plugins, database, lease_ttl, log_directory):
         self.binary, self.plugins, self.database, self.lease_ttl = binary, plugins, database, lease_ttl
@@ -120,7 +126,7 @@ class Host:
         self.process = subprocess.Popen(
             [self.binary, "serve", "--plugins", self.plugins, "--listen", f"127.0.0.1:{self.port}", "--isolation", "none",
              "--state", self.database, "--advertise", self.url, "--lease-ttl", str(self.lease_ttl), "--shutdown-timeout", "5",
-             "--journal-snapshot-every", "1000000"],
+             "--journal-snapshot-every", "1000000"] + (["--log-level", LOG_LEVEL] if LOG_LEVEL else []),
             stdout=self.log, stderr=self.log, stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:

@@ -225,12 +225,11 @@ final class EffectRuntimeStorage<Action: Sendable>: Sendable {
     /// another queue, and would wait for ever.
     @inline(__always)
     private func perform(_ work: Effect<Action>.Work, as instance: EffectInstanceID, tracksFeedbacks: Bool) async {
-        let feedbackTasks = tracksFeedbacks && work.queue != nil && !work.endsWithItsAction
-            ? Locked<[Task<Void, Error>]>([]) : nil
+        let feedbacks = tracksFeedbacks && work.queue != nil && !work.endsWithItsAction ? DeferredFeedbacks() : nil
         do {
             try await work.run(context) { [self] action in
                 await deliver(action, from: instance, endsTheEffect: work.endsWithItsAction, tracksFeedbacks: tracksFeedbacks,
-                              deferringTo: feedbackTasks)
+                              deferringTo: feedbacks)
             }
         } catch {
             // Cancellation is how a cancelled effect ends; anything else is a failure no caller sees.
@@ -239,16 +238,7 @@ final class EffectRuntimeStorage<Action: Sendable>: Sendable {
             }
         }
         finish(instance)
-        if let feedbackTasks { await awaitFeedbacks(feedbackTasks.withLock { $0 }) }
-    }
-
-    /// Waits for the tasks of an effect's feedbacks; cancelling the effect's task cancels them.
-    private func awaitFeedbacks(_ tasks: [Task<Void, Error>]) async {
-        await withTaskCancellationHandler {
-            for task in tasks { _ = try? await task.value }
-        } onCancel: {
-            for task in tasks { task.cancel() }
-        }
+        await feedbacks?.waitForAll()
     }
 
     /// Runs the work of an effect cancelled (or dropped) before it started: once, in a task
@@ -262,17 +252,17 @@ final class EffectRuntimeStorage<Action: Sendable>: Sendable {
 
     /// Sends an effect's next action to the host, unless the effect was cancelled meanwhile;
     /// with `tracksFeedbacks`, waits for the effects that action starts, or adds their task to
-    /// `deferredTasks` when there is one, to be awaited once the effect's work has ended.
+    /// `deferred` when there is one, to be awaited once the effect's work has ended.
     private func deliver(
         _ action: Action, from instance: EffectInstanceID, endsTheEffect: Bool, tracksFeedbacks: Bool,
-        deferringTo deferredTasks: Locked<[Task<Void, Error>]>?
+        deferringTo deferred: DeferredFeedbacks?
     ) async {
         guard !Task.isCancelled, let host = state.withLock({ $0.host }) else { return }
         guard let task = await send(action, from: instance, endsTheEffect: endsTheEffect, tracksFeedbacks: tracksFeedbacks, to: host),
               tracksFeedbacks
         else { return }
-        if let deferredTasks {
-            deferredTasks.withLock { $0.append(task) }
+        if let deferred {
+            deferred.add(task)
             return
         }
         await withTaskCancellationHandler {
