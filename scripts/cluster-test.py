@@ -390,8 +390,9 @@ def main():
                 if worst > 2 * arguments.lease_ttl + 1.5:
                     # A slow failover: what the client was answered meanwhile, on its slowest instance.
                     key = max(gaps, key=gaps.get)
+                    wall = time.strftime("%H:%M:%S", time.gmtime(time.time() - time.monotonic() + before[key]))
                     print(f"round {round_number + 1}, {attack} of port {victim.port}: {key} waited {worst:.2f}s; its attempts "
-                          f"(seconds after the last acknowledgement before):")
+                          f"(seconds after the last acknowledgement before, at {wall} UTC):")
                     for (started, ended, port, outcome, _) in client.attempts[key]:
                         if before[key] <= started <= before[key] + worst:
                             print(f"  {started - before[key]:6.2f}..{ended - before[key]:6.2f} port {port}: {outcome[:120]}")
