@@ -54,8 +54,9 @@ struct ManualClockTests {
         #expect(clock.unregisteredSleepCount == 0)
     }
 
-    /// A sleep cancelled before it registers throws, and leaves nothing behind.
-    @Test func aSleepCancelledBeforeItRegistersThrowsAndLeavesNothingBehind() async throws {
+    /// A sleep in a task already cancelled throws at once, before it takes an ID, and leaves
+    /// nothing behind. (Not the race the test above covers: this one passed before that fix.)
+    @Test func aSleepInACancelledTaskThrowsBeforeTakingAnID() async throws {
         let clock = ManualClock()
         let executor = HoldingExecutor()
         executor.hold()
