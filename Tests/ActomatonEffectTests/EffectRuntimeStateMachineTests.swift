@@ -393,6 +393,90 @@ struct EffectRuntimeStateMachineTests {
         #expect(drainRatio < 1_000, "draining 200,000 took \(drainRatio)x the time of 1,000")
     }
 
+    /// A lane of one slot holding `count` effects: the first in the slot, the rest waiting.
+    private func backlog(of count: Int) -> (machine: Machine, queue: AnyEffectQueue, instances: [EffectInstanceID]) {
+        var machine = Machine(randomSeed: 0)
+        let one = AnyEffectQueue(ResizableLane(maxCount: 1))
+        var instances: [EffectInstanceID] = []
+        instances.reserveCapacity(count)
+        for _ in 0..<count {
+            guard case let (.run(instance), _) = machine.start(id: nil, queue: one, now: { .zero }) else { break }
+            instances.append(instance)
+        }
+        return (machine, one, instances)
+    }
+
+    /// Regression (review): cancelling a `.suspendNew` backlog took each effect out of the lane's
+    /// waiting list, shifting the rest: O(n²) under the lock (1.2 s for 40,000), one by one and
+    /// with `cancelAll`. A backlog 100 times larger now takes about 100 times as long to cancel;
+    /// before, thousands of times as long. The bound leaves a factor of 10 for a loaded machine.
+    @Test func aLargeSuspendedBacklogIsCancelledInLinearTime() {
+        let clock = ContinuousClock()
+        func cancelTimes(_ count: Int) -> (oneByOne: Duration, all: Duration) {
+            var (machine, _, instances) = backlog(of: count)
+            let oneByOne = clock.measure {
+                for instance in instances.dropFirst() { _ = machine.cancel(instance, now: { .zero }) }
+            }
+            #expect(machine.count == 1, "the effect in the slot stays")
+            var full = backlog(of: count).machine
+            let all = clock.measure { _ = full.cancelAll(now: { .zero }) }
+            #expect(full.count == 0)
+            return (oneByOne, all)
+        }
+        let baseline = (0..<5).map { _ in cancelTimes(500) }
+        let large = (0..<2).map { _ in cancelTimes(50_000) }
+        let oneByOneRatio = large.map(\.oneByOne).min()! / baseline.map(\.oneByOne).min()!
+        let allRatio = large.map(\.all).min()! / baseline.map(\.all).min()!
+        print("EffectRuntimeStateMachine: cancelling a backlog of 50,000 took \(oneByOneRatio)x the time of 500 one by one, \(allRatio)x at once")
+        #expect(oneByOneRatio < 1_000, "one by one: \(oneByOneRatio)x")
+        #expect(allRatio < 1_000, "cancelAll: \(allRatio)x")
+    }
+
+    /// Regression (review): a backlog cancelled or drained kept the room of its peak for as long
+    /// as its lane lived (a lane read out of its table shared its storage, and an emptied list
+    /// kept its capacity); cancelled effects left in the list are compacted away.
+    @Test func aBacklogThatWentAwayKeepsNoRoomForIt() throws {
+        var (cancelled, queue, instances) = backlog(of: 100_001)
+        for instance in instances.dropFirst() { _ = cancelled.cancel(instance, now: { .zero }) }
+        let afterCancelling = try #require(cancelled.waitingStorage(of: queue))
+        #expect(afterCancelling.capacity <= 64, "room for \(afterCancelling.capacity) after cancelling")
+        #expect(afterCancelling.stale < 32)
+        #expect(cancelled.lane(of: queue)?.waiting.isEmpty == true)
+
+        var drained: Machine
+        (drained, queue, instances) = backlog(of: 100_001)
+        for instance in instances.dropLast() { _ = drained.finish(instance, now: { .zero }) }
+        let afterDraining = try #require(drained.waitingStorage(of: queue))
+        #expect(afterDraining.capacity <= 64, "room for \(afterDraining.capacity) after draining")
+        #expect(drained.lane(of: queue)?.active == [instances.last!])
+    }
+
+    /// Effects cancelled while waiting are skipped when a slot frees: the next one still waiting
+    /// gets it, in order, whether or not the list was compacted meanwhile.
+    @Test func cancelledWaitingEffectsAreSkippedInOrder() {
+        for cancelledCount in [1, 15, 16, 40] {
+            var (machine, queue, instances) = backlog(of: cancelledCount + 3)
+            // Every other waiting one first, then the rest of the first `cancelledCount`.
+            let doomed = Array(instances[1...cancelledCount])
+            for instance in doomed.enumerated().filter({ $0.offset % 2 == 0 }).map(\.element) {
+                _ = machine.cancel(instance, now: { .zero })
+            }
+            for instance in doomed.enumerated().filter({ $0.offset % 2 == 1 }).map(\.element) {
+                _ = machine.cancel(instance, now: { .zero })
+            }
+            let survivors = Array(instances.suffix(2))
+            #expect(machine.lane(of: queue)?.waiting == survivors)
+            _ = machine.finish(instances[0], now: { .zero })
+            #expect(machine.lane(of: queue)?.active == [survivors[0]], "\(cancelledCount) cancelled")
+            #expect(machine.taskBegan(survivors[0]) == .at(.zero))
+            _ = machine.finish(survivors[0], now: { .zero })
+            #expect(machine.lane(of: queue)?.active == [survivors[1]])
+            _ = machine.finish(survivors[1], now: { .zero })
+            #expect(machine.lane(of: queue) == nil, "the lane is forgotten")
+            #expect(machine.count == 0)
+        }
+    }
+
     /// The lanes' queue of waiting effects keeps its order and moves each element at most about
     /// once, where `Array.removeFirst()` moved n²/2 elements to take n.
     @Test func aFIFOQueueKeepsOrderAndMovesFewElements() {

@@ -64,7 +64,12 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
         var policy: EffectQueuePolicy
         var delay: EffectQueueDelay
         var active: [EffectInstanceID] = []
+        /// The effects waiting for a slot, oldest first, and some removed meanwhile: a removed
+        /// one is left in place and skipped when its turn comes, so that cancelling a backlog
+        /// of n costs O(n), not O(n²) (``staleWaitingCount``).
         var waiting = FIFOQueue<EffectInstanceID>()
+        /// How many of `waiting` were removed; once they are half of it, it is compacted.
+        var staleWaitingCount = 0
         var lastStart: Duration?
         /// The effect given `lastStart`, and the start before it: an effect removed before its
         /// start came never started, so the next one's delay counts from the one before.
@@ -250,12 +255,27 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
         return aftermath
     }
 
-    /// Cancels every effect; new ones still start.
+    /// Cancels every effect; new ones still start. The lanes keep only their delays' memory.
     mutating func cancelAll(now: () -> Duration) -> Aftermath {
         var aftermath = Aftermath()
-        for instance in Array(records.keys) {
-            remove(instance, cancelling: true, now: now, aftermath: &aftermath)
+        // All at once: one by one, each effect removed from a slot would admit a waiting one,
+        // only to cancel it next.
+        for record in records.values {
+            if let task = record.task { aftermath.tasksToCancel.append(task) }
+            if case let .parked(continuation) = record.phase { aftermath.continuationsToResume.append((continuation, nil)) }
         }
+        lanes = lanes.compactMapValues { lane in
+            var lane = lane
+            if let owner = lane.lastStartOwner, records[owner] != nil {
+                takeBackLastStart(of: &lane, now: now)
+            }
+            lane.active = []
+            lane.waiting = FIFOQueue()
+            lane.staleWaitingCount = 0
+            return lane.isForgettable(now: now) ? nil : lane
+        }
+        records = [:]
+        instancesByID = [:]
         return aftermath
     }
 
@@ -303,11 +323,12 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
 
     /// Gives an existing lane `queue`'s policy and delay; a raised limit admits waiting effects.
     private mutating func update(_ queue: AnyEffectQueue, now: () -> Duration, aftermath: inout Aftermath) {
-        guard var lane = lanes[queue] else { return }
+        // Out of the table while it changes: shared with it, its lists would be copied.
+        guard var lane = lanes.removeValue(forKey: queue) else { return }
         lane.policy = queue.base.effectQueuePolicy
         lane.delay = queue.base.effectQueueDelay
         admitWaiting(in: &lane, now: now, aftermath: &aftermath)
-        lanes[queue] = lane.isForgettable(now: now) ? nil : lane
+        if !lane.isForgettable(now: now) { lanes[queue] = lane }
     }
 
     /// The start time of the next effect of `lane`, `instance`: now, or the queue's delay after
@@ -343,20 +364,32 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
             instancesByID[id]?.removeAll { $0 == instance }
             if instancesByID[id]?.isEmpty == true { instancesByID[id] = nil }
         }
-        guard let queue = record.queue, var lane = lanes[queue] else { return }
-        // Removed before its start came (a throttle's burst, each cancelling the last): it never
-        // started, and the next effect waits its delay after the one before, not after it.
-        if lane.lastStartOwner == instance, cancelling, let last = lane.lastStart, last > now() {
-            lane.lastStart = lane.startBeforeLast
-            lane.lastStartOwner = nil
-        }
+        // Out of the table while it changes: shared with it, its lists would be copied.
+        guard let queue = record.queue, var lane = lanes.removeValue(forKey: queue) else { return }
+        if lane.lastStartOwner == instance, cancelling { takeBackLastStart(of: &lane, now: now) }
         if let index = lane.active.firstIndex(of: instance) {
             lane.active.remove(at: index)
             admitWaiting(in: &lane, now: now, aftermath: &aftermath)
         } else {
-            lane.waiting.removeAll { $0 == instance }
+            // Still in `waiting`, skipped when its turn comes. Compacted once half of it is
+            // removed ones, which keeps the cost O(1) amortized and the list at most twice
+            // the effects really waiting.
+            lane.staleWaitingCount += 1
+            if lane.staleWaitingCount >= 16, lane.staleWaitingCount * 2 >= lane.waiting.count {
+                lane.waiting.removeAll { records[$0] == nil }
+                lane.staleWaitingCount = 0
+            }
         }
-        lanes[queue] = lane.isForgettable(now: now) ? nil : lane
+        if !lane.isForgettable(now: now) { lanes[queue] = lane }
+    }
+
+    /// The effect given the lane's last start was cancelled: if its start had not come (a
+    /// throttle's burst, each cancelling the last), it never started, and the next effect waits
+    /// its delay after the one before, not after it.
+    private func takeBackLastStart(of lane: inout Lane, now: () -> Duration) {
+        guard let last = lane.lastStart, last > now() else { return }
+        lane.lastStart = lane.startBeforeLast
+        lane.lastStartOwner = nil
     }
 
     /// Drops the lanes with nothing in them whose delay has passed; the next sweep comes when
@@ -373,7 +406,10 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
     /// Gives free slots to waiting effects, oldest first.
     private mutating func admitWaiting(in lane: inout Lane, now: () -> Duration, aftermath: inout Aftermath) {
         while lane.active.count < lane.maxCount, let next = lane.waiting.popFirst() {
-            guard var record = records[next] else { continue }
+            guard var record = records[next] else {
+                lane.staleWaitingCount -= 1
+                continue
+            }
             let start = nextStart(in: &lane, for: next, now: now)
             lane.active.append(next)
             if case let .parked(continuation) = record.phase {
@@ -393,7 +429,13 @@ extension EffectRuntimeStateMachine {
     /// The effects of `queue`'s lane that hold a slot and those waiting for one, oldest first;
     /// `nil` when the lane is forgotten.
     func lane(of queue: AnyEffectQueue) -> (active: [EffectInstanceID], waiting: [EffectInstanceID])? {
-        lanes[queue].map { ($0.active, Array($0.waiting.elements)) }
+        lanes[queue].map { lane in (lane.active, lane.waiting.elements.filter { records[$0] != nil }) }
+    }
+
+    /// The room `queue`'s lane keeps for waiting effects, and how many of its entries are
+    /// effects removed meanwhile; `nil` when the lane is forgotten.
+    func waitingStorage(of queue: AnyEffectQueue) -> (capacity: Int, stale: Int)? {
+        lanes[queue].map { ($0.waiting.capacity, $0.staleWaitingCount) }
     }
 
     /// Whether the effect's task is parked, waiting for a slot.

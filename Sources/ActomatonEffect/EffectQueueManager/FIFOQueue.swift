@@ -3,7 +3,8 @@
 /// ``popFirst()`` is O(1), where `Array.removeFirst()` shifts every element left (draining
 /// a lane's backlog of n waiting effects cost O(n²) under the runtime's lock). The elements
 /// taken are dropped once they are half the storage, so each element is moved at most once
-/// per halving: O(1) amortized.
+/// per halving: O(1) amortized. The storage shrinks with it: a backlog that drained keeps no
+/// room for its peak.
 struct FIFOQueue<Element> {
     private var storage: [Element] = []
     private var head = 0
@@ -22,6 +23,12 @@ struct FIFOQueue<Element> {
     /// The elements, first first.
     var elements: ArraySlice<Element> { storage[head...] }
 
+    /// How many elements the storage has room for.
+    var capacity: Int { storage.capacity }
+
+    /// Storage up to this many elements is kept when the queue empties, for the next ones.
+    private static var keptCapacity: Int { 64 }
+
     /// Adds `element` at the end.
     mutating func append(_ element: Element) {
         storage.append(element)
@@ -33,21 +40,20 @@ struct FIFOQueue<Element> {
         let first = storage[head]
         head += 1
         if head == storage.count {
-            storage.removeAll(keepingCapacity: true)
+            storage.removeAll(keepingCapacity: storage.capacity <= Self.keptCapacity)
             head = 0
         } else if head >= 16, head * 2 >= storage.count {
             moveCount += storage.count - head
-            storage.removeFirst(head)
+            storage = Array(storage[head...])
             head = 0
         }
         return first
     }
 
-    /// Removes the elements that satisfy `shouldBeRemoved`.
+    /// Removes the elements that satisfy `shouldBeRemoved`, into storage of the size left.
     mutating func removeAll(where shouldBeRemoved: (Element) throws -> Bool) rethrows {
         moveCount += storage.count - head
-        storage.removeFirst(head)
+        storage = try storage[head...].filter { try !shouldBeRemoved($0) }
         head = 0
-        try storage.removeAll(where: shouldBeRemoved)
     }
 }
