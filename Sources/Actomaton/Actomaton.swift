@@ -186,7 +186,10 @@ extension Actomaton {
     ///   - action: The action to run.
     ///   - priority: The priority of the effects' tasks.
     ///   - tracksFeedbacks: When `true`, the returned task also waits for the effects of the
-    ///     actions those effects send back, and theirs, transitively.
+    ///     actions those effects send back, and theirs, transitively, and cancelling it cancels
+    ///     them too. It changes nothing else: a sequence does not wait for the effects of one
+    ///     action before sending the next, and an effect cancelled by its ID or a queue policy
+    ///     leaves the effects its actions started running.
     /// - Returns: A task that completes when every effect `action` started has completed, and
     ///   that cancels them when cancelled; `nil` when `action` started no effect. It throws
     ///   `CancellationError` if any of those effects was cancelled (by this task, an effect ID

@@ -36,6 +36,13 @@ actor TestHost<Action: Sendable, State: Sendable>: EffectQueueHost {
     func send(effectAction action: Action, tracksFeedbacks: Bool) -> Task<Void, Error>? {
         send(action, tracksFeedbacks: tracksFeedbacks)
     }
+
+    /// Waits until no effect is left, as a host does; returns early when cancelled.
+    func waitUntilIdle() async {
+        while effects.runningEffectCount > 0, !Task.isCancelled {
+            await effects.waitUntilIdle()
+        }
+    }
 }
 
 /// Effects that finish only when the test says so: `wait(for:)` returns once `release(_:)`

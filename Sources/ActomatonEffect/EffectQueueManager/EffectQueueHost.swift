@@ -6,7 +6,10 @@ public protocol EffectQueueHost<Action>: Actor {
     /// The machine's action type.
     associatedtype Action: Sendable
 
-    /// Sends `action`, produced by a running effect, through the machine, and returns the task
-    /// of the effects it started (see `Actomaton.send(_:priority:tracksFeedbacks:)`).
+    /// Sends `action`, produced by a running effect, through the machine, with the manager's
+    /// ``EffectQueueManager/SendOptions/tracksFeedbacks`` set to `tracksFeedbacks`, and returns
+    /// what the manager's ``EffectQueueManager/finishSend()`` returned. The manager does not
+    /// wait for it: with `tracksFeedbacks`, the effects joined the group the first send's task
+    /// waits for.
     func send(effectAction action: Action, tracksFeedbacks: Bool) -> Task<Void, Error>?
 }

@@ -12,6 +12,11 @@ import ActomatonCore
 /// - `send` returns a task that awaits every effect started — `nil` when none was — and
 ///   cancelling that task cancels their work. It throws `CancellationError` if any of those
 ///   effects was cancelled, by that task or otherwise (an ID, a queue policy).
+/// - With ``SendOptions/tracksFeedbacks``, that task also awaits the effects the actions of
+///   those effects start, transitively. Tracking changes only what the task awaits: an effect
+///   never waits for the effects its actions start, and an effect cancelled by its ID, a
+///   replacement or a queue policy does not take them with it. Only cancelling the task
+///   cancels them all.
 ///
 /// Work that is cancelled never delivers a next action, even one already computed.
 ///
@@ -23,11 +28,13 @@ public struct EffectQueueManager<Action: Sendable>: EffectManager, Sendable {
         /// The priority of the tasks the effects run in.
         public var priority: TaskPriority?
         /// Whether the task `send` returns also awaits the effects of actions fed back by these
-        /// effects, transitively.
+        /// effects, transitively; cancelling it then cancels all of them.
         ///
-        /// An effect in a queue that sends several actions (a sequence) awaits them only once its
-        /// work has ended and its slot is free, since they may be waiting for that slot; other
-        /// effects await the effects of each action before sending the next.
+        /// It changes nothing else: a sequence sends its next action without waiting for the
+        /// effects of the last one, and an effect cancelled by a rule (its ID, a replacement,
+        /// a queue policy) leaves the effects its actions started running, so a repeating
+        /// timer may replace itself from its own tick. The task throws `CancellationError` if
+        /// one of the effects `send` started directly was cancelled.
         public var tracksFeedbacks: Bool
 
         /// Creates options.
@@ -43,6 +50,13 @@ public struct EffectQueueManager<Action: Sendable>: EffectManager, Sendable {
     var feedback: ActionEffectManager<[Action]>
     @usableFromInline
     var startedTasks: [Task<Void, Error>] = []
+    /// With `tracksFeedbacks`, the group this send's effects join: a new one, or the group of the
+    /// tracked effect whose action this send runs (``EffectRuntimeStorage/deliveryGroup``).
+    @usableFromInline
+    var feedbackGroup: FeedbackGroup?
+    /// Whether this send made ``feedbackGroup``, and its task waits for it.
+    @usableFromInline
+    var ownsFeedbackGroup = false
     /// Options for the next `send`; reset after it.
     public var sendOptions = SendOptions()
 
@@ -85,6 +99,17 @@ public struct EffectQueueManager<Action: Sendable>: EffectManager, Sendable {
     /// How many effects are running or waiting in a queue.
     public var runningEffectCount: Int { runtime.count }
 
+    /// Returns once no effect is running or waiting in a queue (``runningEffectCount`` is 0), or
+    /// once the waiting task is cancelled. An effect's action may start more before the host
+    /// runs again, so a host waiting for its machine to be idle checks the count again:
+    ///
+    /// ```swift
+    /// while effects.runningEffectCount > 0 { await effects.waitUntilIdle() }
+    /// ```
+    public func waitUntilIdle() async {
+        await runtime.waitUntilIdle()
+    }
+
     /// Whether an effect with `id` is running or waiting in a queue: what a cancellation of
     /// `id` would cancel now.
     public func hasEffect(withID id: some EffectID) -> Bool {
@@ -112,8 +137,8 @@ public struct EffectQueueManager<Action: Sendable>: EffectManager, Sendable {
             case let .nextAction(action):
                 nextActions.append(action)
             case let .work(work):
-                if let task = runtime.start(work, priority: sendOptions.priority,
-                                            tracksFeedbacks: sendOptions.tracksFeedbacks) {
+                let group = sendOptions.tracksFeedbacks ? currentFeedbackGroup() : nil
+                if let task = runtime.start(work, priority: sendOptions.priority, group: group) {
                     startedTasks.append(task)
                 }
             case let .cancel(ids):
@@ -125,13 +150,42 @@ public struct EffectQueueManager<Action: Sendable>: EffectManager, Sendable {
         return feedback.handle(nextActions)
     }
 
+    /// The group this send's effects join, made at its first effect.
+    @usableFromInline
+    mutating func currentFeedbackGroup() -> FeedbackGroup {
+        if let feedbackGroup { return feedbackGroup }
+        let group: FeedbackGroup
+        if let delivering = runtime.deliveryGroup {
+            group = delivering
+        } else {
+            group = FeedbackGroup()
+            ownsFeedbackGroup = true
+        }
+        feedbackGroup = group
+        return group
+    }
+
     /// Returns a task awaiting every effect this `send` started, or `nil` if it started none.
+    ///
+    /// With `tracksFeedbacks`, when this send runs the action of a tracked effect, its effects
+    /// joined that effect's group, whose send's task awaits them: it returns `nil`.
     @inlinable
     public mutating func finishSend() -> Task<Void, Error>? {
         let result = feedback.finishSend()
         if !result.isCompleted { reportFeedbackLoop(result) }
         let options = sendOptions
         sendOptions = SendOptions()
+        if let group = feedbackGroup {
+            let owned = ownsFeedbackGroup
+            feedbackGroup = nil
+            ownsFeedbackGroup = false
+            // Nested: the group's own send waits. Or nothing started: the runtime is shut down.
+            guard owned, !startedTasks.isEmpty else {
+                startedTasks.removeAll(keepingCapacity: true)
+                return nil
+            }
+            return awaitStartedTasks(andTheirFeedbacksIn: group, priority: options.priority)
+        }
         switch startedTasks.count {
         case 0:
             return nil
@@ -148,6 +202,27 @@ public struct EffectQueueManager<Action: Sendable>: EffectManager, Sendable {
     @usableFromInline
     func reportFeedbackLoop(_ result: FeedbackResult) {
         runtime.report(.feedbackLoopCutOff(result))
+    }
+
+    /// A task awaiting the tasks this send started, then every other member of their group;
+    /// cancelling it cancels the whole group. Throws if one of the tasks this send started was
+    /// cancelled.
+    @usableFromInline
+    mutating func awaitStartedTasks(andTheirFeedbacksIn group: FeedbackGroup, priority: TaskPriority?) -> Task<Void, Error> {
+        let tasks = startedTasks
+        startedTasks = []
+        return Task(priority: priority) {
+            var cancelled = false
+            await withTaskCancellationHandler {
+                for task in tasks {
+                    do { try await task.value } catch { cancelled = true }
+                }
+                await group.waitForAll()
+            } onCancel: {
+                group.cancelAll()
+            }
+            if cancelled || Task.isCancelled { throw CancellationError() }
+        }
     }
 
     /// A task awaiting the tasks this send started; cancelling it cancels them.

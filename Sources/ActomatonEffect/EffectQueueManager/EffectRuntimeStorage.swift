@@ -21,6 +21,19 @@ final class EffectRuntimeStorage<Action: Sendable>: Sendable {
     private struct State {
         var machine: StateMachine
         weak var host: (any EffectQueueHost<Action>)?
+        /// While a tracked effect's action goes through the host: the group the effects it
+        /// starts join (``deliveryGroup``).
+        var deliveryGroup: FeedbackGroup?
+        /// The tasks waiting for no effect to be left (``waitUntilIdle()``), by number.
+        var idleWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        var nextIdleWaiter = 0
+
+        /// The idle waiters to resume, taken out, if no effect is left.
+        mutating func takeIdleWaiters() -> [CheckedContinuation<Void, Never>] {
+            guard machine.count == 0, !idleWaiters.isEmpty else { return [] }
+            defer { idleWaiters = [:] }
+            return Array(idleWaiters.values)
+        }
     }
 
     init(
@@ -58,43 +71,64 @@ final class EffectRuntimeStorage<Action: Sendable>: Sendable {
         state.withLock { $0.machine.isAlive(instance) }
     }
 
+    /// The feedback group of the tracked effect whose action the host is running now, if any:
+    /// the effects that action starts join it rather than a group of their own.
+    @usableFromInline
+    var deliveryGroup: FeedbackGroup? {
+        state.withLock { $0.deliveryGroup }
+    }
+
     // MARK: Transitions
 
     /// Starts `work`: applies its ID and queue policy, then creates its task. Returns the task,
     /// or `nil` when the runtime is shut down. A discarded effect gets a task too, which runs
-    /// its work cancelled.
+    /// its work cancelled. With a `group`, the task is its member, and so are the effects its
+    /// actions start.
     @usableFromInline
-    func start(_ work: Effect<Action>.Work, priority: TaskPriority?, tracksFeedbacks: Bool) -> Task<Void, Error>? {
+    func start(_ work: Effect<Action>.Work, priority: TaskPriority?, group: FeedbackGroup?) -> Task<Void, Error>? {
         let now = clock.now
         // Counted before its task exists, so that its end never comes first, and outside the
         // lock, since the reclaimer may take its own lock and start its thread.
         reclaimer.effectBegan()
-        let (task, aftermath) = state.withLock { state -> (Task<Void, Error>?, StateMachine.Aftermath) in
+        let (task, aftermath, idle) = state.withLock { state -> (Task<Void, Error>?, StateMachine.Aftermath, [CheckedContinuation<Void, Never>]) in
             let (decision, aftermath) = state.machine.start(tags: work.tags, now: now)
+            // A start may leave no effect: it replaced the last one and was discarded.
+            let idle = state.takeIdleWaiters()
             switch decision {
             case .reject:
-                return (nil, aftermath)
+                return (nil, aftermath, idle)
             case .discard:
                 // Dropped: its work runs once, already cancelled, holding no slot.
-                return (Task(priority: priority) { [self] in
-                    defer { reclaimer.effectEnded() }
+                let member = group?.join()
+                let task = Task(priority: priority) { [self] in
+                    defer {
+                        if let member { group?.leave(member) }
+                        reclaimer.effectEnded()
+                    }
                     try await runCancelled(work)
-                }, aftermath)
+                }
+                if let member { group?.attach(task, to: member) }
+                return (task, aftermath, idle)
             case let .run(instance):
+                let member = group?.join()
                 // Created under the lock: the task blocks on it until the record holds its handle.
                 let task = Task(priority: priority) { [self] in
-                    defer { reclaimer.effectEnded() }
-                    try await run(work, as: instance, tracksFeedbacks: tracksFeedbacks)
+                    defer {
+                        if let member { group?.leave(member) }
+                        reclaimer.effectEnded()
+                    }
+                    try await run(work, as: instance, group: group)
                     // Whoever cancelled it (its ID, its queue, the send's task), say so.
                     try Task.checkCancellation()
                 }
                 let orphan = state.machine.attach(task, to: instance)
                 assert(orphan == nil, "the record was just made")
-                return (task, aftermath)
+                if let member { group?.attach(task, to: member) }
+                return (task, aftermath, idle)
             }
         }
         if task == nil { reclaimer.effectEnded() }
-        carryOut(aftermath)
+        carryOut(aftermath, waking: idle)
         return task
     }
 
@@ -102,7 +136,7 @@ final class EffectRuntimeStorage<Action: Sendable>: Sendable {
     @usableFromInline
     func updateQueue(_ queue: AnyEffectQueue) {
         let now = clock.now
-        carryOut(state.withLock { $0.machine.updateQueue(queue, now: now) })
+        apply { $0.updateQueue(queue, now: now) }
     }
 
     /// Whether an effect with `id` is running or waiting in a queue.
@@ -114,38 +148,69 @@ final class EffectRuntimeStorage<Action: Sendable>: Sendable {
     @usableFromInline
     func cancel(ids: [AnyEffectID]) {
         let now = clock.now
-        carryOut(state.withLock { $0.machine.cancel(ids: ids, now: now) })
+        apply { $0.cancel(ids: ids, now: now) }
     }
 
     /// Cancels one effect (its task was cancelled, or it is no longer wanted).
     func cancel(_ instance: EffectInstanceID) {
         let now = clock.now
-        carryOut(state.withLock { $0.machine.cancel(instance, now: now) })
+        apply { $0.cancel(instance, now: now) }
     }
 
     /// Cancels everything, for good: the host is gone.
     func shutDown() {
         let now = clock.now
-        carryOut(state.withLock { $0.machine.shutDown(now: now) })
+        apply { $0.shutDown(now: now) }
     }
 
     /// Cancels every effect; unlike `shutDown()`, new ones still start.
     func cancelAll() {
         let now = clock.now
-        carryOut(state.withLock { $0.machine.cancelAll(now: now) })
+        apply { $0.cancelAll(now: now) }
     }
 
     /// Records that an effect's work ended; frees its slot.
     private func finish(_ instance: EffectInstanceID) {
         let now = clock.now
-        carryOut(state.withLock { $0.machine.finish(instance, now: now) })
+        apply { $0.finish(instance, now: now) }
     }
 
-    /// Does what a transition returned; never under the lock, since cancelling a task runs
-    /// its cancellation handlers and resuming a continuation its task, and either may lock.
-    private func carryOut(_ aftermath: StateMachine.Aftermath) {
+    /// Returns once no effect is running or waiting in a queue, or once the waiting task is
+    /// cancelled. By the time the caller runs again, a send may have started more.
+    func waitUntilIdle() async {
+        let number = state.withLock { state in
+            defer { state.nextIdleWaiter += 1 }
+            return state.nextIdleWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLock { state in
+                    if state.machine.count == 0 || Task.isCancelled { return true }
+                    state.idleWaiters[number] = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.idleWaiters.removeValue(forKey: number) }?.resume()
+        }
+    }
+
+    /// Runs `transition` under the lock, then does what it returned.
+    private func apply(_ transition: (inout StateMachine) -> StateMachine.Aftermath) {
+        let (aftermath, idle) = state.withLock { state in
+            (transition(&state.machine), state.takeIdleWaiters())
+        }
+        carryOut(aftermath, waking: idle)
+    }
+
+    /// Does what a transition returned, then wakes `idleWaiters`; never under the lock, since
+    /// cancelling a task runs its cancellation handlers and resuming a continuation its task,
+    /// and either may lock.
+    private func carryOut(_ aftermath: StateMachine.Aftermath, waking idleWaiters: [CheckedContinuation<Void, Never>] = []) {
         for task in aftermath.tasksToCancel { task.cancel() }
         for (continuation, start) in aftermath.continuationsToResume { continuation.resume(returning: start) }
+        for waiter in idleWaiters { waiter.resume() }
     }
 
     /// Reports a failure no caller sees to the manager's handler.
@@ -178,15 +243,15 @@ final class EffectRuntimeStorage<Action: Sendable>: Sendable {
     /// Memory: while the work runs, every async frame between the task's closure and the work's
     /// innermost suspension lives in the task's allocator, whose first slab holds about 1,000
     /// bytes; past that, the task mallocs another 1 KB slab for the rest of its life. So this
-    /// function and ``perform(_:as:tracksFeedbacks:)`` are inlined into the task's closure (one
+    /// function and ``perform(_:as:group:)`` are inlined into the task's closure (one
     /// frame, not three), and the waiting before the start is a call of its own, whose frame is
     /// gone before the work begins. Together with one closure less in `Effect.init(run:)`, this
     /// took a single-async effect waiting on a continuation from two slabs to one (3,163 bytes
     /// in use per in-flight effect to 1,742; a bare task doing the same: 1,440).
     @inline(__always)
-    private func run(_ work: Effect<Action>.Work, as instance: EffectInstanceID, tracksFeedbacks: Bool) async throws {
+    private func run(_ work: Effect<Action>.Work, as instance: EffectInstanceID, group: FeedbackGroup?) async throws {
         guard await waitForStart(of: instance) else { return try await runCancelled(work) }
-        await perform(work, as: instance, tracksFeedbacks: tracksFeedbacks)
+        await perform(work, as: instance, group: group)
     }
 
     /// Waits until the effect may start: its slot, then its start time. Returns `false` when it
@@ -218,18 +283,11 @@ final class EffectRuntimeStorage<Action: Sendable>: Sendable {
     }
 
     /// Runs an effect's work, which may now start; frees its slot when it ends.
-    ///
-    /// With `tracksFeedbacks`, an effect that sends several actions from a queue slot waits for
-    /// the effects its actions start only once its work has ended and its slot is free: one of
-    /// them may be waiting for that slot (a full `.suspendNew` queue), directly or through
-    /// another queue, and would wait for ever.
     @inline(__always)
-    private func perform(_ work: Effect<Action>.Work, as instance: EffectInstanceID, tracksFeedbacks: Bool) async {
-        let feedbacks = tracksFeedbacks && work.queue != nil && !work.endsWithItsAction ? DeferredFeedbacks() : nil
+    private func perform(_ work: Effect<Action>.Work, as instance: EffectInstanceID, group: FeedbackGroup?) async {
         do {
             try await work.run(context) { [self] action in
-                await deliver(action, from: instance, endsTheEffect: work.endsWithItsAction, tracksFeedbacks: tracksFeedbacks,
-                              deferringTo: feedbacks)
+                await deliver(action, from: instance, endsTheEffect: work.endsWithItsAction, group: group)
             }
         } catch {
             // Cancellation is how a cancelled effect ends; anything else is a failure no caller sees.
@@ -238,7 +296,6 @@ final class EffectRuntimeStorage<Action: Sendable>: Sendable {
             }
         }
         finish(instance)
-        await feedbacks?.waitForAll()
     }
 
     /// Runs the work of an effect cancelled (or dropped) before it started: once, in a task
@@ -250,37 +307,33 @@ final class EffectRuntimeStorage<Action: Sendable>: Sendable {
         throw CancellationError()
     }
 
-    /// Sends an effect's next action to the host, unless the effect was cancelled meanwhile;
-    /// with `tracksFeedbacks`, waits for the effects that action starts, or adds their task to
-    /// `deferred` when there is one, to be awaited once the effect's work has ended.
+    /// Sends an effect's next action to the host, unless the effect was cancelled meanwhile.
+    /// It never waits for the effects that action starts: with a `group`, they join it, and the
+    /// send's task waits for them there.
     private func deliver(
-        _ action: Action, from instance: EffectInstanceID, endsTheEffect: Bool, tracksFeedbacks: Bool,
-        deferringTo deferred: DeferredFeedbacks?
+        _ action: Action, from instance: EffectInstanceID, endsTheEffect: Bool, group: FeedbackGroup?
     ) async {
         guard !Task.isCancelled, let host = state.withLock({ $0.host }) else { return }
-        guard let task = await send(action, from: instance, endsTheEffect: endsTheEffect, tracksFeedbacks: tracksFeedbacks, to: host),
-              tracksFeedbacks
-        else { return }
-        if let deferred {
-            deferred.add(task)
-            return
-        }
-        await withTaskCancellationHandler {
-            _ = try? await task.value
-        } onCancel: {
-            task.cancel()
-        }
+        await send(action, from: instance, endsTheEffect: endsTheEffect, group: group, to: host)
     }
 
     /// Runs on the host's actor, so the liveness check and the send are one step there.
     /// When the action is the effect's last act (`endsTheEffect`), the effect is finished
     /// first: an effect the action starts with the same ID must not cancel the one that sent it.
     private func send(
-        _ action: Action, from instance: EffectInstanceID, endsTheEffect: Bool, tracksFeedbacks: Bool,
+        _ action: Action, from instance: EffectInstanceID, endsTheEffect: Bool, group: FeedbackGroup?,
         to host: isolated any EffectQueueHost<Action>
-    ) -> Task<Void, Error>? {
-        guard isAlive(instance), !Task.isCancelled else { return nil }
+    ) {
+        guard isAlive(instance), !Task.isCancelled else { return }
         if endsTheEffect { finish(instance) }
-        return host.send(effectAction: action, tracksFeedbacks: tracksFeedbacks)
+        guard let group else {
+            _ = host.send(effectAction: action, tracksFeedbacks: false)
+            return
+        }
+        // Nothing else runs on the host meanwhile, so the effects this send starts are this
+        // action's.
+        state.withLock { $0.deliveryGroup = group }
+        _ = host.send(effectAction: action, tracksFeedbacks: true)
+        state.withLock { $0.deliveryGroup = nil }
     }
 }

@@ -16,6 +16,8 @@ public final class EffectBudget: Sendable {
     public let byteLimit: Int
     private let current = Atomic<Int>(0)
     private let currentBytes = Atomic<Int>(0)
+    /// The tasks waiting for no token to be held (``waitUntilEmpty()``).
+    private let emptyWaiters = Mutex<[CheckedContinuation<Void, Never>]>([])
 
     /// Creates a budget of `limit` effects carrying at most `byteLimit` bytes.
     public init(limit: Int, byteLimit: Int = PluginLimits.maxPendingEffectBytes) {
@@ -34,6 +36,30 @@ public final class EffectBudget: Sendable {
 
     /// How many bytes the effects holding a token carry now.
     public var bytes: Int { currentBytes.load(ordering: .relaxed) }
+
+    /// Returns once no effect holds a token: every effect taken was released (its task ended,
+    /// or it was dropped). Another may take one before the caller runs again.
+    public func waitUntilEmpty() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            // Checked under the lock a release takes after counting down, so no wake-up is lost.
+            let empty = emptyWaiters.withLock { waiters in
+                if current.load(ordering: .relaxed) == 0 { return true }
+                waiters.append(continuation)
+                return false
+            }
+            if empty { continuation.resume() }
+        }
+    }
+
+    /// Wakes the tasks waiting for no token to be held.
+    private func wakeEmptyWaiters() {
+        let waiters = emptyWaiters.withLock { waiters -> [CheckedContinuation<Void, Never>] in
+            guard current.load(ordering: .relaxed) == 0 else { return [] }
+            defer { waiters = [] }
+            return waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
 
     /// Why effects adding `count` more and `bytes` more cannot be taken now, or `nil` when
     /// they can.
@@ -66,8 +92,8 @@ public final class EffectBudget: Sendable {
         }
 
         deinit {
-            budget.current.subtract(1, ordering: .relaxed)
             budget.currentBytes.subtract(bytes, ordering: .relaxed)
+            if budget.current.subtract(1, ordering: .relaxed).newValue == 0 { budget.wakeEmptyWaiters() }
         }
     }
 }

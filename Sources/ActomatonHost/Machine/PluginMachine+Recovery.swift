@@ -115,9 +115,8 @@ extension PluginMachine {
             })
         }
         if !effects.isEmpty {
-            self.effects.sendOptions = .init(tracksFeedbacks: true)
             _ = self.effects.handle(Effect.combine(effects))
-            if let task = self.effects.finishSend() { effectTasks.append(task) }
+            _ = self.effects.finishSend()
         }
         return problems
     }

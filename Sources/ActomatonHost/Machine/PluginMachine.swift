@@ -63,8 +63,6 @@ public actor PluginMachine: EffectQueueHost {
     private let observesSends: Bool
     /// How many transitions the machine made, failed ones included (``PluginTransition/ordinal``).
     private var transitionsMade: UInt64 = 0
-    /// The tasks of the effects user sends started, feedback included, for ``waitUntilIdle()``.
-    var effectTasks: [Task<Void, Error>] = []
     /// The effects running or waiting, against the machine's limit.
     public nonisolated let effectBudget: EffectBudget
     /// Where accepted actions, snapshots and timers are journaled, if anywhere.
@@ -293,10 +291,10 @@ public actor PluginMachine: EffectQueueHost {
     ///     answer a retry of the same request gets after a restart
     ///     (``PluginJournal/receipts(keptAfter:limit:)``). Ignored without a journal.
     public func submit(_ action: PluginAction, receipt: JournalReceiptRequest? = nil) throws(PluginCallError) -> PluginSubmission {
-        effects.sendOptions = .init(tracksFeedbacks: true)
         var transitions = Transitions()
         run(PluginMachineAction(action: action, origin: .input, depth: 0, receipt: receipt), into: &transitions)
-        if let task = effects.finishSend() { effectTasks.append(task) }
+        // Nothing waits for the effects' tasks: ``waitUntilIdle()`` waits for none to be left.
+        _ = effects.finishSend()
         guard let transition = transitions.first else {
             // `PluginMachineStateMachine.admit` never drops an input action; were it to, the
             // caller gets an error, not a trap.
@@ -538,13 +536,16 @@ public actor PluginMachine: EffectQueueHost {
 
     // MARK: Effects
 
-    /// Waits until every effect started by ``send(_:)-(PluginAction)``, and every effect those started in
-    /// turn, has completed. A repeating action completes only when it is cancelled.
+    /// Waits until no effect (delayed or repeating action) is running or waiting: every one
+    /// started by ``send(_:)-(PluginAction)``, and every one those started in turn, has completed,
+    /// and given its place in ``effectBudget`` back. A repeating action completes only when it is
+    /// cancelled.
     public func waitUntilIdle() async {
-        while !effectTasks.isEmpty {
-            let tasks = effectTasks
-            effectTasks = []
-            for task in tasks { _ = try? await task.value }
+        // An effect leaves the runtime as its work ends, and gives its place back as its task
+        // lets go of it, just after.
+        while effects.runningEffectCount > 0 || effectBudget.count > 0 {
+            await effects.waitUntilIdle()
+            await effectBudget.waitUntilEmpty()
         }
     }
 
