@@ -137,38 +137,81 @@ public struct SendRouteEnvironment<Environment: Sendable, Route>: Sendable {
     /// for a route that opens a screen whose result the machine needs.
     ///
     /// The wait ends with `nil` when the route is dropped: its handler releases the callback
-    /// without calling it, or the store goes away before the route is handled.
+    /// without calling it, or the store goes away before the route is handled. It also ends
+    /// with `nil` when the waiting task is cancelled (a task already cancelled sends no route);
+    /// the callback, called later, then does nothing.
     ///
     /// - Parameter makeRoute: Makes the route, given the callback its handler calls once with
     ///   the value.
     /// - Returns: The value the route's handler passed to the callback; `nil` if the route was
-    ///   dropped.
+    ///   dropped or the wait cancelled.
     nonisolated(nonsending)
     public func sendRouteAsync<Value>(
         _ makeRoute: (@escaping @Sendable (sending Value) -> Void) -> Route
     ) async -> Value? {
-        await withCheckedContinuation { continuation in
-            let reply = RouteReply(continuation)
-            sendRoute(makeRoute { reply.resume(returning: $0) })
+        let slot = RouteReplySlot<Value>()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                guard slot.hold(continuation) else { return }
+                // The callback alone holds `reply`, so that dropping it is seen.
+                let reply = RouteReply(slot)
+                sendRoute(makeRoute { reply.resume(returning: $0) })
+            }
+        } onCancel: {
+            slot.finish(with: nil)
         }
     }
 }
 
-/// The continuation of one ``SendRouteEnvironment/sendRouteAsync(_:)``: resumed with the value
-/// the route's callback is called with, or with `nil` once the callback is released uncalled.
-private final class RouteReply<Value>: Sendable {
-    private let continuation: Mutex<CheckedContinuation<Value?, Never>?>
+/// Where the caller of one ``SendRouteEnvironment/sendRouteAsync(_:)`` waits: resumed once,
+/// with the value, or with `nil` (the route dropped, the wait cancelled).
+private final class RouteReplySlot<Value>: Sendable {
+    private enum State {
+        case empty
+        case waiting(CheckedContinuation<Value?, Never>)
+        case finished
+    }
 
-    init(_ continuation: CheckedContinuation<Value?, Never>) {
-        self.continuation = Mutex(continuation)
+    private let state = Mutex(State.empty)
+
+    /// Keeps `continuation` until ``finish(with:)``; returns `false`, having resumed it with
+    /// `nil`, when the wait was cancelled first.
+    func hold(_ continuation: CheckedContinuation<Value?, Never>) -> Bool {
+        let held = state.withLock { state -> Bool in
+            guard case .empty = state else { return false }
+            state = .waiting(continuation)
+            return true
+        }
+        if !held { continuation.resume(returning: nil) }
+        return held
+    }
+
+    /// Resumes the caller with `value`; later calls do nothing.
+    func finish(with value: sending Value?) {
+        let continuation = state.withLock { state -> CheckedContinuation<Value?, Never>? in
+            defer { state = .finished }
+            guard case let .waiting(continuation) = state else { return nil }
+            return continuation
+        }
+        continuation?.resume(returning: value)
+    }
+}
+
+/// The route's callback's hold on the caller: resumes it with the value, or with `nil` once the
+/// callback is released uncalled.
+private final class RouteReply<Value>: Sendable {
+    private let slot: RouteReplySlot<Value>
+
+    init(_ slot: RouteReplySlot<Value>) {
+        self.slot = slot
     }
 
     deinit {
-        continuation.withLock { $0.take() }?.resume(returning: nil)
+        slot.finish(with: nil)
     }
 
     /// Resumes the caller with `value`; later calls do nothing.
     func resume(returning value: sending Value) {
-        continuation.withLock { $0.take() }?.resume(returning: value)
+        slot.finish(with: value)
     }
 }

@@ -149,6 +149,30 @@ struct RouteStoreTests {
         #expect(answer == nil)
     }
 
+    /// Regression (review): `sendRouteAsync` ignored cancellation: a handler that kept the
+    /// callback without calling it held the caller for ever. The wait now ends with `nil`, and
+    /// the callback called afterwards does nothing.
+    @Test(.timeLimit(.minutes(2))) func sendRouteAsyncEndsWhenCancelled() async throws {
+        enum AskRoute: Sendable { case ask(@Sendable (sending Int) -> Void) }
+        let (kept, keptInput) = AsyncStream.makeStream(of: AskRoute.self)
+        let environment = SendRouteEnvironment<Void, AskRoute>(environment: ()) { keptInput.yield($0) }
+        let waiting = Task { await environment.sendRouteAsync { AskRoute.ask($0) } }
+        var iterator = kept.makeAsyncIterator()
+        let route = try #require(await iterator.next(), "the route was never sent")
+        waiting.cancel()
+        #expect(await waiting.value == nil)
+        if case let .ask(answer) = route { answer(7) }
+
+        // Cancelled before it asks: no route is sent.
+        let cancelled = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await environment.sendRouteAsync { AskRoute.ask($0) }
+        }
+        #expect(await cancelled.value == nil)
+        keptInput.finish()
+        #expect(await iterator.next() == nil, "no second route")
+    }
+
     @Test func sendRouteAsyncWaitsForTheHandlersAnswer() async {
         enum AskRoute: Sendable { case ask(String, @Sendable (sending Int) -> Void) }
         let environment = SendRouteEnvironment<Void, AskRoute>(environment: ()) { route in
