@@ -179,7 +179,7 @@ struct IsolationTests {
         // A good replacement is reloaded, in a new worker, with the state.
         let before = await counter.workerProcessID
         try install(plugin("CounterPlugin"), at: path)
-        #expect(await host.scan(directory: directory).map(\.description) == ["reloaded plugin counter from \(path), state carried over"])
+        #expect(await host.scan(directory: directory).map(\.description) == ["reloaded plugin counter 1.0.0 from \(path) (was 1.0.0), state carried over"])
         #expect(try await counter.describe() == #"{"count":6}"#)
         #expect(await counter.workerProcessID != before)
     }

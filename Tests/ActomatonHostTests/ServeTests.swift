@@ -8,6 +8,15 @@ import Testing
 
 @Suite("serve: a directory of plugins, reloaded with their state")
 struct ServeTests {
+    /// The lines name the version loaded: an operator who drops a new file in sees which one
+    /// runs, and which ran before a reload.
+    @Test func loadAndReloadLinesNameTheVersions() {
+        #expect(PluginHost.Event.loaded(name: "counter", version: "1.0.0", path: "/p/counter.so").description
+                == "loaded plugin counter 1.0.0 from /p/counter.so")
+        #expect(PluginHost.Event.reloaded(name: "counter", from: "1.0.0", to: "1.1.0", path: "/p/counter.so").description
+                == "reloaded plugin counter 1.1.0 from /p/counter.so (was 1.0.0), state carried over")
+    }
+
     @Test func scanLoadsEveryPluginAndReportsBadFilesOnce() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -18,8 +27,8 @@ struct ServeTests {
         let events = await host.scan(directory: directory)
         #expect(events.map(\.description) == [
             "error: \(directory)/broken.so: not a shared library this host can load (it is not an ELF file)",
-            "loaded plugin counter from \(directory)/counter.so",
-            "loaded plugin tictactoe from \(directory)/tictactoe.so",
+            "loaded plugin counter 1.0.0 from \(directory)/counter.so",
+            "loaded plugin tictactoe 1.0.0 from \(directory)/tictactoe.so",
         ])
         #expect(await host.scan(directory: directory).isEmpty, "a bad file is reported once, until it changes")
         #expect(await host.names == ["counter", "tictactoe"])
@@ -44,7 +53,7 @@ struct ServeTests {
         let host = PluginHost(clock: TestClock())
         #expect(await host.scan(directory: directory).map(\.description) == [
             #"error: \#(directory)/c\xFF.so: skipped: its name is not valid UTF-8; rename it to load it"#,
-            "loaded plugin counter from \(directory)/counter.so",
+            "loaded plugin counter 1.0.0 from \(directory)/counter.so",
         ])
         #expect(await host.scan(directory: directory).isEmpty, "said once")
     }
@@ -92,7 +101,7 @@ struct ServeTests {
         let oldPlugin = counter.plugin
 
         try install(plugin("CounterPlugin"), at: path) // a new file: a new inode
-        #expect(await host.scan(directory: directory).map(\.description) == ["reloaded plugin counter from \(path), state carried over"])
+        #expect(await host.scan(directory: directory).map(\.description) == ["reloaded plugin counter 1.0.0 from \(path) (was 1.0.0), state carried over"])
         #expect(counter.plugin !== oldPlugin)
         #expect(await counter.describedState() == #"{"count":41}"#)
         // The timer started before the reload keeps running, on the new code.
@@ -244,7 +253,7 @@ struct KeyedInstanceTests {
         let (oldA, oldB) = (a.plugin, b.plugin)
 
         try install(plugin("CounterPlugin"), at: path) // a new file: a new inode
-        #expect(await host.scan(directory: directory).map(\.description) == ["reloaded plugin counter from \(path), state carried over"])
+        #expect(await host.scan(directory: directory).map(\.description) == ["reloaded plugin counter 1.0.0 from \(path) (was 1.0.0), state carried over"])
         #expect(a.plugin !== oldA && b.plugin !== oldB)
         #expect(await a.describedState() == #"{"count":5}"#)
         #expect(await b.describedState() == #"{"count":9}"#)

@@ -174,7 +174,7 @@ struct TrustTests {
         let path = directory + "/counter.so"
         try install(plugin("CounterPlugin"), at: path)
         let host = PluginHost()
-        #expect(await host.scan(directory: directory).map(\.description) == ["loaded plugin counter from \(path)"])
+        #expect(await host.scan(directory: directory).map(\.description) == ["loaded plugin counter 1.0.0 from \(path)"])
         let counter = try await host.machine(named: "counter")
         try await counter.send("add", [.int(5)])
         // Another user's version replaces it.
@@ -199,6 +199,6 @@ struct TrustTests {
         // The link now points at a plugin: loaded.
         try FileManager.default.removeItem(atPath: link)
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: plugin("CounterPlugin"))
-        #expect(await host.scan(directory: directory).map(\.description) == ["loaded plugin counter from \(link)"])
+        #expect(await host.scan(directory: directory).map(\.description) == ["loaded plugin counter 1.0.0 from \(link)"])
     }
 }

@@ -244,10 +244,10 @@ struct WasmTranscriptTests {
         let counter = try await host.machine(named: "counter")
         _ = try await counter.send("add", [.int(5)])
         try install(wasmPlugin("counter"), at: path)
-        #expect(await host.reloadChangedPlugins().map(\.description) == ["reloaded plugin counter from \(path), state carried over"])
+        #expect(await host.reloadChangedPlugins().map(\.description) == ["reloaded plugin counter 1.0.0 from \(path) (was 1.0.0), state carried over"])
         #expect(await counter.describedState() == #"{"count":5}"#)
         try install(plugin("CounterPlugin"), at: path)
-        #expect(await host.reloadChangedPlugins().map(\.description) == ["reloaded plugin counter from \(path), state carried over"])
+        #expect(await host.reloadChangedPlugins().map(\.description) == ["reloaded plugin counter 1.0.0 from \(path) (was 1.0.0), state carried over"])
         _ = try await counter.send("increment")
         #expect(await counter.describedState() == #"{"count":6}"#)
         #expect(counter.plugin.isWebAssembly == false)
@@ -324,7 +324,7 @@ struct HostileWasmTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try install(wasmPlugin("hostile", in: "hostile"), at: directory + "/a.wasm")
         let host = PluginHost(loadOptions: .init(wasmLimits: WasmLimits(fuel: 100_000)))
-        #expect(await host.scan(directory: directory).map(\.description) == ["loaded plugin hostile from \(directory)/a.wasm"])
+        #expect(await host.scan(directory: directory).map(\.description) == ["loaded plugin hostile 1.0.0 from \(directory)/a.wasm"])
         try install(wasmPlugin("start-loop", in: "hostile"), at: directory + "/b.wasm")
         #expect(await host.scan(directory: directory).map(\.description) == [
             "error: \(directory)/b.wasm: the module's start function ran out of fuel (the budget is 100000 per call; --fuel raises it)",

@@ -481,7 +481,7 @@ import Testing
             process.waitUntilExit()
             return (text, process.terminationReason == .exit, process.terminationStatus, String(decoding: rest, as: UTF8.self))
         }
-        #expect(text.contains("loaded plugin counter from \(directory)/counter.so"))
+        #expect(text.contains("loaded plugin counter 1.0.0 from \(directory)/counter.so"))
         #expect(text.contains("listening on 127.0.0.1:"))
         #expect(exited)
         #expect(status == 0)

@@ -14,10 +14,11 @@
 public actor PluginHost {
     /// What a scan of the plugin files did.
     public enum Event: Sendable, Hashable, CustomStringConvertible {
-        /// A plugin was loaded for the first time.
-        case loaded(name: String, path: String)
-        /// A replaced plugin file was reloaded, its state carried over.
-        case reloaded(name: String, path: String)
+        /// A plugin was loaded for the first time, at the version its manifest gives.
+        case loaded(name: String, version: String, path: String)
+        /// A replaced plugin file was reloaded, its state carried over: the versions before and
+        /// after.
+        case reloaded(name: String, from: String, to: String, path: String)
         /// A plugin file could not be loaded or reloaded; what was running goes on unchanged.
         case failed(PluginLoadError)
         /// The plugin directory could not be read.
@@ -30,8 +31,8 @@ public actor PluginHost {
         /// The line `serve` prints.
         public var description: String {
             switch self {
-            case let .loaded(name, path): "loaded plugin \(name) from \(path)"
-            case let .reloaded(name, path): "reloaded plugin \(name) from \(path), state carried over"
+            case let .loaded(name, version, path): "loaded plugin \(name) \(version) from \(path)"
+            case let .reloaded(name, from, to, path): "reloaded plugin \(name) \(to) from \(path) (was \(from)), state carried over"
             case let .failed(error): "error: \(error)"
             case let .directoryUnreadable(error): "error: \(error)"
             case let .journalReport(line): "error: \(line)"
@@ -233,7 +234,7 @@ public actor PluginHost {
             if let identity, failedFiles[path] == identity { continue }
             do {
                 let machine = try await load(path: path)
-                events.append(.loaded(name: machine.name, path: path))
+                events.append(.loaded(name: machine.name, version: await machine.pluginVersion, path: path))
                 events += takeJournalReports().map(Event.journalReport)
             } catch {
                 failedFiles[path] = identity
@@ -254,11 +255,12 @@ public actor PluginHost {
             // Marked before the reload awaits, so a scan that runs meanwhile does not reload
             // this version again.
             entries[name]?.identity = identity
+            let before = await entry.machine.pluginVersion
             do {
                 try await entry.machine.reload(fromFile: entry.path)
                 for key in entry.instances.keys.sorted() { try await entry.instances[key]?.reload(fromFile: entry.path) }
                 failedFiles[entry.path] = nil
-                events.append(.reloaded(name: name, path: entry.path))
+                events.append(.reloaded(name: name, from: before, to: await entry.machine.pluginVersion, path: entry.path))
             } catch {
                 failedFiles[entry.path] = identity
                 events.append(.failed(error))
