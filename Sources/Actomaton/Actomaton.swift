@@ -208,9 +208,12 @@ extension Actomaton {
 }
 
 extension Actomaton: EffectQueueHost {
-    /// Sends an action produced by one of this machine's effects.
+    /// Sends an action produced by one of this machine's effects; returns `nil`, since nothing
+    /// awaits its effects' task.
     public func send(effectAction action: Action, tracksFeedbacks: Bool) -> Task<Void, Error>? {
-        send(action, tracksFeedbacks: tracksFeedbacks)
+        _ = machine.send(action, .init(tracksFeedbacks: tracksFeedbacks, returnsTask: false))
+        if !stateObservers.isEmpty { publishState() }
+        return nil
     }
 }
 

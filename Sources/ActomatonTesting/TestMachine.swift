@@ -237,9 +237,11 @@ public actor TestMachine<Action: Sendable, State: Sendable & Equatable>: EffectQ
 
     /// Runs `action` and the actions its effects feed back synchronously; returns the steps
     /// (the first is `action`'s) and the task of the effects started.
-    func perform(_ action: Action, tracksFeedbacks: Bool = false) -> (steps: [Step<Action, State>], task: Task<Void, Error>?) {
+    func perform(
+        _ action: Action, tracksFeedbacks: Bool = false, returnsTask: Bool = true
+    ) -> (steps: [Step<Action, State>], task: Task<Void, Error>?) {
         phase = .testing
-        machine.effectManager.sendOptions = .init(tracksFeedbacks: tracksFeedbacks)
+        machine.effectManager.sendOptions = .init(tracksFeedbacks: tracksFeedbacks, returnsTask: returnsTask)
         let task = machine.send(action)
         return (recorder.take(), task)
     }
@@ -312,7 +314,7 @@ extension TestMachine {
     /// Runs an action sent back by one of the machine's effects, at once, and queues it for
     /// `receive(_:)` to assert; the effect manager calls it. Tests call `receive` instead.
     public func send(effectAction action: Action, tracksFeedbacks: Bool) -> Task<Void, Error>? {
-        let (steps, task) = perform(action, tracksFeedbacks: tracksFeedbacks)
+        let (steps, task) = perform(action, tracksFeedbacks: tracksFeedbacks, returnsTask: false)
         enqueueReceived(steps)
         return task
     }

@@ -240,7 +240,10 @@ extension Serve {
             throw ExitCode.failure
         }
         for problem in loaded.problems { printError(Message(problem)) }
-        for name in loaded.catalog.names { emit("loaded plugin \(name) from \(loaded.catalog.types[name]!.path)") }
+        for name in loaded.catalog.names {
+            let type = loaded.catalog.types[name]!
+            emit("loaded plugin \(name) \(type.plugin.manifest.version) from \(type.path)")
+        }
         var configuration = network.configuration
         configuration.maxConnections = connections.count
         configuration.maxEffects = machines.maxEffects

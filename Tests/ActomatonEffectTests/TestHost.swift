@@ -33,6 +33,12 @@ actor TestHost<Action: Sendable, State: Sendable>: EffectQueueHost {
         return machine.send(action)
     }
 
+    @discardableResult
+    func send(_ action: Action, options: EffectQueueManager<Action>.SendOptions) -> Task<Void, Error>? {
+        machine.effectManager.sendOptions = options
+        return machine.send(action)
+    }
+
     func send(effectAction action: Action, tracksFeedbacks: Bool) -> Task<Void, Error>? {
         send(action, tracksFeedbacks: tracksFeedbacks)
     }

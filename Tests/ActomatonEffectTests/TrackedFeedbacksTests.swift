@@ -15,7 +15,7 @@ import Testing
 struct TrackedFeedbacksTests {
     private struct TimerID: EffectID {}
 
-    private enum Action: Sendable { case start, tick, delayed, stop }
+    private enum Action: Sendable { case start, tick, delayed, stop, twoDelayed }
 
     /// What each tick does.
     private enum OnTick: Sendable {
@@ -72,6 +72,8 @@ struct TrackedFeedbacksTests {
                 return .empty
             case .stop:
                 return .cancel(id: TimerID())
+            case .twoDelayed:
+                return delayed + delayed
             }
         }, clock: clock, reclaimer: reclaimer)
     }
@@ -167,6 +169,23 @@ struct TrackedFeedbacksTests {
         #expect(await host.runningEffectCount == 1)
         await host.send(.stop)
         await host.waitUntilIdle()
+    }
+
+    /// Without `returnsTask` (a host running an effect's action, which never awaits the task),
+    /// `send` makes no task, even for several effects, tracked or not; the effects run alike.
+    @Test(.timeLimit(.minutes(5)), arguments: [false, true])
+    func withoutReturnsTaskNoTaskIsMade(tracksFeedbacks: Bool) async throws {
+        let clock = ManualClock()
+        let reclaimer = EffectMemoryReclaimer(configuration: .init(isEnabled: false))
+        let host = Self.host(.schedule, clock: clock, reclaimer: reclaimer)
+        let task = await host.send(.twoDelayed, options: .init(tracksFeedbacks: tracksFeedbacks, returnsTask: false))
+        #expect(task == nil)
+        #expect(reclaimer.effectsInFlight == 2)
+        #expect(await clock.waitForSleepers(2))
+        await clock.advance(by: .seconds(1))
+        await host.waitUntilIdle()
+        #expect(await host.state.delayedFired == 2)
+        #expect(await eventually { reclaimer.effectsInFlight == 0 })
     }
 
     /// A timer replaced from every one of its ticks holds no chain of tasks: each one replaced

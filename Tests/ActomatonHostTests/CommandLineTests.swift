@@ -609,7 +609,7 @@ struct CommandLineTests {
         let serve = try await host(["serve", "--plugins", directory, "--max-instances-per-plugin", "2"],
                                    input: "counter/a add 5\ncounter/b add 2\ncounter/a.increment\ncounter/c add 1\n:state\n")
         #expect(serve.output == """
-            loaded plugin counter from \(directory)/counter.so
+            loaded plugin counter 1.0.0 from \(directory)/counter.so
             counter/a: add 5 => {"count":5}
             counter/b: add 2 => {"count":2}
             counter/a: increment => {"count":6}

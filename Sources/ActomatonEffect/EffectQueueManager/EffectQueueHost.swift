@@ -8,8 +8,9 @@ public protocol EffectQueueHost<Action>: Actor {
 
     /// Sends `action`, produced by a running effect, through the machine, with the manager's
     /// ``EffectQueueManager/SendOptions/tracksFeedbacks`` set to `tracksFeedbacks`, and returns
-    /// what the manager's ``EffectQueueManager/finishSend()`` returned. The manager does not
-    /// wait for it: with `tracksFeedbacks`, the effects joined the group the first send's task
-    /// waits for.
+    /// what the manager's ``EffectQueueManager/finishSend()`` returned. The manager never waits
+    /// for it (with `tracksFeedbacks`, the effects joined the group the first send's task waits
+    /// for), so a host sets ``EffectQueueManager/SendOptions/returnsTask`` to `false` and
+    /// returns `nil`.
     func send(effectAction action: Action, tracksFeedbacks: Bool) -> Task<Void, Error>?
 }

@@ -36,11 +36,16 @@ public struct EffectQueueManager<Action: Sendable>: EffectManager, Sendable {
         /// timer may replace itself from its own tick. The task throws `CancellationError` if
         /// one of the effects `send` started directly was cancelled.
         public var tracksFeedbacks: Bool
+        /// Whether `send` returns a task for its effects. A host that never awaits it — as when
+        /// it runs an effect's action (``EffectQueueHost``) — turns it off: `send` then returns
+        /// `nil`, and no task is made to await several effects.
+        public var returnsTask: Bool
 
         /// Creates options.
-        public init(priority: TaskPriority? = nil, tracksFeedbacks: Bool = false) {
+        public init(priority: TaskPriority? = nil, tracksFeedbacks: Bool = false, returnsTask: Bool = true) {
             self.priority = priority
             self.tracksFeedbacks = tracksFeedbacks
+            self.returnsTask = returnsTask
         }
     }
 
@@ -180,11 +185,15 @@ public struct EffectQueueManager<Action: Sendable>: EffectManager, Sendable {
             feedbackGroup = nil
             ownsFeedbackGroup = false
             // Nested: the group's own send waits. Or nothing started: the runtime is shut down.
-            guard owned, !startedTasks.isEmpty else {
+            guard owned, !startedTasks.isEmpty, options.returnsTask else {
                 startedTasks.removeAll(keepingCapacity: true)
                 return nil
             }
             return awaitStartedTasks(andTheirFeedbacksIn: group, priority: options.priority)
+        }
+        guard options.returnsTask else {
+            startedTasks.removeAll(keepingCapacity: true)
+            return nil
         }
         switch startedTasks.count {
         case 0:

@@ -115,6 +115,7 @@ extension PluginMachine {
             })
         }
         if !effects.isEmpty {
+            self.effects.sendOptions = .init(returnsTask: false)
             _ = self.effects.handle(Effect.combine(effects))
             _ = self.effects.finishSend()
         }

@@ -291,9 +291,10 @@ public actor PluginMachine: EffectQueueHost {
     ///     answer a retry of the same request gets after a restart
     ///     (``PluginJournal/receipts(keptAfter:limit:)``). Ignored without a journal.
     public func submit(_ action: PluginAction, receipt: JournalReceiptRequest? = nil) throws(PluginCallError) -> PluginSubmission {
+        // Nothing waits for the effects' tasks: ``waitUntilIdle()`` waits for none to be left.
+        effects.sendOptions = .init(returnsTask: false)
         var transitions = Transitions()
         run(PluginMachineAction(action: action, origin: .input, depth: 0, receipt: receipt), into: &transitions)
-        // Nothing waits for the effects' tasks: ``waitUntilIdle()`` waits for none to be left.
         _ = effects.finishSend()
         guard let transition = transitions.first else {
             // `PluginMachineStateMachine.admit` never drops an input action; were it to, the
@@ -308,7 +309,7 @@ public actor PluginMachine: EffectQueueHost {
     /// Sends an action one of the machine's effects produced (`EffectQueueHost`); its
     /// transitions go to the observer.
     public func send(effectAction action: PluginMachineAction, tracksFeedbacks: Bool) -> Task<Void, Error>? {
-        effects.sendOptions = .init(tracksFeedbacks: tracksFeedbacks)
+        effects.sendOptions = .init(tracksFeedbacks: tracksFeedbacks, returnsTask: false)
         var transitions = Transitions()
         run(action, into: &transitions)
         if let observer { transitions.forEach(observer) }
