@@ -401,10 +401,12 @@ private struct ContextChartGenerator {
 
 @Suite("CompiledContextStatechart: random charts with a context against the chart")
 struct CompiledContextStatechartModelTests {
-    @Test func randomChartsWithAContextAgreeWithTheirCharts() {
+    @Test func randomChartsWithAContextAgreeWithTheirCharts() async {
         var compiledCharts = 0, tooManyPaths = 0, programs = 0, steps = 0, mismatches = 0
         var statuses: [StatechartStatus: Int] = [:]
         for seed in 0..<UInt64(250) {
+            // Computes for seconds: lets the tests waiting for the pool's threads run meanwhile.
+            await Task.yield()
             var generator = ContextChartGenerator(random: SplitMix64(seed: seed))
             guard let chart = try? generator.chart() else { continue }
             let compiled: CompiledContextStatechart<Shape, Pulse, String>

@@ -893,13 +893,15 @@ private struct ModelRun {
 
 @Suite("Statechart: against a naive SCXML interpreter")
 struct StatechartModelTests {
-    @Test func randomChartsAgreeWithTheReferenceInterpreter() {
+    @Test func randomChartsAgreeWithTheReferenceInterpreter() async {
         var run = ModelRun()
         let seeds = 0..<UInt64(700)
         var compared = 0, steps = 0, unsettled = 0
         var rejections: [String: Int] = [:]
         var mismatches = 0
         for seed in seeds {
+            // Computes for seconds: lets the tests waiting for the pool's threads run meanwhile.
+            await Task.yield()
             switch run.check(seed: seed) {
             case let .compared(count):
                 compared += 1
@@ -942,12 +944,14 @@ struct StatechartModelTests {
 struct StatechartRaiseModelTests {
     // The same random charts, with raised events on a fifth of the states' entries and exits and
     // on a third of the transitions, and sometimes a raised-event limit of 1 to 3.
-    @Test func randomChartsThatRaiseAgreeWithTheReferenceInterpreter() {
+    @Test func randomChartsThatRaiseAgreeWithTheReferenceInterpreter() async {
         var run = ModelRun()
         let seeds = 0..<UInt64(700)
         var compared = 0, steps = 0, unsettled = 0, mismatches = 0
         var rejections: [String: Int] = [:]
         for seed in seeds {
+            // Computes for seconds: lets the tests waiting for the pool's threads run meanwhile.
+            await Task.yield()
             switch run.check(seed: seed, raising: true) {
             case let .compared(count):
                 compared += 1
@@ -979,11 +983,13 @@ struct StatechartInitialContentModelTests {
     // The same random charts, raising events, with content on every compound state's initial
     // transition and every history state's default: each runs where SCXML runs it, after the
     // entry content of the state entered by default (or of the history state's parent).
-    @Test func randomChartsWithInitialContentAgreeWithTheReferenceInterpreter() {
+    @Test func randomChartsWithInitialContentAgreeWithTheReferenceInterpreter() async {
         var run = ModelRun()
         let seeds = 0..<UInt64(500)
         var compared = 0, mismatches = 0
         for seed in seeds {
+            // Computes for seconds: lets the tests waiting for the pool's threads run meanwhile.
+            await Task.yield()
             switch run.check(seed: seed, raising: true, initialContent: true) {
             case .compared: compared += 1
             case .unsettled, .rejected: break
@@ -1004,9 +1010,11 @@ struct StatechartInitialContentModelTests {
 struct CompiledStatechartModelTests {
     /// With `raising`, the charts raise events (see ``StatechartRaiseModelTests``).
     @Test(arguments: [false, true])
-    func compiledRandomChartsAgreeWithTheirCharts(raising: Bool) {
+    func compiledRandomChartsAgreeWithTheirCharts(raising: Bool) async {
         var compiledCharts = 0, mergedCharts = 0, steps = 0, overLimit = 0, mismatches = 0
         for seed in 0..<UInt64(700) {
+            // Computes for seconds: lets the tests waiting for the pool's threads run meanwhile.
+            await Task.yield()
             var generator = ChartGenerator(seed: seed, raising: raising)
             let generated = generator.generate(eventCount: 200)
             guard let chart = try? ModelChart(initial: generated.initial, microstepLimit: generated.microstepLimit,

@@ -432,10 +432,11 @@ extension EffectRuntimeStateMachine {
         lanes[queue].map { lane in (lane.active, lane.waiting.elements.filter { records[$0] != nil }) }
     }
 
-    /// The room `queue`'s lane keeps for waiting effects, and how many of its entries are
-    /// effects removed meanwhile; `nil` when the lane is forgotten.
-    func waitingStorage(of queue: AnyEffectQueue) -> (capacity: Int, stale: Int)? {
-        lanes[queue].map { ($0.waiting.capacity, $0.staleWaitingCount) }
+    /// The room `queue`'s lane keeps for waiting effects, how many of its entries are effects
+    /// removed meanwhile, and how many elements its list has moved; `nil` when the lane is
+    /// forgotten.
+    func waitingStorage(of queue: AnyEffectQueue) -> (capacity: Int, stale: Int, moves: Int)? {
+        lanes[queue].map { ($0.waiting.capacity, $0.staleWaitingCount, $0.waiting.moveCount) }
     }
 
     /// Whether the effect's task is parked, waiting for a slot.
