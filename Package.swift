@@ -174,13 +174,14 @@ let package = Package(
         .target(name: "TicTacToeExample", dependencies: ["ActomatonCore"], path: "Plugins/TicTacToeExample"),
         .target(name: "PlatformerExample", dependencies: ["ActomatonCore"], path: "Plugins/PlatformerExample", exclude: ["README.md"]),
 
-        .testTarget(name: "ActomatonCoreTests", dependencies: ["ActomatonCore"]),
-        .testTarget(name: "ActomatonEffectTests", dependencies: ["ActomatonEffect"]),
+        .target(name: "ComputeOffThePool", path: "Tests/ComputeOffThePool"),
+        .testTarget(name: "ActomatonCoreTests", dependencies: ["ActomatonCore", "ComputeOffThePool"]),
+        .testTarget(name: "ActomatonEffectTests", dependencies: ["ActomatonEffect", "ComputeOffThePool"]),
         .testTarget(name: "ActomatonTests", dependencies: ["Actomaton"]),
         .testTarget(name: "ActomatonUITests", dependencies: ["ActomatonUI", "Actomaton"]),
         .testTarget(name: "CSVExampleTests", dependencies: ["CSVExample"]),
         .testTarget(name: "TicTacToeExampleTests", dependencies: ["TicTacToeExample"]),
-        .testTarget(name: "PlatformerExampleTests", dependencies: ["PlatformerExample", "ActomatonTesting"]),
+        .testTarget(name: "PlatformerExampleTests", dependencies: ["PlatformerExample", "ActomatonTesting", "ComputeOffThePool"]),
         // The modules `make wasm-build` produces, run under WasmKit against the native machines.
         .testTarget(name: "WasmModuleTests", dependencies: [
             "ActomatonCore", "CSVExample", "TicTacToeExample", "PlatformerExample",
@@ -208,6 +209,7 @@ let package = Package(
         .target(name: "TestProcessSignals", path: "Tests/TestProcessSignals"),
         .testTarget(name: "ActomatonHostTests", dependencies: [
             "ActomatonTestSupport",
+            "ComputeOffThePool",
             "ActomatonHost",
             "CProcessControl",
             "ActomatonEffect",
@@ -217,7 +219,7 @@ let package = Package(
             .product(name: "Clocks", package: "swift-clocks"),
         ], exclude: ["Fixtures/wasm"]),
         .testTarget(name: "ActomatonServiceTests", dependencies: [
-            "ActomatonTestSupport", "ActomatonService", "ActomatonHost", "ActomatonPluginContract", "CSQLite",
+            "ActomatonTestSupport", "ComputeOffThePool", "ActomatonService", "ActomatonHost", "ActomatonPluginContract", "CSQLite",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -1,3 +1,4 @@
+import ComputeOffThePool
 import ActomatonCore
 import Testing
 
@@ -201,15 +202,17 @@ struct CompiledStatechartTests {
         #expect(!compiled.isIn(Region(rawValue: 130), state))
     }
 
-    @Test func theEntryLimitWhileCompilingAtTheLimitAndOnePast() throws {
-        // 1,024 classes (12 or 13 toggle regions, the rest ignored): 4,096 states fill the
-        // table exactly; a 4,097th passes it.
-        let limit = CompiledStatechart<Region, Int, Int>.entryLimit
-        let classes = CompiledStatechart<Region, Int, Int>.classLimit
-        let atLimit = try Self.bigChart(regions: 12).compiled(events: Array(0..<classes), classifiedBy: { $0 })
-        #expect(atLimit.stateCount * atLimit.classCount == limit)
-        #expect(throws: StatechartCompileError<Region>.tableTooLarge(states: 4_097, classes: classes)) {
-            try Self.bigChart(regions: 13).compiled(events: Array(0..<classes), stateLimit: 8_192, classifiedBy: { $0 })
+    @Test func theEntryLimitWhileCompilingAtTheLimitAndOnePast() async throws {
+        try await computeOffThePool {
+            // 1,024 classes (12 or 13 toggle regions, the rest ignored): 4,096 states fill the
+            // table exactly; a 4,097th passes it.
+            let limit = CompiledStatechart<Region, Int, Int>.entryLimit
+            let classes = CompiledStatechart<Region, Int, Int>.classLimit
+            let atLimit = try Self.bigChart(regions: 12).compiled(events: Array(0..<classes), classifiedBy: { $0 })
+            #expect(atLimit.stateCount * atLimit.classCount == limit)
+            #expect(throws: StatechartCompileError<Region>.tableTooLarge(states: 4_097, classes: classes)) {
+                try Self.bigChart(regions: 13).compiled(events: Array(0..<classes), stateLimit: 8_192, classifiedBy: { $0 })
+            }
         }
     }
 
@@ -232,27 +235,29 @@ struct CompiledStatechartTests {
             == "the chart reaches more than 31 states with these event classes; raise stateLimit (up to 65535) or run the chart uncompiled")
     }
 
-    @Test func theOutputSequenceLimitAtTheLimitAndOnePast() throws {
-        // Four states, each with 1,024 events: 1,023 emit their own output and stay, the last
-        // emits its own and moves on — 4,096 distinct sequences, or 4,095 when the last state's
-        // move emits nothing.
-        enum Four: Int, StatechartStateID, CaseIterable { case a, b, c, d }
-        func chart(silentLastMove: Bool) throws -> Statechart<Four, Int, Int> {
-            try Statechart(states: Four.allCases.map { state in
-                let base = state.rawValue * 1_024
-                let next = Four(rawValue: (state.rawValue + 1) % 4)!
-                let stays: [StatechartTransition<Four, Int, Int>] = (0..<1_023).map { .on($0, to: nil, outputs: [base + $0]) }
-                let moves = silentLastMove && state == .d ? [] : [base + 1_023]
-                return .atomic(state, transitions: stays + [.on(1_023, to: next, outputs: moves)])
-            })
-        }
-        let limit = CompiledStatechart<Four, Int, Int>.outputSequenceLimit
-        let atLimit = try chart(silentLastMove: true).compiled(events: Array(0..<1_024), classifiedBy: { $0 })
-        #expect(atLimit.tables.sequenceStarts.count == limit + 2)
-        var state = atLimit.initialState
-        #expect(atLimit.send(1_022, to: &state).outputs == [1_022])
-        #expect(throws: StatechartCompileError<Four>.tooManyOutputs) {
-            try chart(silentLastMove: false).compiled(events: Array(0..<1_024), classifiedBy: { $0 })
+    @Test func theOutputSequenceLimitAtTheLimitAndOnePast() async throws {
+        try await computeOffThePool {
+            // Four states, each with 1,024 events: 1,023 emit their own output and stay, the last
+            // emits its own and moves on — 4,096 distinct sequences, or 4,095 when the last state's
+            // move emits nothing.
+            enum Four: Int, StatechartStateID, CaseIterable { case a, b, c, d }
+            func chart(silentLastMove: Bool) throws -> Statechart<Four, Int, Int> {
+                try Statechart(states: Four.allCases.map { state in
+                    let base = state.rawValue * 1_024
+                    let next = Four(rawValue: (state.rawValue + 1) % 4)!
+                    let stays: [StatechartTransition<Four, Int, Int>] = (0..<1_023).map { .on($0, to: nil, outputs: [base + $0]) }
+                    let moves = silentLastMove && state == .d ? [] : [base + 1_023]
+                    return .atomic(state, transitions: stays + [.on(1_023, to: next, outputs: moves)])
+                })
+            }
+            let limit = CompiledStatechart<Four, Int, Int>.outputSequenceLimit
+            let atLimit = try chart(silentLastMove: true).compiled(events: Array(0..<1_024), classifiedBy: { $0 })
+            #expect(atLimit.tables.sequenceStarts.count == limit + 2)
+            var state = atLimit.initialState
+            #expect(atLimit.send(1_022, to: &state).outputs == [1_022])
+            #expect(throws: StatechartCompileError<Four>.tooManyOutputs) {
+                try chart(silentLastMove: false).compiled(events: Array(0..<1_024), classifiedBy: { $0 })
+            }
         }
     }
 

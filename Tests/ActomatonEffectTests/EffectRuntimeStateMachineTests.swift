@@ -1,4 +1,5 @@
 @testable import ActomatonEffect
+import ComputeOffThePool
 import ActomatonCore
 import Testing
 
@@ -366,33 +367,35 @@ struct EffectRuntimeStateMachineTests {
     /// `Array.removeFirst()`, which shifts the rest. A backlog 200 times larger now takes about
     /// 200 times as long to fill and to drain; before, thousands of times as long (O(n²): 40,000
     /// times). The bound, 4,000, sits a factor of 10 from either, for a loaded machine.
-    @Test func aLargeSuspendedBacklogFillsAndDrainsInLinearTime() {
-        func fillAndDrainTimes(_ count: Int) -> (fill: Duration, drain: Duration) {
-            var machine = Machine(randomSeed: 0)
-            let one = AnyEffectQueue(ResizableLane(maxCount: 1))
-            var instances: [EffectInstanceID] = []
-            instances.reserveCapacity(count)
-            let clock = ContinuousClock()
-            let fill = clock.measure {
-                for _ in 0..<count {
-                    guard case let (.run(instance), _) = machine.start(id: nil, queue: one, now: { .zero }) else { break }
-                    instances.append(instance)
+    @Test func aLargeSuspendedBacklogFillsAndDrainsInLinearTime() async {
+        await computeOffThePool {
+            func fillAndDrainTimes(_ count: Int) -> (fill: Duration, drain: Duration) {
+                var machine = Machine(randomSeed: 0)
+                let one = AnyEffectQueue(ResizableLane(maxCount: 1))
+                var instances: [EffectInstanceID] = []
+                instances.reserveCapacity(count)
+                let clock = ContinuousClock()
+                let fill = clock.measure {
+                    for _ in 0..<count {
+                        guard case let (.run(instance), _) = machine.start(id: nil, queue: one, now: { .zero }) else { break }
+                        instances.append(instance)
+                    }
                 }
+                // Each finish admits the next waiting effect.
+                let drain = clock.measure {
+                    for instance in instances { _ = machine.finish(instance, now: { .zero }) }
+                }
+                #expect(machine.count == 0)
+                return (fill, drain)
             }
-            // Each finish admits the next waiting effect.
-            let drain = clock.measure {
-                for instance in instances { _ = machine.finish(instance, now: { .zero }) }
-            }
-            #expect(machine.count == 0)
-            return (fill, drain)
+            let baseline = (0..<5).map { _ in fillAndDrainTimes(1_000) }
+            let large = (0..<2).map { _ in fillAndDrainTimes(200_000) }
+            let fillRatio = large.map(\.fill).min()! / baseline.map(\.fill).min()!
+            let drainRatio = large.map(\.drain).min()! / baseline.map(\.drain).min()!
+            print("EffectRuntimeStateMachine: a backlog of 200,000 took \(fillRatio)x the time of 1,000 to fill, \(drainRatio)x to drain")
+            #expect(fillRatio < 4_000, "filling 200,000 took \(fillRatio)x the time of 1,000")
+            #expect(drainRatio < 4_000, "draining 200,000 took \(drainRatio)x the time of 1,000")
         }
-        let baseline = (0..<5).map { _ in fillAndDrainTimes(1_000) }
-        let large = (0..<2).map { _ in fillAndDrainTimes(200_000) }
-        let fillRatio = large.map(\.fill).min()! / baseline.map(\.fill).min()!
-        let drainRatio = large.map(\.drain).min()! / baseline.map(\.drain).min()!
-        print("EffectRuntimeStateMachine: a backlog of 200,000 took \(fillRatio)x the time of 1,000 to fill, \(drainRatio)x to drain")
-        #expect(fillRatio < 4_000, "filling 200,000 took \(fillRatio)x the time of 1,000")
-        #expect(drainRatio < 4_000, "draining 200,000 took \(drainRatio)x the time of 1,000")
     }
 
     /// A lane of one slot holding `count` effects: the first in the slot, the rest waiting.
@@ -414,44 +417,48 @@ struct EffectRuntimeStateMachineTests {
     /// (150,000 allowed) now, n²/2 before. `cancelAll` is timed: a backlog 100 times larger takes about 100 times
     /// as long now, 9,000 times before; the bound, 3,000, leaves a factor of 30 for a loaded
     /// machine.
-    @Test func aLargeSuspendedBacklogIsCancelledInLinearTime() throws {
-        var (machine, queue, instances) = backlog(of: 50_001)
-        for instance in instances.dropFirst() { _ = machine.cancel(instance, now: { .zero }) }
-        #expect(machine.count == 1, "the effect in the slot stays")
-        let moves = try #require(machine.waitingStorage(of: queue)).moves
-        #expect(moves <= 150_000, "\(moves) elements moved to cancel 50,000")
+    @Test func aLargeSuspendedBacklogIsCancelledInLinearTime() async throws {
+        try await computeOffThePool {
+            var (machine, queue, instances) = backlog(of: 50_001)
+            for instance in instances.dropFirst() { _ = machine.cancel(instance, now: { .zero }) }
+            #expect(machine.count == 1, "the effect in the slot stays")
+            let moves = try #require(machine.waitingStorage(of: queue)).moves
+            #expect(moves <= 150_000, "\(moves) elements moved to cancel 50,000")
 
-        let clock = ContinuousClock()
-        func cancelAllTime(_ count: Int) -> Duration {
-            var full = backlog(of: count).machine
-            let time = clock.measure { _ = full.cancelAll(now: { .zero }) }
-            #expect(full.count == 0)
-            return time
+            let clock = ContinuousClock()
+            func cancelAllTime(_ count: Int) -> Duration {
+                var full = backlog(of: count).machine
+                let time = clock.measure { _ = full.cancelAll(now: { .zero }) }
+                #expect(full.count == 0)
+                return time
+            }
+            let baseline = (0..<5).map { _ in cancelAllTime(500) }.min()!
+            let large = (0..<3).map { _ in cancelAllTime(50_000) }.min()!
+            let ratio = large / baseline
+            print("EffectRuntimeStateMachine: cancelAll of a backlog of 50,000 took \(ratio)x the time of 500")
+            #expect(ratio < 3_000, "cancelAll: \(ratio)x")
         }
-        let baseline = (0..<5).map { _ in cancelAllTime(500) }.min()!
-        let large = (0..<3).map { _ in cancelAllTime(50_000) }.min()!
-        let ratio = large / baseline
-        print("EffectRuntimeStateMachine: cancelAll of a backlog of 50,000 took \(ratio)x the time of 500")
-        #expect(ratio < 3_000, "cancelAll: \(ratio)x")
     }
 
     /// Regression (review): a backlog cancelled or drained kept the room of its peak for as long
     /// as its lane lived (a lane read out of its table shared its storage, and an emptied list
     /// kept its capacity); cancelled effects left in the list are compacted away.
-    @Test func aBacklogThatWentAwayKeepsNoRoomForIt() throws {
-        var (cancelled, queue, instances) = backlog(of: 100_001)
-        for instance in instances.dropFirst() { _ = cancelled.cancel(instance, now: { .zero }) }
-        let afterCancelling = try #require(cancelled.waitingStorage(of: queue))
-        #expect(afterCancelling.capacity <= 64, "room for \(afterCancelling.capacity) after cancelling")
-        #expect(afterCancelling.stale < 32)
-        #expect(cancelled.lane(of: queue)?.waiting.isEmpty == true)
+    @Test func aBacklogThatWentAwayKeepsNoRoomForIt() async throws {
+        try await computeOffThePool {
+            var (cancelled, queue, instances) = backlog(of: 100_001)
+            for instance in instances.dropFirst() { _ = cancelled.cancel(instance, now: { .zero }) }
+            let afterCancelling = try #require(cancelled.waitingStorage(of: queue))
+            #expect(afterCancelling.capacity <= 64, "room for \(afterCancelling.capacity) after cancelling")
+            #expect(afterCancelling.stale < 32)
+            #expect(cancelled.lane(of: queue)?.waiting.isEmpty == true)
 
-        var drained: Machine
-        (drained, queue, instances) = backlog(of: 100_001)
-        for instance in instances.dropLast() { _ = drained.finish(instance, now: { .zero }) }
-        let afterDraining = try #require(drained.waitingStorage(of: queue))
-        #expect(afterDraining.capacity <= 64, "room for \(afterDraining.capacity) after draining")
-        #expect(drained.lane(of: queue)?.active == [instances.last!])
+            var drained: Machine
+            (drained, queue, instances) = backlog(of: 100_001)
+            for instance in instances.dropLast() { _ = drained.finish(instance, now: { .zero }) }
+            let afterDraining = try #require(drained.waitingStorage(of: queue))
+            #expect(afterDraining.capacity <= 64, "room for \(afterDraining.capacity) after draining")
+            #expect(drained.lane(of: queue)?.active == [instances.last!])
+        }
     }
 
     /// Effects cancelled while waiting are skipped when a slot frees: the next one still waiting

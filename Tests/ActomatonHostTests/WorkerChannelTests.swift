@@ -27,9 +27,15 @@ final class ChannelPair: @unchecked Sendable {
         region = try #require(actomaton_shared_region_map(descriptor))
     }
 
-    /// Closes the worker's end of the socket, as its process's end does.
+    /// Closes the worker's end of the socket, as its process's end does. Shut down first: a
+    /// child process another test's thread is starting holds a copy of every descriptor until
+    /// it execs (`posix_spawn` clones the descriptor table), and while it does, `close` alone
+    /// leaves the socket open and the host's end reads no hang-up (a full run once failed so).
     func closeWorkerSocket() {
-        if sockets[1] >= 0 { close(sockets[1]) }
+        if sockets[1] >= 0 {
+            _ = shutdown(sockets[1], Int32(SHUT_RDWR))
+            close(sockets[1])
+        }
         sockets[1] = -1
     }
 
@@ -166,6 +172,19 @@ struct WorkerChannelTests {
                 Issue.record("\(error)")
             }
         }
+    }
+
+    /// Regression: in a full run, `receiveReplyIfReady` once returned `nil` after
+    /// `closeWorkerSocket()` instead of seeing the hang-up: a child process started meanwhile by
+    /// another test's thread still held a copy of the worker's end (until its exec). A copy made
+    /// with `dup` stands in for the child's.
+    @Test func aClosedWorkerSocketHangsUpWhileACopyOfItsDescriptorLives() throws {
+        let pair = try ChannelPair()
+        let copy = dup(pair.worker.descriptor)
+        try #require(copy >= 0)
+        defer { close(copy) }
+        pair.closeWorkerSocket()
+        #expect(throws: WorkerChannel.Failure.self) { try pair.host.receiveReplyIfReady(vocabulary: nil) }
     }
 
     /// A worker that ends is seen as gone, once what it wrote before it ended is taken.

@@ -36,7 +36,14 @@ final class LoopbackConnection: @unchecked Sendable {
         guard connected == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
     }
 
-    deinit { if descriptor >= 0 { Foundation.close(descriptor) } }
+    /// Shut down first: a child process another test is starting holds a copy of every
+    /// descriptor until it execs (`posix_spawn` clones the table), and while it does, `close`
+    /// alone leaves the connection open, and the server sees no end of it.
+    deinit {
+        guard descriptor >= 0 else { return }
+        _ = shutdown(descriptor, Int32(SHUT_RDWR))
+        Foundation.close(descriptor)
+    }
 
     /// Writes all of `text`.
     func send(_ text: String) throws {

@@ -1,4 +1,5 @@
 import ActomatonCore
+import ComputeOffThePool
 import Foundation
 import ActomatonTesting
 import PlatformerExample
@@ -6,8 +7,14 @@ import Testing
 
 @Suite("Platformer: the chart compiled into a table")
 struct CompiledPlatformerTests {
-    let chart = try! Platformer.chart()
-    let compiled = try! Platformer.compiled(try! Platformer.chart())
+    let chart: Statechart<Platformer.State, Platformer.Event, Platformer.Output>
+    let compiled: CompiledStatechart<Platformer.State, Platformer.Event, Platformer.Output>
+
+    /// Compiles the chart for each test, off the pool's threads: seconds in a debug build.
+    init() async throws {
+        chart = try Platformer.chart()
+        compiled = try await computeOffThePool { try Platformer.compiled(try Platformer.chart()) }
+    }
 
     /// Every state the hand-written controller can reach from the start, with the sample events.
     static func handWrittenStates() -> [HandWrittenPlatformer] {
