@@ -213,11 +213,11 @@ public struct EffectQueueManager<Action: Sendable>: EffectManager, Sendable {
         runtime.report(.feedbackLoopCutOff(result))
     }
 
-    /// A task awaiting the tasks this send started, then every other member of their group;
-    /// cancelling it cancels the whole group. Throws if one of the tasks this send started was
-    /// cancelled.
+    /// A task awaiting the tasks this send started, then, with a `group`, every other member of
+    /// it; cancelling the task cancels them (the whole group). Throws if one of the tasks this
+    /// send started was cancelled.
     @usableFromInline
-    mutating func awaitStartedTasks(andTheirFeedbacksIn group: FeedbackGroup, priority: TaskPriority?) -> Task<Void, Error> {
+    mutating func awaitStartedTasks(andTheirFeedbacksIn group: FeedbackGroup? = nil, priority: TaskPriority?) -> Task<Void, Error> {
         let tasks = startedTasks
         startedTasks = []
         return Task(priority: priority) {
@@ -226,27 +226,13 @@ public struct EffectQueueManager<Action: Sendable>: EffectManager, Sendable {
                 for task in tasks {
                     do { try await task.value } catch { cancelled = true }
                 }
-                await group.waitForAll()
+                await group?.waitForAll()
             } onCancel: {
-                group.cancelAll()
-            }
-            if cancelled || Task.isCancelled { throw CancellationError() }
-        }
-    }
-
-    /// A task awaiting the tasks this send started; cancelling it cancels them.
-    @usableFromInline
-    mutating func awaitStartedTasks(priority: TaskPriority?) -> Task<Void, Error> {
-        let tasks = startedTasks
-        startedTasks = []
-        return Task(priority: priority) {
-            var cancelled = false
-            await withTaskCancellationHandler {
-                for task in tasks {
-                    do { try await task.value } catch { cancelled = true }
+                if let group {
+                    group.cancelAll()
+                } else {
+                    for task in tasks { task.cancel() }
                 }
-            } onCancel: {
-                for task in tasks { task.cancel() }
             }
             if cancelled || Task.isCancelled { throw CancellationError() }
         }
