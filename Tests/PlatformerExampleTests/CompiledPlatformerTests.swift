@@ -10,10 +10,14 @@ struct CompiledPlatformerTests {
     let chart: Statechart<Platformer.State, Platformer.Event, Platformer.Output>
     let compiled: CompiledStatechart<Platformer.State, Platformer.Event, Platformer.Output>
 
-    /// Compiles the chart for each test, off the pool's threads: seconds in a debug build.
+    /// The chart compiled once for every test, off the pool's threads: seconds in a debug build.
+    private static let compiledOnce = Task {
+        try await computeOffThePool { try Platformer.compiled(try Platformer.chart()) }
+    }
+
     init() async throws {
         chart = try Platformer.chart()
-        compiled = try await computeOffThePool { try Platformer.compiled(try Platformer.chart()) }
+        compiled = try await Self.compiledOnce.value
     }
 
     /// Every state the hand-written controller can reach from the start, with the sample events.
