@@ -78,7 +78,7 @@ struct TrackedFeedbacksTests {
         }, clock: clock, reclaimer: reclaimer)
     }
 
-    @Test(.timeLimit(.minutes(5)))
+    @Test(.timeLimit(.minutes(10)))
     func aRepeatingTimerReplacedFromItsOwnTickKeepsTicking() async throws {
         let clock = ManualClock()
         let host = Self.host(.replaceOnce, clock: clock)
@@ -94,7 +94,7 @@ struct TrackedFeedbacksTests {
         #expect(await host.runningEffectCount == 0)
     }
 
-    @Test(.timeLimit(.minutes(5)))
+    @Test(.timeLimit(.minutes(10)))
     func aTickThatStopsItsTimerKeepsTheActionItSchedules() async throws {
         let clock = ManualClock()
         let host = Self.host(.stopAndSchedule, clock: clock)
@@ -117,7 +117,7 @@ struct TrackedFeedbacksTests {
     }
 
     /// The caller cancelling the send's task still cancels what its effects' actions started.
-    @Test(.timeLimit(.minutes(5)))
+    @Test(.timeLimit(.minutes(10)))
     func cancellingTheSendsTaskCancelsTheEffectsItsEffectsStarted() async throws {
         let clock = ManualClock()
         let host = Self.host(.schedule, clock: clock)
@@ -136,7 +136,7 @@ struct TrackedFeedbacksTests {
 
     /// `waitUntilIdle()` waits, without tracking, for the effects the effects' actions start,
     /// however they were cancelled.
-    @Test(.timeLimit(.minutes(5)))
+    @Test(.timeLimit(.minutes(10)))
     func waitingUntilIdleWaitsForWhatTheEffectsStarted() async throws {
         let clock = ManualClock()
         let host = Self.host(.stopAndSchedule, clock: clock)
@@ -155,7 +155,7 @@ struct TrackedFeedbacksTests {
     }
 
     /// A machine that is never idle: the wait ends when its task is cancelled.
-    @Test(.timeLimit(.minutes(5)))
+    @Test(.timeLimit(.minutes(10)))
     func waitingUntilIdleEndsWhenCancelled() async throws {
         let clock = ManualClock()
         let host = Self.host(.replaceEveryTime, clock: clock)
@@ -173,7 +173,7 @@ struct TrackedFeedbacksTests {
 
     /// Without `returnsTask` (a host running an effect's action, which never awaits the task),
     /// `send` makes no task, even for several effects, tracked or not; the effects run alike.
-    @Test(.timeLimit(.minutes(5)), arguments: [false, true])
+    @Test(.timeLimit(.minutes(10)), arguments: [false, true])
     func withoutReturnsTaskNoTaskIsMade(tracksFeedbacks: Bool) async throws {
         let clock = ManualClock()
         let reclaimer = EffectMemoryReclaimer(configuration: .init(isEnabled: false))
@@ -190,7 +190,7 @@ struct TrackedFeedbacksTests {
 
     /// A timer replaced from every one of its ticks holds no chain of tasks: each one replaced
     /// ends, though the send's task waits for its replacement.
-    @Test(.timeLimit(.minutes(5)))
+    @Test(.timeLimit(.minutes(10)))
     func aTimerReplacedOnEveryTickHoldsNoChainOfTasks() async throws {
         let clock = ManualClock()
         let reclaimer = EffectMemoryReclaimer(configuration: .init(isEnabled: false))
