@@ -12,5 +12,9 @@ public protocol EffectQueueHost<Action>: Actor {
     /// for it (with `tracksFeedbacks`, the effects joined the group the first send's task waits
     /// for), so a host sets ``EffectQueueManager/SendOptions/returnsTask`` to `false` and
     /// returns `nil`.
+    ///
+    /// Run the action at once, within this call, and send nothing else through the manager
+    /// meanwhile: the manager puts the effects started during the call in the group of the
+    /// effect that produced `action`.
     func send(effectAction action: Action, tracksFeedbacks: Bool) -> Task<Void, Error>?
 }

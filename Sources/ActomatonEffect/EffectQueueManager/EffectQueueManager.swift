@@ -106,10 +106,11 @@ public struct EffectQueueManager<Action: Sendable>: EffectManager, Sendable {
 
     /// Returns once no effect is running or waiting in a queue (``runningEffectCount`` is 0), or
     /// once the waiting task is cancelled. An effect's action may start more before the host
-    /// runs again, so a host waiting for its machine to be idle checks the count again:
+    /// runs again, so a host waiting for its machine to be idle checks the count again, and
+    /// stops when cancelled (the wait then returns at once, every time):
     ///
     /// ```swift
-    /// while effects.runningEffectCount > 0 { await effects.waitUntilIdle() }
+    /// while effects.runningEffectCount > 0, !Task.isCancelled { await effects.waitUntilIdle() }
     /// ```
     public func waitUntilIdle() async {
         await runtime.waitUntilIdle()
