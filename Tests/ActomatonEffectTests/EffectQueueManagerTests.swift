@@ -242,6 +242,31 @@ struct EffectQueueManagerTests {
         #expect(await eventually { await gates.entered == [1, 2, 3] })
     }
 
+    /// An effect whose task is cancelled while it waits for its delayed start never started:
+    /// the next effect of its queue waits its delay after the start before, not after that one.
+    /// Whether the task is cancelled directly or through a tracked send's group.
+    ///
+    /// Regression (review): the waiting task, woken by its cancellation, recorded that its work
+    /// had ended instead of that it was cancelled, so the lane kept its start, and the next
+    /// effect waited 4 s instead of 2.
+    @Test(arguments: [false, true])
+    func anEffectCancelledBeforeItsDelayedStartDoesNotDelayTheNext(tracksFeedbacks: Bool) async throws {
+        let host = host()
+        for key in 1...3 { await gates.release(key) }
+        await host.send(.start(1, queue: .delayed))
+        #expect(await eventually { await gates.entered == [1] })
+        let second = try #require(await host.send(.start(2, queue: .delayed), tracksFeedbacks: tracksFeedbacks))
+        #expect(await clock.waitForSleepers(1), "the second effect waits for its start")
+        second.cancel()
+        await #expect(throws: CancellationError.self) { try await second.value }
+        #expect(await host.runningEffectCount == 0)
+        await host.send(.start(3, queue: .delayed))
+        #expect(await clock.waitForSleepers(1))
+        await clock.advance(by: .seconds(2))
+        #expect(await eventually { await gates.entered.contains(3) }, "the third starts 2 s after the first")
+        #expect(await gates.enteredCancelled == [2])
+    }
+
     @Test func tracksFeedbacksWaitsForTheEffectsOfFedBackActions() async throws {
         let host = host()
         let task = await host.send(.chain(3), tracksFeedbacks: true)

@@ -44,8 +44,16 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
         case parked(Continuation)
         /// It may start at `start` (the queue's delay included); its task has not started yet.
         case admitted(start: Duration)
-        /// Its work is running (or sleeping until its start time).
-        case started
+        /// Its work is running (or sleeping until its start time, `start`).
+        case started(start: Duration)
+
+        /// The start time it was given, once it has a slot.
+        var start: Duration? {
+            switch self {
+            case let .admitted(start), let .started(start): start
+            case .waiting, .parked: nil
+            }
+        }
     }
 
     /// 40 bytes with a pointer-sized task handle: 100,000 running effects take a table of
@@ -70,11 +78,19 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
         var waiting = FIFOQueue<EffectInstanceID>()
         /// How many of `waiting` were removed; once they are half of it, it is compacted.
         var staleWaitingCount = 0
-        var lastStart: Duration?
-        /// The effect given `lastStart`, and the start before it: an effect removed before its
-        /// start came never started, so the next one's delay counts from the one before.
-        var lastStartOwner: EffectInstanceID?
-        var startBeforeLast: Duration?
+        /// The starts given that had not come yet when given, in order, each with its effect: an
+        /// effect removed before its start came never started, so its start is taken back, and
+        /// the next one's delay counts from the last start that remains. At most one per effect
+        /// holding a slot, plus those taken back and not yet dropped.
+        var futureStarts = FIFOQueue<FutureStart>()
+        /// The effects of `futureStarts` taken back, other than the last: skipped when their time
+        /// comes, and compacted away once they are half of the list, as `waiting`'s.
+        var takenBack: Set<EffectInstanceID> = []
+        /// The latest start that has come.
+        var lastPastStart: Duration?
+
+        /// The start the next one's delay counts from.
+        var lastStart: Duration? { futureStarts.last?.time ?? lastPastStart }
 
         init(_ queue: AnyEffectQueue) {
             policy = queue.base.effectQueuePolicy
@@ -82,6 +98,48 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
         }
 
         var maxCount: Int { max(policy.maxCount, 1) }
+
+        /// Records `start`, given to `instance` at `now`.
+        mutating func record(_ start: Duration, of instance: EffectInstanceID, now: Duration) {
+            if start > now {
+                futureStarts.append(FutureStart(instance: instance, time: start))
+            } else {
+                lastPastStart = start
+            }
+        }
+
+        /// Moves the starts that have come by `now` out of `futureStarts`: into `lastPastStart`,
+        /// or dropped if taken back.
+        mutating func passStarts(upTo now: Duration) {
+            while let first = futureStarts.first, first.time <= now {
+                _ = futureStarts.popFirst()
+                if takenBack.remove(first.instance) == nil { lastPastStart = first.time }
+            }
+        }
+
+        /// `instance` was removed before its start (still in `futureStarts`) came.
+        mutating func takeBackStart(of instance: EffectInstanceID) {
+            guard futureStarts.last?.instance == instance else {
+                takenBack.insert(instance)
+                if takenBack.count >= 16, takenBack.count * 2 >= futureStarts.count {
+                    futureStarts.removeAll { takenBack.contains($0.instance) }
+                    takenBack = []
+                }
+                return
+            }
+            _ = futureStarts.popLast()
+            while let last = futureStarts.last, takenBack.remove(last.instance) != nil {
+                _ = futureStarts.popLast()
+            }
+        }
+
+        /// Every start still to come is taken back: their effects were all removed.
+        mutating func takeBackEveryStart(now: () -> Duration) {
+            guard !futureStarts.isEmpty else { return }
+            passStarts(upTo: now())
+            futureStarts = FIFOQueue()
+            takenBack = []
+        }
         /// A lane with nothing in it and no delay to remember — none, or its longest past since
         /// the last start — can be dropped.
         func isForgettable(now: () -> Duration) -> Bool {
@@ -89,6 +147,12 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
             guard delay != .none, let lastStart else { return true }
             return lastStart + delay.longest <= now()
         }
+    }
+
+    /// A start given to an effect, still to come when given.
+    private struct FutureStart {
+        let instance: EffectInstanceID
+        let time: Duration
     }
 
     /// What to do once the lock is released: cancel these tasks, then resume these waiting
@@ -266,9 +330,7 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
         }
         lanes = lanes.compactMapValues { lane in
             var lane = lane
-            if let owner = lane.lastStartOwner, records[owner] != nil {
-                takeBackLastStart(of: &lane, now: now)
-            }
+            lane.takeBackEveryStart(now: now)
             lane.active = []
             lane.waiting = FIFOQueue()
             lane.staleWaitingCount = 0
@@ -296,7 +358,7 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
     mutating func taskBegan(_ instance: EffectInstanceID) -> TaskStart {
         guard var record = records[instance] else { return .cancelled }
         guard case let .admitted(start) = record.phase else { return .waitForSlot }
-        record.phase = .started
+        record.phase = .started(start: start)
         records[instance] = record
         return .at(start)
     }
@@ -307,7 +369,7 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
         guard var record = records[instance] else { return .resume(nil) }
         switch record.phase {
         case let .admitted(start):
-            record.phase = .started
+            record.phase = .started(start: start)
             records[instance] = record
             return .resume(start)
         case .waiting:
@@ -335,13 +397,12 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
     /// the last start.
     private mutating func nextStart(in lane: inout Lane, for instance: EffectInstanceID, now: () -> Duration) -> Duration {
         let now = now()
+        lane.passStarts(upTo: now)
         var start = now
         if let last = lane.lastStart {
             start = max(now, last + lane.delay.duration(using: &random))
         }
-        lane.startBeforeLast = lane.lastStart
-        lane.lastStart = start
-        lane.lastStartOwner = instance
+        lane.record(start, of: instance, now: now)
         return start
     }
 
@@ -366,7 +427,12 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
         }
         // Out of the table while it changes: shared with it, its lists would be copied.
         guard let queue = record.queue, var lane = lanes.removeValue(forKey: queue) else { return }
-        if lane.lastStartOwner == instance, cancelling { takeBackLastStart(of: &lane, now: now) }
+        // Only a lane with a delay has starts to come, and reads the clock for them.
+        if let start = record.phase.start, !lane.futureStarts.isEmpty {
+            let now = now()
+            lane.passStarts(upTo: now)
+            if start > now { lane.takeBackStart(of: instance) }
+        }
         if let index = lane.active.firstIndex(of: instance) {
             lane.active.remove(at: index)
             admitWaiting(in: &lane, now: now, aftermath: &aftermath)
@@ -381,15 +447,6 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
             }
         }
         if !lane.isForgettable(now: now) { lanes[queue] = lane }
-    }
-
-    /// The effect given the lane's last start was cancelled: if its start had not come (a
-    /// throttle's burst, each cancelling the last), it never started, and the next effect waits
-    /// its delay after the one before, not after it.
-    private func takeBackLastStart(of lane: inout Lane, now: () -> Duration) {
-        guard let last = lane.lastStart, last > now() else { return }
-        lane.lastStart = lane.startBeforeLast
-        lane.lastStartOwner = nil
     }
 
     /// Drops the lanes with nothing in them whose delay has passed; the next sweep comes when
@@ -413,7 +470,7 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
             let start = nextStart(in: &lane, for: next, now: now)
             lane.active.append(next)
             if case let .parked(continuation) = record.phase {
-                record.phase = .started
+                record.phase = .started(start: start)
                 aftermath.continuationsToResume.append((continuation, start))
             } else {
                 record.phase = .admitted(start: start)
@@ -437,6 +494,13 @@ extension EffectRuntimeStateMachine {
     /// forgotten.
     func waitingStorage(of queue: AnyEffectQueue) -> (capacity: Int, stale: Int, moves: Int)? {
         lanes[queue].map { ($0.waiting.capacity, $0.staleWaitingCount, $0.waiting.moveCount) }
+    }
+
+    /// How many starts still to come `queue`'s lane keeps, to take back those whose effects are
+    /// removed first (some already taken back and not yet dropped); `nil` when the lane is
+    /// forgotten.
+    func pendingStartCount(of queue: AnyEffectQueue) -> Int? {
+        lanes[queue].map { $0.futureStarts.count }
     }
 
     /// Whether the effect's task is parked, waiting for a slot.

@@ -255,7 +255,11 @@ final class EffectRuntimeStorage<Action: Sendable>: Sendable {
     }
 
     /// Waits until the effect may start: its slot, then its start time. Returns `false` when it
-    /// was cancelled meanwhile (its slot already freed).
+    /// was cancelled meanwhile (its slot freed).
+    ///
+    /// An effect whose task is cancelled here never started, so it is cancelled, not finished:
+    /// its lane forgets a start still to come, and the next effect's delay counts from the
+    /// start before.
     private func waitForStart(of instance: EffectInstanceID) async -> Bool {
         let startTime: Duration
         switch state.withLock({ $0.machine.taskBegan(instance) }) {
@@ -271,12 +275,12 @@ final class EffectRuntimeStorage<Action: Sendable>: Sendable {
             do {
                 try await clock.sleepUntil(startTime)
             } catch {
-                finish(instance)
+                cancel(instance)
                 return false
             }
         }
         guard !Task.isCancelled, isAlive(instance) else {
-            finish(instance)
+            cancel(instance)
             return false
         }
         return true

@@ -29,6 +29,12 @@ struct FIFOQueue<Element> {
     /// Storage up to this many elements is kept when the queue empties, for the next ones.
     private static var keptCapacity: Int { 64 }
 
+    /// The first element; `nil` when empty.
+    var first: Element? { head < storage.count ? storage[head] : nil }
+
+    /// The last element; `nil` when empty.
+    var last: Element? { head < storage.count ? storage.last : nil }
+
     /// Adds `element` at the end.
     mutating func append(_ element: Element) {
         storage.append(element)
@@ -48,6 +54,17 @@ struct FIFOQueue<Element> {
             head = 0
         }
         return first
+    }
+
+    /// Removes and returns the last element; `nil` when empty.
+    mutating func popLast() -> Element? {
+        guard head < storage.count else { return nil }
+        let last = storage.removeLast()
+        if head == storage.count {
+            storage.removeAll(keepingCapacity: storage.capacity <= Self.keptCapacity)
+            head = 0
+        }
+        return last
     }
 
     /// Removes the elements that satisfy `shouldBeRemoved`, into storage of the size left.
