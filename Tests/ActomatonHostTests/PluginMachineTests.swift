@@ -99,6 +99,48 @@ struct PluginMachineTests {
         #expect(recorder.lines.last == #"counter: stop => {"count":3}; cancelled ticker"#)
     }
 
+    /// A machine with a repeating action is never idle: the wait ends when its task is
+    /// cancelled. Regression (review): the wait for the effects' places in the budget ignored
+    /// cancellation.
+    @Test(.timeLimit(.minutes(2)))
+    func waitingUntilIdleEndsWhenCancelled() async throws {
+        let clock = TestClock()
+        let counter = try PluginMachine(plugin: Plugin.load(path: plugin("CounterPlugin")), clock: clock, describesState: true)
+        try await counter.send("start", [.int(500)])
+        let waiting = Task { await counter.waitUntilIdle() }
+        await clock.advanceWhenSleeping(by: .milliseconds(500))
+        #expect(await eventually { await counter.describedState() == #"{"count":1}"# })
+        waiting.cancel()
+        await waiting.value
+        #expect(await counter.runningEffectCount == 1)
+        try await counter.send("stop")
+        await counter.waitUntilIdle()
+        #expect(await counter.runningEffectCount == 0)
+    }
+
+    /// The budget's wait for no place to be held ends when its task is cancelled, and a
+    /// cancelled waiter is not woken later; the others still are.
+    @Test(.timeLimit(.minutes(2)))
+    func waitingForAnEmptyBudgetEndsWhenCancelled() async {
+        let budget = EffectBudget(limit: 10)
+        var token: EffectBudget.Token? = budget.token(bytes: 8)
+        let cancelled = Task { await budget.waitUntilEmpty() }
+        cancelled.cancel()
+        await cancelled.value
+        #expect(budget.count == 1)
+        let (started, startedContinuation) = AsyncStream<Void>.makeStream()
+        let waiting = Task {
+            startedContinuation.yield()
+            await budget.waitUntilEmpty()
+            return budget.count
+        }
+        for await _ in started { break }
+        #expect(token != nil)
+        token = nil
+        #expect(await waiting.value == 0)
+        await budget.waitUntilEmpty()
+    }
+
     /// `close()` cancels every timer at once (the service's DELETE and passivation): nothing
     /// fires afterwards, and the effects of a later action never start.
     @Test func closeCancelsEveryEffect() async throws {

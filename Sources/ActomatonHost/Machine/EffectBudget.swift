@@ -16,8 +16,13 @@ public final class EffectBudget: Sendable {
     public let byteLimit: Int
     private let current = Atomic<Int>(0)
     private let currentBytes = Atomic<Int>(0)
-    /// The tasks waiting for no token to be held (``waitUntilEmpty()``).
-    private let emptyWaiters = Mutex<[CheckedContinuation<Void, Never>]>([])
+    /// The tasks waiting for no token to be held (``waitUntilEmpty()``), by number.
+    private let emptyWaiters = Mutex(EmptyWaiters())
+
+    private struct EmptyWaiters: ~Copyable {
+        var next = 0
+        var waiting: [Int: CheckedContinuation<Void, Never>] = [:]
+    }
 
     /// Creates a budget of `limit` effects carrying at most `byteLimit` bytes.
     public init(limit: Int, byteLimit: Int = PluginLimits.maxPendingEffectBytes) {
@@ -38,16 +43,25 @@ public final class EffectBudget: Sendable {
     public var bytes: Int { currentBytes.load(ordering: .relaxed) }
 
     /// Returns once no effect holds a token: every effect taken was released (its task ended,
-    /// or it was dropped). Another may take one before the caller runs again.
+    /// or it was dropped). Another may take one before the caller runs again. Returns at once
+    /// when the waiting task is cancelled.
     public func waitUntilEmpty() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            // Checked under the lock a release takes after counting down, so no wake-up is lost.
-            let empty = emptyWaiters.withLock { waiters in
-                if current.load(ordering: .relaxed) == 0 { return true }
-                waiters.append(continuation)
-                return false
+        let number = emptyWaiters.withLock { waiters in
+            defer { waiters.next += 1 }
+            return waiters.next
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                // Checked under the lock a release takes after counting down, so no wake-up is lost.
+                let resumeNow = emptyWaiters.withLock { waiters in
+                    if current.load(ordering: .relaxed) == 0 || Task.isCancelled { return true }
+                    waiters.waiting[number] = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
             }
-            if empty { continuation.resume() }
+        } onCancel: {
+            emptyWaiters.withLock { $0.waiting.removeValue(forKey: number) }?.resume()
         }
     }
 
@@ -55,8 +69,8 @@ public final class EffectBudget: Sendable {
     private func wakeEmptyWaiters() {
         let waiters = emptyWaiters.withLock { waiters -> [CheckedContinuation<Void, Never>] in
             guard current.load(ordering: .relaxed) == 0 else { return [] }
-            defer { waiters = [] }
-            return waiters
+            defer { waiters.waiting = [:] }
+            return Array(waiters.waiting.values)
         }
         for waiter in waiters { waiter.resume() }
     }

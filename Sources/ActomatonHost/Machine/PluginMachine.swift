@@ -540,11 +540,11 @@ public actor PluginMachine: EffectQueueHost {
     /// Waits until no effect (delayed or repeating action) is running or waiting: every one
     /// started by ``send(_:)-(PluginAction)``, and every one those started in turn, has completed,
     /// and given its place in ``effectBudget`` back. A repeating action completes only when it is
-    /// cancelled.
+    /// cancelled. Returns early when the waiting task is cancelled.
     public func waitUntilIdle() async {
         // An effect leaves the runtime as its work ends, and gives its place back as its task
         // lets go of it, just after.
-        while effects.runningEffectCount > 0 || effectBudget.count > 0 {
+        while effects.runningEffectCount > 0 || effectBudget.count > 0, !Task.isCancelled {
             await effects.waitUntilIdle()
             await effectBudget.waitUntilEmpty()
         }
