@@ -165,6 +165,73 @@ def memory(host, plugins, count):
     return (active - before) * 1024 / count, (passivated - before) * 1024 / count, passivated_count
 
 
+def raw_watcher_process(port, count, transitions, connected, results):
+    """One client process: `count` watchers on plain sockets, read through one selector, each
+    frame parsed by hand; puts each delivery's (seq, receipt time) in `results`. A WebSocket
+    library's cost per message, in Python, is a large part of what the other client measures."""
+    import base64
+    import selectors
+    import socket
+
+    path = "/v1/machines/counter/watched/watch"
+    selector = selectors.DefaultSelector()
+    for _ in range(count):
+        sock = socket.create_connection(("127.0.0.1", port), timeout=120)
+        key = base64.b64encode(os.urandom(16)).decode()
+        sock.sendall((f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                      f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
+        buffer = b""
+        while b"\r\n\r\n" not in buffer:
+            chunk = sock.recv(65536)
+            if not chunk:
+                raise RuntimeError("a watcher was closed during its handshake")
+            buffer += chunk
+        head, _, rest = buffer.partition(b"\r\n\r\n")
+        if not head.startswith(b"HTTP/1.1 101"):
+            raise RuntimeError(f"a watcher's handshake was answered {head[:40]!r}")
+        sock.setblocking(False)
+        selector.register(sock, selectors.EVENT_READ, {"socket": sock, "buffer": rest, "received": []})
+        with connected.get_lock():
+            connected.value += 1
+    watching = count
+    states = [key.data for key in selector.get_map().values()]
+    while watching:
+        ready = selector.select(timeout=120)
+        if not ready:
+            raise RuntimeError("no watcher received anything for 120 s")
+        for key, _ in ready:
+            state = key.data
+            chunk = state["socket"].recv(1 << 16)
+            now = time.monotonic()
+            if not chunk:
+                raise RuntimeError("a watcher was closed")
+            buffer = state["buffer"] + chunk
+            while len(buffer) >= 2:
+                opcode, length, offset = buffer[0] & 0x0F, buffer[1] & 0x7F, 2
+                if length == 126:
+                    length, offset = int.from_bytes(buffer[2:4], "big"), 4
+                elif length == 127:
+                    length, offset = int.from_bytes(buffer[2:10], "big"), 10
+                if len(buffer) < offset + length:
+                    break
+                payload, buffer = buffer[offset:offset + length], buffer[offset + length:]
+                if opcode == 1:
+                    start = payload.index(b'"seq":') + 6
+                    state["received"].append((int(payload[start:payload.index(b",", start)]), now))
+                    if len(state["received"]) == transitions:
+                        selector.unregister(state["socket"])
+                        watching -= 1
+                elif opcode == 9:
+                    # A pong, masked with zeros (a client's frames are masked).
+                    state["socket"].sendall(bytes([0x8A, 0x80 | len(payload), 0, 0, 0, 0]) + payload)
+                elif opcode == 8:
+                    raise RuntimeError(f"a watcher was closed: {payload!r}")
+            state["buffer"] = buffer
+    results.put([item for state in states for item in state["received"]])
+    for state in states:
+        state["socket"].close()
+
+
 def watcher_process(port, count, transitions, connected, results):
     """One client process: `count` watchers; puts each delivery's (seq, receipt time) in `results`."""
     import websockets
@@ -188,9 +255,10 @@ def watcher_process(port, count, transitions, connected, results):
     asyncio.run(main())
 
 
-def watchers(port, count, transitions, spacing, processes=4):
+def watchers(port, count, transitions, spacing, client, processes=4):
     """Opens `count` watchers of one instance from `processes` client processes (one Python
-    process cannot read 1,000 sockets as fast as the server writes them), sends `transitions`
+    process cannot read 1,000 sockets as fast as the server writes them), with `client`
+    (`raw_watcher_process` or `watcher_process`), sends `transitions`
     actions `spacing` seconds apart, and returns every delivery's latency in milliseconds, from
     just before the POST to the receipt (CLOCK_MONOTONIC is one clock for every process)."""
     import multiprocessing
@@ -198,7 +266,7 @@ def watchers(port, count, transitions, spacing, processes=4):
     post(port, "watched")
     connected = multiprocessing.Value("i", 0)
     results = multiprocessing.Queue()
-    clients = [multiprocessing.Process(target=watcher_process,
+    clients = [multiprocessing.Process(target=client,
                                        args=(port, count // processes + (index < count % processes), transitions, connected, results))
                for index in range(processes)]
     for client in clients:
@@ -238,6 +306,8 @@ def main():
     parser.add_argument("--watchers", type=int, default=1000)
     parser.add_argument("--transitions", type=int, default=100)
     parser.add_argument("--only", choices=["load", "memory", "watchers"], help="run one part")
+    parser.add_argument("--watcher-clients", choices=["both", "raw", "websockets"], default="both",
+                        help="the watchers' client: plain sockets read by hand, the websockets library, or both in turn")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("server-bench: wrk is not installed (apt-get install -y wrk)")
@@ -262,11 +332,16 @@ def main():
             rows.append(("… with --state --sync always", *load("--sync always", serve + ["--state", state, "--sync", "always"], args, scratch)))
         if args.only in (None, "memory"):
             active, passivated, passivated_count = memory(args.host, plugins, args.instances)
-        if args.only in (None, "watchers"):
+        latencies = {}
+        clients = {"raw": (raw_watcher_process, "plain sockets, frames read by hand"),
+                   "websockets": (watcher_process, "the websockets library")}
+        for name in (["raw", "websockets"] if args.watcher_clients == "both" else [args.watcher_clients]):
+            if args.only not in (None, "watchers"):
+                break
             process, port = start(serve + ["--max-watchers-per-instance", str(args.watchers), "--max-watchers", str(args.watchers),
                                            "--max-connections", str(args.watchers + 64)])
             try:
-                latencies = watchers(port, args.watchers, args.transitions, 0.1)
+                latencies[name] = watchers(port, args.watchers, args.transitions, 0.1, clients[name][0])
             finally:
                 stop(process)
     finally:
@@ -284,10 +359,11 @@ def main():
         print("|---|---:|")
         print(f"| active | {active:,.0f} B |")
         print(f"| passivated ({passivated_count:,.0f} of them, idle timeout 2 s) | {passivated:,.0f} B (freed memory the allocator keeps counts) |")
-    if args.only in (None, "watchers"):
+    for name, measured in latencies.items():
         print(f"\n{args.watchers:,} watchers on one instance, {args.transitions} transitions 100 ms apart, "
-              f"{len(latencies):,} deliveries: p50 {statistics.median(latencies):.1f} ms, p99 {percentile(latencies, 0.99):.1f} ms, "
-              f"max {max(latencies):.1f} ms (from before the POST to each watcher's receipt; 4 Python client processes)")
+              f"{len(measured):,} deliveries: p50 {statistics.median(measured):.1f} ms, p99 {percentile(measured, 0.99):.1f} ms, "
+              f"max {max(measured):.1f} ms (from before the POST to each watcher's receipt; 4 Python client processes, "
+              f"{clients[name][1]})")
 
 
 if __name__ == "__main__":

@@ -116,7 +116,11 @@ public final class ClusterHost: @unchecked Sendable {
         self.advertise = advertise
         self.leaseTTL = leaseTTL
         link = PostgresLink(address, name: "lease")
-        claimLink = PostgresLink(address, name: "claim", idleInTransactionTimeout: leaseTTL)
+        // A claim may wait its lock timeout for a row before the server answers: the answer's
+        // deadline comes after it (a test's hour-long lock timeout was cut at 15 s).
+        let claimWait = TimeAmount.milliseconds(max(Int64(claimLockTimeout / .milliseconds(1)), 1))
+        claimLink = PostgresLink(address, name: "claim", idleInTransactionTimeout: leaseTTL,
+                                 answerTimeout: PostgresLink.defaultAnswerTimeout + claimWait)
         try ClusterSchema.prepare(link)
         let rows = try link.run("""
             INSERT INTO actomaton_hosts (advertise, lease_expires)

@@ -102,7 +102,7 @@ struct PluginMachineTests {
     /// A machine with a repeating action is never idle: the wait ends when its task is
     /// cancelled. Regression (review): the wait for the effects' places in the budget ignored
     /// cancellation.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func waitingUntilIdleEndsWhenCancelled() async throws {
         let clock = TestClock()
         let counter = try PluginMachine(plugin: Plugin.load(path: plugin("CounterPlugin")), clock: clock, describesState: true)
@@ -120,7 +120,7 @@ struct PluginMachineTests {
 
     /// The budget's wait for no place to be held ends when its task is cancelled, and a
     /// cancelled waiter is not woken later; the others still are.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func waitingForAnEmptyBudgetEndsWhenCancelled() async {
         let budget = EffectBudget(limit: 10)
         var token: EffectBudget.Token? = budget.token(bytes: 8)

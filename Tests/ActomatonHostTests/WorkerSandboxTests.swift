@@ -6,7 +6,7 @@ import Testing
 /// What a plugin in a worker process can reach, and when its worker ends: only with the host
 /// (never with the thread that started it), with its whole process group, without the host's
 /// standard streams, with no thread able to gain privileges; and each way it ends is named.
-@Suite("Worker sandbox: streams, process groups, privileges and lifetime", .timeLimit(.minutes(3)))
+@Suite("Worker sandbox: streams, process groups, privileges and lifetime", .timeLimit(.minutes(10)))
 struct WorkerSandboxTests {
     /// Deadlines are a safety net for a loaded machine, not part of what is tested.
     private static func options(timeout: Duration = .seconds(20), mayStartProcesses: Bool = false, mayUseFiles: Bool = false,

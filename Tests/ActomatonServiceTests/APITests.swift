@@ -238,7 +238,7 @@ import Testing
                 let answer = try await overLoopback { () throws -> String? in
                     let connection = try LoopbackConnection(port: port)
                     try connection.send("GET /healthz HTTP/1.1\r\nHost: \(String(repeating: "h", count: length))\r\n\r\n")
-                    return try connection.response(within: .seconds(30))
+                    return try connection.response(within: .answerDeadline)
                 }
                 #expect(answer?.hasPrefix("HTTP/1.1 \(status)") == true, "Host of \(length) bytes: \(answer ?? "no answer")")
             }
@@ -257,7 +257,7 @@ import Testing
                 let answer = try await overLoopback { () throws -> String? in
                     let connection = try LoopbackConnection(port: port)
                     try connection.send("GET /healthz HTTP/1.1\r\nHost: localhost\r\n" + fields + "\r\n")
-                    return try connection.response(within: .seconds(30))
+                    return try connection.response(within: .answerDeadline)
                 }
                 #expect(answer?.hasPrefix("HTTP/1.1 \(status)") == true, "\(fields.utf8.count) bytes: \(answer?.prefix(300) ?? "no answer")")
                 if status.hasPrefix("431") {
@@ -281,7 +281,7 @@ import Testing
             for _ in 0..<2 {
                 let connection = try LoopbackConnection(port: port)
                 try connection.send(request)
-                answers.append(try connection.response(within: .seconds(30)))
+                answers.append(try connection.response(within: .answerDeadline))
                 held.append(connection)
             }
             let waiting = try (0..<2).map { _ in try LoopbackConnection(port: port) }
@@ -289,10 +289,10 @@ import Testing
             // A while with nothing to come: a loaded machine can only make this pass.
             answers.append(try waiting[0].response(within: .milliseconds(300)))
             held.removeFirst()
-            answers.append(try waiting[0].response(within: .seconds(30)))
+            answers.append(try waiting[0].response(within: .answerDeadline))
             answers.append(try waiting[1].response(within: .milliseconds(300)))
             held.removeFirst()
-            answers.append(try waiting[1].response(within: .seconds(30)))
+            answers.append(try waiting[1].response(within: .answerDeadline))
             return answers
         } }
         func transition(_ answer: String?, seq: Int) -> Bool {

@@ -393,7 +393,7 @@ import Testing
                 try await overLoopback { () throws -> String in
                     let connection = try LoopbackConnection(port: port)
                     try connection.send(request)
-                    return try connection.response(within: .seconds(20)) ?? "no answer"
+                    return try connection.response(within: .answerDeadline) ?? "no answer"
                 }
             }
             let body = #"{"action":"add","args":[666]}"#
@@ -416,8 +416,8 @@ import Testing
             let watch = try await overLoopback { () throws -> (code: Int, reason: String, framesBefore: Int)? in
                 let connection = try LoopbackConnection(port: port)
                 _ = try connection.webSocketHandshake("/v1/machines/counter/csrf/watch", headers: ["Origin: http://evil.example"],
-                                                      within: .seconds(20))
-                return try connection.webSocketClose(within: .seconds(20))
+                                                      within: .answerDeadline)
+                return try connection.webSocketClose(within: .answerDeadline)
             }
             #expect(watch?.code == 4403 && watch?.reason.hasPrefix("the service has no tokens (--tokens), so pages of other sites") == true,
                     "\(String(describing: watch))")
@@ -444,7 +444,7 @@ import Testing
                 try await overLoopback { () throws -> String in
                     let connection = try LoopbackConnection(port: port)
                     try connection.send("GET /v1/plugins HTTP/1.1\r\n\(fields)\r\n")
-                    return String(try connection.response(within: .seconds(20))?.prefix(12) ?? "no answer")
+                    return String(try connection.response(within: .answerDeadline)?.prefix(12) ?? "no answer")
                 }
             }
             #expect(try await status("Host: proxy.example\r\n") == "HTTP/1.1 200")

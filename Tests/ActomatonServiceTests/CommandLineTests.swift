@@ -56,7 +56,7 @@ import Testing
     }
 
     /// Starts `serve --listen` with `extra` (and `limits`), sends `request` on one connection,
-    /// then stops the service with SIGTERM: the answer (`nil` when none came within 20 s) and
+    /// then stops the service with SIGTERM: the answer (`nil` when none came within `Duration.answerDeadline`) and
     /// the service's exit status.
     func answer(ofServe directory: String, _ extra: [String], limits: String? = nil,
                 to request: String) async throws -> (answer: String?, status: Int32) {
@@ -65,7 +65,7 @@ import Testing
             let answer = Result { () throws -> String? in
                 let connection = try LoopbackConnection(port: port)
                 try connection.send(request)
-                return try connection.response(within: .seconds(20))
+                return try connection.response(within: .answerDeadline)
             }
             kill(process.processIdentifier, SIGTERM)
             process.waitUntilExit()
@@ -434,18 +434,18 @@ import Testing
                 let body = #"{"action": "increment"}"#
                 let post = try LoopbackConnection(port: port)
                 try post.send("POST /v1/machines/counter/w HTTP/1.1\r\nHost: localhost\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body)
-                _ = try post.response(within: .seconds(30))
+                _ = try post.response(within: .answerDeadline)
                 let watcher = try LoopbackConnection(port: port)
-                _ = try watcher.webSocketHandshake("/v1/machines/counter/w/watch?after=1", within: .seconds(30))
+                _ = try watcher.webSocketHandshake("/v1/machines/counter/w/watch?after=1", within: .answerDeadline)
                 // The watcher joined once it gets the next transition (from the history, if it
                 // joins after it): a DELETE before would find it refused (4404, no instance),
                 // not closed with its instance (1000).
                 try post.send("POST /v1/machines/counter/w HTTP/1.1\r\nHost: localhost\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body)
-                _ = try post.response(within: .seconds(30))
-                _ = try watcher.webSocketTextFrame(within: .seconds(30))
+                _ = try post.response(within: .answerDeadline)
+                _ = try watcher.webSocketTextFrame(within: .answerDeadline)
                 try post.send("DELETE /v1/machines/counter/w HTTP/1.1\r\nHost: localhost\r\n\r\n")
-                _ = try post.response(within: .seconds(30))
-                return try watcher.webSocketClose(within: .seconds(30))
+                _ = try post.response(within: .answerDeadline)
+                return try watcher.webSocketClose(within: .answerDeadline)
             }()
             kill(process.processIdentifier, SIGTERM)
             process.waitUntilExit()

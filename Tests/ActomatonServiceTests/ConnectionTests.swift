@@ -15,8 +15,8 @@ import Testing
                 let (answer, closed) = try await overLoopback { () throws -> (String?, Bool) in
                     let connection = try LoopbackConnection(port: port)
                     if !opening.isEmpty { try connection.send(opening) }
-                    let answer = try connection.response(within: .seconds(30))
-                    return (answer, try connection.readsUntilClosed(within: .seconds(30)))
+                    let answer = try connection.response(within: .answerDeadline)
+                    return (answer, try connection.readsUntilClosed(within: .answerDeadline))
                 }
                 #expect(closed, "\(opening.debugDescription)")
                 if opening.isEmpty {
@@ -31,8 +31,8 @@ import Testing
             let (answer, closed) = try await overLoopback { () throws -> (String?, Bool) in
                 let connection = try LoopbackConnection(port: port)
                 try connection.send("GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
-                let answer = try connection.response(within: .seconds(30))
-                return (answer, try connection.readsUntilClosed(within: .seconds(30)))
+                let answer = try connection.response(within: .answerDeadline)
+                return (answer, try connection.readsUntilClosed(within: .answerDeadline))
             }
             #expect(answer?.hasPrefix("HTTP/1.1 200") == true, "\(answer ?? "no answer")")
             #expect(closed)
@@ -55,8 +55,8 @@ import Testing
                     let connection = try LoopbackConnection(port: port)
                     try connection.send(request)
                     // Well within the idle timeout (60 s): closed for the refusal, not for idling.
-                    let answer = try connection.response(within: .seconds(20))
-                    return (answer, try connection.readsUntilClosed(within: .seconds(20)))
+                    let answer = try connection.response(within: .answerDeadline)
+                    return (answer, try connection.readsUntilClosed(within: .answerDeadline))
                 }
                 #expect(answer?.hasPrefix("HTTP/1.1 \(status)") == true, "\(request.debugDescription): \(answer ?? "no answer")")
                 #expect(answer?.contains("X-Content-Type-Options: nosniff\r\n") == true, "\(answer ?? "no answer")")
@@ -68,7 +68,7 @@ import Testing
                 let next = try await overLoopback { () throws -> String? in
                     let connection = try LoopbackConnection(port: port)
                     try connection.send("GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
-                    return try connection.response(within: .seconds(20))
+                    return try connection.response(within: .answerDeadline)
                 }
                 #expect(next?.hasPrefix("HTTP/1.1 200") == true, "after \(request.debugDescription): \(next ?? "no answer")")
             }
@@ -97,7 +97,7 @@ import Testing
                 let answer = try await overLoopback { () throws -> String? in
                     let connection = try LoopbackConnection(port: port)
                     try connection.send("POST /v1/machines/counter/coded HTTP/1.1\r\nHost: localhost\r\n\(fields)\r\n\(payload)")
-                    return try connection.response(within: .seconds(20))
+                    return try connection.response(within: .answerDeadline)
                 }
                 #expect(answer?.hasPrefix("HTTP/1.1 \(status)") == true, "\(fields.debugDescription): \(answer ?? "no answer")")
                 #expect(answer?.hasSuffix(ServiceError.jsonLine(line)) == true, "\(answer ?? "no answer")")
@@ -107,7 +107,7 @@ import Testing
                 let answer = try await overLoopback { () throws -> String? in
                     let connection = try LoopbackConnection(port: port)
                     try connection.send("POST /v1/machines/counter/plain HTTP/1.1\r\nHost: localhost\r\n\(fields)\r\n\(chunked)")
-                    return try connection.response(within: .seconds(20))
+                    return try connection.response(within: .answerDeadline)
                 }
                 #expect(answer?.hasPrefix("HTTP/1.1 200") == true, "\(fields.debugDescription): \(answer ?? "no answer")")
             }
@@ -125,8 +125,8 @@ import Testing
                 let answer = try await overLoopback { () throws -> String? in
                     let connection = try LoopbackConnection(port: port)
                     try connection.send(request)
-                    defer { _ = try? connection.readsUntilClosed(within: .seconds(20)) }
-                    return try connection.response(within: .seconds(20))
+                    defer { _ = try? connection.readsUntilClosed(within: .answerDeadline) }
+                    return try connection.response(within: .answerDeadline)
                 }
                 // An unknown method is 501 (RFC 9110, 9.1).
                 let status = request.hasPrefix("HELLO") ? "501 Not Implemented" : "400 Bad Request"
@@ -148,18 +148,18 @@ import Testing
             let instance = try await server.registry.instance(at: address, creating: true)
             let watcher = try await overLoopback { () throws -> LoopbackConnection in
                 let connection = try LoopbackConnection(port: port)
-                _ = try connection.webSocketHandshake("/v1/machines/counter/q/watch", within: .seconds(30))
+                _ = try connection.webSocketHandshake("/v1/machines/counter/q/watch", within: .answerDeadline)
                 return connection
             }
             #expect(await eventually { instance.watcherCount == 1 })
             // The idle timeout passes: a connection opened after the watcher's, sending nothing, is closed.
             let idle = try await overLoopback { () throws -> Bool in
-                try LoopbackConnection(port: port).readsUntilClosed(within: .seconds(30))
+                try LoopbackConnection(port: port).readsUntilClosed(within: .answerDeadline)
             }
             #expect(idle)
             #expect(instance.watcherCount == 1)
             _ = try await instance.machine.send(try counterType.action("increment", []))
-            let frame = try await overLoopback { try watcher.webSocketTextFrame(within: .seconds(30)) }
+            let frame = try await overLoopback { try watcher.webSocketTextFrame(within: .answerDeadline) }
             #expect(frame?.contains(#""seq":1"#) == true, "\(frame ?? "no frame")")
         }
     }
@@ -173,8 +173,8 @@ import Testing
             let (answers, closed) = try await overLoopback { () throws -> ([String?], Bool) in
                 let connection = try LoopbackConnection(port: port)
                 try connection.send(String(repeating: post, count: 3) + "GARBAGE\r\n\r\n")
-                let answers = try (0..<4).map { _ in try connection.response(within: .seconds(20)) }
-                return (answers, try connection.readsUntilClosed(within: .seconds(20)))
+                let answers = try (0..<4).map { _ in try connection.response(within: .answerDeadline) }
+                return (answers, try connection.readsUntilClosed(within: .answerDeadline))
             }
             for (index, answer) in answers.prefix(3).enumerated() {
                 #expect(answer?.hasPrefix("HTTP/1.1 200") == true && answer?.contains(#""seq":\#(index + 1)"#) == true, "\(answer ?? "no answer")")
@@ -208,7 +208,7 @@ import Testing
                         : status.contains("200") ? ("GET /healthz", Substring(headers)) : ("GET /v1/machines/counter/k/watch", Substring(headers))
                     try connection.send("\(method) HTTP/1.1\r\nHost: localhost\r\n" + fields + "\r\n")
                     // The answer to a HEAD has no body, whatever its Content-Length says.
-                    return method.hasPrefix("HEAD") ? try connection.textUntilClosed(within: .seconds(20)) : try connection.response(within: .seconds(20))
+                    return method.hasPrefix("HEAD") ? try connection.textUntilClosed(within: .answerDeadline) : try connection.response(within: .answerDeadline)
                 }
                 #expect(answer?.hasPrefix(status) == true, "\(headers.debugDescription): \(answer ?? "no answer")")
                 // Regression (review): the refusal of a HEAD carried a body.
@@ -237,14 +237,14 @@ import Testing
                 try elsewhere.send("GET /healthz HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\n\(handshake)\r\n")
                 let listed = try LoopbackConnection(port: port)
                 try listed.send("GET /v1/machines/counter/k/watch HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket, h2c\r\n\(handshake)\r\n")
-                return [try elsewhere.response(within: .seconds(20)), try listed.response(within: .seconds(20))]
+                return [try elsewhere.response(within: .answerDeadline), try listed.response(within: .answerDeadline)]
             }
             #expect(answers[0]?.hasPrefix("HTTP/1.1 200 OK") == true, "\(answers[0] ?? "no answer")")
             #expect(answers[1]?.hasPrefix("HTTP/1.1 101 Switching Protocols") == true, "\(answers[1] ?? "no answer")")
             let (first, rest) = try await overLoopback { () throws -> (String?, String) in
                 let connection = try LoopbackConnection(port: port)
                 try connection.send("GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\nGET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
-                return (try connection.response(within: .seconds(20)), try connection.textUntilClosed(within: .seconds(20)))
+                return (try connection.response(within: .answerDeadline), try connection.textUntilClosed(within: .answerDeadline))
             }
             #expect(first?.hasPrefix("HTTP/1.1 200 OK") == true, "\(first ?? "no answer")")
             #expect(rest.isEmpty, "nothing after the close: \(rest)")
@@ -253,9 +253,9 @@ import Testing
                 let connection = try LoopbackConnection(port: port)
                 try connection.send("POST /v1/machines/counter/e HTTP/1.1\r\nHost: localhost\r\nExpect: 100-continue\r\n"
                                     + "Content-Length: \(body.utf8.count)\r\n\r\n")
-                let interim = try connection.response(within: .seconds(20))
+                let interim = try connection.response(within: .answerDeadline)
                 try connection.send(body)
-                return (interim, try connection.response(within: .seconds(20)))
+                return (interim, try connection.response(within: .answerDeadline))
             }
             #expect(interim == "HTTP/1.1 100 Continue\r\n\r\n", "\(interim ?? "no answer")")
             #expect(final?.hasPrefix("HTTP/1.1 200 OK") == true && final?.contains(#""seq":1"#) == true, "\(final ?? "no answer")")
@@ -264,7 +264,7 @@ import Testing
                 try fits.send("POST /v1/machines/counter/e HTTP/1.1\r\nHost: localhost\r\nExpect: 100-continue\r\nContent-Length: 1024\r\n\r\n")
                 let tooLong = try LoopbackConnection(port: port)
                 try tooLong.send("POST /v1/machines/counter/e HTTP/1.1\r\nHost: localhost\r\nExpect: 100-continue\r\nContent-Length: 1025\r\n\r\n")
-                return (try fits.response(within: .seconds(20)), try tooLong.response(within: .seconds(20)))
+                return (try fits.response(within: .answerDeadline), try tooLong.response(within: .answerDeadline))
             }
             #expect(atTheLimit == "HTTP/1.1 100 Continue\r\n\r\n", "\(atTheLimit ?? "no answer")")
             #expect(past?.hasPrefix("HTTP/1.1 413 Payload Too Large") == true, "\(past ?? "no answer")")
@@ -285,7 +285,7 @@ import Testing
                     let connection = try LoopbackConnection(port: port)
                     try connection.send("GET /v1/machines/counter/k/watch HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                                         + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n\r\n")
-                    return try connection.response(within: .seconds(20))
+                    return try connection.response(within: .answerDeadline)
                 }
                 #expect(answer?.hasPrefix("HTTP/1.1 \(status)") == true, "\(key): \(answer ?? "no answer")")
                 if status == "400" {
@@ -328,8 +328,8 @@ import Testing
                 let seenReading = await eventually(within: 2) { server.lifecycle.inFlight == 1 }
                 let answer = try await overLoopback { () throws -> String? in
                     if stopsSending { connection.shutdownWrite() }
-                    defer { _ = try? connection.readsUntilClosed(within: .seconds(20)) }
-                    return try connection.response(within: .seconds(20))
+                    defer { _ = try? connection.readsUntilClosed(within: .answerDeadline) }
+                    return try connection.response(within: .answerDeadline)
                 }
                 // On a loaded machine the 2 s may pass before the client stops sending: a 408
                 // then, a refusal too.
@@ -359,8 +359,8 @@ import Testing
                 _ = try await overLoopback { () throws -> String? in
                     let connection = try LoopbackConnection(port: port)
                     try connection.send(request)
-                    defer { _ = try? connection.readsUntilClosed(within: .seconds(20)) }
-                    return try connection.response(within: .seconds(20))
+                    defer { _ = try? connection.readsUntilClosed(within: .answerDeadline) }
+                    return try connection.response(within: .answerDeadline)
                 }
             }
         }
@@ -378,8 +378,8 @@ import Testing
             let (answer, closed) = try await overLoopback { () throws -> (String?, Bool) in
                 let connection = try LoopbackConnection(port: port)
                 try connection.send("POST /v1/machines/counter/slow HTTP/1.1\r\nHost: localhost\r\nContent-Length: 30\r\n\r\n{\"acti")
-                let answer = try connection.response(within: .seconds(20))
-                return (answer, try connection.readsUntilClosed(within: .seconds(20)))
+                let answer = try connection.response(within: .answerDeadline)
+                return (answer, try connection.readsUntilClosed(within: .answerDeadline))
             }
             #expect(answer?.hasPrefix("HTTP/1.1 408 Request Timeout") == true, "\(answer ?? "no answer")")
             #expect(answer?.hasSuffix(#"{"error":"the request did not arrive whole within 300ms of its head, the limit (--connection-idle-timeout)"}"#) == true,
@@ -393,7 +393,7 @@ import Testing
                 let answer = try await overLoopback { () throws -> String? in
                     let connection = try LoopbackConnection(port: port)
                     try connection.send("GET /healthz HTTP/1.1\r\n\(hosts)\r\n")
-                    return try connection.response(within: .seconds(20))
+                    return try connection.response(within: .answerDeadline)
                 }
                 #expect(answer?.hasPrefix("HTTP/1.1 400 Bad Request") == true, "\(hosts.debugDescription): \(answer ?? "no answer")")
                 #expect(answer?.hasSuffix(#"{"error":"an HTTP/1.1 request needs one Host header field"}"#) == true, "\(answer ?? "no answer")")
@@ -401,9 +401,9 @@ import Testing
             let (answer, closed) = try await overLoopback { () throws -> (String?, Bool) in
                 let connection = try LoopbackConnection(port: port)
                 try connection.send("GET /healthz HTTP/1.0\r\n\r\n")
-                let answer = try connection.response(within: .seconds(20))
+                let answer = try connection.response(within: .answerDeadline)
                 // Well within the idle timeout (60 s).
-                return (answer, try connection.readsUntilClosed(within: .seconds(20)))
+                return (answer, try connection.readsUntilClosed(within: .answerDeadline))
             }
             #expect(answer?.contains(" 200 OK") == true, "\(answer ?? "no answer")")
             #expect(closed)

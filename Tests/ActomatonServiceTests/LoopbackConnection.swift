@@ -224,3 +224,11 @@ final class LoopbackConnection: @unchecked Sendable {
 func overLoopback<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
     try await offThePool(takingASlot: false, body)
 }
+
+extension Duration {
+    /// How long a test waits on a socket for what must come: an answer, a frame, a close. Only a
+    /// safety net, reached when something is wrong: passing, no test waits that long. Two
+    /// minutes, since the suite pinned to one core beside other builds left 20–30 s too short
+    /// for a handful of exchanges.
+    static var answerDeadline: Duration { .seconds(120) }
+}

@@ -258,9 +258,9 @@ import Testing
                 var seqs: [UInt64] = [], closes: [String] = []
                 while (seqs.last ?? 0) < total, closes.isEmpty {
                     let connection = try LoopbackConnection(port: port)
-                    _ = try connection.webSocketHandshake("/v1/machines/counter/b/watch?after=\(seqs.last ?? 0)", within: .seconds(30))
+                    _ = try connection.webSocketHandshake("/v1/machines/counter/b/watch?after=\(seqs.last ?? 0)", within: .answerDeadline)
                     for _ in 0..<3 where (seqs.last ?? 0) < total {
-                        guard let frame = try connection.webSocketTextOrClose(within: .seconds(30)) else { break }
+                        guard let frame = try connection.webSocketTextOrClose(within: .answerDeadline) else { break }
                         let text = String(decoding: frame.payload, as: UTF8.self)
                         guard frame.opcode == 1, let seq = UInt64(text.split(separator: #""seq":"#)[1].prefix { $0.isNumber }) else {
                             closes.append(text)
@@ -314,10 +314,10 @@ import Testing
             for _ in 0..<3 { #expect(try await client.post("r", #"{"action": "add", "args": [4]}"#).status == .ok) }
             store.holdsCommits.withLock { $0 = true }
             async let deleted = client.execute(uri: "/v1/machines/counter/r", method: .delete)
-            #expect(await eventually(within: 30) { store.commitHeld.withLock { $0 } }, "the forgetting is being committed")
+            #expect(await eventually(within: 120) { store.commitHeld.withLock { $0 } }, "the forgetting is being committed")
             async let sent = client.post("r", #"{"action": "add", "args": [1]}"#)
             // Behind the deletion, in the order they came (3 adds, the DELETE, this one).
-            #expect(await eventually(within: 30) { server.arrivals.entered == 5 }, "the request waits for the deletion")
+            #expect(await eventually(within: 120) { server.arrivals.entered == 5 }, "the request waits for the deletion")
             store.holdsCommits.withLock { $0 = false }
             store.releaseCommits.signal()
             #expect(try await deleted.status == .ok)

@@ -74,14 +74,14 @@ func withRunningServer<Value: Sendable>(plugins: [PluginType] = [counterType], j
 
 /// What a WebSocket client gets when the server closes the watch at `path`: the handshake's
 /// status line, the close frame's code and reason, and how many frames came before it (`nil`
-/// when no close came within 30 s). A
+/// when no close came within `Duration.answerDeadline`). A
 /// raw client (``LoopbackConnection``): HummingbirdWSClient sometimes misses a close frame
 /// sent right after the handshake and waits for ever.
 func webSocketClose(port: Int, _ path: String, headers: [String] = []) async throws -> (status: String, code: Int, reason: String, framesBefore: Int)? {
     try await overLoopback { () throws -> (status: String, code: Int, reason: String, framesBefore: Int)? in
         let connection = try LoopbackConnection(port: port)
-        guard let head = try connection.webSocketHandshake(path, headers: headers, within: .seconds(30)),
-              let close = try connection.webSocketClose(within: .seconds(30)) else { return nil }
+        guard let head = try connection.webSocketHandshake(path, headers: headers, within: .answerDeadline),
+              let close = try connection.webSocketClose(within: .answerDeadline) else { return nil }
         return (head.components(separatedBy: "\r\n")[0], close.code, close.reason, close.framesBefore)
     }
 }

@@ -70,8 +70,9 @@ package func exchange(input: Data? = nil, with stdin: Pipe? = nil, output: Pipe,
 package let blockingWorkSlots = DispatchSemaphore(value: ProcessInfo.processInfo.activeProcessorCount)
 
 /// Waits, by yielding (never sleeping), until `condition` holds; `false` if it does not within
-/// 20,000 yields and `seconds` of wall-clock time.
-package func eventually(within seconds: Int = 10, _ condition: () async -> Bool) async -> Bool {
+/// 20,000 yields and `seconds` of wall-clock time. The default is a safety net for a machine
+/// loaded by other suites and builds: passing, no test waits that long.
+package func eventually(within seconds: Int = 60, _ condition: () async -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + .seconds(seconds)
     var checks = 0
     while checks < 20_000 || ContinuousClock.now < deadline {
