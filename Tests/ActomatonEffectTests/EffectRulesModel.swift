@@ -4,9 +4,13 @@ import ActomatonEffect
 // The model of the effect rules that both stress tests check against: the task-level one
 // (`EffectQueueManagerStressTests`) and the pure state machine's (`EffectRuntimeStateMachineTests`).
 
-/// The queues of the stress tests: each policy, with one and two slots.
+/// The queues of the stress tests: each policy, with one and two slots; and, for the pure state
+/// machine's, three and forty, where effects leave the middle of a lane's slots.
 enum StressQueue: String, CaseIterable, Sendable, EffectQueue {
-    case newest1, newest2, discard1, suspend1, suspend2
+    case newest1, newest2, discard1, suspend1, suspend2, newest3, suspend40
+
+    /// The queues with one and two slots.
+    static let narrow: [StressQueue] = [.newest1, .newest2, .discard1, .suspend1, .suspend2]
 
     var effectQueuePolicy: EffectQueuePolicy {
         switch self {
@@ -15,6 +19,8 @@ enum StressQueue: String, CaseIterable, Sendable, EffectQueue {
         case .discard1: .runOldest(maxCount: 1, .discardNew)
         case .suspend1: .runOldest(maxCount: 1, .suspendNew)
         case .suspend2: .runOldest(maxCount: 2, .suspendNew)
+        case .newest3: .runNewest(maxCount: 3)
+        case .suspend40: .runOldest(maxCount: 40, .suspendNew)
         }
     }
 }

@@ -308,7 +308,7 @@ struct EffectRuntimeStateMachineTests {
                 // Computes for seconds: lets the tests waiting for the pool's threads run meanwhile.
                 if key % 1_000 == 0 { await Task.yield() }
                 let id = run.random.next() % 5 < 2 ? nil : Int(run.random.next() % 40)
-                let queue = run.random.next() % 5 < 2 ? nil : StressQueue.allCases[Int(run.random.next() % 5)]
+                let queue = run.random.next() % 5 < 2 ? nil : StressQueue.allCases[Int(run.random.next() % UInt64(StressQueue.allCases.count))]
                 run.start(key, id: id, queue: queue)
                 if run.random.next() % 10 == 0 { run.cancel(id: Int(run.random.next() % 40)) }
                 if run.random.next() % 50 == 0 { run.cancelTask() }
@@ -395,6 +395,56 @@ struct EffectRuntimeStateMachineTests {
             print("EffectRuntimeStateMachine: a backlog of 200,000 took \(fillRatio)x the time of 1,000 to fill, \(drainRatio)x to drain")
             #expect(fillRatio < 4_000, "filling 200,000 took \(fillRatio)x the time of 1,000")
             #expect(drainRatio < 4_000, "draining 200,000 took \(drainRatio)x the time of 1,000")
+        }
+    }
+
+    /// Regression: a lane of many slots copied its list of running effects (and, with a delay,
+    /// its starts to come) for each effect it started, the lane read out of its table sharing
+    /// them with it, and shifted the list for each effect that ended: O(n²) for n. Before, 100,000
+    /// took 450 times as long to start as 1,000 (2,700 times with a delay), and 330 times as long
+    /// to finish; now about 100 times, as the effects' count (500 times once, beside the other
+    /// tests: the bound, 1,000, is for a loaded machine). Finishing is also counted: the list
+    /// moves at most about 2n elements to take n out of its middle.
+    @Test(arguments: [EffectQueueDelay.none, .constant(0.001)])
+    func aLaneOfManySlotsStartsAndFinishesInLinearTime(delay: EffectQueueDelay) async {
+        await computeOffThePool {
+            func times(_ count: Int) -> (start: Duration, finish: Duration) {
+                var machine = Machine(randomSeed: 0)
+                let wide = AnyEffectQueue(ResizableLane(maxCount: .max, delay: delay))
+                var instances: [EffectInstanceID] = []
+                instances.reserveCapacity(count)
+                let clock = ContinuousClock()
+                let start = clock.measure {
+                    for _ in 0..<count {
+                        if case let (.run(instance), _) = machine.start(id: nil, queue: wide, now: { .zero }) { instances.append(instance) }
+                    }
+                }
+                #expect(machine.count == count)
+                // A quarter oldest first; the rest from the middle: every other one, then the others.
+                let rest = instances.dropFirst(count / 4)
+                let order = Array(instances.prefix(count / 4)) + rest.enumerated().filter { $0.offset % 2 == 1 }.map(\.element)
+                    + rest.enumerated().filter { $0.offset % 2 == 0 }.map(\.element)
+                var largest = (count: 0, stale: 0, moves: 0)
+                let finish = clock.measure {
+                    for (index, instance) in order.enumerated() {
+                        _ = machine.finish(instance, now: { .zero })
+                        if index == count / 2 { largest = machine.slotStorage(of: wide) ?? largest }
+                    }
+                }
+                #expect(machine.count == 0)
+                #expect(largest.count <= 2 * (count - count / 2) + 16, "\(largest.count) entries for \(count - count / 2) effects")
+                #expect(largest.moves <= 2 * count, "\(largest.moves) elements moved to finish \(count / 2)")
+                #expect(machine.lane(of: wide)?.active.isEmpty ?? true)
+                return (start, finish)
+            }
+            let baseline = (0..<5).map { _ in times(1_000) }
+            let large = (0..<3).map { _ in times(100_000) }
+            let startRatio = large.map(\.start).min()! / baseline.map(\.start).min()!
+            let finishRatio = large.map(\.finish).min()! / baseline.map(\.finish).min()!
+            print("EffectRuntimeStateMachine: 100,000 in one lane took \(startRatio)x the time of 1,000 to start, "
+                  + "\(finishRatio)x to finish (delay \(delay))")
+            #expect(startRatio < 1_000, "start: \(startRatio)x")
+            #expect(finishRatio < 1_000, "finish: \(finishRatio)x")
         }
     }
 

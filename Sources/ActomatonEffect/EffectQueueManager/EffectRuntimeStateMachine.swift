@@ -71,7 +71,15 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
         /// The latest queue value's policy and delay: a lane follows what was sent last.
         var policy: EffectQueuePolicy
         var delay: EffectQueueDelay
-        var active: [EffectInstanceID] = []
+        /// The effects that hold a slot, oldest first, and some removed meanwhile: as in
+        /// `waiting`, a removed one is left in place (unless first or last) and compacted away
+        /// once they are half of the list, so that finishing n effects of a lane of many slots
+        /// costs O(n), not O(n²). The first is always one still holding its slot.
+        var active = FIFOQueue<EffectInstanceID>()
+        /// How many effects hold a slot.
+        var activeCount = 0
+        /// How many of `active` were removed.
+        var staleActiveCount = 0
         /// The effects waiting for a slot, oldest first, and some removed meanwhile: a removed
         /// one is left in place and skipped when its turn comes, so that cancelling a backlog
         /// of n costs O(n), not O(n²) (``staleWaitingCount``).
@@ -143,7 +151,7 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
         /// A lane with nothing in it and no delay to remember — none, or its longest past since
         /// the last start — can be dropped.
         func isForgettable(now: () -> Duration) -> Bool {
-            guard active.isEmpty, waiting.isEmpty else { return false }
+            guard activeCount == 0, waiting.isEmpty else { return false }
             guard delay != .none, let lastStart else { return true }
             return lastStart + delay.longest <= now()
         }
@@ -252,13 +260,13 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
             var lane = lanes[queue] ?? Lane(queue)
             switch lane.policy {
             case .runNewest:
-                while lane.active.count >= lane.maxCount, let oldest = lane.active.first {
+                while lane.activeCount >= lane.maxCount, let oldest = lane.active.first {
                     remove(oldest, cancelling: true, now: now, aftermath: &aftermath)
                     lane = lanes[queue] ?? Lane(queue)
                 }
-            case .runOldest(_, .discardNew) where lane.active.count >= lane.maxCount:
+            case .runOldest(_, .discardNew) where lane.activeCount >= lane.maxCount:
                 return (.discard, aftermath)
-            case .runOldest(_, .suspendNew) where lane.active.count >= lane.maxCount:
+            case .runOldest(_, .suspendNew) where lane.activeCount >= lane.maxCount:
                 phase = .waiting
                 // Out of the table until put back below: shared with it, the lane would copy its
                 // whole backlog to append to it.
@@ -268,8 +276,11 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
                 break
             }
             if case .admitted = phase {
+                // Out of the table while it changes, as below.
+                lanes[queue] = nil
                 phase = .admitted(start: nextStart(in: &lane, for: instance, now: now))
                 lane.active.append(instance)
+                lane.activeCount += 1
             }
             lanes[queue] = lane
         }
@@ -331,7 +342,9 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
         lanes = lanes.compactMapValues { lane in
             var lane = lane
             lane.takeBackEveryStart(now: now)
-            lane.active = []
+            lane.active = FIFOQueue()
+            lane.activeCount = 0
+            lane.staleActiveCount = 0
             lane.waiting = FIFOQueue()
             lane.staleWaitingCount = 0
             return lane.isForgettable(now: now) ? nil : lane
@@ -433,8 +446,8 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
             lane.passStarts(upTo: now)
             if start > now { lane.takeBackStart(of: instance) }
         }
-        if let index = lane.active.firstIndex(of: instance) {
-            lane.active.remove(at: index)
+        if record.phase.start != nil {
+            removeFromSlots(instance, in: &lane)
             admitWaiting(in: &lane, now: now, aftermath: &aftermath)
         } else {
             // Still in `waiting`, skipped when its turn comes. Compacted once half of it is
@@ -447,6 +460,31 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
             }
         }
         if !lane.isForgettable(now: now) { lanes[queue] = lane }
+    }
+
+    /// Takes `instance`, removed from `records`, out of `lane`'s slots: at once if it is the
+    /// first or the last, with the removed ones behind or before it; otherwise left in place.
+    private func removeFromSlots(_ instance: EffectInstanceID, in lane: inout Lane) {
+        lane.activeCount -= 1
+        if lane.active.first == instance {
+            _ = lane.active.popFirst()
+            while let first = lane.active.first, records[first] == nil {
+                _ = lane.active.popFirst()
+                lane.staleActiveCount -= 1
+            }
+        } else if lane.active.last == instance {
+            _ = lane.active.popLast()
+            while let last = lane.active.last, records[last] == nil {
+                _ = lane.active.popLast()
+                lane.staleActiveCount -= 1
+            }
+        } else {
+            lane.staleActiveCount += 1
+            if lane.staleActiveCount >= 16, lane.staleActiveCount * 2 >= lane.active.count {
+                lane.active.removeAll { records[$0] == nil }
+                lane.staleActiveCount = 0
+            }
+        }
     }
 
     /// Drops the lanes with nothing in them whose delay has passed; the next sweep comes when
@@ -462,13 +500,14 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
 
     /// Gives free slots to waiting effects, oldest first.
     private mutating func admitWaiting(in lane: inout Lane, now: () -> Duration, aftermath: inout Aftermath) {
-        while lane.active.count < lane.maxCount, let next = lane.waiting.popFirst() {
+        while lane.activeCount < lane.maxCount, let next = lane.waiting.popFirst() {
             guard var record = records[next] else {
                 lane.staleWaitingCount -= 1
                 continue
             }
             let start = nextStart(in: &lane, for: next, now: now)
             lane.active.append(next)
+            lane.activeCount += 1
             if case let .parked(continuation) = record.phase {
                 record.phase = .started(start: start)
                 aftermath.continuationsToResume.append((continuation, start))
@@ -486,7 +525,9 @@ extension EffectRuntimeStateMachine {
     /// The effects of `queue`'s lane that hold a slot and those waiting for one, oldest first;
     /// `nil` when the lane is forgotten.
     func lane(of queue: AnyEffectQueue) -> (active: [EffectInstanceID], waiting: [EffectInstanceID])? {
-        lanes[queue].map { lane in (lane.active, lane.waiting.elements.filter { records[$0] != nil }) }
+        lanes[queue].map { lane in
+            (lane.active.elements.filter { records[$0] != nil }, lane.waiting.elements.filter { records[$0] != nil })
+        }
     }
 
     /// The room `queue`'s lane keeps for waiting effects, how many of its entries are effects
@@ -494,6 +535,13 @@ extension EffectRuntimeStateMachine {
     /// forgotten.
     func waitingStorage(of queue: AnyEffectQueue) -> (capacity: Int, stale: Int, moves: Int)? {
         lanes[queue].map { ($0.waiting.capacity, $0.staleWaitingCount, $0.waiting.moveCount) }
+    }
+
+    /// How many entries `queue`'s list of effects holding a slot has, how many of them are
+    /// effects removed meanwhile, and how many elements the list has moved; `nil` when the lane
+    /// is forgotten.
+    func slotStorage(of queue: AnyEffectQueue) -> (count: Int, stale: Int, moves: Int)? {
+        lanes[queue].map { ($0.active.count, $0.staleActiveCount, $0.active.moveCount) }
     }
 
     /// How many starts still to come `queue`'s lane keeps, to take back those whose effects are
