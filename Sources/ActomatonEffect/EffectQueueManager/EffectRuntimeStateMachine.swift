@@ -148,6 +148,7 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
             futureStarts = FIFOQueue()
             takenBack = []
         }
+
         /// A lane with nothing in it and no delay to remember — none, or its longest past since
         /// the last start — can be dropped.
         func isForgettable(now: () -> Duration) -> Bool {
