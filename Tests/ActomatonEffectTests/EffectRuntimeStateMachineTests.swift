@@ -448,6 +448,39 @@ struct EffectRuntimeStateMachineTests {
         }
     }
 
+    /// Regression (review): making room in a `.runNewest` lane, the lane read out of its table
+    /// still shared its lists with it while the oldest effect was removed through the table, so
+    /// each start copied them: O(slots) for each effect. With a delay, each effect a start
+    /// pushed out had its start still to come, and the set of starts taken back was copied
+    /// whole. A start into a full lane of 30,000 slots cost 4–6 times one into 1,000 with a delay
+    /// (2.5 times allowed, each figure the best of three); now 0.6–1 times.
+    @Test(arguments: [EffectQueueDelay.none, .constant(1)])
+    func makingRoomInAWideRunNewestLaneCostsTheSameWhateverItsWidth(delay: EffectQueueDelay) async {
+        struct Newest: EffectQueue {
+            let width: Int
+            let delay: EffectQueueDelay
+            var effectQueuePolicy: EffectQueuePolicy { .runNewest(maxCount: width) }
+            var effectQueueDelay: EffectQueueDelay { delay }
+        }
+        await computeOffThePool {
+            func timePerStart(width: Int) -> Duration {
+                var machine = Machine(randomSeed: 0)
+                let queue = AnyEffectQueue(Newest(width: width, delay: delay))
+                for _ in 0..<width { _ = machine.start(id: nil, queue: queue, now: { .zero }) }
+                // Each start now pushes the oldest out.
+                let time = ContinuousClock().measure {
+                    for _ in 0..<width { _ = machine.start(id: nil, queue: queue, now: { .zero }) }
+                }
+                #expect(machine.count == width)
+                return time / width
+            }
+            let narrow = (0..<3).map { _ in timePerStart(width: 1_000) }.min()!
+            let wide = (0..<3).map { _ in timePerStart(width: 30_000) }.min()!
+            print("EffectRuntimeStateMachine: a start into a full runNewest lane of 30,000 cost \(wide / narrow)x one into 1,000 (delay \(delay))")
+            #expect(wide / narrow < 2.5, "\(wide / narrow)x")
+        }
+    }
+
     /// A lane of one slot holding `count` effects: the first in the slot, the rest waiting.
     private func backlog(of count: Int) -> (machine: Machine, queue: AnyEffectQueue, instances: [EffectInstanceID]) {
         var machine = Machine(randomSeed: 0)

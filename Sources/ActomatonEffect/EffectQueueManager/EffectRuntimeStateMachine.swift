@@ -258,27 +258,23 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
         if let queue {
             update(queue, now: now, aftermath: &aftermath)
             if lanes[queue] == nil, lanes.count >= laneSweepThreshold { sweepLanes(now: now) }
-            var lane = lanes[queue] ?? Lane(queue)
-            switch lane.policy {
-            case .runNewest:
-                while lane.activeCount >= lane.maxCount, let oldest = lane.active.first {
-                    remove(oldest, cancelling: true, now: now, aftermath: &aftermath)
-                    lane = lanes[queue] ?? Lane(queue)
-                }
-            case .runOldest(_, .discardNew) where lane.activeCount >= lane.maxCount:
-                return (.discard, aftermath)
-            case .runOldest(_, .suspendNew) where lane.activeCount >= lane.maxCount:
-                phase = .waiting
-                // Out of the table until put back below: shared with it, the lane would copy its
-                // whole backlog to append to it.
-                lanes[queue] = nil
-                lane.waiting.append(instance)
-            case .runOldest:
-                break
+            // `.runNewest` makes room: its oldest effects are removed as any other, through the
+            // table, with no copy of the lane held meanwhile.
+            while let oldest = oldestToMakeRoom(in: queue) {
+                remove(oldest, cancelling: true, now: now, aftermath: &aftermath)
             }
-            if case .admitted = phase {
-                // Out of the table while it changes, as below.
-                lanes[queue] = nil
+            // Out of the table while it changes: shared with it, its lists would be copied for
+            // each effect.
+            var lane = lanes.removeValue(forKey: queue) ?? Lane(queue)
+            let isFull = lane.activeCount >= lane.maxCount
+            switch lane.policy {
+            case .runOldest(_, .discardNew) where isFull:
+                lanes[queue] = lane
+                return (.discard, aftermath)
+            case .runOldest(_, .suspendNew) where isFull:
+                phase = .waiting
+                lane.waiting.append(instance)
+            case .runNewest, .runOldest:
                 phase = .admitted(start: nextStart(in: &lane, for: instance, now: now))
                 lane.active.append(instance)
                 lane.activeCount += 1
@@ -445,7 +441,10 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
         if let start = record.phase.start, !lane.futureStarts.isEmpty {
             let now = now()
             lane.passStarts(upTo: now)
-            if start > now { lane.takeBackStart(of: instance) }
+            // A start that has passed is kept, though the clock read for this removal may be
+            // earlier than the one that passed it (each is read before the lock).
+            let hasPassed = lane.lastPastStart.map { start <= $0 } ?? false
+            if start > now, !hasPassed { lane.takeBackStart(of: instance) }
         }
         if record.phase.start != nil {
             removeFromSlots(instance, in: &lane)
@@ -461,6 +460,13 @@ struct EffectRuntimeStateMachine<TaskHandle, Continuation> {
             }
         }
         if !lane.isForgettable(now: now) { lanes[queue] = lane }
+    }
+
+    /// The oldest effect of `queue`'s lane, when it is a full `.runNewest` lane: the one a new
+    /// effect pushes out.
+    private func oldestToMakeRoom(in queue: AnyEffectQueue) -> EffectInstanceID? {
+        guard let lane = lanes[queue], case .runNewest = lane.policy, lane.activeCount >= lane.maxCount else { return nil }
+        return lane.active.first
     }
 
     /// Takes `instance`, removed from `records`, out of `lane`'s slots: at once if it is the
