@@ -16,13 +16,8 @@ public final class EffectBudget: Sendable {
     public let byteLimit: Int
     private let current = Atomic<Int>(0)
     private let currentBytes = Atomic<Int>(0)
-    /// The tasks waiting for no token to be held (``waitUntilEmpty()``), by number.
-    private let emptyWaiters = Mutex(EmptyWaiters())
-
-    private struct EmptyWaiters: ~Copyable {
-        var next = 0
-        var waiting: [Int: CheckedContinuation<Void, Never>] = [:]
-    }
+    /// The tasks waiting for no token to be held (``waitUntilEmpty()``).
+    private let emptyWaiters = ConditionWaiters()
 
     /// Creates a budget of `limit` effects carrying at most `byteLimit` bytes.
     public init(limit: Int, byteLimit: Int = PluginLimits.maxPendingEffectBytes) {
@@ -46,33 +41,8 @@ public final class EffectBudget: Sendable {
     /// or it was dropped). Another may take one before the caller runs again. Returns at once
     /// when the waiting task is cancelled.
     public func waitUntilEmpty() async {
-        let number = emptyWaiters.withLock { waiters in
-            defer { waiters.next += 1 }
-            return waiters.next
-        }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                // Checked under the lock a release takes after counting down, so no wake-up is lost.
-                let resumeNow = emptyWaiters.withLock { waiters in
-                    if current.load(ordering: .relaxed) == 0 || Task.isCancelled { return true }
-                    waiters.waiting[number] = continuation
-                    return false
-                }
-                if resumeNow { continuation.resume() }
-            }
-        } onCancel: {
-            emptyWaiters.withLock { $0.waiting.removeValue(forKey: number) }?.resume()
-        }
-    }
-
-    /// Wakes the tasks waiting for no token to be held.
-    private func wakeEmptyWaiters() {
-        let waiters = emptyWaiters.withLock { waiters -> [CheckedContinuation<Void, Never>] in
-            guard current.load(ordering: .relaxed) == 0 else { return [] }
-            defer { waiters.waiting = [:] }
-            return Array(waiters.waiting.values)
-        }
-        for waiter in waiters { waiter.resume() }
+        // A release counts down, then wakes: a waiter registers, then checks the count.
+        await emptyWaiters.wait { current.load(ordering: .relaxed) == 0 }
     }
 
     /// Why effects adding `count` more and `bytes` more cannot be taken now, or `nil` when
@@ -107,7 +77,7 @@ public final class EffectBudget: Sendable {
 
         deinit {
             budget.currentBytes.subtract(bytes, ordering: .relaxed)
-            if budget.current.subtract(1, ordering: .relaxed).newValue == 0 { budget.wakeEmptyWaiters() }
+            if budget.current.subtract(1, ordering: .relaxed).newValue == 0 { budget.emptyWaiters.wakeAll() }
         }
     }
 }

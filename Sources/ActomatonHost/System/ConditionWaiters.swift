@@ -1,11 +1,12 @@
 import Synchronization
 
-/// Tasks waiting until a condition that another lock guards holds — no request in flight, a
-/// shutdown begun, no watcher left — woken by whoever makes it hold.
+/// Tasks waiting until a condition that another lock (or an atomic) guards holds — no request
+/// in flight, a shutdown begun, no watcher left, no effect holding a place in a budget — woken
+/// by whoever makes it hold.
 ///
 /// A waiter registers first and then checks the condition, and a waker changes the state
 /// first and then wakes everyone registered, so no wake is missed between the two.
-final class ConditionWaiters: Sendable {
+package final class ConditionWaiters: Sendable {
     private struct State {
         var next = 0
         var waiting: [Int: CheckedContinuation<Void, Never>] = [:]
@@ -13,9 +14,12 @@ final class ConditionWaiters: Sendable {
 
     private let state = Mutex(State())
 
+    /// No task waiting yet.
+    package init() {}
+
     /// Returns once `holds()` is true — at once, or at the next ``wakeAll()`` — or when the
     /// task is cancelled.
-    func wait(until holds: () -> Bool) async {
+    package func wait(until holds: () -> Bool) async {
         let id = state.withLock { state in
             defer { state.next += 1 }
             return state.next
@@ -31,7 +35,7 @@ final class ConditionWaiters: Sendable {
     }
 
     /// Wakes every waiter: call it after making the condition hold.
-    func wakeAll() {
+    package func wakeAll() {
         for waiter in state.withLock({ state in defer { state.waiting = [:] }; return Array(state.waiting.values) }) {
             waiter.resume()
         }
