@@ -7,6 +7,8 @@ Runs, one after another on this machine, with wrk beside the server:
   2. `serve --listen` with the C counter in-process, in memory;
   3. the same with `--state FILE --sync always` (every answer waits for its fsync; requests
      from all connections share commits);
+  4. the counter in worker processes, as `serve` runs plugins by default: one per instance,
+     all started before the run;
 each with CONNECTIONS keep-alive connections POSTing `add 1` to KEYS instances for SECONDS.
 Then the memory of 10,000 counter instances, active and passivated (the resident set of the
 server process before and after), and 1,000 WebSocket watchers on one instance: how long each
@@ -98,10 +100,14 @@ def wrk(port, seconds, connections, keys, scratch):
     return rate, milliseconds("50%"), milliseconds("99%"), requests, failures
 
 
-def load(name, command, args, scratch):
+def load(name, command, args, scratch, all_instances_first=False):
     process, port = start(command)
     try:
         wrk(port, 2, args.connections, args.keys, scratch)  # warm-up: the instances are made
+        # A worker process starts with its instance's first action: all of them before the run.
+        deadline = time.monotonic() + 120
+        while all_instances_first and metric(port, "actomaton_instances_active") < args.keys and time.monotonic() < deadline:
+            wrk(port, 2, args.connections, args.keys, scratch)
         rate, p50, p99, requests, failures = wrk(port, args.seconds, args.connections, args.keys, scratch)
     finally:
         stop(process)
@@ -330,6 +336,9 @@ def main():
             rows.append(("serve --listen, C counter in-process", *load("in memory", serve, args, scratch)))
             state = os.path.join(scratch, "state.sqlite")
             rows.append(("… with --state --sync always", *load("--sync always", serve + ["--state", state, "--sync", "always"], args, scratch)))
+            in_workers = [argument for argument in serve if argument not in ("--isolation", "none")]
+            rows.append((f"serve --listen, C counter in {args.keys:,} worker processes (serve's default)",
+                         *load("in workers", in_workers, args, scratch, all_instances_first=True)))
         if args.only in (None, "memory"):
             active, passivated, passivated_count = memory(args.host, plugins, args.instances)
         latencies = {}

@@ -111,8 +111,12 @@ static actomaton_status restore(void *state, const uint8_t *bytes, size_t length
     return ACTOMATON_OK;
 }
 
+// describe_mode 8 to 13: `describe` fails as misbehaviour 1 to 6.
+#define DESCRIBE_MISBEHAVES 8
+
 static size_t describe(const void *state, char *buffer, size_t capacity) {
     const hostile_state *s = state;
+    if (s->describe_mode >= DESCRIBE_MISBEHAVES) misbehave((int)(s->describe_mode - DESCRIBE_MISBEHAVES + 1));
     char text[128];
     switch (s->describe_mode) {
     case SIZE_CONTROLS: snprintf(text, sizeof text, "{\"value\":%d}\nerror: forged line\x1b[2J\x1b]0;title\a", s->value); break;

@@ -197,6 +197,62 @@ struct IsolationTests {
         #expect(try await hostile.describe().hasPrefix(#"{"value":4"#))
     }
 
+    /// A machine whose transitions carry the state has it answered with each action: one round
+    /// trip with the worker, not two (three with active nodes); the description is the state
+    /// the action left, refused or not, and is had once.
+    @Test(arguments: [("fixture_hostile_entry", false), ("fixture_diagram_entry", true)])
+    func anActionAndTheStateItLeavesTakeOneRoundTrip(entry: String, namesActiveNodes: Bool) throws {
+        let (path, loadOptions) = fixture(entry)
+        let instance = try IsolatedInstance.start(path: path, loadOptions: loadOptions, options: options(), log: { _ in })
+        #expect(instance.plugin.manifest.namesActiveNodes == namesActiveNodes)
+        // Without: a round trip for each call.
+        // Values past the diagram fixture's special cases: its active node is "value N".
+        _ = try instance.perform(instance.plugin.action("set", [.int(20)])).get()
+        #expect(try instance.describe().hasPrefix(#"{"value":20"#))
+        _ = try instance.activeNodes()
+        #expect(instance.roundTrips == (namesActiveNodes ? 3 : 2))
+
+        instance.prefetchesDescriptions = true
+        for value in 21...23 {
+            _ = try instance.perform(instance.plugin.action("set", [.int(Int64(value))])).get()
+            #expect(try instance.describe().hasPrefix(#"{"value":\#(value)"#))
+            if namesActiveNodes { #expect(try instance.activeNodes() == ["value \(value)"]) }
+        }
+        #expect(instance.roundTrips == (namesActiveNodes ? 6 : 5))
+        // Had once: asked again, the description is a round trip of its own.
+        #expect(try instance.describe().hasPrefix(#"{"value":23"#))
+        #expect(instance.roundTrips == (namesActiveNodes ? 7 : 6))
+        guard !namesActiveNodes else { return }
+        // A refused action that changed the state: the description is the state it left.
+        #expect(throws: PluginCallError.Reason.self) { try instance.perform(instance.plugin.action("change_then_invalid", [.int(8)])).get() }
+        #expect(try instance.describe() == #"{"value":8}"#)
+        #expect(instance.roundTrips == 7)
+    }
+
+    /// A worker that fails while it describes the state an action left: the action stands (it
+    /// was answered), and the description says how the worker failed and came back, from the
+    /// state the action left; the next action is described again.
+    @Test(arguments: zip(failures, 8...13))
+    func aWorkerThatFailsDescribingTheStateKeepsTheAction(failure: (how: String, cause: String), mode: Int) async throws {
+        let (path, loadOptions) = fixture("fixture_hostile_entry")
+        let machine = try PluginMachine(isolatedPluginAt: path, loadOptions: loadOptions,
+                                        workerOptions: options(timeout: failure.how == "spin" ? .milliseconds(500) : .seconds(20)),
+                                        describesState: true, log: { _ in })
+        try await machine.send("set", [.int(4)])
+        let pid = try #require(await machine.workerProcessID)
+        let transition = try await machine.send("describe_mode", [.uint(UInt64(mode))])
+        guard case let .failure(error)? = transition.state else {
+            Issue.record("\(failure.how): the state was described: \(String(describing: transition.state))")
+            return
+        }
+        #expect(error.description == "plugin hostile: the description failed: the plugin \(failure.cause); restarted from its last state")
+        #expect(await machine.workerProcessID != pid)
+        // The replayed state describes the same way; set back, the state is the one before.
+        let reset = try await machine.send("describe_mode", [.uint(0)])
+        #expect(try reset.state?.get() == #"{"value":4}"#)
+        #expect(try await machine.send("set", [.int(5)]).state?.get() == #"{"value":5}"#)
+    }
+
     @Test func effectsWorkThroughAWorker() async throws {
         let recorder = Recorder()
         let counter = try PluginMachine(isolatedPluginAt: plugin("CounterPlugin"), workerOptions: options(), observer: recorder.record, observesSends: true)

@@ -124,6 +124,61 @@ struct WorkerChannelTests {
         #expect(ended)
     }
 
+    /// A wait spins while spinning pays: after a spin that was not answered within its window,
+    /// waits sleep at once, but every `probeInterval`-th, which spins to see whether spinning
+    /// pays again; one that does brings the spinning back.
+    @Test func waitsSpinWhileSpinningPays() {
+        var advice = SpinAdvice()
+        let first = advice.spinsThisWait()
+        #expect(first, "a first wait spins")
+        advice.spun(paid: true)
+        let goingOn = (0..<100).map { _ in advice.spinsThisWait() }
+        #expect(!goingOn.contains(false), "spins that pay go on")
+        advice.spun(paid: false)
+        for round in 0..<3 {
+            let spins = (1...SpinAdvice.probeInterval).map { _ in advice.spinsThisWait() }
+            #expect(spins == Array(repeating: false, count: SpinAdvice.probeInterval - 1) + [true], "round \(round)")
+            advice.spun(paid: false)
+        }
+        let probes = (1...SpinAdvice.probeInterval).map { _ in advice.spinsThisWait() }
+        #expect(probes.last == true, "the probe")
+        advice.spun(paid: true)
+        let back = (0..<2).map { _ in advice.spinsThisWait() }
+        #expect(back == [true, true], "a probe that paid brings the spinning back")
+    }
+
+    /// A host whose answer comes long after its spin window (the worker is asleep, or waits for
+    /// a core) stops spinning; the channel still delivers every frame, spinning or not.
+    @Test func anAnswerPastTheSpinWindowStopsTheSpinning() async throws {
+        let pair = try ChannelPair()
+        let worker = pair.worker
+        #expect(pair.host.spinAdvice.lastSpinPaid)
+        let done = Self.onAnotherThread {
+            guard (try? worker.receiveRequest(deadline: .now + .seconds(60))) != nil else { return }
+            usleep(20_000)
+            _ = try? worker.send(WorkerReply.log("late"))
+            for index in 0..<40 {
+                guard (try? worker.receiveRequest(deadline: .now + .seconds(60))) != nil,
+                      (try? worker.send(WorkerReply.log("n\(index)"))) != nil else { return }
+            }
+        }
+        let (late, replies) = try await onThreadOfItsOwn {
+            try pair.host.send(WorkerRequest.describe, deadline: .now + .seconds(60))
+            let late = try pair.host.receiveReply(deadline: .now + .seconds(60), vocabulary: nil)
+            let stopped = !pair.host.spinAdvice.lastSpinPaid
+            var replies: [WorkerReply] = []
+            for _ in 0..<40 {
+                try pair.host.send(WorkerRequest.describe, deadline: .now + .seconds(60))
+                replies.append(try pair.host.receiveReply(deadline: .now + .seconds(60), vocabulary: nil))
+            }
+            return ((late, stopped), replies)
+        }
+        #expect(late.0 == .log("late"))
+        #expect(late.1, "a spin of 50 µs that waited 20 ms did not pay")
+        #expect(replies == (0..<40).map { .log("n\($0)") })
+        #expect(done.wait(timeout: .now() + 60) == .success)
+    }
+
     /// A frame put while the other side does not spin on its ring rings the doorbell (one
     /// byte on the socket), which wakes a side asleep in `poll`. A frame taken without sleeping
     /// leaves its doorbell; the next look between calls reads it (else the idle thread's `poll`

@@ -199,12 +199,14 @@ public actor PluginMachine: EffectQueueHost {
         let effects = EffectQueueManager<PluginMachineAction>(clock: clock, onFailure: Self.reportEffectFailure)
         self.effects = effects
         effects.connect(to: self)
-        attachIdleWatch(to: runtime)
+        attach(to: runtime)
     }
 
-    /// Lets an isolated runtime's worker be read between calls, on the machine's thread.
-    private nonisolated func attachIdleWatch(to runtime: any PluginRuntime) {
+    /// Lets an isolated runtime's worker be read between calls, on the machine's thread, and
+    /// answer each action with the description the transition carries.
+    private nonisolated func attach(to runtime: any PluginRuntime) {
         guard case let .thread(thread) = executor, let isolated = runtime as? IsolatedInstance else { return }
+        isolated.prefetchesDescriptions = describesState
         isolated.idleWatcher = { thread.watchWhileIdle($0) }
     }
 
@@ -521,7 +523,7 @@ public actor PluginMachine: EffectQueueHost {
         }
         do throws(PluginCallError.Reason) { try replacement.restore(snapshot) } catch { throw PluginLoadError(.stateNotCarriedOver(error), at: path) }
         runtime = replacement
-        attachIdleWatch(to: replacement)
+        attach(to: replacement)
         pluginVersion = replacement.plugin.manifest.version
         currentPlugin.withLock { $0 = replacement.plugin }
         // The journal's next replay starts from a state the new version restored.

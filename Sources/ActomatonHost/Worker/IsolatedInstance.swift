@@ -36,6 +36,15 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
     }
     /// How the worker failed while the machine was idle; the next call reports it.
     private var idleFailure: String?
+    /// Whether each action is followed, in the same round trip, by the description of the
+    /// state it leaves (and its active nodes, when the plugin names any): set by a machine
+    /// whose transitions carry them, which asks for them right after each action.
+    var prefetchesDescriptions = false
+    /// The description and active nodes read with the last action, for the ``describe()`` and
+    /// ``activeNodes()`` right after it; an action, a restore or a recovery drops them.
+    private var prefetched = Prefetched()
+    /// How many round trips calls have made with workers (for tests).
+    private(set) var roundTrips = 0
 
     private init(plugin: Plugin, worker: WorkerProcess, options: WorkerOptions, loadOptions: Plugin.LoadOptions,
                  log: @escaping @Sendable (String) -> Void, effectBudget: EffectBudget) {
@@ -111,9 +120,17 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
 
     // MARK: Calls
 
-    /// Runs `action` in the worker.
+    /// Runs `action` in the worker; with ``prefetchesDescriptions``, asks for the description
+    /// (and active nodes) in the same round trip: the worker answers them in turn.
     func perform(_ action: PluginAction) -> PluginInstance.Outcome {
-        let result = call("'\(action)'", .perform(name: action.name, arguments: action.arguments)) { reply throws(WorkerProtocol.Violation) in
+        prefetched = Prefetched()
+        var followedBy: [WorkerRequest] = []
+        if prefetchesDescriptions {
+            followedBy.append(.describe)
+            if plugin.manifest.namesActiveNodes { followedBy.append(.active) }
+        }
+        let result = call("'\(action)'", .perform(name: action.name, arguments: action.arguments),
+                          followedBy: followedBy) { reply throws(WorkerProtocol.Violation) in
             switch reply {
             case let .performed(requests): return PluginInstance.Outcome.success(requests)
             case let .failed(reason): return .failure(reason)
@@ -154,6 +171,7 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
 
     /// Replaces the state with one read from `bytes`.
     func restore(_ bytes: [UInt8]) throws(PluginCallError.Reason) {
+        prefetched = Prefetched()
         let result = call("the restore", .restore(bytes)) { reply throws(WorkerProtocol.Violation) in
             switch reply {
             case .restored: return Result<Void, PluginCallError.Reason>.success(())
@@ -167,6 +185,10 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
 
     /// The plugin's description of its state.
     func describe() throws(PluginCallError.Reason) -> String {
+        if let description = prefetched.description {
+            prefetched.description = nil
+            return try description.get()
+        }
         let result = call("the description", .describe) { reply throws(WorkerProtocol.Violation) in
             switch reply {
             case let .described(text): return Result<String, PluginCallError.Reason>.success(text)
@@ -181,6 +203,10 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
     /// `nil`, without a round trip, when the plugin names none.
     func activeNodes() throws(PluginCallError.Reason) -> [String]? {
         guard plugin.manifest.namesActiveNodes else { return nil }
+        if let names = prefetched.activeNodes {
+            prefetched.activeNodes = nil
+            return try names.get()
+        }
         let result = call("the active nodes", .active) { reply throws(WorkerProtocol.Violation) in
             switch reply {
             case let .activeNodes(names): return Result<[String]?, PluginCallError.Reason>.success(names)
@@ -206,9 +232,14 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
 
     /// One round trip: sends `request`, reads the answer with `reply`. When the worker fails,
     /// recovers and returns why the call failed.
+    ///
+    /// `followedBy` (a description, active nodes) are sent with `request` and answered after
+    /// it, into ``prefetched``. The call's outcome is `request`'s alone: when the worker fails
+    /// on one of them, the next call reports it and recovers, as for a failure between calls.
     private func call<T>(
         _ what: String,
         _ request: WorkerRequest,
+        followedBy: [WorkerRequest] = [],
         reply: (WorkerReply) throws(WorkerProtocol.Violation) -> T
     ) -> Result<T, PluginCallError.Reason> {
         guard let worker else { return .failure(recovery.stopped ?? .pluginStopped("its worker could not be restarted")) }
@@ -216,18 +247,33 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
             idleFailure = nil
             return .failure(.workerFailed(call: what, cause: cause, recovery: recover()))
         }
+        let answered: T
+        roundTrips += 1
         do throws(WorkerChannel.Failure) {
-            let answer = try roundTrip(request, deadline: .now + options.actionTimeout)
-            do { return .success(try reply(answer)) } catch { throw .violation(error) }
+            let answer = try Self.roundTrip(request, followedBy: followedBy, on: worker, vocabulary: plugin,
+                                            deadline: .now + options.actionTimeout, log: log)
+            do { answered = try reply(answer) } catch { throw .violation(error) }
         } catch {
             let cause = Self.describe(error, of: worker, timeout: options.actionTimeout)
             return .failure(.workerFailed(call: what, cause: cause, recovery: recover()))
         }
+        for request in followedBy {
+            do throws(WorkerChannel.Failure) {
+                let answer = try Self.nextReply(on: worker, vocabulary: plugin, deadline: .now + options.actionTimeout, log: log)
+                do { try prefetched.keep(answer, answering: request) } catch { throw .violation(error) }
+            } catch {
+                prefetched = Prefetched()
+                idleFailure = Self.describe(error, of: worker, timeout: options.actionTimeout)
+                break
+            }
+        }
+        return .success(answered)
     }
 
     /// Counts a completed action; takes a snapshot every ``WorkerOptions/snapshotInterval``.
     private func completed(_ action: PluginAction) {
-        guard recovery.completed(action) else { return }
+        // A worker that failed on what followed the action is recovered by the next call.
+        guard recovery.completed(action), idleFailure == nil else { return }
         // A failure here was handled by `call`; the actions stay for a replay.
         do { _ = try snapshot() } catch {
             // The host's own finding, not the plugin's log: an error line of its own.
@@ -284,6 +330,7 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
     /// Replaces the failed worker (``SupervisedRecovery``), or stops the plugin; says which.
     private func recover() -> String {
         worker = nil
+        prefetched = Prefetched()
         let (plugin, path, loadOptions, options, log) = (self.plugin, plugin.path, self.loadOptions, self.options, self.log)
         let (replacement, words) = recovery.recover(
             rebuiltWords: "restarted from its last state",
@@ -326,9 +373,16 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
 
     /// Sends `request` to `worker` and returns the first reply that is not a log line; log
     /// lines go to `log` on the way.
-    private static func roundTrip(_ request: WorkerRequest, on worker: WorkerProcess, vocabulary plugin: Plugin?,
+    private static func roundTrip(_ request: WorkerRequest, followedBy: [WorkerRequest] = [], on worker: WorkerProcess, vocabulary plugin: Plugin?,
                                   deadline: ContinuousClock.Instant, log: @Sendable (String) -> Void) throws(WorkerChannel.Failure) -> WorkerReply {
-        try worker.channel.send(request, deadline: deadline)
+        // One write, one doorbell at most, for the request and what follows it.
+        try worker.channel.send(bytes: followedBy.reduce(into: request.frame) { $0 += $1.frame }, deadline: deadline)
+        return try nextReply(on: worker, vocabulary: plugin, deadline: deadline, log: log)
+    }
+
+    /// The worker's next reply that is not a log line; log lines go to `log` on the way.
+    private static func nextReply(on worker: WorkerProcess, vocabulary plugin: Plugin?, deadline: ContinuousClock.Instant,
+                                  log: @Sendable (String) -> Void) throws(WorkerChannel.Failure) -> WorkerReply {
         while true {
             let reply = try worker.channel.receiveReply(deadline: deadline, vocabulary: plugin)
             guard case let .log(line) = reply else { return reply }
@@ -352,6 +406,25 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
         case let .system(message):
             _ = worker?.stop()
             return "could not be reached (\(message))"
+        }
+    }
+}
+
+/// What a worker answered to the requests sent after an action (``IsolatedInstance/perform(_:)``).
+private struct Prefetched {
+    /// The description of the state the action left, or why there is none.
+    var description: Result<String, PluginCallError.Reason>?
+    /// The active nodes in that state, or why there are none.
+    var activeNodes: Result<[String]?, PluginCallError.Reason>?
+
+    /// Keeps `reply`, the answer to `request`; throws when it answers something else.
+    mutating func keep(_ reply: WorkerReply, answering request: WorkerRequest) throws(WorkerProtocol.Violation) {
+        switch (request, reply) {
+        case let (.describe, .described(text)): description = .success(text)
+        case let (.describe, .failed(reason)): description = .failure(reason)
+        case let (.active, .activeNodes(names)): activeNodes = .success(names)
+        case let (.active, .failed(reason)): activeNodes = .failure(reason)
+        default: throw .unexpected(reply, answering: request.tag)
         }
     }
 }

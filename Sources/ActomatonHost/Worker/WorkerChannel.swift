@@ -13,6 +13,8 @@ import Musl
 /// and the other side does not ring while it spins: a quick action's round trip makes no
 /// system call at all. Then it says it sleeps, looks once more, and sleeps in `poll` on the
 /// socket (and, on the host's side, the worker's pidfd); the other side rings with one byte.
+/// A side spins only while spinning pays (``SpinAdvice``): on a loaded machine, where the other
+/// side seldom answers within the window, the spin would take the core the answer needs.
 struct WorkerChannel: @unchecked Sendable {
     /// The socket: a doorbell, and the other end's hang-up.
     let descriptor: Int32
@@ -58,6 +60,9 @@ struct WorkerChannel: @unchecked Sendable {
     func send(_ reply: WorkerReply) throws(Failure) {
         try send(bytes: reply.frame, deadline: nil)
     }
+
+    /// Whether this side's next wait for a frame spins first, as it stands (for tests).
+    var spinAdvice: SpinAdvice { received.spinAdvice }
 
     /// Reads the host's next request (`nil` deadline: wait as long as it takes).
     func receiveRequest(deadline: ContinuousClock.Instant?) throws(Failure) -> WorkerRequest {
@@ -193,8 +198,11 @@ struct WorkerChannel: @unchecked Sendable {
     /// Takes from the ring until ``received`` holds at least `count` bytes.
     private func fill(atLeast count: Int, deadline: ContinuousClock.Instant?) throws(Failure) {
         guard received.count < count else { return }
-        var spinUntil = ContinuousClock.now + Self.spinWindow
+        // Decided at the first look that finds the ring empty: whether this wait spins.
+        var window: Duration?
+        var spinUntil = ContinuousClock.now
         var spinning = false
+        var slept = false
         var hungUp = false
         defer { if spinning { rings.setSpinning(false) } }
         while received.count < count {
@@ -202,11 +210,16 @@ struct WorkerChannel: @unchecked Sendable {
                 let now = ContinuousClock.now
                 // A worker that sends a byte at a time keeps the host within its deadline.
                 if let deadline, now >= deadline, received.count < count { throw .timedOut }
-                spinUntil = now + Self.spinWindow
+                if let window, window > .zero { received.spinAdvice.spun(paid: !slept) }
+                spinUntil = now + (window ?? Self.spinWindow)
                 continue
             }
             // What the other side wrote before it ended has been taken.
             if hungUp { throw .closed }
+            if window == nil {
+                window = received.spinAdvice.spinsThisWait() ? Self.spinWindow : .zero
+                spinUntil = ContinuousClock.now + window!
+            }
             if ContinuousClock.now < spinUntil {
                 if !spinning {
                     rings.setSpinning(true)
@@ -222,6 +235,7 @@ struct WorkerChannel: @unchecked Sendable {
                 continue
             }
             hungUp = try sleep(until: deadline)
+            slept = true
         }
     }
 
@@ -339,6 +353,8 @@ private final class ReceiveBuffer: @unchecked Sendable {
     /// Whether a byte other than a doorbell came on the socket (see
     /// ``WorkerChannel/sawBytesOtherThanDoorbells()``).
     var sawBytesOtherThanDoorbells = false
+    /// Whether waits for frames spin first (see ``SpinAdvice``).
+    var spinAdvice = SpinAdvice()
     /// Where doorbells are read into (and dropped).
     private let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: WorkerChannel.doorbellReadBytes, alignment: 8)
 
@@ -394,5 +410,40 @@ private final class ReceiveBuffer: @unchecked Sendable {
         let result = receive(UnsafeMutableRawBufferPointer(rebasing: storage[end...]))
         if case let .success(count) = result { end += count }
         return result
+    }
+}
+
+/// Whether a side waiting for a frame spins on its ring first: while spinning pays.
+///
+/// A spin pays when the frame comes within the window: the wait then costs neither side a
+/// system call nor a wake-up. It does not when the other side cannot answer that soon — it
+/// sleeps and must be woken, or the machine is loaded and it waits for a core — and then the
+/// spin only takes the core from the other side, or from the server's other threads (under
+/// `serve --listen` with many instances, a spin that seldom paid cut the actions a second by a
+/// third). So a wait spins when the last wait that spun was answered while it spun; after one
+/// that was not, it sleeps at once, and tries a spin again every ``probeInterval`` waits.
+struct SpinAdvice {
+    /// Whether the last wait that spun had its frame come while it spun.
+    private(set) var lastSpinPaid = true
+    /// The waits that did not spin since the last that did.
+    private var waitsWithoutSpinning = 0
+    /// How often a wait spins, at least, when spinning has stopped paying: often enough to
+    /// notice within a few milliseconds of a burst that it pays again, seldom enough that a
+    /// spin that does not pay costs a few percent of the waits.
+    static let probeInterval = 16
+
+    /// Whether this wait spins.
+    mutating func spinsThisWait() -> Bool {
+        if lastSpinPaid { return true }
+        waitsWithoutSpinning += 1
+        guard waitsWithoutSpinning >= Self.probeInterval else { return false }
+        waitsWithoutSpinning = 0
+        return true
+    }
+
+    /// Records whether a wait that spun had its frame come while it spun.
+    mutating func spun(paid: Bool) {
+        lastSpinPaid = paid
+        if paid { waitsWithoutSpinning = 0 }
     }
 }
