@@ -253,6 +253,33 @@ struct IsolationTests {
         #expect(try await machine.send("set", [.int(5)]).state?.get() == #"{"value":5}"#)
     }
 
+    /// A journal replayed into a worker rebuilds the state without describing each one on the
+    /// way: a state whose description fails does not fail the replay of the next action.
+    @Test func aReplayDoesNotDescribeTheStatesOnTheWay() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (path, loadOptions) = fixture("fixture_hostile_entry")
+        func machine(_ journal: PluginJournal) throws -> PluginMachine {
+            try PluginMachine(isolatedPluginAt: path, loadOptions: loadOptions, workerOptions: options(), describesState: true,
+                              log: { _ in }, journal: journal)
+        }
+        do {
+            let journal = try PluginJournal(path: directory + "/state.sqlite")
+            let first = try machine(journal)
+            try await first.send("set", [.int(3)])
+            _ = try await first.send("describe_mode", [.uint(9)]) // its description aborts the worker
+            try await first.send("describe_mode", [.uint(0)])
+            try await first.send("set", [.int(4)])
+            journal.close()
+        }
+        let journal = try PluginJournal(path: directory + "/state.sqlite")
+        defer { journal.close() }
+        let second = try machine(journal)
+        #expect(try await second.recover() == [])
+        #expect(try await second.describe() == #"{"value":4}"#)
+        #expect(try await second.send("set", [.int(5)]).state?.get() == #"{"value":5}"#)
+    }
+
     @Test func effectsWorkThroughAWorker() async throws {
         let recorder = Recorder()
         let counter = try PluginMachine(isolatedPluginAt: plugin("CounterPlugin"), workerOptions: options(), observer: recorder.record, observesSends: true)

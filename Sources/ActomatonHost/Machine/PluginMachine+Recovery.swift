@@ -51,6 +51,12 @@ extension PluginMachine {
         }
         var unreplayed = 0
         var lastUnreplayed: Int64 = 0
+        // A replay only rebuilds the state: no worker describes each state on the way (a
+        // description that fails would fail the next action's replay).
+        let worker = runtime as? IsolatedInstance
+        let prefetches = worker?.prefetchesDescriptions ?? false
+        worker?.prefetchesDescriptions = false
+        defer { worker?.prefetchesDescriptions = prefetches }
         for journaled in actions {
             let why: String
             if journaled.unreadableArguments {
