@@ -84,6 +84,8 @@ public struct ServiceJournal: Sendable {
 /// plugin's snapshot (bytes) and its machine freed; the next request restores it, its `seq`
 /// counted on. When ``Limits/maxInstances`` are in memory, the least recently used idle one is
 /// passivated to make room for another; only when none is idle is the request refused (429).
+/// Instances whose plugin runs in worker processes are bounded by ``Limits/maxWorkers`` too,
+/// the least recently used idle one of them passivated alike.
 public actor InstanceRegistry {
     /// The limits on instances.
     public struct Limits: Sendable {
@@ -91,6 +93,8 @@ public actor InstanceRegistry {
         public var maxInstances: Int
         /// The most instances of one plugin, passivated ones included.
         public var maxInstancesPerPlugin: Int
+        /// The most instances in memory whose plugin runs in worker processes (a worker each).
+        public var maxWorkers: Int
         /// The most watchers of one instance.
         public var maxWatchersPerInstance: Int
         /// How many delayed and repeating actions one instance may have running or waiting.
@@ -103,13 +107,14 @@ public actor InstanceRegistry {
         public var watchHistoryBytes: Int
 
         /// Creates limits; the defaults are ``ServiceConfiguration``'s.
-        public init(maxInstances: Int = 100_000, maxInstancesPerPlugin: Int = 100_000, maxWatchersPerInstance: Int = 64,
+        public init(maxInstances: Int = 100_000, maxInstancesPerPlugin: Int = 100_000, maxWorkers: Int = 1024, maxWatchersPerInstance: Int = 64,
                     maxEffects: Int = PluginLimits.defaultMaxEffects, idleTimeout: Duration = .seconds(300), watchHistory: Int = 1000,
                     watchHistoryBytes: Int = 1 << 20) {
             self.watchHistory = watchHistory
             self.watchHistoryBytes = watchHistoryBytes
             self.maxInstances = maxInstances
             self.maxInstancesPerPlugin = maxInstancesPerPlugin
+            self.maxWorkers = maxWorkers
             self.maxWatchersPerInstance = maxWatchersPerInstance
             self.maxEffects = maxEffects
             self.idleTimeout = idleTimeout
@@ -143,6 +148,8 @@ public actor InstanceRegistry {
     private var slots: [InstanceAddress: Slot] = [:]
     /// When each instance in memory was last asked for.
     private var lastUsed: [InstanceAddress: Duration] = [:]
+    /// The instances in memory whose plugin runs in worker processes (``Limits/maxWorkers``).
+    private var inWorkers: Set<InstanceAddress> = []
     /// In a cluster: the instances being given up; a request for one claims it only after.
     private var releasing: [InstanceAddress: Task<Void, Never>] = [:]
     /// The instances being deleted: a request for one waits until its machine is closed and
@@ -245,6 +252,9 @@ public actor InstanceRegistry {
     /// How many instances are in memory (being made or passivated included).
     public var activeCount: Int { slots.count - passivatedCount }
 
+    /// How many instances in memory run in worker processes (being made or passivated included).
+    public var workerCount: Int { inWorkers.count }
+
     /// How many instances are passivated.
     public var passivatedInstances: Int { passivatedCount }
 
@@ -285,7 +295,7 @@ public actor InstanceRegistry {
                 _ = await task.value
                 continue
             case let .passivated(passivated, watchers)?:
-                guard try await roomForOneMore() else { continue }
+                guard try await roomForOneMore(of: type) else { continue }
                 guard case .passivated? = slots[address] else { continue }
                 return try await make(address, type: type, restoring: passivated, watchers: watchers)
             case nil:
@@ -310,7 +320,7 @@ public actor InstanceRegistry {
                 guard keys[address.plugin, default: []].count < limits.maxInstancesPerPlugin else {
                     throw .overLimit("plugin \(address.plugin) already has \(limits.maxInstancesPerPlugin) instances, its limit (--max-instances-per-plugin)")
                 }
-                guard try await roomForOneMore() else { continue }
+                guard try await roomForOneMore(of: type) else { continue }
                 guard slots[address] == nil else { continue }
                 return try await make(address, type: type, restoring: nil, watchers: nil)
             }
@@ -347,7 +357,7 @@ public actor InstanceRegistry {
             guard keys[address.plugin, default: []].count < limits.maxInstancesPerPlugin else {
                 throw .overLimit("plugin \(address.plugin) already has \(limits.maxInstancesPerPlugin) instances, its limit (--max-instances-per-plugin)")
             }
-            guard try await roomForOneMore(), slots[address] == nil else { return try await self.instance(at: address, creating: creating) }
+            guard try await roomForOneMore(of: type), slots[address] == nil else { return try await self.instance(at: address, creating: creating) }
             made = try await make(address, type: type, restoring: PassivatedInstance(snapshot: [], seq: 0, state: nil), watchers: nil,
                                       epoch: epoch)
         } catch {
@@ -400,15 +410,27 @@ public actor InstanceRegistry {
         }
     }
 
-    /// Whether there is room in memory for one more instance now (`true`), or was made by
-    /// passivating the least recently used idle one (`false`: the caller looks again, for the
-    /// registry may have changed meanwhile); throws 429 when none is idle.
-    private func roomForOneMore() async throws(ServiceError) -> Bool {
+    /// Whether there is room in memory for one more instance of `type` now (`true`), or was
+    /// made by passivating the least recently used idle one (`false`: the caller looks again,
+    /// for the registry may have changed meanwhile); throws 429 when none is idle.
+    private func roomForOneMore(of type: PluginType) async throws(ServiceError) -> Bool {
+        if Self.runsInWorkers(type), inWorkers.count >= limits.maxWorkers {
+            guard await passivateLeastRecentlyUsed(where: { self.inWorkers.contains($0) }) else {
+                throw .overLimit("the service already runs \(limits.maxWorkers) worker processes, its limit (--max-workers), "
+                                 + "and none of their instances is idle")
+            }
+            return false
+        }
         guard activeCount >= limits.maxInstances else { return true }
         guard await passivateLeastRecentlyUsed() else {
             throw .overLimit("the service already holds \(limits.maxInstances) instances, its limit (--max-instances), and none is idle")
         }
         return false
+    }
+
+    /// Whether each instance of `type` runs in a worker process of its own.
+    private static func runsInWorkers(_ type: PluginType) -> Bool {
+        type.isolation != .none && !type.plugin.isWebAssembly
     }
 
     /// Makes the instance at `address`, from the initial state or from `restoring`.
@@ -442,6 +464,7 @@ public actor InstanceRegistry {
             return Instance(address: address, machine: machine, watchers: watchers)
         }
         let previous = slots.updateValue(.creating(task), forKey: address)
+        if Self.runsInWorkers(type) { inWorkers.insert(address) }
         lastUsed[address] = now()
         if previous == nil {
             insertKey(address)
@@ -471,6 +494,7 @@ public actor InstanceRegistry {
                     // The state is not lost: the next request tries again.
                     slots[address] = .passivated(restoring, watchers)
                     lastUsed[address] = nil
+                    inWorkers.remove(address)
                     metrics.instancesChanged(by: -1)
                     passivatedChanged(by: 1)
                 } else {
@@ -528,17 +552,18 @@ public actor InstanceRegistry {
     /// asked took them back at once: nothing was balanced, and requests meanwhile were 503.
     public static let minimumIdleToShed: Duration = .seconds(1)
 
-    /// Passivates the least recently used idle instance; `false` when none could be.
-    private func passivateLeastRecentlyUsed() async -> Bool {
+    /// Passivates the least recently used idle instance among those `included`; `false` when
+    /// none could be.
+    private func passivateLeastRecentlyUsed(where included: (InstanceAddress) -> Bool = { _ in true }) async -> Bool {
         // One scan finds the least recently used; should it not be idle after all, the rest
         // are tried in order.
         var oldest: (address: InstanceAddress, used: Duration)?
-        for (address, used) in lastUsed where oldest == nil || used < oldest!.used {
+        for (address, used) in lastUsed where (oldest == nil || used < oldest!.used) && included(address) {
             if case let .ready(instance)? = slots[address], instance.watcherCount == 0 { oldest = (address, used) }
         }
         guard let first = oldest else { return false }
         if case let .ready(instance)? = slots[first.address], await passivate(first.address, instance) { return true }
-        for (address, _) in lastUsed.sorted(by: { $0.value < $1.value }) {
+        for (address, _) in lastUsed.sorted(by: { $0.value < $1.value }) where included(address) {
             if case let .ready(instance)? = slots[address], instance.watcherCount == 0, await passivate(address, instance) { return true }
         }
         return false
@@ -579,6 +604,7 @@ public actor InstanceRegistry {
         // A watcher that joined meanwhile is carried over to the restored instance.
         slots[address] = .passivated(passivated, instance.watcherCount > 0 ? instance.watchers : nil)
         lastUsed[address] = nil
+        inWorkers.remove(address)
         passivatedChanged(by: 1)
         metrics.instancesChanged(by: -1)
         return true
@@ -679,6 +705,7 @@ public actor InstanceRegistry {
     private func forget(_ address: InstanceAddress) {
         guard let slot = slots.removeValue(forKey: address) else { return }
         lastUsed[address] = nil
+        inWorkers.remove(address)
         if case .passivated = slot { passivatedChanged(by: -1) } else { metrics.instancesChanged(by: -1) }
         guard var list = keys[address.plugin] else { return }
         let index = Self.insertionIndex(of: address.key, in: list)

@@ -20,6 +20,13 @@ public struct ServiceConfiguration: Sendable {
     public var maxInstances = 100_000
     /// The most instances of one plugin (`--max-instances-per-plugin`, default 100,000); past it, 429.
     public var maxInstancesPerPlugin = 100_000
+    /// The most instances in memory whose plugin runs in worker processes, one each
+    /// (`--max-workers`, default 1,024): past it, the least recently used idle one is
+    /// passivated, its worker stopped; when none is idle, 429. A worker costs about 1 MB of
+    /// memory of its own and a thread of the host's, where an instance in this process costs
+    /// about 5 KB: without this bound, a client that made 100,000 keys would start 100,000
+    /// processes.
+    public var maxWorkers = 1024
     /// The most watchers of one instance (`--max-watchers-per-instance`, default 64); past it, 429.
     public var maxWatchersPerInstance = 64
     /// The most watchers of the whole service (`--max-watchers`); past it, 429. `nil`, the
@@ -124,7 +131,7 @@ public struct ServiceConfiguration: Sendable {
 
     /// The registry's share of the limits.
     var registryLimits: InstanceRegistry.Limits {
-        .init(maxInstances: maxInstances, maxInstancesPerPlugin: maxInstancesPerPlugin,
+        .init(maxInstances: maxInstances, maxInstancesPerPlugin: maxInstancesPerPlugin, maxWorkers: maxWorkers,
               maxWatchersPerInstance: maxWatchersPerInstance, maxEffects: maxEffects, idleTimeout: idleTimeout,
               watchHistory: watchHistory, watchHistoryBytes: watchHistoryBytes)
     }

@@ -61,6 +61,10 @@ struct NetworkOptions: ParsableArguments {
                                 + "each instance may be a worker process).", valueName: "count"))
     var maxInstancesPerPlugin: Int?
 
+    @Option(help: ArgumentHelp("The most worker processes at a time, one per instance in memory of a plugin that runs in "
+                                + "one (1 to 1000000): past it, the least recently used idle instance is passivated.", valueName: "count"))
+    var maxWorkers = ServiceConfiguration().maxWorkers
+
     @Option(help: ArgumentHelp("The most WebSocket watchers of one instance (1 to 1000000).", valueName: "count"))
     var maxWatchersPerInstance = ServiceConfiguration().maxWatchersPerInstance
 
@@ -135,7 +139,7 @@ struct NetworkOptions: ParsableArguments {
     /// and the first such watcher crashed the service.
     private var counts: [(name: String, value: Int, range: ClosedRange<Int>)] {
         [("--max-connections", maxConnections, 1...1_000_000), ("--max-instances", maxInstances, 1...100_000_000),
-         ("--max-instances-per-plugin", maxInstancesPerPlugin ?? 1, 1...100_000_000),
+         ("--max-instances-per-plugin", maxInstancesPerPlugin ?? 1, 1...100_000_000), ("--max-workers", maxWorkers, 1...1_000_000),
          ("--max-watchers-per-instance", maxWatchersPerInstance, 1...1_000_000), ("--watcher-buffer", watcherBuffer, 1...1_000_000),
          ("--max-idempotency-keys", maxIdempotencyKeys, 1...100_000_000),
          ("--max-idempotency-keys-per-token", maxIdempotencyKeysPerToken ?? 1, 1...100_000_000),
@@ -182,6 +186,7 @@ struct NetworkOptions: ParsableArguments {
         configuration.connectionIdleTimeout = .seconds(connectionIdleTimeout)
         configuration.maxInstances = maxInstances
         configuration.maxInstancesPerPlugin = maxInstancesPerPlugin ?? configuration.maxInstancesPerPlugin
+        configuration.maxWorkers = maxWorkers
         configuration.maxWatchersPerInstance = maxWatchersPerInstance
         configuration.maxWatchers = maxWatchers
         configuration.watcherBuffer = watcherBuffer

@@ -267,7 +267,7 @@ import Testing
         let listening = ["serve", "--plugins", directory, "--listen", "127.0.0.1:0"]
         let ranges: [(flag: String, range: ClosedRange<Int>)] = [
             ("--max-connections", 1...1_000_000), ("--max-instances", 1...100_000_000), ("--max-instances-per-plugin", 1...100_000_000),
-            ("--max-watchers-per-instance", 1...1_000_000), ("--watcher-buffer", 1...1_000_000),
+            ("--max-watchers-per-instance", 1...1_000_000), ("--watcher-buffer", 1...1_000_000), ("--max-workers", 1...1_000_000),
             ("--max-idempotency-keys", 1...100_000_000), ("--max-idempotency-keys-per-token", 1...100_000_000),
             ("--max-requests-per-second", 0...1_000_000_000), ("--max-failed-authentications-per-minute", 0...1_000_000_000),
             ("--max-effects", 1...1_000_000), ("--journal-snapshot-every", 1...1_000_000_000), ("--snapshot-every", 1...1_000_000),

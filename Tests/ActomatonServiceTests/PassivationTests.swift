@@ -83,6 +83,59 @@ import Testing
         }
     }
 
+    /// Instances whose plugin runs in worker processes are bounded by `--max-workers`, a worker
+    /// each: at the limit, the least recently used idle one of them is passivated (its worker
+    /// stopped), however recently the instances in this process were used; they are not counted.
+    /// With every one busy, one past is 429 and keeps its state.
+    @Test func workerProcessesAreBoundedAtTheLimitAndOnePast() async throws {
+        let time = TestTime()
+        let counterInWorkers = try PluginType.load(path: plugin("CounterPlugin"),
+                                                   isolation: .process(WorkerOptions(executable: "\(pluginDirectory)/actomaton-host")),
+                                                   options: .init())
+        let hostileInProcess = try PluginType.load(path: plugin("ActomatonHostTestFixtures"), isolation: .none,
+                                                   options: .init(entrySymbol: "fixture_hostile_entry"))
+        let server = ActomatonServer(catalog: PluginCatalog([counterInWorkers, hostileInProcess]), tokens: nil,
+                                     listen: try ListenAddress("127.0.0.1:0"), configuration: testConfiguration { $0.maxWorkers = 2 },
+                                     now: time.read)
+        @Sendable func passivated(_ key: String, plugin: String = "counter") async throws -> Bool {
+            await server.registry.isPassivated(InstanceAddress(plugin: plugin, key: try InstanceKey(key)))
+        }
+        try await server.makeApplication().test(.router) { client in
+            // In this process, and the least recently used of all.
+            for key in ["x", "y", "z"] {
+                #expect(try await client.post(key, #"{"action": "set", "args": [1]}"#, plugin: "hostile").status == .ok)
+                time.advance(by: .seconds(1))
+            }
+            #expect(try await client.post("a", #"{"action": "add", "args": [1]}"#).status == .ok)
+            time.advance(by: .seconds(1))
+            #expect(try await client.post("b", #"{"action": "add", "args": [2]}"#).status == .ok)
+            time.advance(by: .seconds(1))
+            #expect(await server.registry.workerCount == 2)
+            // At the limit: the third passivates `a`, the least recently used in a worker.
+            #expect(try await client.post("c", #"{"action": "add", "args": [3]}"#).status == .ok)
+            #expect(try await passivated("a"))
+            #expect(await server.registry.workerCount == 2)
+            for key in ["x", "y", "z"] { #expect(try await !passivated(key, plugin: "hostile")) }
+            time.advance(by: .seconds(1))
+            // `a` comes back (passivating `b`), its count intact.
+            #expect(try await client.post("a", #"{"action": "add", "args": [10]}"#).text.contains(#""state":{"count":11}"#))
+            #expect(try await passivated("b"))
+            // With both in workers busy (a repeating action each), one past the limit is refused.
+            #expect(try await client.post("a", #"{"action": "start", "args": [3600000]}"#).status == .ok)
+            #expect(try await client.post("c", #"{"action": "start", "args": [3600000]}"#).status == .ok)
+            let past = try await client.post("b", #"{"action": "increment"}"#)
+            #expect(past.status == .tooManyRequests)
+            #expect(past.text == #"{"error":"the service already runs 2 worker processes, its limit (--max-workers), and none of their instances is idle"}"#)
+            #expect(try await passivated("b"), "b's state is kept")
+            // Instances in this process are still made.
+            #expect(try await client.post("w", #"{"action": "set", "args": [2]}"#, plugin: "hostile").status == .ok)
+            #expect(await server.registry.workerCount == 2)
+            _ = try await client.post("a", #"{"action": "stop"}"#)
+            _ = try await client.post("c", #"{"action": "stop"}"#)
+            #expect(try await client.get("/v1/machines/counter/b").text.contains(#""state":{"count":2}"#))
+        }
+    }
+
     /// A cluster host past its share sheds instances: the least recently used idle ones, never
     /// one with a pending timer (nor a watcher), at most the count asked.
     @Test func sheddingPassivatesTheLeastRecentlyUsedIdleInstancesUpToTheCount() async throws {
