@@ -253,6 +253,31 @@ struct IsolationTests {
         #expect(try await machine.send("set", [.int(5)]).state?.get() == #"{"value":5}"#)
     }
 
+    /// A worker that fails describing the state an action left is rebuilt at once, the action
+    /// included, and the snapshot due after the action is taken from the rebuilt one: replays
+    /// stay as short as the snapshot interval makes them (a review found the snapshot skipped,
+    /// and each rebuild replaying more actions than the last).
+    @Test func aWorkerThatFailsDescribingStillTakesItsSnapshots() throws {
+        let (path, loadOptions) = fixture("fixture_hostile_entry")
+        let instance = try IsolatedInstance.start(path: path, loadOptions: loadOptions,
+                                                  options: options(maxRestarts: 100, snapshotInterval: 1), log: { _ in })
+        instance.prefetchesDescriptions = true
+        _ = try instance.perform(instance.plugin.action("set", [.int(4)])).get()
+        #expect(try instance.describe() == #"{"value":4}"#)
+        let pid = try #require(instance.workerProcessID)
+        _ = try instance.perform(instance.plugin.action("describe_mode", [.uint(8)])).get()
+        #expect(instance.workerProcessID != pid, "rebuilt at once")
+        #expect(instance.actionsSinceSnapshot == 0, "the snapshot due after the action was taken")
+        let error = #expect(throws: PluginCallError.Reason.self) { try instance.describe() }
+        #expect(error?.description == "the description failed: the plugin crashed (SIGSEGV); restarted from its last state")
+        for value in 5...8 {
+            _ = try instance.perform(instance.plugin.action("set", [.int(Int64(value))])).get()
+            #expect(instance.actionsSinceSnapshot == 0)
+        }
+        // The fixture's snapshot keeps the value alone: restored from one, it describes again.
+        #expect(try instance.describe() == #"{"value":8}"#)
+    }
+
     /// A journal replayed into a worker rebuilds the state without describing each one on the
     /// way: a state whose description fails does not fail the replay of the next action.
     @Test func aReplayDoesNotDescribeTheStatesOnTheWay() async throws {

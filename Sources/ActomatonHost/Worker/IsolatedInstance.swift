@@ -43,6 +43,10 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
     /// The description and active nodes read with the last action, for the ``describe()`` and
     /// ``activeNodes()`` right after it; an action, a restore or a recovery drops them.
     private var prefetched = Prefetched()
+    /// How the worker failed on a request sent after an action, until ``perform(_:)`` recovers.
+    private var followUpFailure: String?
+    /// How many actions a rebuild would replay now (for tests).
+    var actionsSinceSnapshot: Int { recovery.actionsSinceSnapshot.count }
     /// How many round trips calls have made with workers (for tests).
     private(set) var roundTrips = 0
 
@@ -137,22 +141,39 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
             default: throw .unexpected(reply, answering: .perform)
             }
         }
+        var outcome: PluginInstance.Outcome
+        var snapshotDue = false
         switch result {
         case let .success(.success(requests)):
+            outcome = .success(requests)
             // The worker's budget is not the machine's: what is pending is checked here, request
             // by request as in process, so the first one past a limit is named alike.
             var (timed, bytes) = (0, 0)
             for request in requests where request.isTimed {
                 (timed, bytes) = (timed + 1, bytes + request.carriedBytes)
-                if let refusal = effectBudget.refusal(adding: timed, bytes: bytes) { return .failure(refusal.failure(of: action)) }
+                if let refusal = effectBudget.refusal(adding: timed, bytes: bytes) {
+                    outcome = .failure(refusal.failure(of: action))
+                    break
+                }
             }
-            completed(action)
-            return .success(requests)
+            if case .success = outcome { snapshotDue = recovery.completed(action) }
         case let .success(failure):
-            return failure
+            outcome = failure
         case let .failure(reason):
-            return .failure(reason)
+            outcome = .failure(reason)
         }
+        if let cause = followUpFailure {
+            // The worker answered the action, then failed on what followed it: rebuilt now, the
+            // action included, and the next describe (or active nodes) says how.
+            followUpFailure = nil
+            // What was answered before the failure describes the rebuilt state as well.
+            let answered = prefetched
+            let words = recover()
+            prefetched = answered
+            prefetched.fail(cause, recovery: words)
+        }
+        if snapshotDue, worker != nil { takeSnapshot(after: action) }
+        return outcome
     }
 
     /// The plugin's snapshot of its state.
@@ -235,7 +256,7 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
     ///
     /// `followedBy` (a description, active nodes) are sent with `request` and answered after
     /// it, into ``prefetched``. The call's outcome is `request`'s alone: when the worker fails
-    /// on one of them, the next call reports it and recovers, as for a failure between calls.
+    /// on one of them, ``followUpFailure`` says how, for ``perform(_:)`` to recover.
     private func call<T>(
         _ what: String,
         _ request: WorkerRequest,
@@ -262,18 +283,16 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
                 let answer = try Self.nextReply(on: worker, vocabulary: plugin, deadline: .now + options.actionTimeout, log: log)
                 do { try prefetched.keep(answer, answering: request) } catch { throw .violation(error) }
             } catch {
-                prefetched = Prefetched()
-                idleFailure = Self.describe(error, of: worker, timeout: options.actionTimeout)
+                followUpFailure = Self.describe(error, of: worker, timeout: options.actionTimeout)
                 break
             }
         }
         return .success(answered)
     }
 
-    /// Counts a completed action; takes a snapshot every ``WorkerOptions/snapshotInterval``.
-    private func completed(_ action: PluginAction) {
-        // A worker that failed on what followed the action is recovered by the next call.
-        guard recovery.completed(action), idleFailure == nil else { return }
+    /// Takes the snapshot due after `action` (every ``WorkerOptions/snapshotInterval`` completed
+    /// actions).
+    private func takeSnapshot(after action: PluginAction) {
         // A failure here was handled by `call`; the actions stay for a replay.
         do { _ = try snapshot() } catch {
             // The host's own finding, not the plugin's log: an error line of its own.
@@ -416,6 +435,16 @@ private struct Prefetched {
     var description: Result<String, PluginCallError.Reason>?
     /// The active nodes in that state, or why there are none.
     var activeNodes: Result<[String]?, PluginCallError.Reason>?
+
+    /// Records that the worker failed (`cause`) before answering the first request not yet
+    /// answered, and was recovered as `recovery` says: what that request asked now fails so.
+    mutating func fail(_ cause: String, recovery: String) {
+        if description == nil {
+            description = .failure(.workerFailed(call: "the description", cause: cause, recovery: recovery))
+        } else if activeNodes == nil {
+            activeNodes = .failure(.workerFailed(call: "the active nodes", cause: cause, recovery: recovery))
+        }
+    }
 
     /// Keeps `reply`, the answer to `request`; throws when it answers something else.
     mutating func keep(_ reply: WorkerReply, answering request: WorkerRequest) throws(WorkerProtocol.Violation) {
