@@ -238,14 +238,6 @@ final class IsolatedInstance: PluginRuntime, @unchecked Sendable {
         return try result.get().get()
     }
 
-    /// One round trip with the current worker: sends `request` and returns its reply; log lines
-    /// on the way go to the log. Throws when there is no worker (`closed`) or it fails; the
-    /// caller decides what a failure means for the worker (see `describe(_:of:timeout:)`).
-    func roundTrip(_ request: WorkerRequest, deadline: ContinuousClock.Instant) throws(WorkerChannel.Failure) -> WorkerReply {
-        guard let worker else { throw .closed }
-        return try Self.roundTrip(request, on: worker, vocabulary: plugin, deadline: deadline, log: log)
-    }
-
     /// The worker's process ID, if one runs (for tests that kill it from outside).
     var workerProcessID: Int32? { worker?.pid }
 
