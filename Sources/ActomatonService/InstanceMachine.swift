@@ -139,6 +139,10 @@ public struct PluginType: Sendable {
     /// The plugin's name.
     public var name: String { plugin.name }
 
+    /// Whether each instance runs in a worker process of its own: a shared library under
+    /// process isolation (a `.wasm` module always runs in this process, in its sandbox).
+    public var runsInWorkers: Bool { isolation != .none && !plugin.isWebAssembly }
+
     /// Loads the plugin at `path`. With process isolation a native plugin is loaded only in a
     /// worker (never mapped in the service's process): one started to read its manifest and stopped.
     public static func load(path: String, isolation: PluginIsolation, options: Plugin.LoadOptions) throws(PluginLoadError) -> PluginType {

@@ -414,7 +414,7 @@ public actor InstanceRegistry {
     /// made by passivating the least recently used idle one (`false`: the caller looks again,
     /// for the registry may have changed meanwhile); throws 429 when none is idle.
     private func roomForOneMore(of type: PluginType) async throws(ServiceError) -> Bool {
-        if Self.runsInWorkers(type), inWorkers.count >= limits.maxWorkers {
+        if type.runsInWorkers, inWorkers.count >= limits.maxWorkers {
             guard await passivateLeastRecentlyUsed(where: { self.inWorkers.contains($0) }) else {
                 throw .overLimit("the service already runs \(limits.maxWorkers) worker processes, its limit (--max-workers), "
                                  + "and none of their instances is idle")
@@ -426,11 +426,6 @@ public actor InstanceRegistry {
             throw .overLimit("the service already holds \(limits.maxInstances) instances, its limit (--max-instances), and none is idle")
         }
         return false
-    }
-
-    /// Whether each instance of `type` runs in a worker process of its own.
-    private static func runsInWorkers(_ type: PluginType) -> Bool {
-        type.isolation != .none && !type.plugin.isWebAssembly
     }
 
     /// Makes the instance at `address`, from the initial state or from `restoring`.
@@ -464,7 +459,7 @@ public actor InstanceRegistry {
             return Instance(address: address, machine: machine, watchers: watchers)
         }
         let previous = slots.updateValue(.creating(task), forKey: address)
-        if Self.runsInWorkers(type) { inWorkers.insert(address) }
+        if type.runsInWorkers { inWorkers.insert(address) }
         lastUsed[address] = now()
         if previous == nil {
             insertKey(address)

@@ -202,7 +202,8 @@ struct WorkerChannel: @unchecked Sendable {
         var window: Duration?
         var spinUntil = ContinuousClock.now
         var spinning = false
-        var slept = false
+        // A spin whose outcome is not recorded yet: it pays if the frame comes before the sleep.
+        var spinUnsettled = false
         var hungUp = false
         defer { if spinning { rings.setSpinning(false) } }
         while received.count < count {
@@ -210,7 +211,10 @@ struct WorkerChannel: @unchecked Sendable {
                 let now = ContinuousClock.now
                 // A worker that sends a byte at a time keeps the host within its deadline.
                 if let deadline, now >= deadline, received.count < count { throw .timedOut }
-                if let window, window > .zero { received.spinAdvice.spun(paid: !slept) }
+                if spinUnsettled {
+                    received.spinAdvice.spun(paid: true)
+                    spinUnsettled = false
+                }
                 spinUntil = now + (window ?? Self.spinWindow)
                 continue
             }
@@ -221,6 +225,7 @@ struct WorkerChannel: @unchecked Sendable {
                 spinUntil = ContinuousClock.now + window!
             }
             if ContinuousClock.now < spinUntil {
+                spinUnsettled = true
                 if !spinning {
                     rings.setSpinning(true)
                     spinning = true
@@ -234,8 +239,12 @@ struct WorkerChannel: @unchecked Sendable {
                 spinning = false
                 continue
             }
+            if spinUnsettled {
+                // The window passed without the frame.
+                received.spinAdvice.spun(paid: false)
+                spinUnsettled = false
+            }
             hungUp = try sleep(until: deadline)
-            slept = true
         }
     }
 
