@@ -265,6 +265,8 @@ public final class InstanceMachine: Sendable {
                 for problem in try await machine.recover() { onRecoveryProblem(problem) }
             } catch {
                 if case .stateLost = error.reason { throw PluginCallError(.restoreRefused(error.description), plugin: type.name) }
+                // Answered 429: the registry keeps the instance passivated, the journal untouched.
+                if case let .recoveryPostponed(_, cause) = error.reason { throw PluginCallError(cause, plugin: type.name) }
                 throw PluginCallError(.restoreRefused("its journal cannot be read: \(error)"), plugin: type.name)
             }
             // Told from `recoveredSequence`, not `sequence`: a timer due at once may have fired by

@@ -85,7 +85,10 @@ public struct ServiceJournal: Sendable {
 /// counted on. When ``Limits/maxInstances`` are in memory, the least recently used idle one is
 /// passivated to make room for another; only when none is idle is the request refused (429).
 /// Instances whose plugin runs in worker processes are bounded by ``Limits/maxWorkers`` too,
-/// the least recently used idle one of them passivated alike.
+/// the least recently used idle one of them passivated alike; and `.wasm` instances by the
+/// memory they may hold together (``WasmMemoryBudget``, `--wasm-memory-total`): one more is
+/// made only when its plugin's initial memory fits, idle ones passivated to make room, and
+/// ``makeRoom(inWasmMemoryOf:bytes:excluding:)`` frees what a refused `memory.grow` asked for.
 public actor InstanceRegistry {
     /// The limits on instances.
     public struct Limits: Sendable {
@@ -289,7 +292,7 @@ public actor InstanceRegistry {
                 lastUsed[address] = now()
                 return instance
             case let .creating(task)?:
-                return try await Self.value(of: task)
+                return try await Self.value(of: task, type: type)
             case let .passivating(task, _)?:
                 // Its slot is settled when the task ends.
                 _ = await task.value
@@ -414,6 +417,14 @@ public actor InstanceRegistry {
     /// made by passivating the least recently used idle one (`false`: the caller looks again,
     /// for the registry may have changed meanwhile); throws 429 when none is idle.
     private func roomForOneMore(of type: PluginType) async throws(ServiceError) -> Bool {
+        if let memory = type.plugin.wasmMemory, memory.total.available < memory.perInstance {
+            guard await passivateLeastRecentlyUsed(where: { self.holdsMemory(of: memory.total, $0) }) else {
+                throw .overLimit("the .wasm instances in memory hold \(memory.total.used) of the \(memory.total.limit) bytes of memory they may have "
+                                 + "together (--wasm-memory-total), too much for one more of \(type.name) (\(memory.perInstance) bytes), "
+                                 + "and none of them is idle", retryAfter: 1)
+            }
+            return false
+        }
         if type.runsInWorkers, inWorkers.count >= limits.maxWorkers {
             guard await passivateLeastRecentlyUsed(where: { self.inWorkers.contains($0) }) else {
                 throw .overLimit("the service already runs \(limits.maxWorkers) worker processes, its limit (--max-workers), "
@@ -426,6 +437,25 @@ public actor InstanceRegistry {
             throw .overLimit("the service already holds \(limits.maxInstances) instances, its limit (--max-instances), and none is idle")
         }
         return false
+    }
+
+    /// Whether the instance at `address` is a `.wasm` one whose memory counts against `total`.
+    private func holdsMemory(of total: WasmMemoryBudget, _ address: InstanceAddress) -> Bool {
+        catalog.types[address.plugin]?.plugin.wasmMemory?.total === total
+    }
+
+    /// Passivates idle `.wasm` instances whose memory counts against the total of `type`'s, the
+    /// least recently used first, the one at `excluded` left alone, until `bytes` of that total
+    /// are free; whether they are. A call refused a `memory.grow` is answered 429, and this makes
+    /// room for its retry.
+    @discardableResult
+    public func makeRoom(inWasmMemoryOf type: PluginType, bytes: Int, excluding excluded: InstanceAddress? = nil) async -> Bool {
+        guard let total = type.plugin.wasmMemory?.total, bytes <= total.limit else { return false }
+        while total.available < bytes {
+            // Each passivated instance leaves the list this looks in: the loop ends.
+            guard await passivateLeastRecentlyUsed(where: { $0 != excluded && self.holdsMemory(of: total, $0) }) else { return false }
+        }
+        return true
     }
 
     /// Makes the instance at `address`, from the initial state or from `restoring`.
@@ -448,15 +478,26 @@ public actor InstanceRegistry {
                                     onEffectAction: { [metrics] applied in metrics.effectActionFinished(plugin: address.plugin, applied: applied) },
                                     onRecoveryProblem: errorLog) { watchers.broadcast($0) }
             }
-            // A worker's start waits for its hello, and a module's start function runs until
-            // its fuel runs out: not on a thread of the pool.
-            let machine = type.plugin.isWebAssembly || type.isolation != .none
-                ? try await onThreadOfItsOwn(makeMachine) : try makeMachine()
-            try await machine.start()
-            // Not the machine's count: a transition made by now (a timer due at once) may not
-            // have reached the watchers yet, and would come twice.
-            watchers.began(at: machine.toldSeq)
-            return Instance(address: address, machine: machine, watchers: watchers)
+            var madeRoom = false
+            while true {
+                do {
+                    // A worker's start waits for its hello, and a module's start function runs
+                    // until its fuel runs out: not on a thread of the pool.
+                    let machine = type.plugin.isWebAssembly || type.isolation != .none
+                        ? try await onThreadOfItsOwn(makeMachine) : try makeMachine()
+                    try await machine.start()
+                    // Not the machine's count: a transition made by now (a timer due at once)
+                    // may not have reached the watchers yet, and would come twice.
+                    watchers.began(at: machine.toldSeq)
+                    return Instance(address: address, machine: machine, watchers: watchers)
+                } catch {
+                    // Short of .wasm memory (a restored state larger than a new one): once,
+                    // the machine that failed freed, room is made for the size it reached.
+                    guard !madeRoom, let size = Self.wasmMemoryShortage(error, of: type),
+                          await self.makeRoom(inWasmMemoryOf: type, bytes: size, excluding: address) else { throw error }
+                    madeRoom = true
+                }
+            }
         }
         let previous = slots.updateValue(.creating(task), forKey: address)
         if type.runsInWorkers { inWorkers.insert(address) }
@@ -468,7 +509,7 @@ public actor InstanceRegistry {
         }
         metrics.instancesChanged(by: 1)
         do throws(ServiceError) {
-            let instance = try await Self.value(of: task)
+            let instance = try await Self.value(of: task, type: type)
             guard case let .creating(current)? = slots[address], current == task else {
                 // Dropped or deleted while it was being made: a machine nobody holds must not
                 // live on (its timers would fire and journal beside the next one made).
@@ -500,14 +541,25 @@ public actor InstanceRegistry {
         }
     }
 
-    private static func value(of task: Task<Instance, any Error>) async throws(ServiceError) -> Instance {
+    private static func value(of task: Task<Instance, any Error>, type: PluginType) async throws(ServiceError) -> Instance {
         do {
             return try await task.value
         } catch let error as ServiceError {
             throw error
         } catch {
+            if wasmMemoryShortage(error, of: type) != nil {
+                throw .overLimit("cannot make an instance: \(error)", retryAfter: 1)
+            }
             throw .pluginFailed("cannot make an instance: \(error)")
         }
+    }
+
+    /// When `error` says that the host's `.wasm` instances held too much memory together to
+    /// make one of `type`: the size its memory was to have.
+    private static func wasmMemoryShortage(_ error: any Error, of type: PluginType) -> Int? {
+        if let error = error as? PluginLoadError, case .wasmMemoryTotalReached = error.reason { return type.plugin.wasmMemory?.perInstance }
+        if let error = error as? PluginCallError, case let .wasmMemoryTotalReached(_, size, _) = error.reason { return size }
+        return nil
     }
 
     // MARK: Passivation

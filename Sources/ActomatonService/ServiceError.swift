@@ -160,6 +160,9 @@ extension ServiceError {
             self = .unprocessable(line)
         case .describeFailed, .snapshotFailed, .restoreRefused, .workerFailed, .pluginStopped, .sandboxTrapped:
             self = .pluginFailed(line)
+        case .wasmMemoryTotalReached:
+            // Not applied, and another instance passivated may make room: retry.
+            self = .overLimit(line, retryAfter: 1)
         case .notAcknowledged:
             // Not durable, so not applied: in a cluster, another host took the instance over
             // (fencing) and brings it back without this action. Retry, as for a moving instance.

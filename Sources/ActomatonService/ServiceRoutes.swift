@@ -437,6 +437,10 @@ struct ServiceRoutes: Sendable {
             }
         } catch let error as PluginCallError {
             let serviceError = ServiceError(error)
+            if case let .wasmMemoryTotalReached(_, size, _) = error.reason {
+                // For the retry the answer asks for.
+                await registry.makeRoom(inWasmMemoryOf: type, bytes: size, excluding: address)
+            }
             // A first action that failed applied nothing: it leaves no instance behind.
             await registry.discardIfUntouched(address)
             throw serviceError

@@ -222,15 +222,27 @@ struct LoadingOptions: ParsableArguments {
             transform: parseSize)
     var wasmMemoryLimit: Int64 = Int64(WasmLimits.defaultMemoryLimit)
 
+    @Option(help: ArgumentHelp(
+        "The most linear memory all .wasm instances of the host may have together, in bytes (K, M, G and T suffixes allowed; default 4G).",
+        discussion: "Each instance counts the memory it declares and grows to. Past it no instance is made, and a memory.grow fails: "
+            + "serve answers 429 and passivates idle .wasm instances to make room. Between --wasm-memory-limit and 1T.",
+        valueName: "size"), transform: parseSize)
+    var wasmMemoryTotal: Int64 = Int64(WasmMemoryBudget.defaultLimit)
+
     func validate() throws {
         guard (65_536...(4 << 30)).contains(wasmMemoryLimit) else {
             throw ValidationError("--wasm-memory-limit must be between 64K and 4G (one WebAssembly page to the whole 32-bit space)")
+        }
+        guard wasmMemoryTotal <= 1 << 40 else { throw ValidationError("--wasm-memory-total must be at most 1T") }
+        guard wasmMemoryTotal >= wasmMemoryLimit else {
+            throw ValidationError("--wasm-memory-total (\(wasmMemoryTotal) bytes) must be at least --wasm-memory-limit (\(wasmMemoryLimit) bytes), "
+                                  + "the memory one instance may have")
         }
     }
 
     var loadOptions: Plugin.LoadOptions {
         .init(allowWritableByOthers: allowWritable, maxFileSize: maxPluginSize, entrySymbol: entrySymbol,
-              wasmLimits: WasmLimits(fuel: fuel, memoryLimit: Int(wasmMemoryLimit)))
+              wasmLimits: WasmLimits(fuel: fuel, memoryLimit: Int(wasmMemoryLimit), memoryTotal: .hostWide(limit: Int(wasmMemoryTotal))))
     }
 }
 
@@ -394,7 +406,7 @@ let stateLineLimit = 4096
 
 /// Reads `256M`, `1G`, `4096`.
 func parseSize(_ text: String) throws -> Int64 {
-    let units: [Character: Int64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
+    let units: [Character: Int64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40]
     var digits = Substring(text)
     var unit: Int64 = 1
     if let last = digits.last, let factor = units[Character(last.uppercased())] {
@@ -402,7 +414,7 @@ func parseSize(_ text: String) throws -> Int64 {
         digits = digits.dropLast()
     }
     guard let number = Int64(digits), number > 0, number <= Int64.max / unit else {
-        throw ValidationError("'\(text)' is not a size: write a number of bytes, optionally with K, M or G, as in 512M")
+        throw ValidationError("'\(text)' is not a size: write a number of bytes, optionally with K, M, G or T, as in 512M")
     }
     return number * unit
 }

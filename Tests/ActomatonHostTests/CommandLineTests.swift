@@ -407,6 +407,23 @@ struct CommandLineTests {
 
     /// Regression: `--worker-open-files 8` was taken and no worker could load with it; an
     /// `--action-timeout` under a millisecond was taken as 0, and killed every worker.
+    /// `--wasm-memory-total`: at least `--wasm-memory-limit` (equal is taken, one byte under is
+    /// not), at most 1T (taken, with the T suffix; one byte more is not).
+    @Test func theWasmMemoryTotalHasARange() async throws {
+        let grower = ["run", wasmPlugin("grower", in: "hostile")]
+        let equal = try await host(grower + ["--wasm-memory-limit", "256K", "--wasm-memory-total", "262144"], input: "grow_one\n")
+        #expect(equal.status == 0 && equal.output.hasSuffix("grower: grow_one => n=1\n"), "\(equal.output) \(equal.errors)")
+        let under = try await host(grower + ["--wasm-memory-limit", "256K", "--wasm-memory-total", "262143"], input: "")
+        #expect(under.status == 64)
+        #expect(under.errors.hasPrefix("Error: --wasm-memory-total (262143 bytes) must be at least --wasm-memory-limit (262144 bytes), "
+                                       + "the memory one instance may have\n"), "\(under.errors)")
+        let most = try await host(grower + ["--wasm-memory-total", "1T"], input: "grow_one\n")
+        #expect(most.status == 0, "\(most.errors)")
+        let past = try await host(grower + ["--wasm-memory-total", "1099511627777"], input: "")
+        #expect(past.status == 64)
+        #expect(past.errors.hasPrefix("Error: --wasm-memory-total must be at most 1T\n"), "\(past.errors)")
+    }
+
     @Test func workerLimitsAreTakenOnlyWhereAWorkerWorks() async throws {
         let isolated = counterArguments + ["--isolation", "process"]
         let least = try await host(isolated + ["--worker-open-files", "16"], input: "add 1\n")

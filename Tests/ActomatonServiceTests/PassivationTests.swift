@@ -1,4 +1,5 @@
 import ActomatonHost
+import Foundation
 @testable import ActomatonService
 import HTTPTypes
 import Hummingbird
@@ -133,6 +134,60 @@ import Testing
             _ = try await client.post("a", #"{"action": "stop"}"#)
             _ = try await client.post("c", #"{"action": "stop"}"#)
             #expect(try await client.get("/v1/machines/counter/b").text.contains(#""state":{"count":2}"#))
+        }
+    }
+
+    /// `.wasm` instances are bounded by the memory they may hold together (`--wasm-memory-total`),
+    /// here 5 pages of the grower fixture's, which starts with 2. One more is made while its 2
+    /// pages fit, the least recently used idle one passivated otherwise; a grow past the total
+    /// is 429, and passivates an idle one for the retry; with none idle, 429 says so. Before,
+    /// only the count of instances bounded them: 64 MiB each at 100,000.
+    @Test func wasmInstancesAreBoundedByTheMemoryTheyHoldTogether() async throws {
+        let page = 65_536
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        let path = "\(root)/.build/wasm/hostile/grower.wasm"
+        try #require(FileManager.default.fileExists(atPath: path), "\(path) is missing: run `make wasm-build` first")
+        let total = WasmMemoryBudget(limit: 5 * page)
+        let grower = try PluginType.load(path: path, isolation: .none, options: .init(wasmLimits: WasmLimits(memoryTotal: total)))
+        let time = TestTime()
+        let server = ActomatonServer(catalog: PluginCatalog([grower]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
+                                     configuration: testConfiguration { _ in }, now: time.read)
+        @Sendable func passivated(_ key: String) async throws -> Bool {
+            await server.registry.isPassivated(InstanceAddress(plugin: "grower", key: try InstanceKey(key)))
+        }
+        try await server.makeApplication().test(.router) { client in
+            #expect(try await client.post("a", #"{"action": "grow_one"}"#, plugin: "grower").text.contains(#""state":"n=1""#))
+            time.advance(by: .seconds(1))
+            #expect(total.used == 3 * page)
+            // b is made (2 pages: at the limit), and its grow is refused: 429, and `a` passivated.
+            let refused = try await client.post("b", #"{"action": "grow_or_refuse"}"#, plugin: "grower")
+            #expect(refused.status == .tooManyRequests)
+            #expect(refused.headers[.retryAfter] == "1")
+            #expect(refused.text == #"{"error":"plugin grower: 'grow_or_refuse' failed: no memory (a memory.grow was refused: the .wasm instances of this "#
+                    + #"host already hold too much of the 327680 bytes of memory they may have together (--wasm-memory-total))"}"#)
+            #expect(try await passivated("a"))
+            #expect(try await client.post("b", #"{"action": "grow_or_refuse"}"#, plugin: "grower").text.contains(#""state":"n=1""#))
+            time.advance(by: .seconds(1))
+            #expect(try await client.post("c", #"{"action": "grow_or_refuse"}"#, plugin: "grower").status == .tooManyRequests)
+            #expect(try await passivated("b"))
+            #expect(try await client.post("c", #"{"action": "grow_or_refuse"}"#, plugin: "grower").text.contains(#""state":"n=1""#))
+            time.advance(by: .seconds(1))
+            // `a` comes back with its 3 pages: `c` is passivated to make room for its first 2.
+            #expect(try await client.get("/v1/machines/grower/a").text.contains(#""state":"n=1""#))
+            #expect(try await passivated("c"))
+            #expect(total.used == 3 * page)
+            // With a watcher, `a` is not idle: no room for `d`'s 2 pages, and none to make.
+            // (Its watchers only: an `Instance` held here would keep its memory held.)
+            let watchers = try await server.registry.instance(at: InstanceAddress(plugin: "grower", key: try InstanceKey("a")), creating: false).watchers
+            let watcher = try watchers.add(buffer: 1, after: 1)
+            _ = try await client.post("a", #"{"action": "grow_one"}"#, plugin: "grower")
+            let past = try await client.post("d", #"{"action": "grow_or_refuse"}"#, plugin: "grower")
+            #expect(past.status == .tooManyRequests)
+            #expect(past.text == #"{"error":"the .wasm instances in memory hold 262144 of the 327680 bytes of memory they may have together "#
+                    + #"(--wasm-memory-total), too much for one more of grower (131072 bytes), and none of them is idle"}"#)
+            watchers.remove(watcher)
+            #expect(try await client.post("d", #"{"action": "grow_or_refuse"}"#, plugin: "grower").status == .ok)
+            #expect(try await passivated("a"))
         }
     }
 

@@ -65,6 +65,11 @@ public struct PluginCallError: Error, Sendable, Hashable, CustomStringConvertibl
         /// A `.wasm` plugin's call trapped or ran out of fuel (`cause`); `recovery` says what
         /// became of the instance.
         case sandboxTrapped(call: String, cause: String, recovery: String)
+        /// A `.wasm` plugin's call failed (`failure`) after the host refused it a `memory.grow`,
+        /// because the host's instances already hold too much of the `limit` bytes they may have
+        /// together (``WasmMemoryBudget``); the grow asked for a memory of `size` bytes. The call
+        /// may succeed once other instances free memory.
+        indirect case wasmMemoryTotalReached(limit: Int, size: Int, failure: Reason)
 
         /// The action ran, but its journal record could not be made durable: it is not
         /// acknowledged (see ``PluginJournal``).
@@ -75,6 +80,7 @@ public struct PluginCallError: Error, Sendable, Hashable, CustomStringConvertibl
         var ranThePlugin: Bool {
             switch self {
             case .refused, .invalidRequest, .effectLimitReached: true
+            case let .wasmMemoryTotalReached(_, _, failure): failure.ranThePlugin
             default: false
             }
         }
@@ -119,6 +125,8 @@ public struct PluginCallError: Error, Sendable, Hashable, CustomStringConvertibl
                 return "the plugin is stopped: \(why)"
             case let .sandboxTrapped(call, cause, recovery):
                 return "\(echo(call)) failed: \(cause); \(recovery)"
+            case let .wasmMemoryTotalReached(limit, _, failure):
+                return "\(failure) (a memory.grow was refused: \(WasmMemoryBudget.reachedPhrase(limit: limit)))"
             case let .notAcknowledged(action, journal):
                 // Fenced, the machine that ran it is dropped, and the host that owns the
                 // instance now brings it back without it: it was not applied anywhere.

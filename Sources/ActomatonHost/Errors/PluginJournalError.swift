@@ -49,6 +49,10 @@ public struct PluginJournalError: Error, Sendable, Hashable, CustomStringConvert
         /// back, and the host does not start it over a new one, which would lose its
         /// `unreplayed` journaled actions and journal the next ones after them.
         case stateLost(String, refusal: String, unreplayed: Int)
+        /// The name's state could not be brought back now, for a reason that passes (`cause`:
+        /// the host's `.wasm` instances held too much memory for its snapshot or an action's
+        /// replay). Nothing was skipped: the next recovery replays the same records.
+        indirect case recoveryPostponed(String, cause: PluginCallError.Reason)
 
         /// The reason, one line.
         public var description: String {
@@ -76,6 +80,8 @@ public struct PluginJournalError: Error, Sendable, Hashable, CustomStringConvert
                 "\(name) cannot be brought back: the plugin refused every snapshot the journal keeps (the newest, \(refusal)) and the "
                     + "actions before them were pruned; refusing to start it over a new state, which would lose its \(unreplayed) "
                     + "journaled actions — load the plugin's version that wrote the snapshots, or fix its restore"
+            case let .recoveryPostponed(name, cause):
+                "\(name) cannot be brought back now, nothing skipped (a later try replays the same records): \(cause)"
             }
         }
     }

@@ -73,6 +73,9 @@ public struct PluginLoadError: Error, Sendable, Hashable, CustomStringConvertibl
         /// A `.wasm` module the host cannot run: invalid, an import it does not provide, an
         /// export missing or of the wrong signature.
         case wasm(String)
+        /// A `.wasm` instance could not be made: the host's instances already hold too much of
+        /// the memory they may have together, `limit` bytes (``WasmMemoryBudget``).
+        case wasmMemoryTotalReached(limit: Int)
 
         /// The reason, as one line.
         public var description: String {
@@ -122,6 +125,8 @@ public struct PluginLoadError: Error, Sendable, Hashable, CustomStringConvertibl
                 return message
             case let .wasm(message):
                 return message
+            case let .wasmMemoryTotalReached(limit):
+                return "cannot instantiate the module: \(WasmMemoryBudget.reachedPhrase(limit: limit))"
             case let .stateNotCarriedOver(reason):
                 return "not reloaded, the running version goes on: \(reason)"
             }

@@ -56,6 +56,11 @@ public final class Plugin: Sendable {
     public var isWebAssembly: Bool {
         if case .wasm = code { true } else { false }
     }
+    /// The memory budget a `.wasm` plugin's instances share with the host's others, and the
+    /// bytes one more instance takes from it when made; `nil` for a `.so`.
+    public var wasmMemory: (total: WasmMemoryBudget, perInstance: Int)? {
+        if case let .wasm(module) = code { (module.limits.memoryTotal, module.initialMemoryBytes) } else { nil }
+    }
     /// Action indices by name.
     private let actionIndex: [String: Int]
 

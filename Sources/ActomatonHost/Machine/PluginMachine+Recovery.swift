@@ -16,6 +16,10 @@ extension PluginMachine {
     /// actions would be journaled after actions never replayed, and acknowledged again from
     /// another state).
     ///
+    /// Throws ``PluginJournalError/Reason/recoveryPostponed(_:cause:)`` when a snapshot or an
+    /// action cannot be brought back for a reason that passes (the memory the host's `.wasm`
+    /// instances may have together): skipping it would lose it. The machine must not be used.
+    ///
     /// The journal is read on a thread of its own, never on the concurrency pool's (a read
     /// waits while a commit syncs). Call it before the machine's first action: one sent
     /// meanwhile runs between the reads and the replay.
@@ -34,6 +38,7 @@ extension PluginMachine {
                 base = snapshot.sequence
                 break
             } catch {
+                if case .wasmMemoryTotalReached = error { throw PluginJournalError(.recoveryPostponed(name, cause: error), at: journal.path) }
                 newestRefusal = newestRefusal ?? "after action #\(snapshot.sequence), version \(snapshot.version): \(error)"
                 problems.append("\(name): the journal's snapshot after action #\(snapshot.sequence) (version \(snapshot.version)) was refused: \(error)")
             }
@@ -67,6 +72,9 @@ extension PluginMachine {
                     if case let .failure(reason) = runtime.perform(action) { throw PluginCallError(reason, plugin: name) }
                     continue
                 } catch {
+                    if case .wasmMemoryTotalReached = error.reason {
+                        throw PluginJournalError(.recoveryPostponed(name, cause: error.reason), at: journal.path)
+                    }
                     why = error.reason.description
                 }
             }

@@ -40,8 +40,8 @@ final class WasmInstance: PluginRuntime, @unchecked Sendable {
     }
 
     private static func makeMachine(module: WasmPluginModule, plugin: Plugin, log: @escaping @Sendable (String) -> Void,
-                                    budget: EffectBudget) throws(PluginLoadError) -> WasmMachine {
-        let machine = try WasmMachine(module: module, path: plugin.path, plugin: plugin)
+                                    budget: EffectBudget, credit: Int = 0) throws(PluginLoadError) -> WasmMachine {
+        let machine = try WasmMachine(module: module, path: plugin.path, plugin: plugin, credit: credit)
         machine.context.log = log
         machine.context.effectBudget = budget
         return machine
@@ -56,8 +56,10 @@ final class WasmInstance: PluginRuntime, @unchecked Sendable {
             }
         }
         guard let machine else { return .failure(recovery.stopped ?? .pluginStopped("it is stopped")) }
+        machine.memoryCap.refusedSize = nil
         do {
             let outcome = try machine.perform(action)
+            if case let .failure(reason) = outcome { return .failure(reason.refusingMemory(machine)) }
             if case .success = outcome, recovery.completed(action) {
                 do { _ = try snapshot() } catch {
                     // Kept for a replay; the host's own finding, not the plugin's log line.
@@ -68,46 +70,51 @@ final class WasmInstance: PluginRuntime, @unchecked Sendable {
             }
             return outcome
         } catch {
-            return .failure(.sandboxTrapped(call: "'\(action)'", cause: error.message, recovery: recover(after: error)))
+            return .failure(PluginCallError.Reason.sandboxTrapped(call: "'\(action)'", cause: error.message, recovery: recover(after: error))
+                .refusingMemory(machine))
         }
     }
 
     func snapshot() throws(PluginCallError.Reason) -> [UInt8] {
         guard let machine else { throw recovery.stopped ?? .pluginStopped("it is stopped") }
+        machine.memoryCap.refusedSize = nil
         do {
             let bytes = try machine.snapshot()
             recovery.stateIs(bytes)
             return bytes
         } catch {
-            throw .snapshotFailed("\(error.message)\(words(error))")
+            throw PluginCallError.Reason.snapshotFailed("\(error.message)\(words(error))").refusingMemory(machine)
         }
     }
 
     func restore(_ bytes: [UInt8]) throws(PluginCallError.Reason) {
         guard let machine else { throw recovery.stopped ?? .pluginStopped("it is stopped") }
+        machine.memoryCap.refusedSize = nil
         do {
             try machine.restore(bytes)
             recovery.stateIs(bytes)
         } catch {
-            throw .restoreRefused("\(error.message)\(words(error))")
+            throw PluginCallError.Reason.restoreRefused("\(error.message)\(words(error))").refusingMemory(machine)
         }
     }
 
     func describe() throws(PluginCallError.Reason) -> String {
         guard let machine else { throw recovery.stopped ?? .pluginStopped("it is stopped") }
+        machine.memoryCap.refusedSize = nil
         do {
             return try machine.describe()
         } catch {
-            throw .describeFailed("\(error.message)\(words(error))")
+            throw PluginCallError.Reason.describeFailed("\(error.message)\(words(error))").refusingMemory(machine)
         }
     }
 
     func activeNodes() throws(PluginCallError.Reason) -> [String]? {
         guard let machine else { throw recovery.stopped ?? .pluginStopped("it is stopped") }
+        machine.memoryCap.refusedSize = nil
         do {
             return try machine.activeNodes()
         } catch {
-            throw .describeFailed(ActiveNodes.failure("\(error.message)\(words(error))"))
+            throw PluginCallError.Reason.describeFailed(ActiveNodes.failure("\(error.message)\(words(error))")).refusingMemory(machine)
         }
     }
 
@@ -124,11 +131,15 @@ final class WasmInstance: PluginRuntime, @unchecked Sendable {
         let (module, plugin, log, budget) = (self.module, self.plugin, self.log, effectBudget)
         // A replayed action's log lines were printed the first time.
         let replaying = Atomic<Bool>(false)
+        // The memory the trapped instance held goes to the first one made in its place: a
+        // rebuild must not find the host's total taken by others meanwhile.
+        var credit = machine?.memoryCap.surrender() ?? 0
         let (fresh, words) = recovery.recover(
             rebuiltWords: "the instance was rebuilt with the state as it was before",
             start: { () throws(PluginLoadError) in
-                try Self.makeMachine(module: module, plugin: plugin, log: { line in if !replaying.load(ordering: .relaxed) { log(line) } },
-                                     budget: budget)
+                defer { credit = 0 }
+                return try Self.makeMachine(module: module, plugin: plugin, log: { line in if !replaying.load(ordering: .relaxed) { log(line) } },
+                                            budget: budget, credit: credit)
             },
             restore: { (machine: WasmMachine, bytes) throws(PluginCallError.Reason) in
                 do throws(WasmMachine.CallFailure) { try machine.restore(bytes) } catch { throw .restoreRefused(error.message) }
@@ -141,7 +152,17 @@ final class WasmInstance: PluginRuntime, @unchecked Sendable {
                 if case let .failure(reason) = outcome { throw reason }
             }
         )
+        fresh?.memoryCap.trim()
         machine = fresh
         return words
+    }
+}
+
+extension PluginCallError.Reason {
+    /// This failure of a call into `machine`, or, when the host's total refused the machine
+    /// memory during the call, ``wasmMemoryTotalReached(limit:size:failure:)`` with it.
+    fileprivate func refusingMemory(_ machine: WasmMachine) -> Self {
+        guard let size = machine.memoryCap.refusedSize else { return self }
+        return .wasmMemoryTotalReached(limit: machine.memoryCap.total.limit, size: size, failure: self)
     }
 }

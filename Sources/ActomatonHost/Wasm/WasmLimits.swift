@@ -1,4 +1,5 @@
-/// The sandbox's limits for `.wasm` plugins, set per host (`--fuel`, `--wasm-memory-limit`).
+/// The sandbox's limits for `.wasm` plugins, set per host (`--fuel`, `--wasm-memory-limit`,
+/// `--wasm-memory-total`).
 public struct WasmLimits: Sendable, Hashable {
     /// Fuel per call into a module (about one unit per WebAssembly instruction), or `nil` to
     /// run unmetered. A host import the module calls costs 100 units, and one more per 4 bytes
@@ -9,6 +10,9 @@ public struct WasmLimits: Sendable, Hashable {
     /// The most linear memory one instance may have, in bytes: a module that declares more,
     /// or a `memory.grow` past it, is refused (the grow returns -1 to the module).
     public var memoryLimit: Int
+    /// The linear memory all instances made with these limits may have together; see
+    /// ``WasmMemoryBudget``. By default the process's budget of ``WasmMemoryBudget/defaultLimit``.
+    public var memoryTotal: WasmMemoryBudget
     /// How often, in successful actions, the host takes a snapshot to rebuild an instance
     /// from after a trap (the actions since are replayed).
     public var snapshotInterval: Int
@@ -81,13 +85,16 @@ public struct WasmLimits: Sendable, Hashable {
     /// - Parameters:
     ///   - fuel: Fuel per call, or `nil` to run unmetered.
     ///   - memoryLimit: The most linear memory one instance may have, in bytes.
+    ///   - memoryTotal: The linear memory all instances may have together.
     ///   - snapshotInterval: Successful actions between the snapshots a rebuild starts from.
     ///   - maxRestarts: Rebuilds allowed within `restartWindow` before the plugin is stopped.
     ///   - restartWindow: See `maxRestarts`.
-    public init(fuel: UInt64? = WasmLimits.defaultFuel, memoryLimit: Int = WasmLimits.defaultMemoryLimit, snapshotInterval: Int = 16,
+    public init(fuel: UInt64? = WasmLimits.defaultFuel, memoryLimit: Int = WasmLimits.defaultMemoryLimit,
+                memoryTotal: WasmMemoryBudget = .hostWide(), snapshotInterval: Int = 16,
                 maxRestarts: Int = WasmLimits.defaultMaxRestarts, restartWindow: Duration = .seconds(60)) {
         self.fuel = fuel
         self.memoryLimit = memoryLimit
+        self.memoryTotal = memoryTotal
         self.snapshotInterval = max(snapshotInterval, 1)
         self.maxRestarts = maxRestarts
         self.restartWindow = restartWindow

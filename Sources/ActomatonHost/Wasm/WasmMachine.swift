@@ -33,6 +33,8 @@ final class WasmMachine: @unchecked Sendable {
     let store: Store
     let instance: Instance
     let memory: Memory
+    /// What the instance's memory holds of the host's total.
+    let memoryCap: MemoryCap
     let context = Context()
     private let alloc: Function
     private let snapshotFunction: Function
@@ -48,11 +50,16 @@ final class WasmMachine: @unchecked Sendable {
 
     /// Instantiates `module`. The manifest is read by ``readManifest()`` (at load) or taken
     /// from `plugin` (for every later instance).
-    init(module: WasmPluginModule, path: String, plugin: Plugin? = nil) throws(PluginLoadError) {
+    ///
+    /// - Parameter credit: Bytes of the host's total this instance takes over from the one
+    ///   it replaces (``MemoryCap/surrender()``); what it does not need is given back by
+    ///   ``MemoryCap/trim()``.
+    init(module: WasmPluginModule, path: String, plugin: Plugin? = nil, credit: Int = 0) throws(PluginLoadError) {
         self.module = module
         self.path = path
         store = Store(engine: module.engine)
-        store.resourceLimiter = MemoryCap(limit: module.limits.memoryLimit)
+        memoryCap = MemoryCap(limit: module.limits.memoryLimit, total: module.limits.memoryTotal, credit: credit)
+        store.resourceLimiter = memoryCap
         var imports = Imports()
         let context = self.context
         for function in HostImport.allCases {
@@ -69,6 +76,7 @@ final class WasmMachine: @unchecked Sendable {
         do {
             instance = try module.module.instantiate(store: store, imports: imports)
         } catch {
+            if memoryCap.refusedSize != nil { throw PluginLoadError(.wasmMemoryTotalReached(limit: module.limits.memoryTotal.limit), at: path) }
             throw PluginLoadError(.wasm(Self.instantiationFailure(error, store: store, limits: module.limits)), at: path)
         }
         guard let memory = instance.exports[memory: "memory"] else {
@@ -351,16 +359,63 @@ func signatureText(_ type: FunctionType) -> String {
     return "(\(type.parameters.map(name).joined(separator: ", "))) -> " + (results.count == 1 ? results[0] : "(\(results.joined(separator: ", ")))")
 }
 
-/// Refuses memory past the host's cap, and tables past ``WasmLimits/maxTableElements``.
-final class MemoryCap: ResourceLimiter {
+/// Refuses memory past the host's cap for one instance, or past what the host's instances may
+/// have together (``WasmMemoryBudget``), and tables past ``WasmLimits/maxTableElements``.
+///
+/// A module has one memory (WasmKit refuses a second without the multi-memory feature, which
+/// the host does not enable), so `desired` is that memory's whole size. Confined to its
+/// machine, like the store that asks it: one call at a time.
+final class MemoryCap: ResourceLimiter, @unchecked Sendable {
     let limit: Int
+    let total: WasmMemoryBudget
+    /// The bytes this instance holds of the total: its memory's size, or more while a credit
+    /// handed over by a rebuild is unspent (``trim()``).
+    private(set) var reserved: Int
+    /// The memory's size, as last granted.
+    private(set) var granted = 0
+    /// The size a grow the total refused asked for, since this was last set to `nil` (before
+    /// each call that may grow the memory).
+    var refusedSize: Int?
 
-    init(limit: Int) {
+    /// - Parameter credit: Bytes already reserved from `total` that this instance takes over
+    ///   (those of the instance it replaces), so that a rebuild never waits on the others.
+    init(limit: Int, total: WasmMemoryBudget, credit: Int = 0) {
         self.limit = limit
+        self.total = total
+        reserved = credit
     }
 
-    func limitMemoryGrowth(to desired: Int) throws -> Bool { desired <= limit }
+    deinit {
+        total.release(reserved)
+    }
+
+    func limitMemoryGrowth(to desired: Int) throws -> Bool {
+        guard desired <= limit else { return false }
+        if desired > reserved {
+            guard total.reserve(desired - reserved) else {
+                refusedSize = desired
+                return false
+            }
+            reserved = desired
+        }
+        granted = max(granted, desired)
+        return true
+    }
+
     func limitTableGrowth(to desired: Int) throws -> Bool { desired <= WasmLimits.maxTableElements }
+
+    /// Gives the total back what this instance reserved beyond its memory's size.
+    func trim() {
+        guard reserved > granted else { return }
+        total.release(reserved - granted)
+        reserved = granted
+    }
+
+    /// Hands over everything this instance reserved (to the instance that replaces it).
+    func surrender() -> Int {
+        defer { reserved = 0 }
+        return reserved
+    }
 }
 
 extension Value {

@@ -8,6 +8,9 @@ final class WasmPluginModule: @unchecked Sendable {
     let engine: Engine
     let module: Module
     let limits: WasmLimits
+    /// The memory an instance has once made (its declared minimum, and what its start
+    /// function grew): what making one more takes from ``WasmLimits/memoryTotal``.
+    private(set) var initialMemoryBytes = 0
 
     /// The newest contract version this host speaks.
     static let abiVersion: UInt32 = 2
@@ -80,8 +83,10 @@ final class WasmPluginModule: @unchecked Sendable {
         // Every later instance compiles a function at its first call.
         let eager = Engine(configuration: EngineConfiguration(compilationMode: .eager, fuelMetering: limits.fuel != nil))
         let probe = try WasmMachine(module: WasmPluginModule(engine: eager, module: module, limits: limits), path: path)
+        let initialMemoryBytes = probe.memoryCap.granted
         let manifest = try probe.readManifest()
         let pluginModule = WasmPluginModule(engine: engine, module: module, limits: limits)
+        pluginModule.initialMemoryBytes = initialMemoryBytes
         return Plugin(path: path, manifest: manifest, fileIdentity: identity, code: .wasm(pluginModule))
     }
 
