@@ -1,3 +1,4 @@
+import ActomatonHost
 import CoreMetrics
 import Synchronization
 import class Prometheus.PrometheusCollectorRegistry
@@ -24,6 +25,9 @@ import struct Prometheus.PrometheusMetricsFactory
 /// - `actomaton_watchers`: WebSocket watchers connected.
 /// - `actomaton_effects_in_flight`: delayed and repeating actions running or waiting, all
 ///   instances in memory together (counted when `/metrics` is read).
+/// - `actomaton_wasm_memory_bytes` and `actomaton_wasm_memory_limit_bytes`: the linear memory
+///   the `.wasm` instances in memory hold together, and what they may (`--wasm-memory-total`;
+///   read when `/metrics` is).
 /// - `actomaton_journal_commit_duration_seconds`: how long each journal commit took, its disk
 ///   sync included; `actomaton_journal_records_total`: records committed (with `--state` only).
 /// - `actomaton_requests_forwarded_total` and `actomaton_fencing_refusals_total`: in a cluster
@@ -37,6 +41,8 @@ public final class ServiceMetrics: Sendable {
     private let passivatedCount = Atomic<Int>(0)
     private let watchers: Gauge
     private let effects: Gauge
+    private let wasmMemory: Gauge
+    private let wasmMemoryLimit: Gauge
     private let commits: CoreMetrics.Timer?
     private let records: Counter?
     private let forwarded: Counter?
@@ -65,6 +71,8 @@ public final class ServiceMetrics: Sendable {
         watchers = Gauge(label: "actomaton_watchers", dimensions: [], factory: factory)
         passivated = Gauge(label: "actomaton_instances_passivated", dimensions: [], factory: factory)
         effects = Gauge(label: "actomaton_effects_in_flight", dimensions: [], factory: factory)
+        wasmMemory = Gauge(label: "actomaton_wasm_memory_bytes", dimensions: [], factory: factory)
+        wasmMemoryLimit = Gauge(label: "actomaton_wasm_memory_limit_bytes", dimensions: [], factory: factory)
         commits = journaled ? CoreMetrics.Timer(label: "actomaton_journal_commit_duration_seconds", dimensions: [], factory: factory) : nil
         records = journaled ? Counter(label: "actomaton_journal_records_total", dimensions: [], factory: factory) : nil
         forwarded = clustered ? Counter(label: "actomaton_requests_forwarded_total", dimensions: [], factory: factory) : nil
@@ -127,6 +135,16 @@ public final class ServiceMetrics: Sendable {
         effects.record(count)
     }
 
+    /// Records what the `.wasm` instances of `catalog` hold of the memory they may have together.
+    func wasmMemory(of catalog: PluginCatalog) {
+        var budgets: [WasmMemoryBudget] = []
+        for type in catalog.types.values {
+            if let total = type.plugin.wasmMemory?.total, !budgets.contains(where: { $0 === total }) { budgets.append(total) }
+        }
+        wasmMemory.record(budgets.reduce(0) { $0 + $1.used })
+        wasmMemoryLimit.record(budgets.reduce(0) { $0 + $1.limit })
+    }
+
     /// Records a journal commit: how long it took and how many records it held.
     func journalCommitted(duration: Duration, records count: Int) {
         let (seconds, attoseconds) = duration.components
@@ -158,6 +176,8 @@ public final class ServiceMetrics: Sendable {
         "actomaton_instances_passivated": "Instances passivated: their state kept, their machine freed.",
         "actomaton_watchers": "WebSocket watchers connected.",
         "actomaton_effects_in_flight": "Delayed and repeating actions running or waiting, all instances in memory together.",
+        "actomaton_wasm_memory_bytes": "Linear memory the .wasm instances in memory hold together.",
+        "actomaton_wasm_memory_limit_bytes": "Linear memory the .wasm instances may hold together (--wasm-memory-total).",
         "actomaton_journal_commit_duration_seconds": "How long each journal commit took, its disk sync included.",
         "actomaton_journal_records_total": "Records committed to the journal.",
         "actomaton_requests_forwarded_total": "Requests forwarded to the host that owns their instance.",

@@ -188,6 +188,9 @@ import Testing
             watchers.remove(watcher)
             #expect(try await client.post("d", #"{"action": "grow_or_refuse"}"#, plugin: "grower").status == .ok)
             #expect(try await passivated("a"))
+            let metrics = try await client.get("/metrics").text
+            #expect(metrics.contains("\nactomaton_wasm_memory_bytes 196608.0\n"), "d's 3 pages")
+            #expect(metrics.contains("\nactomaton_wasm_memory_limit_bytes 327680.0\n"))
         }
     }
 
