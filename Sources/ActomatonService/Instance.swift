@@ -26,7 +26,8 @@ public final class Instance: Sendable {
 /// It keeps the last `history` transitions, so that a watcher that reconnects with the `seq`
 /// it saw last (`?after=SEQ`) gets the ones it missed, then the new ones, without a gap or a
 /// duplicate. The history lives as long as the set: an instance passivated without watchers,
-/// or a restarted service, starts a new one.
+/// or a restarted service, starts a new one. Its bytes count against the service's
+/// ``WatchHistoryBudget`` too.
 final class WatcherSet: Sendable {
     private struct State {
         var watchers: [ObjectIdentifier: Watcher] = [:]
@@ -48,6 +49,7 @@ final class WatcherSet: Sendable {
     private let limit: Int
     private let historyLimit: Int
     private let historyByteLimit: Int
+    private let historyBudget: WatchHistoryBudget?
     private let address: InstanceAddress
     private let onChange: @Sendable (Int) -> Void
 
@@ -55,13 +57,21 @@ final class WatcherSet: Sendable {
     ///   - limit: The most watchers at a time.
     ///   - history: How many of the last transitions are kept for `after`.
     ///   - historyBytes: The most bytes of them kept (``size(of:)``): the oldest go first.
+    ///   - historyBudget: The bytes all instances' histories may keep together, or `nil` for no
+    ///     bound beyond `historyBytes`.
     ///   - onChange: Told the change in the count of watchers (+1, -1), for metrics.
-    init(address: InstanceAddress, limit: Int, history: Int = 0, historyBytes: Int = 1 << 20, onChange: @escaping @Sendable (Int) -> Void) {
+    init(address: InstanceAddress, limit: Int, history: Int = 0, historyBytes: Int = 1 << 20, historyBudget: WatchHistoryBudget? = nil,
+         onChange: @escaping @Sendable (Int) -> Void) {
         self.address = address
         self.limit = limit
         historyLimit = max(0, history)
         historyByteLimit = max(0, historyBytes)
+        self.historyBudget = historyBudget
         self.onChange = onChange
+    }
+
+    deinit {
+        historyBudget?.release(state.withLock { $0.keptBytes })
     }
 
     var count: Int { state.withLock { $0.watchers.count } }
@@ -71,6 +81,7 @@ final class WatcherSet: Sendable {
     func began(at seq: UInt64) {
         state.withLock { state in
             guard seq > state.lastSeq else { return }
+            historyBudget?.release(state.keptBytes)
             state.history = []
             state.head = 0
             state.keptBytes = 0
@@ -148,21 +159,43 @@ final class WatcherSet: Sendable {
 
     /// Sends a transition to every watcher, and keeps it in the history.
     func broadcast(_ transition: InstanceTransition) {
-        let (historyLimit, historyByteLimit) = (self.historyLimit, self.historyByteLimit)
+        let (historyLimit, historyByteLimit, budget) = (self.historyLimit, self.historyByteLimit, historyBudget)
         let watchers = state.withLock { state in
             state.lastSeq = transition.seq
             if historyLimit > 0 {
-                state.history.append(transition)
-                state.keptBytes += Self.size(of: transition)
-                // The oldest go first, past either limit: one transition larger than the byte
-                // limit leaves none kept.
+                let size = Self.size(of: transition)
                 var letGoForBytes = false
-                while state.keptCount > historyLimit || (state.keptCount > 0 && state.keptBytes > historyByteLimit) {
-                    if state.keptCount <= historyLimit { letGoForBytes = true }
+                func letGoOfTheOldest() {
                     let oldest = state.history[state.head]
+                    let oldestSize = Self.size(of: oldest)
                     state.keptAfter = oldest.seq
-                    state.keptBytes -= Self.size(of: oldest)
+                    state.keptBytes -= oldestSize
+                    budget?.release(oldestSize)
                     state.head += 1
+                }
+                // The oldest go first, past either limit of the instance's, then while the
+                // service's total has no room: one transition larger than the byte limit, or
+                // than what the total has left, leaves none kept.
+                while state.keptCount > 0, state.keptCount >= historyLimit || state.keptBytes + size > historyByteLimit {
+                    if state.keptCount < historyLimit { letGoForBytes = true }
+                    letGoOfTheOldest()
+                }
+                var kept = size <= historyByteLimit
+                while kept, !(budget?.reserve(size) ?? true) {
+                    guard state.keptCount > 0 else {
+                        kept = false
+                        break
+                    }
+                    letGoForBytes = true
+                    letGoOfTheOldest()
+                }
+                if kept {
+                    state.history.append(transition)
+                    state.keptBytes += size
+                } else {
+                    letGoForBytes = true
+                    while state.keptCount > 0 { letGoOfTheOldest() }
+                    state.keptAfter = transition.seq
                 }
                 // Large states are freed at once; small ones, 64 or more at a time.
                 if state.head > 0, letGoForBytes || (state.head >= 64 && state.head * 2 >= state.history.count) {

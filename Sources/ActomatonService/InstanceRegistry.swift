@@ -108,13 +108,16 @@ public actor InstanceRegistry {
         public var watchHistory: Int
         /// The most bytes of them kept, their states counted.
         public var watchHistoryBytes: Int
+        /// The most bytes all instances' histories keep together (``WatchHistoryBudget``).
+        public var watchHistoryTotalBytes: Int
 
         /// Creates limits; the defaults are ``ServiceConfiguration``'s.
         public init(maxInstances: Int = 100_000, maxInstancesPerPlugin: Int = 100_000, maxWorkers: Int = 1024, maxWatchersPerInstance: Int = 64,
                     maxEffects: Int = PluginLimits.defaultMaxEffects, idleTimeout: Duration = .seconds(300), watchHistory: Int = 1000,
-                    watchHistoryBytes: Int = 1 << 20) {
+                    watchHistoryBytes: Int = 1 << 20, watchHistoryTotalBytes: Int = 256 << 20) {
             self.watchHistory = watchHistory
             self.watchHistoryBytes = watchHistoryBytes
+            self.watchHistoryTotalBytes = watchHistoryTotalBytes
             self.maxInstances = maxInstances
             self.maxInstancesPerPlugin = maxInstancesPerPlugin
             self.maxWorkers = maxWorkers
@@ -136,6 +139,8 @@ public actor InstanceRegistry {
 
     /// The plugins.
     public nonisolated let catalog: PluginCatalog
+    /// What the instances' watch histories keep, all together (``Limits/watchHistoryTotalBytes``).
+    nonisolated let historyBudget: WatchHistoryBudget
     /// The limits.
     public nonisolated let limits: Limits
     private let metrics: ServiceMetrics
@@ -190,6 +195,7 @@ public actor InstanceRegistry {
                 journal: ServiceJournal? = nil, errorLog: (@Sendable (String) -> Void)? = nil) {
         self.catalog = catalog
         self.limits = limits
+        historyBudget = WatchHistoryBudget(limit: limits.watchHistoryTotalBytes)
         self.metrics = metrics
         self.log = log
         self.errorLog = errorLog
@@ -461,11 +467,11 @@ public actor InstanceRegistry {
     /// Makes the instance at `address`, from the initial state or from `restoring`.
     private func make(_ address: InstanceAddress, type: PluginType, restoring: PassivatedInstance?,
                       watchers: WatcherSet?, epoch: Int64? = nil) async throws(ServiceError) -> Instance {
-        let (limits, metrics, log, journal) = (self.limits, self.metrics, self.log, self.journal)
+        let (limits, metrics, log, journal, historyBudget) = (self.limits, self.metrics, self.log, self.journal, self.historyBudget)
         // Made off the registry's actor: a worker's start must not hold up other instances.
         let task = Task.detached { () throws -> Instance in
             let watchers = watchers ?? WatcherSet(address: address, limit: limits.maxWatchersPerInstance, history: limits.watchHistory,
-                                                historyBytes: limits.watchHistoryBytes) {
+                                                historyBytes: limits.watchHistoryBytes, historyBudget: historyBudget) {
                 metrics.watchersChanged(by: $0)
             }
             let onFailure = self.errorLog.map { errorLog in { @Sendable (line: String) in errorLog("\(address): \(line)") } }

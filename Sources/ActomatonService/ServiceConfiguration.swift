@@ -61,6 +61,12 @@ public struct ServiceConfiguration: Sendable {
     /// an instance with a large state keeps a bounded history (1,000 states of a few MB each
     /// took hundreds of MB).
     public var watchHistoryBytes = 1 << 20
+    /// The most bytes all instances' kept transitions may take together
+    /// (`--watch-history-total-bytes`, default 256 MiB), counted as ``watchHistoryBytes``
+    /// counts them: past it, an instance lets its own oldest go to keep a new one, or keeps
+    /// none. Every active instance keeps its history, watched or not: without this bound,
+    /// 100,000 instances could keep 1 MiB each.
+    public var watchHistoryTotalBytes = 256 << 20
     /// Requests per second one token may send, in a burst of as many (`--max-requests-per-second`,
     /// default 1,000; 0 for no limit); past it, 429. Applies only with `--tokens`.
     public var maxRequestsPerSecond = 1000
@@ -133,6 +139,6 @@ public struct ServiceConfiguration: Sendable {
     var registryLimits: InstanceRegistry.Limits {
         .init(maxInstances: maxInstances, maxInstancesPerPlugin: maxInstancesPerPlugin, maxWorkers: maxWorkers,
               maxWatchersPerInstance: maxWatchersPerInstance, maxEffects: maxEffects, idleTimeout: idleTimeout,
-              watchHistory: watchHistory, watchHistoryBytes: watchHistoryBytes)
+              watchHistory: watchHistory, watchHistoryBytes: watchHistoryBytes, watchHistoryTotalBytes: watchHistoryTotalBytes)
     }
 }

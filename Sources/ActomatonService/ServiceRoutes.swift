@@ -57,6 +57,7 @@ struct ServiceRoutes: Sendable {
         router.get("/metrics") { _, _ in
             metrics.effectsInFlight(await registry.effectsInFlight())
             metrics.wasmMemory(of: registry.catalog)
+            metrics.watchHistoryKept(registry.historyBudget.used)
             return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                      body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.prometheusText())))
         }

@@ -94,6 +94,12 @@ struct NetworkOptions: ParsableArguments {
             transform: parseSize)
     var watchHistoryBytes = Int64(ServiceConfiguration().watchHistoryBytes)
 
+    @Option(help: ArgumentHelp("The most bytes all instances' kept transitions may take together, counted as --watch-history-bytes counts "
+                                + "them; past it an instance lets its own oldest go (1K to 1T; default: 256M).",
+                               valueName: "size"),
+            transform: parseSize)
+    var watchHistoryTotalBytes = Int64(ServiceConfiguration().watchHistoryTotalBytes)
+
     @Option(help: ArgumentHelp("The most keys one page of GET /v1/machines/PLUGIN lists, at most 100000; also the default limit.",
                                 valueName: "count"))
     var maxPageSize = ServiceConfiguration().maxPageSize
@@ -162,6 +168,9 @@ struct NetworkOptions: ParsableArguments {
         where !(1 << 10...1 << 30).contains(value) {
             throw ValidationError("\(name) must be from 1K to 1G (1024 to 1073741824 bytes)")
         }
+        guard (1 << 10...1 << 40).contains(watchHistoryTotalBytes) else {
+            throw ValidationError("--watch-history-total-bytes must be from 1K to 1T (1024 to 1099511627776 bytes)")
+        }
         guard (1...100_000).contains(maxPageSize) else { throw ValidationError("--max-page-size must be from 1 to 100000") }
         guard maxBodySize <= 64 << 20 else { throw ValidationError("--max-body-size must be at most 64M") }
         guard (1...(64 << 10)).contains(maxHeaderSize) else { throw ValidationError("--max-header-size must be from 1 to 64K") }
@@ -193,6 +202,7 @@ struct NetworkOptions: ParsableArguments {
         configuration.watcherBufferBytes = Int(watcherBufferBytes)
         configuration.watchHistory = watchHistory
         configuration.watchHistoryBytes = Int(watchHistoryBytes)
+        configuration.watchHistoryTotalBytes = Int(watchHistoryTotalBytes)
         configuration.watcherCloseTimeout = .seconds(watcherCloseTimeout)
         configuration.maxRequestsPerSecond = maxRequestsPerSecond
         configuration.maxFailedAuthenticationsPerMinute = maxFailedAuthenticationsPerMinute

@@ -404,14 +404,21 @@ import Testing
         let directory = try pluginsDirectory()
         let past = try await run(["serve", "--plugins", directory, "--listen", "127.0.0.1:0", "--watch-history-bytes", "1048577K"])
         #expect(past.status == 64 && past.errors.contains("--watch-history-bytes must be from 1K to 1G"), "\(past.errors)")
-        for size in ["1G", "1K"] {
+        // The total of all instances' (`--watch-history-total-bytes`), one past either end.
+        for size in ["1023", "1099511627777"] {
+            let refused = try await run(["serve", "--plugins", directory, "--listen", "127.0.0.1:0", "--watch-history-total-bytes", size])
+            #expect(refused.status == 64 && refused.errors.contains("--watch-history-total-bytes must be from 1K to 1T (1024 to 1099511627776 bytes)"),
+                    "\(size): \(refused.errors)")
+        }
+        for flags in [["--watch-history-bytes", "1G"], ["--watch-history-bytes", "1K"], ["--watch-history-total-bytes", "1T"],
+                      ["--watch-history-total-bytes", "1K"]] {
             let status = try await offThePool { () throws -> Int32 in
-                let (process, _) = try self.startServe(directory, ["--watch-history-bytes", size])
+                let (process, _) = try self.startServe(directory, flags)
                 kill(process.processIdentifier, SIGTERM)
                 process.waitUntilExit()
                 return process.terminationStatus
             }
-            #expect(status == 0, "\(size)")
+            #expect(status == 0, "\(flags)")
         }
     }
 

@@ -307,6 +307,39 @@ import Testing
         #expect(gone?.status == .badRequest)
     }
 
+    /// The service's total of kept history (`--watch-history-total-bytes`), shared by two
+    /// instances here: at the limit both keep what they have; one byte past it, the instance
+    /// that transitions lets its own oldest go; with nothing of its own left, it keeps none.
+    /// What it lets go, and what an instance passivated or freed kept, is given back. Before,
+    /// each instance was bounded on its own only: 100,000 of them at 1 MiB each.
+    @Test func theWatchHistoriesAreBoundedInAll() throws {
+        let transition = { (seq: UInt64) in InstanceTransition(try Self.transition(seq, "state \(seq % 10)"), seq: seq) }
+        let size = WatcherSet.size(of: try transition(1))
+        #expect(size == WatcherSet.size(of: try transition(2)), "every transition here weighs the same")
+        func kept(_ set: WatcherSet, last: UInt64) -> [UInt64] { (0...last).filter { (try? set.check(after: $0)) != nil } }
+        let budget = WatchHistoryBudget(limit: 5 * size)
+        let a = WatcherSet(address: InstanceAddress(plugin: "counter", key: try InstanceKey("a")), limit: 2, history: 100, historyBudget: budget) { _ in }
+        var b: WatcherSet? = WatcherSet(address: InstanceAddress(plugin: "counter", key: try InstanceKey("b")), limit: 2, history: 100,
+                                        historyBudget: budget) { _ in }
+        for seq: UInt64 in 1...3 { a.broadcast(try transition(seq)) }
+        for seq: UInt64 in 1...2 { b?.broadcast(try transition(seq)) }
+        #expect(budget.used == budget.limit)
+        #expect(kept(a, last: 3) == [0, 1, 2, 3] && kept(b!, last: 2) == [0, 1, 2], "at the limit, all kept")
+        a.broadcast(try transition(4))
+        #expect(kept(a, last: 4) == [1, 2, 3, 4], "one past it, a's oldest goes")
+        #expect(kept(b!, last: 2) == [0, 1, 2], "b's are b's")
+        #expect(budget.used == budget.limit)
+        // A transition larger than all that is left and all an instance keeps: none kept.
+        let large = InstanceTransition(try Self.transition(3, String(repeating: "x", count: 3 * size)), seq: 3)
+        b?.broadcast(large)
+        #expect(kept(b!, last: 3) == [3], "only what comes after it")
+        #expect(budget.used == 3 * size, "a's three")
+        b = nil
+        #expect(budget.used == 3 * size, "b kept nothing")
+        a.began(at: 10)
+        #expect(budget.used == 0, "a new start gives back what was kept")
+    }
+
     @Test func keysAreCheckedByteByByte() throws {
         #expect(try InstanceKey("order:2026-01.a_b").text == "order:2026-01.a_b")
         #expect(throws: ServiceError.badRequest("an instance key must not be empty")) { try InstanceKey("") }
