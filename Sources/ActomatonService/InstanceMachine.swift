@@ -184,6 +184,7 @@ public final class InstanceMachine: Sendable {
     /// - Parameters:
     ///   - type: The plugin.
     ///   - maxEffects: How many delayed and repeating actions it may have running or waiting.
+    ///   - effectTotal: What they count against too, shared with the service's other instances.
     ///   - log: Where the plugin's log lines go.
     ///   - restoring: A passivated instance this one continues: ``start()`` restores its
     ///     snapshot, and the transitions are counted on from its `seq`. With a journal, only
@@ -210,6 +211,7 @@ public final class InstanceMachine: Sendable {
     public init(
         type: PluginType,
         maxEffects: Int = PluginLimits.defaultMaxEffects,
+        effectTotal: EffectBudget? = nil,
         log: (@Sendable (String) -> Void)? = nil,
         restoring: PassivatedInstance? = nil,
         journal: PluginJournal? = nil,
@@ -232,11 +234,11 @@ public final class InstanceMachine: Sendable {
         switch type.isolation {
         case .none:
             machine = try PluginMachine(plugin: type.plugin, describesState: true, observer: observed.observe, observesSends: true,
-                                        log: log, maxEffects: maxEffects, journal: journal, journalName: journalName)
+                                        log: log, maxEffects: maxEffects, effectTotal: effectTotal, journal: journal, journalName: journalName)
         case .process:
             machine = try PluginMachine(pluginAt: type.path, isolation: type.isolation, loadOptions: type.loadOptions,
                                         describesState: true, observer: observed.observe, observesSends: true, log: log,
-                                        maxEffects: maxEffects, journal: journal, journalName: journalName)
+                                        maxEffects: maxEffects, effectTotal: effectTotal, journal: journal, journalName: journalName)
         }
         // Set once nothing can throw: with them set before the machine (as the properties'
         // default values), the optimizer of Swift 6.3.1 crashed on the path that throws

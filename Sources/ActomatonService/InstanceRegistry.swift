@@ -102,6 +102,11 @@ public actor InstanceRegistry {
         public var maxWatchersPerInstance: Int
         /// How many delayed and repeating actions one instance may have running or waiting.
         public var maxEffects: Int
+        /// How many all instances may have running or waiting together, and the most bytes
+        /// those carry (``EffectBudget/total``).
+        public var maxEffectsTotal: Int
+        /// See ``maxEffectsTotal``.
+        public var maxEffectBytesTotal: Int
         /// How long an instance is idle before ``InstanceRegistry/passivateIdle()`` passivates it.
         public var idleTimeout: Duration
         /// How many of an instance's last transitions are kept for watchers that reconnect.
@@ -113,7 +118,8 @@ public actor InstanceRegistry {
 
         /// Creates limits; the defaults are ``ServiceConfiguration``'s.
         public init(maxInstances: Int = 100_000, maxInstancesPerPlugin: Int = 100_000, maxWorkers: Int = 1024, maxWatchersPerInstance: Int = 64,
-                    maxEffects: Int = PluginLimits.defaultMaxEffects, idleTimeout: Duration = .seconds(300), watchHistory: Int = 1000,
+                    maxEffects: Int = PluginLimits.defaultMaxEffects, maxEffectsTotal: Int = EffectBudget.defaultTotalLimit,
+                    maxEffectBytesTotal: Int = EffectBudget.defaultTotalByteLimit, idleTimeout: Duration = .seconds(300), watchHistory: Int = 1000,
                     watchHistoryBytes: Int = 1 << 20, watchHistoryTotalBytes: Int = 256 << 20) {
             self.watchHistory = watchHistory
             self.watchHistoryBytes = watchHistoryBytes
@@ -123,6 +129,8 @@ public actor InstanceRegistry {
             self.maxWorkers = maxWorkers
             self.maxWatchersPerInstance = maxWatchersPerInstance
             self.maxEffects = maxEffects
+            self.maxEffectsTotal = maxEffectsTotal
+            self.maxEffectBytesTotal = maxEffectBytesTotal
             self.idleTimeout = idleTimeout
         }
     }
@@ -141,6 +149,9 @@ public actor InstanceRegistry {
     public nonisolated let catalog: PluginCatalog
     /// What the instances' watch histories keep, all together (``Limits/watchHistoryTotalBytes``).
     nonisolated let historyBudget: WatchHistoryBudget
+    /// What the instances' delayed and repeating actions count against, all together
+    /// (``Limits/maxEffectsTotal``).
+    public nonisolated let effectTotal: EffectBudget
     /// The limits.
     public nonisolated let limits: Limits
     private let metrics: ServiceMetrics
@@ -196,6 +207,7 @@ public actor InstanceRegistry {
         self.catalog = catalog
         self.limits = limits
         historyBudget = WatchHistoryBudget(limit: limits.watchHistoryTotalBytes)
+        effectTotal = EffectBudget(limit: limits.maxEffectsTotal, byteLimit: limits.maxEffectBytesTotal)
         self.metrics = metrics
         self.log = log
         self.errorLog = errorLog
@@ -467,7 +479,8 @@ public actor InstanceRegistry {
     /// Makes the instance at `address`, from the initial state or from `restoring`.
     private func make(_ address: InstanceAddress, type: PluginType, restoring: PassivatedInstance?,
                       watchers: WatcherSet?, epoch: Int64? = nil) async throws(ServiceError) -> Instance {
-        let (limits, metrics, log, journal, historyBudget) = (self.limits, self.metrics, self.log, self.journal, self.historyBudget)
+        let (limits, metrics, log, journal, historyBudget, effectTotal) = (self.limits, self.metrics, self.log, self.journal, self.historyBudget,
+                                                                        self.effectTotal)
         // Made off the registry's actor: a worker's start must not hold up other instances.
         let task = Task.detached { () throws -> Instance in
             let watchers = watchers ?? WatcherSet(address: address, limit: limits.maxWatchersPerInstance, history: limits.watchHistory,
@@ -479,7 +492,7 @@ public actor InstanceRegistry {
             // A recovery's lines already begin with the instance's journal name, its address.
             let (errorLog, journalName) = (self.errorLog, Self.journalName(of: address))
             @Sendable func makeMachine() throws(PluginLoadError) -> InstanceMachine {
-                try InstanceMachine(type: type, maxEffects: limits.maxEffects, log: instanceLog, restoring: restoring,
+                try InstanceMachine(type: type, maxEffects: limits.maxEffects, effectTotal: effectTotal, log: instanceLog, restoring: restoring,
                                     journal: journal, journalName: journalName, journalEpoch: epoch, onFailure: onFailure,
                                     onEffectAction: { [metrics] applied in metrics.effectActionFinished(plugin: address.plugin, applied: applied) },
                                     onRecoveryProblem: errorLog) { watchers.broadcast($0) }

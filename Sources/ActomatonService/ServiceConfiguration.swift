@@ -98,6 +98,14 @@ public struct ServiceConfiguration: Sendable {
     public var maxPageSize = 1000
     /// How many delayed and repeating actions one instance may have running or waiting (`--max-effects`).
     public var maxEffects = PluginLimits.defaultMaxEffects
+    /// How many all instances may have running or waiting together (`--max-effects-total`,
+    /// default 1,000,000: a pending delayed action took about 6 KB of memory, measured); past
+    /// it an action asking for more is 429. Without it, a client sending `add_later` to the
+    /// counter could make 10,000 per instance, at 100,000 instances.
+    public var maxEffectsTotal = EffectBudget.defaultTotalLimit
+    /// The most bytes of names and strings all instances' delayed and repeating actions carry
+    /// together (`--max-effect-bytes-total`, default 1 GiB).
+    public var maxEffectBytesTotal = EffectBudget.defaultTotalByteLimit
     /// How long an instance may be idle — no request, no watcher, no delayed or repeating action
     /// pending — before it is passivated: its state kept as bytes, its machine freed
     /// (`--idle-timeout`, default 5 minutes). The next request restores it.
@@ -138,7 +146,8 @@ public struct ServiceConfiguration: Sendable {
     /// The registry's share of the limits.
     var registryLimits: InstanceRegistry.Limits {
         .init(maxInstances: maxInstances, maxInstancesPerPlugin: maxInstancesPerPlugin, maxWorkers: maxWorkers,
-              maxWatchersPerInstance: maxWatchersPerInstance, maxEffects: maxEffects, idleTimeout: idleTimeout,
+              maxWatchersPerInstance: maxWatchersPerInstance, maxEffects: maxEffects, maxEffectsTotal: maxEffectsTotal,
+              maxEffectBytesTotal: maxEffectBytesTotal, idleTimeout: idleTimeout,
               watchHistory: watchHistory, watchHistoryBytes: watchHistoryBytes, watchHistoryTotalBytes: watchHistoryTotalBytes)
     }
 }

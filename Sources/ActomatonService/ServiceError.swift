@@ -160,6 +160,9 @@ extension ServiceError {
             self = .unprocessable(line)
         case .describeFailed, .snapshotFailed, .restoreRefused, .workerFailed, .pluginStopped, .sandboxTrapped:
             self = .pluginFailed(line)
+        case .effectTotalReached:
+            // Every instance's timers, not this client's doing: retry once some have ended.
+            self = .overLimit(line)
         case .wasmMemoryTotalReached:
             // Not applied, and another instance passivated may make room: retry.
             self = .overLimit(line, retryAfter: 1)

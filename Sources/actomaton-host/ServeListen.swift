@@ -65,6 +65,14 @@ struct NetworkOptions: ParsableArguments {
                                 + "one (1 to 1000000): past it, the least recently used idle instance is passivated.", valueName: "count"))
     var maxWorkers = ServiceConfiguration().maxWorkers
 
+    @Option(help: ArgumentHelp("The most delayed and repeating actions all instances may have running or waiting together "
+                                + "(1 to 100000000; each takes about 6 KB): an action asking for more is 429.", valueName: "count"))
+    var maxEffectsTotal = ServiceConfiguration().maxEffectsTotal
+
+    @Option(help: ArgumentHelp("The most bytes of names and strings all instances' delayed and repeating actions may carry together "
+                                + "(1M to 1T; default: 1G).", valueName: "size"), transform: parseSize)
+    var maxEffectBytesTotal = Int64(ServiceConfiguration().maxEffectBytesTotal)
+
     @Option(help: ArgumentHelp("The most WebSocket watchers of one instance (1 to 1000000).", valueName: "count"))
     var maxWatchersPerInstance = ServiceConfiguration().maxWatchersPerInstance
 
@@ -146,6 +154,7 @@ struct NetworkOptions: ParsableArguments {
     private var counts: [(name: String, value: Int, range: ClosedRange<Int>)] {
         [("--max-connections", maxConnections, 1...1_000_000), ("--max-instances", maxInstances, 1...100_000_000),
          ("--max-instances-per-plugin", maxInstancesPerPlugin ?? 1, 1...100_000_000), ("--max-workers", maxWorkers, 1...1_000_000),
+         ("--max-effects-total", maxEffectsTotal, 1...100_000_000),
          ("--max-watchers-per-instance", maxWatchersPerInstance, 1...1_000_000), ("--watcher-buffer", watcherBuffer, 1...1_000_000),
          ("--max-idempotency-keys", maxIdempotencyKeys, 1...100_000_000),
          ("--max-idempotency-keys-per-token", maxIdempotencyKeysPerToken ?? 1, 1...100_000_000),
@@ -167,6 +176,9 @@ struct NetworkOptions: ParsableArguments {
         for (name, value) in [("--watch-history-bytes", watchHistoryBytes), ("--watcher-buffer-bytes", watcherBufferBytes)]
         where !(1 << 10...1 << 30).contains(value) {
             throw ValidationError("\(name) must be from 1K to 1G (1024 to 1073741824 bytes)")
+        }
+        guard (1 << 20...1 << 40).contains(maxEffectBytesTotal) else {
+            throw ValidationError("--max-effect-bytes-total must be from 1M to 1T (1048576 to 1099511627776 bytes)")
         }
         guard (1 << 10...1 << 40).contains(watchHistoryTotalBytes) else {
             throw ValidationError("--watch-history-total-bytes must be from 1K to 1T (1024 to 1099511627776 bytes)")
@@ -196,6 +208,8 @@ struct NetworkOptions: ParsableArguments {
         configuration.maxInstances = maxInstances
         configuration.maxInstancesPerPlugin = maxInstancesPerPlugin ?? configuration.maxInstancesPerPlugin
         configuration.maxWorkers = maxWorkers
+        configuration.maxEffectsTotal = maxEffectsTotal
+        configuration.maxEffectBytesTotal = Int(maxEffectBytesTotal)
         configuration.maxWatchersPerInstance = maxWatchersPerInstance
         configuration.maxWatchers = maxWatchers
         configuration.watcherBuffer = watcherBuffer

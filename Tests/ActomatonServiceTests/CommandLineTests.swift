@@ -270,7 +270,7 @@ import Testing
             ("--max-watchers-per-instance", 1...1_000_000), ("--watcher-buffer", 1...1_000_000), ("--max-workers", 1...1_000_000),
             ("--max-idempotency-keys", 1...100_000_000), ("--max-idempotency-keys-per-token", 1...100_000_000),
             ("--max-requests-per-second", 0...1_000_000_000), ("--max-failed-authentications-per-minute", 0...1_000_000_000),
-            ("--max-effects", 1...1_000_000), ("--journal-snapshot-every", 1...1_000_000_000), ("--snapshot-every", 1...1_000_000),
+            ("--max-effects", 1...1_000_000), ("--max-effects-total", 1...100_000_000), ("--journal-snapshot-every", 1...1_000_000_000), ("--snapshot-every", 1...1_000_000),
         ]
         for (flag, range) in ranges {
             for value in [range.lowerBound - 1, range.upperBound + 1] {
@@ -405,13 +405,18 @@ import Testing
         let past = try await run(["serve", "--plugins", directory, "--listen", "127.0.0.1:0", "--watch-history-bytes", "1048577K"])
         #expect(past.status == 64 && past.errors.contains("--watch-history-bytes must be from 1K to 1G"), "\(past.errors)")
         // The total of all instances' (`--watch-history-total-bytes`), one past either end.
+        for size in ["1048575", "1099511627777"] {
+            let refused = try await run(["serve", "--plugins", directory, "--listen", "127.0.0.1:0", "--max-effect-bytes-total", size])
+            #expect(refused.status == 64 && refused.errors.contains("--max-effect-bytes-total must be from 1M to 1T (1048576 to 1099511627776 bytes)"),
+                    "\(size): \(refused.errors)")
+        }
         for size in ["1023", "1099511627777"] {
             let refused = try await run(["serve", "--plugins", directory, "--listen", "127.0.0.1:0", "--watch-history-total-bytes", size])
             #expect(refused.status == 64 && refused.errors.contains("--watch-history-total-bytes must be from 1K to 1T (1024 to 1099511627776 bytes)"),
                     "\(size): \(refused.errors)")
         }
         for flags in [["--watch-history-bytes", "1G"], ["--watch-history-bytes", "1K"], ["--watch-history-total-bytes", "1T"],
-                      ["--watch-history-total-bytes", "1K"]] {
+                      ["--watch-history-total-bytes", "1K"], ["--max-effect-bytes-total", "1M"], ["--max-effect-bytes-total", "1T"]] {
             let status = try await offThePool { () throws -> Int32 in
                 let (process, _) = try self.startServe(directory, flags)
                 kill(process.processIdentifier, SIGTERM)

@@ -53,6 +53,30 @@ import Testing
         }
     }
 
+    /// `--max-effects-total`: the delayed and repeating actions of all instances together, here
+    /// 3. At the limit an action's are taken; one past it, 429, nothing applied; a deleted
+    /// instance gives its places back. Before, only each instance's `--max-effects` (10,000)
+    /// bounded them: the counter's `add_later` made 10,000 per key at about 6 KB each.
+    @Test func theEffectsOfAllInstancesAreLimitedAtTheLimitAndOnePast() async throws {
+        let server = makeServer { $0.maxEffectsTotal = 3 }
+        try await server.makeApplication().test(.router) { client in
+            for key in ["a", "a", "b"] {
+                #expect(try await client.post(key, #"{"action": "add_later", "args": [1, 3600]}"#).status == .ok)
+            }
+            #expect(server.registry.effectTotal.count == 3)
+            let past = try await client.post("b", #"{"action": "add_later", "args": [1, 3600]}"#)
+            #expect(past.status == .tooManyRequests)
+            #expect(past.text == #"{"error":"plugin counter: 'add_later 1 3600.0' failed: its delayed and repeating actions would take the host's machines "#
+                    + #"past their limit of 3 effects running or waiting in all (--max-effects-total); its effects were discarded, and its state "#
+                    + #"may have changed"}"#)
+            #expect(try await client.get("/v1/machines/counter/b").text.contains(#""seq":1,"#), "not applied")
+            #expect(try await client.execute(uri: "/v1/machines/counter/a", method: .delete).status == .ok)
+            #expect(server.registry.effectTotal.count == 1)
+            #expect(try await client.post("b", #"{"action": "add_later", "args": [1, 3600]}"#).status == .ok)
+            _ = try await client.execute(uri: "/v1/machines/counter/b", method: .delete)
+        }
+    }
+
     @Test func instancesAreLimitedInAllAndPerPluginAtTheLimitAndOnePast() async throws {
         let all = makeServer { $0.maxInstances = 2 }
         try await all.makeApplication().test(.router) { client in

@@ -48,6 +48,9 @@ public struct PluginCallError: Error, Sendable, Hashable, CustomStringConvertibl
         case invalidRequest(action: String, message: String)
         /// The action asked for more effects than the machine may have running or waiting.
         case effectLimitReached(action: String, limit: Int)
+        /// The action asked for more effects than all the machines of the host (a service) may
+        /// have running or waiting together (``EffectBudget/total``).
+        case effectTotalReached(action: String, limit: Int)
         /// A chain of `next_action` requests went past the host's limits (see
         /// ``PluginLimits/maxFeedbackDepth`` and ``PluginLimits/maxFeedbackSteps``).
         case feedbackLimitReached(action: String, limit: String)
@@ -79,7 +82,7 @@ public struct PluginCallError: Error, Sendable, Hashable, CustomStringConvertibl
         /// state before it refused, or before the host refused what it asked for.
         var ranThePlugin: Bool {
             switch self {
-            case .refused, .invalidRequest, .effectLimitReached: true
+            case .refused, .invalidRequest, .effectLimitReached, .effectTotalReached: true
             case let .wasmMemoryTotalReached(_, _, failure): failure.ranThePlugin
             default: false
             }
@@ -111,6 +114,9 @@ public struct PluginCallError: Error, Sendable, Hashable, CustomStringConvertibl
             case let .effectLimitReached(action, limit):
                 return "'\(echo(action))' failed: its delayed and repeating actions would take the machine past its limit of \(limit) effects running or waiting (--max-effects); "
                     + "its effects were discarded, and its state may have changed"
+            case let .effectTotalReached(action, limit):
+                return "'\(echo(action))' failed: its delayed and repeating actions would take the host's machines past their limit of \(limit) effects "
+                    + "running or waiting in all (--max-effects-total); its effects were discarded, and its state may have changed"
             case let .feedbackLimitReached(action, limit):
                 return "'\(echo(action))' not run: a chain of next actions went past \(limit) (a loop in the plugin?); the chain was cut off"
             case let .describeFailed(message):

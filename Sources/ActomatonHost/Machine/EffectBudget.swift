@@ -7,6 +7,11 @@ import Synchronization
 /// Each effect holds a `Token` that gives its place and its bytes back when the effect is
 /// released — completed, cancelled, or dropped by its queue before it started — so neither
 /// count can drift, whatever path the effect takes.
+///
+/// A machine's budget may count against a ``total`` that many machines share (a service's
+/// `--max-effects-total`): an effect then takes a place in both, and an action whose effects
+/// the total has no room for fails with
+/// ``PluginCallError/Reason/effectTotalReached(action:limit:)``.
 public final class EffectBudget: Sendable {
     /// The most effects the machine may have at once.
     public let limit: Int
@@ -14,16 +19,27 @@ public final class EffectBudget: Sendable {
     /// strings, effect IDs and queue names, as ``PluginLimits/maxRequestBytesPerAction``
     /// counts them).
     public let byteLimit: Int
+    /// The budget this one's effects count against too, shared with other machines; `nil` for none.
+    public let total: EffectBudget?
     private let current = Atomic<Int>(0)
     private let currentBytes = Atomic<Int>(0)
     /// The tasks waiting for no token to be held (``waitUntilEmpty()``).
     private let emptyWaiters = ConditionWaiters()
 
-    /// Creates a budget of `limit` effects carrying at most `byteLimit` bytes.
-    public init(limit: Int, byteLimit: Int = PluginLimits.maxPendingEffectBytes) {
+    /// Creates a budget of `limit` effects carrying at most `byteLimit` bytes, counted against
+    /// `total` too when one is given.
+    public init(limit: Int, byteLimit: Int = PluginLimits.maxPendingEffectBytes, total: EffectBudget? = nil) {
         self.limit = limit
         self.byteLimit = byteLimit
+        self.total = total
     }
+
+    /// The defaults of a total shared by the machines of a service (`--max-effects-total`):
+    /// 1,000,000 effects (a pending delayed action took about 6 KB of the host's memory,
+    /// measured), carrying at most 1 GiB.
+    public static let defaultTotalLimit = 1_000_000
+    /// See ``defaultTotalLimit``.
+    public static let defaultTotalByteLimit = 1 << 30
 
     /// A budget without limits, for a plugin state whose machine is elsewhere (a worker's, a
     /// sandbox's own): the machine's budget is checked where its effects run.
@@ -49,10 +65,18 @@ public final class EffectBudget: Sendable {
     /// they can.
     func refusal(adding count: Int, bytes: Int) -> InvalidRequest? {
         if self.count > limit - count { return .effectLimitReached(limit) }
-        let total = self.bytes + bytes
-        if total > byteLimit {
+        let sum = self.bytes + bytes
+        if sum > byteLimit {
             return .message("the machine's delayed and repeating actions may carry at most \(byteLimit) bytes of names and strings "
-                            + "at once, and these would take them to \(total)")
+                            + "at once, and these would take them to \(sum)")
+        }
+        if let total {
+            if total.count > total.limit - count { return .effectTotalReached(total.limit) }
+            let sumOfAll = total.bytes + bytes
+            if sumOfAll > total.byteLimit {
+                return .message("the delayed and repeating actions of all machines may carry at most \(total.byteLimit) bytes of names "
+                                + "and strings at once (--max-effect-bytes-total), and these would take them to \(sumOfAll)")
+            }
         }
         return nil
     }
@@ -62,17 +86,19 @@ public final class EffectBudget: Sendable {
     func token(bytes: Int) -> Token {
         current.add(1, ordering: .relaxed)
         currentBytes.add(bytes, ordering: .relaxed)
-        return Token(budget: self, bytes: bytes)
+        return Token(budget: self, bytes: bytes, inTotal: total?.token(bytes: bytes))
     }
 
-    /// One effect's place in the budget.
+    /// One effect's place in the budget (and in its total's, held with it).
     final class Token: Sendable {
         private let budget: EffectBudget
         private let bytes: Int
+        private let inTotal: Token?
 
-        fileprivate init(budget: EffectBudget, bytes: Int) {
+        fileprivate init(budget: EffectBudget, bytes: Int, inTotal: Token?) {
             self.budget = budget
             self.bytes = bytes
+            self.inTotal = inTotal
         }
 
         deinit {

@@ -124,11 +124,14 @@ enum InvalidRequest {
     case message(String)
     /// One effect more than the machine's limit.
     case effectLimitReached(Int)
+    /// One effect more than all machines' limit (their budgets' total).
+    case effectTotalReached(Int)
 
     /// The action's failure for this reason.
     func failure(of action: PluginAction) -> PluginCallError.Reason {
         switch self {
         case let .effectLimitReached(limit): .effectLimitReached(action: action.description, limit: limit)
+        case let .effectTotalReached(limit): .effectTotalReached(action: action.description, limit: limit)
         case let .message(message): .invalidRequest(action: action.description, message: message)
         }
     }

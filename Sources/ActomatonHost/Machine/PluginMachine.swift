@@ -82,6 +82,8 @@ public actor PluginMachine: EffectQueueHost {
     ///   - log: Where the plugin's `host->log` lines go (standard error by default).
     ///   - maxEffects: How many delayed and repeating actions the machine may have running or
     ///     waiting; a request past it fails its action.
+    ///   - effectTotal: What its delayed and repeating actions count against too, shared with
+    ///     other machines (a service's `--max-effects-total`); `nil` for nothing more.
     ///   - journal: Where accepted actions, snapshots and timers are journaled; none when `nil`.
     ///   - journalName: The name its records are kept and recovered under (`counter/room-1`
     ///     for one of many machines of a plugin in one journal); the plugin's name when `nil`.
@@ -93,10 +95,11 @@ public actor PluginMachine: EffectQueueHost {
         observesSends: Bool = false,
         log: (@Sendable (String) -> Void)? = nil,
         maxEffects: Int = PluginLimits.defaultMaxEffects,
+        effectTotal: EffectBudget? = nil,
         journal: PluginJournal? = nil,
         journalName: String? = nil
     ) throws(PluginLoadError) {
-        let budget = EffectBudget(limit: maxEffects)
+        let budget = EffectBudget(limit: maxEffects, total: effectTotal)
         let runtime = try PluginRuntimes.make(plugin: plugin, log: log, effectBudget: budget)
         self.init(runtime: runtime, budget: budget, isolation: .none, loadOptions: .init(), clock: clock, describesState: describesState,
                   observer: observer, observesSends: observesSends, log: log, journal: journal, journalName: journalName)
@@ -117,6 +120,8 @@ public actor PluginMachine: EffectQueueHost {
     ///   - log: Where the plugin's `host->log` lines go (standard error by default).
     ///   - maxEffects: How many delayed and repeating actions the machine may have running or
     ///     waiting.
+    ///   - effectTotal: What its delayed and repeating actions count against too, shared with
+    ///     other machines (a service's `--max-effects-total`); `nil` for nothing more.
     ///   - journal: Where accepted actions, snapshots and timers are journaled; none when `nil`.
     ///   - journalName: The name its records are kept and recovered under (`counter/room-1`
     ///     for one of many machines of a plugin in one journal); the plugin's name when `nil`.
@@ -130,10 +135,11 @@ public actor PluginMachine: EffectQueueHost {
         observesSends: Bool = false,
         log: (@Sendable (String) -> Void)? = nil,
         maxEffects: Int = PluginLimits.defaultMaxEffects,
+        effectTotal: EffectBudget? = nil,
         journal: PluginJournal? = nil,
         journalName: String? = nil
     ) throws(PluginLoadError) {
-        let budget = EffectBudget(limit: maxEffects)
+        let budget = EffectBudget(limit: maxEffects, total: effectTotal)
         let runtime = try PluginRuntimes.make(path: path, isolation: isolation, loadOptions: loadOptions, log: log, effectBudget: budget)
         self.init(runtime: runtime, budget: budget, isolation: isolation, loadOptions: loadOptions, clock: clock,
                   describesState: describesState, observer: observer, observesSends: observesSends, log: log, journal: journal, journalName: journalName)
@@ -154,6 +160,8 @@ public actor PluginMachine: EffectQueueHost {
     ///   - log: Where the plugin's `host->log` lines go (standard error by default).
     ///   - maxEffects: How many delayed and repeating actions the machine may have running or
     ///     waiting.
+    ///   - effectTotal: What its delayed and repeating actions count against too, shared with
+    ///     other machines (a service's `--max-effects-total`); `nil` for nothing more.
     ///   - journal: Where accepted actions, snapshots and timers are journaled; none when `nil`.
     ///   - journalName: The name its records are kept and recovered under (`counter/room-1`
     ///     for one of many machines of a plugin in one journal); the plugin's name when `nil`.
@@ -167,12 +175,13 @@ public actor PluginMachine: EffectQueueHost {
         observesSends: Bool = false,
         log: (@Sendable (String) -> Void)? = nil,
         maxEffects: Int = PluginLimits.defaultMaxEffects,
+        effectTotal: EffectBudget? = nil,
         journal: PluginJournal? = nil,
         journalName: String? = nil
     ) throws(PluginLoadError) {
         try self.init(pluginAt: path, isolation: .process(workerOptions), loadOptions: loadOptions, clock: clock,
                       describesState: describesState, observer: observer, observesSends: observesSends, log: log,
-                      maxEffects: maxEffects, journal: journal, journalName: journalName)
+                      maxEffects: maxEffects, effectTotal: effectTotal, journal: journal, journalName: journalName)
     }
 
     private init(
