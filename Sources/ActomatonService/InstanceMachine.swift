@@ -268,7 +268,10 @@ public final class InstanceMachine: Sendable {
             } catch {
                 if case .stateLost = error.reason { throw PluginCallError(.restoreRefused(error.description), plugin: type.name) }
                 // Answered 429: the registry keeps the instance passivated, the journal untouched.
-                if case let .recoveryPostponed(_, cause) = error.reason { throw PluginCallError(cause, plugin: type.name) }
+                if case let .recoveryPostponed(_, cause) = error.reason, case let .wasmMemoryTotalReached(limit, size, needed, failure) = cause {
+                    throw PluginCallError(.wasmMemoryTotalReached(limit: limit, size: size, needed: needed, failure: .restoreRefused(
+                        "its journal's replay stopped (\(failure)) and waits, nothing skipped, for the next request")), plugin: type.name)
+                }
                 throw PluginCallError(.restoreRefused("its journal cannot be read: \(error)"), plugin: type.name)
             }
             // Told from `recoveredSequence`, not `sequence`: a timer due at once may have fired by
@@ -380,6 +383,8 @@ public final class InstanceMachine: Sendable {
         passivated.store(true, ordering: .releasing)
         observed.detach()
         await machine.close()
+        // Its memory goes now: a request still holding the instance would keep it otherwise.
+        await machine.releaseState()
         let status = observed.status(running: 0)
         return PassivatedInstance(snapshot: bytes, seq: status.seq, state: status.state)
     }
@@ -399,6 +404,7 @@ public final class InstanceMachine: Sendable {
         passivated.store(true, ordering: .releasing)
         observed.detach()
         await machine.close()
+        await machine.releaseState()
     }
 }
 

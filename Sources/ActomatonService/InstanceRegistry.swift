@@ -436,6 +436,10 @@ public actor InstanceRegistry {
     /// for the registry may have changed meanwhile); throws 429 when none is idle.
     private func roomForOneMore(of type: PluginType) async throws(ServiceError) -> Bool {
         if let memory = type.plugin.wasmMemory, memory.total.available < memory.perInstance {
+            guard memory.perInstance <= memory.total.limit else {
+                throw .overLimit("an instance of \(type.name) takes \(memory.perInstance) bytes of memory, more than the .wasm instances may hold "
+                                 + "together, \(memory.total.limit) bytes (--wasm-memory-total)")
+            }
             guard await passivateLeastRecentlyUsed(where: { self.holdsMemory(of: memory.total, $0) }) else {
                 throw .overLimit("the .wasm instances in memory hold \(memory.total.used) of the \(memory.total.limit) bytes of memory they may have "
                                  + "together (--wasm-memory-total), too much for one more of \(type.name) (\(memory.perInstance) bytes), "
@@ -577,7 +581,7 @@ public actor InstanceRegistry {
     /// make one of `type`: the size its memory was to have.
     private static func wasmMemoryShortage(_ error: any Error, of type: PluginType) -> Int? {
         if let error = error as? PluginLoadError, case .wasmMemoryTotalReached = error.reason { return type.plugin.wasmMemory?.perInstance }
-        if let error = error as? PluginCallError, case let .wasmMemoryTotalReached(_, size, _) = error.reason { return size }
+        if let error = error as? PluginCallError, case let .wasmMemoryTotalReached(_, size, _, _) = error.reason { return size }
         return nil
     }
 
@@ -655,6 +659,15 @@ public actor InstanceRegistry {
             slots[address] = .ready(instance)
             return false
         }
+        if passivated.seq == 0, instance.watcherCount == 0, placement == nil {
+            // Nothing was applied to it (its first request's action failed, or has not had its
+            // turn): forgotten, as ``discardIfUntouched(_:)`` forgets it, not kept passivated,
+            // listed and counted ever after.
+            instance.watchers.endAll(.instanceDeleted)
+            forget(address)
+            try? await forgetJournaled(address)
+            return true
+        }
         // With a journal, the instance is brought back from it.
         if journal != nil { passivated.snapshot = [] }
         if placement != nil {
@@ -685,9 +698,10 @@ public actor InstanceRegistry {
     /// no watcher, no delayed or repeating action, no action waiting for its turn: what a first
     /// action the plugin refused or crashed on left behind. Such an instance was listed, counted
     /// against the limits, journaled and watchable ever after, though nothing was applied to
-    /// it. Otherwise (an action came meanwhile) nothing changes.
-    public func discardIfUntouched(_ address: InstanceAddress) async {
-        guard case let .ready(instance)? = slots[address], instance.watcherCount == 0, instance.machine.seq == 0 else { return }
+    /// it. Otherwise (an action came meanwhile) nothing changes. Returns whether it was forgotten.
+    @discardableResult
+    public func discardIfUntouched(_ address: InstanceAddress) async -> Bool {
+        guard case let .ready(instance)? = slots[address], instance.watcherCount == 0, instance.machine.seq == 0 else { return false }
         let task = Task { () -> Bool in
             // In its own turn, after the actions before it: one of those makes a transition.
             let passivated = await instance.machine.passivate()
@@ -705,7 +719,7 @@ public actor InstanceRegistry {
             return true
         }
         slots[address] = .passivating(task, instance)
-        _ = await task.value
+        return await task.value && slots[address] == nil
     }
 
     // MARK: Deleting

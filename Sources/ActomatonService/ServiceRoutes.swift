@@ -427,11 +427,29 @@ struct ServiceRoutes: Sendable {
                receipt: JournalReceiptRequest? = nil, arrival: Arrival? = nil) async throws(ServiceError) -> String {
         do {
             let action = try Self.action(from: body, for: address, of: type)
+            var madeRoom = false
             while true {
                 let instance = try await registry.instance(at: address, creating: true)
                 // `nil`: passivated before the action's turn came (sent again to the restored
                 // instance), or cut off by the end of a shutdown's time (nothing applied).
-                guard let transition = try await instance.machine.send(action, receipt: receipt, onTurn: { arrival?.leave() }) else {
+                let sent: Result<InstanceTransition?, PluginCallError>
+                do {
+                    sent = .success(try await instance.machine.send(action, receipt: receipt, onTurn: { arrival?.leave() }))
+                } catch {
+                    sent = .failure(error)
+                }
+                if !madeRoom, case let .failure(error) = sent, case let .wasmMemoryTotalReached(_, size, needed, _) = error.reason {
+                    // A first action that failed applied nothing: it leaves no instance behind,
+                    // and is not among those passivated to make room; made again, it needs
+                    // all its memory, not only what the grow lacked.
+                    let discarded = await registry.discardIfUntouched(address)
+                    // Nothing applied: once, with room made, the action is sent again.
+                    if await registry.makeRoom(inWasmMemoryOf: type, bytes: discarded ? size : needed, excluding: address) {
+                        madeRoom = true
+                        continue
+                    }
+                }
+                guard let transition = try sent.get() else {
                     if Task.isCancelled { throw cutOff() }
                     continue
                 }
@@ -439,10 +457,6 @@ struct ServiceRoutes: Sendable {
             }
         } catch let error as PluginCallError {
             let serviceError = ServiceError(error)
-            if case let .wasmMemoryTotalReached(_, size, _) = error.reason {
-                // For the retry the answer asks for.
-                await registry.makeRoom(inWasmMemoryOf: type, bytes: size, excluding: address)
-            }
             // A first action that failed applied nothing: it leaves no instance behind.
             await registry.discardIfUntouched(address)
             throw serviceError

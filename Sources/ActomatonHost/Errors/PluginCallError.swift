@@ -70,9 +70,9 @@ public struct PluginCallError: Error, Sendable, Hashable, CustomStringConvertibl
         case sandboxTrapped(call: String, cause: String, recovery: String)
         /// A `.wasm` plugin's call failed (`failure`) after the host refused it a `memory.grow`,
         /// because the host's instances already hold too much of the `limit` bytes they may have
-        /// together (``WasmMemoryBudget``); the grow asked for a memory of `size` bytes. The call
-        /// may succeed once other instances free memory.
-        indirect case wasmMemoryTotalReached(limit: Int, size: Int, failure: Reason)
+        /// together (``WasmMemoryBudget``); the grow asked for a memory of `size` bytes, `needed`
+        /// more than the instance held. The call may succeed once other instances free memory.
+        indirect case wasmMemoryTotalReached(limit: Int, size: Int, needed: Int, failure: Reason)
 
         /// The action ran, but its journal record could not be made durable: it is not
         /// acknowledged (see ``PluginJournal``).
@@ -83,7 +83,7 @@ public struct PluginCallError: Error, Sendable, Hashable, CustomStringConvertibl
         var ranThePlugin: Bool {
             switch self {
             case .refused, .invalidRequest, .effectLimitReached, .effectTotalReached: true
-            case let .wasmMemoryTotalReached(_, _, failure): failure.ranThePlugin
+            case let .wasmMemoryTotalReached(_, _, _, failure): failure.ranThePlugin
             default: false
             }
         }
@@ -131,7 +131,7 @@ public struct PluginCallError: Error, Sendable, Hashable, CustomStringConvertibl
                 return "the plugin is stopped: \(why)"
             case let .sandboxTrapped(call, cause, recovery):
                 return "\(echo(call)) failed: \(cause); \(recovery)"
-            case let .wasmMemoryTotalReached(limit, _, failure):
+            case let .wasmMemoryTotalReached(limit, _, _, failure):
                 return "\(failure) (a memory.grow was refused: \(WasmMemoryBudget.reachedPhrase(limit: limit)))"
             case let .notAcknowledged(action, journal):
                 // Fenced, the machine that ran it is dropped, and the host that owns the

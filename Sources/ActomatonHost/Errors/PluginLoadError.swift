@@ -23,6 +23,17 @@ public struct PluginLoadError: Error, Sendable, Hashable, CustomStringConvertibl
     /// `path: reason`.
     public var description: String { "\(path): \(reason)" }
 
+    /// Whether the load may succeed later with nothing changed: it failed for the memory the
+    /// host's other `.wasm` instances held (``WasmMemoryBudget``).
+    public var passes: Bool {
+        switch reason {
+        case .wasmMemoryTotalReached: true
+        case let .journal(error): if case .recoveryPostponed = error.reason { true } else { false }
+        case let .stateNotCarriedOver(call): if case .wasmMemoryTotalReached = call { true } else { false }
+        default: false
+        }
+    }
+
     /// What went wrong while loading.
     public enum Reason: Error, Sendable, Hashable, CustomStringConvertible {
         /// The path names no file (or a symbolic link to none).

@@ -30,6 +30,11 @@ extension PluginMachine {
         if recovery.isEmpty { return [] }
         var problems: [String] = []
         let runtime = self.runtime
+        // A module that made do without memory the host's total refused it would bring back
+        // another state than the one acknowledged: such a call fails, and the recovery waits.
+        let sandbox = runtime as? WasmInstance
+        sandbox?.strictMemory = true
+        defer { sandbox?.strictMemory = false }
         var base: Int64?
         var newestRefusal: String?
         for snapshot in recovery.snapshots {

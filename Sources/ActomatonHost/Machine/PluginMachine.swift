@@ -594,6 +594,14 @@ public actor PluginMachine: EffectQueueHost {
     public func close() {
         effects.shutDown()
     }
+
+    /// Frees what the plugin's state holds now rather than when the last reference to the
+    /// machine goes — a `.wasm` instance's memory, which counts against the host's total
+    /// (``WasmMemoryBudget``) — for a machine let go for good, after ``close()``: every call
+    /// after it fails.
+    public func releaseState() {
+        runtime.release()
+    }
 }
 
 extension PluginMachine {

@@ -56,6 +56,10 @@ public protocol PluginRuntime: AnyObject, Sendable {
     /// a refused action that changed the state is then followed by a snapshot, so that a
     /// rebuild brings back the state as it is, not as it was before that action.
     var rebuildsFromSnapshots: Bool { get }
+
+    /// Frees what the state holds now, once its machine is closed and makes no more calls (a
+    /// `.wasm` instance's memory, which counts against the host's total); calls after it fail.
+    func release()
 }
 
 extension PluginRuntime {
@@ -70,6 +74,9 @@ extension PluginRuntime {
 
     /// Nothing is rebuilt: the state in this process is the only one.
     public var rebuildsFromSnapshots: Bool { false }
+
+    /// Nothing to free before the runtime itself goes.
+    public func release() {}
 }
 
 /// Makes the runtime for a plugin file: the one place that decides where a plugin runs.

@@ -83,6 +83,8 @@ struct SupervisedRecovery {
     /// `rebuiltWords` on success, `stopped, …` otherwise.
     ///
     /// - Parameters:
+    ///   - countsRestart: Whether this rebuild counts against ``maxRestarts``: not when the
+    ///     failure was the host's doing (a `.wasm` module's grow refused for the host's total).
     ///   - rebuiltWords: What a rebuild is called (`restarted from its last state`).
     ///   - start: Makes a new state, as `create` makes it.
     ///   - restore: Restores a snapshot into a new state.
@@ -90,6 +92,7 @@ struct SupervisedRecovery {
     ///   - discard: Lets go of a new state whose rebuild failed (a worker is killed: it was left
     ///     running).
     mutating func recover<State>(
+        countsRestart: Bool = true,
         rebuiltWords: String,
         start: () throws(PluginLoadError) -> State,
         restore: (State, [UInt8]) throws(PluginCallError.Reason) -> Void,
@@ -98,9 +101,9 @@ struct SupervisedRecovery {
     ) -> (state: State?, words: String) {
         while true {
             let now = ContinuousClock.now
-            restarts.append(now)
+            if countsRestart { restarts.append(now) }
             restarts.removeAll { $0.duration(to: now) > restartWindow }
-            if restarts.count > maxRestarts {
+            if countsRestart, restarts.count > maxRestarts {
                 let why = "it failed \(restarts.count) times within \(seconds(restartWindow))"
                 stoppedBecause = why
                 return (nil, "stopped, \(why)")

@@ -237,7 +237,9 @@ public actor PluginHost {
                 events.append(.loaded(name: machine.name, version: await machine.pluginVersion, path: path))
                 events += takeJournalReports().map(Event.journalReport)
             } catch {
-                failedFiles[path] = identity
+                // One that fails for a while only (the memory of the host's other .wasm
+                // instances) is tried again at the next scan.
+                if !error.passes { failedFiles[path] = identity }
                 events.append(.failed(error))
             }
         }
@@ -262,7 +264,12 @@ public actor PluginHost {
                 failedFiles[entry.path] = nil
                 events.append(.reloaded(name: name, from: before, to: await entry.machine.pluginVersion, path: entry.path))
             } catch {
-                failedFiles[entry.path] = identity
+                if error.passes {
+                    // Tried again at the next scan.
+                    entries[name]?.identity = entry.identity
+                } else {
+                    failedFiles[entry.path] = identity
+                }
                 events.append(.failed(error))
             }
         }

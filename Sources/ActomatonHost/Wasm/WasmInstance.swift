@@ -25,6 +25,12 @@ final class WasmInstance: PluginRuntime, @unchecked Sendable {
     /// `nil` once the plugin is stopped.
     private var machine: WasmMachine?
 
+    /// Whether a call that succeeded although the host's total refused the module memory fails
+    /// all the same (``PluginCallError/Reason/wasmMemoryTotalReached(limit:size:needed:failure:)``):
+    /// set while a journal is replayed, which must bring back the state the actions made, not
+    /// one a module made do without the memory. Confined like the instance.
+    var strictMemory = false
+
     /// The fuel the instance's last snapshot or restore spent: for tests.
     var stateCallFuel: UInt64 { machine?.stateCallFuel ?? 0 }
     private var recovery: SupervisedRecovery
@@ -40,8 +46,8 @@ final class WasmInstance: PluginRuntime, @unchecked Sendable {
     }
 
     private static func makeMachine(module: WasmPluginModule, plugin: Plugin, log: @escaping @Sendable (String) -> Void,
-                                    budget: EffectBudget, credit: Int = 0) throws(PluginLoadError) -> WasmMachine {
-        let machine = try WasmMachine(module: module, path: plugin.path, plugin: plugin, credit: credit)
+                                    budget: EffectBudget, credit: Int = 0, forcing: Bool = false) throws(PluginLoadError) -> WasmMachine {
+        let machine = try WasmMachine(module: module, path: plugin.path, plugin: plugin, credit: credit, forcing: forcing)
         machine.context.log = log
         machine.context.effectBudget = budget
         return machine
@@ -56,10 +62,13 @@ final class WasmInstance: PluginRuntime, @unchecked Sendable {
             }
         }
         guard let machine else { return .failure(recovery.stopped ?? .pluginStopped("it is stopped")) }
-        machine.memoryCap.refusedSize = nil
+        machine.memoryCap.refused = nil
         do {
             let outcome = try machine.perform(action)
-            if case let .failure(reason) = outcome { return .failure(reason.refusingMemory(machine)) }
+            if case let .failure(reason) = outcome { return .failure(refusingMemory(reason, machine)) }
+            if strictMemory, machine.memoryCap.refused != nil {
+                return .failure(refusingMemory(.refused(action: action.description, message: Self.wentOnWithoutMemory), machine))
+            }
             if case .success = outcome, recovery.completed(action) {
                 do { _ = try snapshot() } catch {
                     // Kept for a replay; the host's own finding, not the plugin's log line.
@@ -70,52 +79,70 @@ final class WasmInstance: PluginRuntime, @unchecked Sendable {
             }
             return outcome
         } catch {
-            return .failure(PluginCallError.Reason.sandboxTrapped(call: "'\(action)'", cause: error.message, recovery: recover(after: error))
-                .refusingMemory(machine))
+            let reason = PluginCallError.Reason.sandboxTrapped(call: "'\(action)'", cause: error.message, recovery: recover(after: error))
+            return .failure(refusingMemory(reason, machine))
         }
     }
 
     func snapshot() throws(PluginCallError.Reason) -> [UInt8] {
         guard let machine else { throw recovery.stopped ?? .pluginStopped("it is stopped") }
-        machine.memoryCap.refusedSize = nil
+        machine.memoryCap.refused = nil
         do {
             let bytes = try machine.snapshot()
             recovery.stateIs(bytes)
             return bytes
         } catch {
-            throw PluginCallError.Reason.snapshotFailed("\(error.message)\(words(error))").refusingMemory(machine)
+            throw refusingMemory(.snapshotFailed("\(error.message)\(words(error))"), machine)
         }
     }
 
     func restore(_ bytes: [UInt8]) throws(PluginCallError.Reason) {
         guard let machine else { throw recovery.stopped ?? .pluginStopped("it is stopped") }
-        machine.memoryCap.refusedSize = nil
+        machine.memoryCap.refused = nil
         do {
             try machine.restore(bytes)
-            recovery.stateIs(bytes)
         } catch {
-            throw PluginCallError.Reason.restoreRefused("\(error.message)\(words(error))").refusingMemory(machine)
+            throw refusingMemory(.restoreRefused("\(error.message)\(words(error))"), machine)
         }
+        if strictMemory, machine.memoryCap.refused != nil { throw refusingMemory(.restoreRefused(Self.wentOnWithoutMemory), machine) }
+        recovery.stateIs(bytes)
     }
 
     func describe() throws(PluginCallError.Reason) -> String {
         guard let machine else { throw recovery.stopped ?? .pluginStopped("it is stopped") }
-        machine.memoryCap.refusedSize = nil
+        machine.memoryCap.refused = nil
         do {
             return try machine.describe()
         } catch {
-            throw PluginCallError.Reason.describeFailed("\(error.message)\(words(error))").refusingMemory(machine)
+            throw refusingMemory(.describeFailed("\(error.message)\(words(error))"), machine)
         }
     }
 
     func activeNodes() throws(PluginCallError.Reason) -> [String]? {
         guard let machine else { throw recovery.stopped ?? .pluginStopped("it is stopped") }
-        machine.memoryCap.refusedSize = nil
+        machine.memoryCap.refused = nil
         do {
             return try machine.activeNodes()
         } catch {
-            throw PluginCallError.Reason.describeFailed(ActiveNodes.failure("\(error.message)\(words(error))")).refusingMemory(machine)
+            throw refusingMemory(.describeFailed(ActiveNodes.failure("\(error.message)\(words(error))")), machine)
         }
+    }
+
+    /// Frees the module's instance, and the memory it holds of the host's total, now rather
+    /// than when the last reference to the machine goes: the machine is closed.
+    func release() {
+        machine = nil
+    }
+
+    /// Why a call that succeeded without memory the host refused fails while ``strictMemory``.
+    static let wentOnWithoutMemory = "the module went on without memory the host refused it, which a replay must not"
+
+    /// `reason`, or, when the host's total refused `machine` memory during the call (and the
+    /// plugin is not stopped: then the stop is what the caller must hear),
+    /// ``PluginCallError/Reason/wasmMemoryTotalReached(limit:size:needed:failure:)`` with it.
+    private func refusingMemory(_ reason: PluginCallError.Reason, _ machine: WasmMachine) -> PluginCallError.Reason {
+        guard recovery.stopped == nil, let refused = machine.memoryCap.refused else { return reason }
+        return .wasmMemoryTotalReached(limit: machine.memoryCap.total.limit, size: refused.size, needed: refused.needed, failure: reason)
     }
 
     // MARK: Recovery
@@ -131,15 +158,20 @@ final class WasmInstance: PluginRuntime, @unchecked Sendable {
         let (module, plugin, log, budget) = (self.module, self.plugin, self.log, effectBudget)
         // A replayed action's log lines were printed the first time.
         let replaying = Atomic<Bool>(false)
-        // The memory the trapped instance held goes to the first one made in its place: a
-        // rebuild must not find the host's total taken by others meanwhile.
+        // A trap on memory the host's total refused is not the plugin failing: not counted
+        // against its restarts, or clients retrying as told would get it stopped.
+        let refusedByTotal = machine?.memoryCap.refused != nil
+        // The memory the trapped instance held goes to the first one made in its place, which
+        // takes what more it needs whatever the others hold: a rebuild replaces an instance,
+        // and must not fail, or stop the plugin, for the others' memory.
         var credit = machine?.memoryCap.surrender() ?? 0
         let (fresh, words) = recovery.recover(
+            countsRestart: !refusedByTotal,
             rebuiltWords: "the instance was rebuilt with the state as it was before",
             start: { () throws(PluginLoadError) in
                 defer { credit = 0 }
                 return try Self.makeMachine(module: module, plugin: plugin, log: { line in if !replaying.load(ordering: .relaxed) { log(line) } },
-                                            budget: budget, credit: credit)
+                                            budget: budget, credit: credit, forcing: true)
             },
             restore: { (machine: WasmMachine, bytes) throws(PluginCallError.Reason) in
                 do throws(WasmMachine.CallFailure) { try machine.restore(bytes) } catch { throw .restoreRefused(error.message) }
@@ -152,17 +184,11 @@ final class WasmInstance: PluginRuntime, @unchecked Sendable {
                 if case let .failure(reason) = outcome { throw reason }
             }
         )
+        // Stopped before a new instance was made: what the trapped one held goes back.
+        if credit > 0 { module.limits.memoryTotal.release(credit) }
+        fresh?.memoryCap.forcing = false
         fresh?.memoryCap.trim()
         machine = fresh
         return words
-    }
-}
-
-extension PluginCallError.Reason {
-    /// This failure of a call into `machine`, or, when the host's total refused the machine
-    /// memory during the call, ``wasmMemoryTotalReached(limit:size:failure:)`` with it.
-    fileprivate func refusingMemory(_ machine: WasmMachine) -> Self {
-        guard let size = machine.memoryCap.refusedSize else { return self }
-        return .wasmMemoryTotalReached(limit: machine.memoryCap.total.limit, size: size, failure: self)
     }
 }

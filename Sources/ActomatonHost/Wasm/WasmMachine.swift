@@ -54,11 +54,12 @@ final class WasmMachine: @unchecked Sendable {
     /// - Parameter credit: Bytes of the host's total this instance takes over from the one
     ///   it replaces (``MemoryCap/surrender()``); what it does not need is given back by
     ///   ``MemoryCap/trim()``.
-    init(module: WasmPluginModule, path: String, plugin: Plugin? = nil, credit: Int = 0) throws(PluginLoadError) {
+    init(module: WasmPluginModule, path: String, plugin: Plugin? = nil, credit: Int = 0, forcing: Bool = false) throws(PluginLoadError) {
         self.module = module
         self.path = path
         store = Store(engine: module.engine)
         memoryCap = MemoryCap(limit: module.limits.memoryLimit, total: module.limits.memoryTotal, credit: credit)
+        memoryCap.forcing = forcing
         store.resourceLimiter = memoryCap
         var imports = Imports()
         let context = self.context
@@ -76,7 +77,7 @@ final class WasmMachine: @unchecked Sendable {
         do {
             instance = try module.module.instantiate(store: store, imports: imports)
         } catch {
-            if memoryCap.refusedSize != nil { throw PluginLoadError(.wasmMemoryTotalReached(limit: module.limits.memoryTotal.limit), at: path) }
+            if memoryCap.refused != nil { throw PluginLoadError(.wasmMemoryTotalReached(limit: module.limits.memoryTotal.limit), at: path) }
             throw PluginLoadError(.wasm(Self.instantiationFailure(error, store: store, limits: module.limits)), at: path)
         }
         guard let memory = instance.exports[memory: "memory"] else {
@@ -373,9 +374,12 @@ final class MemoryCap: ResourceLimiter, @unchecked Sendable {
     private(set) var reserved: Int
     /// The memory's size, as last granted.
     private(set) var granted = 0
-    /// The size a grow the total refused asked for, since this was last set to `nil` (before
-    /// each call that may grow the memory).
-    var refusedSize: Int?
+    /// The size a grow the total refused asked for, and how many bytes more than this instance
+    /// held, since this was last set to `nil` (before each call that may grow the memory).
+    var refused: (size: Int, needed: Int)?
+    /// Whether reservations are taken whether or not they fit the total (while the instance is
+    /// rebuilt in place of one that trapped).
+    var forcing = false
 
     /// - Parameter credit: Bytes already reserved from `total` that this instance takes over
     ///   (those of the instance it replaces), so that a rebuild never waits on the others.
@@ -392,8 +396,10 @@ final class MemoryCap: ResourceLimiter, @unchecked Sendable {
     func limitMemoryGrowth(to desired: Int) throws -> Bool {
         guard desired <= limit else { return false }
         if desired > reserved {
-            guard total.reserve(desired - reserved) else {
-                refusedSize = desired
+            if forcing {
+                total.forceReserve(desired - reserved)
+            } else if !total.reserve(desired - reserved) {
+                refused = (desired, desired - reserved)
                 return false
             }
             reserved = desired

@@ -7,10 +7,12 @@ import Synchronization
 /// ``WasmLimits/memoryLimit`` bounds one instance; this bounds them all. A service makes an
 /// instance per key, and without it a client naming new keys could make the host hold
 /// ``WasmLimits/memoryLimit`` for each of its instances in memory (64 MiB times 100,000 by
-/// default). Past the budget an instance is not made, and a `memory.grow`
-/// returns -1 to the module; the call that needed it fails with
-/// ``PluginCallError/Reason/wasmMemoryTotalReached(call:limit:outcome:)``, which a service
-/// answers with 429 after passivating idle instances to make room.
+/// default). Past the budget an instance is not made, and a `memory.grow` returns -1 to the
+/// module; the call that needed it fails with
+/// ``PluginCallError/Reason/wasmMemoryTotalReached(limit:size:needed:failure:)``, which a
+/// service answers with 429 after passivating idle instances to make room. An instance rebuilt
+/// after a trap takes what it needs whatever the others hold (it replaces one): the total may
+/// be passed by what a rebuild needs beyond what the trapped instance held.
 ///
 /// The budget counts the memory the instances declare and grow to, not the pages they touch:
 /// a module may touch every page it has, so that is what the bound must cover.
@@ -57,6 +59,11 @@ public final class WasmMemoryBudget: Sendable, Hashable, CustomStringConvertible
             if exchanged { return true }
             current = original
         }
+    }
+
+    /// Reserves `bytes` whether or not they fit: for a rebuild, which replaces an instance.
+    func forceReserve(_ bytes: Int) {
+        if bytes > 0 { reserved.add(bytes, ordering: .relaxed) }
     }
 
     /// Gives back `bytes` reserved before.

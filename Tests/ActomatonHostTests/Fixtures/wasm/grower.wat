@@ -2,7 +2,8 @@
 ;; tests of the memory the host's instances may have together (--wasm-memory-total).
 ;; The state n is how many 64-KiB pages the memory has past its first two.
 ;; Actions: grow_one (one page more, a trap when the grow is refused), grow_or_refuse (one page
-;; more, or the action refused with "no memory"). A snapshot is n; a restore grows the memory
+;; more, or the action refused with "no memory"), grow_or_skip (one page more, or none: it
+;; succeeds either way, as a module that makes do without memory). A snapshot is n; a restore grows the memory
 ;; back to it, and is refused when that grow is. The description is "n=" and n in decimal.
 (module
  (import "actomaton" "fail" (func $fail (param i32 i32)))
@@ -41,16 +42,20 @@
    (i32.const 0))
  (func (export "actomaton_action_grow_or_refuse") (result i32)
    (if (result i32) (i32.eq (memory.grow (i32.const 1)) (i32.const -1))
-     (then (call $fail (i32.const 65652) (i32.const 9)) (i32.const 1))
+     (then (call $fail (i32.const 65720) (i32.const 9)) (i32.const 1))
      (else (i32.const 0))))
- ;; Action names at 65536 and 65544, the plugin's name and version at 65600 and 65606.
+ (func (export "actomaton_action_grow_or_skip") (result i32)
+   (drop (memory.grow (i32.const 1)))
+   (i32.const 0))
+ ;; Action names at 65536, 65544 and 65558, the plugin's name and version at 65600 and 65606.
  (data (i32.const 65536) "grow_one")
  (data (i32.const 65544) "grow_or_refuse")
+ (data (i32.const 65558) "grow_or_skip")
  (data (i32.const 65600) "grower")
  (data (i32.const 65606) "1.0.0")
  ;; The action table at 65616: name, name length, parameters, parameter count.
- (data (i32.const 65616) "\00\00\01\00\08\00\00\00\00\00\00\00\00\00\00\00\08\00\01\00\0e\00\00\00\00\00\00\00\00\00\00\00")
- (data (i32.const 65652) "no memory")
+ (data (i32.const 65616) "\00\00\01\00\08\00\00\00\00\00\00\00\00\00\00\00\08\00\01\00\0e\00\00\00\00\00\00\00\00\00\00\00\16\00\01\00\0c\00\00\00\00\00\00\00\00\00\00\00")
+ (data (i32.const 65720) "no memory")
  ;; The manifest at 65664: version 2, name, version, no summary, the actions, no diagram.
- (data (i32.const 65664) "\02\00\00\00\40\00\01\00\06\00\00\00\46\00\01\00\05\00\00\00\00\00\00\00\00\00\00\00\50\00\01\00\02\00\00\00\00\00\00\00\00\00\00\00\00\00\00\00\00\00\00\00")
+ (data (i32.const 65664) "\02\00\00\00\40\00\01\00\06\00\00\00\46\00\01\00\05\00\00\00\00\00\00\00\00\00\00\00\50\00\01\00\03\00\00\00\00\00\00\00\00\00\00\00\00\00\00\00\00\00\00\00")
 )
