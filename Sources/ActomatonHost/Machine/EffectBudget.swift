@@ -35,7 +35,7 @@ public final class EffectBudget: Sendable {
     }
 
     /// The defaults of a total shared by the machines of a service (`--max-effects-total`):
-    /// 1,000,000 effects (a pending delayed action took about 6 KB of the host's memory,
+    /// 1,000,000 effects (a pending delayed action took about 5 KB of the host's memory,
     /// measured), carrying at most 1 GiB.
     public static let defaultTotalLimit = 1_000_000
     /// See ``defaultTotalLimit``.
