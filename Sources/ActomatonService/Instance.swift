@@ -27,7 +27,7 @@ public final class Instance: Sendable {
 /// it saw last (`?after=SEQ`) gets the ones it missed, then the new ones, without a gap or a
 /// duplicate. The history lives as long as the set: an instance passivated without watchers,
 /// or a restarted service, starts a new one. Its bytes count against the service's
-/// ``WatchHistoryBudget`` too.
+/// `WatchHistoryBudget` too.
 final class WatcherSet: Sendable {
     private struct State {
         var watchers: [ObjectIdentifier: Watcher] = [:]

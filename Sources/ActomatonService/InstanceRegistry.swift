@@ -86,7 +86,7 @@ public struct ServiceJournal: Sendable {
 /// passivated to make room for another; only when none is idle is the request refused (429).
 /// Instances whose plugin runs in worker processes are bounded by ``Limits/maxWorkers`` too,
 /// the least recently used idle one of them passivated alike; and `.wasm` instances by the
-/// memory they may hold together (``WasmMemoryBudget``, `--wasm-memory-total`): one more is
+/// memory they may hold together (`WasmMemoryBudget`, `--wasm-memory-total`): one more is
 /// made only when its plugin's initial memory fits, idle ones passivated to make room, and
 /// ``makeRoom(inWasmMemoryOf:bytes:excluding:)`` frees what a refused `memory.grow` asked for.
 public actor InstanceRegistry {
@@ -103,7 +103,7 @@ public actor InstanceRegistry {
         /// How many delayed and repeating actions one instance may have running or waiting.
         public var maxEffects: Int
         /// How many all instances may have running or waiting together, and the most bytes
-        /// those carry (``EffectBudget/total``).
+        /// those carry (`EffectBudget.total`).
         public var maxEffectsTotal: Int
         /// See ``maxEffectsTotal``.
         public var maxEffectBytesTotal: Int
@@ -113,7 +113,7 @@ public actor InstanceRegistry {
         public var watchHistory: Int
         /// The most bytes of them kept, their states counted.
         public var watchHistoryBytes: Int
-        /// The most bytes all instances' histories keep together (``WatchHistoryBudget``).
+        /// The most bytes all instances' histories keep together (`WatchHistoryBudget`).
         public var watchHistoryTotalBytes: Int
 
         /// Creates limits; the defaults are ``ServiceConfiguration``'s.
