@@ -1,4 +1,4 @@
-import Synchronization
+import ActomatonHost
 
 /// The bytes of watch history all the instances of a service keep together
 /// (`--watch-history-total-bytes`), counted as ``WatcherSet`` counts a kept transition.
@@ -9,32 +9,4 @@ import Synchronization
 /// been 100 GB. Past the total, an instance lets its own oldest transitions go to keep a new
 /// one, and keeps none when it has none to let go; a watcher asking for what was let go is
 /// answered 410, as for any transition no longer kept (with `--state`, the journal bridges it).
-final class WatchHistoryBudget: Sendable {
-    /// The most bytes kept.
-    let limit: Int
-    private let kept = Atomic<Int>(0)
-
-    init(limit: Int) {
-        self.limit = max(limit, 0)
-    }
-
-    /// The bytes kept now.
-    var used: Int { kept.load(ordering: .relaxed) }
-
-    /// Takes `bytes` when they fit under the limit; whether they did.
-    func reserve(_ bytes: Int) -> Bool {
-        var current = kept.load(ordering: .relaxed)
-        while true {
-            let (total, overflowed) = current.addingReportingOverflow(bytes)
-            guard !overflowed, total <= limit else { return false }
-            let (exchanged, original) = kept.compareExchange(expected: current, desired: total, ordering: .relaxed)
-            if exchanged { return true }
-            current = original
-        }
-    }
-
-    /// Gives back `bytes` taken before.
-    func release(_ bytes: Int) {
-        if bytes > 0 { kept.subtract(bytes, ordering: .relaxed) }
-    }
-}
+typealias WatchHistoryBudget = BoundedTotal

@@ -83,20 +83,10 @@ struct WasmMemoryTotalTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let total = WasmMemoryBudget(limit: 7 * Self.page)
         let plugin = try grower(total)
-        var journal = try PluginJournal(path: directory + "/state.sqlite")
-        var machine: PluginMachine? = try PluginMachine(plugin: plugin, log: { _ in }, journal: journal, journalName: "grower/k")
-        #expect(try await machine?.recover().isEmpty == true)
-        for _ in 0..<3 { _ = try await machine?.send(plugin.action("grow_one", [])) }
-        await machine?.waitUntilIdle()
-        machine = nil
-        journal.close()
-        journal = try PluginJournal(path: directory + "/state.sqlite")
+        let journal = try await journaled("grow_one", 3, plugin: plugin, in: directory)
         defer { journal.close() }
         // Another instance holds 3 of the 7 pages: the replay gets 4 of the 5 it needs.
-        var other: PluginMachine? = try PluginMachine(plugin: plugin)
-        _ = try await other?.send(plugin.action("grow_one", []))
-        var short: PluginMachine? = try PluginMachine(plugin: plugin, log: { _ in }, journal: journal, journalName: "grower/k")
-        let error = await #expect(throws: PluginJournalError.self) { try await short?.recover() }
+        let error = try await recoveryBesideAnother(plugin: plugin, journal: journal)
         guard case let .recoveryPostponed(name, cause)? = error?.reason else {
             Issue.record("not postponed: \(String(describing: error))")
             return
@@ -108,7 +98,6 @@ struct WasmMemoryTotalTests {
         }
         #expect(error?.reason.description.hasPrefix("grower/k cannot be brought back now, nothing skipped (a later try replays the same records): "
                                                      + "'grow_one' failed: it trapped: unreachable") == true)
-        (other, short) = (nil, nil)
         #expect(total.used == 0)
         let again = try PluginMachine(plugin: plugin, log: { _ in }, journal: journal, journalName: "grower/k")
         #expect(try await again.recover().isEmpty)
@@ -206,25 +195,13 @@ struct WasmMemoryTotalTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let total = WasmMemoryBudget(limit: 6 * Self.page)
         let plugin = try grower(total)
-        var journal = try PluginJournal(path: directory + "/state.sqlite")
-        var machine: PluginMachine? = try PluginMachine(plugin: plugin, log: { _ in }, journal: journal, journalName: "grower/k")
-        #expect(try await machine?.recover().isEmpty == true)
-        for _ in 0..<2 { _ = try await machine?.send(plugin.action("grow_or_skip", [])) }
-        #expect(try await machine?.describe() == "n=2")
-        await machine?.waitUntilIdle()
-        machine = nil
-        journal.close()
-        journal = try PluginJournal(path: directory + "/state.sqlite")
+        let journal = try await journaled("grow_or_skip", 2, plugin: plugin, in: directory)
         defer { journal.close() }
-        var other: PluginMachine? = try PluginMachine(plugin: plugin)
-        _ = try await other?.send(plugin.action("grow_one", []))
-        var short: PluginMachine? = try PluginMachine(plugin: plugin, log: { _ in }, journal: journal, journalName: "grower/k")
-        let error = await #expect(throws: PluginJournalError.self) { try await short?.recover() }
+        let error = try await recoveryBesideAnother(plugin: plugin, journal: journal)
         guard case .recoveryPostponed? = error?.reason else {
             Issue.record("not postponed: \(String(describing: error))")
             return
         }
-        (other, short) = (nil, nil)
         let again = try PluginMachine(plugin: plugin, log: { _ in }, journal: journal, journalName: "grower/k")
         #expect(try await again.recover().isEmpty)
         #expect(try await again.describe() == "n=2")
@@ -247,6 +224,29 @@ struct WasmMemoryTotalTests {
         others.removeAll()
         _ = await host.scan(directory: directory)
         #expect(await host.names == ["scrtch"])
+    }
+
+    /// A journal in `directory` that holds `count` of the grower's `action` under `grower/k`,
+    /// opened again as a restarted host opens it.
+    func journaled(_ action: String, _ count: Int, plugin: Plugin, in directory: String) async throws -> PluginJournal {
+        let journal = try PluginJournal(path: directory + "/state.sqlite")
+        var machine: PluginMachine? = try PluginMachine(plugin: plugin, log: { _ in }, journal: journal, journalName: "grower/k")
+        #expect(try await machine?.recover().isEmpty == true)
+        for _ in 0..<count { _ = try await machine?.send(plugin.action(action, [])) }
+        #expect(try await machine?.describe() == "n=\(count)")
+        await machine?.waitUntilIdle()
+        machine = nil
+        journal.close()
+        return try PluginJournal(path: directory + "/state.sqlite")
+    }
+
+    /// How `grower/k`'s recovery from `journal` fails while another instance holds 3 pages
+    /// (both freed when it returns).
+    func recoveryBesideAnother(plugin: Plugin, journal: PluginJournal) async throws -> PluginJournalError? {
+        let other = try PluginMachine(plugin: plugin)
+        _ = try await other.send(plugin.action("grow_one", []))
+        let short = try PluginMachine(plugin: plugin, log: { _ in }, journal: journal, journalName: "grower/k")
+        return await #expect(throws: PluginJournalError.self) { try await short.recover() }
     }
 
     /// The host's budget is one object per limit, shared by every plugin loaded with it.

@@ -206,6 +206,14 @@ import Testing
                                configuration: testConfiguration { _ in }, now: time.read)
     }
 
+    /// Grows instances a, b and c of the grower once each (3 pages each), a second apart.
+    func growThree(_ client: some TestClientProtocol, time: TestTime) async throws {
+        for key in ["a", "b", "c"] {
+            #expect(try await client.post(key, #"{"action": "grow_or_refuse"}"#, plugin: "grower").status == .ok)
+            time.advance(by: .seconds(1))
+        }
+    }
+
     /// Regression (review): a grow one page short passivated as many instances as the whole
     /// memory of the one that grew (b and c, where b was enough).
     @Test func aRefusedGrowPassivatesOnlyWhatItLacked() async throws {
@@ -213,10 +221,7 @@ import Testing
         let time = TestTime()
         let server = try growerServer(total: total, time: time)
         try await server.makeApplication().test(.router) { client throws in
-            for key in ["a", "b", "c"] {
-                #expect(try await client.post(key, #"{"action": "grow_or_refuse"}"#, plugin: "grower").status == .ok)
-                time.advance(by: .seconds(1))
-            }
+            try await growThree(client, time: time)
             #expect(total.used == total.limit)
             #expect(try await client.post("a", #"{"action": "grow_or_refuse"}"#, plugin: "grower").text.contains(#""state":"n=2""#))
             #expect(await server.registry.isPassivated(InstanceAddress(plugin: "grower", key: try InstanceKey("b"))))
@@ -231,10 +236,7 @@ import Testing
         let time = TestTime()
         let server = try growerServer(total: total, time: time)
         try await server.makeApplication().test(.router) { client throws in
-            for key in ["a", "b", "c"] {
-                #expect(try await client.post(key, #"{"action": "grow_or_refuse"}"#, plugin: "grower").status == .ok)
-                time.advance(by: .seconds(1))
-            }
+            try await growThree(client, time: time)
             // Held as a request holds it between finding the instance and its answer; b and c
             // used since, so that a is the least recently used.
             let held = try await server.registry.instance(at: InstanceAddress(plugin: "grower", key: try InstanceKey("a")), creating: false)

@@ -18,15 +18,15 @@ import Synchronization
 /// a module may touch every page it has, so that is what the bound must cover.
 public final class WasmMemoryBudget: Sendable, Hashable, CustomStringConvertible {
     /// The most bytes all instances may reserve together.
-    public let limit: Int
-    private let reserved = Atomic<Int>(0)
+    public var limit: Int { bytes.limit }
+    private let bytes: BoundedTotal
 
     /// The default: 4 GiB.
     public static let defaultLimit = 4 << 30
 
     /// A budget of `limit` bytes, shared by whatever limits it is put in.
     public init(limit: Int = WasmMemoryBudget.defaultLimit) {
-        self.limit = max(limit, 0)
+        bytes = BoundedTotal(limit: limit)
     }
 
     /// The budget of this process for `limit`: the same object for the same limit, so that
@@ -43,34 +43,19 @@ public final class WasmMemoryBudget: Sendable, Hashable, CustomStringConvertible
     private static let hostWideBudgets = Mutex<[Int: WasmMemoryBudget]>([:])
 
     /// The bytes reserved now.
-    public var used: Int { reserved.load(ordering: .relaxed) }
+    public var used: Int { bytes.used }
 
     /// The bytes left to reserve.
-    public var available: Int { max(limit - used, 0) }
+    public var available: Int { bytes.available }
 
-    /// Reserves `bytes` when they fit under the limit; whether they did.
-    func reserve(_ bytes: Int) -> Bool {
-        guard bytes > 0 else { return true }
-        var current = reserved.load(ordering: .relaxed)
-        while true {
-            let (total, overflowed) = current.addingReportingOverflow(bytes)
-            guard !overflowed, total <= limit else { return false }
-            let (exchanged, original) = reserved.compareExchange(expected: current, desired: total, ordering: .relaxed)
-            if exchanged { return true }
-            current = original
-        }
-    }
+    /// Reserves `count` bytes when they fit under the limit; whether they did.
+    func reserve(_ count: Int) -> Bool { bytes.reserve(count) }
 
-    /// Reserves `bytes` whether or not they fit: for a rebuild, which replaces an instance.
-    func forceReserve(_ bytes: Int) {
-        if bytes > 0 { reserved.add(bytes, ordering: .relaxed) }
-    }
+    /// Reserves `count` bytes whether or not they fit: for a rebuild, which replaces an instance.
+    func forceReserve(_ count: Int) { bytes.forceReserve(count) }
 
-    /// Gives back `bytes` reserved before.
-    func release(_ bytes: Int) {
-        guard bytes > 0 else { return }
-        reserved.subtract(bytes, ordering: .relaxed)
-    }
+    /// Gives back `count` bytes reserved before.
+    func release(_ count: Int) { bytes.release(count) }
 
     /// Why an instance was not made or a grow refused, for a budget of `limit` bytes.
     static func reachedPhrase(limit: Int) -> String {
