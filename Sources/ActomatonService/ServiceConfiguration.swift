@@ -100,7 +100,7 @@ public struct ServiceConfiguration: Sendable {
     public var maxEffects = PluginLimits.defaultMaxEffects
     /// How many all instances may have running or waiting together (`--max-effects-total`,
     /// default 1,000,000: a pending delayed action took about 5 KB of memory in a release build, measured); past
-    /// it an action asking for more is 429. Without it, a client sending `add_later` to the
+    /// it an action asking for more fails with 422, as past `--max-effects` (its plugin may have changed its state first: not one to retry). Without it, a client sending `add_later` to the
     /// counter could make 10,000 per instance, at 100,000 instances.
     public var maxEffectsTotal = EffectBudget.defaultTotalLimit
     /// The most bytes of names and strings all instances' delayed and repeating actions carry

@@ -156,13 +156,13 @@ extension ServiceError {
         case .unknownAction, .wrongArgumentCount, .wrongArgumentType, .integerOutOfRange, .missingArgument, .unknownParameter,
              .stringContainsNUL, .stringTooLong:
             self = .badRequest(line)
-        case .refused, .invalidRequest, .effectLimitReached, .feedbackLimitReached:
+        case .refused, .invalidRequest, .effectLimitReached, .effectTotalReached, .feedbackLimitReached:
             self = .unprocessable(line)
         case .describeFailed, .snapshotFailed, .restoreRefused, .workerFailed, .pluginStopped, .sandboxTrapped:
             self = .pluginFailed(line)
-        case .effectTotalReached:
-            // Every instance's timers, not this client's doing: retry once some have ended.
-            self = .overLimit(line)
+        case let .wasmMemoryTotalReached(_, _, _, failure) where failure.mayHaveChangedState:
+            // Not "retry": the plugin's change may stand, and a retry would apply it again.
+            self = .unprocessable(line)
         case .wasmMemoryTotalReached:
             // Not applied, and another instance passivated may make room: retry.
             self = .overLimit(line, retryAfter: 1)

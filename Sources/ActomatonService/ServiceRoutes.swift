@@ -438,7 +438,10 @@ struct ServiceRoutes: Sendable {
                 } catch {
                     sent = .failure(error)
                 }
-                if !madeRoom, case let .failure(error) = sent, case let .wasmMemoryTotalReached(_, size, needed, _) = error.reason {
+                // Not when the plugin may have changed its state first: the change is kept,
+                // and the action would be applied twice.
+                if !madeRoom, case let .failure(error) = sent, !error.reason.mayHaveChangedState,
+                   case let .wasmMemoryTotalReached(_, size, needed, _) = error.reason {
                     // A first action that failed applied nothing: it leaves no instance behind,
                     // and is not among those passivated to make room; made again, it needs
                     // all its memory, not only what the grow lacked.

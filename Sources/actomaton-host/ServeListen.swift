@@ -66,7 +66,7 @@ struct NetworkOptions: ParsableArguments {
     var maxWorkers = ServiceConfiguration().maxWorkers
 
     @Option(help: ArgumentHelp("The most delayed and repeating actions all instances may have running or waiting together "
-                                + "(1 to 100000000; each takes about 5 KB): an action asking for more is 429.", valueName: "count"))
+                                + "(1 to 100000000; each takes about 5 KB): an action asking for more fails (422), as past --max-effects.", valueName: "count"))
     var maxEffectsTotal = ServiceConfiguration().maxEffectsTotal
 
     @Option(help: ArgumentHelp("The most bytes of names and strings all instances' delayed and repeating actions may carry together "

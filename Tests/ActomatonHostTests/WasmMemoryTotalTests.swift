@@ -207,6 +207,46 @@ struct WasmMemoryTotalTests {
         #expect(try await again.describe() == "n=2")
     }
 
+    /// Regression (review): an action that made do without memory the total refused (the
+    /// grower's grow_or_skip, acknowledged at n=0) was replayed by a rebuild with the memory the
+    /// rebuild takes whatever the others hold: n=5, and the total passed by 5 pages. The state
+    /// such an action leaves is snapshotted at once, so no rebuild replays it.
+    @Test func aRebuildDoesNotReplayAnActionThatMadeDo() async throws {
+        let total = WasmMemoryBudget(limit: 4 * Self.page)
+        let plugin = try grower(total)
+        let machine = try PluginMachine(plugin: plugin)
+        let other = try PluginMachine(plugin: plugin)
+        for _ in 0..<5 { _ = try await machine.send(plugin.action("grow_or_skip", [])) }
+        #expect(try await machine.describe() == "n=0")
+        _ = await #expect(throws: PluginCallError.self) { try await machine.send(plugin.action("grow_one", [])) }
+        #expect(try await machine.describe() == "n=0")
+        #expect(total.used == total.limit)
+        _ = other
+    }
+
+    /// Regression (review): the same action journaled, replayed after a restart with room in
+    /// the total, came back as n=3. The journal keeps a snapshot of the state it left.
+    @Test func aRestartDoesNotReplayAnActionThatMadeDo() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let plugin = try grower(WasmMemoryBudget(limit: 4 * Self.page))
+        let journal = try PluginJournal(path: directory + "/state.sqlite")
+        var other: PluginMachine? = try PluginMachine(plugin: plugin)
+        var machine: PluginMachine? = try PluginMachine(plugin: plugin, log: { _ in }, journal: journal, journalName: "grower/k")
+        #expect(try await machine?.recover().isEmpty == true)
+        for _ in 0..<3 { _ = try await machine?.send(plugin.action("grow_or_skip", [])) }
+        #expect(try await machine?.describe() == "n=0")
+        await machine?.waitUntilIdle()
+        (machine, other) = (nil, nil)
+        journal.close()
+        let reopened = try PluginJournal(path: directory + "/state.sqlite")
+        defer { reopened.close() }
+        let again = try PluginMachine(plugin: try grower(WasmMemoryBudget(limit: 10 * Self.page)), log: { _ in }, journal: reopened,
+                                      journalName: "grower/k")
+        #expect(try await again.recover().isEmpty)
+        #expect(try await again.describe() == "n=0")
+    }
+
     /// Regression (review): a `.wasm` plugin of a watched directory that could not be loaded
     /// for the others' memory was not tried again until its file changed.
     @Test func aLoadRefusedForTheTotalIsTriedAgainByTheNextScan() async throws {

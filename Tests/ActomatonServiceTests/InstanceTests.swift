@@ -54,9 +54,11 @@ import Testing
     }
 
     /// `--max-effects-total`: the delayed and repeating actions of all instances together, here
-    /// 3. At the limit an action's are taken; one past it, 429, nothing applied; a deleted
+    /// 3. At the limit an action's are taken; one past it, 422 as past `--max-effects` (the
+    /// plugin may have changed its state first: a 429 invited a retry that applied it twice); a deleted
     /// instance gives its places back. Before, only each instance's `--max-effects` (10,000)
-    /// bounded them: the counter's `add_later` made 10,000 per key at about 6 KB each.
+    /// bounded them: the counter's `add_later` made 10,000 per key at about 5 KB each.
+    /// The byte total (`--max-effect-bytes-total`) refuses the same way.
     @Test func theEffectsOfAllInstancesAreLimitedAtTheLimitAndOnePast() async throws {
         let server = makeServer { $0.maxEffectsTotal = 3 }
         try await server.makeApplication().test(.router) { client in
@@ -65,7 +67,7 @@ import Testing
             }
             #expect(server.registry.effectTotal.count == 3)
             let past = try await client.post("b", #"{"action": "add_later", "args": [1, 3600]}"#)
-            #expect(past.status == .tooManyRequests)
+            #expect(past.status == .unprocessableContent, "its plugin may have changed its state: not one to retry")
             #expect(past.text == #"{"error":"plugin counter: 'add_later 1 3600.0' failed: its delayed and repeating actions would take the host's machines "#
                     + #"past their limit of 3 effects running or waiting in all (--max-effects-total); its effects were discarded, and its state "#
                     + #"may have changed"}"#)
@@ -74,6 +76,18 @@ import Testing
             #expect(server.registry.effectTotal.count == 1)
             #expect(try await client.post("b", #"{"action": "add_later", "args": [1, 3600]}"#).status == .ok)
             _ = try await client.execute(uri: "/v1/machines/counter/b", method: .delete)
+        }
+        // Each of the counter's delayed `add`s carries 11 bytes (its action's name and argument).
+        let bytes = makeServer { $0.maxEffectBytesTotal = 22 }
+        try await bytes.makeApplication().test(.router) { client in
+            for key in ["a", "b"] {
+                #expect(try await client.post(key, #"{"action": "add_later", "args": [1, 3600]}"#).status == .ok)
+            }
+            let past = try await client.post("b", #"{"action": "add_later", "args": [1, 3600]}"#)
+            #expect(past.status == .unprocessableContent)
+            #expect(past.text.contains("the delayed and repeating actions of all machines may carry at most 22 bytes of names and strings at once "
+                                       + "(--max-effect-bytes-total), and these would take them to 33"), "\(past.text)")
+            for key in ["a", "b"] { _ = try await client.execute(uri: "/v1/machines/counter/\(key)", method: .delete) }
         }
     }
 

@@ -214,6 +214,33 @@ import Testing
         }
     }
 
+    /// Regression (review): after a grow the total refused, the action was sent again even when
+    /// the plugin had changed its state first (the bumpgrow fixture adds 1, then makes a request
+    /// the host refuses): one POST applied it twice and answered 200 with n=3. Such a failure is
+    /// not sent again, and is 422, not a 429 that invites a retry: the change stands, once.
+    @Test func anActionThatMayHaveChangedTheStateIsNotSentAgain() async throws {
+        let total = WasmMemoryBudget(limit: 4 * 65_536)
+        let time = TestTime()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        let type = try PluginType.load(path: "\(root)/.build/wasm/hostile/bumpgrow.wasm", isolation: .none,
+                                       options: .init(wasmLimits: WasmLimits(memoryTotal: total)))
+        let server = ActomatonServer(catalog: PluginCatalog([type]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
+                                     configuration: testConfiguration { _ in }, now: time.read)
+        try await server.makeApplication().test(.router) { client throws in
+            for key in ["a", "b"] {
+                #expect(try await client.post(key, #"{"action": "bump"}"#, plugin: "bumpgr").status == .ok)
+                time.advance(by: .seconds(1))
+            }
+            #expect(total.used == total.limit)
+            let answer = try await client.post("b", #"{"action": "bump_grow"}"#, plugin: "bumpgr")
+            #expect(answer.status == .unprocessableContent)
+            #expect(answer.text.contains("its state may have changed"), "\(answer.text)")
+            // Its change stands, once: the next bump leaves n=3 (the retry made it 4).
+            let next = try await client.post("b", #"{"action": "bump"}"#, plugin: "bumpgr").text
+            #expect(next.contains(#""state":"n=3""#), "\(next)")
+        }
+    }
+
     /// Regression (review): a grow one page short passivated as many instances as the whole
     /// memory of the one that grew (b and c, where b was enough).
     @Test func aRefusedGrowPassivatesOnlyWhatItLacked() async throws {

@@ -88,6 +88,18 @@ public struct PluginCallError: Error, Sendable, Hashable, CustomStringConvertibl
             }
         }
 
+        /// Whether the plugin may have changed its state before the action failed, as the line
+        /// says ("its state may have changed"): a request the host refused after the plugin's
+        /// code ran. Such an action must not be sent again as if nothing was applied. A refusal
+        /// is not counted: the contract has the plugin keep its state.
+        public var mayHaveChangedState: Bool {
+            switch self {
+            case .invalidRequest, .effectLimitReached, .effectTotalReached: true
+            case let .wasmMemoryTotalReached(_, _, _, failure): failure.mayHaveChangedState
+            default: false
+            }
+        }
+
         /// The reason, as one line.
         public var description: String {
             switch self {

@@ -392,7 +392,8 @@ public actor PluginMachine: EffectQueueHost {
             let ticket = journal.append(epoch: journalEpoch, journalRecord(of: input, requests: requests, keys: &keys, journal: journal, receipt: receipt,
                                                       message: message))
             acknowledgement = PluginAcknowledgement(journal: journal, ticket: ticket, action: input.action, plugin: name)
-            if step.snapshot {
+            // Also when the runtime says a replay past this state could take another path.
+            if step.snapshot || runtime.wantsSnapshot {
                 do throws(PluginCallError.Reason) {
                     let bytes = try runtime.snapshot()
                     let snapshotTicket = journalSnapshot(bytes, into: journal)

@@ -57,6 +57,11 @@ public protocol PluginRuntime: AnyObject, Sendable {
     /// rebuild brings back the state as it is, not as it was before that action.
     var rebuildsFromSnapshots: Bool { get }
 
+    /// Whether the state the last action left must be snapshotted before anything replays past
+    /// it: a replay of that action could take another path (a `.wasm` module made do without
+    /// memory the host's total refused it, which a replay may be given).
+    var wantsSnapshot: Bool { get }
+
     /// Frees what the state holds now, once its machine is closed and makes no more calls (a
     /// `.wasm` instance's memory, which counts against the host's total); calls after it fail.
     func release()
@@ -74,6 +79,9 @@ extension PluginRuntime {
 
     /// Nothing is rebuilt: the state in this process is the only one.
     public var rebuildsFromSnapshots: Bool { false }
+
+    /// A replay takes the path the action took.
+    public var wantsSnapshot: Bool { false }
 
     /// Nothing to free before the runtime itself goes.
     public func release() {}

@@ -30,6 +30,10 @@ final class WasmInstance: PluginRuntime, @unchecked Sendable {
     /// set while a journal is replayed, which must bring back the state the actions made, not
     /// one a module made do without the memory. Confined like the instance.
     var strictMemory = false
+    /// Whether the last action succeeded although the host's total refused the module memory:
+    /// a replay given that memory could take another path, so it is snapshotted at once, here
+    /// for a rebuild and by a journaling machine for a restart.
+    private(set) var wantsSnapshot = false
 
     /// The fuel the instance's last snapshot or restore spent: for tests.
     var stateCallFuel: UInt64 { machine?.stateCallFuel ?? 0 }
@@ -63,13 +67,15 @@ final class WasmInstance: PluginRuntime, @unchecked Sendable {
         }
         guard let machine else { return .failure(recovery.stopped ?? .pluginStopped("it is stopped")) }
         machine.memoryCap.refused = nil
+        wantsSnapshot = false
         do {
             let outcome = try machine.perform(action)
             if case let .failure(reason) = outcome { return .failure(refusingMemory(reason, machine)) }
             if strictMemory, machine.memoryCap.refused != nil {
                 return .failure(refusingMemory(.refused(action: action.description, message: Self.wentOnWithoutMemory), machine))
             }
-            if case .success = outcome, recovery.completed(action) {
+            wantsSnapshot = machine.memoryCap.refused != nil
+            if case .success = outcome, recovery.completed(action) || wantsSnapshot {
                 do { _ = try snapshot() } catch {
                     // Kept for a replay; the host's own finding, not the plugin's log line.
                     let kept = recovery.snapshotFailed()
