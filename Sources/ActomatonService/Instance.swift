@@ -37,6 +37,9 @@ final class WatcherSet: Sendable {
         var head = 0
         /// The size of the kept transitions (``WatcherSet/size(of:)``).
         var keptBytes = 0
+        /// The size of those let go and not yet removed, before `history[head]`: they still
+        /// take memory, so the service's total counts them until they are removed.
+        var heldBytes = 0
         /// The seq of the last transition the set saw, or the instance's seq when it began.
         var lastSeq: UInt64 = 0
         /// The history holds every transition after this seq.
@@ -71,7 +74,7 @@ final class WatcherSet: Sendable {
     }
 
     deinit {
-        historyBudget?.release(state.withLock { $0.keptBytes })
+        historyBudget?.release(state.withLock { $0.keptBytes + $0.heldBytes })
     }
 
     var count: Int { state.withLock { $0.watchers.count } }
@@ -81,10 +84,11 @@ final class WatcherSet: Sendable {
     func began(at seq: UInt64) {
         state.withLock { state in
             guard seq > state.lastSeq else { return }
-            historyBudget?.release(state.keptBytes)
+            historyBudget?.release(state.keptBytes + state.heldBytes)
             state.history = []
             state.head = 0
             state.keptBytes = 0
+            state.heldBytes = 0
             state.lastSeq = seq
             state.keptAfter = seq
         }
@@ -170,8 +174,15 @@ final class WatcherSet: Sendable {
                     let oldestSize = Self.size(of: oldest)
                     state.keptAfter = oldest.seq
                     state.keptBytes -= oldestSize
-                    budget?.release(oldestSize)
+                    state.heldBytes += oldestSize
                     state.head += 1
+                }
+                /// Removes those let go, and gives the total back what they took.
+                func removeTheLetGo() {
+                    state.history.removeFirst(state.head)
+                    state.head = 0
+                    budget?.release(state.heldBytes)
+                    state.heldBytes = 0
                 }
                 // The oldest go first, past either limit of the instance's, then while the
                 // service's total has no room: one transition larger than the byte limit, or
@@ -182,12 +193,14 @@ final class WatcherSet: Sendable {
                 }
                 var kept = size <= historyByteLimit
                 while kept, !(budget?.reserve(size) ?? true) {
-                    guard state.keptCount > 0 else {
-                        kept = false
-                        break
+                    if state.head == 0 {
+                        guard state.keptCount > 0 else {
+                            kept = false
+                            break
+                        }
+                        letGoOfTheOldest()
                     }
-                    letGoForBytes = true
-                    letGoOfTheOldest()
+                    removeTheLetGo()
                 }
                 if kept {
                     state.history.append(transition)
@@ -199,8 +212,7 @@ final class WatcherSet: Sendable {
                 }
                 // Large states are freed at once; small ones, 64 or more at a time.
                 if state.head > 0, letGoForBytes || (state.head >= 64 && state.head * 2 >= state.history.count) {
-                    state.history.removeFirst(state.head)
-                    state.head = 0
+                    removeTheLetGo()
                 }
             } else {
                 state.keptAfter = transition.seq

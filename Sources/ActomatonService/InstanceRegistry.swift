@@ -468,8 +468,8 @@ public actor InstanceRegistry {
 
     /// Passivates idle `.wasm` instances whose memory counts against the total of `type`'s, the
     /// least recently used first, the one at `excluded` left alone, until `bytes` of that total
-    /// are free; whether they are. A call refused a `memory.grow` is answered 429, and this makes
-    /// room for its retry.
+    /// are free; whether they are. The service calls it after an action a refused `memory.grow`
+    /// failed, before it sends the action again.
     @discardableResult
     public func makeRoom(inWasmMemoryOf type: PluginType, bytes: Int, excluding excluded: InstanceAddress? = nil) async -> Bool {
         guard let total = type.plugin.wasmMemory?.total, bytes <= total.limit else { return false }

@@ -378,6 +378,20 @@ import Testing
         #expect(budget.used == 0, "a new start gives back what was kept")
     }
 
+    /// Regression (review): transitions let go for the count limit were given back to the
+    /// total at once, though they stay in memory until 64 of them are removed together: the
+    /// total, and its metric, counted half of what was held. They count until removed.
+    @Test func theWatchHistoryTotalCountsWhatIsLetGoUntilItIsRemoved() throws {
+        let transition = { (seq: UInt64) in InstanceTransition(try Self.transition(seq, "state \(seq % 10)"), seq: seq) }
+        let size = WatcherSet.size(of: try transition(1))
+        let budget = WatchHistoryBudget(limit: 1 << 30)
+        let set = WatcherSet(address: InstanceAddress(plugin: "counter", key: try InstanceKey("c")), limit: 2, history: 2, historyBudget: budget) { _ in }
+        for seq: UInt64 in 1...5 { set.broadcast(try transition(seq)) }
+        #expect(budget.used == 5 * size, "2 kept, 3 let go and still held")
+        set.began(at: 10)
+        #expect(budget.used == 0)
+    }
+
     @Test func keysAreCheckedByteByByte() throws {
         #expect(try InstanceKey("order:2026-01.a_b").text == "order:2026-01.a_b")
         #expect(throws: ServiceError.badRequest("an instance key must not be empty")) { try InstanceKey("") }
