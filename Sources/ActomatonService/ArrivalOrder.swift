@@ -57,6 +57,11 @@ final class ArrivalOrder: Sendable {
     /// How many requests are in line so far, all addresses together (tests).
     var entered: Int { enteredCount.load(ordering: .relaxed) }
 
+    /// How many requests wait for their turn at `address` (tests).
+    func waiting(at address: InstanceAddress) -> Int {
+        locks.withLock { $0[address]?.lock }?.waiting ?? 0
+    }
+
     /// How many addresses have a request in (tests).
     var addressCount: Int { locks.withLock { $0.count } }
 }

@@ -44,8 +44,28 @@ final class WatcherSet: Sendable {
         var lastSeq: UInt64 = 0
         /// The history holds every transition after this seq.
         var keptAfter: UInt64 = 0
+        /// Whether the service's ``WatchHistoryBudget`` knows the set keeps some history.
+        var holding = false
 
         var keptCount: Int { history.count - head }
+
+        /// Lets the oldest kept transition go: it stays in memory (and counted) until
+        /// ``removeTheLetGo(budget:)``.
+        mutating func letGoOfTheOldest() {
+            let oldestSize = WatcherSet.size(of: history[head])
+            keptAfter = history[head].seq
+            keptBytes -= oldestSize
+            heldBytes += oldestSize
+            head += 1
+        }
+
+        /// Removes those let go, and gives the total back what they took.
+        mutating func removeTheLetGo(budget: WatchHistoryBudget?) {
+            history.removeFirst(head)
+            head = 0
+            budget?.release(heldBytes)
+            heldBytes = 0
+        }
     }
 
     private let state = Mutex(State())
@@ -75,6 +95,15 @@ final class WatcherSet: Sendable {
 
     deinit {
         historyBudget?.release(state.withLock { $0.keptBytes + $0.heldBytes })
+        historyBudget?.forget(ObjectIdentifier(self))
+    }
+
+    /// Tells the budget whether the set keeps some history now, when that changed.
+    private func noteHolding(_ state: inout State) {
+        let holding = state.keptBytes + state.heldBytes > 0
+        guard holding != state.holding, let historyBudget else { return }
+        state.holding = holding
+        historyBudget.setHolding(self, holding)
     }
 
     var count: Int { state.withLock { $0.watchers.count } }
@@ -91,6 +120,19 @@ final class WatcherSet: Sendable {
             state.heldBytes = 0
             state.lastSeq = seq
             state.keptAfter = seq
+            noteHolding(&state)
+        }
+    }
+
+    /// Cuts the history down to at most `target` bytes, its oldest transitions first, when it
+    /// holds more than `limit` (what it let go and still holds included): another instance
+    /// needs its share of the service's total (``WatchHistoryBudget/reclaim(for:keeping:adding:)``).
+    func cutHistory(ifOver limit: Int, downTo target: Int) {
+        state.withLock { state in
+            guard state.keptBytes + state.heldBytes > limit else { return }
+            while state.keptCount > 0, state.keptBytes > target { state.letGoOfTheOldest() }
+            state.removeTheLetGo(budget: historyBudget)
+            noteHolding(&state)
         }
     }
 
@@ -113,6 +155,7 @@ final class WatcherSet: Sendable {
             guard let first = bridge.first, first.ordinal == seq + 1, bridge.count == Int(state.keptAfter - seq) else {
                 throw .gone("the transitions of \(address) after seq \(seq) are no longer kept (only those after seq \(state.keptAfter) "
                             + (journaled == nil ? "in memory: --watch-history keeps the last \(historyLimit), --watch-history-bytes at most \(historyByteLimit) bytes of them, "
+                               + (historyBudget.map { "all instances' together at most \($0.limit) bytes (--watch-history-total-bytes), " } ?? "")
                                + "none across a passivation or a restart); "
                                : "in memory, and the journal keeps those since its older snapshot of the instance); ")
                             + "read its state (GET) and watch from its seq")
@@ -164,26 +207,17 @@ final class WatcherSet: Sendable {
     /// Sends a transition to every watcher, and keeps it in the history.
     func broadcast(_ transition: InstanceTransition) {
         let (historyLimit, historyByteLimit, budget) = (self.historyLimit, self.historyByteLimit, historyBudget)
+        let size = historyLimit > 0 ? Self.size(of: transition) : 0
+        if let budget, historyLimit > 0, size <= historyByteLimit, budget.available < size {
+            // The total is full: others over their share make room for this one's.
+            budget.reclaim(for: self, keeping: state.withLock { $0.keptBytes }, adding: size)
+        }
         let watchers = state.withLock { state in
             state.lastSeq = transition.seq
             if historyLimit > 0 {
-                let size = Self.size(of: transition)
                 var letGoForBytes = false
-                func letGoOfTheOldest() {
-                    let oldest = state.history[state.head]
-                    let oldestSize = Self.size(of: oldest)
-                    state.keptAfter = oldest.seq
-                    state.keptBytes -= oldestSize
-                    state.heldBytes += oldestSize
-                    state.head += 1
-                }
-                /// Removes those let go, and gives the total back what they took.
-                func removeTheLetGo() {
-                    state.history.removeFirst(state.head)
-                    state.head = 0
-                    budget?.release(state.heldBytes)
-                    state.heldBytes = 0
-                }
+                func letGoOfTheOldest() { state.letGoOfTheOldest() }
+                func removeTheLetGo() { state.removeTheLetGo(budget: budget) }
                 // The oldest go first, past either limit of the instance's, then while the
                 // service's total has no room: one transition larger than the byte limit, or
                 // than what the total has left, leaves none kept.
@@ -214,6 +248,7 @@ final class WatcherSet: Sendable {
                 if state.head > 0, letGoForBytes || (state.head >= 64 && state.head * 2 >= state.history.count) {
                     removeTheLetGo()
                 }
+                noteHolding(&state)
             } else {
                 state.keptAfter = transition.seq
             }

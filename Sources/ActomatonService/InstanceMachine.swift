@@ -174,7 +174,8 @@ public final class InstanceMachine: Sendable {
     public let type: PluginType
     private let machine: PluginMachine
     private let observed: ObservedTransitions
-    private let turn: TurnLock
+    /// The turn each send, snapshot, restore, passivation and close takes (tests hold it).
+    let turn: TurnLock
     /// Set in a turn by ``passivate()`` or ``close()``: the machine is freed (or forgotten);
     /// later sends are turned away.
     private let passivated: Atomic<Bool>

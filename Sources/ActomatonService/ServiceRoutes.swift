@@ -422,11 +422,15 @@ struct ServiceRoutes: Sendable {
     }
 
     /// Reads an action from `body`, applies it to the instance at `address`, and returns the
-    /// transition as JSON; leaves `arrival` once the action has its turn on the instance.
+    /// transition as JSON; leaves `arrival` once the action has its turn on the instance (a
+    /// `.wasm` plugin's: once it is answered).
     func apply(_ body: ByteBuffer, to address: InstanceAddress, of type: PluginType,
                receipt: JournalReceiptRequest? = nil, arrival: Arrival? = nil) async throws(ServiceError) -> String {
         do {
             let action = try Self.action(from: body, for: address, of: type)
+            // A `.wasm` action may be sent again once room is made for its memory: it keeps its
+            // place until then, so that none that came after it is applied first.
+            let onTurn: (@Sendable () -> Void)? = type.plugin.isWebAssembly ? nil : { @Sendable in arrival?.leave() }
             var madeRoom = false
             while true {
                 let instance = try await registry.instance(at: address, creating: true)
@@ -434,7 +438,7 @@ struct ServiceRoutes: Sendable {
                 // instance), or cut off by the end of a shutdown's time (nothing applied).
                 let sent: Result<InstanceTransition?, PluginCallError>
                 do {
-                    sent = .success(try await instance.machine.send(action, receipt: receipt, onTurn: { arrival?.leave() }))
+                    sent = .success(try await instance.machine.send(action, receipt: receipt, onTurn: onTurn))
                 } catch {
                     sent = .failure(error)
                 }

@@ -1,12 +1,96 @@
 import ActomatonHost
+import Synchronization
 
 /// The bytes of watch history all the instances of a service keep together
-/// (`--watch-history-total-bytes`), counted as ``WatcherSet`` counts a kept transition.
+/// (`--watch-history-total-bytes`), counted as ``WatcherSet`` counts a kept transition, and
+/// shared fairly among the instances that keep some.
 ///
 /// `--watch-history` and `--watch-history-bytes` bound one instance's history; this bounds
 /// them all. Every active instance keeps its last transitions, watched or not (a client reads
 /// the state at a seq, then watches from it), and 100,000 instances of 1 MiB each would have
-/// been 100 GB. Past the total, an instance lets its own oldest transitions go to keep a new
-/// one, and keeps none when it has none to let go; a watcher asking for what was let go is
-/// answered 410, as for any transition no longer kept (with `--state`, the journal bridges it).
-typealias WatchHistoryBudget = BoundedTotal
+/// been 100 GB.
+///
+/// Past the total, an instance that keeps less than its share (the total divided by the
+/// instances keeping some, itself included) has the instances keeping more than theirs cut
+/// down to half a share (``reclaim(for:keeping:adding:)``), so that instances that stay in
+/// memory — watched ones are never passivated — cannot hold the whole total and leave the
+/// others none. An instance at its share lets its own oldest transitions go to keep a new one,
+/// and keeps none when it has none to let go. A watcher asking for what was let go is answered
+/// 410, as for any transition no longer kept (with `--state`, the journal bridges it).
+final class WatchHistoryBudget: Sendable {
+    private let total: BoundedTotal
+    /// The sets that keep some history now, by identity: those a reclaim may cut down.
+    private let holders = Mutex<[ObjectIdentifier: WeakWatcherSet]>([:])
+    /// Whether a reclaim is running: one at a time, and the others' needs wait for their next
+    /// transition.
+    private let reclaiming = Atomic(false)
+
+    /// A total of at most `limit` bytes (0 when negative).
+    init(limit: Int) {
+        total = BoundedTotal(limit: limit)
+    }
+
+    /// The most bytes all histories may keep together.
+    var limit: Int { total.limit }
+
+    /// The bytes kept (and let go but not yet removed) now.
+    var used: Int { total.used }
+
+    /// What is left.
+    var available: Int { total.available }
+
+    /// Takes `amount` bytes when they fit; whether they did.
+    func reserve(_ amount: Int) -> Bool { total.reserve(amount) }
+
+    /// Gives back `amount` bytes taken before.
+    func release(_ amount: Int) { total.release(amount) }
+
+    /// How many sets keep some history now.
+    var holderCount: Int { holders.withLock { $0.count } }
+
+    /// Notes that `set` keeps some history now (a reclaim may cut it down) or none.
+    func setHolding(_ set: WatcherSet, _ holding: Bool) {
+        let id = ObjectIdentifier(set)
+        holders.withLock { holders in
+            if holding {
+                holders[id] = WeakWatcherSet(set: set)
+            } else {
+                holders[id] = nil
+            }
+        }
+    }
+
+    /// Forgets a set that is going away.
+    func forget(_ id: ObjectIdentifier) {
+        _ = holders.withLock { $0.removeValue(forKey: id) }
+    }
+
+    /// Makes room for `needy`, which keeps `own` bytes and needs `size` more that the total
+    /// lacks: when that stays within its share, every other set keeping more than its share is
+    /// cut down to half of one (its oldest transitions go first). Nothing happens when another
+    /// reclaim is running, or when `needy` would go past its share: it then lets its own
+    /// oldest go.
+    ///
+    /// It looks at every set keeping some history, at most one per ``WatcherSet/size(of:)``'s
+    /// least (64 bytes) of the total, and runs only when the total is full: the sets over
+    /// their share then hold at least what the needy one lacks, and each cut frees half a share
+    /// or more.
+    ///
+    /// Called with no set's lock held: it takes each set's own.
+    func reclaim(for needy: WatcherSet, keeping own: Int, adding size: Int) {
+        guard !reclaiming.exchange(true, ordering: .acquiring) else { return }
+        defer { reclaiming.store(false, ordering: .releasing) }
+        let sets = holders.withLock { holders in holders.values.compactMap(\.set) }
+        let sharers = sets.count + (sets.contains { $0 === needy } ? 0 : 1)
+        let share = total.limit / max(sharers, 1)
+        guard own + size <= share else { return }
+        for set in sets where set !== needy {
+            set.cutHistory(ifOver: share, downTo: share / 2)
+        }
+    }
+}
+
+/// A set a ``WatchHistoryBudget`` knows without keeping it alive.
+struct WeakWatcherSet: Sendable {
+    weak var set: WatcherSet?
+}

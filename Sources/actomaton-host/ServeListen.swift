@@ -103,7 +103,8 @@ struct NetworkOptions: ParsableArguments {
     var watchHistoryBytes = Int64(ServiceConfiguration().watchHistoryBytes)
 
     @Option(help: ArgumentHelp("The most bytes all instances' kept transitions may take together, counted as --watch-history-bytes counts "
-                                + "them; past it an instance lets its own oldest go (1K to 1T; default: 256M).",
+                                + "them, shared fairly: past it, instances over their share are cut down for one under it, "
+                                + "and one at its share lets its own oldest go (1K to 1T; default: 256M).",
                                valueName: "size"),
             transform: parseSize)
     var watchHistoryTotalBytes = Int64(ServiceConfiguration().watchHistoryTotalBytes)

@@ -248,7 +248,8 @@ struct WasmMemoryTotalTests {
     }
 
     /// Regression (review): a `.wasm` plugin of a watched directory that could not be loaded
-    /// for the others' memory was not tried again until its file changed.
+    /// for the others' memory was not tried again until its file changed. Tried again at every
+    /// scan, it is reported once (before, at every scan: a line a second in the log).
     @Test func aLoadRefusedForTheTotalIsTriedAgainByTheNextScan() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -261,8 +262,10 @@ struct WasmMemoryTotalTests {
         let first = await host.scan(directory: directory)
         #expect(first.map(\.description) == ["error: \(directory)/scratchy.wasm: cannot instantiate the module: the .wasm instances of this host "
                                              + "already hold too much of the 262144 bytes of memory they may have together (--wasm-memory-total)"])
+        #expect(await host.scan(directory: directory).isEmpty, "reported once")
+        #expect(await host.names.isEmpty)
         others.removeAll()
-        _ = await host.scan(directory: directory)
+        #expect(await host.scan(directory: directory).map(\.description) == ["loaded plugin scrtch 1.0.0 from \(directory)/scratchy.wasm"])
         #expect(await host.names == ["scrtch"])
     }
 

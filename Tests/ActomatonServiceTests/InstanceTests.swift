@@ -378,6 +378,45 @@ import Testing
         #expect(budget.used == 0, "a new start gives back what was kept")
     }
 
+    /// Regression (review): the first instances to fill the total kept it, and an instance
+    /// staying in memory (a watched one is never passivated) left every other none: each new
+    /// transition of theirs found the total full and nothing of their own to let go. Now the
+    /// instances over their share (the total over the instances keeping some) are cut down to
+    /// half a share for one under it; one at its share still lets its own go. The 410 names the
+    /// flag.
+    @Test func aQuietInstanceCannotHoldTheWholeWatchHistoryTotal() throws {
+        let transition = { (seq: UInt64) in InstanceTransition(try Self.transition(seq, "state \(seq % 10)"), seq: seq) }
+        let size = WatcherSet.size(of: try transition(1))
+        func kept(_ set: WatcherSet, last: UInt64) -> [UInt64] { (0...last).filter { (try? set.check(after: $0)) != nil } }
+        let budget = WatchHistoryBudget(limit: 10 * size)
+        func set(_ key: String) throws -> WatcherSet {
+            WatcherSet(address: InstanceAddress(plugin: "counter", key: try InstanceKey(key)), limit: 2, history: 100, historyBudget: budget) { _ in }
+        }
+        let (quiet, busy) = (try set("quiet"), try set("busy"))
+        for seq: UInt64 in 1...10 { quiet.broadcast(try transition(seq)) }
+        #expect(budget.used == budget.limit && budget.holderCount == 1)
+        busy.broadcast(try transition(1))
+        // Two share the total: 5 transitions each; the quiet one is cut to half of that, 2.
+        #expect(kept(quiet, last: 10) == [8, 9, 10], "cut down to half a share")
+        #expect(kept(busy, last: 1) == [0, 1], "before the fix: [1], none kept")
+        #expect(budget.used == 3 * size && budget.holderCount == 2)
+        let gone = #expect(throws: ServiceError.self) { try quiet.check(after: 5) }
+        #expect(gone?.status == .gone)
+        #expect(gone?.description.contains("all instances' together at most \(10 * size) bytes (--watch-history-total-bytes)") == true,
+                "\(gone?.description ?? "")")
+        for seq: UInt64 in 2...20 { busy.broadcast(try transition(seq)) }
+        #expect(kept(busy, last: 20) == Array(12...20), "past its share with the total full, it lets its own go: 8 kept of the 10")
+        #expect(kept(quiet, last: 10) == [8, 9, 10], "the quiet one keeps its two")
+        #expect(budget.used == budget.limit)
+        quiet.broadcast(try transition(11))
+        #expect(kept(quiet, last: 11) == [8, 9, 10, 11], "under its share, it cuts the busy one down")
+        #expect(kept(busy, last: 20) == [18, 19, 20])
+        #expect(budget.used == 5 * size)
+        quiet.began(at: 100)
+        busy.began(at: 100)
+        #expect(budget.used == 0 && budget.holderCount == 0)
+    }
+
     /// Regression (review): transitions let go for the count limit were given back to the
     /// total at once, though they stay in memory until 64 of them are removed together: the
     /// total, and its metric, counted half of what was held. They count until removed.

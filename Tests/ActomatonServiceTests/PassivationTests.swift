@@ -241,6 +241,34 @@ import Testing
         }
     }
 
+    /// Regression (review): an action sent again after a refused grow had left its place among
+    /// the instance's requests at its first turn, so one that came after it was applied first.
+    /// Here the room is made by passivating `v`, whose turn the test holds meanwhile: `b`'s
+    /// request waits in line (before the fix it was applied at once, seq 1, with no room to
+    /// grow), and comes second.
+    @Test func anActionSentAgainKeepsItsPlaceInLine() async throws {
+        let total = WasmMemoryBudget(limit: 5 * 65_536)
+        let time = TestTime()
+        let server = try growerServer(total: total, time: time)
+        let a = InstanceAddress(plugin: "grower", key: try InstanceKey("a"))
+        try await server.makeApplication().test(.router) { client throws in
+            #expect(try await client.post("v", #"{"action": "grow_one"}"#, plugin: "grower").status == .ok)
+            time.advance(by: .seconds(1))
+            let v = try await server.registry.instance(at: InstanceAddress(plugin: "grower", key: try InstanceKey("v")), creating: false)
+            await v.machine.turn.acquire()
+            let first = Task { try await client.post("a", #"{"action": "grow_or_refuse"}"#, plugin: "grower").text }
+            // Its grow refused, `a`'s action waits for `v`'s passivation.
+            #expect(await eventually { v.machine.turn.waiting == 1 }, "v's passivation never began")
+            let second = Task { try await client.post("a", #"{"action": "grow_or_skip"}"#, plugin: "grower").text }
+            let waited = await eventually { server.arrivals.waiting(at: a) == 1 }
+            v.machine.turn.release()
+            let (firstText, secondText) = (try await first.value, try await second.value)
+            #expect(waited, "the second request did not wait for the first")
+            #expect(firstText.contains(#""seq":1"#) && firstText.contains(#""state":"n=1""#), "\(firstText)")
+            #expect(secondText.contains(#""seq":2"#) && secondText.contains(#""state":"n=2""#), "\(secondText)")
+        }
+    }
+
     /// Regression (review): a grow one page short passivated as many instances as the whole
     /// memory of the one that grew (b and c, where b was enough).
     @Test func aRefusedGrowPassivatesOnlyWhatItLacked() async throws {

@@ -32,9 +32,8 @@ extension PluginMachine {
         let runtime = self.runtime
         // A module that made do without memory the host's total refused it would bring back
         // another state than the one acknowledged: such a call fails, and the recovery waits.
-        let sandbox = runtime as? WasmInstance
-        sandbox?.strictMemory = true
-        defer { sandbox?.strictMemory = false }
+        runtime.setReplaying(true)
+        defer { runtime.setReplaying(false) }
         var base: Int64?
         var newestRefusal: String?
         for snapshot in recovery.snapshots {

@@ -62,6 +62,11 @@ public protocol PluginRuntime: AnyObject, Sendable {
     /// memory the host's total refused it, which a replay may be given).
     var wantsSnapshot: Bool { get }
 
+    /// Marks a journal's replay beginning (`true`) or ending: while it runs, an action must
+    /// take the path it took when it was journaled, and one that cannot fails (a `.wasm`
+    /// module that would make do without memory the host's total refused it).
+    func setReplaying(_ replaying: Bool)
+
     /// Frees what the state holds now, once its machine is closed and makes no more calls (a
     /// `.wasm` instance's memory, which counts against the host's total); calls after it fail.
     func release()
@@ -82,6 +87,9 @@ extension PluginRuntime {
 
     /// A replay takes the path the action took.
     public var wantsSnapshot: Bool { false }
+
+    /// A replay takes the path the action took.
+    public func setReplaying(_ replaying: Bool) {}
 
     /// Nothing to free before the runtime itself goes.
     public func release() {}

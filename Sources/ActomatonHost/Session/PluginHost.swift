@@ -66,6 +66,9 @@ public actor PluginHost {
     /// Plugin files that failed to load, with the identity they failed with, so a scan
     /// reports each bad version once.
     private var failedFiles: [String: FileIdentity] = [:]
+    /// Plugin files that failed for a while only (``PluginLoadError/passes``), tried again at
+    /// every scan and reported once, until they load or fail for good.
+    private var postponedFiles: Set<String> = []
     /// The files skipped for their names, reported once.
     private var skippedPaths: Set<String> = []
     /// What recovering machines from the journal could not bring back, not yet reported.
@@ -146,6 +149,7 @@ public actor PluginHost {
         }
         entries[machine.name] = Entry(machine: machine, path: path, identity: machine.plugin.fileIdentity)
         failedFiles[path] = nil
+        postponedFiles.remove(path)
         await bringBackInstances(of: machine.name)
         return machine
     }
@@ -240,10 +244,20 @@ public actor PluginHost {
                 // One that fails for a while only (the memory of the host's other .wasm
                 // instances) is tried again at the next scan.
                 if !error.passes { failedFiles[path] = identity }
-                events.append(.failed(error))
+                if reportsFailure(error, of: path) { events.append(.failed(error)) }
             }
         }
         return events
+    }
+
+    /// Whether a scan reports `error` of the file at `path`: a failure that passes is reported
+    /// once, not at every scan that tries the file again.
+    private func reportsFailure(_ error: PluginLoadError, of path: String) -> Bool {
+        guard error.passes else {
+            postponedFiles.remove(path)
+            return true
+        }
+        return postponedFiles.insert(path).inserted
     }
 
     /// Reloads every loaded plugin whose file was replaced or rewritten since it was loaded,
@@ -262,6 +276,7 @@ public actor PluginHost {
                 try await entry.machine.reload(fromFile: entry.path)
                 for key in entry.instances.keys.sorted() { try await entry.instances[key]?.reload(fromFile: entry.path) }
                 failedFiles[entry.path] = nil
+                postponedFiles.remove(entry.path)
                 events.append(.reloaded(name: name, from: before, to: await entry.machine.pluginVersion, path: entry.path))
             } catch {
                 if error.passes {
@@ -270,7 +285,7 @@ public actor PluginHost {
                 } else {
                     failedFiles[entry.path] = identity
                 }
-                events.append(.failed(error))
+                if reportsFailure(error, of: entry.path) { events.append(.failed(error)) }
             }
         }
         return events

@@ -35,6 +35,11 @@ final class WasmInstance: PluginRuntime, @unchecked Sendable {
     /// for a rebuild and by a journaling machine for a restart.
     private(set) var wantsSnapshot = false
 
+    /// Sets ``strictMemory`` for a journal's replay.
+    func setReplaying(_ replaying: Bool) {
+        strictMemory = replaying
+    }
+
     /// The fuel the instance's last snapshot or restore spent: for tests.
     var stateCallFuel: UInt64 { machine?.stateCallFuel ?? 0 }
     private var recovery: SupervisedRecovery
