@@ -265,6 +265,38 @@ struct JournalTests {
         #expect(try await counter.describe() == #"{"count":28}"#)
     }
 
+    /// Regression: a replay was checked against the effect limits as a live action is, though
+    /// its effects are dropped (the journal re-arms the timers): with the host's total held by
+    /// other machines (`--max-effects-total`), the login journaled and acknowledged "cannot be
+    /// replayed", and came back logged out. A replay, and its count of effects, are not checked.
+    @Test func aReplayIsNotRefusedForTheEffectTotal() async throws {
+        let (directory, path) = try databasePath()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let login = try Plugin.load(path: plugin("LoginPlugin"))
+        do {
+            // Left running, as by a host that stops without closing its machines.
+            let journal = try PluginJournal(path: path)
+            let machine = try PluginMachine(plugin: login, clock: TestClock(), journal: journal)
+            #expect(try await machine.recover().isEmpty)
+            try await machine.send("login", [.string("alice")])
+            journal.close()
+        }
+        // In the restarted host, another machine holds the whole total.
+        let total = EffectBudget(limit: 1)
+        let other = try PluginMachine(plugin: try Plugin.load(path: plugin("CounterPlugin")), clock: TestClock(), effectTotal: total)
+        try await other.send("add_later", [.int(1), .float(3600)])
+        #expect(total.count == 1)
+        let journal = try PluginJournal(path: path)
+        defer { journal.close() }
+        let again = try PluginMachine(plugin: login, clock: TestClock(), effectTotal: total, journal: journal)
+        #expect(try await again.recover() == [])
+        #expect(await again.describedState() == #"{"phase":"loggingIn","seconds":0,"user":"alice"}"#)
+        let rearmed = await again.recoveredTimers.count
+        #expect(rearmed == 1 && total.count == 2, "its timer armed again, counted past the total")
+        await again.close()
+        await other.close()
+    }
+
     /// An action the plugin's vocabulary no longer has is reported, one line, and the rest replays.
     @Test func actionsThatNoLongerMatchAreReported() async throws {
         let (directory, path) = try databasePath()

@@ -141,6 +141,38 @@ struct PluginMachineTests {
         await budget.waitUntilEmpty()
     }
 
+    /// Regression (review): the shared total was checked when an action asked for effects and
+    /// taken only once they started, so machines running at once on other threads could all
+    /// pass the check and overshoot it (up to 10,000 effects each). The check now takes the
+    /// places; the effects' tokens take them over, and what no effect took goes back.
+    @Test func theEffectTotalIsTakenWhenChecked() {
+        let total = EffectBudget(limit: 3, byteLimit: 100)
+        let (a, b) = (EffectBudget(limit: 10, total: total), EffectBudget(limit: 10, total: total))
+        #expect(a.refusal(adding: 1, bytes: 10) == nil)
+        #expect(a.refusal(adding: 2, bytes: 20) == nil, "the action's second request: one more place")
+        #expect(total.count == 2 && total.bytes == 20)
+        #expect(b.refusal(adding: 1, bytes: 10) == nil)
+        #expect(b.refusal(adding: 2, bytes: 20) == .effectTotalReached(3), "before: nil, 4 effects past a total of 3")
+        #expect(total.count == 3)
+        var tokens = [a.token(bytes: 10), a.token(bytes: 10)]
+        #expect(total.count == 3 && total.bytes == 30, "the tokens took over a's places")
+        a.settle()
+        b.settle()
+        #expect(total.count == 2 && total.bytes == 20, "b's place, taken for an action that failed, is back")
+        // A token made without a check (a timer the journal arms again) takes a new place.
+        tokens.append(b.token(bytes: 5))
+        #expect(total.count == 3 && total.bytes == 25)
+        #expect(b.refusal(adding: 1, bytes: 75) == .effectTotalReached(3))
+        tokens.removeAll()
+        #expect(total.count == 0 && total.bytes == 0 && a.count == 0 && b.count == 0)
+        // The bytes too, and a failed check takes nothing.
+        #expect(a.refusal(adding: 1, bytes: 101) != nil)
+        #expect(total.count == 0 && total.bytes == 0)
+        // A replay is not checked, nor does it take places.
+        b.replaying { #expect(b.refusal(adding: 11, bytes: 1000) == nil) }
+        #expect(total.count == 0 && total.bytes == 0)
+    }
+
     /// `close()` cancels every timer at once (the service's DELETE and passivation): nothing
     /// fires afterwards, and the effects of a later action never start.
     @Test func closeCancelsEveryEffect() async throws {

@@ -2,6 +2,7 @@
 import ActomatonCore
 import ActomatonEffect
 import ActomatonPluginContract
+import Clocks
 import HostCommandLine
 import Foundation
 import Synchronization
@@ -590,6 +591,28 @@ struct HostileWasmTests {
         let restarted = try PluginMachine(plugin: plugin, log: { _ in }, journal: journal, journalName: "mut/k")
         #expect(try await restarted.recover().isEmpty)
         #expect(try await restarted.describe() == "n=1102", "restarted from the journal")
+    }
+
+    /// Regression: a rebuild after a trap replays the actions since the last snapshot, and the
+    /// replays were checked against the effect limits with the machine's effects still held:
+    /// at `--max-effects` (or with the host's total full), the replay of `bump_later` was
+    /// refused, and the plugin was stopped. A replay is not checked: its effects are dropped.
+    @Test(arguments: [false, true])
+    func aRebuildIsNotRefusedForTheEffectsItsActionsHold(sharedTotal: Bool) async throws {
+        let plugin = try load("timedcrash")
+        let total = sharedTotal ? EffectBudget(limit: 2) : nil
+        let machine = try PluginMachine(plugin: plugin, clock: TestClock(), maxEffects: sharedTotal ? 10 : 2, effectTotal: total)
+        for _ in 0..<2 { _ = try await machine.send(plugin.action("bump_later", [])) }
+        #expect(await machine.runningEffectCount == 2)
+        _ = await #expect(throws: PluginCallError.self) { try await machine.send(plugin.action("crash", [])) }
+        #expect(try await machine.describe() == "n=2", "rebuilt")
+        _ = try await machine.send(plugin.action("bump", []))
+        #expect(try await machine.describe() == "n=3")
+        let past = await #expect(throws: PluginCallError.self) { try await machine.send(plugin.action("bump_later", [])) }
+        #expect(past?.reason.mayHaveChangedState == true, "a live action past the limit is still refused")
+        #expect(await machine.runningEffectCount == 2)
+        #expect(total.map { $0.count == 2 } ?? true)
+        await machine.close()
     }
 
     /// As many tables as a module may have, each as large as it may be.

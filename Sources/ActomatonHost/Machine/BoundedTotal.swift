@@ -20,15 +20,7 @@ public final class BoundedTotal: Sendable {
 
     /// Takes `amount` when it fits under the limit; whether it did.
     public func reserve(_ amount: Int) -> Bool {
-        guard amount > 0 else { return true }
-        var current = taken.load(ordering: .relaxed)
-        while true {
-            let (sum, overflowed) = current.addingReportingOverflow(amount)
-            guard !overflowed, sum <= limit else { return false }
-            let (exchanged, original) = taken.compareExchange(expected: current, desired: sum, ordering: .relaxed)
-            if exchanged { return true }
-            current = original
-        }
+        taken.take(amount, upTo: limit)
     }
 
     /// Takes `amount` whether or not it fits.
@@ -39,5 +31,20 @@ public final class BoundedTotal: Sendable {
     /// Gives back `amount` taken before.
     public func release(_ amount: Int) {
         if amount > 0 { taken.subtract(amount, ordering: .relaxed) }
+    }
+}
+
+extension Atomic where Value == Int {
+    /// Adds `amount` when the sum stays at most `limit`; whether it did.
+    func take(_ amount: Int, upTo limit: Int) -> Bool {
+        guard amount > 0 else { return true }
+        var current = load(ordering: .relaxed)
+        while true {
+            let (sum, overflowed) = current.addingReportingOverflow(amount)
+            guard !overflowed, sum <= limit else { return false }
+            let (exchanged, original) = compareExchange(expected: current, desired: sum, ordering: .relaxed)
+            if exchanged { return true }
+            current = original
+        }
     }
 }

@@ -119,7 +119,7 @@ struct PluginCallRecorder {
 }
 
 /// The first invalid request of an action.
-enum InvalidRequest {
+enum InvalidRequest: Equatable {
     /// A request the host could not accept, and why.
     case message(String)
     /// One effect more than the machine's limit.

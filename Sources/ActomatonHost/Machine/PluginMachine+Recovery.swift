@@ -34,6 +34,9 @@ extension PluginMachine {
         // another state than the one acknowledged: such a call fails, and the recovery waits.
         runtime.setReplaying(true)
         defer { runtime.setReplaying(false) }
+        // Its effects are dropped (the journal arms the timers again): nothing is refused for them.
+        effectBudget.beginReplay()
+        defer { effectBudget.endReplay() }
         var base: Int64?
         var newestRefusal: String?
         for snapshot in recovery.snapshots {

@@ -338,6 +338,8 @@ public actor PluginMachine: EffectQueueHost {
 
     /// One action: what the decisions say, carried out. Returns the effects to start.
     private func step(_ input: PluginMachineAction, into transitions: inout Transitions) -> Effect<PluginMachineAction> {
+        // The total's places taken for effects the action did not get back (its effects are made by now).
+        defer { effectBudget.settle() }
         let outcome: Result<[PluginEffectRequest], PluginCallError>
         var ranThePlugin = false
         switch decisions.admit(origin: input.origin, depth: input.depth, action: input.action) {

@@ -191,6 +191,9 @@ final class WasmInstance: PluginRuntime, @unchecked Sendable {
                 replaying.store(true, ordering: .relaxed)
                 defer { replaying.store(false, ordering: .relaxed) }
                 let outcome: PluginInstance.Outcome
+                // Its effects are dropped (the machine holds them still): nothing is refused for them.
+                budget.beginReplay()
+                defer { budget.endReplay() }
                 do throws(WasmMachine.CallFailure) { outcome = try machine.perform(action) } catch { throw .refused(action: action.description, message: error.message) }
                 if case let .failure(reason) = outcome { throw reason }
             }
