@@ -269,6 +269,25 @@ import Testing
         }
     }
 
+    /// Regression: an action that failed after changing the state (a request the host refused,
+    /// 422 "its state may have changed") left GET showing the state before it, though the
+    /// change is kept and the next transition builds on it. GET now shows the state as it is,
+    /// at the same seq: the failure made no transition.
+    @Test func aFailedActionsChangeShowsInTheStatus() async throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        let type = try PluginType.load(path: "\(root)/.build/wasm/hostile/refuse-after-change.wasm", isolation: .none, options: .init())
+        let server = ActomatonServer(catalog: PluginCatalog([type]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
+                                     configuration: testConfiguration { _ in })
+        try await server.makeApplication().test(.router) { client throws in
+            #expect(try await client.post("k", #"{"action": "bump"}"#, plugin: "mut").status == .ok)
+            let failed = try await client.post("k", #"{"action": "invalid_after_change"}"#, plugin: "mut")
+            #expect(failed.status == .unprocessableContent)
+            let status = try await client.get("/v1/machines/mut/k").text
+            #expect(status.contains(#""seq":1"#) && status.contains(#""state":"n=1001""#), "before: n=1 \(status)")
+            #expect(try await client.post("k", #"{"action": "bump"}"#, plugin: "mut").text.contains(#""state":"n=1002""#))
+        }
+    }
+
     /// Regression (review): a grow one page short passivated as many instances as the whole
     /// memory of the one that grew (b and c, where b was enough).
     @Test func aRefusedGrowPassivatesOnlyWhatItLacked() async throws {
