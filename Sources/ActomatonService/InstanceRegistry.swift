@@ -107,6 +107,9 @@ public actor InstanceRegistry {
         public var maxEffectsTotal: Int
         /// See ``maxEffectsTotal``.
         public var maxEffectBytesTotal: Int
+        /// The most actions a second all instances' delayed and repeating actions may send
+        /// together (`EffectActionPace`); 0 for no limit.
+        public var maxTimerActionsPerSecond: Int
         /// How long an instance is idle before ``InstanceRegistry/passivateIdle()`` passivates it.
         public var idleTimeout: Duration
         /// How many of an instance's last transitions are kept for watchers that reconnect.
@@ -119,8 +122,10 @@ public actor InstanceRegistry {
         /// Creates limits; the defaults are ``ServiceConfiguration``'s.
         public init(maxInstances: Int = 100_000, maxInstancesPerPlugin: Int = 100_000, maxWorkers: Int = 1024, maxWatchersPerInstance: Int = 64,
                     maxEffects: Int = PluginLimits.defaultMaxEffects, maxEffectsTotal: Int = EffectBudget.defaultTotalLimit,
-                    maxEffectBytesTotal: Int = EffectBudget.defaultTotalByteLimit, idleTimeout: Duration = .seconds(300), watchHistory: Int = 1000,
-                    watchHistoryBytes: Int = 1 << 20, watchHistoryTotalBytes: Int = 256 << 20) {
+                    maxEffectBytesTotal: Int = EffectBudget.defaultTotalByteLimit, maxTimerActionsPerSecond: Int = EffectActionPace.defaultPerSecond,
+                    idleTimeout: Duration = .seconds(300), watchHistory: Int = 1000, watchHistoryBytes: Int = 1 << 20,
+                    watchHistoryTotalBytes: Int = 256 << 20) {
+            self.maxTimerActionsPerSecond = maxTimerActionsPerSecond
             self.watchHistory = watchHistory
             self.watchHistoryBytes = watchHistoryBytes
             self.watchHistoryTotalBytes = watchHistoryTotalBytes
@@ -207,7 +212,8 @@ public actor InstanceRegistry {
         self.catalog = catalog
         self.limits = limits
         historyBudget = WatchHistoryBudget(limit: limits.watchHistoryTotalBytes)
-        effectTotal = EffectBudget(limit: limits.maxEffectsTotal, byteLimit: limits.maxEffectBytesTotal)
+        effectTotal = EffectBudget(limit: limits.maxEffectsTotal, byteLimit: limits.maxEffectBytesTotal,
+                                   pace: limits.maxTimerActionsPerSecond > 0 ? EffectActionPace(perSecond: limits.maxTimerActionsPerSecond) : nil)
         self.metrics = metrics
         self.log = log
         self.errorLog = errorLog

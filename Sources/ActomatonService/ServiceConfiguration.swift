@@ -108,6 +108,12 @@ public struct ServiceConfiguration: Sendable {
     /// The most bytes of names and strings all instances' delayed and repeating actions carry
     /// together (`--max-effect-bytes-total`, default 1 GiB).
     public var maxEffectBytesTotal = EffectBudget.defaultTotalByteLimit
+    /// The most actions a second all instances' delayed and repeating actions may send together
+    /// (`--max-timer-actions-per-second`, default 10,000, in bursts of as many; 0 for no limit).
+    /// Past it a timer's action waits for its slot, and a repeating one skips the ticks it
+    /// missed. Without it, one client starting a 1-ms ticker on a few hundred instances had the
+    /// service spend both cores on them: requests waited seconds each, and a shutdown did not end.
+    public var maxTimerActionsPerSecond = EffectActionPace.defaultPerSecond
     /// How long an instance may be idle — no request, no watcher, no delayed or repeating action
     /// pending — before it is passivated: its state kept as bytes, its machine freed
     /// (`--idle-timeout`, default 5 minutes). The next request restores it.
@@ -149,7 +155,7 @@ public struct ServiceConfiguration: Sendable {
     var registryLimits: InstanceRegistry.Limits {
         .init(maxInstances: maxInstances, maxInstancesPerPlugin: maxInstancesPerPlugin, maxWorkers: maxWorkers,
               maxWatchersPerInstance: maxWatchersPerInstance, maxEffects: maxEffects, maxEffectsTotal: maxEffectsTotal,
-              maxEffectBytesTotal: maxEffectBytesTotal, idleTimeout: idleTimeout,
+              maxEffectBytesTotal: maxEffectBytesTotal, maxTimerActionsPerSecond: maxTimerActionsPerSecond, idleTimeout: idleTimeout,
               watchHistory: watchHistory, watchHistoryBytes: watchHistoryBytes, watchHistoryTotalBytes: watchHistoryTotalBytes)
     }
 }

@@ -73,6 +73,11 @@ struct NetworkOptions: ParsableArguments {
                                 + "(1M to 1T; default: 1G).", valueName: "size"), transform: parseSize)
     var maxEffectBytesTotal = Int64(ServiceConfiguration().maxEffectBytesTotal)
 
+    @Option(help: ArgumentHelp("The most actions a second all instances' delayed and repeating actions may send together, in bursts "
+                                + "of as many (0 for no limit; at most 1000000000): past it a timer's action waits for its slot, "
+                                + "and a repeating one skips the ticks it missed.", valueName: "count"))
+    var maxTimerActionsPerSecond = ServiceConfiguration().maxTimerActionsPerSecond
+
     @Option(help: ArgumentHelp("The most WebSocket watchers of one instance (1 to 1000000).", valueName: "count"))
     var maxWatchersPerInstance = ServiceConfiguration().maxWatchersPerInstance
 
@@ -155,7 +160,7 @@ struct NetworkOptions: ParsableArguments {
     private var counts: [(name: String, value: Int, range: ClosedRange<Int>)] {
         [("--max-connections", maxConnections, 1...1_000_000), ("--max-instances", maxInstances, 1...100_000_000),
          ("--max-instances-per-plugin", maxInstancesPerPlugin ?? 1, 1...100_000_000), ("--max-workers", maxWorkers, 1...1_000_000),
-         ("--max-effects-total", maxEffectsTotal, 1...100_000_000),
+         ("--max-effects-total", maxEffectsTotal, 1...100_000_000), ("--max-timer-actions-per-second", maxTimerActionsPerSecond, 0...1_000_000_000),
          ("--max-watchers-per-instance", maxWatchersPerInstance, 1...1_000_000), ("--watcher-buffer", watcherBuffer, 1...1_000_000),
          ("--max-idempotency-keys", maxIdempotencyKeys, 1...100_000_000),
          ("--max-idempotency-keys-per-token", maxIdempotencyKeysPerToken ?? 1, 1...100_000_000),
@@ -211,6 +216,7 @@ struct NetworkOptions: ParsableArguments {
         configuration.maxWorkers = maxWorkers
         configuration.maxEffectsTotal = maxEffectsTotal
         configuration.maxEffectBytesTotal = Int(maxEffectBytesTotal)
+        configuration.maxTimerActionsPerSecond = maxTimerActionsPerSecond
         configuration.maxWatchersPerInstance = maxWatchersPerInstance
         configuration.maxWatchers = maxWatchers
         configuration.watcherBuffer = watcherBuffer

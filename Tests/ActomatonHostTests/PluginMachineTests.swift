@@ -173,6 +173,43 @@ struct PluginMachineTests {
         #expect(total.count == 0 && total.bytes == 0)
     }
 
+    /// The pace of timers' actions (`--max-timer-actions-per-second`): a second's worth at once,
+    /// then one slot every `1 s / perSecond`, first come first served; an idle second gives
+    /// the burst back, never more.
+    @Test func timerActionsArePacedInBurstsOfASecondsWorth() {
+        let pace = EffectActionPace(perSecond: 10)
+        let start = ContinuousClock.now
+        #expect((0..<10).map { _ in pace.delay(now: start) } == Array(repeating: .zero, count: 10), "at the limit: a burst of 10")
+        #expect(pace.delay(now: start) == .milliseconds(100), "one past it waits for the next slot")
+        #expect(pace.delay(now: start) == .milliseconds(200))
+        #expect(pace.delay(now: start + .milliseconds(250)) == .milliseconds(50))
+        let later = start + .seconds(10)
+        #expect((0..<10).map { _ in pace.delay(now: later) } == Array(repeating: .zero, count: 10), "idle, the burst is back")
+        #expect(pace.delay(now: later) == .milliseconds(100), "and no more")
+        #expect(EffectActionPace(perSecond: 0).perSecond == 1)
+    }
+
+    /// Regression: a repeating action behind by many ticks (the machine busy, its actions
+    /// paced) sent every tick it missed at once, a burst that kept the machine behind. It skips
+    /// them: one tick now, the next an interval later.
+    @Test func aRepeatingActionSkipsTheTicksItMissed() async throws {
+        let clock = TestClock()
+        let budget = EffectBudget(limit: 10)
+        let sequence = TimerSequence(clock: clock, start: clock.now, interval: .seconds(1), element: 1, token: budget.token(bytes: 0), timer: nil,
+                                     pace: nil)
+        var ticks = sequence.makeAsyncIterator()
+        await clock.advance(by: .seconds(10))
+        #expect(try await ticks.next() == 1, "the tick due 9 s ago, now")
+        let next = Task { [ticks] in
+            var ticks = ticks
+            _ = try await ticks.next()
+            return clock.now
+        }
+        await clock.advance(by: .milliseconds(999))
+        await clock.advance(by: .milliseconds(1))
+        #expect(try await next.value == .init(offset: .seconds(11)), "the next, an interval later (before the fix: at once, 8 more behind)")
+    }
+
     /// `close()` cancels every timer at once (the service's DELETE and passivation): nothing
     /// fires afterwards, and the effects of a later action never start.
     @Test func closeCancelsEveryEffect() async throws {

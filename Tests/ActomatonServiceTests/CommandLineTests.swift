@@ -270,7 +270,8 @@ import Testing
             ("--max-watchers-per-instance", 1...1_000_000), ("--watcher-buffer", 1...1_000_000), ("--max-workers", 1...1_000_000),
             ("--max-idempotency-keys", 1...100_000_000), ("--max-idempotency-keys-per-token", 1...100_000_000),
             ("--max-requests-per-second", 0...1_000_000_000), ("--max-failed-authentications-per-minute", 0...1_000_000_000),
-            ("--max-effects", 1...1_000_000), ("--max-effects-total", 1...100_000_000), ("--journal-snapshot-every", 1...1_000_000_000), ("--snapshot-every", 1...1_000_000),
+            ("--max-effects", 1...1_000_000), ("--max-effects-total", 1...100_000_000), ("--max-timer-actions-per-second", 0...1_000_000_000),
+            ("--journal-snapshot-every", 1...1_000_000_000), ("--snapshot-every", 1...1_000_000),
         ]
         for (flag, range) in ranges {
             for value in [range.lowerBound - 1, range.upperBound + 1] {

@@ -27,6 +27,8 @@ public final class EffectBudget: Sendable {
     public let byteLimit: Int
     /// The budget this one's effects count against too, shared with other machines; `nil` for none.
     public let total: EffectBudget?
+    /// What paces the actions its effects send (its ``total``'s when it has one); `nil` for none.
+    public let pace: EffectActionPace?
     private let current = Atomic<Int>(0)
     private let currentBytes = Atomic<Int>(0)
     /// The places (and bytes) this machine took in ``total`` for the effects of the action it
@@ -39,11 +41,12 @@ public final class EffectBudget: Sendable {
     private let emptyWaiters = ConditionWaiters()
 
     /// Creates a budget of `limit` effects carrying at most `byteLimit` bytes, counted against
-    /// `total` too when one is given.
-    public init(limit: Int, byteLimit: Int = PluginLimits.maxPendingEffectBytes, total: EffectBudget? = nil) {
+    /// `total` too when one is given, their actions paced by `pace` (or by the total's).
+    public init(limit: Int, byteLimit: Int = PluginLimits.maxPendingEffectBytes, total: EffectBudget? = nil, pace: EffectActionPace? = nil) {
         self.limit = limit
         self.byteLimit = byteLimit
         self.total = total
+        self.pace = pace ?? total?.pace
     }
 
     /// The defaults of a total shared by the machines of a service (`--max-effects-total`):

@@ -112,6 +112,8 @@ struct TimerSequence<C: Clock<Duration>, Element: Sendable>: AsyncSequence, Send
     let token: EffectBudget.Token
     /// Its journal entry, held while it ticks.
     let timer: JournalTimerToken?
+    /// What paces its actions with other machines' timers; `nil` for nothing.
+    let pace: EffectActionPace?
 
     struct AsyncIterator: AsyncIteratorProtocol {
         let clock: C
@@ -120,16 +122,25 @@ struct TimerSequence<C: Clock<Duration>, Element: Sendable>: AsyncSequence, Send
         let element: Element
         let token: EffectBudget.Token
         let timer: JournalTimerToken?
+        let pace: EffectActionPace?
 
         mutating func next() async throws -> Element? {
             deadline = deadline.advanced(by: interval)
-            if clock.now < deadline { try await clock.sleep(until: deadline, tolerance: nil) }
+            let now = clock.now
+            if now < deadline {
+                try await clock.sleep(until: deadline, tolerance: nil)
+            } else if deadline.advanced(by: interval) <= now {
+                // A whole tick or more behind (its actions paced, or the machine busy): the
+                // ticks missed are skipped, not sent in a burst; the next comes an interval on.
+                deadline = now
+            }
+            try await pace?.waitForSlot()
             return element
         }
     }
 
     func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(clock: clock, deadline: start, interval: interval, element: element, token: token, timer: timer)
+        AsyncIterator(clock: clock, deadline: start, interval: interval, element: element, token: token, timer: timer, pace: pace)
     }
 }
 
@@ -151,9 +162,11 @@ extension PluginEffectRequest {
             let next = wrap(action, self)
             let deadline = clock.now.advanced(by: delay)
             let token = budget.token(bytes: carriedBytes)
+            let pace = budget.pace
             return Effect(id: options.id.map(PluginEffectID.init), queue: options.queue.map(queue)) { _ in
                 withExtendedLifetime(token) {}
                 if clock.now < deadline { try await clock.sleep(until: deadline, tolerance: nil) }
+                try await pace?.waitForSlot()
                 timer?.fire()
                 return next
             }
@@ -162,7 +175,7 @@ extension PluginEffectRequest {
             let start = clock.now.advanced(by: (firstTickAfter ?? interval) - interval)
             let token = budget.token(bytes: carriedBytes)
             return Effect(id: options.id.map(PluginEffectID.init), queue: options.queue.map(queue), sequence: { _ in
-                TimerSequence(clock: clock, start: start, interval: interval, element: next, token: token, timer: timer)
+                TimerSequence(clock: clock, start: start, interval: interval, element: next, token: token, timer: timer, pace: budget.pace)
             })
         case let .cancel(id):
             return .cancel(id: PluginEffectID(name: id))
