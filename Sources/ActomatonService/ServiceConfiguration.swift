@@ -111,8 +111,9 @@ public struct ServiceConfiguration: Sendable {
     /// The most actions a second all instances' delayed and repeating actions may send together
     /// (`--max-timer-actions-per-second`, default 10,000, in bursts of as many; 0 for no limit).
     /// Past it a timer's action waits for its slot, and a repeating one skips the ticks it
-    /// missed. Without it, one client starting a 1-ms ticker on a few hundred instances had the
-    /// service spend both cores on them: requests waited seconds each, and a shutdown did not end.
+    /// missed. Before, one client starting a 1-ms ticker on a few hundred instances had the
+    /// service spend both cores on them, every tick a busy machine missed sent at once: requests
+    /// waited seconds each, and a shutdown did not end.
     public var maxTimerActionsPerSecond = EffectActionPace.defaultPerSecond
     /// How long an instance may be idle — no request, no watcher, no delayed or repeating action
     /// pending — before it is passivated: its state kept as bytes, its machine freed

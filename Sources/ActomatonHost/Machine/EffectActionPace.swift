@@ -6,7 +6,8 @@ import Synchronization
 ///
 /// A repeating action sends actions without a request: one client could start a 1-ms ticker
 /// on each of a few hundred instances, a hundred thousand actions a second, and the host spent
-/// both cores on them: requests waited seconds each, and a shutdown did not end. Paced, a
+/// both cores on them (and sent every tick a busy machine missed at once): requests waited
+/// seconds each, and a shutdown did not end. Paced, a
 /// timer whose action has no slot yet waits for one (first come, first served), and a
 /// repeating one skips the ticks it missed meanwhile rather than sending them in a burst.
 ///
