@@ -125,14 +125,17 @@ final class WatcherSet: Sendable {
     }
 
     /// Cuts the history down to at most `target` bytes, its oldest transitions first, when it
-    /// holds more than `limit` (what it let go and still holds included): another instance
-    /// needs its share of the service's total (``WatchHistoryBudget/reclaim(for:keeping:adding:)``).
-    func cutHistory(ifOver limit: Int, downTo target: Int) {
+    /// holds more (what it let go and still holds included): another instance needs its share
+    /// of the service's total (``WatchHistoryBudget/reclaim(for:keeping:adding:)``). Returns the
+    /// bytes it gave back.
+    func cutHistory(downTo target: Int) -> Int {
         state.withLock { state in
-            guard state.keptBytes + state.heldBytes > limit else { return }
+            let held = state.keptBytes + state.heldBytes
+            guard held > target else { return 0 }
             while state.keptCount > 0, state.keptBytes > target { state.letGoOfTheOldest() }
             state.removeTheLetGo(budget: historyBudget)
             noteHolding(&state)
+            return held - state.keptBytes
         }
     }
 

@@ -64,8 +64,8 @@ public struct ServiceConfiguration: Sendable {
     /// The most bytes all instances' kept transitions may take together
     /// (`--watch-history-total-bytes`, default 256 MiB), counted as ``watchHistoryBytes``
     /// counts them, shared fairly: past it, the instances keeping more than their share (the
-    /// total over the instances keeping some) are cut down to half a share for one keeping
-    /// less, and one at its share lets its own oldest go to keep a new one, or keeps none.
+    /// total over the instances keeping some) are cut down to it for one keeping less, until
+    /// half a share is free, and one at its share lets its own oldest go to keep a new one, or keeps none.
     /// Every active instance keeps its history, watched or not: without this bound,
     /// 100,000 instances could keep 1 MiB each.
     public var watchHistoryTotalBytes = 256 << 20

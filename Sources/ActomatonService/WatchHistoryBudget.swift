@@ -11,8 +11,8 @@ import Synchronization
 /// been 100 GB.
 ///
 /// Past the total, an instance that keeps less than its share (the total divided by the
-/// instances keeping some, itself included) has the instances keeping more than theirs cut
-/// down to half a share (``reclaim(for:keeping:adding:)``), so that instances that stay in
+/// instances keeping some, itself included) has instances keeping more than theirs cut down to
+/// their share, until half a share is free (``reclaim(for:keeping:adding:)``), so that instances that stay in
 /// memory — watched ones are never passivated — cannot hold the whole total and leave the
 /// others none. An instance at its share lets its own oldest transitions go to keep a new one,
 /// and keeps none when it has none to let go. A watcher asking for what was let go is answered
@@ -66,15 +66,15 @@ final class WatchHistoryBudget: Sendable {
     }
 
     /// Makes room for `needy`, which keeps `own` bytes and needs `size` more that the total
-    /// lacks: when that stays within its share, every other set keeping more than its share is
-    /// cut down to half of one (its oldest transitions go first). Nothing happens when another
-    /// reclaim is running, or when `needy` would go past its share: it then lets its own
-    /// oldest go.
+    /// lacks: when that stays within its share, other sets keeping more than their share are
+    /// cut down to it (their oldest transitions go first), until half a share (or `size`, when
+    /// larger) is free: a new instance takes a little from each, not half of every history.
+    /// Nothing happens when another reclaim is running, or when `needy` would go past its
+    /// share: it then lets its own oldest go.
     ///
-    /// It looks at every set keeping some history, at most one per ``WatcherSet/size(of:)``'s
-    /// least (64 bytes) of the total, and runs only when the total is full: the sets over
-    /// their share then hold at least what the needy one lacks, and each cut frees half a share
-    /// or more.
+    /// It looks at the sets keeping some history, at most one per ``WatcherSet/size(of:)``'s
+    /// least (64 bytes) of the total, until enough is free, and runs only when the total is
+    /// full; what it frees lets the needy set keep about half a share before it runs again.
     ///
     /// Called with no set's lock held: it takes each set's own.
     func reclaim(for needy: WatcherSet, keeping own: Int, adding size: Int) {
@@ -84,8 +84,11 @@ final class WatchHistoryBudget: Sendable {
         let sharers = sets.count + (sets.contains { $0 === needy } ? 0 : 1)
         let share = total.limit / max(sharers, 1)
         guard own + size <= share else { return }
+        let enough = max(size, share / 2)
+        var freed = 0
         for set in sets where set !== needy {
-            set.cutHistory(ifOver: share, downTo: share / 2)
+            freed += set.cutHistory(downTo: share)
+            if freed >= enough { break }
         }
     }
 }
