@@ -66,9 +66,10 @@ public actor PluginHost {
     /// Plugin files that failed to load, with the identity they failed with, so a scan
     /// reports each bad version once.
     private var failedFiles: [String: FileIdentity] = [:]
-    /// Plugin files that failed for a while only (``PluginLoadError/passes``), tried again at
-    /// every scan and reported once, until they load or fail for good.
-    private var postponedFiles: Set<String> = []
+    /// Plugin files that failed for a while only (``PluginLoadError/passes``), with the identity
+    /// they failed with: tried again at every scan, and reported once per version of the file,
+    /// until they load or fail for good.
+    private var postponedFiles: [String: FileIdentity?] = [:]
     /// The files skipped for their names, reported once.
     private var skippedPaths: Set<String> = []
     /// What recovering machines from the journal could not bring back, not yet reported.
@@ -149,7 +150,7 @@ public actor PluginHost {
         }
         entries[machine.name] = Entry(machine: machine, path: path, identity: machine.plugin.fileIdentity)
         failedFiles[path] = nil
-        postponedFiles.remove(path)
+        postponedFiles[path] = nil
         await bringBackInstances(of: machine.name)
         return machine
     }
@@ -244,20 +245,22 @@ public actor PluginHost {
                 // One that fails for a while only (the memory of the host's other .wasm
                 // instances) is tried again at the next scan.
                 if !error.passes { failedFiles[path] = identity }
-                if reportsFailure(error, of: path) { events.append(.failed(error)) }
+                if reportsFailure(error, of: path, identity: identity) { events.append(.failed(error)) }
             }
         }
         return events
     }
 
-    /// Whether a scan reports `error` of the file at `path`: a failure that passes is reported
-    /// once, not at every scan that tries the file again.
-    private func reportsFailure(_ error: PluginLoadError, of path: String) -> Bool {
+    /// Whether a scan reports `error` of the file at `path` (as `identity`): a failure that
+    /// passes is reported once per version of the file, not at every scan that tries it again.
+    private func reportsFailure(_ error: PluginLoadError, of path: String, identity: FileIdentity?) -> Bool {
         guard error.passes else {
-            postponedFiles.remove(path)
+            postponedFiles[path] = nil
             return true
         }
-        return postponedFiles.insert(path).inserted
+        if let reported = postponedFiles[path], reported == identity { return false }
+        postponedFiles[path] = .some(identity)
+        return true
     }
 
     /// Reloads every loaded plugin whose file was replaced or rewritten since it was loaded,
@@ -276,7 +279,7 @@ public actor PluginHost {
                 try await entry.machine.reload(fromFile: entry.path)
                 for key in entry.instances.keys.sorted() { try await entry.instances[key]?.reload(fromFile: entry.path) }
                 failedFiles[entry.path] = nil
-                postponedFiles.remove(entry.path)
+                postponedFiles[entry.path] = nil
                 events.append(.reloaded(name: name, from: before, to: await entry.machine.pluginVersion, path: entry.path))
             } catch {
                 if error.passes {
@@ -285,7 +288,7 @@ public actor PluginHost {
                 } else {
                     failedFiles[entry.path] = identity
                 }
-                if reportsFailure(error, of: entry.path) { events.append(.failed(error)) }
+                if reportsFailure(error, of: entry.path, identity: identity) { events.append(.failed(error)) }
             }
         }
         return events
