@@ -69,6 +69,8 @@ final class WatcherSet: Sendable {
     }
 
     private let state = Mutex(State())
+    /// What its history holds, for the budget's reclaims.
+    let historySize = HistorySize()
     private let limit: Int
     private let historyLimit: Int
     private let historyByteLimit: Int
@@ -100,6 +102,7 @@ final class WatcherSet: Sendable {
 
     /// Tells the budget whether the set keeps some history now, when that changed.
     private func noteHolding(_ state: inout State) {
+        historySize.bytes.store(state.keptBytes + state.heldBytes, ordering: .relaxed)
         let holding = state.keptBytes + state.heldBytes > 0
         guard holding != state.holding, let historyBudget else { return }
         state.holding = holding
@@ -128,6 +131,7 @@ final class WatcherSet: Sendable {
     /// holds more (what it let go and still holds included): another instance needs its share
     /// of the service's total (``WatchHistoryBudget/reclaim(for:keeping:adding:)``). Returns the
     /// bytes it gave back.
+    @discardableResult
     func cutHistory(downTo target: Int) -> Int {
         state.withLock { state in
             let held = state.keptBytes + state.heldBytes

@@ -19,11 +19,14 @@ import Synchronization
 /// 410, as for any transition no longer kept (with `--state`, the journal bridges it).
 final class WatchHistoryBudget: Sendable {
     private let total: BoundedTotal
-    /// The sets that keep some history now, by identity: those a reclaim may cut down.
+    /// The sets that keep some history now, by identity, with what each holds: those a reclaim
+    /// may cut down.
     private let holders = Mutex<[ObjectIdentifier: WeakWatcherSet]>([:])
     /// Whether a reclaim is running: one at a time, and the others' needs wait for their next
     /// transition.
     private let reclaiming = Atomic(false)
+    /// How many sets reclaims looked at so far (tests).
+    let setsLookedAt = Atomic(0)
 
     /// A total of at most `limit` bytes (0 when negative).
     init(limit: Int) {
@@ -53,7 +56,7 @@ final class WatchHistoryBudget: Sendable {
         let id = ObjectIdentifier(set)
         holders.withLock { holders in
             if holding {
-                holders[id] = WeakWatcherSet(set: set)
+                holders[id] = WeakWatcherSet(set: set, held: set.historySize)
             } else {
                 holders[id] = nil
             }
@@ -72,28 +75,45 @@ final class WatchHistoryBudget: Sendable {
     /// Nothing happens when another reclaim is running, or when `needy` would go past its
     /// share: it then lets its own oldest go.
     ///
-    /// It looks at the sets keeping some history, at most one per ``WatcherSet/size(of:)``'s
-    /// least (64 bytes) of the total, until enough is free, and runs only when the total is
-    /// full; what it frees lets the needy set keep about half a share before it runs again.
+    /// The share is known at once: an instance at its share (the steady state of a full
+    /// total) looks at no other. Under it, the sets keeping some history are looked at — their
+    /// sizes read without their locks — only until enough over their shares is found; what it
+    /// frees lets the needy set keep about half a share before it runs again.
     ///
     /// Called with no set's lock held: it takes each set's own.
     func reclaim(for needy: WatcherSet, keeping own: Int, adding size: Int) {
         guard !reclaiming.exchange(true, ordering: .acquiring) else { return }
         defer { reclaiming.store(false, ordering: .releasing) }
-        let sets = holders.withLock { holders in holders.values.compactMap(\.set) }
-        let sharers = sets.count + (sets.contains { $0 === needy } ? 0 : 1)
+        let id = ObjectIdentifier(needy)
+        let sharers = holders.withLock { $0.count + ($0[id] == nil ? 1 : 0) }
         let share = total.limit / max(sharers, 1)
         guard own + size <= share else { return }
         let enough = max(size, share / 2)
-        var freed = 0
-        for set in sets where set !== needy {
-            freed += set.cutHistory(downTo: share)
-            if freed >= enough { break }
+        let over: [WatcherSet] = holders.withLock { holders in
+            var found = 0
+            var sets: [WatcherSet] = []
+            for (key, entry) in holders where key != id {
+                setsLookedAt.add(1, ordering: .relaxed)
+                let held = entry.held.bytes.load(ordering: .relaxed)
+                guard held > share, let set = entry.set else { continue }
+                sets.append(set)
+                found += held - share
+                if found >= enough { break }
+            }
+            return sets
         }
+        for set in over { set.cutHistory(downTo: share) }
     }
 }
 
-/// A set a ``WatchHistoryBudget`` knows without keeping it alive.
+/// A set a ``WatchHistoryBudget`` knows without keeping it alive, and the bytes it holds.
 struct WeakWatcherSet: Sendable {
     weak var set: WatcherSet?
+    let held: HistorySize
+}
+
+/// The bytes a ``WatcherSet``'s history holds (kept, and let go but not yet removed), readable
+/// without the set's lock.
+final class HistorySize: Sendable {
+    let bytes = Atomic(0)
 }
