@@ -129,17 +129,13 @@ final class WatcherSet: Sendable {
 
     /// Cuts the history down to at most `target` bytes, its oldest transitions first, when it
     /// holds more (what it let go and still holds included): another instance needs its share
-    /// of the service's total (``WatchHistoryBudget/reclaim(for:keeping:adding:)``). Returns the
-    /// bytes it gave back.
-    @discardableResult
-    func cutHistory(downTo target: Int) -> Int {
+    /// of the service's total (``WatchHistoryBudget/reclaim(for:keeping:adding:)``).
+    func cutHistory(downTo target: Int) {
         state.withLock { state in
-            let held = state.keptBytes + state.heldBytes
-            guard held > target else { return 0 }
+            guard state.keptBytes + state.heldBytes > target else { return }
             while state.keptCount > 0, state.keptBytes > target { state.letGoOfTheOldest() }
             state.removeTheLetGo(budget: historyBudget)
             noteHolding(&state)
-            return held - state.keptBytes
         }
     }
 

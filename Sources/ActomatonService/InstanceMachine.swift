@@ -527,10 +527,9 @@ final class ObservedTransitions: Sendable {
             // An action that failed after changing the state (the host kept the change): the
             // state read now is the changed one, under the same seq (no transition was made).
             if case let .failure(error) = transition.outcome, error.reason.mayHaveChangedState, case let .success(text)? = transition.state {
-                let active = if case let .success(nodes)? = transition.activeNodes { nodes } else { nil as [String]? }
                 state.withLock { state in
                     state.state = text
-                    if transition.activeNodes != nil { state.active = active }
+                    if case let .success(nodes)? = transition.activeNodes { state.active = nodes }
                 }
             }
             if case let .failure(error) = transition.outcome, transition.origin != .input {

@@ -169,7 +169,10 @@ struct PluginMachineTests {
         #expect(a.refusal(adding: 1, bytes: 101) != nil)
         #expect(total.count == 0 && total.bytes == 0)
         // A replay is not checked, nor does it take places.
-        b.replaying { #expect(b.refusal(adding: 11, bytes: 1000) == nil) }
+        b.beginReplay()
+        #expect(b.refusal(adding: 11, bytes: 1000) == nil)
+        b.endReplay()
+        #expect(b.refusal(adding: 11, bytes: 1000) == .effectLimitReached(10), "checked again once it ends")
         #expect(total.count == 0 && total.bytes == 0)
     }
 

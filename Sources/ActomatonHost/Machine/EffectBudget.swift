@@ -120,15 +120,8 @@ public final class EffectBudget: Sendable {
         if count > 0, total.current.subtract(count, ordering: .relaxed).newValue == 0 { total.emptyWaiters.wakeAll() }
     }
 
-    /// Runs `body` as a replay: an action it applies again is not checked, nor are its effects
-    /// counted (they are dropped).
-    func replaying<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
-        replays.add(1, ordering: .relaxed)
-        defer { replays.subtract(1, ordering: .relaxed) }
-        return try body()
-    }
-
-    /// Marks a replay beginning (``replaying(_:)`` where the replay is not one closure).
+    /// Marks a replay beginning: until ``endReplay()``, an action applied again is not checked,
+    /// nor are its effects counted (they are dropped).
     func beginReplay() { replays.add(1, ordering: .relaxed) }
 
     /// Marks a replay ending.
