@@ -370,24 +370,42 @@ public final class InstanceMachine: Sendable {
     /// Whether ``passivate()`` freed the machine.
     public var isPassivated: Bool { passivated.load(ordering: .acquiring) }
 
+    /// What ``passivate(admitting:)`` did.
+    public enum Passivation: Sendable {
+        /// Passivated: what to restore it from.
+        case passivated(PassivatedInstance)
+        /// Not passivated, and going on unchanged: it has effects pending, cannot be
+        /// snapshotted, or was passivated already.
+        case kept
+        /// Not passivated, and going on unchanged: the bytes its snapshot and description would
+        /// have kept in memory were not admitted.
+        case refused(bytes: Int)
+    }
+
     /// Passivates the instance if it is idle — no delayed or repeating action running or
     /// waiting — in a turn of its own, after the actions before it: snapshots the state (into
-    /// the journal as well, with one), closes the machine, and turns later sends away (``send(_:receipt:onTurn:)`` returns `nil`). Returns
-    /// what to restore it from, or `nil` when it has effects pending, cannot be snapshotted,
-    /// or was passivated already (then it goes on unchanged).
-    public func passivate() async -> PassivatedInstance? {
+    /// the journal as well, with one), closes the machine, and turns later sends away
+    /// (``send(_:receipt:onTurn:)`` returns `nil`).
+    ///
+    /// With a journal, what it returns holds no state: the instance comes back from the
+    /// journal. Without one, it holds the snapshot and the state's description, and `admit` is
+    /// asked first whether memory may keep their bytes: when it says no, the instance goes on.
+    public func passivate(admitting admit: @Sendable (Int) -> Bool = { _ in true }) async -> Passivation {
         await turn.acquire()
         defer { turn.release() }
         // With a journal, the snapshot is journaled too: the instance comes back without a replay.
         guard !passivated.load(ordering: .acquiring), await machine.runningEffectCount == 0,
-              let bytes = try? await machine.snapshotIntoJournal() else { return nil }
+              let bytes = try? await machine.snapshotIntoJournal() else { return .kept }
+        let status = observed.status(running: 0)
+        let kept = journaled ? PassivatedInstance(snapshot: [], seq: status.seq, state: nil)
+            : PassivatedInstance(snapshot: bytes, seq: status.seq, state: status.state)
+        guard journaled || admit(kept.byteCount) else { return .refused(bytes: kept.byteCount) }
         passivated.store(true, ordering: .releasing)
         observed.detach()
         await machine.close()
         // Its memory goes now: a request still holding the instance would keep it otherwise.
         await machine.releaseState()
-        let status = observed.status(running: 0)
-        return PassivatedInstance(snapshot: bytes, seq: status.seq, state: status.state)
+        return .passivated(kept)
     }
 
     /// Stops telling `onTransition` about transitions and closes the machine, cancelling its

@@ -118,13 +118,18 @@ public actor InstanceRegistry {
         public var watchHistoryBytes: Int
         /// The most bytes all instances' histories keep together (`WatchHistoryBudget`).
         public var watchHistoryTotalBytes: Int
+        /// The most bytes passivated instances may keep in memory together: their snapshots and
+        /// descriptions (without a journal; with one, a passivated instance keeps none). An idle
+        /// instance whose snapshot does not fit is not passivated: it stays in memory.
+        public var maxPassivatedBytes: Int
 
         /// Creates limits; the defaults are ``ServiceConfiguration``'s.
         public init(maxInstances: Int = 100_000, maxInstancesPerPlugin: Int = 100_000, maxWorkers: Int = 1024, maxWatchersPerInstance: Int = 64,
                     maxEffects: Int = PluginLimits.defaultMaxEffects, maxEffectsTotal: Int = EffectBudget.defaultTotalLimit,
                     maxEffectBytesTotal: Int = EffectBudget.defaultTotalByteLimit, maxTimerActionsPerSecond: Int = EffectActionPace.defaultPerSecond,
                     idleTimeout: Duration = .seconds(300), watchHistory: Int = 1000, watchHistoryBytes: Int = 1 << 20,
-                    watchHistoryTotalBytes: Int = 256 << 20) {
+                    watchHistoryTotalBytes: Int = 256 << 20, maxPassivatedBytes: Int = 1 << 30) {
+            self.maxPassivatedBytes = maxPassivatedBytes
             self.maxTimerActionsPerSecond = maxTimerActionsPerSecond
             self.watchHistory = watchHistory
             self.watchHistoryBytes = watchHistoryBytes
@@ -140,12 +145,21 @@ public actor InstanceRegistry {
         }
     }
 
+    /// What a passivation did.
+    private enum PassivationResult {
+        case passivated
+        /// The instance goes on: it was busy, or forgotten meanwhile.
+        case kept
+        /// The instance goes on: its snapshot did not fit in ``Limits/maxPassivatedBytes``.
+        case refused
+    }
+
     private enum Slot {
         case ready(Instance)
         case creating(Task<Instance, any Error>)
         /// Being passivated: requests wait for it, then restore it.
-        /// The task passivates the instance and settles its slot before it ends: whether it did.
-        case passivating(Task<Bool, Never>, Instance)
+        /// The task passivates the instance and settles its slot before it ends: what it did.
+        case passivating(Task<PassivationResult, Never>, Instance)
         /// Passivated; its watcher set is kept only when a watcher joined while it was passivated.
         case passivated(PassivatedInstance, WatcherSet?)
     }
@@ -159,6 +173,8 @@ public actor InstanceRegistry {
     public nonisolated let effectTotal: EffectBudget
     /// The limits.
     public nonisolated let limits: Limits
+    /// What passivated instances keep in memory, all together (``Limits/maxPassivatedBytes``).
+    public nonisolated let passivatedBytes: BoundedTotal
     private let metrics: ServiceMetrics
     /// Told, in one line, each failure no request answers (an action a timer sent), and what
     /// an instance brought back from the journal could not bring back.
@@ -212,6 +228,7 @@ public actor InstanceRegistry {
         self.catalog = catalog
         self.limits = limits
         historyBudget = WatchHistoryBudget(limit: limits.watchHistoryTotalBytes)
+        passivatedBytes = BoundedTotal(limit: limits.maxPassivatedBytes)
         effectTotal = EffectBudget(limit: limits.maxEffectsTotal, byteLimit: limits.maxEffectBytesTotal,
                                    pace: limits.maxTimerActionsPerSecond > 0 ? EffectActionPace(perSecond: limits.maxTimerActionsPerSecond) : nil)
         self.metrics = metrics
@@ -322,7 +339,8 @@ public actor InstanceRegistry {
                 _ = await task.value
                 continue
             case let .passivated(passivated, watchers)?:
-                guard try await roomForOneMore(of: type) else { continue }
+                // The room its state leaves in memory once it is made may go to the one it replaces.
+                guard try await roomForOneMore(of: type, credit: passivated.byteCount) else { continue }
                 guard case .passivated? = slots[address] else { continue }
                 return try await make(address, type: type, restoring: passivated, watchers: watchers)
             case nil:
@@ -439,32 +457,46 @@ public actor InstanceRegistry {
 
     /// Whether there is room in memory for one more instance of `type` now (`true`), or was
     /// made by passivating the least recently used idle one (`false`: the caller looks again,
-    /// for the registry may have changed meanwhile); throws 429 when none is idle.
-    private func roomForOneMore(of type: PluginType) async throws(ServiceError) -> Bool {
+    /// for the registry may have changed meanwhile); throws 429 when none is idle. `credit`:
+    /// the bytes a passivated instance being restored keeps, which it gives back once made, so
+    /// that the one passivated in its place may take them (``Limits/maxPassivatedBytes``).
+    private func roomForOneMore(of type: PluginType, credit: Int = 0) async throws(ServiceError) -> Bool {
         if let memory = type.plugin.wasmMemory, memory.total.available < memory.perInstance {
             guard memory.perInstance <= memory.total.limit else {
                 throw .overLimit("an instance of \(type.name) takes \(memory.perInstance) bytes of memory, more than the .wasm instances may hold "
                                  + "together, \(memory.total.limit) bytes (--wasm-memory-total)")
             }
-            guard await passivateLeastRecentlyUsed(where: { self.holdsMemory(of: memory.total, $0) }) else {
+            let result = await passivateLeastRecentlyUsed(credit: credit, where: { self.holdsMemory(of: memory.total, $0) })
+            guard result == .passivated else {
                 throw .overLimit("the .wasm instances in memory hold \(memory.total.used) of the \(memory.total.limit) bytes of memory they may have "
                                  + "together (--wasm-memory-total), too much for one more of \(type.name) (\(memory.perInstance) bytes), "
-                                 + "and none of them is idle", retryAfter: 1)
+                                 + noneIdle(result, "none of them is idle"), retryAfter: 1)
             }
             return false
         }
         if type.runsInWorkers, inWorkers.count >= limits.maxWorkers {
-            guard await passivateLeastRecentlyUsed(where: { self.inWorkers.contains($0) }) else {
+            let result = await passivateLeastRecentlyUsed(credit: credit, where: { self.inWorkers.contains($0) })
+            guard result == .passivated else {
                 throw .overLimit("the service already runs \(limits.maxWorkers) worker processes, its limit (--max-workers), "
-                                 + "and none of their instances is idle")
+                                 + noneIdle(result, "none of their instances is idle"))
             }
             return false
         }
         guard activeCount >= limits.maxInstances else { return true }
-        guard await passivateLeastRecentlyUsed() else {
-            throw .overLimit("the service already holds \(limits.maxInstances) instances, its limit (--max-instances), and none is idle")
+        let result = await passivateLeastRecentlyUsed(credit: credit)
+        guard result == .passivated else {
+            throw .overLimit("the service already holds \(limits.maxInstances) instances, its limit (--max-instances), "
+                             + noneIdle(result, "none is idle"))
         }
         return false
+    }
+
+    /// Why no idle instance was passivated, after a limit's message: `noneIdle`, or that the
+    /// passivated instances keep all they may.
+    private func noneIdle(_ result: PassivationResult, _ noneIdle: String) -> String {
+        guard result == .refused else { return "and \(noneIdle)" }
+        return "and an idle one cannot be passivated: the passivated instances keep \(passivatedBytes.used) of the "
+            + "\(passivatedBytes.limit) bytes they may keep in memory together (--max-passivated-bytes)"
     }
 
     /// Whether the instance at `address` is a `.wasm` one whose memory counts against `total`.
@@ -481,7 +513,7 @@ public actor InstanceRegistry {
         guard let total = type.plugin.wasmMemory?.total, bytes <= total.limit else { return false }
         while total.available < bytes {
             // Each passivated instance leaves the list this looks in: the loop ends.
-            guard await passivateLeastRecentlyUsed(where: { $0 != excluded && self.holdsMemory(of: total, $0) }) else { return false }
+            guard await passivateLeastRecentlyUsed(where: { $0 != excluded && self.holdsMemory(of: total, $0) }) == .passivated else { return false }
         }
         return true
     }
@@ -537,6 +569,9 @@ public actor InstanceRegistry {
             passivatedChanged(by: -1)
         }
         metrics.instancesChanged(by: 1)
+        // The bytes `restoring` keeps stay counted until it is made, or again passivated.
+        var keepsRestoringBytes = false
+        defer { if !keepsRestoringBytes { passivatedBytes.release(restoring?.byteCount ?? 0) } }
         do throws(ServiceError) {
             let instance = try await Self.value(of: task, type: type)
             guard case let .creating(current)? = slots[address], current == task else {
@@ -558,6 +593,7 @@ public actor InstanceRegistry {
                 } else if let restoring {
                     // The state is not lost: the next request tries again.
                     slots[address] = .passivated(restoring, watchers)
+                    keepsRestoringBytes = true
                     lastUsed[address] = nil
                     inWorkers.remove(address)
                     metrics.instancesChanged(by: -1)
@@ -602,7 +638,13 @@ public actor InstanceRegistry {
         var passivated = 0
         for address in idle {
             guard case let .ready(instance)? = slots[address], let used = lastUsed[address], used <= deadline else { continue }
-            if await passivate(address, instance) { passivated += 1 }
+            switch await passivate(address, instance) {
+            case .passivated: passivated += 1
+            case .kept: continue
+            // The passivated instances keep all they may: each of the rest would be snapshotted
+            // for nothing. The next period tries again.
+            case .refused: return passivated
+            }
         }
         return passivated
     }
@@ -618,7 +660,7 @@ public actor InstanceRegistry {
         for (address, used) in lastUsed.sorted(by: { $0.value < $1.value }) where shed < count {
             // Sorted: the rest were used later.
             guard used <= usedBefore else { break }
-            if case let .ready(instance)? = slots[address], instance.watcherCount == 0, await passivate(address, instance) { shed += 1 }
+            if case let .ready(instance)? = slots[address], instance.watcherCount == 0, await passivate(address, instance) == .passivated { shed += 1 }
         }
         return shed
     }
@@ -628,63 +670,77 @@ public actor InstanceRegistry {
     /// asked took them back at once: nothing was balanced, and requests meanwhile were 503.
     public static let minimumIdleToShed: Duration = .seconds(1)
 
-    /// Passivates the least recently used idle instance among those `included`; `false` when
-    /// none could be.
-    private func passivateLeastRecentlyUsed(where included: (InstanceAddress) -> Bool = { _ in true }) async -> Bool {
+    /// Passivates the least recently used idle instance among those `included`; `.kept` when
+    /// none could be, `.refused` when the last one tried did not fit in
+    /// ``Limits/maxPassivatedBytes`` (the rest are not tried). `credit`: as
+    /// ``roomForOneMore(of:credit:)``'s.
+    private func passivateLeastRecentlyUsed(credit: Int = 0, where included: (InstanceAddress) -> Bool = { _ in true }) async -> PassivationResult {
         // One scan finds the least recently used; should it not be idle after all, the rest
         // are tried in order.
         var oldest: (address: InstanceAddress, used: Duration)?
         for (address, used) in lastUsed where (oldest == nil || used < oldest!.used) && included(address) {
             if case let .ready(instance)? = slots[address], instance.watcherCount == 0 { oldest = (address, used) }
         }
-        guard let first = oldest else { return false }
-        if case let .ready(instance)? = slots[first.address], await passivate(first.address, instance) { return true }
-        for (address, _) in lastUsed.sorted(by: { $0.value < $1.value }) where included(address) {
-            if case let .ready(instance)? = slots[address], instance.watcherCount == 0, await passivate(address, instance) { return true }
+        guard let first = oldest else { return .kept }
+        if case let .ready(instance)? = slots[first.address] {
+            let result = await passivate(first.address, instance, credit: credit)
+            if result != .kept { return result }
         }
-        return false
+        for (address, _) in lastUsed.sorted(by: { $0.value < $1.value }) where included(address) {
+            guard case let .ready(instance)? = slots[address], instance.watcherCount == 0 else { continue }
+            let result = await passivate(address, instance, credit: credit)
+            if result != .kept { return result }
+        }
+        return .kept
     }
 
-    /// Passivates `instance` unless it has watchers or effects pending; whether it did.
-    private func passivate(_ address: InstanceAddress, _ instance: Instance) async -> Bool {
-        guard instance.watcherCount == 0 else { return false }
+    /// Passivates `instance` unless it has watchers or effects pending, or its snapshot does
+    /// not fit in ``Limits/maxPassivatedBytes`` (past it by `credit` at most); what it did.
+    private func passivate(_ address: InstanceAddress, _ instance: Instance, credit: Int = 0) async -> PassivationResult {
+        guard instance.watcherCount == 0 else { return .kept }
         // The slot is settled within the task: a request waiting on it finds it settled (were it
         // settled after, a waiter would look again at once, and spin on this actor).
-        let task = Task { await self.settlePassivation(address, instance, await instance.machine.passivate()) }
+        let bytes = passivatedBytes
+        let task = Task {
+            await self.settlePassivation(address, instance, await instance.machine.passivate(admitting: { bytes.reserve($0, allowingOver: credit) }))
+        }
         slots[address] = .passivating(task, instance)
         return await task.value
     }
 
-    /// The end of a passivation: the slot of `instance`, passivated (or, with `nil`, not).
-    private func settlePassivation(_ address: InstanceAddress, _ instance: Instance, _ passivated: PassivatedInstance?) async -> Bool {
+    /// The end of a passivation: the slot of `instance`, passivated (or not).
+    private func settlePassivation(_ address: InstanceAddress, _ instance: Instance,
+                                   _ outcome: InstanceMachine.Passivation) async -> PassivationResult {
+        guard case let .passivated(passivated) = outcome else {
+            if case let .passivating(_, current)? = slots[address], current === instance { slots[address] = .ready(instance) }
+            if case .refused = outcome { return .refused }
+            return .kept
+        }
         guard case let .passivating(_, current)? = slots[address], current === instance else {
             // Deleted meanwhile.
-            return passivated != nil
-        }
-        guard var passivated else {
-            slots[address] = .ready(instance)
-            return false
+            passivatedBytes.release(passivated.byteCount)
+            return .passivated
         }
         if passivated.seq == 0, instance.watcherCount == 0, placement == nil {
             // Nothing was applied to it (its first request's action failed, or has not had its
             // turn): forgotten, as ``discardIfUntouched(_:)`` forgets it, not kept passivated,
             // listed and counted ever after.
+            passivatedBytes.release(passivated.byteCount)
             instance.watchers.endAll(.instanceDeleted)
             forget(address)
             try? await forgetJournaled(address)
-            return true
+            return .passivated
         }
-        // With a journal, the instance is brought back from it.
-        if journal != nil { passivated.snapshot = [] }
         if placement != nil {
             // In a cluster, any host may take it from the journal next — once the passivation's
             // snapshot is committed: given up first, its commit was fenced, and the fencing
             // dropped the instance this host had meanwhile claimed again for its next request
             // (a 503 "another host owns it now", and a fencing counted on a host never paused).
             if let journal { try? await journal.waitUntilCommitted() }
+            passivatedBytes.release(passivated.byteCount)
             forget(address)
             await giveUp(address)
-            return true
+            return .passivated
         }
         // A watcher that joined meanwhile is carried over to the restored instance.
         slots[address] = .passivated(passivated, instance.watcherCount > 0 ? instance.watchers : nil)
@@ -692,7 +748,7 @@ public actor InstanceRegistry {
         inWorkers.remove(address)
         passivatedChanged(by: 1)
         metrics.instancesChanged(by: -1)
-        return true
+        return .passivated
     }
 
     private func passivatedChanged(by delta: Int) {
@@ -708,24 +764,24 @@ public actor InstanceRegistry {
     @discardableResult
     public func discardIfUntouched(_ address: InstanceAddress) async -> Bool {
         guard case let .ready(instance)? = slots[address], instance.watcherCount == 0, instance.machine.seq == 0 else { return false }
-        let task = Task { () -> Bool in
+        let bytes = passivatedBytes
+        let task = Task { () -> PassivationResult in
             // In its own turn, after the actions before it: one of those makes a transition.
-            let passivated = await instance.machine.passivate()
-            guard case let .passivating(_, current)? = self.slots[address], current === instance else {
-                return passivated != nil // deleted meanwhile
-            }
+            let outcome = await instance.machine.passivate(admitting: { bytes.reserve($0) })
             // A watcher that joined meanwhile keeps the instance, passivated, as any other.
-            guard let passivated, passivated.seq == 0, instance.watcherCount == 0 else {
-                return await self.settlePassivation(address, instance, passivated)
+            guard case let .passivating(_, current)? = self.slots[address], current === instance,
+                  case let .passivated(passivated) = outcome, passivated.seq == 0, instance.watcherCount == 0 else {
+                return await self.settlePassivation(address, instance, outcome)
             }
             // One that joins from now on is refused (404), not left on a forgotten instance.
+            bytes.release(passivated.byteCount)
             instance.watchers.endAll(.instanceDeleted)
             self.forget(address)
             try? await self.forgetJournaled(address)
-            return true
+            return .passivated
         }
         slots[address] = .passivating(task, instance)
-        return await task.value && slots[address] == nil
+        return await task.value == .passivated && slots[address] == nil
     }
 
     // MARK: Deleting
@@ -792,7 +848,12 @@ public actor InstanceRegistry {
         guard let slot = slots.removeValue(forKey: address) else { return }
         lastUsed[address] = nil
         inWorkers.remove(address)
-        if case .passivated = slot { passivatedChanged(by: -1) } else { metrics.instancesChanged(by: -1) }
+        if case let .passivated(passivated, _) = slot {
+            passivatedBytes.release(passivated.byteCount)
+            passivatedChanged(by: -1)
+        } else {
+            metrics.instancesChanged(by: -1)
+        }
         guard var list = keys[address.plugin] else { return }
         let index = Self.insertionIndex(of: address.key, in: list)
         if index < list.count, list[index] == address.key { list.remove(at: index) }

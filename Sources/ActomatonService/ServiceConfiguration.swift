@@ -69,6 +69,16 @@ public struct ServiceConfiguration: Sendable {
     /// Every active instance keeps its history, watched or not: without this bound,
     /// 100,000 instances could keep 1 MiB each.
     public var watchHistoryTotalBytes = 256 << 20
+    /// The most bytes passivated instances may keep in memory together, their snapshots and
+    /// their states' descriptions (`--max-passivated-bytes`, default 1 GiB, from 1 MiB to
+    /// 1 TiB). Without `--state` a passivated instance keeps its state in memory, and the count
+    /// of them is bounded only per plugin: without this bound a client could make instances
+    /// with large states and have them passivated, one after another, past every bound on
+    /// memory that holds while they are active (`--wasm-memory-total`, a worker's address
+    /// space). Past it, an idle instance is not passivated but stays in memory, and a new
+    /// instance that needs its room is 429, naming this flag. With `--state` a passivated
+    /// instance keeps nothing in memory but its place.
+    public var maxPassivatedBytes = 1 << 30
     /// Requests per second one token may send, in a burst of as many (`--max-requests-per-second`,
     /// default 1,000; 0 for no limit); past it, 429. Applies only with `--tokens`.
     public var maxRequestsPerSecond = 1000
@@ -157,6 +167,7 @@ public struct ServiceConfiguration: Sendable {
         .init(maxInstances: maxInstances, maxInstancesPerPlugin: maxInstancesPerPlugin, maxWorkers: maxWorkers,
               maxWatchersPerInstance: maxWatchersPerInstance, maxEffects: maxEffects, maxEffectsTotal: maxEffectsTotal,
               maxEffectBytesTotal: maxEffectBytesTotal, maxTimerActionsPerSecond: maxTimerActionsPerSecond, idleTimeout: idleTimeout,
-              watchHistory: watchHistory, watchHistoryBytes: watchHistoryBytes, watchHistoryTotalBytes: watchHistoryTotalBytes)
+              watchHistory: watchHistory, watchHistoryBytes: watchHistoryBytes, watchHistoryTotalBytes: watchHistoryTotalBytes,
+              maxPassivatedBytes: maxPassivatedBytes)
     }
 }

@@ -27,6 +27,9 @@ import struct Prometheus.PrometheusMetricsFactory
 ///   instances in memory together (counted when `/metrics` is read).
 /// - `actomaton_watch_history_bytes`: what the instances' watch histories keep together, as
 ///   `--watch-history-total-bytes` counts it (read when `/metrics` is).
+/// - `actomaton_passivated_bytes`: what passivated instances keep in memory together, their
+///   snapshots and descriptions, as `--max-passivated-bytes` counts it (read when `/metrics` is;
+///   0 with `--state`, where the journal keeps them).
 /// - `actomaton_wasm_memory_bytes` and `actomaton_wasm_memory_limit_bytes`: the linear memory
 ///   the `.wasm` instances in memory hold together, and what they may (`--wasm-memory-total`;
 ///   read when `/metrics` is).
@@ -45,6 +48,7 @@ public final class ServiceMetrics: Sendable {
     private let effects: Gauge
     private let wasmMemory: Gauge
     private let watchHistory: Gauge
+    private let passivatedBytes: Gauge
     private let wasmMemoryLimit: Gauge
     private let commits: CoreMetrics.Timer?
     private let records: Counter?
@@ -76,6 +80,7 @@ public final class ServiceMetrics: Sendable {
         effects = Gauge(label: "actomaton_effects_in_flight", dimensions: [], factory: factory)
         wasmMemory = Gauge(label: "actomaton_wasm_memory_bytes", dimensions: [], factory: factory)
         watchHistory = Gauge(label: "actomaton_watch_history_bytes", dimensions: [], factory: factory)
+        passivatedBytes = Gauge(label: "actomaton_passivated_bytes", dimensions: [], factory: factory)
         wasmMemoryLimit = Gauge(label: "actomaton_wasm_memory_limit_bytes", dimensions: [], factory: factory)
         commits = journaled ? CoreMetrics.Timer(label: "actomaton_journal_commit_duration_seconds", dimensions: [], factory: factory) : nil
         records = journaled ? Counter(label: "actomaton_journal_records_total", dimensions: [], factory: factory) : nil
@@ -143,6 +148,10 @@ public final class ServiceMetrics: Sendable {
         watchHistory.record(bytes)
     }
 
+    func passivatedInstancesKeep(_ bytes: Int) {
+        passivatedBytes.record(bytes)
+    }
+
     /// Records what the `.wasm` instances of `catalog` hold of the memory they may have together.
     func wasmMemory(of catalog: PluginCatalog) {
         var budgets: [WasmMemoryBudget] = []
@@ -185,6 +194,7 @@ public final class ServiceMetrics: Sendable {
         "actomaton_watchers": "WebSocket watchers connected.",
         "actomaton_effects_in_flight": "Delayed and repeating actions running or waiting, all instances in memory together.",
         "actomaton_watch_history_bytes": "What the instances' watch histories keep together (--watch-history-total-bytes counts it).",
+        "actomaton_passivated_bytes": "What passivated instances keep in memory together (--max-passivated-bytes counts it).",
         "actomaton_wasm_memory_bytes": "Linear memory the .wasm instances in memory hold together.",
         "actomaton_wasm_memory_limit_bytes": "Linear memory the .wasm instances may hold together (--wasm-memory-total).",
         "actomaton_journal_commit_duration_seconds": "How long each journal commit took, its disk sync included.",

@@ -58,6 +58,7 @@ struct ServiceRoutes: Sendable {
             metrics.effectsInFlight(await registry.effectsInFlight())
             metrics.wasmMemory(of: registry.catalog)
             metrics.watchHistoryKept(registry.historyBudget.used)
+            metrics.passivatedInstancesKeep(registry.passivatedBytes.used)
             return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                      body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.prometheusText())))
         }

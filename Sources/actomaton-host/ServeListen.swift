@@ -114,6 +114,12 @@ struct NetworkOptions: ParsableArguments {
             transform: parseSize)
     var watchHistoryTotalBytes = Int64(ServiceConfiguration().watchHistoryTotalBytes)
 
+    @Option(help: ArgumentHelp("The most bytes passivated instances may keep in memory together, their snapshots and states (without "
+                                + "--state; with it they keep none): past it, an idle instance stays in memory, and a new one that needs "
+                                + "its room is 429 (1M to 1T; K, M, G and T suffixes allowed; default: 1G).", valueName: "size"),
+            transform: parseSize)
+    var maxPassivatedBytes = Int64(ServiceConfiguration().maxPassivatedBytes)
+
     @Option(help: ArgumentHelp("The most keys one page of GET /v1/machines/PLUGIN lists, at most 100000; also the default limit.",
                                 valueName: "count"))
     var maxPageSize = ServiceConfiguration().maxPageSize
@@ -186,6 +192,9 @@ struct NetworkOptions: ParsableArguments {
         guard (1 << 20...1 << 40).contains(maxEffectBytesTotal) else {
             throw ValidationError("--max-effect-bytes-total must be from 1M to 1T (1048576 to 1099511627776 bytes)")
         }
+        guard (1 << 20...1 << 40).contains(maxPassivatedBytes) else {
+            throw ValidationError("--max-passivated-bytes must be from 1M to 1T (1048576 to 1099511627776 bytes)")
+        }
         guard (1 << 10...1 << 40).contains(watchHistoryTotalBytes) else {
             throw ValidationError("--watch-history-total-bytes must be from 1K to 1T (1024 to 1099511627776 bytes)")
         }
@@ -224,6 +233,7 @@ struct NetworkOptions: ParsableArguments {
         configuration.watchHistory = watchHistory
         configuration.watchHistoryBytes = Int(watchHistoryBytes)
         configuration.watchHistoryTotalBytes = Int(watchHistoryTotalBytes)
+        configuration.maxPassivatedBytes = Int(maxPassivatedBytes)
         configuration.watcherCloseTimeout = .seconds(watcherCloseTimeout)
         configuration.maxRequestsPerSecond = maxRequestsPerSecond
         configuration.maxFailedAuthenticationsPerMinute = maxFailedAuthenticationsPerMinute

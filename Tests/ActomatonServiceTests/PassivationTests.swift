@@ -395,4 +395,65 @@ import Testing
             #expect(await instance.machine.effectCount == 0, "DELETE closes the machine: its timer is cancelled, not left to run")
         }
     }
+
+    /// Without `--state`, a passivated instance keeps its snapshot and description in memory,
+    /// and instances are bounded in memory only while active: a client could make instances
+    /// with large states and have them passivated past every bound. `--max-passivated-bytes`
+    /// bounds them: at the limit an idle instance is passivated, one past it stays in memory
+    /// (and the idle scan stops there); a new instance that needs its room is 429, naming the
+    /// flag; a passivated one still comes back in place of an idle one, its bytes going to it.
+    @Test func passivatedInstancesKeepAtMostTheirTotalInMemoryAtTheLimitAndOnePast() async throws {
+        // What one passivated counter keeps, its count 1.
+        let time = TestTime()
+        let measured = TestTime()
+        let probe = makeServer(time: measured)
+        try await probe.makeApplication().test(.router) { client async throws in
+            #expect(try await client.post("m", #"{"action": "add", "args": [1]}"#).status == .ok)
+            measured.advance(by: .seconds(300))
+            #expect(await probe.registry.passivateIdle() == 1)
+        }
+        let one = probe.registry.passivatedBytes.used
+        #expect(one > 0)
+
+        let server = makeServer(time: time) { $0.maxPassivatedBytes = 2 * one; $0.maxInstances = 1 }
+        @Sendable func passivated(_ key: String) async throws -> Bool {
+            await server.registry.isPassivated(InstanceAddress(plugin: "counter", key: try InstanceKey(key)))
+        }
+        try await server.makeApplication().test(.router) { client in
+            for key in ["a", "b", "c"] {
+                #expect(try await client.post(key, #"{"action": "add", "args": [1]}"#).status == .ok)
+                time.advance(by: .seconds(1))
+            }
+            // a and b (the limit) were passivated to make room; c, one past, stays in memory.
+            #expect(try await passivated("a"))
+            #expect(try await passivated("b"))
+            #expect(server.registry.passivatedBytes.used == 2 * one)
+            time.advance(by: .seconds(300))
+            #expect(await server.registry.passivateIdle() == 0)
+            #expect(try await !passivated("c"))
+            #expect(try await client.post("c", #"{"action": "add", "args": [1]}"#).text.contains(#""seq":2,"action":"add","state":{"count":2}"#))
+            #expect(try await client.get("/metrics").text.contains("actomaton_passivated_bytes \(2 * one)"))
+
+            // A new instance needs c's room, which cannot be passivated.
+            time.advance(by: .seconds(1))
+            let refused = try await client.post("d", #"{"action": "add", "args": [1]}"#)
+            #expect(refused.status == .tooManyRequests)
+            #expect(refused.text == #"{"error":"the service already holds 1 instances, its limit (--max-instances), and an idle one cannot be "#
+                + #"passivated: the passivated instances keep \#(2 * one) of the \#(2 * one) bytes they may keep in memory together "#
+                + #"(--max-passivated-bytes)"}"#, "\(refused.text)")
+            #expect(try await client.get("/v1/machines/counter/d").status == .notFound)
+
+            // a comes back in c's place: c takes the bytes a gave back.
+            #expect(try await client.post("a", #"{"action": "add", "args": [1]}"#).text.contains(#""seq":2,"action":"add","state":{"count":2}"#))
+            #expect(try await passivated("c"))
+            // c's count, 2, takes as many bytes as a's, 1.
+            #expect(server.registry.passivatedBytes.used == 2 * one)
+
+            // Deleting a passivated instance gives its bytes back.
+            #expect(try await client.execute(uri: "/v1/machines/counter/b", method: .delete).status == .ok)
+            #expect(server.registry.passivatedBytes.used == one)
+            #expect(try await client.execute(uri: "/v1/machines/counter/c", method: .delete).status == .ok)
+            #expect(server.registry.passivatedBytes.used == 0)
+        }
+    }
 }

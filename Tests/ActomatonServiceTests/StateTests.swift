@@ -614,6 +614,8 @@ import Testing
             #expect(first.status == .ok)
             time.advance(by: .seconds(300))
             #expect(await service.registry.passivateIdle() == 1)
+            // The journal keeps its state: memory keeps neither its snapshot nor its description.
+            #expect(service.registry.passivatedBytes.used == 0)
             #expect(try await client.post("p", #"{"action": "add", "args": [4]}"#).text.contains(#""seq":2,"action":"add","state":{"count":7}"#))
         }
         // The passivation journaled its snapshot (committed before the later action): the

@@ -23,6 +23,13 @@ public final class BoundedTotal: Sendable {
         taken.take(amount, upTo: limit)
     }
 
+    /// Takes `amount` when it fits under the limit plus `extra`; whether it did. For a holder
+    /// about to give back `extra` (`amount` takes its place).
+    public func reserve(_ amount: Int, allowingOver extra: Int) -> Bool {
+        let (limit, overflowed) = limit.addingReportingOverflow(max(extra, 0))
+        return taken.take(amount, upTo: overflowed ? .max : limit)
+    }
+
     /// Takes `amount` whether or not it fits.
     public func forceReserve(_ amount: Int) {
         if amount > 0 { taken.add(amount, ordering: .relaxed) }
