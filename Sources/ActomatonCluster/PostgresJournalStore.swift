@@ -297,7 +297,7 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
             if let receipt {
                 queries.append("""
                     INSERT INTO actomaton_receipts (name, key, fingerprint, answer, expires)
-                    VALUES (\(name), \(receipt.key), \(receipt.fingerprint), \(receipt.answer), \(receipt.expires))
+                    VALUES (\(name), \(receipt.key), \(receipt.fingerprint), \(receipt.answer ?? ""), \(receipt.expires))
                     ON CONFLICT (name, key) DO UPDATE SET fingerprint = excluded.fingerprint, answer = excluded.answer, expires = excluded.expires
                     """)
             }
@@ -464,17 +464,30 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
         try reading { try actionsReading(of: name, after: sequence) }
     }
 
-    /// The receipts kept until `now` or later, the latest to expire first, at most `limit`.
-    public func receipts(keptAfter now: Int64, limit: Int) throws(PluginJournalError.Reason) -> [JournaledReceipt] {
-        try reading {
+    /// The receipts kept until `now` or later, the latest to expire first, at most `limit`,
+    /// their answers read while they add up to at most `answerBytes` (the rest, and any past
+    /// ``JournaledReceipt/maxAnswerBytes``, left in the journal).
+    public func receipts(keptAfter now: Int64, limit: Int, answerBytes: Int) throws(PluginJournalError.Reason) -> [JournaledReceipt] {
+        // The running sum counts only the answers read, as the one store of one host does.
+        let maxAnswer = Int64(JournaledReceipt.maxAnswerBytes)
+        let rows: [(String, String, String, Int64, Int64)] = try reading {
             try reader.run("""
-                SELECT name, key, fingerprint, answer, expires FROM actomaton_receipts WHERE expires >= \(now)
+                SELECT name, key, fingerprint, octet_length(answer), expires FROM actomaton_receipts WHERE expires >= \(now)
                 ORDER BY expires DESC LIMIT \(Int64(limit))
-                """).rows.map { row in
-                let (name, key, fingerprint, answer, expires) = try row.decode((String, String, String, String, Int64).self)
-                return JournaledReceipt(plugin: name, key: key, fingerprint: fingerprint, answer: answer, expires: expires)
-            }
+                """).rows.map { try $0.decode((String, String, String, Int64, Int64).self) }
         }
+        var receipts: [JournaledReceipt] = []
+        var read = 0
+        for (name, key, fingerprint, length, expires) in rows {
+            let size = Int(clamping: length)
+            var answer: String?
+            if length <= maxAnswer, size <= answerBytes - read, let kept = try receipt(of: name, key: key)?.answer {
+                answer = kept
+                read += size
+            }
+            receipts.append(JournaledReceipt(plugin: name, key: key, fingerprint: fingerprint, answer: answer, answerBytes: size, expires: expires))
+        }
+        return receipts
     }
 
     /// How many transitions `name` has had in all (0 for none).
@@ -495,11 +508,8 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
                 """).rows
             guard let row = rows.first else { return nil }
             let (fingerprint, answer, length, expires) = try row.decode((String, String, Int64, Int64).self)
-            guard length <= limit else {
-                throw PluginJournalError.Reason.unreadable("the answer kept for \(name) under its key is \(length) bytes, "
-                                                          + "over the limit of \(limit)")
-            }
-            return JournaledReceipt(plugin: name, key: key, fingerprint: fingerprint, answer: answer, expires: expires)
+            return JournaledReceipt(plugin: name, key: key, fingerprint: fingerprint, answer: length <= limit ? answer : nil,
+                                    answerBytes: Int(clamping: length), expires: expires)
         }
     }
 

@@ -39,7 +39,7 @@ public final class ActomatonServer: Service, Sendable {
     public let listen: ListenAddress
     private let tokens: TokenTable?
     private let logger: Logger
-    private let idempotency: IdempotencyCache
+    let idempotency: IdempotencyCache
     /// The actions and deletions of each instance, in the order they came.
     let arrivals = ArrivalOrder()
     private let limiter: RateLimiter<Int>
@@ -113,7 +113,8 @@ public final class ActomatonServer: Service, Sendable {
         registry = InstanceRegistry(catalog: catalog, limits: configuration.registryLimits, metrics: metrics, log: pluginLog, now: now,
                                     journal: journal, errorLog: { line in logger.warning("\(TerminalText.escaping(line))") })
         idempotency = IdempotencyCache(window: configuration.idempotencyWindow, maxKeys: configuration.maxIdempotencyKeys,
-                                       maxKeysPerToken: configuration.idempotencyKeysPerToken(tokens: tokens?.tokens.count), now: now)
+                                       maxKeysPerToken: configuration.idempotencyKeysPerToken(tokens: tokens?.tokens.count),
+                                       maxBytes: configuration.maxIdempotencyBytes, answersJournaled: journal != nil, now: now)
         if let journal {
             idempotency.restore(journal.receipts, wallNow: ServiceClock.wallMilliseconds())
             journal.journal.observeCommits { duration, records in metrics.journalCommitted(duration: duration, records: records) }

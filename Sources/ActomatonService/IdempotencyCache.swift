@@ -23,6 +23,14 @@ import Synchronization
 /// for one that was kept, and a restarted service loads the receipts still inside the window
 /// (``restore(_:wallNow:)``). A 400 or 422 applied nothing, so it is not journaled: a retry
 /// after a restart is checked again.
+///
+/// The answers kept in memory add up to at most a number of bytes (`--max-idempotency-bytes`),
+/// and each token's to its share of them, as of the keys: an answer carries the instance's
+/// state, and 100,000 keys of answers of a few MB each took hundreds of GB. With a journal an
+/// answer past them is kept only in the journal, its fingerprint in memory, and read back for a
+/// retry (``Begin/replayFromJournal``); without one, a new key is refused (429) while the
+/// answers kept take the bytes (an answer whose action was applied is always kept: past the
+/// bytes by the answers of the requests under way at most).
 final class IdempotencyCache: Sendable {
     /// The longest key, in bytes.
     static let maxKeyLength = 128
@@ -90,7 +98,7 @@ final class IdempotencyCache: Sendable {
     /// retries waiting for its answer, which is the receipt's.
     ///
     /// - Parameters:
-    ///   - receipts: The journal's receipts (``PluginJournal/receipts(keptAfter:limit:)``).
+    ///   - receipts: The journal's receipts (``PluginJournal/receipts(keptAfter:limit:answerBytes:)``).
     ///   - wallNow: The time on the wall clock, in milliseconds since 1970.
     func restore(_ receipts: [JournaledReceipt], wallNow: Int64) {
         let time = now()
@@ -103,17 +111,45 @@ final class IdempotencyCache: Sendable {
                 let expires = time + .milliseconds(receipt.expires - wallNow)
                 state.perToken[key.token, default: 0] += 1
                 state.keptCount += 1
-                // One the journal holds that is not an answer (an edited row) is not replayed as
-                // one, nor is the request applied again: a retry is told so.
-                let stored = Self.problem(ofAnswer: receipt.answer).map { problem in
-                    Stored(status: 503, body: ServiceError.jsonLine("the answer kept for this Idempotency-Key cannot be replayed "
-                                                                    + "(\(problem)); the request is not applied again"))
-                } ?? Stored(status: 200, body: receipt.answer)
-                state.entries[key] = .done(fingerprint, stored, expires: expires, kept: state.keptCount)
+                // An answer left in the journal, or past the bytes, is read from it for a retry.
+                let kept = Self.stored(fromReceipt: receipt).map { keep($0, of: key, &state) } ?? .inJournal
+                state.entries[key] = .done(fingerprint, kept, expires: expires, kept: state.keptCount)
                 state.order.append((key, expires))
             }
             state.order.sort { $0.1 < $1.1 }
         }
+    }
+
+    /// What `receipt` replays as: its answer (200), or a 503 for one that is not an answer
+    /// (``problem(ofAnswer:)``); `nil` when the answer was left in the journal.
+    static func stored(fromReceipt receipt: JournaledReceipt) -> Stored? {
+        // One the journal holds that is not an answer (an edited row) is not replayed as one,
+        // nor is the request applied again: a retry is told so.
+        let problem: String?
+        if receipt.answerBytes > JournaledReceipt.maxAnswerBytes {
+            problem = "it is \(receipt.answerBytes) bytes, over the limit of \(JournaledReceipt.maxAnswerBytes)"
+        } else if let answer = receipt.answer {
+            problem = Self.problem(ofAnswer: answer)
+        } else {
+            return nil
+        }
+        guard let problem else { return Stored(status: 200, body: receipt.answer ?? "") }
+        return Stored(status: 503, body: ServiceError.jsonLine("the answer kept for this Idempotency-Key cannot be replayed "
+                                                               + "(\(problem)); the request is not applied again"))
+    }
+
+    /// Where the answer `stored` to a request with `key` is kept: in memory when it fits in the
+    /// bytes and its token's share of them, or when there is no journal (or it is not a 200, not
+    /// journaled); in the journal otherwise. Counts what memory keeps.
+    private func keep(_ stored: Stored, of key: Key, _ state: inout State) -> Kept {
+        let size = stored.body.utf8.count
+        let tokenBytes = state.bytesPerToken[key.token, default: 0]
+        if answersJournaled, stored.status == 200, size > maxBytes - state.keptBytes || size > maxBytesPerToken - tokenBytes {
+            return .inJournal
+        }
+        state.keptBytes += size
+        state.bytesPerToken[key.token] = tokenBytes + size
+        return .answer(stored)
     }
 
     /// What is wrong with `answer`, an answer kept in the journal, or `nil`: it must be of at
@@ -171,6 +207,17 @@ final class IdempotencyCache: Sendable {
         case proceed
         /// Answers with the kept response.
         case replay(Stored)
+        /// Answers with the receipt the journal keeps for the key (a 200), read once the
+        /// journal's commits are done; when it has none (the instance was deleted meanwhile),
+        /// ``IdempotencyCache/forgetAnswer(_:)`` and begin again.
+        case replayFromJournal
+    }
+
+    /// Where an answer is kept.
+    private enum Kept {
+        case answer(Stored)
+        /// Only in the journal, as the receipt of its action.
+        case inJournal
     }
 
     private enum Entry {
@@ -178,7 +225,7 @@ final class IdempotencyCache: Sendable {
         /// not kept, and the requests waiting for it run anew.
         case pending(Fingerprint, [CheckedContinuation<Stored?, Never>], forgotten: Bool = false)
         /// `kept` numbers the answers kept, in order (``Mark``).
-        case done(Fingerprint, Stored, expires: Duration, kept: UInt64)
+        case done(Fingerprint, Kept, expires: Duration, kept: UInt64)
     }
 
     private struct State {
@@ -190,19 +237,31 @@ final class IdempotencyCache: Sendable {
         var keptCount: UInt64 = 0
         /// How many keys each token has kept or in flight.
         var perToken: [String: Int] = [:]
+        /// The bytes of the answers kept in memory, all together and by token.
+        var keptBytes = 0
+        var bytesPerToken: [String: Int] = [:]
     }
 
     /// Forgets `key`'s entry, and counts it out of its token's share.
     private static func remove(_ key: Key, from state: inout State) {
-        guard state.entries.removeValue(forKey: key) != nil else { return }
+        guard let entry = state.entries.removeValue(forKey: key) else { return }
         let left = state.perToken[key.token, default: 1] - 1
         state.perToken[key.token] = left > 0 ? left : nil
+        if case let .done(_, .answer(stored), _, _) = entry {
+            let size = stored.body.utf8.count
+            state.keptBytes -= size
+            let tokenLeft = state.bytesPerToken[key.token, default: size] - size
+            state.bytesPerToken[key.token] = tokenLeft > 0 ? tokenLeft : nil
+        }
     }
 
     private let state = Mutex(State())
     private let window: Duration
     private let maxKeys: Int
     private let maxKeysPerToken: Int
+    private let maxBytes: Int
+    private let maxBytesPerToken: Int
+    private let answersJournaled: Bool
     private let now: @Sendable () -> Duration
 
     /// - Parameters:
@@ -210,12 +269,29 @@ final class IdempotencyCache: Sendable {
     ///   - maxKeys: The most keys kept at a time; a new key past it is refused (429).
     ///   - maxKeysPerToken: The most of them one token may have; a new key past it is refused
     ///     (429), so that one client cannot take every key for the whole window.
+    ///   - maxBytes: The most bytes of answers kept in memory; each token may keep as large a
+    ///     share of them as of the keys.
+    ///   - answersJournaled: Whether each 200 answer is journaled as its action's receipt:
+    ///     then the answers past the bytes are kept only there, and read back for a retry;
+    ///     otherwise a new key is refused (429) while the bytes are taken.
     ///   - now: The time, as a duration since any fixed point.
-    init(window: Duration, maxKeys: Int, maxKeysPerToken: Int? = nil, now: @escaping @Sendable () -> Duration) {
+    init(window: Duration, maxKeys: Int, maxKeysPerToken: Int? = nil, maxBytes: Int = ServiceConfiguration().maxIdempotencyBytes,
+         answersJournaled: Bool = false, now: @escaping @Sendable () -> Duration) {
         self.window = window
         self.maxKeys = maxKeys
-        self.maxKeysPerToken = maxKeysPerToken ?? maxKeys
+        let keysPerToken = min(maxKeysPerToken ?? maxKeys, maxKeys)
+        self.maxKeysPerToken = keysPerToken
+        self.maxBytes = maxBytes
+        maxBytesPerToken = Self.share(of: maxBytes, keys: keysPerToken, of: maxKeys)
+        self.answersJournaled = answersJournaled
         self.now = now
+    }
+
+    /// A token's share of `bytes`: as large as its share of the keys, `keys` of `allKeys`.
+    static func share(of bytes: Int, keys: Int, of allKeys: Int) -> Int {
+        guard keys < allKeys, allKeys > 0 else { return bytes }
+        let (product, overflow) = bytes.multipliedReportingOverflow(by: keys)
+        return max(1, overflow ? bytes / allKeys * keys : product / allKeys)
     }
 
     /// Checks a key's text: 1 to ``maxKeyLength`` bytes of visible ASCII.
@@ -230,13 +306,18 @@ final class IdempotencyCache: Sendable {
     /// equal to `formerFingerprint` matches too: the fingerprint of the request's body bytes,
     /// which receipts journaled by an earlier version hold (a retry across an upgrade was 422).
     func begin(_ key: Key, fingerprint: Fingerprint, formerFingerprint: Fingerprint? = nil) async throws(ServiceError) -> Begin {
-        enum Step { case proceed, replay(Stored), wait, mismatch, full(nextExpiry: Duration?), tokenFull }
+        enum Step {
+            case proceed, replay(Stored), replayFromJournal, wait, mismatch, full(nextExpiry: Duration?), tokenFull
+            case bytesFull(used: Int, nextExpiry: Duration?), tokenBytesFull(used: Int)
+        }
         let time = now()
         let step: Step = state.withLock { state in
             evictExpired(&state, at: time)
             switch state.entries[key] {
-            case let .done(kept, stored, _, _)?:
+            case let .done(kept, .answer(stored), _, _)?:
                 return kept == fingerprint || kept == formerFingerprint ? .replay(stored) : .mismatch
+            case let .done(kept, .inJournal, _, _)?:
+                return kept == fingerprint || kept == formerFingerprint ? .replayFromJournal : .mismatch
             case let .pending(kept, _, _)?:
                 return kept == fingerprint || kept == formerFingerprint ? .wait : .mismatch
             case nil:
@@ -244,6 +325,13 @@ final class IdempotencyCache: Sendable {
                     return .full(nextExpiry: state.head < state.order.count ? state.order[state.head].1 : nil)
                 }
                 guard state.perToken[key.token, default: 0] < maxKeysPerToken else { return .tokenFull }
+                if !answersJournaled {
+                    guard state.keptBytes < maxBytes else {
+                        return .bytesFull(used: state.keptBytes, nextExpiry: state.head < state.order.count ? state.order[state.head].1 : nil)
+                    }
+                    let tokenBytes = state.bytesPerToken[key.token, default: 0]
+                    guard tokenBytes < maxBytesPerToken else { return .tokenBytesFull(used: tokenBytes) }
+                }
                 state.entries[key] = .pending(fingerprint, [])
                 state.perToken[key.token, default: 0] += 1
                 return .proceed
@@ -252,6 +340,7 @@ final class IdempotencyCache: Sendable {
         switch step {
         case .proceed: return .proceed
         case let .replay(stored): return .replay(stored)
+        case .replayFromJournal: return .replayFromJournal
         case .mismatch: throw .unprocessable("the Idempotency-Key was used for another request to this instance")
         case let .full(nextExpiry):
             // The next key kept expires then: a key in flight, which has no expiry yet, may come first.
@@ -259,6 +348,12 @@ final class IdempotencyCache: Sendable {
                              retryAfter: nextExpiry.map { ServiceError.wholeSecondsRoundedUp($0 - time) })
         case .tokenFull:
             throw .overLimit("this token already has \(maxKeysPerToken) idempotency keys kept, its share (--max-idempotency-keys-per-token)")
+        case let .bytesFull(used, nextExpiry):
+            throw .overLimit("the answers kept for idempotency keys take \(used) bytes, at least their limit of \(maxBytes) "
+                             + "(--max-idempotency-bytes)", retryAfter: nextExpiry.map { ServiceError.wholeSecondsRoundedUp($0 - time) })
+        case let .tokenBytesFull(used):
+            throw .overLimit("the answers kept for this token's idempotency keys take \(used) bytes, at least its share of "
+                             + "\(maxBytesPerToken) (--max-idempotency-bytes)")
         case .wait: break
         }
         let stored: Stored? = await withCheckedContinuation { continuation in
@@ -267,8 +362,11 @@ final class IdempotencyCache: Sendable {
                 case let .pending(kept, waiters, forgotten)?:
                     state.entries[key] = .pending(kept, waiters + [continuation], forgotten: forgotten)
                     return .none
-                case let .done(_, stored, _, _)?:
+                case let .done(_, .answer(stored), _, _)?:
                     return .some(stored)
+                case .done(_, .inJournal, _, _)?:
+                    // Begun again, it is read from the journal.
+                    return .some(nil)
                 case nil:
                     return .some(nil)
                 }
@@ -292,7 +390,7 @@ final class IdempotencyCache: Sendable {
             guard case let .pending(fingerprint, waiters, forgotten)? = state.entries[key] else { return ([], false) }
             if keep && !forgotten {
                 state.keptCount += 1
-                state.entries[key] = .done(fingerprint, stored, expires: expires, kept: state.keptCount)
+                state.entries[key] = .done(fingerprint, self.keep(stored, of: key, &state), expires: expires, kept: state.keptCount)
                 state.order.append((key, expires))
             } else {
                 Self.remove(key, from: &state)
@@ -316,8 +414,20 @@ final class IdempotencyCache: Sendable {
         }
     }
 
+    /// Forgets the answer kept for `key` that the journal turned out not to hold
+    /// (``Begin/replayFromJournal``): its instance was deleted since. A request under way
+    /// with the key is left alone.
+    func forgetAnswer(_ key: Key) {
+        state.withLock { state in
+            if case .done? = state.entries[key] { Self.remove(key, from: &state) }
+        }
+    }
+
     /// How many keys are kept or in flight.
     var count: Int { state.withLock { $0.entries.count } }
+
+    /// The bytes of the answers kept in memory.
+    var keptBytes: Int { state.withLock { $0.keptBytes } }
 
     /// How many requests wait for the answer of the one under way with `key` (tests).
     func waiting(for key: Key) -> Int {

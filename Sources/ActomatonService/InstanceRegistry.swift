@@ -57,8 +57,11 @@ public struct ServiceJournal: Sendable {
     ///   - journal: The journal.
     ///   - placement: Which host runs each instance, in a cluster; `nil` for one host.
     ///   - maxReceipts: The most receipts read (the service's `--max-idempotency-keys`).
+    ///   - maxAnswerBytes: The most bytes of their answers read (the service's
+    ///     `--max-idempotency-bytes`); the rest are read from the journal when a retry asks.
     public init(_ journal: PluginJournal, placement: (any InstancePlacement)? = nil,
-                maxReceipts: Int = ServiceConfiguration().maxIdempotencyKeys) throws(PluginJournalError) {
+                maxReceipts: Int = ServiceConfiguration().maxIdempotencyKeys,
+                maxAnswerBytes: Int = ServiceConfiguration().maxIdempotencyBytes) throws(PluginJournalError) {
         self.journal = journal
         self.placement = placement
         if placement != nil {
@@ -69,7 +72,7 @@ public struct ServiceJournal: Sendable {
             let summaries = try journal.summaries()
             instances = summaries.compactMap { InstanceRegistry.address(journaledAs: $0.plugin) }
             timedInstances = summaries.filter { $0.timerCount > 0 }.compactMap { InstanceRegistry.address(journaledAs: $0.plugin) }
-            receipts = try journal.receipts(keptAfter: ServiceClock.wallMilliseconds(), limit: maxReceipts)
+            receipts = try journal.receipts(keptAfter: ServiceClock.wallMilliseconds(), limit: maxReceipts, answerBytes: maxAnswerBytes)
         }
     }
 }

@@ -100,6 +100,15 @@ public struct ServiceConfiguration: Sendable {
     /// the number of tokens (all of them without `--tokens`), so that no client can take every
     /// key for the whole window and leave the others none.
     public var maxIdempotencyKeysPerToken: Int?
+    /// The most bytes the answers kept for idempotency keys may take in memory
+    /// (`--max-idempotency-bytes`, default 256 MiB, from 1 MiB to 1 TiB); each token may keep as
+    /// large a share of them as of the keys (``idempotencyKeysPerToken(tokens:)`` of
+    /// ``maxIdempotencyKeys``). An answer carries the instance's state: 100,000 keys of answers
+    /// of a few MB each would take hundreds of GB. With `--state` the answers past it are kept
+    /// only in the journal, with their actions, and read from it for a retry; without, a new key
+    /// is refused (429) while the answers kept take them (an applied action's answer is always
+    /// kept, so they may be passed by the answers of the requests under way).
+    public var maxIdempotencyBytes = 256 << 20
 
     /// ``maxIdempotencyKeysPerToken``, or its default for `tokens` tokens (`nil`: no tokens file).
     public func idempotencyKeysPerToken(tokens: Int?) -> Int {

@@ -30,6 +30,8 @@ import struct Prometheus.PrometheusMetricsFactory
 /// - `actomaton_passivated_bytes`: what passivated instances keep in memory together, their
 ///   snapshots and descriptions, as `--max-passivated-bytes` counts it (read when `/metrics` is;
 ///   0 with `--state`, where the journal keeps them).
+/// - `actomaton_idempotency_bytes`: what the answers kept for idempotency keys take in memory,
+///   as `--max-idempotency-bytes` counts it (read when `/metrics` is).
 /// - `actomaton_wasm_memory_bytes` and `actomaton_wasm_memory_limit_bytes`: the linear memory
 ///   the `.wasm` instances in memory hold together, and what they may (`--wasm-memory-total`;
 ///   read when `/metrics` is).
@@ -49,6 +51,7 @@ public final class ServiceMetrics: Sendable {
     private let wasmMemory: Gauge
     private let watchHistory: Gauge
     private let passivatedBytes: Gauge
+    private let idempotencyBytes: Gauge
     private let wasmMemoryLimit: Gauge
     private let commits: CoreMetrics.Timer?
     private let records: Counter?
@@ -81,6 +84,7 @@ public final class ServiceMetrics: Sendable {
         wasmMemory = Gauge(label: "actomaton_wasm_memory_bytes", dimensions: [], factory: factory)
         watchHistory = Gauge(label: "actomaton_watch_history_bytes", dimensions: [], factory: factory)
         passivatedBytes = Gauge(label: "actomaton_passivated_bytes", dimensions: [], factory: factory)
+        idempotencyBytes = Gauge(label: "actomaton_idempotency_bytes", dimensions: [], factory: factory)
         wasmMemoryLimit = Gauge(label: "actomaton_wasm_memory_limit_bytes", dimensions: [], factory: factory)
         commits = journaled ? CoreMetrics.Timer(label: "actomaton_journal_commit_duration_seconds", dimensions: [], factory: factory) : nil
         records = journaled ? Counter(label: "actomaton_journal_records_total", dimensions: [], factory: factory) : nil
@@ -152,6 +156,10 @@ public final class ServiceMetrics: Sendable {
         passivatedBytes.record(bytes)
     }
 
+    func idempotentAnswersKeep(_ bytes: Int) {
+        idempotencyBytes.record(bytes)
+    }
+
     /// Records what the `.wasm` instances of `catalog` hold of the memory they may have together.
     func wasmMemory(of catalog: PluginCatalog) {
         var budgets: [WasmMemoryBudget] = []
@@ -195,6 +203,7 @@ public final class ServiceMetrics: Sendable {
         "actomaton_effects_in_flight": "Delayed and repeating actions running or waiting, all instances in memory together.",
         "actomaton_watch_history_bytes": "What the instances' watch histories keep together (--watch-history-total-bytes counts it).",
         "actomaton_passivated_bytes": "What passivated instances keep in memory together (--max-passivated-bytes counts it).",
+        "actomaton_idempotency_bytes": "What the answers kept for idempotency keys take in memory (--max-idempotency-bytes counts it).",
         "actomaton_wasm_memory_bytes": "Linear memory the .wasm instances in memory hold together.",
         "actomaton_wasm_memory_limit_bytes": "Linear memory the .wasm instances may hold together (--wasm-memory-total).",
         "actomaton_journal_commit_duration_seconds": "How long each journal commit took, its disk sync included.",

@@ -59,6 +59,7 @@ struct ServiceRoutes: Sendable {
             metrics.wasmMemory(of: registry.catalog)
             metrics.watchHistoryKept(registry.historyBudget.used)
             metrics.passivatedInstancesKeep(registry.passivatedBytes.used)
+            metrics.idempotentAnswersKeep(idempotency.keptBytes)
             return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                      body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.prometheusText())))
         }
@@ -327,7 +328,22 @@ struct ServiceRoutes: Sendable {
             }
             idempotency.settle(key, with: kept, readAfter: mark, wallNow: ServiceClock.wallMilliseconds())
         }
-        switch try await idempotency.begin(key, fingerprint: fingerprint, formerFingerprint: IdempotencyCache.Fingerprint(body.readableBytesView)) {
+        var begun = try await idempotency.begin(key, fingerprint: fingerprint, formerFingerprint: IdempotencyCache.Fingerprint(body.readableBytesView))
+        if case .replayFromJournal = begun {
+            if let stored = try await answerKeptInTheJournal(for: key) {
+                begun = .replay(stored)
+            } else {
+                // Deleted since its answer was kept: it runs anew, as after a deletion.
+                idempotency.forgetAnswer(key)
+                begun = try await idempotency.begin(key, fingerprint: fingerprint, formerFingerprint: IdempotencyCache.Fingerprint(body.readableBytesView))
+                if case .replayFromJournal = begun {
+                    throw ServiceError.unavailable("the answer kept for this Idempotency-Key is being replaced; retry")
+                }
+            }
+        }
+        switch begun {
+        case .replayFromJournal:
+            throw ServiceError.unavailable("the answer kept for this Idempotency-Key is being replaced; retry")
         case let .replay(stored):
             return (.json(stored.body, status: .init(code: stored.status), headers: [Self.replayedHeader: "true"]), "replayed")
         case .proceed:
@@ -349,6 +365,22 @@ struct ServiceRoutes: Sendable {
             idempotency.finish(key, status: 200, body: text)
             return (.json(text), "ok")
         }
+    }
+
+    /// The answer the journal keeps for `key`, once what was acknowledged is committed (an
+    /// answer is acknowledged before its commit under `--sync batch` and `off`); `nil` when it
+    /// keeps none. 503 when the journal cannot be read.
+    private func answerKeptInTheJournal(for key: IdempotencyCache.Key) async throws(ServiceError) -> IdempotencyCache.Stored? {
+        guard let journal = registry.journal else { return nil }
+        let (name, journalKey) = (InstanceRegistry.journalName(of: key.address), IdempotencyCache.journalKey(key))
+        let receipt: JournaledReceipt?
+        do {
+            try await journal.waitUntilCommitted()
+            receipt = try await onThreadOfItsOwn { () throws(PluginJournalError) in try journal.receipt(of: name, key: journalKey) }
+        } catch {
+            throw .unavailable("cannot read the answer kept for this Idempotency-Key: \(error); retry")
+        }
+        return receipt.flatMap(IdempotencyCache.stored(fromReceipt:))
     }
 
     /// In a cluster: claims the instance at `address` for this host (making it when `creating`)

@@ -142,6 +142,12 @@ struct NetworkOptions: ParsableArguments {
                                 + "--max-idempotency-keys divided by the number of tokens).", valueName: "count"))
     var maxIdempotencyKeysPerToken: Int?
 
+    @Option(help: ArgumentHelp("The most bytes the answers kept for idempotency keys may take in memory, each token a share as of the "
+                                + "keys: with --state the rest are kept only in the journal; without, a new key is 429 past it "
+                                + "(1M to 1T; K, M, G and T suffixes allowed; default: 256M).", valueName: "size"),
+            transform: parseSize)
+    var maxIdempotencyBytes = Int64(ServiceConfiguration().maxIdempotencyBytes)
+
     @Option(help: ArgumentHelp("Seconds an instance may be idle (no request, watcher or pending timer) before it is passivated: "
                                 + "its state kept as bytes, its machine freed, restored by the next request.", valueName: "seconds"))
     var idleTimeout: Int = 300
@@ -192,6 +198,9 @@ struct NetworkOptions: ParsableArguments {
         guard (1 << 20...1 << 40).contains(maxEffectBytesTotal) else {
             throw ValidationError("--max-effect-bytes-total must be from 1M to 1T (1048576 to 1099511627776 bytes)")
         }
+        guard (1 << 20...1 << 40).contains(maxIdempotencyBytes) else {
+            throw ValidationError("--max-idempotency-bytes must be from 1M to 1T (1048576 to 1099511627776 bytes)")
+        }
         guard (1 << 20...1 << 40).contains(maxPassivatedBytes) else {
             throw ValidationError("--max-passivated-bytes must be from 1M to 1T (1048576 to 1099511627776 bytes)")
         }
@@ -241,6 +250,7 @@ struct NetworkOptions: ParsableArguments {
         configuration.idempotencyWindow = .seconds(idempotencyWindow)
         configuration.maxIdempotencyKeys = maxIdempotencyKeys
         configuration.maxIdempotencyKeysPerToken = maxIdempotencyKeysPerToken
+        configuration.maxIdempotencyBytes = Int(maxIdempotencyBytes)
         configuration.shutdownTimeout = .seconds(shutdownTimeout)
         configuration.idleTimeout = .seconds(idleTimeout)
         configuration.allowedHosts = allowHost
@@ -306,7 +316,8 @@ extension Serve {
         let serviceJournal: ServiceJournal?
         do {
             serviceJournal = try journal.map { journal throws(PluginJournalError) in
-                try ServiceJournal(journal, placement: membership?.host, maxReceipts: configuration.maxIdempotencyKeys)
+                try ServiceJournal(journal, placement: membership?.host, maxReceipts: configuration.maxIdempotencyKeys,
+                                   maxAnswerBytes: configuration.maxIdempotencyBytes)
             }
         } catch {
             printError(error)

@@ -149,8 +149,15 @@ struct JournalStoreConformanceTests {
                                                        expires: Int64(1_000 * $0)) }
         try store.commit(receipts.enumerated().map { Self.action("r/1", "add", [.int(Int64($0))], message: "m\($0 + 1)", receipt: $1) })
         try store.commit([Self.action("r/1", "quiet"), Self.action("r/1", "loud", message: "m6")])
-        #expect(try store.receipts(keptAfter: 2_000, limit: 10).map(\.key) == ["k4", "k3", "k2"])
-        #expect(try store.receipts(keptAfter: 0, limit: 2) == [receipts[3], receipts[2]])
+        #expect(try store.receipts(keptAfter: 2_000, limit: 10, answerBytes: .max).map(\.key) == ["k4", "k3", "k2"])
+        #expect(try store.receipts(keptAfter: 0, limit: 2, answerBytes: .max) == [receipts[3], receipts[2]])
+        // The answers are read, latest first, while they add up to the bytes asked for (9 each):
+        // the rest are left in the journal, their sizes given.
+        let atTheLimit = try store.receipts(keptAfter: 0, limit: 10, answerBytes: 18)
+        #expect(atTheLimit.map(\.answer) == [#"{"seq":4}"#, #"{"seq":3}"#, nil, nil])
+        #expect(atTheLimit.map(\.answerBytes) == [9, 9, 9, 9])
+        #expect(atTheLimit.map(\.key) == ["k4", "k3", "k2", "k1"])
+        #expect(try store.receipts(keptAfter: 0, limit: 10, answerBytes: 17).map(\.answer) == [#"{"seq":4}"#, nil, nil, nil])
         #expect(try store.receipt(of: "r/1", key: "k2") == receipts[1])
         #expect(try store.receipt(of: "r/2", key: "k2") == nil)
         let messages = try store.messages(of: "r/1", after: 1, limit: 10)
@@ -172,7 +179,7 @@ struct JournalStoreConformanceTests {
                           Self.action("f/kept", "stay")])
         try store.commit([.forget(plugin: "f/gone")])
         #expect(try store.recovery(for: "f/gone").isEmpty)
-        #expect(try store.receipts(keptAfter: 0, limit: 10).isEmpty)
+        #expect(try store.receipts(keptAfter: 0, limit: 10, answerBytes: .max).isEmpty)
         #expect(try store.summaries().map(\.plugin) == ["f/kept"])
         try store.commit([Self.action("f/gone", "again", message: "first again")])
         #expect(try store.messages(of: "f/gone", after: 0, limit: 10).map(\.ordinal) == [1])

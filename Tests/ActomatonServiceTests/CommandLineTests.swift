@@ -406,7 +406,7 @@ import Testing
         let past = try await run(["serve", "--plugins", directory, "--listen", "127.0.0.1:0", "--watch-history-bytes", "1048577K"])
         #expect(past.status == 64 && past.errors.contains("--watch-history-bytes must be from 1K to 1G"), "\(past.errors)")
         // The total of all instances' (`--watch-history-total-bytes`), one past either end.
-        for flag in ["--max-effect-bytes-total", "--max-passivated-bytes"] {
+        for flag in ["--max-effect-bytes-total", "--max-passivated-bytes", "--max-idempotency-bytes"] {
             for size in ["1048575", "1099511627777"] {
                 let refused = try await run(["serve", "--plugins", directory, "--listen", "127.0.0.1:0", flag, size])
                 #expect(refused.status == 64 && refused.errors.contains("\(flag) must be from 1M to 1T (1048576 to 1099511627776 bytes)"),
@@ -420,7 +420,8 @@ import Testing
         }
         for flags in [["--watch-history-bytes", "1G"], ["--watch-history-bytes", "1K"], ["--watch-history-total-bytes", "1T"],
                       ["--watch-history-total-bytes", "1K"], ["--max-effect-bytes-total", "1M"], ["--max-effect-bytes-total", "1T"],
-                      ["--max-passivated-bytes", "1M"], ["--max-passivated-bytes", "1T"]] {
+                      ["--max-passivated-bytes", "1M"], ["--max-passivated-bytes", "1T"],
+                      ["--max-idempotency-bytes", "1M"], ["--max-idempotency-bytes", "1T"]] {
             let status = try await offThePool { () throws -> Int32 in
                 let (process, _) = try self.startServe(directory, flags)
                 kill(process.processIdentifier, SIGTERM)

@@ -180,7 +180,7 @@ import Testing
         let retry = Task {
             switch try await cache.begin(key, fingerprint: fingerprint) {
             case .proceed: retried.withLock { $0 = "proceeds" }
-            case .replay: retried.withLock { $0 = "replayed" }
+            case .replay, .replayFromJournal: retried.withLock { $0 = "replayed" }
             }
         }
         #expect(await eventually { cache.waiting(for: key) == 1 })
@@ -189,5 +189,80 @@ import Testing
         #expect(await eventually { retried.withLock { $0 } != nil })
         #expect(retried.withLock { $0 } == "proceeds", "the waiting retry runs anew")
         retry.cancel()
+    }
+
+    /// An answer carries the instance's state: 100,000 keys of large answers took memory
+    /// without bound. Without a journal, the answers kept add up to `--max-idempotency-bytes`:
+    /// at it a new key is 429 (the answers kept still replay), and the bytes come back with
+    /// expiry. Each token keeps at most its share of them, as of the keys.
+    @Test func theAnswersKeptInMemoryAreBoundedInBytesAtTheLimitAndOnePast() async throws {
+        let address = InstanceAddress(plugin: "counter", key: try InstanceKey("bytes"))
+        let time = Mutex(Duration.seconds(1))
+        let cache = IdempotencyCache(window: .seconds(60), maxKeys: 8, maxKeysPerToken: 4, maxBytes: 40, now: { time.withLock { $0 } })
+        let fingerprint = IdempotencyCache.Fingerprint(Array(#"{"action": "increment"}"#.utf8))
+        func key(_ token: String, _ n: Int) -> IdempotencyCache.Key { .init(token: token, address: address, key: "k\(n)") }
+        let answer = #"{"seq":10}"# // 10 bytes
+        // A token's share: 4 of 8 keys, so 20 of 40 bytes. At it, its next key is refused.
+        for n in 1...2 {
+            guard case .proceed = try await cache.begin(key("a", n), fingerprint: fingerprint) else { Issue.record("a k\(n)"); return }
+            cache.finish(key("a", n), status: 200, body: answer)
+        }
+        let share = await #expect(throws: ServiceError.self) { try await cache.begin(key("a", 3), fingerprint: fingerprint) }
+        #expect(share == .overLimit("the answers kept for this token's idempotency keys take 20 bytes, at least its share of 20 (--max-idempotency-bytes)"))
+        // The whole: another token takes the other 20, the limit; one past is refused for all.
+        for n in 1...2 {
+            guard case .proceed = try await cache.begin(key("b", n), fingerprint: fingerprint) else { Issue.record("b k\(n)"); return }
+            cache.finish(key("b", n), status: 200, body: answer)
+        }
+        #expect(cache.keptBytes == 40)
+        let past = await #expect(throws: ServiceError.self) { try await cache.begin(key("c", 1), fingerprint: fingerprint) }
+        #expect(past == .overLimit("the answers kept for idempotency keys take 40 bytes, at least their limit of 40 (--max-idempotency-bytes)",
+                                   retryAfter: 60))
+        guard case let .replay(stored) = try await cache.begin(key("a", 1), fingerprint: fingerprint) else { Issue.record("a kept answer replays"); return }
+        #expect(stored.body == answer)
+        // Expired, the bytes come back.
+        time.withLock { $0 = .seconds(62) }
+        guard case .proceed = try await cache.begin(key("c", 1), fingerprint: fingerprint) else { Issue.record("after expiry"); return }
+        cache.finish(key("c", 1), status: 200, body: answer)
+        #expect(cache.keptBytes == 10)
+        #expect(IdempotencyCache.share(of: 256 << 20, keys: 25_000, of: 100_000) == 64 << 20)
+        #expect(IdempotencyCache.share(of: 1 << 40, keys: 100_000_000, of: 100_000_000) == 1 << 40)
+        #expect(IdempotencyCache.share(of: 1 << 40, keys: 1, of: 100_000_000) == (1 << 40) / 100_000_000)
+    }
+
+    /// With a journal, every applied action's answer is its receipt there: the answers past
+    /// the bytes are kept only in the journal, their fingerprints in memory, and a retry reads
+    /// them back (no new key is refused for the bytes). Receipts read at a restart without
+    /// their answers are kept the same way.
+    @Test func withAJournalTheAnswersPastTheBytesAreKeptOnlyThere() async throws {
+        let address = InstanceAddress(plugin: "counter", key: try InstanceKey("journaled"))
+        let cache = IdempotencyCache(window: .seconds(60), maxKeys: 8, maxBytes: 20, answersJournaled: true, now: { .seconds(1) })
+        let fingerprint = IdempotencyCache.Fingerprint(Array(#"{"action": "increment"}"#.utf8))
+        func key(_ n: Int) -> IdempotencyCache.Key { .init(token: IdempotencyCache.noToken, address: address, key: "k\(n)") }
+        for n in 1...3 {
+            guard case .proceed = try await cache.begin(key(n), fingerprint: fingerprint) else { Issue.record("k\(n)"); return }
+            cache.finish(key(n), status: 200, body: #"{"seq":10}"#)
+        }
+        #expect(cache.keptBytes == 20, "at the limit: the third is in the journal only")
+        guard case .replay = try await cache.begin(key(2), fingerprint: fingerprint) else { Issue.record("k2 from memory"); return }
+        guard case .replayFromJournal = try await cache.begin(key(3), fingerprint: fingerprint) else { Issue.record("k3 from the journal"); return }
+        await #expect(throws: ServiceError.self) { try await cache.begin(key(3), fingerprint: IdempotencyCache.Fingerprint(Array("other".utf8))) }
+        // A refusal is not journaled: it stays in memory, past the bytes.
+        guard case .proceed = try await cache.begin(key(4), fingerprint: fingerprint) else { Issue.record("k4"); return }
+        cache.finish(key(4), status: 422, body: #"{"error":"no"}"#)
+        guard case let .replay(refusal) = try await cache.begin(key(4), fingerprint: fingerprint) else { Issue.record("k4 replays"); return }
+        #expect(refusal.status == 422)
+        // Its journal no longer holds it (deleted): forgotten, it runs anew.
+        cache.forgetAnswer(key(3))
+        guard case .proceed = try await cache.begin(key(3), fingerprint: fingerprint) else { Issue.record("k3 anew"); return }
+        // Read without its answer at a restart; and one past the journal's limit, never read.
+        let receipt = JournaledReceipt(plugin: "counter/journaled", key: IdempotencyCache.journalKey(key(5)), fingerprint: fingerprint.description,
+                                       answer: nil, answerBytes: 10, expires: .max)
+        let huge = JournaledReceipt(plugin: "counter/journaled", key: IdempotencyCache.journalKey(key(6)), fingerprint: fingerprint.description,
+                                    answer: nil, answerBytes: JournaledReceipt.maxAnswerBytes + 1, expires: .max)
+        cache.restore([receipt, huge], wallNow: 0)
+        guard case .replayFromJournal = try await cache.begin(key(5), fingerprint: fingerprint) else { Issue.record("k5 from the journal"); return }
+        guard case let .replay(refused) = try await cache.begin(key(6), fingerprint: fingerprint) else { Issue.record("k6"); return }
+        #expect(refused.status == 503 && refused.body.contains("it is \(JournaledReceipt.maxAnswerBytes + 1) bytes, over the limit"))
     }
 }

@@ -14,7 +14,9 @@ import Testing
         var configuration = testConfiguration { _ in }
         configure(&configuration)
         return ActomatonServer(catalog: PluginCatalog([counterType]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
-                               configuration: configuration, now: time.read, journal: try ServiceJournal(journal))
+                               configuration: configuration, now: time.read,
+                               journal: try ServiceJournal(journal, maxReceipts: configuration.maxIdempotencyKeys,
+                                                           maxAnswerBytes: configuration.maxIdempotencyBytes))
     }
 
     /// Regression (audit): a first action the plugin refused (422) left an instance behind —
@@ -174,6 +176,60 @@ import Testing
             let other = try await client.post("i", #"{"action": "add", "args": [11]}"#, headers: key)
             #expect(other.status == .unprocessableContent)
             #expect(try await client.post("d", body, headers: key).headers[replayed] == nil, "a new instance d")
+        }
+    }
+
+    /// With `--state`, the answers past `--max-idempotency-bytes` are kept only in the journal,
+    /// and a retry is answered from it — also under `--sync batch`, where the answer is given
+    /// before its commit, and after a restart, which reads the answers into memory only up to
+    /// the bytes. Each retry is replayed byte for byte and applies nothing.
+    @Test func answersPastTheIdempotencyBytesAreReplayedFromTheJournal() async throws {
+        let path = try temporaryDirectory() + "/state.sqlite"
+        let replayed = HTTPField.Name("Idempotent-Replayed")!
+        @Sendable func key(_ n: Int) -> HTTPFields { [HTTPField.Name("Idempotency-Key")!: "order-\(n)"] }
+        let body = #"{"action": "add", "args": [10]}"#
+        let answers = Mutex<[String]>([])
+        // An answer is 103 bytes: two fit in 206, the limit, and the third does not.
+        let bytes = 206
+        do {
+            let journal = try PluginJournal(path: path, options: JournalOptions(sync: .batch))
+            let server = try journaledServer(journal) { $0.maxIdempotencyBytes = bytes }
+            try await server.makeApplication().test(.router) { client in
+                for n in 1...4 {
+                    let first = try await client.post("k\(n)", body, headers: key(n))
+                    #expect(first.status == .ok)
+                    answers.withLock { $0.append(first.text) }
+                }
+                #expect(answers.withLock { $0[0].utf8.count } == 103, "\(answers.withLock { $0[0] })")
+                #expect(server.idempotency.keptBytes == 206, "two answers in memory, two only in the journal")
+                // Replayed from the journal, its commit perhaps not yet made: the retry waits for it.
+                for n in [4, 1] {
+                    let retry = try await client.post("k\(n)", body, headers: key(n))
+                    #expect(retry.status == .ok && retry.headers[replayed] == "true")
+                    #expect(retry.text == answers.withLock { $0[n - 1] })
+                }
+                #expect(try await client.get("/v1/machines/counter/k4").text.contains(#""seq":1,"state":{"count":10}"#), "not applied again")
+                // Another request under the key is still refused, from the fingerprint kept.
+                #expect(try await client.post("k4", #"{"action": "add", "args": [11]}"#, headers: key(4)).status == .unprocessableContent)
+                // Deleted: its answer is gone from the journal, and a retry runs anew.
+                #expect(try await client.execute(uri: "/v1/machines/counter/k3", method: .delete).status == .ok)
+                let anew = try await client.post("k3", body, headers: key(3))
+                #expect(anew.status == .ok && anew.headers[replayed] == nil)
+                answers.withLock { $0[2] = anew.text }
+            }
+            journal.close()
+        }
+        let journal = try PluginJournal(path: path)
+        defer { journal.close() }
+        let server = try journaledServer(journal) { $0.maxIdempotencyBytes = bytes }
+        #expect(server.idempotency.keptBytes <= bytes, "read up to the bytes")
+        try await server.makeApplication().test(.router) { client in
+            for n in 1...4 {
+                let retry = try await client.post("k\(n)", body, headers: key(n))
+                #expect(retry.status == .ok && retry.headers[replayed] == "true", "k\(n)")
+                #expect(retry.text == answers.withLock { $0[n - 1] }, "k\(n)")
+                #expect(try await client.get("/v1/machines/counter/k\(n)").text.contains(#""seq":1,"state":{"count":10}"#), "k\(n)")
+            }
         }
     }
 

@@ -18,8 +18,8 @@ open class ForwardingJournalStore: JournalStore, @unchecked Sendable {
     open func actions(of name: String, after sequence: Int64) throws(PluginJournalError.Reason) -> [JournaledAction] {
         try base.actions(of: name, after: sequence)
     }
-    open func receipts(keptAfter now: Int64, limit: Int) throws(PluginJournalError.Reason) -> [JournaledReceipt] {
-        try base.receipts(keptAfter: now, limit: limit)
+    open func receipts(keptAfter now: Int64, limit: Int, answerBytes: Int) throws(PluginJournalError.Reason) -> [JournaledReceipt] {
+        try base.receipts(keptAfter: now, limit: limit, answerBytes: answerBytes)
     }
     open func transitionCount(of name: String) throws(PluginJournalError.Reason) -> Int64 { try base.transitionCount(of: name) }
     open func receipt(of name: String, key: String) throws(PluginJournalError.Reason) -> JournaledReceipt? { try base.receipt(of: name, key: key) }

@@ -318,8 +318,11 @@ public struct JournaledReceipt: Sendable, Hashable {
     public var key: String
     /// The request's fingerprint.
     public var fingerprint: String
-    /// The answer.
-    public var answer: String
+    /// The answer; `nil` when it was left in the journal: past ``maxAnswerBytes``, or past the
+    /// bytes a reader of many asked for (``JournalStore/receipts(keptAfter:limit:answerBytes:)``).
+    public var answer: String?
+    /// The answer's size in the journal, in bytes, read or not.
+    public var answerBytes: Int
     /// Until when it is kept, in milliseconds since 1970 (wall clock).
     public var expires: Int64
 
@@ -332,10 +335,24 @@ public struct JournaledReceipt: Sendable, Hashable {
     ///   - answer: The answer.
     ///   - expires: Until when it is kept, in milliseconds since 1970.
     public init(plugin: String, key: String, fingerprint: String, answer: String, expires: Int64) {
+        self.init(plugin: plugin, key: key, fingerprint: fingerprint, answer: answer, answerBytes: answer.utf8.count, expires: expires)
+    }
+
+    /// Creates a receipt whose answer may have been left in the journal.
+    ///
+    /// - Parameters:
+    ///   - plugin: The name the machine is journaled under.
+    ///   - key: The request's key.
+    ///   - fingerprint: The request's fingerprint.
+    ///   - answer: The answer, or `nil` when it was not read.
+    ///   - answerBytes: The answer's size in the journal.
+    ///   - expires: Until when it is kept, in milliseconds since 1970.
+    public init(plugin: String, key: String, fingerprint: String, answer: String?, answerBytes: Int, expires: Int64) {
         self.plugin = plugin
         self.key = key
         self.fingerprint = fingerprint
         self.answer = answer
+        self.answerBytes = answerBytes
         self.expires = expires
     }
 }

@@ -39,13 +39,17 @@ public protocol JournalStore: AnyObject, Sendable {
     /// The actions of `name` after `sequence`, oldest first.
     func actions(of name: String, after sequence: Int64) throws(PluginJournalError.Reason) -> [JournaledAction]
 
-    /// The receipts kept until `now` or later, the latest to expire first, at most `limit`.
-    func receipts(keptAfter now: Int64, limit: Int) throws(PluginJournalError.Reason) -> [JournaledReceipt]
+    /// The receipts kept until `now` or later, the latest to expire first, at most `limit`,
+    /// their answers read in that order while they add up to at most `answerBytes`: the rest,
+    /// and any past ``JournaledReceipt/maxAnswerBytes``, are left in the journal (`nil`, with
+    /// their sizes).
+    func receipts(keptAfter now: Int64, limit: Int, answerBytes: Int) throws(PluginJournalError.Reason) -> [JournaledReceipt]
 
     /// How many transitions `name` has had in all, pruned ones included (0 for none).
     func transitionCount(of name: String) throws(PluginJournalError.Reason) -> Int64
 
-    /// The receipt kept under `key` for `name`, if any (expired or not).
+    /// The receipt kept under `key` for `name`, if any (expired or not); its answer left in the
+    /// journal (`nil`, with its size) when past ``JournaledReceipt/maxAnswerBytes``.
     func receipt(of name: String, key: String) throws(PluginJournalError.Reason) -> JournaledReceipt?
 
     /// The messages of `name`'s transitions numbered above `ordinal`, oldest first, at most

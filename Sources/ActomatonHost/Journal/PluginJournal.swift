@@ -186,8 +186,10 @@ public final class PluginJournal: @unchecked Sendable {
     /// - Parameters:
     ///   - now: The time, in milliseconds since 1970: receipts that expired before are left out.
     ///   - limit: The most receipts returned.
-    public func receipts(keptAfter now: Int64, limit: Int) throws(PluginJournalError) -> [JournaledReceipt] {
-        do { return try store.receipts(keptAfter: now, limit: limit) } catch { throw PluginJournalError(error, at: path) }
+    ///   - answerBytes: The most bytes of answers read, in that order: the answers past it,
+    ///     and any past ``JournaledReceipt/maxAnswerBytes``, are left in the journal (`nil`).
+    public func receipts(keptAfter now: Int64, limit: Int, answerBytes: Int = .max) throws(PluginJournalError) -> [JournaledReceipt] {
+        do { return try store.receipts(keptAfter: now, limit: limit, answerBytes: answerBytes) } catch { throw PluginJournalError(error, at: path) }
     }
 
     /// How many transitions `name` has had in all, pruned ones included (0 for none).

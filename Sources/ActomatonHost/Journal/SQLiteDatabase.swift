@@ -154,6 +154,9 @@ final class SQLiteDatabase: @unchecked Sendable {
             return String(decoding: UnsafeRawBufferPointer(start: pointer, count: count), as: UTF8.self)
         }
 
+        /// The size in bytes of the text or blob in `column`, without copying it.
+        func byteCount(_ column: Int32) -> Int { Int(sqlite3_column_bytes(handle, column)) }
+
         func blob(_ column: Int32) -> [UInt8] {
             let count = Int(sqlite3_column_bytes(handle, column))
             guard count > 0, let pointer = sqlite3_column_blob(handle, column) else { return [] }

@@ -292,9 +292,11 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
         try reading { () throws in try actionsHoldingTheLock(of: name, after: sequence) }
     }
 
-    /// The receipts kept until `now` or later, the latest to expire first, at most `limit`;
-    /// none from a format 1 file read without upgrading it.
-    public func receipts(keptAfter now: Int64, limit: Int) throws(PluginJournalError.Reason) -> [JournaledReceipt] {
+    /// The receipts kept until `now` or later, the latest to expire first, at most `limit`,
+    /// their answers read while they add up to at most `answerBytes` (the rest, and any past
+    /// ``JournaledReceipt/maxAnswerBytes``, left in the journal); none from a format 1 file
+    /// read without upgrading it.
+    public func receipts(keptAfter now: Int64, limit: Int, answerBytes: Int) throws(PluginJournalError.Reason) -> [JournaledReceipt] {
         guard countsTransitions else { return [] }
         return try reading { () throws in
             let statement = try database.prepare("""
@@ -302,9 +304,13 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
                 """)
             statement.bind(.integer(now), .integer(Int64(limit)))
             var receipts: [JournaledReceipt] = []
+            var read = 0
             while try statement.step() {
+                let size = statement.byteCount(3)
+                let fits = size <= JournaledReceipt.maxAnswerBytes && size <= answerBytes - read
+                if fits { read += size }
                 receipts.append(JournaledReceipt(plugin: statement.text(0), key: statement.text(1), fingerprint: statement.text(2),
-                                                 answer: statement.text(3), expires: statement.integer(4)))
+                                                 answer: fits ? statement.text(3) : nil, answerBytes: size, expires: statement.integer(4)))
             }
             return receipts
         }
@@ -329,7 +335,10 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
             let statement = try database.prepare("SELECT fingerprint, answer, expires FROM receipts WHERE plugin = ? AND key = ?")
             statement.bind(.text(name), .text(key))
             guard try statement.step() else { return nil }
-            return JournaledReceipt(plugin: name, key: key, fingerprint: statement.text(0), answer: statement.text(1),
+            // An answer past the limit is not copied: its size says what is wrong.
+            let size = statement.byteCount(1)
+            return JournaledReceipt(plugin: name, key: key, fingerprint: statement.text(0),
+                                    answer: size <= JournaledReceipt.maxAnswerBytes ? statement.text(1) : nil, answerBytes: size,
                                     expires: statement.integer(2))
         }
     }
@@ -446,7 +455,7 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
         switch record {
         case let .action(plugin, version, name, arguments, fired, timers, cancelledIDs, receipt, message):
             if let receipt {
-                try statements.insertReceipt.bind(.text(plugin), .text(receipt.key), .text(receipt.fingerprint), .text(receipt.answer),
+                try statements.insertReceipt.bind(.text(plugin), .text(receipt.key), .text(receipt.fingerprint), .text(receipt.answer ?? ""),
                                                   .integer(receipt.expires)).run()
             }
             // The action carries its number: the count needs no row of its own until pruned.

@@ -300,7 +300,7 @@ public actor PluginMachine: EffectQueueHost {
     ///   - action: The action.
     ///   - receipt: With a journal, what to keep with the action in the same commit: the
     ///     answer a retry of the same request gets after a restart
-    ///     (``PluginJournal/receipts(keptAfter:limit:)``). Ignored without a journal.
+    ///     (``PluginJournal/receipts(keptAfter:limit:answerBytes:)``). Ignored without a journal.
     public func submit(_ action: PluginAction, receipt: JournalReceiptRequest? = nil) throws(PluginCallError) -> PluginSubmission {
         // Nothing waits for the effects' tasks: ``waitUntilIdle()`` waits for none to be left.
         effects.sendOptions = .init(returnsTask: false)
