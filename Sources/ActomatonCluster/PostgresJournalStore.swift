@@ -530,6 +530,25 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
         }
     }
 
+    /// The messages of `name`'s transitions numbered above `ordinal` or journaled after
+    /// `position`, in the order journaled, at most `limit`, each with its number and position.
+    public func messages(of name: String, after ordinal: Int64, orJournaledAfter position: Int64,
+                         limit: Int) throws(PluginJournalError.Reason) -> [(ordinal: Int64, message: String, position: Int64)] {
+        try reading {
+            var messages: [(ordinal: Int64, message: String, position: Int64)] = []
+            let rows = try reader.run("""
+                SELECT ordinal, message, seq FROM actomaton_actions WHERE name = \(name) AND (ordinal > \(ordinal) OR seq > \(position))
+                ORDER BY seq LIMIT \(Int64(limit))
+                """).rows
+            for row in rows {
+                let (number, message, position) = try row.decode((Int64, String?, Int64).self)
+                guard let message else { break }
+                messages.append((number, message, position))
+            }
+            return messages
+        }
+    }
+
     /// Every name the database holds something for, with what it holds.
     public func summaries() throws(PluginJournalError.Reason) -> [JournalSummary] {
         try reading {

@@ -779,11 +779,23 @@ struct ServiceRoutes: Sendable {
             try await outbound.close(.unexpectedServerError, line: "the journal cannot be read: \(error)")
             return
         }
-        if let after, after > UInt64(count) {
+        if let after, after > UInt64(clamping: count) {
             try await outbound.close(Self.refusal(.badRequest), line: "after=\(after) is past \(name)'s last transition, seq \(count)")
             return
         }
         let start = after.map(Int64.init) ?? count
+        // Where the life of the name it watches stands in the journal: the position of the
+        // action numbered `start`. An action numbered `start` or below journaled after it is of
+        // a later life (deleted, then made again).
+        let startPosition: Int64
+        do {
+            startPosition = start == 0 ? 0 : try await onThreadOfItsOwn { () throws(PluginJournalError) in
+                try journal.journaledMessages(of: name, after: start - 1, orJournaledAfter: .max, limit: 1)
+            }.first.flatMap { $0.ordinal == start ? $0.position : nil } ?? 0
+        } catch {
+            try await outbound.close(.unexpectedServerError, line: "the journal cannot be read: \(error)")
+            return
+        }
         let readLimit = Self.journalReadLimit
         let stallTimeout = configuration.watcherCloseTimeout
         do {
@@ -799,16 +811,24 @@ struct ServiceRoutes: Sendable {
         await withTaskGroup(of: WatchPart.self) { group in
             group.addTask {
                 var last = start
+                var position = startPosition
                 var first = after != nil
                 while !Task.isCancelled {
-                    let messages: [(ordinal: Int64, message: String)]
-                    let seen = last
+                    let messages: [(ordinal: Int64, message: String, position: Int64)]
+                    let (seen, seenPosition) = (last, position)
                     do {
                         messages = try await onThreadOfItsOwn { () throws(PluginJournalError) in
-                            try journal.journaledMessages(of: name, after: seen, limit: readLimit)
+                            try journal.journaledMessages(of: name, after: seen, orJournaledAfter: seenPosition, limit: readLimit)
                         }
                     } catch {
                         await close(.unexpectedServerError, "the journal cannot be read: \(error)")
+                        return .writer
+                    }
+                    // A later life's transitions, once it made as many as this one had: read by
+                    // their numbers alone, they went on as if they were this one's.
+                    if messages.contains(where: { $0.ordinal <= seen }) {
+                        let reason = Watcher.EndReason.instanceDeleted
+                        await close(WebSocketErrorCode(codeNumber: Int(reason.closeCode)), reason.description)
                         return .writer
                     }
                     if first, let head = messages.first, head.ordinal > last + 1 {
@@ -821,7 +841,7 @@ struct ServiceRoutes: Sendable {
                     first = false
                     for message in messages {
                         do { try await outbound.write(.text(message.message)) } catch { return .writer }
-                        last = message.ordinal
+                        (last, position) = (message.ordinal, message.position)
                     }
                     if messages.count == readLimit { continue }
                     // Deleted: its count starts over. Read any other way, the watcher waited on

@@ -166,6 +166,17 @@ struct JournalStoreConformanceTests {
         #expect(messages.map(\.message) == ["m2", "m3", "m4"])
         #expect(try store.messages(of: "r/1", after: 0, limit: 2).map(\.message) == ["m1", "m2"])
         #expect(try store.messages(of: "r/2", after: 0, limit: 2).isEmpty)
+        // With where each was journaled: after m2's, m3 and m4 (numbered above 2), and none of a
+        // later life; once r/1 is made again, its first action is numbered 1, journaled after m4.
+        let positioned = try store.messages(of: "r/1", after: 2, orJournaledAfter: .max, limit: 10)
+        #expect(positioned.map(\.ordinal) == [3, 4])
+        let m4 = try #require(positioned.last?.position)
+        #expect(positioned[0].position < m4)
+        #expect(try store.messages(of: "r/1", after: 4, orJournaledAfter: m4, limit: 10).isEmpty)
+        try store.commit([.forget(plugin: "r/1")])
+        try store.commit([Self.action("r/1", "again", message: "m1 again")])
+        let again = try store.messages(of: "r/1", after: 4, orJournaledAfter: m4, limit: 10)
+        #expect(again.map(\.ordinal) == [1] && again.map(\.message) == ["m1 again"] && (again.first?.position ?? 0) > m4)
     }
 
     @Test(arguments: StoreKind.allCases)

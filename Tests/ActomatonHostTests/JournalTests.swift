@@ -529,6 +529,26 @@ struct JournalTests {
         #expect(error?.description.contains("the state database is corrupt") == true, "\(error?.description ?? "")")
     }
 
+    /// Regression (review): a count of transitions no host writes, read from an edited file or
+    /// database, reached a watcher as it was: -1 trapped the host that converted it. It is
+    /// refused with one line, below 0 and past the most a host writes; at both ends it is read.
+    @Test func aTransitionCountNoHostWritesIsRefused() async throws {
+        let path = try temporaryDirectory() + "/state.sqlite"
+        try await journalIncrements(3, at: path)
+        for (count, refused) in [(Int64(-1), true), (0, false), (JournalRecovery.maxTransitionCount, false), (JournalRecovery.maxTransitionCount + 1, true)] {
+            tamper(path, "UPDATE actions SET ordinal = -1; INSERT OR REPLACE INTO transitions (plugin, count) VALUES ('counter', \(count))")
+            let journal = try PluginJournal(path: path)
+            defer { journal.close() }
+            if refused {
+                let error = #expect(throws: PluginJournalError.self) { try journal.transitionCount(of: "counter") }
+                #expect(error?.description == "\(path): the state database holds a record this host cannot read: the count of transitions of counter is \(count), "
+                        + "outside what a host writes (0 to \(JournalRecovery.maxTransitionCount))", "\(error?.description ?? "")")
+            } else {
+                #expect(try journal.transitionCount(of: "counter") == count)
+            }
+        }
+    }
+
     @Test func messages() {
         #expect(PluginJournalError(.newerFormat(found: 2, supported: 1), at: "/s.db").description
             == "/s.db: the state database was written by a newer actomaton-host (format 2; this host reads format 1); refusing to use it")

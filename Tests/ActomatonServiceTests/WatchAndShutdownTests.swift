@@ -338,6 +338,41 @@ import Testing
         }
     }
 
+    /// Regression (review): a watcher fed from the journal told a deletion only by the count of
+    /// transitions falling below its seq. When the instance made again had as many transitions
+    /// as the watcher had seen before it read again, the watcher went on with the new life's,
+    /// missing its first ones and never told of the deletion. Its life is told by where its
+    /// actions are in the journal: a later life's are journaled after the ones it read.
+    @Test func aJournalWatcherIsClosedWhenItsInstanceIsMadeAgainPastItsSeq() async throws {
+        let directory = try temporaryDirectory()
+        let journal = try PluginJournal(path: directory + "/state.sqlite")
+        defer { journal.close() }
+        let owner = ActomatonServer(catalog: PluginCatalog([counterType]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
+                                    journal: try ServiceJournal(journal))
+        let changes = WokenOnly()
+        try await withRunningServer(journal: try ServiceJournal(journal, placement: ElsewherePlacement()), journalChanges: changes) { _, port in
+            try await owner.makeApplication().test(.router) { client in
+                #expect(try await client.post("w", #"{"action": "increment"}"#).status == .ok)
+                let watcher = try await overLoopback { () throws -> LoopbackConnection in
+                    let connection = try LoopbackConnection(port: port)
+                    let head = try connection.webSocketHandshake("/v1/machines/counter/w/watch?after=0", within: .answerDeadline)
+                    #expect(head?.hasPrefix("HTTP/1.1 101") == true, "\(head ?? "no answer")")
+                    let frame = try connection.webSocketTextFrame(within: .answerDeadline)
+                    #expect(frame?.contains(#""seq":1"#) == true, "\(frame ?? "no frame")")
+                    return connection
+                }
+                #expect(try await client.execute(uri: "/v1/machines/counter/w", method: .delete).status == .ok)
+                for _ in 0..<3 { #expect(try await client.post("w", #"{"action": "add", "args": [100]}"#).status == .ok) }
+                var close: (code: Int, reason: String, framesBefore: Int)?
+                for _ in 0..<300 where close == nil {
+                    changes.wakeAll()
+                    close = try await overLoopback { try watcher.webSocketClose(within: .milliseconds(100)) }
+                }
+                #expect(close?.code == 1000 && close?.reason == "the instance was deleted" && close?.framesBefore == 0, "\(String(describing: close))")
+            }
+        }
+    }
+
     /// Regression: a watch fed from the journal that was refused closed with 1008 where the
     /// owner closes with 4000 + the status: 4400 for an `after` past the last transition, 4429
     /// past the watcher limit.

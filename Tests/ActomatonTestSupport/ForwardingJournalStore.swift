@@ -26,6 +26,10 @@ open class ForwardingJournalStore: JournalStore, @unchecked Sendable {
     open func messages(of name: String, after ordinal: Int64, limit: Int) throws(PluginJournalError.Reason) -> [(ordinal: Int64, message: String)] {
         try base.messages(of: name, after: ordinal, limit: limit)
     }
+    open func messages(of name: String, after ordinal: Int64, orJournaledAfter position: Int64,
+                       limit: Int) throws(PluginJournalError.Reason) -> [(ordinal: Int64, message: String, position: Int64)] {
+        try base.messages(of: name, after: ordinal, orJournaledAfter: position, limit: limit)
+    }
     open func summaries() throws(PluginJournalError.Reason) -> [JournalSummary] { try base.summaries() }
     open func close(clean: Bool) { base.close(clean: clean) }
 }

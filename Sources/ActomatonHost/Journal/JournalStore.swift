@@ -56,6 +56,14 @@ public protocol JournalStore: AnyObject, Sendable {
     /// `limit`, stopping before the first action kept without a message.
     func messages(of name: String, after ordinal: Int64, limit: Int) throws(PluginJournalError.Reason) -> [(ordinal: Int64, message: String)]
 
+    /// The messages of `name`'s transitions numbered above `ordinal`, or journaled after
+    /// `position` (the store's own number of an action, increasing across names), in the order
+    /// they were journaled, at most `limit`, each with its number and position; stopping
+    /// before the first action kept without a message. One numbered `ordinal` or below was
+    /// journaled after `position` by a later life of `name`: deleted, then made again.
+    func messages(of name: String, after ordinal: Int64, orJournaledAfter position: Int64,
+                  limit: Int) throws(PluginJournalError.Reason) -> [(ordinal: Int64, message: String, position: Int64)]
+
     /// Every name the store holds something for, with what it holds.
     func summaries() throws(PluginJournalError.Reason) -> [JournalSummary]
 

@@ -192,11 +192,19 @@ public final class PluginJournal: @unchecked Sendable {
         do { return try store.receipts(keptAfter: now, limit: limit, answerBytes: answerBytes) } catch { throw PluginJournalError(error, at: path) }
     }
 
-    /// How many transitions `name` has had in all, pruned ones included (0 for none).
+    /// How many transitions `name` has had in all, pruned ones included (0 for none). Throws
+    /// for a count no host writes, below 0 or past ``JournalRecovery/maxTransitionCount`` (an
+    /// edited file or database: a watcher of the name converted -1 and the host trapped).
     ///
     /// - Parameter name: The name the machine is journaled under.
     public func transitionCount(of name: String) throws(PluginJournalError) -> Int64 {
-        do { return try store.transitionCount(of: name) } catch { throw PluginJournalError(error, at: path) }
+        let count: Int64
+        do { count = try store.transitionCount(of: name) } catch { throw PluginJournalError(error, at: path) }
+        guard (0...JournalRecovery.maxTransitionCount).contains(count) else {
+            throw PluginJournalError(.badRecord("the count of transitions of \(name) is \(count), outside what a host writes "
+                                                + "(0 to \(JournalRecovery.maxTransitionCount))"), at: path)
+        }
+        return count
     }
 
     /// The receipt kept under `key` for `name`, if any (expired or not).
@@ -242,6 +250,27 @@ public final class PluginJournal: @unchecked Sendable {
     ///   - limit: The most messages returned.
     public func journaledMessages(of name: String, after ordinal: Int64, limit: Int) throws(PluginJournalError) -> [(ordinal: Int64, message: String)] {
         do { return try store.messages(of: name, after: ordinal, limit: limit) } catch { throw PluginJournalError(error, at: path) }
+    }
+
+    /// The messages journaled with `name`'s actions numbered above `ordinal`, or journaled
+    /// after `position` (the journal's own number of an action, increasing across names), in
+    /// the order they were journaled, at most `limit`, each with its number and position. One
+    /// numbered `ordinal` or below is of a later life of `name`, deleted and made again since
+    /// the action at `position`: a reader that went by the numbers alone took the new life's
+    /// transitions for the old one's.
+    ///
+    /// - Parameters:
+    ///   - name: The name the machine is journaled under.
+    ///   - ordinal: The number of the last transition not wanted.
+    ///   - position: The position of the last action read, or 0.
+    ///   - limit: The most messages returned.
+    public func journaledMessages(of name: String, after ordinal: Int64, orJournaledAfter position: Int64,
+                                  limit: Int) throws(PluginJournalError) -> [(ordinal: Int64, message: String, position: Int64)] {
+        do {
+            return try store.messages(of: name, after: ordinal, orJournaledAfter: position, limit: limit)
+        } catch {
+            throw PluginJournalError(error, at: path)
+        }
     }
 
     /// Every plugin the journal knows, with what it holds for each.

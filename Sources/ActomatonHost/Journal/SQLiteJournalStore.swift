@@ -360,6 +360,25 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
         }
     }
 
+    /// The messages of `name`'s transitions numbered above `ordinal` or journaled after
+    /// `position`, in the order journaled, at most `limit`, each with its number and position;
+    /// none from a format 1 file read without upgrading it.
+    public func messages(of name: String, after ordinal: Int64, orJournaledAfter position: Int64,
+                         limit: Int) throws(PluginJournalError.Reason) -> [(ordinal: Int64, message: String, position: Int64)] {
+        guard countsTransitions else { return [] }
+        return try reading { () throws in
+            let statement = try database.prepare("""
+                SELECT ordinal, message, seq FROM actions WHERE plugin = ? AND (ordinal > ? OR seq > ?) ORDER BY seq LIMIT ?
+                """)
+            statement.bind(.text(name), .integer(ordinal), .integer(position), .integer(Int64(limit)))
+            var messages: [(ordinal: Int64, message: String, position: Int64)] = []
+            while try statement.step(), !statement.isNull(1) {
+                messages.append((statement.integer(0), statement.text(1), statement.integer(2)))
+            }
+            return messages
+        }
+    }
+
     /// Every name the file holds something for, with what it holds.
     public func summaries() throws(PluginJournalError.Reason) -> [JournalSummary] {
         try reading { () throws in
