@@ -1,4 +1,5 @@
 import ActomatonHost
+import ActomatonPluginContract
 import Synchronization
 
 /// The plugins a service runs, by name: the machine types.
@@ -14,8 +15,12 @@ public struct PluginCatalog: Sendable {
     }
 
     /// The plugin named `name`, or ``ServiceError/notFound(_:)`` naming the known ones.
+    /// The name must be the plugin's byte for byte: a dictionary compares strings by canonical
+    /// equivalence, and `\u{212A}ounter` (a Kelvin sign) found `Kounter`, while the instance's
+    /// journal name kept the client's spelling; an action acknowledged under it was then not
+    /// brought back by a restart (review).
     public func type(named name: String) throws(ServiceError) -> PluginType {
-        guard let type = types[name] else {
+        guard let type = types[name], type.name.utf8.elementsEqual(name.utf8) else {
             let known = types.keys.sorted()
             // A name from the path is the client's: cut past the longest a plugin may have
             // (the audit sent 8,000 bytes, echoed whole in the answer and the log).
@@ -290,7 +295,10 @@ public actor InstanceRegistry {
     public static func address(journaledAs name: String) -> InstanceAddress? {
         guard let slash = name.firstIndex(of: "/"),
               let key = try? InstanceKey(String(name[name.index(after: slash)...])) else { return nil }
-        return InstanceAddress(plugin: String(name[..<slash]), key: key)
+        // A plugin's name is ASCII: another spelling of it is not the plugin's (see `type(named:)`).
+        let plugin = String(name[..<slash])
+        guard ManifestValidator.isValidName(plugin) else { return nil }
+        return InstanceAddress(plugin: plugin, key: key)
     }
 
     /// How many instances there are, passivated ones included (being made included).

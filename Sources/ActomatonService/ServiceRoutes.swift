@@ -113,7 +113,10 @@ struct ServiceRoutes: Sendable {
         guard let plugin = context.parameters.get("plugin"), let key = context.parameters.get("key") else {
             throw .notFound("no such route")
         }
-        return InstanceAddress(plugin: try PathParameter.decoded(plugin), key: try InstanceKey(try PathParameter.decoded(key)))
+        // The catalog's own spelling: one only equivalent to it (a Kelvin sign for a K) was a
+        // second journal name of the same instance (review).
+        let type = try registry.catalog.type(named: try PathParameter.decoded(plugin))
+        return InstanceAddress(plugin: type.name, key: try InstanceKey(try PathParameter.decoded(key)))
     }
 
     /// The close code of a watch refused with `status`: 4000 + the status, before its
@@ -435,7 +438,9 @@ struct ServiceRoutes: Sendable {
         // A HEAD's answer has no body; every other is a JSON object.
         var isJSONObject = false
         if answer.headers[.contentType] == "application/json", let text = String(validating: answer.body.readableBytesView, as: UTF8.self),
-           case .object? = try? JSONParser.parse(text) {
+           // A state as deep as a state may be, in an answer's object, is one level deeper: such
+           // answers were 502 "may have been applied", retries too (review).
+           case .object? = try? JSONParser.parse(text, maxDepth: JSONParser.maxDepth + 1) {
             isJSONObject = true
         }
         guard isJSONObject || (request.method == .head && answer.body.readableBytes == 0) else {
@@ -532,14 +537,18 @@ struct ServiceRoutes: Sendable {
             throw ServiceError.badRequest("the request body starts with a UTF-8 byte order mark (EF BB BF), which JSON over HTTP does not have "
                                           + "(RFC 8259, 8.1): send the object without it")
         }
-        guard text.first(where: { !$0.isWhitespace }) == "{" else {
+        // JSON's whitespace around it (RFC 8259): a line break before the object made it read
+        // as a line of words, and refused for an action named after the object (review).
+        let isJSONSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+        guard let start = text.utf8.firstIndex(where: { !isJSONSpace($0) }), text.utf8[start] == UInt8(ascii: "{"),
+              let end = text.utf8.lastIndex(where: { !isJSONSpace($0) }) else {
             throw ServiceError.badRequest(#"the request body must be a JSON object, as in {"action": "add", "args": [5]}"#)
         }
         let line: InputLine
         do {
             // The body's own limit (--max-body-size, up to 64M) bounds it, not an input line's (1 MiB):
             // a body past 1 MiB was refused as a line "skipped".
-            line = try InputLine.parse(text, namesPlugin: false, limit: .max)
+            line = try InputLine.parse(String(text[start...end]), namesPlugin: false, limit: .max)
         } catch {
             throw ServiceError.badRequest(error.description)
         }

@@ -56,8 +56,19 @@ import Testing
                 #expect(response.status == .badRequest, "\(body)")
                 #expect(response.text.hasPrefix(#"{"error":""#) && response.text.contains(message), "\(body): \(response.text)")
             }
+            // Not JSON's whitespace (RFC 8259: space, tab, line feed, carriage return).
+            for body in ["\u{00A0}{\"action\": \"increment\"}", "\u{2028}{\"action\": \"increment\"}"] {
+                let response = try await client.post("k", body)
+                #expect(response.status == .badRequest && response.text.contains("the request body must be a JSON object"), "\(body.debugDescription)")
+            }
             // None of them created the instance.
             #expect(try await client.get("/v1/machines/counter/k").status == .notFound)
+            // Regression (review): JSON's whitespace before the object (a line break) made it read
+            // as a line of words, and refused for an action named after the object.
+            for body in ["\n{\"action\": \"increment\"}", "\r\n{\"action\": \"increment\"}\r\n", " \n\t{\"action\":\"increment\"}\n"] {
+                let response = try await client.post("w", body)
+                #expect(response.status == .ok, "\(body.debugDescription): \(response.status) \(response.text)")
+            }
             let badKey = try await client.post(String(repeating: "k", count: 129), #"{"action": "increment"}"#)
             #expect(badKey.status == .badRequest)
             #expect(badKey.text == #"{"error":"an instance key is at most 128 bytes, got 129"}"#)

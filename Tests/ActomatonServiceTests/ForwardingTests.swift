@@ -1,6 +1,7 @@
 import ActomatonHost
 @testable import ActomatonService
 import Foundation
+import HostCommandLine
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
@@ -22,6 +23,12 @@ import Testing
         func forward(_ request: ForwardedRequest, to owner: String) async throws -> ForwardedResponse {
             try answer()
         }
+    }
+
+    /// A transition as an owner writes it, its state `depth` levels deep.
+    private static func transition(depth: Int) -> String {
+        let state = String(repeating: "[", count: depth) + String(repeating: "]", count: depth)
+        return #"{"plugin":"counter","key":"k","seq":1,"action":"increment","state":"# + state + #","started":[],"cancelled":[]}"#
     }
 
     private static func answer(_ status: Int, _ contentType: String?, _ body: String) -> @Sendable () throws -> ForwardedResponse {
@@ -46,6 +53,11 @@ import Testing
             (Self.answer(999, "application/json", "{}"), .badGateway, nil),
             (Self.answer(101, "application/json", "{}"), .badGateway, nil),
             (Self.answer(302, "application/json", "{}"), .badGateway, nil),
+            // Regression (review): an owner's answer whose state is as deep as a state may be
+            // (64 levels) is one level deeper: it was 502, "may have been applied", and so was
+            // every retry. One level past that is no answer of this API.
+            (Self.answer(200, "application/json", Self.transition(depth: JSONParser.maxDepth)), .ok, Self.transition(depth: JSONParser.maxDepth)),
+            (Self.answer(200, "application/json", Self.transition(depth: JSONParser.maxDepth + 1)), .badGateway, nil),
         ]
         // A HEAD's answer has no body.
         try await withForwardingServer(ScriptedForwarder(Self.answer(200, "application/json", ""))) { client in

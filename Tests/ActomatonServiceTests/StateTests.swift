@@ -4,6 +4,7 @@ import ActomatonHost
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import NIOCore
 import Synchronization
 import Testing
 
@@ -176,6 +177,42 @@ import Testing
             let other = try await client.post("i", #"{"action": "add", "args": [11]}"#, headers: key)
             #expect(other.status == .unprocessableContent)
             #expect(try await client.post("d", body, headers: key).headers[replayed] == nil, "a new instance d")
+        }
+    }
+
+    /// Regression (review): Swift compares strings by canonical equivalence, so a path spelling
+    /// the plugin `Kcr` with a Kelvin sign (U+212A) found the plugin, its scope and its
+    /// instance in memory, while the instance was journaled under the client's spelling: an
+    /// action acknowledged that way was gone after a restart, and a DELETE so spelled forgot
+    /// the other name's records. A plugin is named byte for byte: any other spelling is 404.
+    @Test func aPluginNameSpelledWithAnEquivalentCharacterNamesNoPlugin() async throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        let kelvin = try PluginType.load(path: "\(root)/.build/wasm/hostile/kelvin.wasm", isolation: .none, options: .init())
+        #expect(kelvin.name == "Kcr")
+        let path = try temporaryDirectory() + "/state.sqlite"
+        func server(_ journal: PluginJournal) throws -> ActomatonServer {
+            ActomatonServer(catalog: PluginCatalog([kelvin]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
+                            configuration: testConfiguration { _ in }, journal: try ServiceJournal(journal))
+        }
+        do {
+            let journal = try PluginJournal(path: path)
+            defer { journal.close() }
+            try await server(journal).makeApplication().test(.router) { client in
+                #expect(try await client.post("k", #"{"action": "bump"}"#, plugin: "Kcr").text.contains(#""seq":1,"#))
+                for (method, uri) in [(HTTPRequest.Method.post, "/v1/machines/%E2%84%AAcr/k"), (.get, "/v1/machines/%E2%84%AAcr/k"),
+                                      (.delete, "/v1/machines/%E2%84%AAcr/k"), (.get, "/v1/machines/%E2%84%AAcr"), (.get, "/v1/plugins/%E2%84%AAcr/diagram")] {
+                    let response = try await client.execute(uri: uri, method: method, body: ByteBuffer(string: #"{"action": "bump"}"#))
+                    #expect(response.status == .notFound && response.text.hasPrefix(#"{"error":"no plugin named '\#u{212A}cr' is loaded"#),
+                            "\(method) \(uri): \(response.status) \(response.text)")
+                }
+                #expect(try await client.post("k", #"{"action": "bump"}"#, plugin: "Kcr").text.contains(#""seq":2,"#))
+            }
+        }
+        let journal = try PluginJournal(path: path)
+        defer { journal.close() }
+        #expect(try journal.summaries().map(\.plugin) == ["Kcr/k"])
+        try await server(journal).makeApplication().test(.router) { client async throws in
+            #expect(try await client.get("/v1/machines/Kcr/k").text.contains(#""seq":2,"state":"n=2""#))
         }
     }
 

@@ -80,6 +80,7 @@ public struct JSONParser {
     private let bytes: [UInt8]
     private var index = 0
     private var depth = 0
+    private var depthLimit = JSONParser.maxDepth
 
     private let keepsFractions: Bool
 
@@ -95,8 +96,11 @@ public struct JSONParser {
     /// nearest double would lose entirely (`2.0000000000000001`, `1e-400`: the double is a whole
     /// number) is refused (``Error/Reason/fractionLost(_:readAs:)``): an integer parameter would
     /// take it as another number than the one sent. No double's own text is one of those.
-    public static func parse(_ text: String, keepingFractions: Bool = false) throws(Error) -> JSONValue {
+    /// `maxDepth` is the most levels it nests (``maxDepth`` unless told: a reader of a value
+    /// that embeds one as deep as that, one level down, allows one more).
+    public static func parse(_ text: String, keepingFractions: Bool = false, maxDepth: Int = JSONParser.maxDepth) throws(Error) -> JSONValue {
         var parser = JSONParser(Array(text.utf8), keepingFractions: keepingFractions)
+        parser.depthLimit = maxDepth
         let value = try parser.value()
         parser.skipWhitespace()
         guard parser.index == parser.bytes.count else { throw Error(reason: .trailingText, offset: parser.index) }
@@ -152,7 +156,7 @@ public struct JSONParser {
 
     private mutating func enter() throws(Error) {
         depth += 1
-        guard depth <= Self.maxDepth else { throw fail(.tooDeep(limit: Self.maxDepth)) }
+        guard depth <= depthLimit else { throw fail(.tooDeep(limit: depthLimit)) }
     }
 
     private mutating func array() throws(Error) -> JSONValue {
