@@ -43,6 +43,8 @@ public final class ClusterHost: @unchecked Sendable {
     public let leaseTTL: Duration
     /// This host's number in the cluster, unique for every start of every host.
     public let id: Int64
+    /// The numbers a host may have: its timer keys are its number times 2^32 plus a count.
+    public static let hostNumbers: ClosedRange<Int64> = 1...Int64(Int32.max)
 
     /// The lease's connection: renewals, sweeps, the schema.
     private let link: PostgresLink
@@ -128,6 +130,16 @@ public final class ClusterHost: @unchecked Sendable {
             RETURNING id
             """).rows
         guard let id = try? rows.first?.decode(Int64.self) else { throw .queryFailed("registering the host returned no number") }
+        // Its timer keys are its number times 2^32 plus a count: a number past 2^31 - 1 lost its
+        // upper bits, and two hosts shared keys, one taking over the other's pending timers (the
+        // number comes from the database: review).
+        guard Self.hostNumbers.contains(id) else {
+            _ = try? link.run("UPDATE actomaton_hosts SET stopped = true WHERE id = \(id)")
+            link.close()
+            claimLink.close()
+            throw .notAClusterDatabase("it numbered this host \(id), outside 1 to \(Self.hostNumbers.upperBound), the numbers whose timer "
+                                       + "keys cannot meet another host's; its sequence actomaton_hosts_id_seq was set past them")
+        }
         self.id = id
         // Hosts that stopped or lapsed a day ago and own nothing are forgotten.
         _ = try? link.run("""

@@ -48,10 +48,11 @@ public struct ClusterStatus: Sendable, Hashable {
                                             clock_timestamp() + interval '100 years') - clock_timestamp())::float8,
                    (SELECT count(*) FROM actomaton_instances i WHERE i.owner = h.id), h.fenced
             FROM actomaton_hosts h
-            ORDER BY h.id DESC LIMIT \(Int64(maxHostsListed + 1))
+            ORDER BY h.id DESC LIMIT \(Int64(maxHostsListed))
             """,
             "SELECT count(*) FROM actomaton_instances WHERE owner IS NULL",
             "SELECT version FROM actomaton_schema",
+            "SELECT count(*) FROM actomaton_hosts",
         ])
         var hosts: [Host] = []
         do {
@@ -63,8 +64,10 @@ public struct ClusterStatus: Sendable, Hashable {
             }
             let unowned = try results[1].rows.first?.decode(Int64.self) ?? 0
             let version = try results[2].rows.first?.decode(Int64.self) ?? 0
-            let leftOut = max(0, hosts.count - maxHostsListed)
-            return ClusterStatus(hosts: Array(hosts.prefix(maxHostsListed)), hostsLeftOut: leftOut, unownedInstances: Int(unowned),
+            // Counted apart: the list stops at its limit (every host past it was counted as one).
+            let total = try results[3].rows.first?.decode(Int64.self) ?? 0
+            let leftOut = max(0, Int(clamping: total) - hosts.count)
+            return ClusterStatus(hosts: hosts, hostsLeftOut: leftOut, unownedInstances: Int(unowned),
                                  schemaVersion: version)
         } catch {
             throw .queryFailed(PostgresLink.message(of: error))
