@@ -103,6 +103,7 @@ final class IdempotencyCache: Sendable {
     func restore(_ receipts: [JournaledReceipt], wallNow: Int64) {
         let time = now()
         state.withLock { state in
+            let ordered = state.order.count
             for receipt in receipts where state.entries.count < maxKeys && receipt.expires > wallNow {
                 guard let address = InstanceRegistry.address(journaledAs: receipt.plugin), let colon = receipt.key.firstIndex(of: ":"),
                       let fingerprint = Fingerprint(receipt.fingerprint) else { continue }
@@ -116,7 +117,18 @@ final class IdempotencyCache: Sendable {
                 state.entries[key] = .done(fingerprint, kept, expires: expires, kept: state.keptCount)
                 state.order.append((key, expires))
             }
-            state.order.sort { $0.1 < $1.1 }
+            // One receipt (a cluster's, read for each request with a key) goes in its place: the
+            // whole order was sorted for each.
+            if state.order.count == ordered + 1, let added = state.order.last {
+                var low = state.head, high = ordered
+                while low < high {
+                    let middle = (low + high) / 2
+                    if state.order[middle].1 <= added.1 { low = middle + 1 } else { high = middle }
+                }
+                state.order.insert(state.order.removeLast(), at: low)
+            } else if state.order.count > ordered {
+                state.order[state.head...].sort { $0.1 < $1.1 }
+            }
         }
     }
 
@@ -185,11 +197,23 @@ final class IdempotencyCache: Sendable {
     /// the mark is newer than what was read, and a request under way is not over: both are left
     /// alone. (An answer kept while the receipt was being read was dropped for the receipt's
     /// absence, and the retry applied its action a second time.)
+    ///
+    /// An answer kept before the mark that the receipt replaces keeps its place in the expiry
+    /// order: removed and kept again, it took one more place in the order for every retry, for
+    /// the whole window (review).
     func settle(_ key: Key, with receipt: JournaledReceipt?, readAfter mark: Mark, wallNow: Int64) {
-        state.withLock { state in
-            if case let .done(_, _, _, kept)? = state.entries[key], kept <= mark.keptCount { Self.remove(key, from: &state) }
+        let replaced: Bool = state.withLock { state in
+            guard case let .done(_, old, expires, kept)? = state.entries[key], kept <= mark.keptCount else { return false }
+            guard let receipt, receipt.expires > wallNow, let fingerprint = Fingerprint(receipt.fingerprint) else {
+                Self.remove(key, from: &state)
+                return true
+            }
+            Self.release(old, of: key, &state)
+            let answer = Self.stored(fromReceipt: receipt).map { keep($0, of: key, &state) } ?? .inJournal
+            state.entries[key] = .done(fingerprint, answer, expires: expires, kept: kept)
+            return true
         }
-        if let receipt { restore([receipt], wallNow: wallNow) }
+        if !replaced, let receipt { restore([receipt], wallNow: wallNow) }
     }
 
     /// How long a kept answer is kept.
@@ -247,13 +271,20 @@ final class IdempotencyCache: Sendable {
         guard let entry = state.entries.removeValue(forKey: key) else { return }
         let left = state.perToken[key.token, default: 1] - 1
         state.perToken[key.token] = left > 0 ? left : nil
-        if case let .done(_, .answer(stored), _, _) = entry {
-            let size = stored.body.utf8.count
-            state.keptBytes -= size
-            let tokenLeft = state.bytesPerToken[key.token, default: size] - size
-            state.bytesPerToken[key.token] = tokenLeft > 0 ? tokenLeft : nil
-        }
+        if case let .done(_, kept, _, _) = entry { release(kept, of: key, &state) }
     }
+
+    /// Counts out the bytes `kept` took in memory, of `key`'s token.
+    private static func release(_ kept: Kept, of key: Key, _ state: inout State) {
+        guard case let .answer(stored) = kept else { return }
+        let size = stored.body.utf8.count
+        state.keptBytes -= size
+        let tokenLeft = state.bytesPerToken[key.token, default: size] - size
+        state.bytesPerToken[key.token] = tokenLeft > 0 ? tokenLeft : nil
+    }
+
+    /// How many places the expiry order holds (tests).
+    var orderCount: Int { state.withLock { $0.order.count - $0.head } }
 
     private let state = Mutex(State())
     private let window: Duration

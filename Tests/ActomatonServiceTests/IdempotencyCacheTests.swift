@@ -265,4 +265,45 @@ import Testing
         guard case let .replay(refused) = try await cache.begin(key(6), fingerprint: fingerprint) else { Issue.record("k6"); return }
         #expect(refused.status == 503 && refused.body.contains("it is \(JournaledReceipt.maxAnswerBytes + 1) bytes, over the limit"))
     }
+
+    /// Regression (review): in a cluster each request with a key reads its receipt and settles
+    /// the cache with it. A kept answer was removed and kept again, taking one more place in
+    /// the expiry order each time, for the whole window (a day), and the whole order was sorted
+    /// for each. It keeps its place; a receipt kept anew goes in its place in the order, so
+    /// that the answers expire in their order.
+    @Test func aRetrySettledByTheJournalKeepsOnePlaceInTheExpiryOrder() async throws {
+        let (cache, address, key, fingerprint) = try Self.increment(instance: "o", key: "once", token: "0123456789abcdef")
+        _ = try await cache.begin(key, fingerprint: fingerprint)
+        cache.finish(key, status: 200, body: #"{"seq":1}"#)
+        let receipt = JournaledReceipt(plugin: "counter/o", key: IdempotencyCache.journalKey(key), fingerprint: fingerprint.description,
+                                       answer: #"{"seq":1}"#, expires: .max)
+        for _ in 0..<1000 {
+            cache.settle(key, with: receipt, readAfter: cache.mark(), wallNow: 0)
+            guard case let .replay(stored) = try await cache.begin(key, fingerprint: fingerprint), stored.body == #"{"seq":1}"# else {
+                Issue.record("the settled answer is not replayed")
+                return
+            }
+        }
+        #expect(cache.orderCount == 1)
+        #expect(cache.keptBytes == 9)
+
+        let time = Mutex(Duration.seconds(1))
+        let ordered = IdempotencyCache(window: .seconds(60), maxKeys: 100, now: { time.withLock { $0 } })
+        func receiptKept(_ name: String, expires: Int64) -> JournaledReceipt {
+            let key = IdempotencyCache.Key(token: "0123456789abcdef", address: address, key: name)
+            return JournaledReceipt(plugin: "counter/o", key: IdempotencyCache.journalKey(key), fingerprint: fingerprint.description,
+                                    answer: #"{"seq":1}"#, expires: expires)
+        }
+        for (name, expires) in [("late", 3_000), ("early", 1_000), ("middle", 2_000)] {
+            ordered.restore([receiptKept(name, expires: Int64(expires))], wallNow: 0)
+        }
+        time.withLock { $0 = .milliseconds(2_500) }
+        for (name, expired) in [("early", true), ("middle", false), ("late", false)] {
+            let key = IdempotencyCache.Key(token: "0123456789abcdef", address: address, key: name)
+            switch try await ordered.begin(key, fingerprint: fingerprint) {
+            case .proceed: #expect(expired, "\(name) expired early")
+            default: #expect(!expired, "\(name) was replayed after it expired")
+            }
+        }
+    }
 }
