@@ -517,16 +517,10 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
     /// `limit`, stopping before the first action kept without a message.
     public func messages(of name: String, after ordinal: Int64, limit: Int) throws(PluginJournalError.Reason) -> [(ordinal: Int64, message: String)] {
         try reading {
-            var messages: [(ordinal: Int64, message: String)] = []
-            let rows = try reader.run("""
-                SELECT ordinal, message FROM actomaton_actions WHERE name = \(name) AND ordinal > \(ordinal) ORDER BY seq LIMIT \(Int64(limit))
-                """).rows
-            for row in rows {
-                let (number, message) = try row.decode((Int64, String?).self)
-                guard let message else { break }
-                messages.append((number, message))
-            }
-            return messages
+            try Self.positionedMessages(try reader.run("""
+                SELECT ordinal, \(unescaped: Self.messageColumns), seq FROM actomaton_actions
+                WHERE name = \(name) AND ordinal > \(ordinal) ORDER BY seq LIMIT \(Int64(limit))
+                """).rows, of: name).map { ($0.ordinal, $0.message) }
         }
     }
 
@@ -535,18 +529,30 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
     public func messages(of name: String, after ordinal: Int64, orJournaledAfter position: Int64,
                          limit: Int) throws(PluginJournalError.Reason) -> [(ordinal: Int64, message: String, position: Int64)] {
         try reading {
-            var messages: [(ordinal: Int64, message: String, position: Int64)] = []
-            let rows = try reader.run("""
-                SELECT ordinal, message, seq FROM actomaton_actions WHERE name = \(name) AND (ordinal > \(ordinal) OR seq > \(position))
-                ORDER BY seq LIMIT \(Int64(limit))
-                """).rows
-            for row in rows {
-                let (number, message, position) = try row.decode((Int64, String?, Int64).self)
-                guard let message else { break }
-                messages.append((number, message, position))
-            }
-            return messages
+            try Self.positionedMessages(try reader.run("""
+                SELECT ordinal, \(unescaped: Self.messageColumns), seq FROM actomaton_actions
+                WHERE name = \(name) AND (ordinal > \(ordinal) OR seq > \(position)) ORDER BY seq LIMIT \(Int64(limit))
+                """).rows, of: name)
         }
+    }
+
+    /// A message, when it is within ``JournaledReceipt/maxMessageBytes`` (an edited row past it
+    /// is not read), and its size.
+    private static let messageColumns = """
+        CASE WHEN octet_length(message) <= \(JournaledReceipt.maxMessageBytes) THEN message END, octet_length(message)
+        """
+
+    /// The messages of `rows` (ordinal, ``messageColumns``, seq), stopping before the first
+    /// action kept without one; throws for one past ``JournaledReceipt/maxMessageBytes``.
+    private static func positionedMessages(_ rows: [PostgresRow], of name: String) throws -> [(ordinal: Int64, message: String, position: Int64)] {
+        var messages: [(ordinal: Int64, message: String, position: Int64)] = []
+        for row in rows {
+            let (number, message, size, position) = try row.decode((Int64, String?, Int64?, Int64).self)
+            guard let size else { break }
+            guard let message else { throw JournaledReceipt.messageTooLong(Int(clamping: size), of: name, ordinal: number) }
+            messages.append((number, message, position))
+        }
+        return messages
     }
 
     /// Every name the database holds something for, with what it holds.

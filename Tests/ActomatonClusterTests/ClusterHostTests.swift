@@ -751,6 +751,26 @@ extension ClusterHostTests {
         }
         #expect(small == #"{"s":"xxxxxxxx"}"#)
         #expect(past?.answer == nil && past?.answerBytes == limit + 1, "\(String(describing: past?.answerBytes))")
+        // A transition's message past its limit, served to journal watchers, is not read either.
+        _ = try host.claim("counter/r")
+        try await onThread { () throws in
+            try store.commit([JournalStoreConformanceTests.action("counter/r", "one", message: "{}"),
+                              JournalStoreConformanceTests.action("counter/r", "two", message: "{}")])
+        }
+        try link.run("UPDATE actomaton_actions SET message = repeat('x', \(JournaledReceipt.maxMessageBytes + 1)::int) WHERE name = 'counter/r' AND ordinal = 2")
+        let messages = try await onThread { () throws -> [String] in
+            var outcomes = [try store.messages(of: "counter/r", after: 0, limit: 1).map(\.message).joined()]
+            for read in [{ try store.messages(of: "counter/r", after: 0, limit: 10).count },
+                         { try store.messages(of: "counter/r", after: 0, orJournaledAfter: 0, limit: 10).count }] {
+                do { outcomes.append("read \(try read())") } catch { outcomes.append("\(error)") }
+            }
+            return outcomes
+        }
+        #expect(messages.first == "{}")
+        for outcome in messages.dropFirst() {
+            #expect(outcome.hasSuffix("the message of transition 2 of counter/r is \(JournaledReceipt.maxMessageBytes + 1) bytes, "
+                                      + "past the limit of \(JournaledReceipt.maxMessageBytes)"), "\(outcome.prefix(300))")
+        }
     }
 
     /// Regression (`make test-cluster`: one increment of 4,823 applied twice): a request was

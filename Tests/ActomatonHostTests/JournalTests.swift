@@ -549,6 +549,31 @@ struct JournalTests {
         }
     }
 
+    /// A transition's message, read back for a watcher, is at most
+    /// `JournaledReceipt.maxMessageBytes`: one past it (an edited row) is an error of the
+    /// journal, with one line, not read whole and sent to every watcher; one at it is read.
+    @Test func aMessagePastItsLimitIsNotRead() async throws {
+        let path = try temporaryDirectory() + "/state.sqlite"
+        try await journalIncrements(3, at: path)
+        let limit = JournaledReceipt.maxMessageBytes
+        tamper(path, "UPDATE actions SET message = '{}'; UPDATE actions SET message = printf('%.*c', \(limit + 1), 'x') WHERE ordinal = 2")
+        do {
+            let journal = try PluginJournal(path: path)
+            defer { journal.close() }
+            #expect(try journal.journaledMessages(of: "counter", after: 2, limit: 10).map(\.message) == ["{}"])
+            for read in [{ try journal.journaledMessages(of: "counter", after: 0, limit: 10).count },
+                         { try journal.journaledMessages(of: "counter", after: 0, orJournaledAfter: 0, limit: 10).count }] {
+                let error = #expect(throws: PluginJournalError.self) { _ = try read() }
+                #expect(error?.description.hasSuffix("the message of transition 2 of counter is \(limit + 1) bytes, past the limit of \(limit)") == true,
+                        "\(error?.description.prefix(300) ?? "")")
+            }
+        }
+        tamper(path, "UPDATE actions SET message = printf('%.*c', \(limit), 'x') WHERE ordinal = 2")
+        let journal = try PluginJournal(path: path)
+        defer { journal.close() }
+        #expect(try journal.journaledMessages(of: "counter", after: 0, limit: 10).map(\.message.utf8.count) == [2, limit, 2])
+    }
+
     @Test func messages() {
         #expect(PluginJournalError(.newerFormat(found: 2, supported: 1), at: "/s.db").description
             == "/s.db: the state database was written by a newer actomaton-host (format 2; this host reads format 1); refusing to use it")

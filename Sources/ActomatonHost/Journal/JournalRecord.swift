@@ -312,6 +312,17 @@ public struct JournaledReceipt: Sendable, Hashable {
     /// edited by hand was read whole: 200 MB).
     public static let maxAnswerBytes = 100 << 20
 
+    /// The longest transition message a journal reads back for a watcher, in bytes: as long as
+    /// the longest answer (it carries the same state). A longer one is an error of the journal:
+    /// an edited row was read whole, and sent whole to each watcher.
+    public static let maxMessageBytes = maxAnswerBytes
+
+    /// The error of a message of `size` bytes, past ``maxMessageBytes``, of `name`'s
+    /// transition `ordinal`.
+    public static func messageTooLong(_ size: Int, of name: String, ordinal: Int64) -> PluginJournalError.Reason {
+        .badRecord("the message of transition \(ordinal) of \(name) is \(size) bytes, past the limit of \(maxMessageBytes)")
+    }
+
     /// The name the machine is journaled under.
     public var plugin: String
     /// The request's key.

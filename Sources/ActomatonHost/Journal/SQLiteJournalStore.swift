@@ -354,6 +354,10 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
             statement.bind(.text(name), .integer(ordinal), .integer(Int64(limit)))
             var messages: [(ordinal: Int64, message: String)] = []
             while try statement.step(), !statement.isNull(1) {
+                let size = statement.byteCount(1)
+                guard size <= JournaledReceipt.maxMessageBytes else {
+                    throw JournaledReceipt.messageTooLong(size, of: name, ordinal: statement.integer(0))
+                }
                 messages.append((statement.integer(0), statement.text(1)))
             }
             return messages
@@ -373,6 +377,10 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
             statement.bind(.text(name), .integer(ordinal), .integer(position), .integer(Int64(limit)))
             var messages: [(ordinal: Int64, message: String, position: Int64)] = []
             while try statement.step(), !statement.isNull(1) {
+                let size = statement.byteCount(1)
+                guard size <= JournaledReceipt.maxMessageBytes else {
+                    throw JournaledReceipt.messageTooLong(size, of: name, ordinal: statement.integer(0))
+                }
                 messages.append((statement.integer(0), statement.text(1), statement.integer(2)))
             }
             return messages

@@ -37,7 +37,7 @@ public struct JSONParser {
             /// An integer beyond `UInt64` or below `Int64.min`, or a number beyond `Double`'s range.
             case numberOutOfRange(String)
             /// A number with a fraction that the nearest double loses (`2.0000000000000001` is
-            /// 2, `1e-400` is 0), when the parser keeps fractions (``JSONParser/parse(_:keepingFractions:)``).
+            /// 2, `1e-400` is 0), when the parser keeps fractions (``JSONParser/parse(_:keepingFractions:maxDepth:)``).
             case fractionLost(String, readAs: Double)
             /// A `\` escape that is not one of RFC 8259's.
             case invalidEscape(String)
