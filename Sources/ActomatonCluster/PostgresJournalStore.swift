@@ -466,7 +466,7 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
 
     /// The receipts kept until `now` or later, the latest to expire first, at most `limit`,
     /// their answers read while they add up to at most `answerBytes` (the rest, and any past
-    /// ``JournaledReceipt/maxAnswerBytes``, left in the journal).
+    /// `JournaledReceipt.maxAnswerBytes`, left in the journal).
     public func receipts(keptAfter now: Int64, limit: Int, answerBytes: Int) throws(PluginJournalError.Reason) -> [JournaledReceipt] {
         // The running sum counts only the answers read, as the one store of one host does.
         let maxAnswer = Int64(JournaledReceipt.maxAnswerBytes)
@@ -536,14 +536,14 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
         }
     }
 
-    /// A message, when it is within ``JournaledReceipt/maxMessageBytes`` (an edited row past it
+    /// A message, when it is within `JournaledReceipt.maxMessageBytes` (an edited row past it
     /// is not read), and its size.
     private static let messageColumns = """
         CASE WHEN octet_length(message) <= \(JournaledReceipt.maxMessageBytes) THEN message END, octet_length(message)
         """
 
     /// The messages of `rows` (ordinal, ``messageColumns``, seq), stopping before the first
-    /// action kept without one; throws for one past ``JournaledReceipt/maxMessageBytes``.
+    /// action kept without one; throws for one past `JournaledReceipt.maxMessageBytes`.
     private static func positionedMessages(_ rows: [PostgresRow], of name: String) throws -> [(ordinal: Int64, message: String, position: Int64)] {
         var messages: [(ordinal: Int64, message: String, position: Int64)] = []
         for row in rows {
