@@ -154,12 +154,26 @@ public actor InstanceRegistry {
     }
 
     /// What a passivation did.
-    private enum PassivationResult {
+    private enum PassivationResult: Equatable {
         case passivated
         /// The instance goes on: it was busy, or forgotten meanwhile.
         case kept
-        /// The instance goes on: its snapshot did not fit in ``Limits/maxPassivatedBytes``.
-        case refused
+        /// The instance goes on: its snapshot, of `bytes`, did not fit in
+        /// ``Limits/maxPassivatedBytes``.
+        case refused(bytes: Int)
+    }
+
+    /// The instances whose passivation was refused for ``Limits/maxPassivatedBytes``: the bytes
+    /// they would have kept, and when they were last used then. Until used again, one is not
+    /// snapshotted again while those bytes do not fit (a large idle state was snapshotted, for
+    /// nothing, for every new instance).
+    private var refusedPassivations: [InstanceAddress: (bytes: Int, used: Duration)] = [:]
+
+    /// Whether the instance at `address` is known not to fit in the passivated bytes, `credit`
+    /// of them about to come back (``refusedPassivations``).
+    private func isKnownTooLarge(_ address: InstanceAddress, credit: Int = 0) -> Bool {
+        guard let refused = refusedPassivations[address], refused.used == lastUsed[address] else { return false }
+        return refused.bytes > passivatedBytes.available + credit
     }
 
     private enum Slot {
@@ -505,9 +519,9 @@ public actor InstanceRegistry {
     /// Why no idle instance was passivated, after a limit's message: `noneIdle`, or that the
     /// passivated instances keep all they may.
     private func noneIdle(_ result: PassivationResult, _ noneIdle: String) -> String {
-        guard result == .refused else { return "and \(noneIdle)" }
-        return "and an idle one cannot be passivated: the passivated instances keep \(passivatedBytes.used) of the "
-            + "\(passivatedBytes.limit) bytes they may keep in memory together (--max-passivated-bytes)"
+        guard case let .refused(bytes) = result else { return "and \(noneIdle)" }
+        return "and no idle one can be passivated: one's state takes \(bytes) bytes, more than the passivated instances may "
+            + "still keep in memory (they keep \(passivatedBytes.used) of \(passivatedBytes.limit), --max-passivated-bytes)"
     }
 
     /// Whether the instance at `address` is a `.wasm` one whose memory counts against `total`.
@@ -649,13 +663,9 @@ public actor InstanceRegistry {
         var passivated = 0
         for address in idle {
             guard case let .ready(instance)? = slots[address], let used = lastUsed[address], used <= deadline else { continue }
-            switch await passivate(address, instance) {
-            case .passivated: passivated += 1
-            case .kept: continue
-            // The passivated instances keep all they may: each of the rest would be snapshotted
-            // for nothing. The next period tries again.
-            case .refused: return passivated
-            }
+            // One known not to fit is not snapshotted again for nothing; the next may fit.
+            guard !isKnownTooLarge(address) else { continue }
+            if await passivate(address, instance) == .passivated { passivated += 1 }
         }
         return passivated
     }
@@ -682,27 +692,35 @@ public actor InstanceRegistry {
     public static let minimumIdleToShed: Duration = .seconds(1)
 
     /// Passivates the least recently used idle instance among those `included`; `.kept` when
-    /// none could be, `.refused` when the last one tried did not fit in
-    /// ``Limits/maxPassivatedBytes`` (the rest are not tried). `credit`: as
+    /// none could be, `.refused` when one did not fit in ``Limits/maxPassivatedBytes`` (the
+    /// next is tried; one known not to fit is not snapshotted again). `credit`: as
     /// ``roomForOneMore(of:credit:)``'s.
     private func passivateLeastRecentlyUsed(credit: Int = 0, where included: (InstanceAddress) -> Bool = { _ in true }) async -> PassivationResult {
         // One scan finds the least recently used; should it not be idle after all, the rest
         // are tried in order.
         var oldest: (address: InstanceAddress, used: Duration)?
+        var refused: PassivationResult?
         for (address, used) in lastUsed where (oldest == nil || used < oldest!.used) && included(address) {
-            if case let .ready(instance)? = slots[address], instance.watcherCount == 0 { oldest = (address, used) }
+            guard case let .ready(instance)? = slots[address], instance.watcherCount == 0 else { continue }
+            if isKnownTooLarge(address, credit: credit) {
+                refused = refused ?? .refused(bytes: refusedPassivations[address]?.bytes ?? 0)
+            } else {
+                oldest = (address, used)
+            }
         }
-        guard let first = oldest else { return .kept }
+        guard let first = oldest else { return refused ?? .kept }
         if case let .ready(instance)? = slots[first.address] {
             let result = await passivate(first.address, instance, credit: credit)
-            if result != .kept { return result }
+            if result == .passivated { return result }
+            if result != .kept { refused = result }
         }
         for (address, _) in lastUsed.sorted(by: { $0.value < $1.value }) where included(address) {
-            guard case let .ready(instance)? = slots[address], instance.watcherCount == 0 else { continue }
+            guard case let .ready(instance)? = slots[address], instance.watcherCount == 0, !isKnownTooLarge(address, credit: credit) else { continue }
             let result = await passivate(address, instance, credit: credit)
-            if result != .kept { return result }
+            if result == .passivated { return result }
+            if result != .kept { refused = result }
         }
-        return .kept
+        return refused ?? .kept
     }
 
     /// Passivates `instance` unless it has watchers or effects pending, or its snapshot does
@@ -716,7 +734,13 @@ public actor InstanceRegistry {
             await self.settlePassivation(address, instance, await instance.machine.passivate(admitting: { bytes.reserve($0, allowingOver: credit) }))
         }
         slots[address] = .passivating(task, instance)
-        return await task.value
+        let result = await task.value
+        if case let .refused(size) = result, let used = lastUsed[address] {
+            refusedPassivations[address] = (size, used)
+        } else {
+            refusedPassivations[address] = nil
+        }
+        return result
     }
 
     /// The end of a passivation: the slot of `instance`, passivated (or not).
@@ -724,7 +748,7 @@ public actor InstanceRegistry {
                                    _ outcome: InstanceMachine.Passivation) async -> PassivationResult {
         guard case let .passivated(passivated) = outcome else {
             if case let .passivating(_, current)? = slots[address], current === instance { slots[address] = .ready(instance) }
-            if case .refused = outcome { return .refused }
+            if case let .refused(bytes) = outcome { return .refused(bytes: bytes) }
             return .kept
         }
         guard case let .passivating(_, current)? = slots[address], current === instance else {
@@ -778,7 +802,9 @@ public actor InstanceRegistry {
         let bytes = passivatedBytes
         let task = Task { () -> PassivationResult in
             // In its own turn, after the actions before it: one of those makes a transition.
-            let outcome = await instance.machine.passivate(admitting: { bytes.reserve($0) })
+            // Its bytes are counted whatever the total holds: nothing is kept of an untouched
+            // one, and a refusal left it listed, and counted against the limits (review).
+            let outcome = await instance.machine.passivate(admitting: { bytes.forceReserve($0); return true })
             // A watcher that joined meanwhile keeps the instance, passivated, as any other.
             guard case let .passivating(_, current)? = self.slots[address], current === instance,
                   case let .passivated(passivated) = outcome, passivated.seq == 0, instance.watcherCount == 0 else {
@@ -858,6 +884,7 @@ public actor InstanceRegistry {
     private func forget(_ address: InstanceAddress) {
         guard let slot = slots.removeValue(forKey: address) else { return }
         lastUsed[address] = nil
+        refusedPassivations[address] = nil
         inWorkers.remove(address)
         if case let .passivated(passivated, _) = slot {
             passivatedBytes.release(passivated.byteCount)
