@@ -218,7 +218,7 @@ import Testing
 
     /// With `--state`, the answers past `--max-idempotency-bytes` are kept only in the journal,
     /// and a retry is answered from it — also under `--sync batch`, where the answer is given
-    /// before its commit, and after a restart, which reads the answers into memory only up to
+    /// before its commit (the retry waits for it; the commit is not held back here), and after a restart, which reads the answers into memory only up to
     /// the bytes. Each retry is replayed byte for byte and applies nothing.
     @Test func answersPastTheIdempotencyBytesAreReplayedFromTheJournal() async throws {
         let path = try temporaryDirectory() + "/state.sqlite"
