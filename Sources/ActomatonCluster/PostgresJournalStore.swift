@@ -513,17 +513,6 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
         }
     }
 
-    /// The messages of `name`'s transitions numbered above `ordinal`, oldest first, at most
-    /// `limit`, stopping before the first action kept without a message.
-    public func messages(of name: String, after ordinal: Int64, limit: Int) throws(PluginJournalError.Reason) -> [(ordinal: Int64, message: String)] {
-        try reading {
-            try Self.positionedMessages(try reader.run("""
-                SELECT ordinal, \(unescaped: Self.messageColumns), seq FROM actomaton_actions
-                WHERE name = \(name) AND ordinal > \(ordinal) ORDER BY seq LIMIT \(Int64(limit))
-                """).rows, of: name).map { ($0.ordinal, $0.message) }
-        }
-    }
-
     /// The messages of `name`'s transitions numbered above `ordinal` or journaled after
     /// `position`, in the order journaled, at most `limit`, each with its number and position.
     public func messages(of name: String, after ordinal: Int64, orJournaledAfter position: Int64,

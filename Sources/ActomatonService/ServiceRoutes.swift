@@ -331,17 +331,15 @@ struct ServiceRoutes: Sendable {
             }
             idempotency.settle(key, with: kept, readAfter: mark, wallNow: ServiceClock.wallMilliseconds())
         }
-        var begun = try await idempotency.begin(key, fingerprint: fingerprint, formerFingerprint: IdempotencyCache.Fingerprint(body.readableBytesView))
+        let former = IdempotencyCache.Fingerprint(body.readableBytesView)
+        var begun = try await idempotency.begin(key, fingerprint: fingerprint, formerFingerprint: former)
         if case .replayFromJournal = begun {
             if let stored = try await answerKeptInTheJournal(for: key) {
                 begun = .replay(stored)
             } else {
                 // Deleted since its answer was kept: it runs anew, as after a deletion.
                 idempotency.forgetAnswer(key)
-                begun = try await idempotency.begin(key, fingerprint: fingerprint, formerFingerprint: IdempotencyCache.Fingerprint(body.readableBytesView))
-                if case .replayFromJournal = begun {
-                    throw ServiceError.unavailable("the answer kept for this Idempotency-Key is being replaced; retry")
-                }
+                begun = try await idempotency.begin(key, fingerprint: fingerprint, formerFingerprint: former)
             }
         }
         switch begun {

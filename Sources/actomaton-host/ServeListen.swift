@@ -313,7 +313,7 @@ extension Serve {
         } else {
             journal = try persistence.openJournal(printer: TransitionPrinter(print: { _ in }))
         }
-        let serviceJournal: ServiceJournal?
+        var serviceJournal: ServiceJournal?
         do {
             serviceJournal = try journal.map { journal throws(PluginJournalError) in
                 try ServiceJournal(journal, placement: membership?.host, maxReceipts: configuration.maxIdempotencyKeys,
@@ -333,6 +333,9 @@ extension Serve {
                                      forwarder: membership?.forwarder, journalChanges: membership?.notifications, onListening: { port in
             emit("listening on \(ListenAddress.display(host: listen.host, port: port))\(secured)")
         })
+        // Its receipts are the idempotency cache's now: not held a second time, uncounted, for
+        // as long as the service runs (review).
+        serviceJournal = nil
         membership?.dropTakenOver(from: server.registry, metrics: server.metrics, logger: logger)
         var failure: (any Error)?
         do { try await server.runUntilSignalled() } catch { failure = error }

@@ -399,20 +399,12 @@ import Testing
     /// Without `--state`, a passivated instance keeps its snapshot and description in memory,
     /// and instances are bounded in memory only while active: a client could make instances
     /// with large states and have them passivated past every bound. `--max-passivated-bytes`
-    /// bounds them: at the limit an idle instance is passivated, one past it stays in memory
-    /// (and the idle scan stops there); a new instance that needs its room is 429, naming the
-    /// flag; a passivated one still comes back in place of an idle one, its bytes going to it.
+    /// bounds them: at the limit an idle instance is passivated, one past it stays in memory;
+    /// a new instance that needs its room is 429, naming the flag; a passivated one still
+    /// comes back in place of an idle one, its bytes going to it.
     @Test func passivatedInstancesKeepAtMostTheirTotalInMemoryAtTheLimitAndOnePast() async throws {
-        // What one passivated counter keeps, its count 1.
         let time = TestTime()
-        let measured = TestTime()
-        let probe = makeServer(time: measured)
-        try await probe.makeApplication().test(.router) { client async throws in
-            #expect(try await client.post("m", #"{"action": "add", "args": [1]}"#).status == .ok)
-            measured.advance(by: .seconds(300))
-            #expect(await probe.registry.passivateIdle() == 1)
-        }
-        let one = probe.registry.passivatedBytes.used
+        let one = try await Self.passivatedBytes(ofCount: 1)
         #expect(one > 0)
 
         let server = makeServer(time: time) { $0.maxPassivatedBytes = 2 * one; $0.maxInstances = 1 }

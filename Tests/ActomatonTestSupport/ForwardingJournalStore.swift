@@ -23,9 +23,6 @@ open class ForwardingJournalStore: JournalStore, @unchecked Sendable {
     }
     open func transitionCount(of name: String) throws(PluginJournalError.Reason) -> Int64 { try base.transitionCount(of: name) }
     open func receipt(of name: String, key: String) throws(PluginJournalError.Reason) -> JournaledReceipt? { try base.receipt(of: name, key: key) }
-    open func messages(of name: String, after ordinal: Int64, limit: Int) throws(PluginJournalError.Reason) -> [(ordinal: Int64, message: String)] {
-        try base.messages(of: name, after: ordinal, limit: limit)
-    }
     open func messages(of name: String, after ordinal: Int64, orJournaledAfter position: Int64,
                        limit: Int) throws(PluginJournalError.Reason) -> [(ordinal: Int64, message: String, position: Int64)] {
         try base.messages(of: name, after: ordinal, orJournaledAfter: position, limit: limit)

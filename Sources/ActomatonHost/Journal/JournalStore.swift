@@ -52,10 +52,6 @@ public protocol JournalStore: AnyObject, Sendable {
     /// journal (`nil`, with its size) when past ``JournaledReceipt/maxAnswerBytes``.
     func receipt(of name: String, key: String) throws(PluginJournalError.Reason) -> JournaledReceipt?
 
-    /// The messages of `name`'s transitions numbered above `ordinal`, oldest first, at most
-    /// `limit`, stopping before the first action kept without a message.
-    func messages(of name: String, after ordinal: Int64, limit: Int) throws(PluginJournalError.Reason) -> [(ordinal: Int64, message: String)]
-
     /// The messages of `name`'s transitions numbered above `ordinal`, or journaled after
     /// `position` (the store's own number of an action, increasing across names), in the order
     /// they were journaled, at most `limit`, each with its number and position; stopping
@@ -93,5 +89,12 @@ extension JournalStore {
     /// Writes `records` with ``commit(_:)``: the epochs are for stores that fence.
     public func commit(_ records: [JournalRecord], epochs: [Int64?]) throws {
         try commit(records)
+    }
+
+    /// The messages of `name`'s transitions numbered above `ordinal`, oldest first, at most
+    /// `limit`, stopping before the first action kept without a message:
+    /// ``messages(of:after:orJournaledAfter:limit:)`` with no later life asked for.
+    public func messages(of name: String, after ordinal: Int64, limit: Int) throws(PluginJournalError.Reason) -> [(ordinal: Int64, message: String)] {
+        try messages(of: name, after: ordinal, orJournaledAfter: .max, limit: limit).map { ($0.ordinal, $0.message) }
     }
 }

@@ -343,27 +343,6 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
         }
     }
 
-    /// The messages of `name`'s transitions numbered above `ordinal`, oldest first, at most
-    /// `limit`; none from a format 1 file read without upgrading it.
-    public func messages(of name: String, after ordinal: Int64, limit: Int) throws(PluginJournalError.Reason) -> [(ordinal: Int64, message: String)] {
-        guard countsTransitions else { return [] }
-        return try reading { () throws in
-            let statement = try database.prepare("""
-                SELECT ordinal, message FROM actions WHERE plugin = ? AND ordinal > ? ORDER BY seq LIMIT ?
-                """)
-            statement.bind(.text(name), .integer(ordinal), .integer(Int64(limit)))
-            var messages: [(ordinal: Int64, message: String)] = []
-            while try statement.step(), !statement.isNull(1) {
-                let size = statement.byteCount(1)
-                guard size <= JournaledReceipt.maxMessageBytes else {
-                    throw JournaledReceipt.messageTooLong(size, of: name, ordinal: statement.integer(0))
-                }
-                messages.append((statement.integer(0), statement.text(1)))
-            }
-            return messages
-        }
-    }
-
     /// The messages of `name`'s transitions numbered above `ordinal` or journaled after
     /// `position`, in the order journaled, at most `limit`, each with its number and position;
     /// none from a format 1 file read without upgrading it.
