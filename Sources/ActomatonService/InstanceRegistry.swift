@@ -543,6 +543,23 @@ public actor InstanceRegistry {
         return true
     }
 
+    /// One turn per `.wasm` memory total for the actions sent again once room is made in it
+    /// (``makeRoom(inWasmMemoryOf:bytes:excluding:)``).
+    private var roomTurns: [WasmMemoryBudget: TurnLock] = [:]
+
+    /// The turn an action refused for `type`'s `.wasm` memory total takes before room is made
+    /// for it and it is sent again; `nil` when the plugin has no total. Taken one at a time,
+    /// the room made for one is not taken by the others sent again beside it: twelve first
+    /// actions at once, each refused its grow, made room together and then took it together,
+    /// all refused again (429) though the total held three of them.
+    func roomTurn(of type: PluginType) -> TurnLock? {
+        guard let total = type.plugin.wasmMemory?.total else { return nil }
+        if let turn = roomTurns[total] { return turn }
+        let turn = TurnLock()
+        roomTurns[total] = turn
+        return turn
+    }
+
     /// Makes the instance at `address`, from the initial state or from `restoring`.
     private func make(_ address: InstanceAddress, type: PluginType, restoring: PassivatedInstance?,
                       watchers: WatcherSet?, epoch: Int64? = nil) async throws(ServiceError) -> Instance {

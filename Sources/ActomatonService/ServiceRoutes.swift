@@ -468,6 +468,9 @@ struct ServiceRoutes: Sendable {
             // place until then, so that none that came after it is applied first.
             let onTurn: (@Sendable () -> Void)? = type.plugin.isWebAssembly ? nil : { @Sendable in arrival?.leave() }
             var madeRoom = false
+            // Held from when room is made for the action until it is answered.
+            var roomTurn: TurnLock?
+            defer { roomTurn?.release() }
             while true {
                 let instance = try await registry.instance(at: address, creating: true)
                 // `nil`: passivated before the action's turn came (sent again to the restored
@@ -486,7 +489,12 @@ struct ServiceRoutes: Sendable {
                     // and is not among those passivated to make room; made again, it needs
                     // all its memory, not only what the grow lacked.
                     let discarded = await registry.discardIfUntouched(address)
-                    // Nothing applied: once, with room made, the action is sent again.
+                    // Nothing applied: once, with room made, the action is sent again, one
+                    // such action at a time (`InstanceRegistry.roomTurn(of:)`).
+                    if let turn = await registry.roomTurn(of: type) {
+                        guard await turn.acquireUnlessCancelled() else { throw cutOff() }
+                        roomTurn = turn
+                    }
                     if await registry.makeRoom(inWasmMemoryOf: type, bytes: discarded ? size : needed, excluding: address) {
                         madeRoom = true
                         continue
