@@ -49,10 +49,12 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
 
     /// A store that writes for `host`, whose queries wait `answerTimeout` for an answer, whose
     /// commits wait `lockTimeout` for a row's lock, and whose recoveries read snapshots of at
-    /// most `maxSnapshotBytes` (tests lower them).
-    init(host: ClusterHost, answerTimeout: TimeAmount, maxSnapshotBytes: Int, lockTimeout: Duration = PostgresJournalStore.writerLockTimeout) {
+    /// most `maxSnapshotBytes` and at most `maxTimers` timers of a name (tests lower them).
+    init(host: ClusterHost, answerTimeout: TimeAmount, maxSnapshotBytes: Int, maxTimers: Int = JournalRecovery.maxTimers,
+         lockTimeout: Duration = PostgresJournalStore.writerLockTimeout) {
         self.host = host
         self.maxSnapshotBytes = maxSnapshotBytes
+        self.maxTimers = maxTimers
         address = host.address
         // A commit left idle (its host paused) holds its rows' locks: the server ends it once
         // the host's lease has lapsed, so that the host taking over is not kept waiting.
@@ -70,6 +72,7 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
         host = nil
         self.address = address
         maxSnapshotBytes = PluginLimits.maxSnapshotBytes
+        maxTimers = JournalRecovery.maxTimers
         writer = PostgresLink(address, name: "journal")
         reader = PostgresLink(address, name: "reader")
         let rows = try reader.run("SELECT to_regclass('actomaton_schema') IS NOT NULL").rows
@@ -393,10 +396,10 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
         Array(buffer.readableBytesView)
     }
 
-    /// How many of a name's snapshots a recovery reads, newest first: a host keeps two.
-    static let snapshotsRead = 4
     /// The largest snapshot a recovery reads: `PluginLimits.maxSnapshotBytes` (tests lower it).
     let maxSnapshotBytes: Int
+    /// The most timers of a name a recovery reads: `JournalRecovery.maxTimers` (tests lower it).
+    let maxTimers: Int
 
     /// What the database holds for `name`: its snapshots (the newest 4, each at
     /// most `PluginLimits.maxSnapshotBytes`: rows from an edited database were read whole,
@@ -407,12 +410,12 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
                 // The newest few (a host keeps two), each checked for its size before it is sent.
                 """
                 SELECT seq, version, CASE WHEN octet_length(state) <= \(Int64(maxSnapshotBytes)) THEN state END, octet_length(state)
-                FROM actomaton_snapshots WHERE name = \(name) ORDER BY seq DESC LIMIT \(Int64(Self.snapshotsRead))
+                FROM actomaton_snapshots WHERE name = \(name) ORDER BY seq DESC LIMIT \(Int64(JournalRecovery.maxSnapshotsRead))
                 """,
                 "SELECT \(unescaped: Self.transitionCount), pruned FROM actomaton_instances i WHERE name = \(name)",
                 """
-                SELECT key, action, args, due, interval, effect_id, queue, policy, max_count FROM actomaton_timers
-                WHERE name = \(name) ORDER BY key
+                SELECT key, action, \(unescaped: Self.readableArguments), due, interval, effect_id, queue, policy, max_count
+                FROM actomaton_timers WHERE name = \(name) ORDER BY key LIMIT \(Int64(maxTimers + 1))
                 """,
             ])
             var recovery = JournalRecovery(snapshots: [], actions: [], startsAtTheBeginning: true, timers: [])
@@ -430,10 +433,14 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
                 recovery.startsAtTheBeginning = !pruned
             }
             for row in results[2].rows {
+                guard recovery.timers.count < maxTimers else {
+                    throw PluginJournalError.Reason.badRecord("\(name) has more than \(maxTimers) pending timers, "
+                                                              + "more than a host arms for one machine")
+                }
                 let (key, action, args, due, interval, id, queue, policy, maxCount)
-                    = try row.decode((Int64, String, ByteBuffer, Int64, Int64?, String?, String?, Int64?, Int64?).self)
+                    = try row.decode((Int64, String, ByteBuffer?, Int64, Int64?, String?, String?, Int64?, Int64?).self)
                 // Unreadable, it is reported and ended, as a timer whose interval is impossible is.
-                let arguments = ArgumentCoding.decode(Self.array(args))
+                let arguments = args.flatMap { ArgumentCoding.decode(Self.array($0)) }
                 var timer = JournaledTimer(
                     key: key, plugin: name, action: action, arguments: arguments ?? [], due: due, interval: interval,
                     options: JournaledTimer.options(id: id, queue: queue, policy: policy ?? 0, maxCount: maxCount ?? 0))
@@ -447,14 +454,19 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
         }
     }
 
+    /// A row's coded arguments when they are within `JournaledAction.maxArgumentBytes`, else
+    /// NULL (unreadable), as a column of a query: an edited row of 1 GB was read whole.
+    static let readableArguments = "CASE WHEN octet_length(args) <= \(JournaledAction.maxArgumentBytes) THEN args END"
+
     private func actionsReading(of name: String, after sequence: Int64) throws -> [JournaledAction] {
         let rows = try reader.run("""
-            SELECT seq, version, action, args FROM actomaton_actions WHERE name = \(name) AND seq > \(sequence) ORDER BY seq
+            SELECT seq, version, action, \(unescaped: Self.readableArguments) FROM actomaton_actions WHERE name = \(name) AND seq > \(sequence)
+            ORDER BY seq
             """).rows
         return try rows.map { row in
-            let (seq, version, action, args) = try row.decode((Int64, String, String, ByteBuffer).self)
+            let (seq, version, action, args) = try row.decode((Int64, String, String, ByteBuffer?).self)
             // Unreadable, it is reported as an action that cannot be replayed; the others replay.
-            let arguments = ArgumentCoding.decode(Self.array(args))
+            let arguments = args.flatMap { ArgumentCoding.decode(Self.array($0)) }
             return JournaledAction(sequence: seq, version: version, action: action, arguments: arguments ?? [], unreadableArguments: arguments == nil)
         }
     }

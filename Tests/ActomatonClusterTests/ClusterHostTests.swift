@@ -521,6 +521,47 @@ extension ClusterHostTests {
         #expect(try store.recovery(for: "counter/big").snapshots.map(\.sequence) == [1000, 999, 998, 997])
     }
 
+    /// Regression: an action's or timer's arguments were read whole, whatever their size, and a
+    /// name's timers however many. Arguments past `JournaledAction.maxArgumentBytes` are
+    /// unreadable (reported, not read); more than `JournalRecovery.maxTimers` timers are an
+    /// error of the journal, with one line: at the limit and one past, with the timers' limit
+    /// lowered to 100 (a million rows take a debug build past its answer timeout). The SQLite
+    /// store's test reads arguments and timers at their real limits.
+    @Test func argumentsAndTimersAreReadWithinTheirLimits() async throws {
+        let address = try await PostgresTestServer.start().makeDatabase()
+        let host = try ClusterHost(address: address, advertise: "http://127.0.0.1:9001", leaseTTL: Self.quietLease)
+        defer { host.stop() }
+        #expect(PostgresJournalStore(host: host).maxTimers == JournalRecovery.maxTimers)
+        let store = PostgresJournalStore(host: host, answerTimeout: PostgresLink.defaultAnswerTimeout, maxSnapshotBytes: PluginLimits.maxSnapshotBytes,
+                                         maxTimers: 100)
+        defer { store.close(clean: true) }
+        let link = PostgresLink(address, name: "editor")
+        defer { link.close() }
+        _ = try host.claim("counter/edited")
+        try await onThread { () throws in
+            try store.commit([JournalStoreConformanceTests.action("counter/edited", "one"), JournalStoreConformanceTests.action("counter/edited", "two")])
+        }
+        let past = JournaledAction.maxArgumentBytes + 1
+        try link.run("UPDATE actomaton_actions SET args = decode(repeat('00', \(past)::int), 'hex') WHERE name = 'counter/edited' AND action = 'two'")
+        try link.run("""
+            INSERT INTO actomaton_timers (key, name, action, args, due) VALUES (1, 'counter/edited', 'tick', '\\x', 0),
+            (2, 'counter/edited', 'tick', decode(repeat('00', \(past)::int), 'hex'), 0)
+            """)
+        let recovery = try await onThread { () throws in try store.recovery(for: "counter/edited") }
+        #expect(recovery.actions.map(\.unreadableArguments) == [false, true])
+        #expect(recovery.timers.map(\.unreadableArguments) == [false, true])
+        try link.run("""
+            INSERT INTO actomaton_timers (key, name, action, args, due)
+            SELECT g, 'counter/edited', 'tick', '\\x', 0 FROM generate_series(3, 100) g
+            """)
+        #expect(try await onThread { () throws in try store.recovery(for: "counter/edited") }.timers.count == 100)
+        try link.run("INSERT INTO actomaton_timers (key, name, action, args, due) VALUES (101, 'counter/edited', 'tick', '\\x', 0)")
+        #expect(throws: PluginJournalError.Reason.badRecord("counter/edited has more than 100 pending timers, "
+                                                            + "more than a host arms for one machine")) {
+            try store.recovery(for: "counter/edited")
+        }
+    }
+
     /// Regression (audit): a wait for the server had no end; after a restart of PostgreSQL a
     /// host waited for good on a query its connection would never answer, its lease renewed and
     /// SIGTERM ignored. A call now gives up after its answer timeout, and the next call connects

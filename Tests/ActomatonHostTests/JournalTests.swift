@@ -574,6 +574,53 @@ struct JournalTests {
         #expect(try journal.journaledMessages(of: "counter", after: 0, limit: 10).map(\.message.utf8.count) == [2, limit, 2])
     }
 
+    /// A recovery reads what an edited file holds only within what a host writes: rows were
+    /// read whole, however many and however large. The newest
+    /// `JournalRecovery.maxSnapshotsRead` snapshots, each at most `PluginLimits.maxSnapshotBytes`
+    /// (one past it is an error of the journal, with one line); at most
+    /// `JournalRecovery.maxTimers` timers (one more is an error); arguments of at most
+    /// `JournaledAction.maxArgumentBytes` (past it, unreadable: reported, not read). Each at
+    /// its limit is read.
+    @Test func aRecoveryReadsAnEditedFileOnlyWithinItsLimits() async throws {
+        let path = try temporaryDirectory() + "/state.sqlite"
+        try await journalIncrements(3, at: path)
+        func recovery() throws -> JournalRecovery {
+            let journal = try PluginJournal(path: path)
+            defer { journal.close() }
+            return try journal.recovery(for: "counter")
+        }
+        func refusal() -> String {
+            (#expect(throws: PluginJournalError.self) { _ = try recovery() })?.description ?? ""
+        }
+        // Arguments: a string filling them, at the limit and one past.
+        for extra in [0, 1] {
+            let length = JournaledAction.maxArgumentBytes - 5 + extra
+            let lengthBytes = withUnsafeBytes(of: UInt32(length).littleEndian) { $0.map { String(format: "%02x", $0) }.joined() }
+            tamper(path, "UPDATE actions SET args = CAST(x'05' || x'\(lengthBytes)' || printf('%.*c', \(length), 'x') AS BLOB) WHERE seq = 2")
+            let action = try #require(try recovery().actions.first { $0.sequence == 2 })
+            #expect(action.unreadableArguments == (extra == 1))
+            #expect(action.arguments.first.map { if case let .string(text) = $0 { text.utf8.count } else { -1 } } == (extra == 1 ? nil : length))
+        }
+        tamper(path, "UPDATE actions SET args = x''")
+        // Snapshots: the newest few of ten; the newest at the limit, then one past.
+        tamper(path, "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10) "
+               + "INSERT INTO snapshots (plugin, seq, version, state) SELECT 'counter', i, '1', x'00' FROM n")
+        #expect(try recovery().snapshots.map(\.sequence) == Array((11 - Int64(JournalRecovery.maxSnapshotsRead))...10).reversed())
+        tamper(path, "UPDATE snapshots SET state = zeroblob(\(PluginLimits.maxSnapshotBytes)) WHERE seq = 10")
+        #expect(try recovery().snapshots.first?.bytes.count == PluginLimits.maxSnapshotBytes)
+        tamper(path, "UPDATE snapshots SET state = zeroblob(\(PluginLimits.maxSnapshotBytes + 1)) WHERE seq = 10")
+        #expect(refusal() == "\(path): the state database holds a record this host cannot read: snapshot #10 of counter is "
+                + "\(PluginLimits.maxSnapshotBytes + 1) bytes, more than the \(PluginLimits.maxSnapshotBytes) a plugin's snapshot may have")
+        tamper(path, "DELETE FROM snapshots")
+        // Timers: at the limit, then one more.
+        tamper(path, "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(JournalRecovery.maxTimers)) "
+               + "INSERT INTO timers (key, plugin, action, args, due) SELECT i, 'counter', 'increment', x'', 0 FROM n")
+        #expect(try recovery().timers.count == JournalRecovery.maxTimers)
+        tamper(path, "INSERT INTO timers (key, plugin, action, args, due) VALUES (\(JournalRecovery.maxTimers + 1), 'counter', 'increment', x'', 0)")
+        #expect(refusal() == "\(path): the state database holds a record this host cannot read: counter has more than "
+                + "\(JournalRecovery.maxTimers) pending timers, more than a host arms for one machine")
+    }
+
     @Test func messages() {
         #expect(PluginJournalError(.newerFormat(found: 2, supported: 1), at: "/s.db").description
             == "/s.db: the state database was written by a newer actomaton-host (format 2; this host reads format 1); refusing to use it")

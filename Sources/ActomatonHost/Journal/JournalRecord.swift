@@ -146,7 +146,14 @@ public struct JournaledAction: Sendable, Hashable {
     public static let unreadableNote = "(arguments unreadable)"
 
     /// Why an action or a timer whose arguments cannot be read is not run.
-    public static let unreadableReason = "its arguments are bytes that are not the host's coding of arguments (the database was edited or damaged)"
+    public static let unreadableReason = "its arguments are bytes that are not the host's coding of arguments, or more than the "
+        + "\(maxArgumentBytes) bytes a host journals (the database was edited or damaged)"
+
+    /// The most bytes a store reads of one action's or timer's coded arguments: 100 MiB, past
+    /// what any host journals (a request's body is at most 64 MiB, an input line 1 MiB). Past
+    /// it (an edited row), the arguments are unreadable and not read: a row of 1 GB was read
+    /// whole, for each such action, into the recovery.
+    public static let maxArgumentBytes = 100 << 20
 }
 
 /// A snapshot of a plugin's state in the journal.
@@ -191,6 +198,14 @@ public struct JournalRecovery: Sendable {
         self.timers = timers
         self.transitionCount = transitionCount
     }
+
+    /// The most snapshots of one name a store reads, newest first: a host keeps two.
+    public static let maxSnapshotsRead = 4
+
+    /// The most pending timers of one name a store reads: 1,000,000, the most `--max-effects`
+    /// lets an instance hold. More (an edited file or database) is an error of the journal,
+    /// with one line, not a recovery that reads and arms them all.
+    public static let maxTimers = 1_000_000
 
     /// Nothing journaled.
     public var isEmpty: Bool { snapshots.isEmpty && actions.isEmpty && timers.isEmpty }

@@ -234,11 +234,17 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
 
     // MARK: Reading
 
-    /// What the file holds for `name`: its snapshots, actions and timers.
+    /// What the file holds for `name`: its snapshots (the newest
+    /// ``JournalRecovery/maxSnapshotsRead``, each at most ``PluginLimits/maxSnapshotBytes``), actions and
+    /// timers (at most ``JournalRecovery/maxTimers``). Rows of an edited file were read whole,
+    /// however many and however large.
     public func recovery(for name: String) throws(PluginJournalError.Reason) -> JournalRecovery {
         try reading { () throws in
-            let snapshots = try database.prepare("SELECT seq, version, state FROM snapshots WHERE plugin = ? ORDER BY seq DESC")
-            snapshots.bind(.text(name))
+            let snapshots = try database.prepare("""
+                SELECT seq, version, CASE WHEN length(state) <= ?2 THEN state END, length(state) FROM snapshots WHERE plugin = ?1
+                ORDER BY seq DESC LIMIT ?3
+                """)
+            snapshots.bind(.text(name), .integer(Int64(PluginLimits.maxSnapshotBytes)), .integer(Int64(JournalRecovery.maxSnapshotsRead)))
             var recovery = JournalRecovery(snapshots: [], actions: [], startsAtTheBeginning: true, timers: [])
             if countsTransitions {
                 let count = try database.prepare(Self.transitionCountQuery)
@@ -246,6 +252,10 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
                 if try count.step() { recovery.transitionCount = count.integer(0) }
             }
             while try snapshots.step() {
+                guard !snapshots.isNull(2) else {
+                    throw PluginJournalError.Reason.badRecord("snapshot #\(snapshots.integer(0)) of \(name) is \(snapshots.integer(3)) bytes, "
+                                                              + "more than the \(PluginLimits.maxSnapshotBytes) a plugin's snapshot may have")
+                }
                 recovery.snapshots.append(JournaledSnapshot(sequence: snapshots.integer(0), version: snapshots.text(1), bytes: snapshots.blob(2)))
             }
             recovery.actions = try actionsHoldingTheLock(of: name, after: recovery.snapshots.first?.sequence ?? 0)
@@ -253,12 +263,17 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
             pruned.bind(.text(name))
             recovery.startsAtTheBeginning = try !pruned.step()
             let timers = try database.prepare("""
-                SELECT key, action, args, due, interval, effect_id, queue, policy, max_count FROM timers WHERE plugin = ? ORDER BY key
+                SELECT key, action, \(Self.readableArguments), due, interval, effect_id, queue, policy, max_count FROM timers WHERE plugin = ?
+                ORDER BY key LIMIT ?
                 """)
-            timers.bind(.text(name))
+            timers.bind(.text(name), .integer(Int64(JournalRecovery.maxTimers + 1)))
             while try timers.step() {
+                guard recovery.timers.count < JournalRecovery.maxTimers else {
+                    throw PluginJournalError.Reason.badRecord("\(name) has more than \(JournalRecovery.maxTimers) pending timers, "
+                                                              + "more than a host arms for one machine")
+                }
                 // Unreadable, it is reported and ended, as a timer whose interval is impossible is.
-                let arguments = ArgumentCoding.decode(timers.blob(2))
+                let arguments = timers.isNull(2) ? nil : ArgumentCoding.decode(timers.blob(2))
                 var timer = JournaledTimer(
                     key: timers.integer(0), plugin: name, action: timers.text(1), arguments: arguments ?? [], due: timers.integer(3),
                     interval: timers.isNull(4) ? nil : timers.integer(4),
@@ -273,14 +288,18 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
         }
     }
 
+    /// A row's coded arguments when they are within ``JournaledAction/maxArgumentBytes``, else
+    /// NULL (unreadable), as a column of a query.
+    static let readableArguments = "CASE WHEN length(args) <= \(JournaledAction.maxArgumentBytes) THEN args END"
+
     /// The actions of `name` after `sequence`, oldest first (the database lock held).
     private func actionsHoldingTheLock(of name: String, after sequence: Int64) throws -> [JournaledAction] {
-        let statement = try database.prepare("SELECT seq, version, action, args FROM actions WHERE plugin = ? AND seq > ? ORDER BY seq")
+        let statement = try database.prepare("SELECT seq, version, action, \(Self.readableArguments) FROM actions WHERE plugin = ? AND seq > ? ORDER BY seq")
         statement.bind(.text(name), .integer(sequence))
         var actions: [JournaledAction] = []
         while try statement.step() {
             // Unreadable, it is reported as an action that cannot be replayed; the others replay.
-            let arguments = ArgumentCoding.decode(statement.blob(3))
+            let arguments = statement.isNull(3) ? nil : ArgumentCoding.decode(statement.blob(3))
             actions.append(JournaledAction(sequence: statement.integer(0), version: statement.text(1), action: statement.text(2),
                                            arguments: arguments ?? [], unreadableArguments: arguments == nil))
         }
