@@ -84,9 +84,12 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
         guard version <= ClusterSchema.version else { throw .newerSchema(found: version, supported: ClusterSchema.version) }
     }
 
-    /// This host's number in the upper 32 bits, 1 in the lower.
-    public func firstTimerKey() throws(PluginJournalError.Reason) -> Int64 {
-        (host?.id ?? 0) << 32 | 1
+    /// This host's number in the upper 32 bits, from 1 to 2^32 - 1 in the lower: 2^32 - 1
+    /// timers per run of a host (the next run has another number). The key past them is the
+    /// next host's first: it is not given, and an action that asks for a timer then fails.
+    public func timerKeys() throws(PluginJournalError.Reason) -> Range<Int64> {
+        let number = host?.id ?? 0
+        return (number << 32 | 1)..<((number + 1) << 32)
     }
 
     /// Closes both connections.

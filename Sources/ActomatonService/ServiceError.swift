@@ -156,7 +156,7 @@ extension ServiceError {
         case .unknownAction, .wrongArgumentCount, .wrongArgumentType, .integerOutOfRange, .missingArgument, .unknownParameter,
              .stringContainsNUL, .stringTooLong:
             self = .badRequest(line)
-        case .refused, .invalidRequest, .effectLimitReached, .effectTotalReached, .feedbackLimitReached:
+        case .refused, .invalidRequest, .effectLimitReached, .effectTotalReached, .timerKeysUsedUp, .feedbackLimitReached:
             self = .unprocessable(line)
         case .describeFailed, .snapshotFailed, .restoreRefused, .workerFailed, .pluginStopped, .sandboxTrapped:
             self = .pluginFailed(line)

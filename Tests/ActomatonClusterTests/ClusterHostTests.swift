@@ -390,7 +390,7 @@ extension ClusterHostTests {
         let store = PostgresJournalStore(host: first)
         defer { store.close(clean: true) }
         let now: Int64 = 1_000_000
-        var key = try store.firstTimerKey()
+        var key = try store.timerKeys().lowerBound
         for name in names {
             let due = name == "t/later" ? now + 7_200_000 : now - 5
             let timer = JournaledTimer(key: key, plugin: name, action: "add", arguments: [.int(1)], due: due, interval: nil, options: .init())
@@ -430,7 +430,7 @@ extension ClusterHostTests {
         let store = PostgresJournalStore(host: first)
         defer { store.close(clean: true) }
         let now: Int64 = 1_000_000
-        var key = try store.firstTimerKey()
+        var key = try store.timerKeys().lowerBound
         for name in names {
             let timer = JournaledTimer(key: key, plugin: name, action: "add", arguments: [.int(1)], due: now - 5, interval: nil, options: .init())
             key += 1

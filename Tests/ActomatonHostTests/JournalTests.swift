@@ -621,6 +621,43 @@ struct JournalTests {
                 + "\(JournalRecovery.maxTimers) pending timers, more than a host arms for one machine")
     }
 
+    /// Regression: a timer key at the end of the integers (an edited file) made the next
+    /// timer's key overflow, and trapped the host. The keys a journal gives are a range (a
+    /// cluster host's, 2^32 per run, then the next host's): an action whose timers find none
+    /// left fails with one line and is not journaled; an action without timers goes on.
+    @Test func anActionWhoseTimersFindNoKeyLeftFailsWithOneLine() async throws {
+        let path = try temporaryDirectory() + "/state.sqlite"
+        try await journalIncrements(1, at: path)
+        tamper(path, "INSERT INTO timers (key, plugin, action, args, due) VALUES (9223372036854775807, 'other', 'increment', x'', 0)")
+        let journal = try PluginJournal(path: path)
+        defer { journal.close() }
+        let counter = try await PluginHost(journal: journal).load(path: plugin("CounterPlugin"))
+        let error = await #expect(throws: PluginCallError.self) { try await counter.send("start", [.int(3_600_000)]) }
+        #expect(error?.description == "plugin counter: 'start 3600000' failed: the journal has no key left for a new timer (its keys for this host end "
+                + "at 9223372036854775806): a cluster host takes new ones when it restarts; a state database whose timers reach the end was edited; "
+                + "its effects were discarded, and its state may have changed", "\(error?.description ?? "")")
+        try await counter.send("increment")
+        #expect(try await counter.describe().contains("2"))
+    }
+
+    /// A cluster host's keys are a range of 2^32 per run; the last of them is given, and one
+    /// past it fails.
+    @Test func theLastTimerKeyOfTheRangeIsGivenAndOnePastItIsNot() async throws {
+        final class NarrowKeys: ForwardingJournalStore, @unchecked Sendable {
+            override func timerKeys() throws(PluginJournalError.Reason) -> Range<Int64> { 10..<12 }
+        }
+        let journal = try PluginJournal(store: NarrowKeys(base: SQLiteJournalStore(path: try temporaryDirectory() + "/state.sqlite")))
+        defer { journal.close() }
+        let counter = try await PluginHost(journal: journal).load(path: plugin("CounterPlugin"))
+        for _ in 0..<2 { try await counter.send("start", [.int(3_600_000)]) }
+        let error = await #expect(throws: PluginCallError.self) { try await counter.send("start", [.int(3_600_000)]) }
+        #expect(error?.description.contains("the journal has no key left for a new timer (its keys for this host end at 11)") == true,
+                "\(error?.description ?? "")")
+        // The second start replaced the first (one ID): its timer alone is pending.
+        #expect(try journal.recovery(for: "counter").timers.map(\.key) == [11])
+        try await counter.send("stop")
+    }
+
     @Test func messages() {
         #expect(PluginJournalError(.newerFormat(found: 2, supported: 1), at: "/s.db").description
             == "/s.db: the state database was written by a newer actomaton-host (format 2; this host reads format 1); refusing to use it")

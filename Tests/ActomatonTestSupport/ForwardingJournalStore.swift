@@ -9,7 +9,7 @@ open class ForwardingJournalStore: JournalStore, @unchecked Sendable {
     public init(base: any JournalStore) { self.base = base }
 
     open var location: String { base.location }
-    open func firstTimerKey() throws(PluginJournalError.Reason) -> Int64 { try base.firstTimerKey() }
+    open func timerKeys() throws(PluginJournalError.Reason) -> Range<Int64> { try base.timerKeys() }
     open func commit(_ records: [JournalRecord]) throws { try base.commit(records) }
     /// The epochs ignored, as a store of one host does: through ``commit(_:)``, so that a
     /// subclass overrides one commit.

@@ -51,6 +51,9 @@ public struct PluginCallError: Error, Sendable, Hashable, CustomStringConvertibl
         /// The action asked for more effects than all the machines of the host (a service) may
         /// have running or waiting together (``EffectBudget/total``).
         case effectTotalReached(action: String, limit: Int)
+        /// The action asked for delayed or repeating actions, and the journal had no key left
+        /// for them: its keys for this host end at `lastKey` (``JournalStore/timerKeys()``).
+        case timerKeysUsedUp(action: String, lastKey: Int64)
         /// A chain of `next_action` requests went past the host's limits (see
         /// ``PluginLimits/maxFeedbackDepth`` and ``PluginLimits/maxFeedbackSteps``).
         case feedbackLimitReached(action: String, limit: String)
@@ -82,7 +85,7 @@ public struct PluginCallError: Error, Sendable, Hashable, CustomStringConvertibl
         /// state before it refused, or before the host refused what it asked for.
         var ranThePlugin: Bool {
             switch self {
-            case .refused, .invalidRequest, .effectLimitReached, .effectTotalReached: true
+            case .refused, .invalidRequest, .effectLimitReached, .effectTotalReached, .timerKeysUsedUp: true
             case let .wasmMemoryTotalReached(_, _, _, failure): failure.ranThePlugin
             default: false
             }
@@ -94,7 +97,7 @@ public struct PluginCallError: Error, Sendable, Hashable, CustomStringConvertibl
         /// is not counted: the contract has the plugin keep its state.
         public var mayHaveChangedState: Bool {
             switch self {
-            case .invalidRequest, .effectLimitReached, .effectTotalReached: true
+            case .invalidRequest, .effectLimitReached, .effectTotalReached, .timerKeysUsedUp: true
             case let .wasmMemoryTotalReached(_, _, _, failure): failure.mayHaveChangedState
             default: false
             }
@@ -129,6 +132,10 @@ public struct PluginCallError: Error, Sendable, Hashable, CustomStringConvertibl
             case let .effectTotalReached(action, limit):
                 return "'\(echo(action))' failed: its delayed and repeating actions would take the host's machines past their limit of \(limit) effects "
                     + "running or waiting in all (--max-effects-total); its effects were discarded, and its state may have changed"
+            case let .timerKeysUsedUp(action, lastKey):
+                return "'\(echo(action))' failed: the journal has no key left for a new timer (its keys for this host end at \(lastKey)): "
+                    + "a cluster host takes new ones when it restarts; a state database whose timers reach the end was edited; "
+                    + "its effects were discarded, and its state may have changed"
             case let .feedbackLimitReached(action, limit):
                 return "'\(echo(action))' not run: a chain of next actions went past \(limit) (a loop in the plugin?); the chain was cut off"
             case let .describeFailed(message):

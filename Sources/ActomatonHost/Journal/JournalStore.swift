@@ -16,8 +16,10 @@ public protocol JournalStore: AnyObject, Sendable {
     /// its password.
     var location: String { get }
 
-    /// The first timer key no timer of this store uses; the journal numbers new timers from it.
-    func firstTimerKey() throws(PluginJournalError.Reason) -> Int64
+    /// The keys new timers of this host may take, from the first no timer of this store uses;
+    /// the journal numbers new timers from it. An action whose timers find none left fails
+    /// (``PluginCallError/Reason/timerKeysUsedUp(action:lastKey:)``).
+    func timerKeys() throws(PluginJournalError.Reason) -> Range<Int64>
 
     /// Writes `records`, in order, in one transaction: all of them are durable when it returns,
     /// or none is.

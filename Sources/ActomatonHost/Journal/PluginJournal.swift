@@ -78,7 +78,8 @@ public final class PluginJournal: @unchecked Sendable {
     /// Set once the first ``close()`` has closed the store: later calls wait for it.
     private var storeReleased = false
     private var writerFinished = false
-    private var nextTimerKey: Int64
+    /// The keys new timers may still take (``JournalStore/timerKeys()``).
+    private var timerKeys: Range<Int64>
     private var failure: PluginJournalError?
     /// Records acknowledged before their commit (``JournalSyncPolicy/batch``) that the failed
     /// commit, or the ones refused after it, left out.
@@ -127,7 +128,7 @@ public final class PluginJournal: @unchecked Sendable {
         isWriting = true
         writeFailureHandler = onWriteFailure
         do {
-            nextTimerKey = try store.firstTimerKey()
+            timerKeys = try store.timerKeys()
         } catch {
             store.close(clean: false)
             throw PluginJournalError(error, at: store.location)
@@ -158,7 +159,7 @@ public final class PluginJournal: @unchecked Sendable {
         options = JournalOptions()
         isWriting = false
         writeFailureHandler = nil
-        nextTimerKey = 1
+        timerKeys = 1..<1
         failure = PluginJournalError(.closed, at: path)
         closing = true
         writerFinished = true
@@ -292,12 +293,20 @@ public final class PluginJournal: @unchecked Sendable {
         try await waitUntilAcknowledged(append(.forget(plugin: name)))
     }
 
-    /// A new timer key, unique in this journal's store.
-    func makeTimerKey() -> Int64 {
+    /// `count` new timer keys, unique in this journal's store, one after another: the first of
+    /// them; or, when fewer are left, `nil` and the last key this journal had.
+    func makeTimerKeys(_ count: Int) -> Result<Int64, TimerKeysUsedUp> {
         condition.lock()
         defer { condition.unlock() }
-        nextTimerKey += 1
-        return nextTimerKey - 1
+        guard Int64(count) <= timerKeys.upperBound - timerKeys.lowerBound else { return .failure(TimerKeysUsedUp(lastKey: timerKeys.upperBound - 1)) }
+        let first = timerKeys.lowerBound
+        timerKeys = (first + Int64(count))..<timerKeys.upperBound
+        return .success(first)
+    }
+
+    /// Why ``makeTimerKeys(_:)`` gave none: the last key this journal had.
+    struct TimerKeysUsedUp: Error {
+        let lastKey: Int64
     }
 
     /// Queues `record`; `acknowledge` runs once it counts as acknowledged (see

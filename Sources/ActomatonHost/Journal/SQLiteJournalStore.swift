@@ -132,9 +132,11 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
         close(clean: false)
     }
 
-    /// The first timer key no timer in the file uses.
-    public func firstTimerKey() throws(PluginJournalError.Reason) -> Int64 {
-        try reading { () throws in try database.integer("SELECT coalesce(max(key), 0) + 1 FROM timers") ?? 1 }
+    /// From the first timer key no timer in the file uses to the largest integer. A key at
+    /// the end (an edited file) leaves none: the next key overflowed, and trapped the host.
+    public func timerKeys() throws(PluginJournalError.Reason) -> Range<Int64> {
+        let largest = try reading { () throws in try database.integer("SELECT coalesce(max(key), 0) FROM timers") ?? 0 }
+        return largest >= Int64.max - 1 ? Int64.max..<Int64.max : (max(largest, 0) + 1)..<Int64.max
     }
 
     /// Checkpoints the write-ahead log down to nothing when `clean`, closes the connection and

@@ -41,18 +41,17 @@ extension PluginMachine {
                                                              keepingActions: Int64(journal.options.snapshotInterval)))
     }
 
-    /// The journal record of a performed action: its timers (with keys, into `keys`) and the
-    /// IDs it cancelled.
-    func journalRecord(of input: PluginMachineAction, requests: [PluginEffectRequest], keys: inout [Int64?],
-                               journal: PluginJournal, receipt: JournaledReceipt?, message: (@Sendable () -> String)?) -> JournalRecord {
+    /// The journal record of a performed action: its timers (with the keys in `keys`, one per
+    /// request) and the IDs it cancelled.
+    func journalRecord(of input: PluginMachineAction, requests: [PluginEffectRequest], keys: [Int64?],
+                       receipt: JournaledReceipt?, message: (@Sendable () -> String)?) -> JournalRecord {
         let now = wallClockMilliseconds()
         var timers: [JournaledTimer] = []
         var cancelled: [String] = []
         for (index, request) in requests.enumerated() {
             switch request {
             case let .delayed(action, delay, options), let .repeating(action, delay, options):
-                let key = journal.makeTimerKey()
-                keys[index] = key
+                guard index < keys.count, let key = keys[index] else { continue }
                 var interval: Int64?
                 if case .repeating = request { interval = delay.milliseconds }
                 timers.append(JournaledTimer(key: key, plugin: journalName, action: action.name, arguments: action.arguments,

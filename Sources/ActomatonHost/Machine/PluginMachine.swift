@@ -340,7 +340,7 @@ public actor PluginMachine: EffectQueueHost {
     private func step(_ input: PluginMachineAction, into transitions: inout Transitions) -> Effect<PluginMachineAction> {
         // The total's places taken for effects the action did not get back (its effects are made by now).
         defer { effectBudget.settle() }
-        let outcome: Result<[PluginEffectRequest], PluginCallError>
+        var outcome: Result<[PluginEffectRequest], PluginCallError>
         var ranThePlugin = false
         switch decisions.admit(origin: input.origin, depth: input.depth, action: input.action) {
         case .perform:
@@ -350,6 +350,28 @@ public actor PluginMachine: EffectQueueHost {
             outcome = .failure(PluginCallError(reason, plugin: name))
         case .drop:
             return .empty
+        }
+        // Its timers' keys, taken before it counts as performed: with none left it fails. One
+        // per request (none without a journal or a timer).
+        var keys: [Int64?] = []
+        if let journal, case let .success(requests) = outcome {
+            let timerCount = requests.count { if case .delayed = $0 { true } else if case .repeating = $0 { true } else { false } }
+            if timerCount > 0 {
+                switch journal.makeTimerKeys(timerCount) {
+                case var .success(next):
+                    keys = requests.map { request in
+                        switch request {
+                        case .delayed, .repeating:
+                            defer { next += 1 }
+                            return next
+                        case .cancel, .next:
+                            return nil
+                        }
+                    }
+                case let .failure(usedUp):
+                    outcome = .failure(PluginCallError(.timerKeysUsedUp(action: input.action.description, lastKey: usedUp.lastKey), plugin: name))
+                }
+            }
         }
         let step = decisions.performed(succeeded: (try? outcome.get()) != nil)
         transitionsMade += 1
@@ -376,7 +398,6 @@ public actor PluginMachine: EffectQueueHost {
         // Right after the description, in the same turn: the same state.
         let active = describesState ? activeNodesResult() : nil
         var acknowledgement = PluginAcknowledgement.immediate(action: input.action, plugin: name)
-        var keys: [Int64?] = Array(repeating: nil, count: requests.count)
         if step.journal, let journal {
             var receipt: JournaledReceipt?
             var message: (@Sendable () -> String)?
@@ -391,7 +412,7 @@ public actor PluginMachine: EffectQueueHost {
                 // Made on the journal's writer thread, while the machine goes on.
                 if let journalMessage { message = { journalMessage(made) } }
             }
-            let ticket = journal.append(epoch: journalEpoch, journalRecord(of: input, requests: requests, keys: &keys, journal: journal, receipt: receipt,
+            let ticket = journal.append(epoch: journalEpoch, journalRecord(of: input, requests: requests, keys: keys, receipt: receipt,
                                                       message: message))
             acknowledgement = PluginAcknowledgement(journal: journal, ticket: ticket, action: input.action, plugin: name)
             // Also when the runtime says a replay past this state could take another path.
@@ -416,7 +437,7 @@ public actor PluginMachine: EffectQueueHost {
         guard !requests.isEmpty else { return .empty }
         let (clock, budget, journal, depth, epoch) = (self.clock, effectBudget, self.journal, input.depth, journalEpoch)
         return Effect.combine(requests.enumerated().map { index, request in
-            let key = keys[index]
+            let key = index < keys.count ? keys[index] : nil
             return request.effect(clock: clock, budget: budget, timer: key.map { JournalTimerToken(journal: journal!, key: $0, name: journalName, epoch: epoch) }) { action, request in
                 // A next action goes one level deeper; a timed one starts a new chain.
                 if case .next = request { return PluginMachineAction(action: action, origin: .next, depth: depth + 1) }
