@@ -88,8 +88,10 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
     /// timers per run of a host (the next run has another number). The key past them is the
     /// next host's first: it is not given, and an action that asks for a timer then fails.
     public func timerKeys() throws(PluginJournalError.Reason) -> Range<Int64> {
-        let number = host?.id ?? 0
-        return (number << 32 | 1)..<((number + 1) << 32)
+        // A host's number is at most 2^31 - 1 (`ClusterHost.hostNumbers`): the last one's keys
+        // end below 2^63, which no number after it has.
+        let number = min(max(host?.id ?? 0, 0), Int64.max >> 32)
+        return (number << 32 | 1)..<(number == Int64.max >> 32 ? Int64.max : (number + 1) << 32)
     }
 
     /// Closes both connections.

@@ -115,6 +115,10 @@ struct ClusterHostTests {
         try link.run("SELECT setval('actomaton_hosts_id_seq', \(ClusterHost.hostNumbers.upperBound - 1))")
         let last = try ClusterHost(address: address, advertise: "http://127.0.0.1:9002", leaseTTL: .seconds(3600))
         #expect(last.id == ClusterHost.hostNumbers.upperBound)
+        // Its keys end where the next number's would begin, and the last of them is below 2^63.
+        let keys = try PostgresJournalStore(host: last).timerKeys()
+        #expect(keys == (Int64(ClusterHost.hostNumbers.upperBound) << 32 | 1)..<Int64.max, "\(keys)")
+        #expect(try PostgresJournalStore(host: first).timerKeys() == (first.id << 32 | 1)..<((first.id + 1) << 32))
         last.stop()
         do {
             let past = try ClusterHost(address: address, advertise: "http://127.0.0.1:9003", leaseTTL: .seconds(3600))
