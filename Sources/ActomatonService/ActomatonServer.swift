@@ -240,6 +240,11 @@ public final class ActomatonServer: Service, Sendable {
         [UnixSignal.sigterm] + [(SIGINT, UnixSignal.sigint), (SIGHUP, .sighup)].filter { !SystemCall.ignores(signal: $0.0) }.map(\.1)
     }
 
+    /// The numbers of ``shutdownSignals``.
+    public static var shutdownSignalNumbers: [Int32] {
+        [SIGTERM] + [SIGINT, SIGHUP].filter { !SystemCall.ignores(signal: $0) }
+    }
+
     /// Runs the server in a service group of its own that shuts it down gracefully on one of
     /// ``shutdownSignals``, and cancels what is left after ``ServiceConfiguration/shutdownTimeout``.
     ///

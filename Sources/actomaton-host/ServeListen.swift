@@ -337,10 +337,16 @@ extension Serve {
         // as long as the service runs (review).
         serviceJournal = nil
         membership?.dropTakenOver(from: server.registry, metrics: server.metrics, logger: logger)
+        // However it ends, what was appended is committed and the file left tidy: once, by
+        // the service's end or by the watchdog.
+        let closing = RunOnce { [membership] in if let membership { membership.leave() } else { journal?.close() } }
+        ServeShutdownWatchdog.install(signals: ActomatonServer.shutdownSignalNumbers, timeout: configuration.shutdownTimeout, logger: logger) {
+            closing.run()
+        }
         var failure: (any Error)?
         do { try await server.runUntilSignalled() } catch { failure = error }
-        // However it ended, what was appended is committed and the file left tidy.
-        if let membership { membership.leave() } else { journal?.close() }
+        ServeShutdownWatchdog.serviceEnded()
+        closing.run()
         PluginLogLines.sayWhatWasLeftOut()
         if let failure {
             printError(failure)

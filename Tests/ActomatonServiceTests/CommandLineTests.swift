@@ -32,14 +32,19 @@ import Testing
     }
 
     /// Starts `serve --listen` on a port the system picks; returns it with the port, once it listens.
-    func startServe(_ directory: String, _ extra: [String] = [], limits: String? = nil) throws -> (process: Process, port: Int) {
+    func startServe(_ directory: String, _ extra: [String] = [], limits: String? = nil,
+                    errorPath: String? = nil) throws -> (process: Process, port: Int) {
         let process = Process()
         // In-process unless `extra` says otherwise: an option is given once.
         let isolation = extra.contains("--isolation") ? [] : ["--isolation", "none"]
         Self.setHost(of: process, ["serve", "--plugins", directory, "--listen", "127.0.0.1:0"] + isolation + extra, limits: limits)
         let output = Pipe()
         process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
+        // To a file, not a pipe nobody reads (it would fill, and hold the service): read only
+        // when the service did not listen, to say why.
+        let errorPath = try errorPath ?? temporaryDirectory() + "/serve-errors.txt"
+        _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
+        process.standardError = FileHandle(forWritingAtPath: errorPath)
         try process.run()
         var text = ""
         while true {
@@ -52,7 +57,10 @@ import Testing
             }
         }
         process.terminate()
-        throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "the service did not listen: \(text)"])
+        process.waitUntilExit()
+        let errors = String(decoding: FileManager.default.contents(atPath: errorPath) ?? Data(), as: UTF8.self).suffix(2048)
+        throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "the service did not listen (status \(process.terminationStatus), "
+                                                      + "reason \(process.terminationReason == .exit ? "exit" : "signal")): \(text); standard error: \(errors)"])
     }
 
     /// Starts `serve --listen` with `extra` (and `limits`), sends `request` on one connection,
@@ -430,6 +438,52 @@ import Testing
             }
             #expect(status == 0, "\(flags)")
         }
+    }
+
+    /// Regression (client review): a `.wasm` action looping under `--fuel off` held a SIGTERM's
+    /// shutdown for good (cancelling cannot end it), a second SIGTERM too: only `kill -9`
+    /// ended the process. Past `--shutdown-timeout` and 5 s more, or at a second signal, the
+    /// journal is closed and the process exits with status 1 and one line saying why.
+    @Test(arguments: [false, true])
+    func aShutdownACallHoldsEndsTheProcess(atASecondSignal: Bool) async throws {
+        let directory = try pluginsDirectory()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        try FileManager.default.copyItem(atPath: "\(root)/.build/wasm/hostile/hostile.wasm", toPath: directory + "/hostile.wasm")
+        let errorPath = directory + "/errors.txt"
+        let timeout = atASecondSignal ? "3600" : "1"
+        let (process, port) = try startServe(directory, ["--fuel", "off", "--shutdown-timeout", timeout, "--state", directory + "/state.sqlite"],
+                                             errorPath: errorPath)
+        // Safety net only: before the fix, nothing else ended it.
+        let pid = process.processIdentifier
+        Thread.detachNewThread {
+            Thread.sleep(forTimeInterval: 300)
+            kill(pid, SIGKILL)
+        }
+        let spin = try LoopbackConnection(port: port)
+        let body = #"{"action": "spin"}"#
+        try spin.send("POST /v1/machines/hostile/s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                      + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)")
+        // In flight once its instance is made.
+        let inFlight = await eventually {
+            guard let metrics = try? LoopbackConnection(port: port), (try? metrics.send("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")) != nil,
+                  let text = try? metrics.response(within: .answerDeadline) else { return false }
+            return text.split(separator: "\n").contains { $0.hasPrefix("actomaton_instances_active ") && !$0.hasSuffix(" 0") && !$0.hasSuffix(" 0.0") }
+        }
+        #expect(inFlight)
+        kill(pid, SIGTERM)
+        func errors() -> String { String(decoding: FileManager.default.contents(atPath: errorPath) ?? Data(), as: UTF8.self) }
+        if atASecondSignal {
+            #expect(await eventually { errors().contains("shutting down: 1 requests in flight") }, "\(errors())")
+            kill(pid, SIGTERM)
+        }
+        let status = try await offThePool { () -> Int32 in
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+        #expect(status == 1 && process.terminationReason == .exit, "\(status)")
+        let why = atASecondSignal ? "stopping at once on a second SIGTERM during the shutdown"
+            : "stopping at once: the shutdown did not end within --shutdown-timeout and 5 s more"
+        #expect(errors().contains(why) && errors().contains("the journal is closed, with every action answered in it"), "\(errors().suffix(2000))")
     }
 
     /// Regression (audit): a seconds flag past about 292 years trapped the service — at start
