@@ -10,8 +10,8 @@ import Actomaton
 ///
 /// Lifetime: the store holds the runtime; the runtime holds its machine through the task that
 /// feeds it. When the store goes, the runtime's deinit closes the queue; the task sends what is
-/// left and ends, releasing the machine, which cancels its running effects and ends its state
-/// streams, which ends the subscription's task.
+/// left, cancels the subscription's task (the machine may be held elsewhere too) and ends,
+/// releasing the machine, which, if nothing else holds it, cancels its running effects.
 @MainActor
 final class StoreRuntime<Action: Sendable, State: Sendable> {
     private let actomaton: Actomaton<Action, State>
@@ -47,7 +47,7 @@ final class StoreRuntime<Action: Sendable, State: Sendable> {
         Task { [weak self] in
             let subscription = await actomaton.subscribeToStateUpdates()
             self?.take(subscription.current)
-            Task { [weak self] in
+            let updates = Task { [weak self] in
                 for await update in subscription.updates { self?.take(update) }
             }
             for await request in requests {
@@ -57,6 +57,9 @@ final class StoreRuntime<Action: Sendable, State: Sendable> {
                 self?.take(update)
                 request.pending.resolve(.sent(task))
             }
+            // The store is gone. Its machine may live on (a machine made elsewhere, shared with
+            // other code): end the subscription, or it would outlive the store.
+            updates.cancel()
         }
     }
 
