@@ -93,9 +93,9 @@ extension Store {
         let child = Store<Action, Wrapped, Environment>(
             state: initial, environment: environment, source: self, send: sendAction
         )
-        addChild(child) { [weak child] state in
+        addChild(child) { [weak child] state, parentIsUnchanged in
             guard let state else { return }
-            child?.apply(state)
+            child?.apply(state, parentIsUnchanged: parentIsUnchanged)
         }
         return child
     }
@@ -109,7 +109,9 @@ extension Store {
         let child = Store<SubAction, SubState, SubEnvironment>(
             state: get(currentStateForChildren), environment: environment, source: self, send: send
         )
-        addChild(child) { [weak child] state in child?.apply(get(state)) }
+        addChild(child) { [weak child] state, parentIsUnchanged in
+            child?.apply(get(state), parentIsUnchanged: parentIsUnchanged)
+        }
         return child
     }
 }

@@ -167,22 +167,28 @@ public class Store<Action: Sendable, State: Sendable, Environment: Sendable>: Ob
     var currentStateForChildren: State { currentState }
 
     /// Takes a new state: notifies the readers of what changed, then the children.
-    func apply(_ newState: State) {
+    ///
+    /// The new state is always taken, even when it is equal (`==`) to the last: an `==` may
+    /// leave fields out, and the store shows the machine's state, not the first of its equals.
+    /// Readers of the whole state are told only when it is not equal; readers of a field, when
+    /// the field is not. A value that is not `Equatable` counts as changed, unless
+    /// `parentIsUnchanged` (the parent's state was equal to its last).
+    func apply(_ newState: State, parentIsUnchanged: Bool = false) {
         let oldState = currentState
-        if areEqual(oldState, newState) == true { return }
-        let changed = fields.values.filter { $0.hasChanged(oldState, newState) }
-        registrar.willSet(self, keyPath: \.state)
+        let stateChanged = areEqual(oldState, newState).map { !$0 } ?? !parentIsUnchanged
+        let changed = fields.values.filter { $0.hasChanged(oldState, newState, parentIsUnchanged) }
+        if stateChanged { registrar.willSet(self, keyPath: \.state) }
         for field in changed { field.willSet(registrar, self) }
         currentState = newState
         for field in changed { field.didSet(registrar, self) }
-        registrar.didSet(self, keyPath: \.state)
+        if stateChanged { registrar.didSet(self, keyPath: \.state) }
 
         children.removeAll { $0.isReleased }
-        for child in children { child.apply(newState) }
+        for child in children { child.apply(newState, !stateChanged) }
     }
 
     /// Registers a child store, which takes its slice of each new state.
-    func addChild(_ child: AnyObject, apply: @escaping @MainActor (State) -> Void) {
+    func addChild(_ child: AnyObject, apply: @escaping @MainActor (State, Bool) -> Void) {
         children.removeAll { $0.isReleased }
         children.append(Child(store: child, apply: apply))
     }
@@ -192,7 +198,9 @@ public class Store<Action: Sendable, State: Sendable, Environment: Sendable>: Ob
         if let field = fields[keyPath] { return field }
         let field = Field(
             keyPath: (\Store.currentState).appending(path: keyPath),
-            hasChanged: { old, new in areEqual(old[keyPath: keyPath], new[keyPath: keyPath]) != true }
+            hasChanged: { old, new, parentIsUnchanged in
+                areEqual(old[keyPath: keyPath], new[keyPath: keyPath]).map { !$0 } ?? !parentIsUnchanged
+            }
         )
         fields[keyPath] = field
         return field
@@ -201,12 +209,12 @@ public class Store<Action: Sendable, State: Sendable, Environment: Sendable>: Ob
     /// A field read through the store: its key path from the store, for the registrar, and
     /// whether it differs between two states.
     private struct Field {
-        let hasChanged: (State, State) -> Bool
+        let hasChanged: (State, State, Bool) -> Bool
         private let accessBody: (ObservationRegistrar, Store) -> Void
         private let willSetBody: (ObservationRegistrar, Store) -> Void
         private let didSetBody: (ObservationRegistrar, Store) -> Void
 
-        init<Value>(keyPath: KeyPath<Store, Value>, hasChanged: @escaping (State, State) -> Bool) {
+        init<Value>(keyPath: KeyPath<Store, Value>, hasChanged: @escaping (State, State, Bool) -> Bool) {
             self.hasChanged = hasChanged
             accessBody = { registrar, store in registrar.access(store, keyPath: keyPath) }
             willSetBody = { registrar, store in registrar.willSet(store, keyPath: keyPath) }
@@ -221,7 +229,7 @@ public class Store<Action: Sendable, State: Sendable, Environment: Sendable>: Ob
     /// A child store, held weakly.
     private struct Child {
         weak var store: AnyObject?
-        let apply: @MainActor (State) -> Void
+        let apply: @MainActor (State, Bool) -> Void
         var isReleased: Bool { store == nil }
     }
 }
