@@ -33,6 +33,11 @@ public struct StatechartTestMachine<StateID: StatechartStateID, Event: Sendable,
 
     /// Sends `event`; when given, checks the active leaves (in document order) and the outputs
     /// (in order) it led to, failing the test with both sides when they differ.
+    ///
+    /// A step the chart cuts off at its ``Statechart/microstepLimit`` or
+    /// ``Statechart/raisedEventLimit`` fails the test too, whatever was asked: the state is legal,
+    /// but the chart under test loops (eventless transitions, or events that raise each other).
+    /// A test of the limits themselves sends to the chart directly.
     @discardableResult
     public mutating func send(
         _ event: Event,
@@ -44,10 +49,8 @@ public struct StatechartTestMachine<StateID: StatechartStateID, Event: Sendable,
         column: UInt = #column
     ) -> StatechartReply<[Output]> {
         let location = SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
-        var emitted: [Output] = []
-        var trace = StatechartTransitionList()
-        let status = chart.send(event, to: &state, outputs: &emitted, trace: &trace)
-        for index in trace.indices { timesTaken[index] += 1 }
+        let reply = step(event, at: location)
+        let emitted = reply.outputs
         if let leaves {
             let actual = chart.activeLeaves(in: state)
             if actual != leaves {
@@ -56,6 +59,28 @@ public struct StatechartTestMachine<StateID: StatechartStateID, Event: Sendable,
         }
         if let outputs, outputs != emitted {
             location.fail("\(event) emitted \(emitted), not \(outputs).")
+        }
+        return reply
+    }
+
+    /// Sends `event`, counts the transitions taken, and fails at `location` when the chart cut
+    /// the step off at one of its limits.
+    private mutating func step(_ event: Event, at location: SourceLocation) -> StatechartReply<[Output]> {
+        var emitted: [Output] = []
+        var trace = StatechartTransitionList()
+        let status = chart.send(event, to: &state, outputs: &emitted, trace: &trace)
+        for index in trace.indices { timesTaken[index] += 1 }
+        switch status {
+        case .stoppedAtMicrostepLimit:
+            location.fail(
+                "\(event) was cut off at the chart's microstep limit (\(chart.microstepLimit)): its eventless transitions or raised events loop."
+            )
+        case .stoppedAtRaisedEventLimit:
+            location.fail(
+                "\(event) was cut off at the chart's raised event limit (\(chart.raisedEventLimit)): the chart raises events faster than it takes them."
+            )
+        case .transitioned, .ignored, .finished, .rejected:
+            break
         }
         return StatechartReply(status: status, outputs: emitted)
     }
@@ -113,10 +138,11 @@ public struct StatechartTestMachine<StateID: StatechartStateID, Event: Sendable,
             SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
                 .fail("The search for covering paths stopped at \(stateLimit) states; raise stateLimit.")
         }
+        let location = SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
         for path in covering.paths {
             restart()
             for (position, event) in path.enumerated() {
-                let reply = send(event)
+                let reply = step(event, at: location)
                 check(path, position, reply, state)
             }
         }
