@@ -24,11 +24,15 @@ public struct StatechartTestMachine<StateID: StatechartStateID, Event: Sendable,
     /// How many times each transition, by its index in the chart's `transitions`, was taken.
     public private(set) var timesTaken: [Int]
 
-    /// A machine at the chart's initial state (or `state`), with nothing taken yet.
+    /// A machine that has started the chart (or one at `state`, with nothing taken yet).
+    ///
+    /// Starting the chart counts the transitions its start takes (eventless ones, or those of
+    /// events raised on entry), as every ``restart()`` does.
     public init(_ chart: Statechart<StateID, Event, Output>, state: StatechartState<StateID>? = nil) {
         self.chart = chart
         self.state = state ?? chart.initialState
         self.timesTaken = Array(repeating: 0, count: chart.transitions.count)
+        if state == nil { restart() }
     }
 
     /// Sends `event`; when given, checks the active leaves (in document order) and the outputs
@@ -85,9 +89,13 @@ public struct StatechartTestMachine<StateID: StatechartStateID, Event: Sendable,
         return StatechartReply(status: status, outputs: emitted)
     }
 
-    /// Goes back to the chart's initial state; the counts of transitions taken are kept.
+    /// Starts the chart again, from its initial state; the counts of transitions taken are
+    /// kept, and those the start takes are added to them.
     public mutating func restart() {
-        state = chart.initialState
+        var outputs: [Output] = []
+        var trace = StatechartTransitionList()
+        _ = chart.start(into: &state, outputs: &outputs, trace: &trace)
+        for index in trace.indices { timesTaken[index] += 1 }
     }
 
     /// The transitions never taken so far.
