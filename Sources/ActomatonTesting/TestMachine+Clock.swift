@@ -1,4 +1,5 @@
 import Clocks
+import IssueReporting
 
 extension TestMachine {
     /// Moves the test clock forward by `duration`, waking every effect whose sleep ends by then,
@@ -37,10 +38,17 @@ extension TestMachine {
                     .fail(Failure.clockStillHasSleepers(timeout: timeout))
                 return
             }
-            await clock.run(
-                timeout: realClock.now.duration(to: deadline),
-                fileID: fileID, filePath: filePath, line: line, column: column
-            )
+            // `TestClock.run` reports its own timeout (naming the time left, not `timeout`) and
+            // then ends every sleep with `CancellationError`, so nothing would sleep any more
+            // when the loop looks again: silence it, and report here that the time ran out.
+            await withIssueReporters([]) {
+                await clock.run(timeout: realClock.now.duration(to: deadline))
+            }
+            guard realClock.now < deadline else {
+                SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
+                    .fail(Failure.clockStillHasSleepers(timeout: timeout))
+                return
+            }
         }
     }
 
