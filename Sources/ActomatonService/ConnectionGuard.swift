@@ -177,8 +177,9 @@ final class RequestHeadDeadline: ChannelInboundHandler, RemovableChannelHandler 
                 + "the limit (--connection-idle-timeout)"
             logger.warning("a request: 408 \(line)")
             let body = ServiceError.jsonLine(line)
+            // Every answer of the service says nosniff (`NoSniffMiddleware`), this one too.
             let answer = "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: application/json\r\n"
-                + "Content-Length: \(body.utf8.count)\r\n\r\n" + body
+                + "X-Content-Type-Options: nosniff\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
             boundContext.value.writeAndFlush(NIOAny(ByteBuffer(string: answer))).whenComplete { _ in channel.close(promise: nil) }
         }
     }

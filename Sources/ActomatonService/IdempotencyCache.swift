@@ -338,8 +338,8 @@ final class IdempotencyCache: Sendable {
     /// which receipts journaled by an earlier version hold (a retry across an upgrade was 422).
     func begin(_ key: Key, fingerprint: Fingerprint, formerFingerprint: Fingerprint? = nil) async throws(ServiceError) -> Begin {
         enum Step {
-            case proceed, replay(Stored), replayFromJournal, wait, mismatch, full(nextExpiry: Duration?), tokenFull
-            case bytesFull(used: Int, nextExpiry: Duration?), tokenBytesFull(used: Int)
+            case proceed, replay(Stored), replayFromJournal, wait, mismatch, full(nextExpiry: Duration?), tokenFull(nextExpiry: Duration?)
+            case bytesFull(used: Int, nextExpiry: Duration?), tokenBytesFull(used: Int, nextExpiry: Duration?)
         }
         let time = now()
         let step: Step = state.withLock { state in
@@ -355,13 +355,17 @@ final class IdempotencyCache: Sendable {
                 guard state.entries.count < maxKeys else {
                     return .full(nextExpiry: state.head < state.order.count ? state.order[state.head].1 : nil)
                 }
-                guard state.perToken[key.token, default: 0] < maxKeysPerToken else { return .tokenFull }
+                guard state.perToken[key.token, default: 0] < maxKeysPerToken else {
+                    return .tokenFull(nextExpiry: Self.nextExpiry(of: key.token, in: state))
+                }
                 if !answersJournaled {
                     guard state.keptBytes < maxBytes else {
                         return .bytesFull(used: state.keptBytes, nextExpiry: state.head < state.order.count ? state.order[state.head].1 : nil)
                     }
                     let tokenBytes = state.bytesPerToken[key.token, default: 0]
-                    guard tokenBytes < maxBytesPerToken else { return .tokenBytesFull(used: tokenBytes) }
+                    guard tokenBytes < maxBytesPerToken else {
+                        return .tokenBytesFull(used: tokenBytes, nextExpiry: Self.nextExpiry(of: key.token, in: state))
+                    }
                 }
                 state.entries[key] = .pending(fingerprint, [])
                 state.perToken[key.token, default: 0] += 1
@@ -377,14 +381,15 @@ final class IdempotencyCache: Sendable {
             // The next key kept expires then: a key in flight, which has no expiry yet, may come first.
             throw .overLimit("the service already keeps \(maxKeys) idempotency keys, its limit (--max-idempotency-keys)",
                              retryAfter: nextExpiry.map { ServiceError.wholeSecondsRoundedUp($0 - time) })
-        case .tokenFull:
-            throw .overLimit("this token already has \(maxKeysPerToken) idempotency keys kept, its share (--max-idempotency-keys-per-token)")
+        case let .tokenFull(nextExpiry):
+            throw .overLimit("this token already has \(maxKeysPerToken) idempotency keys kept, its share (--max-idempotency-keys-per-token)",
+                             retryAfter: nextExpiry.map { ServiceError.wholeSecondsRoundedUp($0 - time) })
         case let .bytesFull(used, nextExpiry):
             throw .overLimit("the answers kept for idempotency keys take \(used) bytes, at least their limit of \(maxBytes) "
                              + "(--max-idempotency-bytes)", retryAfter: nextExpiry.map { ServiceError.wholeSecondsRoundedUp($0 - time) })
-        case let .tokenBytesFull(used):
+        case let .tokenBytesFull(used, nextExpiry):
             throw .overLimit("the answers kept for this token's idempotency keys take \(used) bytes, at least its share of "
-                             + "\(maxBytesPerToken) (--max-idempotency-bytes)")
+                             + "\(maxBytesPerToken) (--max-idempotency-bytes)", retryAfter: nextExpiry.map { ServiceError.wholeSecondsRoundedUp($0 - time) })
         case .wait: break
         }
         let stored: Stored? = await withCheckedContinuation { continuation in
@@ -465,6 +470,20 @@ final class IdempotencyCache: Sendable {
         state.withLock { state in
             if case let .pending(_, waiters, _)? = state.entries[key] { waiters.count } else { 0 }
         }
+    }
+
+    /// How many places of the expiry order a refusal looks through for its token's next expiry.
+    static let maxExpiryScan = 4096
+
+    /// When the next of `token`'s kept keys expires, as far as the first
+    /// ``maxExpiryScan`` places of the expiry order say (a per-token 429's `Retry-After`; it had
+    /// none, though the service-wide one had): `nil` past them, or when none of its keys has
+    /// an expiry yet (all in flight).
+    private static func nextExpiry(of token: String, in state: State) -> Duration? {
+        for (key, expires) in state.order[state.head...].prefix(maxExpiryScan) where key.token == token {
+            if case let .done(_, _, kept, _)? = state.entries[key], kept == expires { return expires }
+        }
+        return nil
     }
 
     private func evictExpired(_ state: inout State, at time: Duration) {

@@ -23,8 +23,10 @@ info:
     they arrive whole (a DELETE among them); instances run concurrently. Every error is {"error": "one line"}. Every GET
     also answers HEAD (the same status and fields, no body); a method a path does not take is
     405, with the methods it takes in `Allow`. A method HTTP does not define (methods are
-    case-sensitive), or a transfer coding but chunked, is 501; a content coding but identity is
-    415; each closes its connection.
+    case-sensitive), or a transfer coding but chunked, is 501, and so is CONNECT (the service is
+    no proxy; that answer has no body); a content coding but identity is 415; a Host field that
+    is not a host with an optional port is 400; each closes its connection. A target in absolute
+    form (http://HOST/PATH) names the host, as RFC 9112 says, not the Host field.
 servers:
   - url: http://127.0.0.1:8080
 security:

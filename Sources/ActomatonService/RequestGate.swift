@@ -126,11 +126,36 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
                 refuse(context, status: .badRequest, line: "an HTTP/1.1 request needs one Host header field", toHead: lastRequestIsHead)
                 return
             }
+            // RFC 9112, 3.2: and to one whose Host is not a host and port (`127.0.0.1:8080@x`
+            // was read as 127.0.0.1, and served).
+            if let host = head.headers.first(name: "host"), !Self.isHostField(host) {
+                refuse(context, status: .badRequest, line: "the Host header field \(ServiceError.quoted(host)) is not a host with an optional port",
+                       toHead: lastRequestIsHead)
+                return
+            }
+            var head = head
+            // RFC 9112, 3.2.2: a target in absolute form names the host, not the Host field (the
+            // check of a request from this machine read the field, and served
+            // `GET http://elsewhere/v1/plugins` addressed to 127.0.0.1).
+            if let (authority, target) = Self.absoluteForm(head.uri) {
+                guard Self.isHostField(authority) else {
+                    refuse(context, status: .badRequest, line: "the request's target names no host with an optional port", toHead: lastRequestIsHead)
+                    return
+                }
+                head.headers.replaceOrAdd(name: "host", value: authority)
+                head.uri = target
+            }
             if let (status, line) = Self.codingRefusal(head.headers) {
                 refuse(context, status: status, line: line, toHead: lastRequestIsHead)
                 return
             }
-            var head = head
+            // RFC 9110, 9.3.6: the service is no proxy. Routed, the answer went out without its
+            // length or body (an answer to CONNECT has none, as the encoder writes it) on a
+            // connection left open: the client waited for the rest until the idle timeout.
+            if head.method == .CONNECT {
+                refuse(context, status: .notImplemented, line: "the service is not a proxy: it does not implement CONNECT", toHead: false)
+                return
+            }
             let protocols = head.headers[canonicalForm: "upgrade"].map { $0.lowercased() }
             if !protocols.isEmpty {
                 if !protocols.contains("websocket") || !Self.isWebSocketRoute(head.uri) {
@@ -346,6 +371,43 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
                         + ServiceError.quoted(content.joined(separator: ", ")))
         }
         return nil
+    }
+
+    /// Whether `value` is a Host field's value (RFC 9110, 7.2): a host — an IP literal in
+    /// brackets, or a name or IPv4 address of the characters a URI's host may have — then
+    /// optionally `:` and digits; or nothing.
+    static func isHostField(_ value: String) -> Bool {
+        let bytes = Array(value.utf8)
+        func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
+        func isPort(_ part: ArraySlice<UInt8>) -> Bool { part.count <= 5 && part.allSatisfy(isDigit) }
+        if bytes.first == UInt8(ascii: "[") {
+            guard let close = bytes.firstIndex(of: UInt8(ascii: "]")), close > 1 else { return false }
+            let inside = bytes[1..<close]
+            guard inside.allSatisfy({ isDigit($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0 | 0x20) || $0 == UInt8(ascii: ":")
+                || $0 == UInt8(ascii: ".") }) else { return false }
+            let rest = bytes[(close + 1)...]
+            return rest.isEmpty || (rest.first == UInt8(ascii: ":") && isPort(rest.dropFirst()))
+        }
+        let colon = bytes.lastIndex(of: UInt8(ascii: ":"))
+        let host = bytes[..<(colon ?? bytes.endIndex)]
+        if let colon, !isPort(bytes[(colon + 1)...]) { return false }
+        // RFC 3986, 3.2.2: a reg-name's unreserved, sub-delims and percent signs.
+        return host.allSatisfy { byte in
+            isDigit(byte) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20) || "-._~!$&'()*+,;=%".utf8.contains(byte)
+        }
+    }
+
+    /// The authority and the origin-form target (`/path?query`) of a target in absolute form
+    /// (`http://host:port/path?query`), or `nil` for a target in another form.
+    static func absoluteForm(_ uri: String) -> (authority: String, target: String)? {
+        let lowered = uri.prefix(8).lowercased()
+        let schemeLength = lowered.hasPrefix("http://") ? 7 : lowered.hasPrefix("https://") ? 8 : 0
+        guard schemeLength > 0 else { return nil }
+        let rest = uri.dropFirst(schemeLength)
+        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
+        let remainder = rest[authorityEnd...]
+        let target = remainder.hasPrefix("/") ? String(remainder) : "/" + remainder
+        return (String(rest[..<authorityEnd]), target)
     }
 
     /// Whether `key` is 16 bytes in base64: 22 characters of its alphabet, then `==`.

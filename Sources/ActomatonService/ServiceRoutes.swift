@@ -55,7 +55,10 @@ struct ServiceRoutes: Sendable {
             return Response.json(#"{"status":"ready"}"#)
         }
         router.get("/metrics") { _, _ in
-            metrics.effectsInFlight(await registry.effectsInFlight())
+            // Read from the total every instance's effects count against, not from each machine:
+            // asked in its turn, one instance running a long action held every scrape until it
+            // ended (a .wasm loop under --fuel off, for good: client review).
+            metrics.effectsInFlight(registry.effectTotal.count)
             metrics.wasmMemory(of: registry.catalog)
             metrics.watchHistoryKept(registry.historyBudget.used)
             metrics.passivatedInstancesKeep(registry.passivatedBytes.used)

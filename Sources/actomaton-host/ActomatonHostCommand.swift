@@ -367,7 +367,11 @@ struct Journal: ParsableCommand {
     @Argument(help: "The state database.")
     var state: String
 
-    @Option(help: "Print the journaled actions of this plugin, oldest first.")
+    /// How many instances a `--plugin` naming their plugin lists.
+    static let instancesShown = 10
+
+    @Option(help: ArgumentHelp("Print the journaled actions of this plugin, oldest first; of one instance, PLUGIN/KEY "
+                                + "(serve journals each instance under its own name).", valueName: "name"))
     var plugin: String?
 
     func run() throws {
@@ -376,7 +380,19 @@ struct Journal: ParsableCommand {
             defer { journal.close() }
             if let plugin {
                 let actions = try journal.journaledActions(of: plugin)
-                if actions.isEmpty { emit("\(plugin): no journaled actions") }
+                if actions.isEmpty {
+                    // A service's instances are journaled under `plugin/key`: the plugin's name
+                    // alone said "no journaled actions" and nothing more (client review).
+                    let instances = try journal.summaries().map(\.plugin).filter { $0.hasPrefix(plugin + "/") }
+                    if let first = instances.first {
+                        let shown = instances.prefix(Self.instancesShown).joined(separator: ", ")
+                        let more = instances.count > Self.instancesShown ? ", … (\(instances.count) in all)" : ""
+                        emit("\(plugin): no journaled actions under this name; it holds instances of it, each under its own name: "
+                             + "\(shown)\(more); name one, as in --plugin \(first)")
+                    } else {
+                        emit("\(plugin): no journaled actions")
+                    }
+                }
                 for action in actions { emit("#\(action.sequence) \(action.text)  (version \(action.version))") }
                 return
             }

@@ -841,6 +841,21 @@ struct CommandLineTests {
         #expect(summary.output == "counter: 4 journaled actions, no snapshot, 0 pending timers\n", "\(summary.output)\(summary.errors)")
         let actions = try await host(["journal", state, "--plugin", "counter"], input: "")
         #expect(actions.output == "#1 add 2  (version 1.0.0)\n#2 add_later 5 0.01  (version 1.0.0)\n#3 increment  (version 1.0.0)\n#4 add 5  (version 1.0.0)\n")
+        // Regression (client review): a service's instances are journaled each under its own
+        // name; naming their plugin said "no journaled actions" and nothing more.
+        let plugins = directory + "/plugins"
+        try FileManager.default.createDirectory(atPath: plugins, withIntermediateDirectories: false)
+        try FileManager.default.copyItem(atPath: plugin("CounterPlugin"), toPath: plugins + "/counter.so")
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: plugins + "/counter.so")
+        let served = directory + "/served.sqlite"
+        let serve = try await host(["serve", "--plugins", plugins, "--state", served, "--print", "none"],
+                                   input: "counter/p1 increment\ncounter/p2 increment\n")
+        #expect(serve.status == 0, "\(serve.errors)")
+        let byPlugin = try await host(["journal", served, "--plugin", "counter"], input: "")
+        #expect(byPlugin.output == "counter: no journaled actions under this name; it holds instances of it, each under its own name: "
+                + "counter/p1, counter/p2; name one, as in --plugin counter/p1\n", "\(byPlugin.output)\(byPlugin.errors)")
+        let byInstance = try await host(["journal", served, "--plugin", "counter/p2"], input: "")
+        #expect(byInstance.output.hasSuffix(" increment  (version 1.0.0)\n"), "\(byInstance.output)")
         let missing = try await host(["journal", directory + "/none.sqlite"], input: "")
         #expect(missing.status == 1 && missing.errors == "error: \(directory)/none.sqlite: cannot open or read the state database: no such file\n")
         // Regression: an empty file was "another application's SQLite file" (run --state takes it as new).

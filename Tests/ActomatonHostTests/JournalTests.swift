@@ -584,40 +584,58 @@ struct JournalTests {
     @Test func aRecoveryReadsAnEditedFileOnlyWithinItsLimits() async throws {
         let path = try temporaryDirectory() + "/state.sqlite"
         try await journalIncrements(3, at: path)
-        func recovery() throws -> JournalRecovery {
-            let journal = try PluginJournal(path: path)
-            defer { journal.close() }
-            return try journal.recovery(for: "counter")
+        // Hundreds of MB and a million rows: read and written on a thread of their own, not the
+        // concurrency pool's.
+        func recovery() async throws -> Result<JournalRecovery, PluginJournalError> {
+            try await offThePool {
+                Result { () throws(PluginJournalError) -> JournalRecovery in
+                    let journal = try PluginJournal(path: path)
+                    defer { journal.close() }
+                    return try journal.recovery(for: "counter")
+                }
+            }
         }
-        func refusal() -> String {
-            (#expect(throws: PluginJournalError.self) { _ = try recovery() })?.description ?? ""
+        func edit(_ sql: String) async throws {
+            let failure = try await offThePool { () -> String? in
+                var handle: OpaquePointer?
+                defer { sqlite3_close(handle) }
+                guard sqlite3_open(path, &handle) == SQLITE_OK, sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK else {
+                    return String(cString: sqlite3_errmsg(handle))
+                }
+                return nil
+            }
+            #expect(failure == nil, "\(failure ?? "")")
+        }
+        func refusal() async throws -> String {
+            guard case let .failure(error) = try await recovery() else { return "read" }
+            return error.description
         }
         // Arguments: a string filling them, at the limit and one past.
         for extra in [0, 1] {
             let length = JournaledAction.maxArgumentBytes - 5 + extra
             let lengthBytes = withUnsafeBytes(of: UInt32(length).littleEndian) { $0.map { String(format: "%02x", $0) }.joined() }
-            tamper(path, "UPDATE actions SET args = CAST(x'05' || x'\(lengthBytes)' || printf('%.*c', \(length), 'x') AS BLOB) WHERE seq = 2")
-            let action = try #require(try recovery().actions.first { $0.sequence == 2 })
+            try await edit("UPDATE actions SET args = CAST(x'05' || x'\(lengthBytes)' || printf('%.*c', \(length), 'x') AS BLOB) WHERE seq = 2")
+            let action = try #require(try await recovery().get().actions.first { $0.sequence == 2 })
             #expect(action.unreadableArguments == (extra == 1))
             #expect(action.arguments.first.map { if case let .string(text) = $0 { text.utf8.count } else { -1 } } == (extra == 1 ? nil : length))
         }
-        tamper(path, "UPDATE actions SET args = x''")
+        try await edit("UPDATE actions SET args = x''")
         // Snapshots: the newest few of ten; the newest at the limit, then one past.
-        tamper(path, "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10) "
-               + "INSERT INTO snapshots (plugin, seq, version, state) SELECT 'counter', i, '1', x'00' FROM n")
-        #expect(try recovery().snapshots.map(\.sequence) == Array((11 - Int64(JournalRecovery.maxSnapshotsRead))...10).reversed())
-        tamper(path, "UPDATE snapshots SET state = zeroblob(\(PluginLimits.maxSnapshotBytes)) WHERE seq = 10")
-        #expect(try recovery().snapshots.first?.bytes.count == PluginLimits.maxSnapshotBytes)
-        tamper(path, "UPDATE snapshots SET state = zeroblob(\(PluginLimits.maxSnapshotBytes + 1)) WHERE seq = 10")
-        #expect(refusal() == "\(path): the state database holds a record this host cannot read: snapshot #10 of counter is "
+        try await edit("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10) "
+                       + "INSERT INTO snapshots (plugin, seq, version, state) SELECT 'counter', i, '1', x'00' FROM n")
+        #expect(try await recovery().get().snapshots.map(\.sequence) == Array((11 - Int64(JournalRecovery.maxSnapshotsRead))...10).reversed())
+        try await edit("UPDATE snapshots SET state = zeroblob(\(PluginLimits.maxSnapshotBytes)) WHERE seq = 10")
+        #expect(try await recovery().get().snapshots.first?.bytes.count == PluginLimits.maxSnapshotBytes)
+        try await edit("UPDATE snapshots SET state = zeroblob(\(PluginLimits.maxSnapshotBytes + 1)) WHERE seq = 10")
+        #expect(try await refusal() == "\(path): the state database holds a record this host cannot read: snapshot #10 of counter is "
                 + "\(PluginLimits.maxSnapshotBytes + 1) bytes, more than the \(PluginLimits.maxSnapshotBytes) a plugin's snapshot may have")
-        tamper(path, "DELETE FROM snapshots")
+        try await edit("DELETE FROM snapshots")
         // Timers: at the limit, then one more.
-        tamper(path, "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(JournalRecovery.maxTimers)) "
-               + "INSERT INTO timers (key, plugin, action, args, due) SELECT i, 'counter', 'increment', x'', 0 FROM n")
-        #expect(try recovery().timers.count == JournalRecovery.maxTimers)
-        tamper(path, "INSERT INTO timers (key, plugin, action, args, due) VALUES (\(JournalRecovery.maxTimers + 1), 'counter', 'increment', x'', 0)")
-        #expect(refusal() == "\(path): the state database holds a record this host cannot read: counter has more than "
+        try await edit("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(JournalRecovery.maxTimers)) "
+                       + "INSERT INTO timers (key, plugin, action, args, due) SELECT i, 'counter', 'increment', x'', 0 FROM n")
+        #expect(try await recovery().get().timers.count == JournalRecovery.maxTimers)
+        try await edit("INSERT INTO timers (key, plugin, action, args, due) VALUES (\(JournalRecovery.maxTimers + 1), 'counter', 'increment', x'', 0)")
+        #expect(try await refusal() == "\(path): the state database holds a record this host cannot read: counter has more than "
                 + "\(JournalRecovery.maxTimers) pending timers, more than a host arms for one machine")
     }
 

@@ -450,37 +450,45 @@ import Testing
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
         try FileManager.default.copyItem(atPath: "\(root)/.build/wasm/hostile/hostile.wasm", toPath: directory + "/hostile.wasm")
         let errorPath = directory + "/errors.txt"
+        @Sendable func errors() -> String { String(decoding: FileManager.default.contents(atPath: errorPath) ?? Data(), as: UTF8.self) }
         let timeout = atASecondSignal ? "3600" : "1"
-        let (process, port) = try startServe(directory, ["--fuel", "off", "--shutdown-timeout", timeout, "--state", directory + "/state.sqlite"],
-                                             errorPath: errorPath)
-        // Safety net only: before the fix, nothing else ended it.
-        let pid = process.processIdentifier
-        Thread.detachNewThread {
-            Thread.sleep(forTimeInterval: 300)
-            kill(pid, SIGKILL)
-        }
-        let spin = try LoopbackConnection(port: port)
-        let body = #"{"action": "spin"}"#
-        try spin.send("POST /v1/machines/hostile/s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                      + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)")
-        // In flight once its instance is made.
-        let inFlight = await eventually {
-            guard let metrics = try? LoopbackConnection(port: port), (try? metrics.send("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")) != nil,
-                  let text = try? metrics.response(within: .answerDeadline) else { return false }
-            return text.split(separator: "\n").contains { $0.hasPrefix("actomaton_instances_active ") && !$0.hasSuffix(" 0") && !$0.hasSuffix(" 0.0") }
+        // All of it on a thread of its own: the sockets and the child's pipe block.
+        let (status, reason, inFlight) = try await offThePool { () throws -> (Int32, Process.TerminationReason, Bool) in
+            let (process, port) = try self.startServe(directory, ["--fuel", "off", "--shutdown-timeout", timeout, "--state", directory + "/state.sqlite"],
+                                                      errorPath: errorPath)
+            // Safety net only: before the fix, nothing else ended it.
+            let pid = process.processIdentifier
+            Thread.detachNewThread {
+                Thread.sleep(forTimeInterval: 300)
+                kill(pid, SIGKILL)
+            }
+            let spin = try LoopbackConnection(port: port)
+            let body = #"{"action": "spin"}"#
+            try spin.send("POST /v1/machines/hostile/s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                          + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)")
+            // In flight once its instance is made.
+            var inFlight = false
+            let deadline = ContinuousClock.now + .seconds(120)
+            while !inFlight, ContinuousClock.now < deadline {
+                let metrics = try LoopbackConnection(port: port)
+                try metrics.send("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                let text = try metrics.response(within: .answerDeadline) ?? ""
+                inFlight = text.split(separator: "\n").contains {
+                    $0.hasPrefix("actomaton_instances_active ") && !$0.hasSuffix(" 0") && !$0.hasSuffix(" 0.0")
+                }
+            }
+            kill(pid, SIGTERM)
+            if atASecondSignal {
+                while !errors().contains("shutting down: 1 requests in flight"), ContinuousClock.now < deadline {
+                    Thread.sleep(forTimeInterval: 0.01)
+                }
+                kill(pid, SIGTERM)
+            }
+            process.waitUntilExit()
+            return (process.terminationStatus, process.terminationReason, inFlight)
         }
         #expect(inFlight)
-        kill(pid, SIGTERM)
-        func errors() -> String { String(decoding: FileManager.default.contents(atPath: errorPath) ?? Data(), as: UTF8.self) }
-        if atASecondSignal {
-            #expect(await eventually { errors().contains("shutting down: 1 requests in flight") }, "\(errors())")
-            kill(pid, SIGTERM)
-        }
-        let status = try await offThePool { () -> Int32 in
-            process.waitUntilExit()
-            return process.terminationStatus
-        }
-        #expect(status == 1 && process.terminationReason == .exit, "\(status)")
+        #expect(status == 1 && reason == .exit, "\(status)")
         let why = atASecondSignal ? "stopping at once on a second SIGTERM during the shutdown"
             : "stopping at once: the shutdown did not end within --shutdown-timeout and 5 s more"
         #expect(errors().contains(why) && errors().contains("the journal is closed, with every action answered in it"), "\(errors().suffix(2000))")

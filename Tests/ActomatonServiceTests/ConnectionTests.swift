@@ -23,6 +23,8 @@ import Testing
                     #expect(answer == nil, "nothing to answer: \(answer ?? "")")
                 } else {
                     #expect(answer?.hasPrefix("HTTP/1.1 408 Request Timeout") == true, "\(opening.debugDescription): \(answer ?? "no answer")")
+                    // Regression (client review): it lacked the nosniff every other answer has.
+                    #expect(answer?.contains("\r\nX-Content-Type-Options: nosniff\r\n") == true, "\(answer ?? "no answer")")
                     #expect(answer?.hasSuffix(#"{"error":"the request's head did not arrive whole within 300ms, the limit (--connection-idle-timeout)"}"#) == true,
                             "\(answer ?? "no answer")")
                 }
@@ -407,6 +409,32 @@ import Testing
             }
             #expect(answer?.contains(" 200 OK") == true, "\(answer ?? "no answer")")
             #expect(closed)
+            // Regression (client review): a Host that is no host and port was read up to its
+            // last colon (`127.0.0.1:1@evil.example` was 127.0.0.1, and served); a target in
+            // absolute form was served whatever host it named; CONNECT was answered without a
+            // length or body, the connection left open.
+            for (line, host, expected) in [
+                ("GET /v1/plugins", "127.0.0.1:1@evil.example", "400"), ("GET /v1/plugins", "127.0.0.1:abc", "400"),
+                ("GET /v1/plugins", "127.0.0.1:123456", "400"), ("GET /v1/plugins", "[::1", "400"), ("GET /v1/plugins", "a b", "400"),
+                ("GET /v1/plugins", "127.0.0.1:65535", "200"), ("GET /v1/plugins", "[::1]:8080", "200"), ("GET /v1/plugins", "localhost", "200"),
+                ("GET http://evil.example/v1/plugins", "127.0.0.1", "403"), ("GET http://127.0.0.1:9/v1/plugins?x=1", "evil.example", "200"),
+                ("GET http://a@127.0.0.1/v1/plugins", "127.0.0.1", "400"), ("CONNECT 127.0.0.1:80", "127.0.0.1", "501"),
+            ] {
+                let (answer, closed) = try await overLoopback { () throws -> (String?, Bool) in
+                    let connection = try LoopbackConnection(port: port)
+                    try connection.send("\(line) HTTP/1.1\r\nHost: \(host)\r\n\r\n")
+                    let answer = try connection.response(within: .answerDeadline)
+                    // The gate's refusals close the connection; the routes' answers do not.
+                    return (answer, try !["400", "501"].contains(expected) || connection.readsUntilClosed(within: .answerDeadline))
+                }
+                #expect(answer?.hasPrefix("HTTP/1.1 \(expected) ") == true, "\(line) \(host): \(answer ?? "no answer")")
+                #expect(closed, "\(line) \(host): the refusal closes the connection")
+                if expected == "501" {
+                    // swift-nio writes an answer to CONNECT without a length or body (a tunnel's
+                    // would have none): the close ends it.
+                    #expect(answer?.contains("\r\nConnection: close\r\n") == true, "\(answer ?? "")")
+                }
+            }
         }
     }
 }
