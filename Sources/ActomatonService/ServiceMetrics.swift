@@ -34,7 +34,7 @@ import struct Prometheus.PrometheusMetricsFactory
 ///   as `--max-idempotency-bytes` counts it (read when `/metrics` is).
 /// - `actomaton_wasm_memory_bytes` and `actomaton_wasm_memory_limit_bytes`: the linear memory
 ///   the `.wasm` instances in memory hold together, and what they may (`--wasm-memory-total`;
-///   read when `/metrics` is).
+///   read when `/metrics` is; both 0 when no `.wasm` plugin is loaded).
 /// - `actomaton_journal_commit_duration_seconds`: how long each journal commit took, its disk
 ///   sync included; `actomaton_journal_records_total`: records committed (with `--state` only).
 /// - `actomaton_requests_forwarded_total` and `actomaton_fencing_refusals_total`: in a cluster

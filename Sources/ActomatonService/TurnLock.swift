@@ -100,15 +100,6 @@ final class TurnLock: Sendable {
         }
     }
 
-    /// Takes the turn when it is free, without waiting; whether it did.
-    func acquireIfFree() -> Bool {
-        state.withLock { state in
-            guard !state.held else { return false }
-            state.held = true
-            return true
-        }
-    }
-
     /// How many callers wait for the turn (tests).
     var waiting: Int {
         state.withLock { state in state.waiters[state.head...].count { $0.continuation != nil } }

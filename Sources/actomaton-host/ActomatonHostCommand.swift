@@ -429,9 +429,11 @@ func parseSize(_ text: String) throws -> Int64 {
         unit = factor
         digits = digits.dropLast()
     }
-    guard let number = Int64(digits), number > 0, number <= Int64.max / unit else {
+    guard let number = Int64(digits), number <= Int64.max / unit else {
         throw ValidationError("'\(text)' is not a size: write a number of bytes, optionally with K, M, G or T, as in 512M")
     }
+    // `0` read as no number at all said "write a number of bytes" (client review).
+    guard number > 0 else { throw ValidationError("'\(text)' is not a size: a size is at least 1 byte") }
     return number * unit
 }
 
@@ -550,7 +552,10 @@ struct Serve: AsyncParsableCommand {
             is 1 to 128 bytes of letters, digits and . _ : -). The directory is scanned \
             before each line and every half second: new plugin files are loaded, and a replaced \
             file is reloaded with its state carried over through snapshot / restore. At the \
-            end of the input it waits, as `run` does, until no effect is running or waiting.
+            end of the input it waits, as `run` does, until no effect is running or waiting. \
+            With --listen, the directory is read once, at start: a plugin file added or \
+            replaced later is served after a restart (with --state, each instance comes back \
+            from the journal).
             """
     )
 

@@ -407,6 +407,18 @@ import Testing
         #expect(defaultFits.answer?.hasPrefix("HTTP/1.1 200") == true, "\(defaultFits.answer ?? "no answer")")
     }
 
+    /// Regression (client review): a size of 0 (or less) was "not a size: write a number of
+    /// bytes", though it was one; it says that a size is at least 1 byte.
+    @Test func aSizeOfZeroSaysASizeIsAtLeastOneByte() async throws {
+        let directory = try pluginsDirectory()
+        for size in ["0", "0K", "-5"] {
+            let refused = try await run(["serve", "--plugins", directory, "--listen", "127.0.0.1:0", "--max-body-size", size])
+            #expect(refused.status == 64 && refused.errors.contains("'\(size)' is not a size: a size is at least 1 byte"), "\(refused.errors)")
+        }
+        let notANumber = try await run(["serve", "--plugins", directory, "--listen", "127.0.0.1:0", "--max-body-size", "lots"])
+        #expect(notANumber.errors.contains("'lots' is not a size: write a number of bytes"), "\(notANumber.errors)")
+    }
+
     /// Regression (audit): `--watch-history-bytes` said "1 KiB to 1 GiB" but refused `1G`; it
     /// takes the suffixes the other sizes take, up to the limit and not one past.
     @Test func theWatchHistorySizeTakesSuffixes() async throws {
@@ -442,7 +454,8 @@ import Testing
 
     /// Regression (client review): a `.wasm` action looping under `--fuel off` held a SIGTERM's
     /// shutdown for good (cancelling cannot end it), a second SIGTERM too: only `kill -9`
-    /// ended the process. Past `--shutdown-timeout` and 5 s more, or at a second signal, the
+    /// ended the process. Regression too: the scrape of `/metrics` this test makes meanwhile
+    /// waited for the looping machine (it asked each machine for its effects), for good. Past `--shutdown-timeout` and 5 s more, or at a second signal, the
     /// journal is closed and the process exits with status 1 and one line saying why.
     @Test(arguments: [false, true])
     func aShutdownACallHoldsEndsTheProcess(atASecondSignal: Bool) async throws {
