@@ -38,8 +38,8 @@ public struct StatechartTestMachine<StateID: StatechartStateID, Event: Sendable,
     /// Sends `event`; when given, checks the active leaves (in document order) and the outputs
     /// (in order) it led to, failing the test with both sides when they differ.
     ///
-    /// A step the chart cuts off at its ``Statechart/microstepLimit`` or
-    /// ``Statechart/raisedEventLimit`` fails the test too, whatever was asked: the state is legal,
+    /// A step the chart cuts off at its `Statechart.microstepLimit` or
+    /// `Statechart.raisedEventLimit` fails the test too, whatever was asked: the state is legal,
     /// but the chart under test loops (eventless transitions, or events that raise each other).
     /// A test of the limits themselves sends to the chart directly.
     @discardableResult
