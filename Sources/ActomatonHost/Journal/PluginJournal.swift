@@ -294,7 +294,7 @@ public final class PluginJournal: @unchecked Sendable {
     }
 
     /// `count` new timer keys, unique in this journal's store, one after another: the first of
-    /// them; or, when fewer are left, `nil` and the last key this journal had.
+    /// them; or, when fewer are left, a failure that says the last key this journal had.
     func makeTimerKeys(_ count: Int) -> Result<Int64, TimerKeysUsedUp> {
         condition.lock()
         defer { condition.unlock() }
