@@ -427,8 +427,7 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
             for row in results[0].rows {
                 let (sequence, version, state, size) = try row.decode((Int64, String, ByteBuffer?, Int32).self)
                 guard let state else {
-                    throw PluginJournalError.Reason.badRecord("snapshot #\(sequence) of \(name) is \(size) bytes, more than the "
-                                                              + "\(maxSnapshotBytes) a plugin's snapshot may have")
+                    throw JournalRecovery.snapshotTooLarge(sequence, of: name, bytes: Int64(size), limit: maxSnapshotBytes)
                 }
                 recovery.snapshots.append(JournaledSnapshot(sequence: sequence, version: version, bytes: Self.array(state)))
             }
@@ -438,10 +437,7 @@ public final class PostgresJournalStore: JournalStore, @unchecked Sendable {
                 recovery.startsAtTheBeginning = !pruned
             }
             for row in results[2].rows {
-                guard recovery.timers.count < maxTimers else {
-                    throw PluginJournalError.Reason.badRecord("\(name) has more than \(maxTimers) pending timers, "
-                                                              + "more than a host arms for one machine")
-                }
+                guard recovery.timers.count < maxTimers else { throw JournalRecovery.tooManyTimers(of: name, limit: maxTimers) }
                 let (key, action, args, due, interval, id, queue, policy, maxCount)
                     = try row.decode((Int64, String, ByteBuffer?, Int64, Int64?, String?, String?, Int64?, Int64?).self)
                 // Unreadable, it is reported and ended, as a timer whose interval is impossible is.

@@ -236,13 +236,14 @@ public final class ActomatonServer: Service, Sendable {
     /// closed terminal; it ended the process at once, leaving its journal's log behind) —
     /// but SIGINT or SIGHUP when the process was started ignoring it (a background job's
     /// SIGINT, `nohup`'s SIGHUP): it stays ignored.
-    public static var shutdownSignals: [UnixSignal] {
-        [UnixSignal.sigterm] + [(SIGINT, UnixSignal.sigint), (SIGHUP, .sighup)].filter { !SystemCall.ignores(signal: $0.0) }.map(\.1)
-    }
+    public static var shutdownSignals: [UnixSignal] { shutdownSignalPairs.map(\.signal) }
 
     /// The numbers of ``shutdownSignals``.
-    public static var shutdownSignalNumbers: [Int32] {
-        [SIGTERM] + [SIGINT, SIGHUP].filter { !SystemCall.ignores(signal: $0) }
+    public static var shutdownSignalNumbers: [Int32] { shutdownSignalPairs.map(\.number) }
+
+    /// Each of ``shutdownSignals`` with its number.
+    private static var shutdownSignalPairs: [(number: Int32, signal: UnixSignal)] {
+        [(SIGTERM, UnixSignal.sigterm)] + [(SIGINT, UnixSignal.sigint), (SIGHUP, .sighup)].filter { !SystemCall.ignores(signal: $0.0) }
     }
 
     /// Runs the server in a service group of its own that shuts it down gracefully on one of

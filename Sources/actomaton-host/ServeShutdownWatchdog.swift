@@ -68,11 +68,8 @@ enum ServeShutdownWatchdog {
                     end("stopping at once on a second \(signalName(number)) during the shutdown")
                     return
                 }
-                let waited = timeout + cancellationGrace
-                let (seconds, attoseconds) = waited.components
-                let nanoseconds = Int(clamping: seconds.multipliedReportingOverflow(by: 1_000_000_000).overflow ? Int64.max
-                                      : seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-                queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) {
+                // `--shutdown-timeout` is at most 30 days: milliseconds fit.
+                queue.asyncAfter(deadline: .now() + .milliseconds(Int((timeout + cancellationGrace) / .milliseconds(1)))) {
                     end("stopping at once: the shutdown did not end within --shutdown-timeout and \(cancellationGrace.components.seconds) s more "
                         + "(a plugin's call that cancelling cannot end: a .wasm plugin under --fuel off, or a native plugin in this process)")
                 }

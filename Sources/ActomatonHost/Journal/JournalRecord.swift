@@ -207,6 +207,16 @@ public struct JournalRecovery: Sendable {
     /// with one line, not a recovery that reads and arms them all.
     public static let maxTimers = 1_000_000
 
+    /// A store's refusal of `name`'s snapshot numbered `sequence`, of `bytes`, past `limit`.
+    public static func snapshotTooLarge(_ sequence: Int64, of name: String, bytes: Int64, limit: Int) -> PluginJournalError.Reason {
+        .badRecord("snapshot #\(sequence) of \(name) is \(bytes) bytes, more than the \(limit) a plugin's snapshot may have")
+    }
+
+    /// A store's refusal of `name`'s pending timers, more than `limit`.
+    public static func tooManyTimers(of name: String, limit: Int) -> PluginJournalError.Reason {
+        .badRecord("\(name) has more than \(limit) pending timers, more than a host arms for one machine")
+    }
+
     /// Nothing journaled.
     public var isEmpty: Bool { snapshots.isEmpty && actions.isEmpty && timers.isEmpty }
 

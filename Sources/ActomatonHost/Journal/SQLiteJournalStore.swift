@@ -255,8 +255,7 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
             }
             while try snapshots.step() {
                 guard !snapshots.isNull(2) else {
-                    throw PluginJournalError.Reason.badRecord("snapshot #\(snapshots.integer(0)) of \(name) is \(snapshots.integer(3)) bytes, "
-                                                              + "more than the \(PluginLimits.maxSnapshotBytes) a plugin's snapshot may have")
+                    throw JournalRecovery.snapshotTooLarge(snapshots.integer(0), of: name, bytes: snapshots.integer(3), limit: PluginLimits.maxSnapshotBytes)
                 }
                 recovery.snapshots.append(JournaledSnapshot(sequence: snapshots.integer(0), version: snapshots.text(1), bytes: snapshots.blob(2)))
             }
@@ -271,8 +270,7 @@ public final class SQLiteJournalStore: JournalStore, @unchecked Sendable {
             timers.bind(.text(name), .integer(Int64(JournalRecovery.maxTimers + 1)))
             while try timers.step() {
                 guard recovery.timers.count < JournalRecovery.maxTimers else {
-                    throw PluginJournalError.Reason.badRecord("\(name) has more than \(JournalRecovery.maxTimers) pending timers, "
-                                                              + "more than a host arms for one machine")
+                    throw JournalRecovery.tooManyTimers(of: name, limit: JournalRecovery.maxTimers)
                 }
                 // Unreadable, it is reported and ended, as a timer whose interval is impossible is.
                 let arguments = timers.isNull(2) ? nil : ArgumentCoding.decode(timers.blob(2))
