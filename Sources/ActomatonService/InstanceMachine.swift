@@ -390,8 +390,14 @@ public final class InstanceMachine: Sendable {
     /// With a journal, what it returns holds no state: the instance comes back from the
     /// journal. Without one, it holds the snapshot and the state's description, and `admit` is
     /// asked first whether memory may keep their bytes: when it says no, the instance goes on.
-    public func passivate(admitting admit: @Sendable (Int) -> Bool = { _ in true }) async -> Passivation {
-        await turn.acquire()
+    /// `unlessBusy`: when an action has the turn or waits for it, the instance goes on at once
+    /// (`.kept`) instead of being passivated after it.
+    public func passivate(admitting admit: @Sendable (Int) -> Bool = { _ in true }, unlessBusy: Bool = false) async -> Passivation {
+        if unlessBusy {
+            guard turn.acquireIfFree() else { return .kept }
+        } else {
+            await turn.acquire()
+        }
         defer { turn.release() }
         // With a journal, the snapshot is journaled too: the instance comes back without a replay.
         guard !passivated.load(ordering: .acquiring), await machine.runningEffectCount == 0,

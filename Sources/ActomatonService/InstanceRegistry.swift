@@ -682,7 +682,9 @@ public actor InstanceRegistry {
             guard case let .ready(instance)? = slots[address], let used = lastUsed[address], used <= deadline else { continue }
             // One known not to fit is not snapshotted again for nothing; the next may fit.
             guard !isKnownTooLarge(address) else { continue }
-            if await passivate(address, instance) == .passivated { passivated += 1 }
+            // One whose action has run past the idle timeout is busy, not idle: waiting for its
+            // turn held the whole sweep (for good, behind a `.wasm` loop under `--fuel off`).
+            if await passivate(address, instance, unlessBusy: true) == .passivated { passivated += 1 }
         }
         return passivated
     }
@@ -698,7 +700,8 @@ public actor InstanceRegistry {
         for (address, used) in lastUsed.sorted(by: { $0.value < $1.value }) where shed < count {
             // Sorted: the rest were used later.
             guard used <= usedBefore else { break }
-            if case let .ready(instance)? = slots[address], instance.watcherCount == 0, await passivate(address, instance) == .passivated { shed += 1 }
+            if case let .ready(instance)? = slots[address], instance.watcherCount == 0,
+               await passivate(address, instance, unlessBusy: true) == .passivated { shed += 1 }
         }
         return shed
     }
@@ -742,13 +745,17 @@ public actor InstanceRegistry {
 
     /// Passivates `instance` unless it has watchers or effects pending, or its snapshot does
     /// not fit in ``Limits/maxPassivatedBytes`` (past it by `credit` at most); what it did.
-    private func passivate(_ address: InstanceAddress, _ instance: Instance, credit: Int = 0) async -> PassivationResult {
+    /// `unlessBusy`: one with an action in its turn, or waiting for it, is kept at once;
+    /// otherwise the passivation waits for those actions (making room for a request does: the
+    /// least recently used instance is passivated once its action is answered).
+    private func passivate(_ address: InstanceAddress, _ instance: Instance, credit: Int = 0, unlessBusy: Bool = false) async -> PassivationResult {
         guard instance.watcherCount == 0 else { return .kept }
         // The slot is settled within the task: a request waiting on it finds it settled (were it
         // settled after, a waiter would look again at once, and spin on this actor).
         let bytes = passivatedBytes
         let task = Task {
-            await self.settlePassivation(address, instance, await instance.machine.passivate(admitting: { bytes.reserve($0, allowingOver: credit) }))
+            await self.settlePassivation(address, instance, await instance.machine.passivate(admitting: { bytes.reserve($0, allowingOver: credit) },
+                                                                                              unlessBusy: unlessBusy))
         }
         slots[address] = .passivating(task, instance)
         let result = await task.value

@@ -74,6 +74,16 @@ final class TurnLock: Sendable {
         }
     }
 
+    /// Takes the turn when it is free, without waiting; returns whether it did.
+    func acquireIfFree() -> Bool {
+        state.withLock { state in
+            // A turn handed to a waiter stays held: a free turn has no one waiting.
+            guard !state.held else { return false }
+            state.held = true
+            return true
+        }
+    }
+
     /// Hands the turn to the next waiter, or frees it.
     func release() {
         let next: CheckedContinuation<Bool, Never>? = state.withLock { state in

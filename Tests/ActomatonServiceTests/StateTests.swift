@@ -620,35 +620,74 @@ import Testing
     /// then looked again, in a loop on the registry's actor: awaiting a finished task does not
     /// give the actor up, so the passivation never got to change the slot, and the host spun
     /// until killed (it did not stop on SIGTERM).
+    ///
+    /// The passivation is held where a cluster host's waits: for its snapshot's commit, before
+    /// the instance is given up (an idle sweep passes over an instance whose action is running).
     @Test func aRequestWaitingOnAPassivationDoesNotKeepItFromFinishing() async throws {
         let path = try temporaryDirectory() + "/state.sqlite"
         let store = try FencingStore(SQLiteJournalStore(path: path))
         let journal = try PluginJournal(store: store)
         defer { journal.close() }
         let time = TestTime()
-        let server = try journaledServer(journal, time: time) { $0.idleTimeout = .seconds(10) }
+        let server = ActomatonServer(catalog: PluginCatalog([counterType]), tokens: nil, listen: try ListenAddress("127.0.0.1:0"),
+                                     configuration: testConfiguration { $0.idleTimeout = .seconds(10) }, now: time.read,
+                                     journal: try ServiceJournal(journal, placement: SlowReleasePlacement()))
         let address = InstanceAddress(plugin: "counter", key: try InstanceKey("p"))
-        try await server.makeApplication().test(.router) { client in
-            for round in 1...20 {
-                #expect(try await client.post("p", #"{"action": "increment"}"#).status == .ok)
-                let instance = try await server.registry.instance(at: address, creating: false)
-                // A send holds the instance's turn, its commit held back: the passivation waits.
-                store.holdsCommits.withLock { $0 = true }
-                let send = Task { try await instance.machine.send(try counterType.action("increment", [])) }
-                #expect(await eventually { store.commitHeld.withLock { $0 } })
-                store.holdsCommits.withLock { $0 = false }
-                time.advance(by: .seconds(11))
-                let passivation = Task { await server.registry.passivateIdle() }
-                #expect(await eventually { await server.registry.isPassivating(address) })
-                let request = Task { try await server.registry.instance(at: address, creating: false) }
-                await Task.yield()
-                store.commitHeld.withLock { $0 = false }
-                store.releaseCommits.signal()
-                _ = try await send.value
-                #expect(await passivation.value == 1, "round \(round)")
-                _ = try await request.value
-            }
+        for round in 1...20 {
+            let sent = try await server.registry.instance(at: address, creating: true).machine.send(try counterType.action("increment", []))
+            #expect(sent?.seq == UInt64(round))
+            store.holdsCommits.withLock { $0 = true }
+            time.advance(by: .seconds(11))
+            let passivation = Task { await server.registry.passivateIdle() }
+            #expect(await eventually { store.commitHeld.withLock { $0 } }, "round \(round): the snapshot's commit is under way")
+            #expect(await server.registry.isPassivating(address))
+            let request = Task { try await server.registry.instance(at: address, creating: false) }
+            await Task.yield()
+            store.holdsCommits.withLock { $0 = false }
+            store.commitHeld.withLock { $0 = false }
+            store.releaseCommits.signal()
+            #expect(await passivation.value == 1, "round \(round)")
+            #expect(await (try request.value).machine.status().seq == UInt64(round))
         }
+    }
+
+    /// Regression: the idle sweep waited for the turn of an instance whose action had run past
+    /// the idle timeout, and passivated no other instance meanwhile (for good, behind a `.wasm`
+    /// loop under `--fuel off`). A busy instance is not idle: the sweep passes over it.
+    @Test func anInstanceBusyPastTheIdleTimeoutDoesNotHoldTheSweep() async throws {
+        let path = try temporaryDirectory() + "/state.sqlite"
+        let store = try FencingStore(SQLiteJournalStore(path: path))
+        let journal = try PluginJournal(store: store)
+        defer { journal.close() }
+        let time = TestTime()
+        let server = try journaledServer(journal, time: time) { $0.idleTimeout = .seconds(10) }
+        let (busy, idle) = (InstanceAddress(plugin: "counter", key: try InstanceKey("busy")), InstanceAddress(plugin: "counter", key: try InstanceKey("idle")))
+        for address in [busy, idle] {
+            _ = try await server.registry.instance(at: address, creating: true).machine.send(try counterType.action("increment", []))
+        }
+        // An action of `busy` holds its turn: its commit is held back, past the idle timeout.
+        let machine = try await server.registry.instance(at: busy, creating: false).machine
+        time.advance(by: .seconds(1))
+        store.holdsCommits.withLock { $0 = true }
+        let send = Task { try await machine.send(try counterType.action("increment", [])) }
+        #expect(await eventually { store.commitHeld.withLock { $0 } })
+        time.advance(by: .seconds(11))
+        let swept = Mutex<Int?>(nil)
+        let sweep = Task { swept.withLock { $0 = nil }; let count = await server.registry.passivateIdle(); swept.withLock { $0 = count } }
+        let sweptWhileBusy = await eventually(within: 20) { swept.withLock { $0 } != nil }
+        #expect(sweptWhileBusy, "the sweep waited for the busy instance's action")
+        #expect(swept.withLock { $0 } == 1)
+        #expect(await server.registry.isPassivated(idle))
+        #expect(!(await server.registry.isPassivated(busy)))
+        store.holdsCommits.withLock { $0 = false }
+        store.commitHeld.withLock { $0 = false }
+        store.releaseCommits.signal()
+        #expect(try await send.value?.seq == 2)
+        await sweep.value
+        // Idle once its action is answered: the next sweep passivates it.
+        time.advance(by: .seconds(11))
+        #expect(await server.registry.passivateIdle() == 1)
+        #expect(await server.registry.isPassivated(busy))
     }
 
     /// In a cluster, a request for an instance being given up (passivated, or shed) claimed it
