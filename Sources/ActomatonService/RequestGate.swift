@@ -77,9 +77,17 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Where refusals are logged.
     private let logger: Logger
-    /// The method and path of the request being read, for the log (cut and escaped); between
-    /// requests, "a request": a head the parser refused was not read.
-    private var lastRequestLine = "a request"
+    /// The method and target of the request being read, for the log; `nil` between requests
+    /// (a head the parser refused was not read).
+    private var lastRequestHead: (method: HTTPMethod, uri: String)?
+
+    /// The request being read as the log names it: its method and path (cut and escaped), or
+    /// "a request".
+    private var lastRequestLine: String {
+        guard let (method, uri) = lastRequestHead else { return "a request" }
+        let path = uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? ""
+        return "\(method) \(TerminalText.escaping(path.utf8.count > 256 ? path.prefix(utf8Bytes: 256) + "…" : path))"
+    }
 
     init(requestTimeout: TimeAmount, maxBodySize: Int = .max, logger: Logger = Logger(label: "actomaton-host")) {
         self.requestTimeout = requestTimeout
@@ -119,16 +127,19 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
         case let .head(head):
             lastActivity = .now()
             lastRequestIsHead = head.method == .HEAD
-            let path = head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? ""
-            lastRequestLine = "\(head.method) \(TerminalText.escaping(path.utf8.count > 256 ? path.prefix(utf8Bytes: 256) + "…" : path))"
-            if head.version.major == 1, head.version.minor >= 1, head.headers[canonicalForm: "host"].count != 1 {
+            lastRequestHead = (head.method, head.uri)
+            // Most requests have none of the fields looked at below but Host: one pass finds
+            // which are there, rather than a lookup by canonical form for each (which splits and
+            // copies the values); the log's line is made only for a refusal.
+            let fields = HeadFields(head.headers)
+            if head.version.major == 1, head.version.minor >= 1, fields.hostCount(head.headers) != 1 {
                 // RFC 9112, 3.2: a server must answer 400 to one without, or with several.
                 refuse(context, status: .badRequest, line: "an HTTP/1.1 request needs one Host header field", toHead: lastRequestIsHead)
                 return
             }
             // RFC 9112, 3.2: and to one whose Host is not a host and port (`127.0.0.1:8080@x`
             // was read as 127.0.0.1, and served).
-            if let host = head.headers.first(name: "host"), !Self.isHostField(host) {
+            if let host = fields.host, !Self.isHostField(host) {
                 refuse(context, status: .badRequest, line: "the Host header field \(ServiceError.quoted(host)) is not a host with an optional port",
                        toHead: lastRequestIsHead)
                 return
@@ -137,7 +148,7 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
             // RFC 9112, 3.2.2: a target in absolute form names the host, not the Host field (the
             // check of a request from this machine read the field, and served
             // `GET http://elsewhere/v1/plugins` addressed to 127.0.0.1).
-            if let (authority, target) = Self.absoluteForm(head.uri) {
+            if !head.uri.utf8.starts(with: "/".utf8), let (authority, target) = Self.absoluteForm(head.uri) {
                 guard Self.isHostField(authority) else {
                     refuse(context, status: .badRequest, line: "the request's target names no host with an optional port", toHead: lastRequestIsHead)
                     return
@@ -145,7 +156,7 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
                 head.headers.replaceOrAdd(name: "host", value: authority)
                 head.uri = target
             }
-            if let (status, line) = Self.codingRefusal(head.headers) {
+            if fields.hasCoding, let (status, line) = Self.codingRefusal(head.headers) {
                 refuse(context, status: status, line: line, toHead: lastRequestIsHead)
                 return
             }
@@ -156,7 +167,7 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
                 refuse(context, status: .notImplemented, line: "the service is not a proxy: it does not implement CONNECT", toHead: false)
                 return
             }
-            let protocols = head.headers[canonicalForm: "upgrade"].map { $0.lowercased() }
+            let protocols = fields.hasUpgrade ? head.headers[canonicalForm: "upgrade"].map { $0.lowercased() } : []
             if !protocols.isEmpty {
                 if !protocols.contains("websocket") || !Self.isWebSocketRoute(head.uri) {
                     head.headers.remove(name: "upgrade")
@@ -169,7 +180,7 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
                     passingThrough = true
                 }
             }
-            if !passingThrough, head.version.major == 1, head.version.minor >= 1,
+            if !passingThrough, fields.hasExpect, head.version.major == 1, head.version.minor >= 1,
                head.headers[canonicalForm: "expect"].contains(where: { $0.lowercased() == "100-continue" }) {
                 if let length = head.headers.first(name: "content-length").flatMap(Int.init), length > maxBodySize {
                     refuse(context, status: .payloadTooLarge, line: "the request body is \(length) bytes, over the limit of "
@@ -188,7 +199,7 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
             context.fireChannelRead(data)
         case .end:
             lastRequestComplete = true
-            lastRequestLine = "a request"
+            lastRequestHead = nil
             requestDeadline?.cancel()
             requestDeadline = nil
             context.fireChannelRead(data)
@@ -456,4 +467,50 @@ final class RequestGate: ChannelDuplexHandler, RemovableChannelHandler {
 /// request is not applied.
 struct RequestCutShort: Error, CustomStringConvertible {
     var description: String { "the request was cut short before its end" }
+}
+
+/// The header fields ``RequestGate`` looks at, found in one pass over a request head's fields.
+struct HeadFields {
+    /// How many `Host` fields there are, and the first one's value.
+    private(set) var hostFields = 0
+    private(set) var host: String?
+    /// Whether there is a `Transfer-Encoding` or `Content-Encoding` field.
+    private(set) var hasCoding = false
+    /// Whether there is an `Upgrade` field.
+    private(set) var hasUpgrade = false
+    /// Whether there is an `Expect` field.
+    private(set) var hasExpect = false
+
+    init(_ headers: HTTPHeaders) {
+        for (name, value) in headers {
+            switch name.utf8.count {
+            case 4 where Self.name(name, is: "host"):
+                hostFields += 1
+                if host == nil { host = value }
+            case 6 where Self.name(name, is: "expect"):
+                hasExpect = true
+            case 7 where Self.name(name, is: "upgrade"):
+                hasUpgrade = true
+            case 16 where Self.name(name, is: "content-encoding"), 17 where Self.name(name, is: "transfer-encoding"):
+                hasCoding = true
+            default:
+                break
+            }
+        }
+    }
+
+    /// How many hosts the `Host` fields name, as `headers[canonicalForm: "host"]` counts them
+    /// (a value is a comma-separated list; an empty one names none).
+    func hostCount(_ headers: HTTPHeaders) -> Int {
+        if hostFields == 1, let host, !host.utf8.contains(UInt8(ascii: ",")), host.utf8.contains(where: { $0 != 0x20 && $0 != 0x09 }) { return 1 }
+        return headers[canonicalForm: "host"].count
+    }
+
+    /// Whether `name` is `lowercased` in any case (ASCII).
+    private static func name(_ name: String, is lowercased: StaticString) -> Bool {
+        let target = UnsafeBufferPointer(start: lowercased.utf8Start, count: lowercased.utf8CodeUnitCount)
+        return name.utf8.elementsEqual(target) { byte, expected in
+            (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte) == expected
+        }
+    }
 }
