@@ -17,7 +17,7 @@ extension TestMachine {
         let timeout = timeout ?? self.timeout
         _ = await waitUntil(timeout: timeout) { runningEffectCount == 0 }
         if exhaustivity == .on {
-            Self.checkEndOfTest(received: receivedSteps, runningEffects: runningEffectCount, at: location)
+            Self.checkEndOfTest(received: receivedSteps, runningEffects: stillRunningEffectCount, at: location)
         }
         clearReceived()
         cancelEffects()

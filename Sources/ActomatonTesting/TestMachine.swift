@@ -212,7 +212,7 @@ public actor TestMachine<Action: Sendable, State: Sendable & Equatable>: EffectQ
 
     deinit {
         if phase == .testing, exhaustivity == .on {
-            Self.checkEndOfTest(received: received, runningEffects: effects.runningEffectCount, at: origin)
+            Self.checkEndOfTest(received: received, runningEffects: effects.stillRunningEffectCount, at: origin)
         }
         effects.shutDown()
     }
@@ -222,6 +222,10 @@ public actor TestMachine<Action: Sendable, State: Sendable & Equatable>: EffectQ
 
     /// How many effects are running or waiting in a queue.
     public var runningEffectCount: Int { effects.runningEffectCount }
+
+    /// How many effects are running or waiting, leaving out one that threw and whose failure is
+    /// being reported: those the end of the test fails for.
+    var stillRunningEffectCount: Int { effects.stillRunningEffectCount }
 
     /// Changes how strictly the rest of the test is checked.
     public func setExhaustivity(_ exhaustivity: Exhaustivity) {

@@ -68,3 +68,47 @@ struct StructReducerTests {
         #expect(failures.all.first?.hasPrefix("an Effect.nextAction loop was cut off") == true)
     }
 }
+
+/// An effect that throws once `opened` yields.
+private struct Thrower: MealyReducerProtocol, Sendable {
+    func reduce(_ action: Action, into state: inout Int, environment opened: AsyncStream<Void>) -> Effect<Action> {
+        .fireAndForget {
+            for await _ in opened { break }
+            throw Boom()
+        }
+    }
+}
+
+@Suite("TestMachine: an effect that threw")
+struct EffectThatThrewTests {
+    /// Regression: an effect that threw was reported while it still counted as running. A test
+    /// that ended meanwhile (its machine released, or `finish()` done waiting) failed twice: for
+    /// the error, and for an effect still running.
+    @Test func anEffectThatThrewIsNotStillRunningWhileItsFailureIsReported() async {
+        let (opened, open) = AsyncStream<Void>.makeStream()
+        let (reported, report) = AsyncStream<String>.makeStream()
+        let held = Mutex<TestMachine<Action, Int>?>(nil)
+        do {
+            let machine = TestMachine(state: 0, reducer: Thrower(), environment: opened, onFailure: { failure in
+                // The test ends while the failure is reported: its machine is released here, and
+                // the end-of-test checks run.
+                let last = held.withLock { machine in
+                    defer { machine = nil }
+                    return machine
+                }
+                #expect(last != nil)
+                report.yield("\(failure)")
+            })
+            await machine.send(.fail)
+            held.withLock { $0 = machine }
+        }
+        open.yield()
+        var failures: [String] = []
+        for await failure in reported {
+            failures.append(failure)
+            break
+        }
+        #expect(failures.first?.hasPrefix("an effect threw an error") == true, "\(failures)")
+        #expect(held.withLock { $0 } == nil)
+    }
+}

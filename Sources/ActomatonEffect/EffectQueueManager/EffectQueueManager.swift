@@ -104,6 +104,11 @@ public struct EffectQueueManager<Action: Sendable>: EffectManager, Sendable {
     /// How many effects are running or waiting in a queue.
     public var runningEffectCount: Int { runtime.count }
 
+    /// How many effects are running or waiting in a queue, leaving out those whose work ended
+    /// with an error that is being reported to the failure handler (``runningEffectCount``
+    /// counts them until it is): what a test that ends now has left running.
+    package var stillRunningEffectCount: Int { runtime.stillRunningCount }
+
     /// Returns once no effect is running or waiting in a queue (``runningEffectCount`` is 0), or
     /// once the waiting task is cancelled. An effect's action may start more before the host
     /// runs again, so a host waiting for its machine to be idle checks the count again, and

@@ -27,6 +27,9 @@ final class EffectRuntimeStorage<Action: Sendable>: Sendable {
         /// The tasks waiting for no effect to be left (``waitUntilIdle()``), by number.
         var idleWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
         var nextIdleWaiter = 0
+        /// The effects that ended with an error being reported now: still counted until it is,
+        /// but no longer running (``stillRunningCount``).
+        var failuresBeingReported = 0
 
         /// The idle waiters to resume, taken out, if no effect is left.
         mutating func takeIdleWaiters() -> [CheckedContinuation<Void, Never>] {
@@ -64,6 +67,12 @@ final class EffectRuntimeStorage<Action: Sendable>: Sendable {
     /// How many effects are started or waiting.
     var count: Int {
         state.withLock { $0.machine.count }
+    }
+
+    /// How many effects are started or waiting, leaving out those whose work ended with an
+    /// error that is being reported (``count`` holds them until it is).
+    var stillRunningCount: Int {
+        state.withLock { $0.machine.count - $0.failuresBeingReported }
     }
 
     /// Whether the effect is still alive (not cancelled, not finished).
@@ -169,10 +178,15 @@ final class EffectRuntimeStorage<Action: Sendable>: Sendable {
         apply { $0.cancelAll(now: now) }
     }
 
-    /// Records that an effect's work ended; frees its slot.
-    private func finish(_ instance: EffectInstanceID) {
+    /// Records that an effect's work ended; frees its slot. `reported`: it ended with an error,
+    /// now reported (``stillRunningCount`` left it out meanwhile).
+    private func finish(_ instance: EffectInstanceID, reported: Bool = false) {
         let now = clock.now
-        apply { $0.finish(instance, now: now) }
+        let (aftermath, idle) = state.withLock { state in
+            if reported { state.failuresBeingReported -= 1 }
+            return (state.machine.finish(instance, now: now), state.takeIdleWaiters())
+        }
+        carryOut(aftermath, waking: idle)
     }
 
     /// Returns once no effect is running or waiting in a queue, or once the waiting task is
@@ -296,7 +310,13 @@ final class EffectRuntimeStorage<Action: Sendable>: Sendable {
         } catch {
             // Cancellation is how a cancelled effect ends; anything else is a failure no caller sees.
             if !(error is CancellationError), !Task.isCancelled {
+                // Reported before its slot is freed, so that whoever waits for no effect to be
+                // left sees it; but not as running: a test that ended meanwhile failed for the
+                // error and for an effect still running.
+                state.withLock { $0.failuresBeingReported += 1 }
                 report(.effectThrew(error, effectID: work.id))
+                finish(instance, reported: true)
+                return
             }
         }
         finish(instance)
