@@ -296,6 +296,12 @@ extension Serve {
             throw ExitCode.failure
         }
         for problem in loaded.problems { printError(Message(problem)) }
+        // The directory is read once: a service without a plugin could only answer 404.
+        if loaded.catalog.names.isEmpty {
+            let why = loaded.problems.isEmpty ? "it has no plugin file (.so or .wasm)" : "every plugin file in it was refused"
+            printError(Message("no plugin to serve in \(plugins): \(why); serve --listen reads its plugins once, at start"))
+            throw ExitCode.failure
+        }
         for name in loaded.catalog.names {
             let type = loaded.catalog.types[name]!
             emit("loaded plugin \(name) \(type.plugin.manifest.version) from \(type.path)")

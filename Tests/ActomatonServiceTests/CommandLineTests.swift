@@ -182,6 +182,26 @@ import Testing
         #expect(readable.errors == "error: \(tokens): group or other users can read or write the tokens file (mode 640); run `chmod 600` on it\n")
     }
 
+    /// Regression: a directory with no plugin to serve — none in it, or every file refused — was
+    /// served all the same, and `serve --listen` reads it only at start: every request was 404
+    /// for as long as the service ran. It is refused, with a line that says why.
+    @Test func aDirectoryWithNoPluginToServeIsRefused() async throws {
+        let empty = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: empty) }
+        let none = try await run(["serve", "--plugins", empty, "--listen", "127.0.0.1:0"])
+        #expect(none.status == 1)
+        #expect(none.errors == "error: no plugin to serve in \(empty): it has no plugin file (.so or .wasm); serve --listen reads its plugins "
+            + "once, at start\n", "\(none.errors)")
+        try Data("not a shared library".utf8).write(to: URL(fileURLWithPath: empty + "/junk.so"))
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: empty + "/junk.so")
+        let refused = try await run(["serve", "--plugins", empty, "--listen", "127.0.0.1:0"])
+        #expect(refused.status == 1)
+        let lines = refused.errors.split(separator: "\n")
+        #expect(lines.count == 2 && lines.first?.contains("junk.so") == true, "\(refused.errors)")
+        #expect(lines.last.map(String.init) == "error: no plugin to serve in \(empty): every plugin file in it was refused; serve --listen reads its plugins "
+            + "once, at start", "\(refused.errors)")
+    }
+
     /// Regression (audit): a cluster's hosts forward requests to each other in plain HTTP; a host
     /// serving TLS was accepted, and every request forwarded to it failed (503, for ever).
     @Test func aClusterHostCannotServeTLS() async throws {
