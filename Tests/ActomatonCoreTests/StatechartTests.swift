@@ -671,6 +671,23 @@ struct CoveringPathsTests {
         #expect(covering.paths.contains([.e1, .e2]))
     }
 
+    @Test func theStartsTransitionsAreTakenAndItsPassingStatesEntered() throws {
+        // s0 is left by the start's eventless transition; x by the event raised on its entry.
+        let chart = try Chart(states: [
+            .atomic(.s0, transitions: [.always(to: .x, outputs: ["t0"])]),
+            .atomic(.x, raiseOnEntry: [.go], transitions: [.on(.go, to: .s1)]),
+            .atomic(.s1, transitions: [.on(.e, to: .s2)]),
+            .atomic(.s2),
+        ])
+        let covering = chart.coveringPaths(events: [.e])
+        #expect(covering.untakenTransitions == [])
+        #expect(covering.pathTakingTransition[0] == [])
+        #expect(covering.pathTakingTransition[1] == [])
+        #expect(covering.pathTakingTransition[2] == [.e])
+        #expect(covering.paths == [[.e]])
+        #expect(chart.unreachedStates(events: [.e]) == [])
+    }
+
     @Test func theSearchStopsAtItsStateLimitAndSaysSo() throws {
         let chart = try Self.smallChart()
         let full = chart.coveringPaths(events: [.e, .e1, .e2, .back])

@@ -8,8 +8,8 @@ public struct CoveringPaths<Event> {
     /// The paths to run: no path is a prefix of another, and each is as short as the search
     /// allows for the transition (or state) it was made for.
     public var paths: [[Event]]
-    /// For each transition, by index, the shortest path whose last event takes it; `nil` for a
-    /// transition no path reached.
+    /// For each transition, by index, the shortest path whose last event takes it: empty for one
+    /// the start takes (a statechart's eventless transitions, say), `nil` for one no path reached.
     public var pathTakingTransition: [[Event]?]
     /// The transitions no explored state could take with the given events.
     public var untakenTransitions: [Int]
@@ -27,13 +27,14 @@ extension CoveringPaths: Equatable where Event: Equatable {}
 /// chart, say), the shortest event path that takes or reaches it.
 ///
 /// `step` returns the next node, the transitions the event took and the markers (states of a
-/// chart, say) it reached on the way, or `nil` when the event changes nothing. `startMarkers`
-/// are those the start counts as reached.
+/// chart, say) it reached on the way, or `nil` when the event changes nothing. `startTaken` and
+/// `startMarkers` are the transitions and markers the start itself takes and reaches.
 func shortestCoveringPaths<Node: Hashable, Event>(
     start: Node,
     events: [Event],
     transitionCount: Int,
     stateLimit: Int,
+    startTaken: [Int],
     startMarkers: [Int],
     step: (Node, Event) -> (next: Node, taken: [Int], reached: [Int])?
 ) -> (paths: CoveringPaths<Event>, pathReachingMarker: [Int: [Event]]) {
@@ -45,6 +46,7 @@ func shortestCoveringPaths<Node: Hashable, Event>(
     var nodes: [Node] = [start]
     var parents: [Origin] = [(-1, nil)]
     var takenBy: [Origin?] = Array(repeating: nil, count: transitionCount)
+    for transition in startTaken where transition < transitionCount { takenBy[transition] = (0, nil) }
     var reachedBy: [Int: Origin] = [:]
     for marker in startMarkers { reachedBy[marker] = (0, nil) }
     var isComplete = true
@@ -125,9 +127,15 @@ extension Statechart {
     }
 
     func coveringPathsAndStates(events: [Event], stateLimit: Int) -> (paths: CoveringPaths<Event>, pathReachingMarker: [Int: [Event]]) {
-        shortestCoveringPaths(
+        // The start counts: its eventless transitions and raised events take transitions and may
+        // pass through states that are no longer active in `initialState`.
+        var started = initialState
+        var startOutputs = DiscardingSink<Output>()
+        var startTrace = StatechartTransitionList()
+        _ = start(into: &started, outputs: &startOutputs, trace: &startTrace)
+        return shortestCoveringPaths(
             start: initialState, events: events, transitionCount: transitions.count, stateLimit: Swift.max(stateLimit, 1),
-            startMarkers: initialState.active.map { $0 },
+            startTaken: startTrace.indices, startMarkers: startTrace.enteredStates,
             step: { state, event in
                 var next = state
                 var outputs = DiscardingSink<Output>()
@@ -154,7 +162,7 @@ extension TransitionTable where State: Hashable {
         if allInputs.isEmpty { allInputs = rows.compactMap { $0.input.value } }
         return shortestCoveringPaths(
             start: state, events: allInputs, transitionCount: rows.count, stateLimit: Swift.max(stateLimit, 1),
-            startMarkers: [],
+            startTaken: [], startMarkers: [],
             step: { state, input in
                 guard let index = rows.firstIndex(where: { $0.matches(input, in: state) }) else { return nil }
                 return (rows[index].transition.to, [index], [])
