@@ -804,4 +804,24 @@ struct StatechartDiagramTests {
         ])
         #expect(atomicFirst.graphvizDOT(name: "Lamp", stateName: { "\($0)" }, eventName: { "\($0)" }).contains("    \"[*]\" -> \"3\";\n"))
     }
+
+    /// A parallel state's history state is drawn inside it, not as a region of its own: only
+    /// its two regions are separated by `--`, whatever the history state's place among them.
+    @Test func aParallelStatesHistoryIsNoRegionInMermaid() throws {
+        for historyPosition in 0...2 {
+            var children: [StatechartNode<S, E, String>] = [
+                .compound(.ps1, children: [.atomic(.ps1a, transitions: [.on(.e, to: .ps1b)]), .atomic(.ps1b)]),
+                .compound(.ps2, children: [.atomic(.ps2a)]),
+            ]
+            children.insert(.history(.h), at: historyPosition)
+            let chart = try Chart(states: [
+                .parallel(.p, children: children),
+                .atomic(.x, transitions: [.on(.back, to: .h)]),
+            ])
+            let mermaid = chart.mermaidStateDiagram(stateName: { "\($0)" }, eventName: { "\($0)" })
+            let lines = mermaid.split(separator: "\n").map { String($0.drop { $0 == " " }) }
+            #expect(lines.filter { $0 == "--" }.count == 1, "\(mermaid)")
+            #expect(lines.contains("state \"H\" as h"), "\(mermaid)")
+        }
+    }
 }

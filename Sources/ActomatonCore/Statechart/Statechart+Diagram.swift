@@ -38,8 +38,13 @@ extension Statechart {
             if scope < 0 || nodes[scope].kind == .compound {
                 for initial in defaultTargets(of: scope) { text += "\(indent)[*] --> \(ids[initial])\n" }
             }
-            for (position, index) in level.enumerated() {
-                if scope >= 0, nodes[scope].kind == .parallel, position > 0 { text += "\(indent)--\n" }
+            // A parallel state's history states are drawn in its first region: they are no region.
+            var regionsWritten = 0
+            for index in level {
+                if scope >= 0, nodes[scope].kind == .parallel, !nodes[index].isHistory {
+                    if regionsWritten > 0 { text += "\(indent)--\n" }
+                    regionsWritten += 1
+                }
                 let name = StateID(rawValue: index).map(stateName) ?? ""
                 switch nodes[index].kind {
                 case .shallowHistory, .deepHistory:
