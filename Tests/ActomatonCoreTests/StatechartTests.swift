@@ -805,6 +805,35 @@ struct StatechartDiagramTests {
         #expect(atomicFirst.graphvizDOT(name: "Lamp", stateName: { "\($0)" }, eventName: { "\($0)" }).contains("    \"[*]\" -> \"3\";\n"))
     }
 
+    /// Two states whose names make the same Mermaid identifier stay two nodes: the transition
+    /// between them is not drawn as a loop. Only the chart's states are named: the raw values
+    /// it skips (`S` has states this chart does not) are not.
+    @Test func statesWhoseNamesMakeOneMermaidIdentifierStayApart() throws {
+        let chart = try Chart(states: [
+            .atomic(.s0, transitions: [.on(.e, to: .s1)]),
+            .atomic(.s1, transitions: [.on(.e, to: .s2)]),
+            .atomic(.s2),
+        ])
+        let names: [S: String] = [.s0: "door open", .s1: "door_open", .s2: "door-open"]
+        let mermaid = chart.mermaidStateDiagram(
+            stateName: { state in
+                guard let name = names[state] else {
+                    Issue.record("asked to name \(state), which is not in the chart")
+                    return "\(state)"
+                }
+                return name
+            },
+            eventName: { "\($0)" })
+        let lines = mermaid.split(separator: "\n").map { String($0.drop { $0 == " " }) }
+        let edges = lines.filter { $0.contains("-->") && !$0.hasPrefix("[*]") }
+        #expect(edges.count == 2, "\(mermaid)")
+        for edge in edges {
+            let ends = edge.split(separator: " ")
+            #expect(ends[0] != ends[2], "\(mermaid)")
+        }
+        #expect(Set(edges.flatMap { edge in edge.split(separator: " ").enumerated().filter { $0.offset == 0 || $0.offset == 2 }.map { String($0.element) } }).count == 3, "\(mermaid)")
+    }
+
     /// A parallel state's history state is drawn inside it, not as a region of its own: only
     /// its two regions are separated by `--`, whatever the history state's place among them.
     @Test func aParallelStatesHistoryIsNoRegionInMermaid() throws {

@@ -31,7 +31,21 @@ extension Statechart {
     /// A transition is drawn inside the innermost composite state that holds both its ends.
     public func mermaidStateDiagram(stateName: (StateID) -> String, eventName: (Event) -> String) -> String {
         var text = "stateDiagram-v2\n"
-        let ids = nodes.indices.map { index in StateID(rawValue: index).map { mermaidIdentifier(stateName($0)) } ?? "_\(index)" }
+        // Only the chart's states are named (a raw value it skips may be no state of its own),
+        // in document order; a name that makes an identifier already taken ("a b" after "a_b")
+        // gets a suffix: a node per state.
+        var ids = Array(repeating: "", count: nodes.count)
+        for index in documentOrder.map({ Int($0) }) {
+            guard let state = StateID(rawValue: index) else { continue }
+            let base = mermaidIdentifier(stateName(state))
+            var id = base
+            var suffix = 2
+            while ids.contains(id) {
+                id = "\(base)_\(suffix)"
+                suffix += 1
+            }
+            ids[index] = id
+        }
         let edgesByScope = edgesByInnermostScope(stateName: stateName, eventName: eventName)
 
         func write(level: [Int], scope: Int, indent: String) {
