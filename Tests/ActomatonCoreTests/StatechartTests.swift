@@ -605,6 +605,49 @@ struct StatechartBuildTests {
         #expect(StatechartError<S>.duplicateState(.s0).description == "state s0 appears twice in the chart")
     }
 
+    /// Each error's description says what is wrong with the definition that threw it, whichever
+    /// of the mistakes its case covers: not "not inside it" for a history state that is inside,
+    /// not "children or transitions" for an initial or a done event.
+    @Test func everyMistakesDescriptionSaysWhatIsWrong() {
+        let cases: [(words: [String], build: () throws -> Chart)] = [
+            // The chart's initial is a history state.
+            (["history"], { try Chart(initial: .h, states: [.compound(.s0, children: [.history(.h), .atomic(.s01)])]) }),
+            // A compound state's initial is another state's history state, inside it.
+            (["history"], {
+                try Chart(states: [
+                    .compound(.s0, initial: .h, children: [.compound(.s1, children: [.history(.h, default: .s11), .atomic(.s11)])]),
+                ])
+            }),
+            // A history state's default is a history state inside its parent.
+            (["not a state inside its parent"], {
+                try Chart(states: [.compound(.s0, children: [.history(.h), .history(.hd, .deep, default: .h), .atomic(.s01)])])
+            }),
+            // A parallel state given an initial.
+            (["initial"], {
+                try Chart(states: [StatechartNode(id: .p, kind: .parallel, initial: .ps1, children: [.atomic(.ps1), .atomic(.ps2)])])
+            }),
+            // A history state given entry outputs.
+            (["entry"], {
+                try Chart(states: [.compound(.s0, children: [StatechartNode(id: .h, kind: .history(.shallow), onEntry: ["x"]), .atomic(.s01)])])
+            }),
+            // A compound state given a done event.
+            (["done event"], {
+                var node = StatechartNode<S, E, String>.compound(.s0, children: [.atomic(.s01)])
+                node.doneEvent = { _ in .e }
+                return try Chart(states: [node])
+            }),
+        ]
+        for (index, (words, build)) in cases.enumerated() {
+            do {
+                _ = try build()
+                Issue.record("case \(index) was built")
+            } catch {
+                let description = "\(error)"
+                #expect(words.allSatisfy { description.contains($0) }, "case \(index): \(description)")
+            }
+        }
+    }
+
     enum Wide: Int, StatechartStateID {
         case first = 0, last = 127, tooFar = 128, negative = -1
     }

@@ -252,7 +252,7 @@ struct StatechartBuilder<StateID: StatechartStateID, Event: Sendable, Output> {
         } else {
             for state in initial {
                 let index = try index(of: state)
-                guard !nodes[index].isHistory else { throw .initialNotDescendant(state: state, initial: state) }
+                guard !nodes[index].isHistory else { throw .historyAsChartInitial(state) }
                 rootInitials.insert(index)
             }
             try checkCanBeActiveTogether(rootInitials, else: .conflictingInitials(initial))

@@ -11,9 +11,13 @@ public enum StatechartError<StateID: StatechartStateID>: Error, Equatable {
     case unknownState(StateID)
     /// A compound or parallel state has no child that is a state (history states do not count).
     case noChildren(StateID)
-    /// A compound state's `initial`, or the chart's, is not one of its descendants.
+    /// A compound state's `initial` is neither one of its descendants nor one of its own
+    /// history states (another state's history state is not).
     case initialNotDescendant(state: StateID, initial: StateID)
-    /// A history state's default is not a descendant of the history state's parent.
+    /// The chart's `initial` names a history state: the chart starts in states.
+    case historyAsChartInitial(StateID)
+    /// A history state's default is not a state inside the history state's parent (a history
+    /// state is not one).
     case historyDefaultNotDescendant(history: StateID, target: StateID)
     /// A history state is at the top of the chart, where it has no parent to remember.
     case historyAtTopLevel(StateID)
@@ -60,9 +64,11 @@ extension StatechartError: CustomStringConvertible {
         case let .noChildren(state):
             "compound or parallel state \(Self.name(state)) has no child state"
         case let .initialNotDescendant(state, initial):
-            "the initial state \(Self.name(initial)) of \(Self.name(state)) is not inside it"
+            "the initial state \(Self.name(initial)) of \(Self.name(state)) is neither inside it nor one of its own history states"
+        case let .historyAsChartInitial(state):
+            "the chart's initial state \(Self.name(state)) is a history state; the chart starts in states, not history states"
         case let .historyDefaultNotDescendant(history, target):
-            "the default \(Self.name(target)) of history state \(Self.name(history)) is not inside its parent"
+            "the default \(Self.name(target)) of history state \(Self.name(history)) is not a state inside its parent (a history state is not)"
         case let .historyAtTopLevel(state):
             "history state \(Self.name(state)) is at the top of the chart; it must be inside a compound or parallel state"
         case let .conflictingTargets(source, targets):
@@ -74,7 +80,7 @@ extension StatechartError: CustomStringConvertible {
         case let .doneOfStateWithoutChildren(state):
             "a done transition waits for \(Self.name(state)), which has no children and so is never done"
         case let .misplacedContent(state):
-            "state \(Self.name(state)) has children or transitions its kind cannot have"
+            "state \(Self.name(state)) has content its kind cannot have: children (atomic, final, history), transitions (final, history), initial targets or actions (all but compound and history), entry or exit content (history) or a done event (all but final and parallel)"
         case let .microstepLimitOutOfRange(limit):
             "microstep limit \(limit) is outside 1...10000"
         case let .raisedEventLimitOutOfRange(limit):
