@@ -27,12 +27,20 @@ public struct StatechartTestMachine<StateID: StatechartStateID, Event: Sendable,
     /// A machine that has started the chart (or one at `state`, with nothing taken yet).
     ///
     /// Starting the chart counts the transitions its start takes (eventless ones, or those of
-    /// events raised on entry), as every ``restart()`` does.
-    public init(_ chart: Statechart<StateID, Event, Output>, state: StatechartState<StateID>? = nil) {
+    /// events raised on entry), as every ``restart(fileID:filePath:line:column:)`` does; a start
+    /// the chart cuts off at one of its limits fails the test, as a send does.
+    public init(
+        _ chart: Statechart<StateID, Event, Output>,
+        state: StatechartState<StateID>? = nil,
+        fileID: StaticString = #fileID,
+        filePath: StaticString = #filePath,
+        line: UInt = #line,
+        column: UInt = #column
+    ) {
         self.chart = chart
         self.state = state ?? chart.initialState
         self.timesTaken = Array(repeating: 0, count: chart.transitions.count)
-        if state == nil { restart() }
+        if state == nil { restart(at: SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)) }
     }
 
     /// Sends `event`; when given, checks the active leaves (in document order) and the outputs
@@ -74,28 +82,44 @@ public struct StatechartTestMachine<StateID: StatechartStateID, Event: Sendable,
         var trace = StatechartTransitionList()
         let status = chart.send(event, to: &state, outputs: &emitted, trace: &trace)
         for index in trace.indices { timesTaken[index] += 1 }
+        failIfCutOff(status, "\(event)", at: location)
+        return StatechartReply(status: status, outputs: emitted)
+    }
+
+    /// Fails at `location` when `status` says the chart cut `what` off at one of its limits.
+    private func failIfCutOff(_ status: StatechartStatus, _ what: String, at location: SourceLocation) {
         switch status {
         case .stoppedAtMicrostepLimit:
             location.fail(
-                "\(event) was cut off at the chart's microstep limit (\(chart.microstepLimit)): its eventless transitions or raised events loop."
+                "\(what) was cut off at the chart's microstep limit (\(chart.microstepLimit)): its eventless transitions or raised events loop."
             )
         case .stoppedAtRaisedEventLimit:
             location.fail(
-                "\(event) was cut off at the chart's raised event limit (\(chart.raisedEventLimit)): the chart raises events faster than it takes them."
+                "\(what) was cut off at the chart's raised event limit (\(chart.raisedEventLimit)): the chart raises events faster than it takes them."
             )
         case .transitioned, .ignored, .finished, .rejected:
             break
         }
-        return StatechartReply(status: status, outputs: emitted)
     }
 
     /// Starts the chart again, from its initial state; the counts of transitions taken are
-    /// kept, and those the start takes are added to them.
-    public mutating func restart() {
+    /// kept, and those the start takes are added to them. A start the chart cuts off at one of
+    /// its limits fails the test, as a send does.
+    public mutating func restart(
+        fileID: StaticString = #fileID,
+        filePath: StaticString = #filePath,
+        line: UInt = #line,
+        column: UInt = #column
+    ) {
+        restart(at: SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
+    }
+
+    private mutating func restart(at location: SourceLocation) {
         var outputs: [Output] = []
         var trace = StatechartTransitionList()
-        _ = chart.start(into: &state, outputs: &outputs, trace: &trace)
+        let status = chart.start(into: &state, outputs: &outputs, trace: &trace)
         for index in trace.indices { timesTaken[index] += 1 }
+        failIfCutOff(status, "The chart's start", at: location)
     }
 
     /// The transitions never taken so far.
@@ -148,13 +172,13 @@ public struct StatechartTestMachine<StateID: StatechartStateID, Event: Sendable,
         }
         let location = SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
         for path in covering.paths {
-            restart()
+            restart(at: location)
             for (position, event) in path.enumerated() {
                 let reply = step(event, at: location)
                 check(path, position, reply, state)
             }
         }
-        restart()
+        restart(at: location)
         return covering.paths
     }
 }

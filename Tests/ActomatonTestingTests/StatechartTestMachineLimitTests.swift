@@ -47,4 +47,31 @@ struct StatechartTestMachineLimitTests {
                 && issue.comments.map(\.rawValue).joined().contains("microstep limit")
         }
     }
+
+    /// A chart whose own start loops is as broken as one whose events do: starting it in a test
+    /// machine, or starting it again, must not pass over it in silence.
+    @Test func aStartCutOffAtTheMicrostepLimitFailsTheTest() throws {
+        let chart = try Statechart<LoopState, LoopEvent, String>(microstepLimit: 10, states: [
+            .atomic(.s0, raiseOnEntry: [.foo], transitions: [
+                .on(.foo, raise: [.bar]),
+                .on(.bar, raise: [.foo]),
+            ]),
+        ])
+        #expect(chart.initialStatus == .stoppedAtMicrostepLimit)
+        let line = #line + 2
+        withKnownIssue {
+            _ = StatechartTestMachine(chart)
+        } matching: { issue in
+            issue.sourceLocation?.line == line
+                && issue.comments.map(\.rawValue).joined().contains("start was cut off at the chart's microstep limit")
+        }
+        var machine = StatechartTestMachine(chart, state: chart.initialState)
+        let restartLine = #line + 2
+        withKnownIssue {
+            machine.restart()
+        } matching: { issue in
+            issue.sourceLocation?.line == restartLine
+                && issue.comments.map(\.rawValue).joined().contains("start was cut off")
+        }
+    }
 }
