@@ -786,6 +786,23 @@ struct StatechartDescriptorAndDoneEventTests {
             try DChart(context: Vars(), states: [node])
         }
     }
+
+    /// A final state at the top has no parent to be done: the chart finishes there, and a done
+    /// event given to it would never be made. It is refused, not dropped in silence.
+    @Test func aTopLevelFinalStateHasNoDoneEvent() {
+        #expect(throws: StatechartError<D>.misplacedContent(.s1)) {
+            try DChart(context: Vars(), states: [
+                .atomic(.s0, transitions: [.on(.foo, to: .s1)]),
+                .final(.s1, doneEvent: { _ in .bar }),
+            ])
+        }
+        // Inside a compound state it is its parent's done event, as before.
+        #expect(throws: Never.self) {
+            try DChart(context: Vars(), states: [
+                .compound(.s0, children: [.atomic(.s01, transitions: [.on(.foo, to: .s1)]), .final(.s1, doneEvent: { _ in .bar })]),
+            ])
+        }
+    }
 }
 
 @Suite("Statechart: the event actions see (W3C tests 318, 319)")

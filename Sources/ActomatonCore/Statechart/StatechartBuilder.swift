@@ -187,7 +187,8 @@ struct StatechartBuilder<StateID: StatechartStateID, Event: Sendable, Output> {
             initialActions[index] = actions.count..<(actions.count + node.initialActions.count)
             actions += node.initialActions
             if let doneEvent = node.doneEvent {
-                guard node.kind == .final || node.kind == .parallel else { throw .misplacedContent(node.id) }
+                // A final state at the top has no parent whose done event it could be.
+                guard node.kind == .parallel || (node.kind == .final && parent >= 0) else { throw .misplacedContent(node.id) }
                 if doneEventIndices.count < StatechartStateSet.capacity {
                     doneEventIndices = Array(repeating: -1, count: StatechartStateSet.capacity)
                 }

@@ -35,7 +35,8 @@ public enum StatechartError<StateID: StatechartStateID>: Error, Equatable {
     case doneOfStateWithoutChildren(StateID)
     /// An atomic or final state was given children, or a final or history state transitions;
     /// or a state that is neither compound nor history was given initial targets or actions,
-    /// or a history state entry or exit actions.
+    /// or a history state entry or exit actions; or a state other than a final one inside a
+    /// compound state or a parallel one was given a done event.
     case misplacedContent(StateID)
     /// The microstep limit is outside `1...10_000`.
     case microstepLimitOutOfRange(Int)
@@ -80,7 +81,7 @@ extension StatechartError: CustomStringConvertible {
         case let .doneOfStateWithoutChildren(state):
             "a done transition waits for \(Self.name(state)), which has no children and so is never done"
         case let .misplacedContent(state):
-            "state \(Self.name(state)) has content its kind cannot have: children (atomic, final, history), transitions (final, history), initial targets or actions (all but compound and history), entry or exit content (history) or a done event (all but final and parallel)"
+            "state \(Self.name(state)) has content its kind cannot have: children (atomic, final, history), transitions (final, history), initial targets or actions (all but compound and history), entry or exit content (history) or a done event (all but parallel and final below the top)"
         case let .microstepLimitOutOfRange(limit):
             "microstep limit \(limit) is outside 1...10000"
         case let .raisedEventLimitOutOfRange(limit):

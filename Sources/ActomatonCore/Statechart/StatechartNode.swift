@@ -223,7 +223,8 @@ public struct StatechartNode<StateID: StatechartStateID, Event: Sendable, Output
     /// the chart finishes the chart: it takes no more events.
     ///
     /// `doneEvent`, when given, is the event its parent's done event is, computed from the
-    /// state as the final state is entered: a done event with data (``doneEvent``).
+    /// state as the final state is entered: a done event with data (``doneEvent``). A final
+    /// state at the top has no parent, so it takes none.
     public static func final(
         _ id: StateID,
         onEntry: [Output] = [],
