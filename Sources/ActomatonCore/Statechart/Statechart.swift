@@ -41,8 +41,9 @@
 ///   compound state's initial child and every region of a parallel state.
 /// - **The domain** of a transition is the innermost compound state that contains its source and
 ///   its targets; the states exited are the active states inside the domain. An
-///   ``StatechartTransitionKind/internal`` transition whose targets are all inside its source
-///   has the source as its domain, so the source is not exited. A transition without targets
+///   ``StatechartTransitionKind/internal`` transition whose source is compound and whose
+///   targets are all inside it has the source as its domain, so the source is not exited (a
+///   parallel source is, as in SCXML). A transition without targets
 ///   exits and enters nothing.
 /// - **Done events.** Entering a final state raises the done event of its parent; when that
 ///   parent is a region of a parallel state and every region is then in a final state, the

@@ -17,8 +17,10 @@ public enum StatechartTransitionKind: Sendable {
     /// The transition exits its source and enters its targets, running exit and entry actions,
     /// even when a target is the source itself or inside it.
     case external
-    /// When every target is inside the source, the source stays active: only the states
-    /// inside it are exited and entered. Otherwise it behaves as ``external``.
+    /// When the source is a compound state and every target is inside it, the source stays
+    /// active: only the states inside it are exited and entered. Otherwise — a parallel or
+    /// atomic source, or a target outside the source or the source itself — it behaves as
+    /// ``external`` (SCXML's rule).
     case `internal`
 }
 
