@@ -47,7 +47,9 @@
 ///   exits and enters nothing.
 /// - **Done events.** Entering a final state raises the done event of its parent; when that
 ///   parent is a region of a parallel state and every region is then in a final state, the
-///   parallel state's done event follows. A final state at the top finishes the chart: later
+///   parallel state's done event follows. As in SCXML, only that parallel state's: a parallel
+///   state that is itself a region of another finishing last raises no done event for the outer
+///   one (the outer one's follows when one of its other regions finishes last). A final state at the top finishes the chart: later
 ///   events are answered with ``StatechartStatus/finished``. A final or parallel state given a
 ///   ``StatechartNode/doneEvent`` makes that done event an event of the chart's type, computed
 ///   as it is generated, which every matching trigger can take.

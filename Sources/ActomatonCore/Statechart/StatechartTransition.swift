@@ -3,7 +3,9 @@ public enum StatechartTrigger<StateID: StatechartStateID, Event: Sendable>: Send
     /// An event that `pattern` matches: one exact event, or every event a predicate accepts.
     case event(TransitionPattern<Event>)
     /// The done event of a compound or parallel state: raised when a compound state enters a
-    /// final child, or when every region of a parallel state is in a final state. When the
+    /// final child, or when a final state is entered in a region of a parallel state and every
+    /// region is then in a final state (not when a nested parallel region finishes last: the
+    /// chart's rules, ``Statechart``, as SCXML has them). When the
     /// done event is an event of the chart's type (``StatechartNode/doneEvent``), event
     /// triggers that match it can take it too.
     case done(StateID)
