@@ -134,6 +134,28 @@ struct TransitionTableDiagramTests {
         #expect(dot.contains(#""Ready \"1\"" -> "in play" [label="go"];"#))
     }
 
+    /// Regression: names that make one identifier ("door open", "door_open") were drawn as one
+    /// state, a transition between them as a loop.
+    @Test func namesThatMakeOneIdentifierStayApart() {
+        let table = TransitionTable<String, String, Void>([
+            "close" | "door_open" => "door open",
+            "lock" | "door open" => "door-open",
+            "open" | "door-open" => "door_open_2",
+        ])
+        let mermaid = table.mermaidStateDiagram(initial: "door_open", stateName: { $0 }, inputName: { $0 })
+        #expect(mermaid == """
+            stateDiagram-v2
+                [*] --> door_open
+                state "door open" as door_open_2
+                door_open --> door_open_2 : close
+                state "door-open" as door_open_3
+                door_open_2 --> door_open_3 : lock
+                state "door_open_2" as door_open_2_2
+                door_open_3 --> door_open_2_2 : open
+
+            """)
+    }
+
     @Test func predicateInputsNeedTheInputsToTry() {
         let table = TransitionTable<Int, String, Void>([
             { $0 % 2 == 0 } | "idle" => "busy",

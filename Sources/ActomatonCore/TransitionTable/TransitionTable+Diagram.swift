@@ -88,13 +88,20 @@ extension TransitionTable {
     ) -> String {
         let edges = diagramEdges(states: states, inputs: inputs, stateName: stateName, inputName: inputName)
         var text = "stateDiagram-v2\n"
-        var declared: [String] = []
+        // A node per name: one that makes an identifier already taken ("a b" after "a_b")
+        // gets a suffix, or the two states were drawn as one.
+        var assigned: [(name: String, id: String)] = []
         func id(_ name: String) -> String {
-            let id = mermaidIdentifier(name)
-            if id != name, !declared.contains(name) {
-                declared.append(name)
-                text += "    state \"\(mermaidLabel(name))\" as \(id)\n"
+            if let known = assigned.first(where: { $0.name == name }) { return known.id }
+            let base = mermaidIdentifier(name)
+            var id = base
+            var suffix = 2
+            while assigned.contains(where: { $0.id == id }) {
+                id = "\(base)_\(suffix)"
+                suffix += 1
             }
+            assigned.append((name, id))
+            if id != name { text += "    state \"\(mermaidLabel(name))\" as \(id)\n" }
             return id
         }
         if let initial {
