@@ -288,6 +288,26 @@ struct CompiledStatechartTests {
         #expect(rebuilt.send(.toggle, to: &state).outputs == ["lamp off"])
     }
 
+    /// Regression (review): a chart whose start stops at a limit (its raised events loop) said
+    /// so in `initialStatus`; compiled, it did not, and its tables as Swift lost it too.
+    @Test func aStartCutOffAtALimitIsKeptByTheCompiledChart() throws {
+        enum One: Int, StatechartStateID { case only }
+        let looping = try Statechart<One, Int, Int>(states: [
+            .atomic(.only, raiseOnEntry: [1], transitions: [.on(1, to: nil, raise: [2]), .on(2, to: nil, raise: [1])]),
+        ])
+        #expect(looping.initialStatus == .stoppedAtMicrostepLimit)
+        let compiled = try looping.compiled(events: [0], classifiedBy: { _ in 0 })
+        #expect(compiled.initialStatus == .stoppedAtMicrostepLimit)
+        let source = compiled.tables.swiftSource(named: "looping", outputType: "Int", accessLevel: "public") { "\($0)" }
+        #expect(source.contains("\n    ],\n    initialStatus: .stoppedAtMicrostepLimit\n)\n"), "\(source)")
+        let rebuilt = try CompiledStatechart<One, Int, Int>(tables: compiled.tables, classifiedBy: { _ in 0 })
+        #expect(rebuilt.initialStatus == .stoppedAtMicrostepLimit)
+        // A start that settles writes nothing new: the tables of such charts read as before.
+        let lamp = try Self.lampChart().compiled(events: [.toggle, .brighter, .dimmer], classifiedBy: Self.lampClass)
+        #expect(lamp.initialStatus == .transitioned)
+        #expect(!lamp.tables.swiftSource(named: "lamp", outputType: "String", accessLevel: "public") { "\"\($0)\"" }.contains("initialStatus"))
+    }
+
     @Test func malformedTablesAreRefusedWithOneLine() throws {
         let lamp = try Self.lampChart().compiled(events: [.toggle, .brighter, .dimmer], classifiedBy: Self.lampClass)
         let good = lamp.tables

@@ -98,6 +98,10 @@ public struct CompiledStatechart<StateID: StatechartStateID, Event: Sendable, Ou
     @inlinable
     public var initialState: CompiledStatechartState { CompiledStatechartState(index: tables.initialState) }
 
+    /// How the chart's start ended: ``StatechartStatus/transitioned`` when it settled, or the
+    /// limit it stopped at (``Statechart/initialStatus``); ``initialState`` is where it stopped.
+    public var initialStatus: StatechartStatus { tables.initialStatus }
+
     /// What entering ``initialState`` emitted.
     public var initialOutputs: [Output] {
         var outputs: [Output] = []

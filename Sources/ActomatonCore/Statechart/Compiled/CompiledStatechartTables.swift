@@ -23,6 +23,9 @@ public struct CompiledStatechartTables<Output> {
     public var configurations: [UInt64]
     /// The raw values of the chart's atomic and final states, in document order.
     public var leaves: [UInt8]
+    /// How the chart's start ended (``Statechart/initialStatus``): ``StatechartStatus/transitioned``,
+    /// or the limit it stopped at.
+    public var initialStatus: StatechartStatus
 
     /// Tables from their parts; ``CompiledStatechart/init(tables:classifiedBy:)`` checks them.
     @inlinable
@@ -34,7 +37,8 @@ public struct CompiledStatechartTables<Output> {
         sequenceStarts: [UInt16],
         outputs: [Output],
         configurations: [UInt64],
-        leaves: [UInt8]
+        leaves: [UInt8],
+        initialStatus: StatechartStatus = .transitioned
     ) {
         self.classCount = classCount
         self.initialState = initialState
@@ -44,6 +48,7 @@ public struct CompiledStatechartTables<Output> {
         self.outputs = outputs
         self.configurations = configurations
         self.leaves = leaves
+        self.initialStatus = initialStatus
     }
 
     /// The number of states (rows).
@@ -206,10 +211,26 @@ extension CompiledStatechartTables {
             sequenceStarts: \(list(sequenceStarts.map { String($0) }, perLine: 16)),
             outputs: \(list(outputs.map(output), perLine: 8)),
             configurations: \(list(configurations.map { hex($0, digits: 16) }, perLine: 4)),
-            leaves: \(list(leaves.map { String($0) }, perLine: 16))
+            leaves: \(list(leaves.map { String($0) }, perLine: 16))\(initialStatusArgument)
         )
 
         """
+    }
+}
+
+extension CompiledStatechartTables {
+    /// The `initialStatus:` argument of ``swiftSource(named:outputType:accessLevel:output:)``:
+    /// none for a start that settled (the default), so the tables of such charts read as before.
+    var initialStatusArgument: String {
+        let name = switch initialStatus {
+        case .transitioned: ""
+        case .ignored: "ignored"
+        case .finished: "finished"
+        case .stoppedAtMicrostepLimit: "stoppedAtMicrostepLimit"
+        case .rejected: "rejected"
+        case .stoppedAtRaisedEventLimit: "stoppedAtRaisedEventLimit"
+        }
+        return name.isEmpty ? "" : ",\n    initialStatus: .\(name)"
     }
 }
 

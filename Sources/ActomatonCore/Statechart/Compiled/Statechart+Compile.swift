@@ -120,7 +120,7 @@ extension Statechart where Output: Equatable {
         CompiledStatechartTables(
             classCount: classCount, initialState: 0, initialOutputs: initialOutputs, entries: entries,
             sequenceStarts: sequences.starts, outputs: sequences.outputs, configurations: configurations,
-            leaves: inDocumentOrder(atomicStates).map { UInt8($0) })
+            leaves: inDocumentOrder(atomicStates).map { UInt8($0) }, initialStatus: initialStatus)
     }
 
     /// The classes of `events`, checked: each event's class, how many classes there are, and
