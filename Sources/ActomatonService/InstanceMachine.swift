@@ -176,7 +176,7 @@ public final class InstanceMachine: Sendable {
     private let observed: ObservedTransitions
     /// The turn each send, snapshot, restore, passivation and close takes (tests hold it).
     let turn: TurnLock
-    /// Set in a turn by ``passivate(admitting:)`` or ``close()``: the machine is freed (or forgotten);
+    /// Set in a turn by ``passivate(admitting:unlessBusy:)`` or ``close()``: the machine is freed (or forgotten);
     /// later sends are turned away.
     private let passivated: Atomic<Bool>
 
@@ -367,10 +367,10 @@ public final class InstanceMachine: Sendable {
         get async { await machine.runningEffectCount }
     }
 
-    /// Whether ``passivate(admitting:)`` freed the machine.
+    /// Whether ``passivate(admitting:unlessBusy:)`` freed the machine.
     public var isPassivated: Bool { passivated.load(ordering: .acquiring) }
 
-    /// What ``passivate(admitting:)`` did.
+    /// What ``passivate(admitting:unlessBusy:)`` did.
     public enum Passivation: Sendable {
         /// Passivated: what to restore it from.
         case passivated(PassivatedInstance)
