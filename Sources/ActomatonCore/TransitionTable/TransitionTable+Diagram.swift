@@ -78,7 +78,8 @@ extension TransitionTable {
     /// The table as a Mermaid `stateDiagram-v2`; paste it into any Mermaid renderer.
     ///
     /// Parameters are those of ``diagramEdges(states:inputs:stateName:inputName:)``, plus the
-    /// `initial` state, drawn from `[*]`.
+    /// `initial` state, drawn from `[*]`. In a transition's label, the characters Mermaid gives
+    /// a meaning (`:`, `;`, `#`) are written as entity codes and a line break as `<br>`.
     public func mermaidStateDiagram(
         initial: State? = nil,
         states: [State] = [],
@@ -110,7 +111,7 @@ extension TransitionTable {
         }
         for edge in edges {
             let from = id(edge.from), to = id(edge.to)
-            text += "    \(from) --> \(to) : \(edge.inputs.joined(separator: ", "))\n"
+            text += "    \(from) --> \(to) : \(mermaidTransitionLabel(edge.inputs.joined(separator: ", ")))\n"
         }
         return text
     }
@@ -182,6 +183,25 @@ func mermaidIdentifier(_ name: String) -> String {
     }
     if let first = id.unicodeScalars.first, first >= "0" && first <= "9" { id = "_" + id }
     return id.isEmpty ? "_" : id
+}
+
+/// A transition's label: Mermaid ends it at `:`, `;` or a line break, and reads `#…;` as an
+/// entity code, so those are written as entity codes (a line break as `<br>`).
+func mermaidTransitionLabel(_ text: String) -> String {
+    var label = ""
+    var afterCarriageReturn = false
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case ":": label += "#58;"
+        case ";": label += "#59;"
+        case "#": label += "#35;"
+        case "\n" where afterCarriageReturn: break
+        case "\n", "\r": label += "<br>"
+        default: label.unicodeScalars.append(scalar)
+        }
+        afterCarriageReturn = scalar == "\r"
+    }
+    return label
 }
 
 /// Mermaid labels cannot hold a raw `"`; it has an entity code for it.

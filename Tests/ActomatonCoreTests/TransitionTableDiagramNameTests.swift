@@ -1,0 +1,26 @@
+import ActomatonCore
+import Testing
+
+/// Developer-supplied names that the diagram syntaxes give a meaning of their own: each diagram
+/// must stay valid and keep every state and transition.
+@Suite("TransitionTable diagrams: hostile names")
+struct TransitionTableDiagramNameTests {
+    private func table(_ input: String, from: String = "a", to: String = "b") -> TransitionTable<String, String, Void> {
+        TransitionTable([input | from => to])
+    }
+
+    /// Regression: Mermaid ends a transition's label at `:`, `;` or a line break; the rest of
+    /// the name was read as more statements (a new state, or a syntax error).
+    @Test(arguments: [
+        ("a:b", "a#58;b"),
+        ("a;b", "a#59;b"),
+        ("a\nb", "a<br>b"),
+        ("a\r\nb", "a<br>b"),
+        ("#quot;", "#35;quot#59;"),
+        ("Ω → ∞", "Ω → ∞"),
+    ])
+    func mermaidTransitionLabelsStayOnTheirLine(input: String, label: String) {
+        let mermaid = table(input).mermaidStateDiagram(stateName: { $0 }, inputName: { $0 })
+        #expect(mermaid == "stateDiagram-v2\n    a --> b : \(label)\n")
+    }
+}
