@@ -23,4 +23,12 @@ struct TransitionTableDiagramNameTests {
         let mermaid = table(input).mermaidStateDiagram(stateName: { $0 }, inputName: { $0 })
         #expect(mermaid == "stateDiagram-v2\n    a --> b : \(label)\n")
     }
+
+    /// Regression: an empty name was declared as `state "" as _`, which Mermaid rejects: its
+    /// description must not be empty.
+    @Test func mermaidEmptyStateNameIsNotDeclaredWithAnEmptyDescription() {
+        let mermaid = table("go", from: "", to: "b").mermaidStateDiagram(stateName: { $0 }, inputName: { $0 })
+        #expect(!mermaid.contains("\"\""))
+        #expect(mermaid.contains(" --> b : go\n"))
+    }
 }

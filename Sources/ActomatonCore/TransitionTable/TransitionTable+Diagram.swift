@@ -78,7 +78,8 @@ extension TransitionTable {
     /// The table as a Mermaid `stateDiagram-v2`; paste it into any Mermaid renderer.
     ///
     /// Parameters are those of ``diagramEdges(states:inputs:stateName:inputName:)``, plus the
-    /// `initial` state, drawn from `[*]`. In a transition's label, the characters Mermaid gives
+    /// `initial` state, drawn from `[*]`. A state with an empty name is drawn as `_` (Mermaid
+    /// has no empty label). In a transition's label, the characters Mermaid gives
     /// a meaning (`:`, `;`, `#`) are written as entity codes and a line break as `<br>`.
     public func mermaidStateDiagram(
         initial: State? = nil,
@@ -102,7 +103,8 @@ extension TransitionTable {
                 suffix += 1
             }
             assigned.append((name, id))
-            if id != name { text += "    state \"\(mermaidLabel(name))\" as \(id)\n" }
+            // Mermaid refuses an empty description; the node then shows its identifier.
+            if id != name && !name.isEmpty { text += "    state \"\(mermaidLabel(name))\" as \(id)\n" }
             return id
         }
         if let initial {
