@@ -31,4 +31,19 @@ struct TransitionTableDiagramNameTests {
         #expect(!mermaid.contains("\"\""))
         #expect(mermaid.contains(" --> b : go\n"))
     }
+
+    /// Regression: a state named after a Mermaid keyword (`state`, `note`, `class`, `classDef`,
+    /// `scale`, `stateDiagram`, or any name starting with `default`, in any case) was written as
+    /// a bare identifier, which Mermaid reads as that keyword.
+    @Test(arguments: ["state", "note", "class", "classDef", "scale", "stateDiagram", "default", "Default", "defaultMode", "STATE"])
+    func mermaidKeywordsAreNotIdentifiers(name: String) {
+        let mermaid = table("go", from: name, to: "b").mermaidStateDiagram(stateName: { $0 }, inputName: { $0 })
+        let lines = mermaid.split(separator: "\n").map(String.init)
+        let edge = lines.first { $0.contains(" --> b : go") }
+        let id = edge.map { String($0.dropFirst(4).prefix { $0 != " " }) } ?? ""
+        let lowered = id.lowercased()
+        #expect(!["state", "note", "class", "classdef", "scale", "statediagram"].contains(lowered))
+        #expect(!lowered.hasPrefix("default"))
+        #expect(lines.contains("    state \"\(name)\" as \(id)"))
+    }
 }

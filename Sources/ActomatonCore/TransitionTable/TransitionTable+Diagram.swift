@@ -78,7 +78,9 @@ extension TransitionTable {
     /// The table as a Mermaid `stateDiagram-v2`; paste it into any Mermaid renderer.
     ///
     /// Parameters are those of ``diagramEdges(states:inputs:stateName:inputName:)``, plus the
-    /// `initial` state, drawn from `[*]`. A state with an empty name is drawn as `_` (Mermaid
+    /// `initial` state, drawn from `[*]`. A state whose name is not an identifier Mermaid accepts
+    /// (spaces, punctuation, a keyword such as `state` or `note`) is declared with its name as
+    /// the label. A state with an empty name is drawn as `_` (Mermaid
     /// has no empty label). In a transition's label, the characters Mermaid gives
     /// a meaning (`:`, `;`, `#`) are written as entity codes and a line break as `<br>`.
     public func mermaidStateDiagram(
@@ -184,6 +186,12 @@ func mermaidIdentifier(_ name: String) -> String {
         id.unicodeScalars.append(isLetter || isDigit || scalar == "_" ? scalar : "_")
     }
     if let first = id.unicodeScalars.first, first >= "0" && first <= "9" { id = "_" + id }
+    // Mermaid reads these words (in any case, `default` even as a prefix) as keywords.
+    let lowered = String(decoding: id.utf8.map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }, as: UTF8.self)
+    if lowered.utf8.starts(with: "default".utf8)
+        || ["state", "note", "class", "classdef", "scale", "statediagram"].contains(lowered) {
+        id = "_" + id
+    }
     return id.isEmpty ? "_" : id
 }
 
