@@ -46,4 +46,20 @@ struct TransitionTableDiagramNameTests {
         #expect(!lowered.hasPrefix("default"))
         #expect(lines.contains("    state \"\(name)\" as \(id)"))
     }
+
+    /// Regression: the initial pseudo-state's node was `"[*]"`, the same node as a state named
+    /// `[*]`, which then was drawn as the start dot with the start arrow looping on itself.
+    @Test func graphvizStateNamedLikeTheStartNodeStaysApart() {
+        let dot = table("go", from: "[*]", to: "b").graphvizDOT(initial: "[*]", stateName: { $0 }, inputName: { $0 })
+        #expect(dot == """
+            digraph "TransitionTable" {
+                rankdir=LR;
+                node [shape=box, style=rounded];
+                "[*]_2" [shape=point, label=""];
+                "[*]_2" -> "[*]";
+                "[*]" -> "b" [label="go"];
+            }
+
+            """)
+    }
 }

@@ -55,7 +55,8 @@ extension TransitionTable {
     /// The table as a Graphviz DOT digraph; render it with `dot -Tsvg`.
     ///
     /// Parameters are those of ``diagramEdges(states:inputs:stateName:inputName:)``, plus the
-    /// graph's `name` and the `initial` state, drawn with an arrow from a dot.
+    /// graph's `name` and the `initial` state, drawn with an arrow from a dot (the node `[*]`,
+    /// or `[*]_2`, … if a state is named so).
     public func graphvizDOT(
         name: String = "TransitionTable",
         initial: State? = nil,
@@ -67,7 +68,15 @@ extension TransitionTable {
         let edges = diagramEdges(states: states, inputs: inputs, stateName: stateName, inputName: inputName)
         var text = "digraph \(dotQuoted(name)) {\n    rankdir=LR;\n    node [shape=box, style=rounded];\n"
         if let initial {
-            text += "    \"[*]\" [shape=point, label=\"\"];\n    \"[*]\" -> \(dotQuoted(stateName(initial)));\n"
+            // The start dot's node is `[*]`, or `[*]_2`, … when a state already has that name.
+            let initialName = stateName(initial)
+            var start = "[*]"
+            var suffix = 2
+            while start == initialName || edges.contains(where: { $0.from == start || $0.to == start }) {
+                start = "[*]_\(suffix)"
+                suffix += 1
+            }
+            text += "    \(dotQuoted(start)) [shape=point, label=\"\"];\n    \(dotQuoted(start)) -> \(dotQuoted(initialName));\n"
         }
         for edge in edges {
             text += "    \(dotQuoted(edge.from)) -> \(dotQuoted(edge.to)) [label=\(dotQuoted(edge.inputs.joined(separator: ", ")))];\n"
