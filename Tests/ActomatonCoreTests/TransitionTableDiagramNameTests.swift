@@ -62,4 +62,22 @@ struct TransitionTableDiagramNameTests {
 
             """)
     }
+
+    /// Regression: Graphviz takes a node ID that starts with `%` for an anonymous node and labels
+    /// it `%3`, `%5`, …; a state named `%a` (or `%`, `%%`) was drawn under such a made-up label.
+    @Test(arguments: ["%", "%%", "%a", "%1"])
+    func graphvizNamesStartingWithPercentKeepTheirLabel(name: String) {
+        let dot = table("go", from: name, to: "b").graphvizDOT(initial: name, stateName: { $0 }, inputName: { $0 })
+        #expect(dot == """
+            digraph "TransitionTable" {
+                rankdir=LR;
+                node [shape=box, style=rounded];
+                "[*]" [shape=point, label=""];
+                "[*]" -> "\(name)";
+                "\(name)" [label="\(name)"];
+                "\(name)" -> "b" [label="go"];
+            }
+
+            """)
+    }
 }

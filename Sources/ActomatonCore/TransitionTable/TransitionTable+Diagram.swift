@@ -78,6 +78,14 @@ extension TransitionTable {
             }
             text += "    \(dotQuoted(start)) [shape=point, label=\"\"];\n    \(dotQuoted(start)) -> \(dotQuoted(initialName));\n"
         }
+        // Graphviz takes an ID that starts with `%` for an anonymous node and labels it `%3`, …:
+        // such a state is declared with its name as label.
+        var labelled: [String] = []
+        for name in (initial.map { [stateName($0)] } ?? []) + edges.flatMap({ [$0.from, $0.to] })
+        where name.utf8.first == UInt8(ascii: "%") && !labelled.contains(name) {
+            labelled.append(name)
+            text += "    \(dotQuoted(name)) [label=\(dotQuoted(name))];\n"
+        }
         for edge in edges {
             text += "    \(dotQuoted(edge.from)) -> \(dotQuoted(edge.to)) [label=\(dotQuoted(edge.inputs.joined(separator: ", ")))];\n"
         }
