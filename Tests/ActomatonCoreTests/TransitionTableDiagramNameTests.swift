@@ -80,4 +80,17 @@ struct TransitionTableDiagramNameTests {
 
             """)
     }
+
+    /// Regression: Mermaid reads `#…;` in a state's label as an entity code, so a state named
+    /// `#quot;` was labelled `"`, like a state named `"`.
+    @Test func mermaidStateLabelsKeepAHash() {
+        let mermaid = table("go", from: "#quot;", to: "\"").mermaidStateDiagram(stateName: { $0 }, inputName: { $0 })
+        #expect(mermaid == """
+            stateDiagram-v2
+                state "#35;quot;" as _quot_
+                state "#quot;" as _
+                _quot_ --> _ : go
+
+            """)
+    }
 }

@@ -231,11 +231,16 @@ func mermaidTransitionLabel(_ text: String) -> String {
     return label
 }
 
-/// Mermaid labels cannot hold a raw `"`; it has an entity code for it.
+/// Mermaid labels cannot hold a raw `"`, and read `#…;` as an entity code: both are written as
+/// entity codes.
 func mermaidLabel(_ name: String) -> String {
     var label = ""
     for scalar in name.unicodeScalars {
-        if scalar == "\"" { label += "#quot;" } else { label.unicodeScalars.append(scalar) }
+        switch scalar {
+        case "\"": label += "#quot;"
+        case "#": label += "#35;"
+        default: label.unicodeScalars.append(scalar)
+        }
     }
     return label
 }
