@@ -37,14 +37,7 @@ extension Statechart {
         var ids = Array(repeating: "", count: nodes.count)
         for index in documentOrder.map({ Int($0) }) {
             guard let state = StateID(rawValue: index) else { continue }
-            let base = mermaidIdentifier(stateName(state))
-            var id = base
-            var suffix = 2
-            while ids.contains(id) {
-                id = "\(base)_\(suffix)"
-                suffix += 1
-            }
-            ids[index] = id
+            ids[index] = firstUntaken(mermaidIdentifier(stateName(state))) { ids.contains($0) }
         }
         let edgesByScope = edgesByInnermostScope(stateName: stateName, eventName: eventName)
 

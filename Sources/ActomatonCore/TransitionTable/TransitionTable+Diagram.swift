@@ -70,12 +70,7 @@ extension TransitionTable {
         if let initial {
             // The start dot's node is `[*]`, or `[*]_2`, … when a state already has that name.
             let initialName = stateName(initial)
-            var start = "[*]"
-            var suffix = 2
-            while start == initialName || edges.contains(where: { $0.from == start || $0.to == start }) {
-                start = "[*]_\(suffix)"
-                suffix += 1
-            }
+            let start = firstUntaken("[*]") { name in name == initialName || edges.contains(where: { $0.from == name || $0.to == name }) }
             text += "    \(dotQuoted(start)) [shape=point, label=\"\"];\n    \(dotQuoted(start)) -> \(dotQuoted(initialName));\n"
         }
         // Graphviz takes an ID that starts with `%` for an anonymous node and labels it `%3`, …:
@@ -114,13 +109,7 @@ extension TransitionTable {
         var assigned: [(name: String, id: String)] = []
         func id(_ name: String) -> String {
             if let known = assigned.first(where: { $0.name == name }) { return known.id }
-            let base = mermaidIdentifier(name)
-            var id = base
-            var suffix = 2
-            while assigned.contains(where: { $0.id == id }) {
-                id = "\(base)_\(suffix)"
-                suffix += 1
-            }
+            let id = firstUntaken(mermaidIdentifier(name)) { id in assigned.contains(where: { $0.id == id }) }
             assigned.append((name, id))
             // Mermaid refuses an empty description; the node then shows its identifier.
             if id != name && !name.isEmpty { text += "    state \"\(mermaidLabel(name))\" as \(id)\n" }
@@ -193,6 +182,18 @@ func dotQuoted(_ text: String) -> String {
         }
     }
     return quoted + "\""
+}
+
+/// `base`, or the first of `base_2`, `base_3`, … that is not taken: a node per name, where
+/// two names would make one identifier.
+func firstUntaken(_ base: String, isTaken: (String) -> Bool) -> String {
+    var candidate = base
+    var suffix = 2
+    while isTaken(candidate) {
+        candidate = "\(base)_\(suffix)"
+        suffix += 1
+    }
+    return candidate
 }
 
 func mermaidIdentifier(_ name: String) -> String {
